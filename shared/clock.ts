@@ -1,0 +1,67 @@
+/**
+ * Time, injected. Grace periods, backoff, heartbeats and timeouts take a Clock so that
+ * unit tests can jump over seconds instead of sleeping through them.
+ */
+
+export interface TimerHandle {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Runs `fn` once after `ms` milliseconds unless cancelled. */
+  setTimer(ms: number, fn: () => void): TimerHandle;
+}
+
+/** The wall clock and Node's timers. Timers are unref'd: they never keep a process alive by themselves. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(ms, fn) {
+    const t = setTimeout(fn, Math.max(0, ms));
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+
+/** A clock that only moves when told to. For unit tests. */
+export class ManualClock implements Clock {
+  #now: number;
+  #seq = 0;
+  readonly #timers = new Map<number, { at: number; fn: () => void }>();
+
+  constructor(startMs = 1_700_000_000_000) {
+    this.#now = startMs;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimer(ms: number, fn: () => void): TimerHandle {
+    const id = ++this.#seq;
+    this.#timers.set(id, { at: this.#now + Math.max(0, ms), fn });
+    return { cancel: () => this.#timers.delete(id) };
+  }
+
+  /** Moves time forward, firing due timers in order of their deadlines. */
+  advance(ms: number): void {
+    const target = this.#now + ms;
+    for (;;) {
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const entry of this.#timers) {
+        if (entry[1].at <= target && (next === undefined || entry[1].at < next[1].at)) next = entry;
+      }
+      if (next === undefined) break;
+      this.#timers.delete(next[0]);
+      this.#now = next[1].at;
+      next[1].fn();
+    }
+    this.#now = target;
+  }
+
+  /** How many timers are waiting. */
+  get pending(): number {
+    return this.#timers.size;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Every error a user can see, in one registry: its HTTP status and its exact message.
+ * For Mesos-compatible endpoints the message is Mesos' own (reference/mesos-api.md), so
+ * tests assert on the code and the text users get.
+ */
+
+export const ERRORS = {
+  // Framing of POST /api/v1 (reference §0.3), in the order the checks run.
+  NOT_RECOVERED: { status: 503, message: () => 'Master has not finished recovery' },
+  AGENT_NOT_RECOVERED: { status: 503, message: () => 'Agent has not finished recovery' },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: (method: string) => `405 Method Not Allowed. Expecting one of { 'POST' }, but received '${method}'.`,
+  },
+  CONTENT_TYPE_MISSING: { status: 400, message: () => "Expecting 'Content-Type' to be present" },
+  CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => "Expecting 'Content-Type' of application/json or application/x-protobuf" },
+  PROTOBUF_UNSUPPORTED: { status: 415, message: () => 'Drydock speaks JSON only: send application/json' },
+  BODY_NOT_JSON: { status: 400, message: (detail: string) => `Failed to parse body into JSON: ${detail}` },
+  BODY_NOT_CALL: { status: 400, message: (detail: string) => `Failed to convert JSON into Call protobuf: ${detail}` },
+  CALL_INVALID: { status: 400, message: (detail: string) => `Failed to validate master::Call: ${detail}` },
+  AGENT_CALL_INVALID: { status: 400, message: (detail: string) => `Failed to validate agent::Call: ${detail}` },
+  NOT_ACCEPTABLE: { status: 406, message: () => "Expecting 'Accept' to allow 'application/x-protobuf' or 'application/json'" },
+  NOT_IMPLEMENTED: { status: 501, message: (type: string) => `Call type ${type} is not supported` },
+  BODY_TOO_LARGE: { status: 413, message: (limit: number) => `Request body is larger than ${limit} bytes` },
+  NOT_FOUND: { status: 404, message: () => '404 Not Found.' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An expected failure with a code from the registry; shells turn it into an HTTP answer. */
+export class DrydockError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'DrydockError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+  }
+}
+
+/** Builds the error for a code, with the registry's message. */
+export function fail<C extends ErrorCode>(code: C, ...args: Parameters<(typeof ERRORS)[C]['message']>): DrydockError {
+  const make = ERRORS[code].message as (...a: unknown[]) => string;
+  return new DrydockError(code, make(...args));
+}
