@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+/**
+ * drydock: the operator CLI. It talks to the master's HTTP API only.
+ */
+
+import { Command, Option } from 'commander';
+import { ApiError, MasterClient, resolveMaster } from './client.js';
+import { renderTable } from './table.js';
+import { DRYDOCK_VERSION } from '../shared/version.js';
+import { formatResources } from '../shared/resources.js';
+import type { Resource } from '../shared/mesos.js';
+
+interface AgentJson {
+  agent_info: { hostname: string; port: number; id?: { value: string }; resources?: Resource[] };
+  active: boolean;
+  deactivated?: boolean;
+  pid?: string;
+  registered_time?: { nanoseconds: number };
+  drain_info?: { state: string };
+}
+
+interface TaskJson {
+  name: string;
+  task_id: { value: string };
+  framework_id: { value: string };
+  agent_id: { value: string };
+  state: string;
+}
+
+const program = new Command()
+  .name('drydock')
+  .description('Operate a Drydock cluster: agents, tasks, maintenance and draining.')
+  .version(DRYDOCK_VERSION)
+  .addOption(new Option('--master <host:port>', 'the master (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'))
+  .showHelpAfterError();
+
+function client(): MasterClient {
+  return new MasterClient(resolveMaster(program.opts<{ master?: string }>().master));
+}
+
+/** The agent's address from its pid `slave(1)@ip:port`. */
+function agentAddress(a: AgentJson): string {
+  return a.pid?.split('@')[1] ?? `?:${a.agent_info.port}`;
+}
+
+function agentStatus(a: AgentJson): string {
+  if (a.drain_info !== undefined) return a.drain_info.state;
+  if (a.deactivated === true) return 'DEACTIVATED';
+  return a.active ? 'ACTIVE' : 'DISCONNECTED';
+}
+
+const agent = program.command('agent').description('agents (machines running drydock-agent)');
+
+agent
+  .command('list')
+  .description('list registered agents, and agents recovered after a master restart that have not re-registered')
+  .option('--json', 'print the GET_AGENTS answer as JSON')
+  .action(async (opts: { json?: boolean }) => {
+    const r = await client().call<{ get_agents: { agents: AgentJson[]; recovered_agents: Array<{ hostname: string; port: number; id?: { value: string } }> } }>({ type: 'GET_AGENTS' });
+    if (opts.json === true) {
+      process.stdout.write(JSON.stringify(r.get_agents, null, 2) + '\n');
+      return;
+    }
+    const rows = r.get_agents.agents.map((a) => [
+      a.agent_info.id?.value ?? '',
+      a.agent_info.hostname,
+      agentAddress(a),
+      agentStatus(a),
+      formatResources(a.agent_info.resources ?? []),
+    ]);
+    for (const a of r.get_agents.recovered_agents) rows.push([a.id?.value ?? '', a.hostname, `?:${a.port}`, 'RECOVERED', '']);
+    process.stdout.write(renderTable(['ID', 'HOSTNAME', 'ADDRESS', 'STATUS', 'RESOURCES'], rows));
+  });
+
+program
+  .command('tasks')
+  .description('list tasks known to the master')
+  .option('--all', 'include completed tasks')
+  .option('--json', 'print the GET_TASKS answer as JSON')
+  .action(async (opts: { all?: boolean; json?: boolean }) => {
+    const r = await client().call<{ get_tasks: { tasks: TaskJson[]; unreachable_tasks: TaskJson[]; completed_tasks: TaskJson[] } }>({ type: 'GET_TASKS' });
+    if (opts.json === true) {
+      process.stdout.write(JSON.stringify(r.get_tasks, null, 2) + '\n');
+      return;
+    }
+    const list = [...r.get_tasks.tasks, ...r.get_tasks.unreachable_tasks, ...(opts.all === true ? r.get_tasks.completed_tasks : [])];
+    process.stdout.write(
+      renderTable(['TASK', 'NAME', 'STATE', 'FRAMEWORK', 'AGENT'], list.map((t) => [t.task_id.value, t.name, t.state, t.framework_id.value, t.agent_id.value])),
+    );
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof ApiError) {
+    process.stderr.write(`drydock: ${e.status === 0 ? '' : `master answered ${e.status}: `}${e.message}\n`);
+    process.exit(1);
+  }
+  throw e;
+}

@@ -1,0 +1,211 @@
+/**
+ * `npm start`: a local cluster on loopback. One master on 127.0.0.1:5050 with its registry in
+ * ./.drydock/master, and three agents that look like three machines (hostnames agent-1..3,
+ * addresses 127.0.0.2..4, port 5051 each). Ctrl-C stops all of it: the agents kill their tasks
+ * (SIGTERM, grace, SIGKILL) and exit, then the master closes its registry. Nothing is left
+ * behind.
+ *
+ * The daemons run in process groups of their own, so the terminal's Ctrl-C reaches only this
+ * script, which then stops them in order (agents first, so their tasks die with them).
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dist = resolve(here, '..');
+
+const { values: opts } = parseArgs({
+  options: {
+    agents: { type: 'string', default: '3' },
+    work_dir: { type: 'string', default: '.drydock' },
+    port: { type: 'string', default: '5050' },
+    quiet: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+
+if (opts.help) {
+  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --quiet]
+
+Starts a local Drydock cluster on loopback: a master on 127.0.0.1:<port> and N agents
+(agent-1..N on 127.0.0.2.., port 5051). Logs go to <work_dir>/<name>/daemon.log and, unless
+--quiet, to this terminal. Ctrl-C stops everything.
+`);
+  process.exit(0);
+}
+
+const agentCount = Number(opts.agents);
+if (!Number.isInteger(agentCount) || agentCount < 0 || agentCount > 200) {
+  process.stderr.write(`cluster: --agents must be an integer in [0, 200], got '${opts.agents}'\n`);
+  process.exit(1);
+}
+const masterPort = Number(opts.port);
+const workDir = resolve(opts.work_dir);
+const masterAddress = `127.0.0.1:${masterPort}`;
+
+interface Member {
+  name: string;
+  child: ChildProcess;
+  log: WriteStream;
+  exited: Promise<number | null>;
+}
+
+const members: Member[] = [];
+let stopping = false;
+
+const COLORS = ['\x1b[36m', '\x1b[32m', '\x1b[33m', '\x1b[35m', '\x1b[34m'];
+const color = process.stdout.isTTY ? (i: number, s: string) => `${COLORS[i % COLORS.length]}${s}\x1b[0m` : (_i: number, s: string) => s;
+
+/** One log record as a short human line: `msg key=value ...`. */
+function humanize(line: string): string {
+  try {
+    const r = JSON.parse(line) as Record<string, unknown>;
+    const { time: _t, level, msg, component: _c, ...rest } = r;
+    const fields = Object.entries(rest)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join(' ');
+    return `${level === 'info' ? '' : `${String(level).toUpperCase()} `}${String(msg)}${fields === '' ? '' : ` ${fields}`}`;
+  } catch {
+    return line;
+  }
+}
+
+function start(name: string, bin: string, args: string[], index: number): Member {
+  const dir = join(workDir, name);
+  mkdirSync(dir, { recursive: true });
+  const log = createWriteStream(join(dir, 'daemon.log'), { flags: 'a' });
+  const child = spawn(process.execPath, [join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const tag = color(index, name.padEnd(8));
+  const onLines = (chunk: string): void => {
+    log.write(chunk);
+    if (opts.quiet) return;
+    for (const line of chunk.split('\n')) if (line.trim() !== '') process.stdout.write(`${tag} | ${humanize(line)}\n`);
+  };
+  child.stdout?.setEncoding('utf8').on('data', onLines);
+  child.stderr?.setEncoding('utf8').on('data', onLines);
+  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+  const member = { name, child, log, exited };
+  void exited.then((code) => {
+    if (!stopping) {
+      process.stderr.write(`cluster: ${name} exited unexpectedly (code ${code}); see ${join(dir, 'daemon.log')}. Stopping the cluster.\n`);
+      void shutdown(1);
+    }
+  });
+  members.push(member);
+  return member;
+}
+
+/** Asks the master for GET_AGENTS until `n` agents are registered; bounded. */
+async function waitForAgents(n: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (let i = 0; i < 400 && Date.now() < deadline; i++) {
+    try {
+      const res = await fetch(`http://${masterAddress}/api/v1`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"type":"GET_AGENTS"}',
+        signal: AbortSignal.timeout(2_000),
+      });
+      if (res.ok) {
+        const body = (await res.json()) as { get_agents: { agents: Array<{ active: boolean }> } };
+        if (body.get_agents.agents.filter((a) => a.active).length >= n) return true;
+      }
+    } catch {
+      // not up yet
+    }
+    if (stopping) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+function signalGroup(m: Member, sig: NodeJS.Signals): void {
+  const pid = m.child.pid;
+  if (pid === undefined || m.child.exitCode !== null || m.child.signalCode !== null) return;
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+async function stopMember(m: Member, sig: NodeJS.Signals, graceMs: number): Promise<void> {
+  signalGroup(m, sig);
+  const timer = setTimeout(() => {
+    process.stderr.write(`cluster: ${m.name} did not stop within ${graceMs} ms; killing it\n`);
+    // The whole group: the daemon and anything it started.
+    try {
+      if (m.child.pid !== undefined) process.kill(-m.child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }, graceMs);
+  await m.exited;
+  clearTimeout(timer);
+  m.log.end();
+}
+
+async function shutdown(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write('\ncluster: stopping agents (their tasks are killed), then the master...\n');
+  const agents = members.filter((m) => m.name !== 'master');
+  // SIGUSR1: the agent kills its tasks with their kill policies, waits for them, and exits.
+  await Promise.all(agents.map((m) => stopMember(m, 'SIGUSR1', 30_000)));
+  const master = members.find((m) => m.name === 'master');
+  if (master !== undefined) await stopMember(master, 'SIGTERM', 10_000);
+  process.stdout.write('cluster: stopped.\n');
+  process.exit(code);
+}
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+process.on('SIGHUP', () => void shutdown(0));
+
+start('master', 'master/main.js', ['--ip=127.0.0.1', `--port=${masterPort}`, `--work_dir=${join(workDir, 'master')}`, '--hostname=localhost'], 0);
+
+for (let i = 1; i <= agentCount; i++) {
+  const name = `agent-${i}`;
+  start(
+    name,
+    'agent/main.js',
+    [
+      `--master=${masterAddress}`,
+      `--hostname=${name}`,
+      `--ip=127.0.0.${i + 1}`,
+      '--port=5051',
+      `--work_dir=${join(workDir, name)}`,
+      '--resources=cpus:2;mem:2048;disk:10240;ports:[31000-32000]',
+      `--attributes=rack:r${((i - 1) % 2) + 1};zone:local`,
+    ],
+    i,
+  );
+}
+
+const ready = await waitForAgents(agentCount, 30_000);
+if (!stopping) {
+  const m = `http://${masterAddress}`;
+  const agentLines = Array.from({ length: agentCount }, (_, k) => `    agent-${k + 1}  http://127.0.0.${k + 2}:5051   work dir ${join(workDir, `agent-${k + 1}`)}`).join('\n');
+  process.stdout.write(`
+${ready ? 'Drydock is up.' : 'Drydock started, but not every agent registered within 30 s (see the logs).'}
+
+  master   ${m}   registry ${join(workDir, 'master', 'registry.db')}
+${agentLines}
+  logs     ${workDir}/<name>/daemon.log
+
+Try:
+  curl -s ${m}/health -o /dev/null -w '%{http_code}\\n'
+  curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_AGENTS"}'
+  curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
+  curl -s -X POST http://127.0.0.2:5051/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
+  node dist/cli/main.js agent list
+
+Ctrl-C stops everything.
+
+`);
+}
