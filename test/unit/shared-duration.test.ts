@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formatDuration, nsToMs, parseDuration } from '../../shared/duration.js';
+
+const PARSE: Array<[string, bigint | string]> = [
+  ['10mins', 600_000_000_000n],
+  ['30secs', 30_000_000_000n],
+  ['1hrs', 3_600_000_000_000n],
+  ['1.5hrs', 5_400_000_000_000n],
+  ['100ms', 100_000_000n],
+  ['250us', 250_000n],
+  ['7ns', 7n],
+  ['2days', 172_800_000_000_000n],
+  ['1weeks', 604_800_000_000_000n],
+  ['15s', 15_000_000_000n],
+  ['0secs', 0n],
+  ['0.001secs', 1_000_000n],
+  ['10', 'expected a number and a unit'],
+  ['mins', 'expected a number and a unit'],
+  ['10years', "unknown unit 'years'"],
+  ['-5secs', 'expected a number and a unit'],
+  ['', 'expected a number and a unit'],
+];
+
+for (const [text, want] of PARSE) {
+  test(`parseDuration(${JSON.stringify(text)})`, () => {
+    const r = parseDuration(text);
+    if (typeof want === 'bigint') assert.deepEqual(r, { ok: true, ns: want });
+    else {
+      assert.equal(r.ok, false);
+      if (!r.ok) assert.match(r.error, new RegExp(want.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    }
+  });
+}
+
+const FORMAT: Array<[bigint, string]> = [
+  [15_000_000_000n, '15secs'],
+  [600_000_000_000n, '10mins'],
+  [1_500_000_000n, '1.5secs'],
+  [200_000_000n, '200ms'],
+  [0n, '0ns'],
+  [3_600_000_000_000n, '1hrs'],
+];
+
+for (const [ns, want] of FORMAT) {
+  test(`formatDuration(${ns}) = ${want}, and it parses back`, () => {
+    assert.equal(formatDuration(ns), want);
+    assert.deepEqual(parseDuration(want), { ok: true, ns });
+  });
+}
+
+test('nsToMs rounds up so timers never fire early', () => {
+  assert.equal(nsToMs(1n), 1);
+  assert.equal(nsToMs(1_000_000n), 1);
+  assert.equal(nsToMs(1_000_001n), 2);
+  assert.equal(nsToMs(0n), 0);
+});
