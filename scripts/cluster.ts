@@ -23,6 +23,7 @@ const { values: opts } = parseArgs({
     agents: { type: 'string', default: '3' },
     work_dir: { type: 'string', default: '.drydock' },
     port: { type: 'string', default: '5050' },
+    agent_port: { type: 'string', default: '5051' },
     quiet: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -30,10 +31,10 @@ const { values: opts } = parseArgs({
 });
 
 if (opts.help) {
-  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --quiet]
+  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --agent_port=5051 --quiet]
 
 Starts a local Drydock cluster on loopback: a master on 127.0.0.1:<port> and N agents
-(agent-1..N on 127.0.0.2.., port 5051). Logs go to <work_dir>/<name>/daemon.log and, unless
+(agent-1..N on 127.0.0.2.., port <agent_port>). Logs go to <work_dir>/<name>/daemon.log and, unless
 --quiet, to this terminal. Ctrl-C stops everything.
 `);
   process.exit(0);
@@ -45,6 +46,13 @@ if (!Number.isInteger(agentCount) || agentCount < 0 || agentCount > 200) {
   process.exit(1);
 }
 const masterPort = Number(opts.port);
+const agentPort = Number(opts.agent_port);
+for (const [flag, value] of [['--port', masterPort], ['--agent_port', agentPort]] as const) {
+  if (!Number.isInteger(value) || value < 1 || value > 65535) {
+    process.stderr.write(`cluster: ${flag} must be a port number, got '${flag === '--port' ? opts.port : opts.agent_port}'\n`);
+    process.exit(1);
+  }
+}
 const workDir = resolve(opts.work_dir);
 const masterAddress = `127.0.0.1:${masterPort}`;
 
@@ -178,7 +186,7 @@ for (let i = 1; i <= agentCount; i++) {
       `--master=${masterAddress}`,
       `--hostname=${name}`,
       `--ip=127.0.0.${i + 1}`,
-      '--port=5051',
+      `--port=${agentPort}`,
       `--work_dir=${join(workDir, name)}`,
       '--resources=cpus:2;mem:2048;disk:10240;ports:[31000-32000]',
       `--attributes=rack:r${((i - 1) % 2) + 1};zone:local`,
@@ -190,11 +198,15 @@ for (let i = 1; i <= agentCount; i++) {
 const ready = await waitForAgents(agentCount, 30_000);
 if (!stopping) {
   const m = `http://${masterAddress}`;
-  const agentLines = Array.from({ length: agentCount }, (_, k) => `    agent-${k + 1}  http://127.0.0.${k + 2}:5051   work dir ${join(workDir, `agent-${k + 1}`)}`).join('\n');
+  const pidOf = (name: string): string => String(members.find((x) => x.name === name)?.child.pid ?? '?');
+  const agentLines = Array.from(
+    { length: agentCount },
+    (_, k) => `  agent-${k + 1}  http://127.0.0.${k + 2}:${agentPort}   pid ${pidOf(`agent-${k + 1}`)}   work dir ${join(workDir, `agent-${k + 1}`)}`,
+  ).join('\n');
   process.stdout.write(`
 ${ready ? 'Drydock is up.' : 'Drydock started, but not every agent registered within 30 s (see the logs).'}
 
-  master   ${m}   registry ${join(workDir, 'master', 'registry.db')}
+  master   ${m}   pid ${pidOf('master')}   registry ${join(workDir, 'master', 'registry.db')}
 ${agentLines}
   logs     ${workDir}/<name>/daemon.log
 
@@ -202,7 +214,7 @@ Try:
   curl -s ${m}/health -o /dev/null -w '%{http_code}\\n'
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_AGENTS"}'
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
-  curl -s -X POST http://127.0.0.2:5051/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
+  curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
   node dist/cli/main.js agent list
 
 Ctrl-C stops everything.

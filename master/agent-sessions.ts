@@ -1,0 +1,106 @@
+/**
+ * The agent session shell: a `ws` server on the HTTP server's upgrade at AGENT_SESSION_PATH.
+ * Each socket becomes an AgentConnection; frames are decoded by shared/protocol.ts and handed
+ * to the master one at a time per session. A frame that does not decode closes that session
+ * with PROTOCOL_ERROR and the reason; the master and other sessions go on.
+ */
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import type { Logger } from '../shared/log.js';
+import { AGENT_SESSION_PATH, CLOSE_CODES, decodeAgentMessage, encode, MAX_FRAME_BYTES } from '../shared/protocol.js';
+import type { AgentConnection, Master } from './master.js';
+
+/** ws refuses close reasons longer than 123 bytes (125-byte control frame minus the code). */
+const MAX_CLOSE_REASON_BYTES = 123;
+
+/** Cuts a close reason to 123 UTF-8 bytes without splitting a character. */
+export function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= MAX_CLOSE_REASON_BYTES) return text;
+  let out = text.slice(0, MAX_CLOSE_REASON_BYTES);
+  while (Buffer.byteLength(out) > MAX_CLOSE_REASON_BYTES) out = out.slice(0, -1);
+  return out;
+}
+
+export class AgentSessions {
+  readonly #master: Master;
+  readonly #log: Logger;
+  readonly #wss: WebSocketServer;
+  #seq = 0;
+
+  constructor(master: Master, logger: Logger) {
+    this.#master = master;
+    this.#log = logger;
+    // noServer: the HTTP server routes upgrades; clientTracking off: the master tracks sessions.
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false, perMessageDeflate: false });
+  }
+
+  /** Is this an upgrade for us? (http.ts answers 404 to the others.) */
+  static handles(pathname: string): boolean {
+    return pathname === AGENT_SESSION_PATH;
+  }
+
+  /** Completes the WebSocket handshake and attaches the session. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.#master.state !== 'SERVING') {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#attach(ws, req.socket.remoteAddress ?? ''));
+  }
+
+  #attach(ws: WebSocket, remote: string): void {
+    const id = ++this.#seq;
+    const log = this.#log;
+    const conn: AgentConnection = {
+      id,
+      send(msg) {
+        if (ws.readyState === WebSocket.OPEN) ws.send(encode(msg));
+      },
+      close(code, reason) {
+        if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, closeReason(reason));
+      },
+      terminate() {
+        ws.terminate();
+      },
+      ping() {
+        if (ws.readyState === WebSocket.OPEN) ws.ping();
+      },
+    };
+    this.#master.connected(conn);
+    log.debug('agent session opened', { sessionId: id, remote });
+
+    let broken = false;
+    // Messages of one session are handled in order: a STATUS_UPDATE never overtakes its REGISTER.
+    let chain: Promise<void> = Promise.resolve();
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      if (broken) return;
+      const decoded = decodeAgentMessage(data, isBinary);
+      if (!decoded.ok) {
+        broken = true;
+        log.warn('agent session protocol error', { sessionId: id, remote, error: decoded.error });
+        ws.close(CLOSE_CODES.PROTOCOL_ERROR, closeReason(decoded.error));
+        return;
+      }
+      const msg = decoded.message;
+      chain = chain
+        .then(() => this.#master.handle(conn, msg))
+        .catch((e: unknown) => {
+          log.error('internal error', { where: 'agent message', sessionId: id, type: msg.type, error: e });
+        });
+    });
+    ws.on('pong', () => this.#master.pong(conn));
+    ws.on('close', (code: number) => {
+      log.debug('agent session closed', { sessionId: id, code });
+      this.#master.disconnected(conn);
+    });
+    // ws closes the socket itself after an error (e.g. 1009 for a frame over maxPayload).
+    ws.on('error', (e: Error) => log.warn('agent session error', { sessionId: id, remote, error: e }));
+  }
+
+  /** Stops accepting sessions (existing ones are closed by Master.stop). */
+  close(): void {
+    this.#wss.close();
+  }
+}

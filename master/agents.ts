@@ -1,0 +1,464 @@
+/**
+ * The agent table: every agent the master knows, its lifecycle, liveness and tasks. A pure
+ * core: no sockets, no timers, no registry. The shell (master.ts) asks it what to do
+ * (planRegistration, tick, expireRecovered), makes the durable writes, then applies.
+ *
+ * Lifecycle (Mesos master, `Slave` / `Master::_reregisterSlave`):
+ *   RECOVERED    known from the registry after a restart, not re-registered yet
+ *   REGISTERED   admitted; `connected` says whether its session is up (disconnected = active:false)
+ *   UNREACHABLE  stopped answering pings, was disconnected too long, or did not come back after
+ *                a restart; keeps its id and comes back by re-registering
+ * An agent removed (replaced by a new agent at its ip:port) leaves the table.
+ */
+
+import type { AgentSelf, AgentTaskReport } from '../shared/protocol.js';
+import { isTerminal, type Task, type TaskInfo, type TaskStatus } from '../shared/mesos.js';
+import type { DurableAgent, RecoveredAgent } from './registry/registry.js';
+
+/** Where an agent is in its life. */
+export type AgentPhase = 'RECOVERED' | 'REGISTERED' | 'UNREACHABLE';
+
+/** One agent. Kept small: 10,000 of them must fit comfortably. */
+export interface AgentEntry {
+  readonly id: string;
+  info: AgentSelf;
+  version: string;
+  capabilities: string[];
+  phase: AgentPhase;
+  /** REGISTERED and its session is open. */
+  connected: boolean;
+  /** The session that speaks for this agent, if any. */
+  sessionId: number | undefined;
+  registeredTimeNs: bigint;
+  reregisteredTimeNs: bigint | undefined;
+  /** When the session closed (ms), while REGISTERED and disconnected. */
+  disconnectedAtMs: number | undefined;
+  /** A ping went out and no pong came back yet. */
+  awaitingPong: boolean;
+  /** Pings in a row without a pong. */
+  missedPings: number;
+  unreachableTimeNs: bigint | undefined;
+  /** Tasks by taskKey(frameworkId, taskId). Allocated on first task. */
+  tasks: Map<string, Task> | undefined;
+}
+
+/** The timeouts the table decides with, in milliseconds. */
+export interface LivenessLimits {
+  pingTimeoutMs: number;
+  maxPingTimeouts: number;
+  reregisterTimeoutMs: number;
+}
+
+/** What a REGISTER needs from the table. */
+export interface RegistrationRequest {
+  agentId: string | undefined;
+  info: AgentSelf;
+  version: string;
+  capabilities: string[];
+}
+
+/** The kind of (re-)registration, named after the case in Mesos' master. */
+export type RegistrationKind =
+  /** No agent_id: a new agent. */
+  | 'NEW'
+  /** An agent_id the master does not know: accepted as that id (the master may have lost state). */
+  | 'UNKNOWN_ID'
+  /** Known from the registry after a restart. */
+  | 'RECOVERED'
+  /** Already registered (connected or not). */
+  | 'REREGISTERED'
+  /** Was unreachable: readmitted. */
+  | 'UNREACHABLE';
+
+/** The durable write a registration needs before the agent may be told REGISTERED. */
+export type RegistrationWrite = 'ADMIT' | 'READMIT' | 'NONE';
+
+export interface RegistrationPlan {
+  agentId: string;
+  kind: RegistrationKind;
+  write: RegistrationWrite;
+  /** A disconnected or recovered agent with another id at the same ip:port, to remove (the machine's agent was replaced). */
+  replaces: string | undefined;
+  /** The durable record to write (for ADMIT / READMIT). */
+  durable: DurableAgent;
+}
+
+/** Why an agent became unreachable. */
+export type UnreachableReason = 'PING_TIMEOUT' | 'DISCONNECTED_TIMEOUT' | 'REREGISTER_TIMEOUT';
+
+/** What one liveness tick decided. */
+export interface TickDecision {
+  /** Connected agents to ping now. */
+  ping: string[];
+  /** Agents to mark unreachable now. */
+  unreachable: Array<{ agentId: string; reason: UnreachableReason }>;
+}
+
+/** Key of a task in an agent's task map. */
+export function taskKey(frameworkId: string, taskId: string): string {
+  return `${frameworkId}\u0000${taskId}`;
+}
+
+/** Key of an agent's address in the address index. Port 0 means "no agent API" and is not indexed. */
+function addressKey(info: AgentSelf): string | undefined {
+  return info.port === 0 ? undefined : `${info.ip}:${info.port}`;
+}
+
+/** How many completed tasks the master remembers (Mesos --max_completed_tasks_per_framework is 1000). */
+export const MAX_COMPLETED_TASKS = 1000;
+
+/** Result of acknowledging an update: values, not exceptions (an unknown task is an expected outcome). */
+export type AckOutcome = 'ACKNOWLEDGED' | 'COMPLETED' | 'UNKNOWN_AGENT' | 'UNKNOWN_TASK' | 'UUID_MISMATCH';
+
+export class AgentTable {
+  readonly #limits: LivenessLimits;
+  readonly #agents = new Map<string, AgentEntry>();
+  /** ip:port -> agent id, for REGISTERED and RECOVERED agents. */
+  readonly #byAddress = new Map<string, string>();
+  /** Ids in each phase / condition, so no operation scans the whole table. */
+  readonly #connected = new Set<string>();
+  readonly #disconnected = new Set<string>();
+  readonly #recovered = new Set<string>();
+  #recoveredDeadlineMs: number | undefined;
+  readonly #completed: Task[] = [];
+
+  constructor(limits: LivenessLimits) {
+    this.#limits = limits;
+  }
+
+  get limits(): LivenessLimits {
+    return this.#limits;
+  }
+
+  /** Loads the registry after a restart. Reachable agents become RECOVERED until they re-register. */
+  recover(agents: readonly RecoveredAgent[], nowMs: number): void {
+    for (const a of agents) {
+      const entry = newEntry(a, a.reachability === 'REACHABLE' ? 'RECOVERED' : 'UNREACHABLE');
+      entry.unreachableTimeNs = a.unreachableTimeNs;
+      this.#agents.set(a.id, entry);
+      if (entry.phase === 'RECOVERED') {
+        this.#recovered.add(a.id);
+        this.#indexAddress(entry);
+      }
+    }
+    this.#recoveredDeadlineMs = nowMs + this.#limits.reregisterTimeoutMs;
+  }
+
+  /** When recovered agents that have not re-registered become unreachable (ms), if any are left. */
+  get recoveredDeadlineMs(): number | undefined {
+    return this.#recovered.size === 0 ? undefined : this.#recoveredDeadlineMs;
+  }
+
+  get(agentId: string): AgentEntry | undefined {
+    return this.#agents.get(agentId);
+  }
+
+  /** Decides what a REGISTER means. `mintId` is called only for a new agent. */
+  planRegistration(req: RegistrationRequest, nowNs: bigint, mintId: () => string): RegistrationPlan {
+    const known = req.agentId === undefined ? undefined : this.#agents.get(req.agentId);
+    const agentId = req.agentId ?? mintId();
+    let kind: RegistrationKind;
+    let write: RegistrationWrite;
+    if (req.agentId === undefined) [kind, write] = ['NEW', 'ADMIT'];
+    else if (known === undefined) [kind, write] = ['UNKNOWN_ID', 'ADMIT'];
+    else if (known.phase === 'RECOVERED') [kind, write] = ['RECOVERED', infoChanged(known, req) ? 'ADMIT' : 'NONE'];
+    else if (known.phase === 'REGISTERED') [kind, write] = ['REREGISTERED', infoChanged(known, req) ? 'ADMIT' : 'NONE'];
+    else [kind, write] = ['UNREACHABLE', 'READMIT'];
+
+    const addr = addressKey(req.info);
+    const holder = addr === undefined ? undefined : this.#byAddress.get(addr);
+    // Mesos removes the old agent at a pid a new agent registers from. We do so only when the old
+    // one is not connected: two live sessions cannot both own one ip:port, so a connected holder
+    // means reported addresses are not unique (simulated agents, NAT), not that the machine's
+    // agent was replaced. A restarted agent's old socket has closed by the time it registers again.
+    const holderEntry = holder === undefined || holder === agentId ? undefined : this.#agents.get(holder);
+    const replaces = holderEntry !== undefined && !holderEntry.connected ? holderEntry.id : undefined;
+
+    const durable: DurableAgent = {
+      id: agentId,
+      info: req.info,
+      version: req.version,
+      capabilities: req.capabilities,
+      registeredTimeNs: known?.registeredTimeNs ?? nowNs,
+    };
+    return { agentId, kind, write, replaces, durable };
+  }
+
+  /**
+   * Applies a registration once its write is durable. Returns the session that spoke for the
+   * agent before, if another one did (the shell closes it with REPLACED).
+   */
+  applyRegistration(plan: RegistrationPlan, req: RegistrationRequest, tasks: readonly AgentTaskReport[], sessionId: number, nowNs: bigint): { previousSessionId: number | undefined } {
+    if (plan.replaces !== undefined) this.remove(plan.replaces);
+    let entry = this.#agents.get(plan.agentId);
+    const previousSessionId = entry?.sessionId !== undefined && entry.sessionId !== sessionId ? entry.sessionId : undefined;
+    if (entry === undefined) {
+      entry = newEntry(plan.durable, 'REGISTERED');
+      this.#agents.set(entry.id, entry);
+    } else {
+      this.#unindexAddress(entry);
+      // Re-registering keeps the first registered_time and records this one (Mesos reregistered_time).
+      // A REGISTER repeated on the same session while connected is idempotent: nothing moves.
+      const repeated = entry.phase === 'REGISTERED' && entry.connected && entry.sessionId === sessionId;
+      if (!repeated) entry.reregisteredTimeNs = nowNs;
+      entry.info = req.info;
+      entry.version = req.version;
+      entry.capabilities = req.capabilities;
+      entry.registeredTimeNs = plan.durable.registeredTimeNs;
+    }
+    this.#recovered.delete(entry.id);
+    this.#disconnected.delete(entry.id);
+    this.#connected.add(entry.id);
+    entry.phase = 'REGISTERED';
+    entry.connected = true;
+    entry.sessionId = sessionId;
+    entry.disconnectedAtMs = undefined;
+    entry.awaitingPong = false;
+    entry.missedPings = 0;
+    entry.unreachableTimeNs = undefined;
+    this.#indexAddress(entry);
+    this.#replaceTasks(entry, tasks);
+    return { previousSessionId };
+  }
+
+  /** The session closed. Only the agent's current session counts; an older one closing changes nothing. */
+  disconnect(agentId: string, sessionId: number, nowMs: number): boolean {
+    const entry = this.#agents.get(agentId);
+    if (entry === undefined || entry.sessionId !== sessionId || entry.phase !== 'REGISTERED') return false;
+    entry.connected = false;
+    entry.sessionId = undefined;
+    entry.disconnectedAtMs = nowMs;
+    entry.awaitingPong = false;
+    this.#connected.delete(agentId);
+    this.#disconnected.add(agentId);
+    return true;
+  }
+
+  /** A pong came back: the agent is alive. */
+  pong(agentId: string): void {
+    const entry = this.#agents.get(agentId);
+    if (entry === undefined) return;
+    entry.awaitingPong = false;
+    entry.missedPings = 0;
+  }
+
+  /**
+   * One liveness round, run every ping timeout. A ping unanswered by the next round is a miss;
+   * `maxPingTimeouts` misses in a row make the agent unreachable. A disconnected agent gets as
+   * long (ping timeout x max timeouts) to come back.
+   */
+  tick(nowMs: number): TickDecision {
+    const decision: TickDecision = { ping: [], unreachable: [] };
+    for (const id of this.#connected) {
+      const entry = this.#agents.get(id);
+      if (entry === undefined) continue;
+      if (entry.awaitingPong) entry.missedPings++;
+      if (entry.missedPings >= this.#limits.maxPingTimeouts) {
+        decision.unreachable.push({ agentId: id, reason: 'PING_TIMEOUT' });
+        continue;
+      }
+      entry.awaitingPong = true;
+      decision.ping.push(id);
+    }
+    const allowedMs = this.#limits.pingTimeoutMs * this.#limits.maxPingTimeouts;
+    for (const id of this.#disconnected) {
+      const entry = this.#agents.get(id);
+      if (entry?.disconnectedAtMs !== undefined && nowMs - entry.disconnectedAtMs >= allowedMs) {
+        decision.unreachable.push({ agentId: id, reason: 'DISCONNECTED_TIMEOUT' });
+      }
+    }
+    return decision;
+  }
+
+  /** Recovered agents still not back at the deadline. */
+  expireRecovered(nowMs: number): string[] {
+    if (this.#recoveredDeadlineMs === undefined || nowMs < this.#recoveredDeadlineMs) return [];
+    return [...this.#recovered];
+  }
+
+  /** Moves an agent to UNREACHABLE (the shell writes it durably). Returns its old session, to close. */
+  markUnreachable(agentId: string, timeNs: bigint): { sessionId: number | undefined } | undefined {
+    const entry = this.#agents.get(agentId);
+    if (entry === undefined || entry.phase === 'UNREACHABLE') return undefined;
+    const sessionId = entry.sessionId;
+    this.#connected.delete(agentId);
+    this.#disconnected.delete(agentId);
+    this.#recovered.delete(agentId);
+    this.#unindexAddress(entry);
+    entry.phase = 'UNREACHABLE';
+    entry.connected = false;
+    entry.sessionId = undefined;
+    entry.disconnectedAtMs = undefined;
+    entry.awaitingPong = false;
+    entry.missedPings = 0;
+    entry.unreachableTimeNs = timeNs;
+    return { sessionId };
+  }
+
+  /** Forgets an agent. Returns its session, to close. */
+  remove(agentId: string): { sessionId: number | undefined } | undefined {
+    const entry = this.#agents.get(agentId);
+    if (entry === undefined) return undefined;
+    this.#agents.delete(agentId);
+    this.#connected.delete(agentId);
+    this.#disconnected.delete(agentId);
+    this.#recovered.delete(agentId);
+    this.#unindexAddress(entry);
+    return { sessionId: entry.sessionId };
+  }
+
+  // ---- Tasks ---------------------------------------------------------------------------
+
+  /** Records a task the master asked the agent to run (TASK_STAGING until the agent reports). */
+  addTask(agentId: string, frameworkId: string, task: TaskInfo): boolean {
+    const entry = this.#agents.get(agentId);
+    if (entry === undefined) return false;
+    const t: Task = {
+      name: task.name,
+      task_id: task.task_id,
+      framework_id: { value: frameworkId },
+      agent_id: { value: agentId },
+      state: 'TASK_STAGING',
+      resources: task.resources,
+      statuses: [],
+    };
+    if (task.kill_policy !== undefined) t.kill_policy = task.kill_policy;
+    if (task.labels !== undefined) t.labels = task.labels;
+    (entry.tasks ??= new Map()).set(taskKey(frameworkId, task.task_id.value), t);
+    return true;
+  }
+
+  /** Records a status update from the agent. An update for a task the master never saw creates it. */
+  updateStatus(agentId: string, frameworkId: string, status: TaskStatus): boolean {
+    const entry = this.#agents.get(agentId);
+    if (entry === undefined) return false;
+    const tasks = (entry.tasks ??= new Map());
+    const key = taskKey(frameworkId, status.task_id.value);
+    let task = tasks.get(key);
+    if (task === undefined) {
+      task = {
+        name: status.task_id.value,
+        task_id: status.task_id,
+        framework_id: { value: frameworkId },
+        agent_id: { value: agentId },
+        state: status.state,
+        resources: [],
+        statuses: [],
+      };
+      tasks.set(key, task);
+    }
+    const stamped: TaskStatus = status.agent_id === undefined ? { ...status, agent_id: { value: agentId } } : status;
+    task.state = status.state;
+    task.statuses.push(stamped);
+    if (status.uuid !== undefined) {
+      task.status_update_state = status.state;
+      task.status_update_uuid = status.uuid;
+    }
+    return true;
+  }
+
+  /**
+   * A scheduler acknowledged an update. The task moves to completed only when the acknowledged
+   * update is terminal (GET_TASKS: a task leaves `tasks` once its terminal update is acknowledged).
+   */
+  acknowledge(agentId: string, frameworkId: string, taskId: string, uuid: string): AckOutcome {
+    const entry = this.#agents.get(agentId);
+    if (entry === undefined) return 'UNKNOWN_AGENT';
+    const key = taskKey(frameworkId, taskId);
+    const task = entry.tasks?.get(key);
+    if (task === undefined) return 'UNKNOWN_TASK';
+    if (task.status_update_uuid !== uuid) return 'UUID_MISMATCH';
+    const state = task.status_update_state ?? task.state;
+    delete task.status_update_uuid;
+    delete task.status_update_state;
+    if (!isTerminal(state)) return 'ACKNOWLEDGED';
+    entry.tasks?.delete(key);
+    this.#completed.push(task);
+    if (this.#completed.length > MAX_COMPLETED_TASKS) this.#completed.shift();
+    return 'COMPLETED';
+  }
+
+  // ---- Views ---------------------------------------------------------------------------
+
+  /** Every agent, in admission order. */
+  all(): IterableIterator<AgentEntry> {
+    return this.#agents.values();
+  }
+
+  get completedTasks(): readonly Task[] {
+    return this.#completed;
+  }
+
+  /** Counts for logs and tests. */
+  counts(): { registered: number; connected: number; recovered: number; unreachable: number } {
+    const registered = this.#connected.size + this.#disconnected.size;
+    return {
+      registered,
+      connected: this.#connected.size,
+      recovered: this.#recovered.size,
+      unreachable: this.#agents.size - registered - this.#recovered.size,
+    };
+  }
+
+  #replaceTasks(entry: AgentEntry, reports: readonly AgentTaskReport[]): void {
+    // The agent's report is the truth about its tasks (Mesos reconciles the same way on re-registration).
+    // Tasks the master launched that the agent has not reported yet stay only if still STAGING.
+    const next = new Map<string, Task>();
+    for (const [key, task] of entry.tasks ?? []) if (task.state === 'TASK_STAGING' && task.statuses.length === 0) next.set(key, task);
+    for (const r of reports) {
+      const t: Task = {
+        name: r.task.name,
+        task_id: r.task.task_id,
+        framework_id: { value: r.framework_id },
+        agent_id: { value: entry.id },
+        state: r.state,
+        resources: r.task.resources,
+        statuses: r.statuses,
+      };
+      if (r.status_update_state !== undefined) t.status_update_state = r.status_update_state;
+      if (r.status_update_uuid !== undefined) t.status_update_uuid = r.status_update_uuid;
+      if (r.task.kill_policy !== undefined) t.kill_policy = r.task.kill_policy;
+      if (r.task.labels !== undefined) t.labels = r.task.labels;
+      next.set(taskKey(r.framework_id, r.task.task_id.value), t);
+    }
+    entry.tasks = next.size === 0 ? undefined : next;
+  }
+
+  #indexAddress(entry: AgentEntry): void {
+    const key = addressKey(entry.info);
+    if (key !== undefined) this.#byAddress.set(key, entry.id);
+  }
+
+  #unindexAddress(entry: AgentEntry): void {
+    const key = addressKey(entry.info);
+    if (key !== undefined && this.#byAddress.get(key) === entry.id) this.#byAddress.delete(key);
+  }
+}
+
+function newEntry(a: DurableAgent, phase: AgentPhase): AgentEntry {
+  return {
+    id: a.id,
+    info: a.info,
+    version: a.version,
+    capabilities: a.capabilities,
+    phase,
+    connected: false,
+    sessionId: undefined,
+    registeredTimeNs: a.registeredTimeNs,
+    reregisteredTimeNs: undefined,
+    disconnectedAtMs: undefined,
+    awaitingPong: false,
+    missedPings: 0,
+    unreachableTimeNs: undefined,
+    tasks: undefined,
+  };
+}
+
+/** Does the REGISTER carry a different durable record than the table holds? */
+function infoChanged(entry: AgentEntry, req: RegistrationRequest): boolean {
+  return (
+    entry.version !== req.version ||
+    JSON.stringify(entry.info) !== JSON.stringify(req.info) ||
+    JSON.stringify(entry.capabilities) !== JSON.stringify(req.capabilities)
+  );
+}

@@ -1,0 +1,89 @@
+/**
+ * The master's configuration: Mesos flag names, each also read from `DRYDOCK_<FLAG>`,
+ * resolved by shared/flags.ts into one frozen object with units in the field names.
+ */
+
+import { hostname as osHostname } from 'node:os';
+import { durationFlag, intFlag, refine, resolveFlags, stringFlag, type FlagResult } from '../shared/flags.js';
+import { formatDuration, msToNs } from '../shared/duration.js';
+import { LOG_LEVELS, type LogLevel } from '../shared/log.js';
+
+/** Program name used in --help and error lines. */
+export const MASTER_PROGRAM = 'drydock-master';
+
+const SUMMARY = 'The Drydock master: operator API, agent sessions and the registry.';
+
+const positive = (ms: number): string | undefined => (ms > 0 ? undefined : 'must be greater than zero');
+
+/** The flag spec. Order here is the order of --help and GET_FLAGS. */
+export const MASTER_FLAGS = {
+  ip: stringFlag('Address to listen on (default 0.0.0.0, all interfaces, like Mesos).', '0.0.0.0', 'IP'),
+  port: intFlag('Port to listen on (default 5050); 0 picks an ephemeral port, logged in the `listening` line.', 5050, 0, 65535),
+  hostname: stringFlag("Hostname the master advertises (default: this machine's hostname).", osHostname(), 'HOST'),
+  work_dir: stringFlag('Directory of the registry (registry.db); created if missing (default /var/lib/drydock/master).', '/var/lib/drydock/master', 'DIR'),
+  agent_ping_timeout: refine(
+    durationFlag('How often the master pings each agent, and how long a pong may take (default 15secs).', 15_000),
+    positive,
+  ),
+  max_agent_ping_timeouts: intFlag('Missed pongs in a row after which an agent is unreachable (default 5).', 5, 1, 1_000_000),
+  // Mesos refuses anything under 10mins here; Drydock allows shorter values so tests can watch
+  // recovered agents time out in seconds. Production should keep the Mesos default.
+  agent_reregister_timeout: refine(
+    durationFlag(
+      'How long agents recovered from the registry after a restart have to re-register before they become unreachable (default 10mins; Mesos enforces a 10mins minimum, Drydock allows less for tests).',
+      600_000,
+    ),
+    positive,
+  ),
+  log_level: {
+    ...stringFlag(`Lowest level logged: ${LOG_LEVELS.join(', ')} (default info).`, 'info', 'LEVEL'),
+    parse: (t: string) =>
+      (LOG_LEVELS as readonly string[]).includes(t) ? { ok: true as const, value: t } : { ok: false as const, error: `expected one of ${LOG_LEVELS.join(', ')}` },
+  },
+} as const;
+
+/** Everything the master needs to start, frozen. */
+export interface MasterConfig {
+  readonly ip: string;
+  readonly port: number;
+  readonly hostname: string;
+  readonly workDir: string;
+  readonly agentPingTimeoutMs: number;
+  readonly maxAgentPingTimeouts: number;
+  readonly agentReregisterTimeoutMs: number;
+  readonly logLevel: LogLevel;
+  /** The flags as GET_FLAGS writes them: name and Mesos-style text value. */
+  readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+}
+
+export type ConfigResult = { kind: 'ok'; config: MasterConfig } | { kind: 'help'; text: string } | { kind: 'error'; error: string };
+
+/** Resolves argv and the environment into a MasterConfig (pure apart from the hostname default). */
+export function resolveMasterConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ConfigResult {
+  const r: FlagResult<typeof MASTER_FLAGS> = resolveFlags(MASTER_PROGRAM, SUMMARY, MASTER_FLAGS, argv, env);
+  if (r.kind !== 'ok') return r;
+  const v = r.values;
+  const ms = (n: number): string => formatDuration(msToNs(n));
+  const config: MasterConfig = {
+    ip: v.ip,
+    port: v.port,
+    hostname: v.hostname,
+    workDir: v.work_dir,
+    agentPingTimeoutMs: v.agent_ping_timeout,
+    maxAgentPingTimeouts: v.max_agent_ping_timeouts,
+    agentReregisterTimeoutMs: v.agent_reregister_timeout,
+    logLevel: v.log_level as LogLevel,
+    flags: Object.freeze([
+      { name: 'agent_ping_timeout', value: ms(v.agent_ping_timeout) },
+      { name: 'agent_reregister_timeout', value: ms(v.agent_reregister_timeout) },
+      { name: 'hostname', value: v.hostname },
+      { name: 'ip', value: v.ip },
+      { name: 'log_level', value: v.log_level },
+      { name: 'max_agent_ping_timeouts', value: String(v.max_agent_ping_timeouts) },
+      { name: 'port', value: String(v.port) },
+      { name: 'registry', value: 'sqlite' },
+      { name: 'work_dir', value: v.work_dir },
+    ]),
+  };
+  return { kind: 'ok', config: Object.freeze(config) };
+}

@@ -1,0 +1,313 @@
+/**
+ * The master: ties the agent table (pure decisions), the registry (durable writes) and the
+ * agent connections (the ws shell) together. Every durable change is committed before the
+ * agent or operator hears about it. This is also where the scheduler API (next issue) will
+ * launch, kill and acknowledge: runTask, killTask, acknowledge.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
+import type { Clock, TimerHandle } from '../shared/clock.js';
+import { nowNs } from '../shared/duration.js';
+import type { Logger } from '../shared/log.js';
+import type { FrameworkInfo, KillPolicy, TaskInfo } from '../shared/mesos.js';
+import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
+import { AgentTable, type RegistrationRequest, type UnreachableReason } from './agents.js';
+import type { MasterConfig } from './config.js';
+import type { Registry } from './registry/registry.js';
+
+/** One agent session as the master sees it; agent-sessions.ts implements it over ws. */
+export interface AgentConnection {
+  /** Unique per master process. */
+  readonly id: number;
+  /** Sends if the socket is open; drops otherwise (the agent re-registers and resends). */
+  send(msg: MasterMessage): void;
+  /** Graceful close with a code and a reason (at most 123 bytes; the shell truncates). */
+  close(code: number, reason: string): void;
+  /** Drops the socket without a close handshake (the peer is not answering anyway). */
+  terminate(): void;
+  ping(): void;
+}
+
+/** The master's lifecycle. */
+export type MasterState = 'RECOVERING' | 'SERVING' | 'STOPPING' | 'STOPPED';
+
+/** Outcome of runTask / killTask / acknowledge: expected failures are values. */
+export type AgentCommandResult = { ok: true } | { ok: false; reason: 'UNKNOWN_AGENT' | 'AGENT_NOT_CONNECTED' | 'UNKNOWN_TASK' | 'UUID_MISMATCH' };
+
+export interface MasterOptions {
+  config: MasterConfig;
+  registry: Registry;
+  clock: Clock;
+  logger: Logger;
+}
+
+export class Master {
+  readonly config: MasterConfig;
+  /** Mesos MasterInfo.id: a fresh UUID per master process. Agent ids are derived from it. */
+  readonly id: string = randomUUID();
+  readonly table: AgentTable;
+  readonly startTimeMs: number;
+  #state: MasterState = 'RECOVERING';
+  readonly #registry: Registry;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  /** Every open session, registered or not. */
+  readonly #connections = new Map<number, AgentConnection>();
+  /** Session id -> the agent it registered as. */
+  readonly #sessionAgent = new Map<number, string>();
+  #nextAgent = 0;
+  #ticker: TimerHandle | undefined;
+  #recoveredTimer: TimerHandle | undefined;
+  #port: number;
+
+  constructor(opts: MasterOptions) {
+    this.config = opts.config;
+    this.#registry = opts.registry;
+    this.#clock = opts.clock;
+    this.#log = opts.logger;
+    this.startTimeMs = opts.clock.now();
+    this.#port = opts.config.port;
+    this.table = new AgentTable({
+      pingTimeoutMs: opts.config.agentPingTimeoutMs,
+      maxPingTimeouts: opts.config.maxAgentPingTimeouts,
+      reregisterTimeoutMs: opts.config.agentReregisterTimeoutMs,
+    });
+  }
+
+  get state(): MasterState {
+    return this.#state;
+  }
+
+  /** The port actually bound (differs from --port when it was 0). */
+  get port(): number {
+    return this.#port;
+  }
+
+  /** The IPv4 address the master advertises: --ip, or this machine's first external one when binding 0.0.0.0. */
+  get advertisedIp(): string {
+    return advertisedIp(this.config.ip);
+  }
+
+  /** Loads the registry into the agent table. */
+  async recover(): Promise<void> {
+    const state = await this.#registry.recover();
+    this.table.recover(state.agents, this.#clock.now());
+    const counts = this.table.counts();
+    this.#log.info('recovered', { agents: counts.recovered, unreachable: counts.unreachable });
+  }
+
+  /** Starts liveness checks and the re-registration deadline; call once listening on `port`. */
+  start(port: number): void {
+    this.#port = port;
+    this.#state = 'SERVING';
+    this.#scheduleTick();
+    const deadline = this.table.recoveredDeadlineMs;
+    if (deadline !== undefined) {
+      this.#recoveredTimer = this.#clock.setTimer(deadline - this.#clock.now(), () => this.#expireRecovered());
+    }
+  }
+
+  /** Closes every session with GOING_AWAY and closes the registry after flushing it. */
+  async stop(): Promise<void> {
+    if (this.#state === 'STOPPING' || this.#state === 'STOPPED') return;
+    this.#state = 'STOPPING';
+    this.#ticker?.cancel();
+    this.#recoveredTimer?.cancel();
+    for (const conn of this.#connections.values()) conn.close(CLOSE_CODES.GOING_AWAY, 'master shutting down');
+    await this.#registry.close();
+    this.#state = 'STOPPED';
+  }
+
+  /** How many sessions are open. */
+  get openSessions(): number {
+    return this.#connections.size;
+  }
+
+  // ---- Session events (from agent-sessions.ts) -------------------------------------------
+
+  connected(conn: AgentConnection): void {
+    this.#connections.set(conn.id, conn);
+  }
+
+  disconnected(conn: AgentConnection): void {
+    this.#connections.delete(conn.id);
+    const agentId = this.#sessionAgent.get(conn.id);
+    if (agentId === undefined) return;
+    this.#sessionAgent.delete(conn.id);
+    if (this.table.disconnect(agentId, conn.id, this.#clock.now())) this.#log.info('agent disconnected', { agentId });
+  }
+
+  pong(conn: AgentConnection): void {
+    const agentId = this.#sessionAgent.get(conn.id);
+    if (agentId !== undefined) this.table.pong(agentId);
+  }
+
+  /** One decoded message. The shell runs these one at a time per session. */
+  async handle(conn: AgentConnection, msg: AgentMessage): Promise<void> {
+    switch (msg.type) {
+      case 'REGISTER':
+        return this.#register(conn, msg);
+      case 'STATUS_UPDATE': {
+        const agentId = this.#sessionAgent.get(conn.id);
+        if (agentId === undefined) {
+          this.#log.warn('status update from unregistered session', { sessionId: conn.id, taskId: msg.status.task_id.value });
+          return;
+        }
+        this.table.updateStatus(agentId, msg.framework_id, msg.status);
+        this.#log.debug('status update', { agentId, frameworkId: msg.framework_id, taskId: msg.status.task_id.value, state: msg.status.state, uuid: msg.status.uuid });
+        return;
+      }
+      default:
+        return assertNever(msg);
+    }
+  }
+
+  // ---- Commands the scheduler API will call -----------------------------------------------
+
+  /** Records the task as TASK_STAGING on the agent and sends it RUN_TASK. */
+  runTask(agentId: string, frameworkId: string, framework: FrameworkInfo, task: TaskInfo): AgentCommandResult {
+    const target = this.#connectionOf(agentId);
+    if (!target.ok) return target;
+    this.table.addTask(agentId, frameworkId, task);
+    target.conn.send({ type: 'RUN_TASK', framework_id: frameworkId, framework, task });
+    return { ok: true };
+  }
+
+  /** Sends KILL_TASK; `killPolicy` overrides the task's own (drain's max_grace_period). */
+  killTask(agentId: string, frameworkId: string, taskId: string, killPolicy?: KillPolicy): AgentCommandResult {
+    const target = this.#connectionOf(agentId);
+    if (!target.ok) return target;
+    const msg: MasterMessage = { type: 'KILL_TASK', framework_id: frameworkId, task_id: taskId };
+    if (killPolicy !== undefined) msg.kill_policy = killPolicy;
+    target.conn.send(msg);
+    return { ok: true };
+  }
+
+  /**
+   * A scheduler acknowledged the update `uuid`: forwards ACKNOWLEDGE to the agent, and moves
+   * the task to completed if that update was terminal. Like Mesos, an acknowledgement for a
+   * disconnected agent is dropped (the agent resends the update and it is acknowledged again).
+   */
+  acknowledge(agentId: string, frameworkId: string, taskId: string, uuid: string): AgentCommandResult {
+    const target = this.#connectionOf(agentId);
+    if (!target.ok) return target;
+    const outcome = this.table.acknowledge(agentId, frameworkId, taskId, uuid);
+    if (outcome === 'UNKNOWN_TASK' || outcome === 'UUID_MISMATCH') return { ok: false, reason: outcome };
+    if (outcome === 'UNKNOWN_AGENT') return { ok: false, reason: 'UNKNOWN_AGENT' };
+    target.conn.send({ type: 'ACKNOWLEDGE', framework_id: frameworkId, task_id: taskId, uuid });
+    return { ok: true };
+  }
+
+  // ---- Internals --------------------------------------------------------------------------
+
+  #connectionOf(agentId: string): { ok: true; conn: AgentConnection } | { ok: false; reason: 'UNKNOWN_AGENT' | 'AGENT_NOT_CONNECTED' } {
+    const entry = this.table.get(agentId);
+    if (entry === undefined) return { ok: false, reason: 'UNKNOWN_AGENT' };
+    const conn = entry.sessionId === undefined ? undefined : this.#connections.get(entry.sessionId);
+    if (conn === undefined || !entry.connected) return { ok: false, reason: 'AGENT_NOT_CONNECTED' };
+    return { ok: true, conn };
+  }
+
+  async #register(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>): Promise<void> {
+    if (this.#state !== 'SERVING') return;
+    // A REGISTER repeated on a registered session without an id means the same agent.
+    const claimed = msg.agent_id ?? this.#sessionAgent.get(conn.id);
+    const req: RegistrationRequest = { agentId: claimed, info: msg.agent, version: msg.version, capabilities: msg.capabilities };
+    const plan = this.table.planRegistration(req, nowNs(this.#clock.now()), () => `${this.id}-S${this.#nextAgent++}`);
+
+    const writes: Array<Promise<void>> = [];
+    if (plan.replaces !== undefined) writes.push(this.#registry.removeAgent(plan.replaces));
+    if (plan.write === 'ADMIT') writes.push(this.#registry.admitAgent(plan.durable));
+    else if (plan.write === 'READMIT') writes.push(this.#registry.markAgentReachable(plan.durable));
+    try {
+      await Promise.all(writes);
+    } catch (e) {
+      this.#log.error('registry write failed', { agentId: plan.agentId, op: plan.write, error: e });
+      // 1011: internal error; the agent backs off and retries.
+      conn.close(1011, 'master could not record the registration');
+      return;
+    }
+    if (this.#state !== 'SERVING') return;
+
+    const replacedSession = plan.replaces === undefined ? undefined : this.table.get(plan.replaces)?.sessionId;
+    const now = this.#clock.now();
+    const { previousSessionId } = this.table.applyRegistration(plan, req, msg.tasks, conn.id, nowNs(now));
+    if (plan.replaces !== undefined) {
+      this.#log.info('agent removed', { agentId: plan.replaces, reason: 'REPLACED', by: plan.agentId });
+      if (replacedSession !== undefined) this.#closeSession(replacedSession, CLOSE_CODES.REPLACED, `agent ${plan.agentId} registered at this address`);
+    }
+    if (previousSessionId !== undefined) this.#closeSession(previousSessionId, CLOSE_CODES.REPLACED, 'a newer session for this agent replaced this one');
+    this.#sessionAgent.set(conn.id, plan.agentId);
+
+    if (!this.#connections.has(conn.id)) {
+      // The socket closed while the write was committing: the agent is admitted but disconnected.
+      this.#sessionAgent.delete(conn.id);
+      this.table.disconnect(plan.agentId, conn.id, now);
+    } else {
+      conn.send({
+        type: 'REGISTERED',
+        request_id: msg.request_id,
+        agent_id: plan.agentId,
+        master_id: this.id,
+        ping_interval_ms: this.config.agentPingTimeoutMs,
+        max_ping_timeouts: this.config.maxAgentPingTimeouts,
+      });
+    }
+    const fields = { agentId: plan.agentId, kind: plan.kind, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, tasks: msg.tasks.length };
+    if (plan.kind === 'NEW') this.#log.info('agent registered', fields);
+    else this.#log.info('agent reregistered', fields);
+  }
+
+  #closeSession(sessionId: number, code: number, reason: string): void {
+    this.#sessionAgent.delete(sessionId);
+    this.#connections.get(sessionId)?.close(code, reason);
+  }
+
+  #scheduleTick(): void {
+    // One timer for all sessions, re-armed each round: per-agent timers would be 10,000 timers.
+    this.#ticker = this.#clock.setTimer(this.config.agentPingTimeoutMs, () => {
+      if (this.#state !== 'SERVING') return;
+      this.#tick();
+      this.#scheduleTick();
+    });
+  }
+
+  #tick(): void {
+    const decision = this.table.tick(this.#clock.now());
+    for (const agentId of decision.ping) {
+      const sessionId = this.table.get(agentId)?.sessionId;
+      if (sessionId !== undefined) this.#connections.get(sessionId)?.ping();
+    }
+    for (const u of decision.unreachable) this.#markUnreachable(u.agentId, u.reason);
+  }
+
+  #expireRecovered(): void {
+    if (this.#state !== 'SERVING') return;
+    for (const agentId of this.table.expireRecovered(this.#clock.now())) this.#markUnreachable(agentId, 'REREGISTER_TIMEOUT');
+  }
+
+  #markUnreachable(agentId: string, reason: UnreachableReason): void {
+    const timeNs = nowNs(this.#clock.now());
+    const r = this.table.markUnreachable(agentId, timeNs);
+    if (r === undefined) return;
+    if (r.sessionId !== undefined) {
+      this.#sessionAgent.delete(r.sessionId);
+      // It stopped answering pings: no close handshake to wait for.
+      this.#connections.get(r.sessionId)?.terminate();
+    }
+    this.#log.warn('agent unreachable', { agentId, reason });
+    this.#registry.markAgentUnreachable(agentId, timeNs).catch((e: unknown) => {
+      this.#log.error('registry write failed', { agentId, op: 'MARK_UNREACHABLE', error: e });
+    });
+  }
+}
+
+/** --ip unless it is the wildcard; then the first non-internal IPv4 address, else loopback. */
+export function advertisedIp(ip: string): string {
+  if (ip !== '0.0.0.0' && ip !== '') return ip;
+  for (const addrs of Object.values(networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}

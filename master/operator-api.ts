@@ -1,0 +1,286 @@
+/**
+ * The master operator API v1 (`POST /api/v1`): framing and parsing in the exact order of
+ * Mesos' `Master::Http::api` (reference/mesos-api.md §0.3), and the JSON answers (§1).
+ * Framing and parsing are pure functions of the request; answers read the master's state.
+ */
+
+import { statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { fail, type DrydockError } from '../shared/errors.js';
+import { parseJson } from '../shared/json.js';
+import { isTerminal, type AgentInfo, type Resource, type Task } from '../shared/mesos.js';
+import { addResources, toEndpointFormat } from '../shared/resources.js';
+import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../shared/version.js';
+import type { AgentEntry } from './agents.js';
+import type { Master } from './master.js';
+
+/** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
+export const CALL_TYPES = [
+  'UNKNOWN', 'GET_HEALTH', 'GET_FLAGS', 'GET_VERSION', 'GET_METRICS', 'GET_LOGGING_LEVEL', 'SET_LOGGING_LEVEL',
+  'LIST_FILES', 'READ_FILE', 'GET_STATE', 'GET_AGENTS', 'GET_FRAMEWORKS', 'GET_EXECUTORS', 'GET_OPERATIONS',
+  'GET_TASKS', 'GET_ROLES', 'GET_WEIGHTS', 'UPDATE_WEIGHTS', 'GET_MASTER', 'SUBSCRIBE', 'RESERVE_RESOURCES',
+  'UNRESERVE_RESOURCES', 'CREATE_VOLUMES', 'DESTROY_VOLUMES', 'GROW_VOLUME', 'SHRINK_VOLUME',
+  'GET_MAINTENANCE_STATUS', 'GET_MAINTENANCE_SCHEDULE', 'UPDATE_MAINTENANCE_SCHEDULE', 'START_MAINTENANCE',
+  'STOP_MAINTENANCE', 'DRAIN_AGENT', 'DEACTIVATE_AGENT', 'REACTIVATE_AGENT', 'GET_QUOTA', 'UPDATE_QUOTA',
+  'SET_QUOTA', 'REMOVE_QUOTA', 'TEARDOWN', 'MARK_AGENT_GONE',
+] as const;
+
+export type CallType = (typeof CALL_TYPES)[number];
+
+const KNOWN = new Set<string>(CALL_TYPES);
+
+/** Calls whose sub-message validation requires (`Expecting '<sub>' to be present`). */
+const REQUIRED_SUB: Partial<Record<CallType, string>> = {
+  GET_METRICS: 'get_metrics',
+  SET_LOGGING_LEVEL: 'set_logging_level',
+  LIST_FILES: 'list_files',
+  READ_FILE: 'read_file',
+  UPDATE_WEIGHTS: 'update_weights',
+  RESERVE_RESOURCES: 'reserve_resources',
+  UNRESERVE_RESOURCES: 'unreserve_resources',
+  CREATE_VOLUMES: 'create_volumes',
+  DESTROY_VOLUMES: 'destroy_volumes',
+  GROW_VOLUME: 'grow_volume',
+  SHRINK_VOLUME: 'shrink_volume',
+  UPDATE_MAINTENANCE_SCHEDULE: 'update_maintenance_schedule',
+  START_MAINTENANCE: 'start_maintenance',
+  STOP_MAINTENANCE: 'stop_maintenance',
+  DRAIN_AGENT: 'drain_agent',
+  DEACTIVATE_AGENT: 'deactivate_agent',
+  REACTIVATE_AGENT: 'reactivate_agent',
+  UPDATE_QUOTA: 'update_quota',
+  SET_QUOTA: 'set_quota',
+  REMOVE_QUOTA: 'remove_quota',
+  TEARDOWN: 'teardown',
+  MARK_AGENT_GONE: 'mark_agent_gone',
+};
+
+/** A parsed, validated call: its type and the whole JSON object (sub-messages are read by each call). */
+export interface OperatorCall {
+  type: CallType;
+  body: Record<string, unknown>;
+}
+
+/** Largest request body accepted (a maintenance schedule for thousands of machines fits). */
+export const MAX_API_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The media type of a header value, without parameters, lowercased (`application/json; charset=utf-8` -> `application/json`). */
+export function mediaType(value: string): string {
+  return (value.split(';')[0] ?? '').trim().toLowerCase();
+}
+
+/**
+ * Checks 4 and 5 of §0.3, on the headers alone (before the body is read).
+ * Accepts more than Mesos: Content-Type parameters, and curl's form default on a JSON body.
+ */
+export function checkApiHeaders(method: string, contentType: string | undefined): DrydockError | undefined {
+  if (method !== 'POST') return fail('METHOD_NOT_ALLOWED', method);
+  if (contentType === undefined || contentType.trim() === '') return fail('CONTENT_TYPE_MISSING');
+  const type = mediaType(contentType);
+  if (type === 'application/json') return undefined;
+  // `curl -d '{...}'` sends this; the body is still JSON (DESIGN.md: accept curl's default).
+  if (type === 'application/x-www-form-urlencoded') return undefined;
+  if (type === 'application/x-protobuf') return fail('PROTOBUF_UNSUPPORTED');
+  return fail('CONTENT_TYPE_UNSUPPORTED');
+}
+
+/** Does an Accept header allow JSON? Absent means anything. */
+export function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  for (const part of accept.split(',')) {
+    const [range = '', ...params] = part.split(';');
+    const type = range.trim().toLowerCase();
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    if (q !== undefined && Number(q.slice(2)) === 0) continue;
+    if (type === 'application/json' || type === 'application/*' || type === '*/*') return true;
+  }
+  return false;
+}
+
+/** Checks 6 to 9 of §0.3 on the body: parse, convert, validate, Accept, UNKNOWN. */
+export function parseApiCall(text: string, accept: string | undefined): { ok: true; call: OperatorCall } | { ok: false; error: DrydockError } {
+  let json: unknown;
+  try {
+    json = parseJson(text);
+  } catch (e) {
+    return { ok: false, error: fail('BODY_NOT_JSON', (e as Error).message) };
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return { ok: false, error: fail('BODY_NOT_CALL', 'Expecting a JSON object') };
+  }
+  const body = json as Record<string, unknown>;
+  const type = body['type'];
+  // stout: null means unset; a non-string for an enum field is a conversion error.
+  if (type !== undefined && type !== null && typeof type !== 'string') {
+    return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(type)} for field 'type'`) };
+  }
+  // An unknown name in the optional enum is dropped, so it fails validation as "not present".
+  if (typeof type !== 'string' || !KNOWN.has(type)) {
+    return { ok: false, error: fail('CALL_INVALID', "Expecting 'type' to be present") };
+  }
+  const callType = type as CallType;
+  const sub = REQUIRED_SUB[callType];
+  if (sub !== undefined) {
+    const v = body[sub];
+    if (v === undefined || v === null) return { ok: false, error: fail('CALL_INVALID', `Expecting '${sub}' to be present`) };
+    if (typeof v !== 'object' || Array.isArray(v)) return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(v)} for field '${sub}'`) };
+  }
+  if (!acceptsJson(accept)) return { ok: false, error: fail('NOT_ACCEPTABLE') };
+  if (callType === 'UNKNOWN') return { ok: false, error: fail('NOT_IMPLEMENTED', callType) };
+  return { ok: true, call: { type: callType, body } };
+}
+
+function jsonKind(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'bigint') return 'number';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+// ---- Answers -----------------------------------------------------------------------------
+
+/** A successful answer: a JSON value (written with exact int64s), or an empty 200 body. */
+export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError };
+
+/** Answers a validated call from the master's state. */
+export function answerCall(master: Master, call: OperatorCall): CallAnswer {
+  switch (call.type) {
+    case 'GET_HEALTH':
+      return ok({ type: 'GET_HEALTH', get_health: { healthy: true } });
+    case 'GET_VERSION':
+      return ok({ type: 'GET_VERSION', get_version: { version_info: versionInfo() } });
+    case 'GET_FLAGS':
+      return ok({ type: 'GET_FLAGS', get_flags: { flags: master.config.flags.map((f) => ({ name: f.name, value: f.value })) } });
+    case 'GET_MASTER':
+      return ok({ type: 'GET_MASTER', get_master: getMaster(master) });
+    case 'GET_AGENTS':
+      return ok({ type: 'GET_AGENTS', get_agents: getAgents(master) });
+    case 'GET_TASKS':
+      return ok({ type: 'GET_TASKS', get_tasks: getTasks(master) });
+    case 'GET_FRAMEWORKS':
+      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks() });
+    case 'GET_EXECUTORS':
+      return ok({ type: 'GET_EXECUTORS', get_executors: { executors: [] } });
+    case 'GET_STATE':
+      return ok({
+        type: 'GET_STATE',
+        get_state: { get_tasks: getTasks(master), get_executors: { executors: [] }, get_frameworks: getFrameworks(), get_agents: getAgents(master) },
+      });
+    default:
+      return { ok: false, error: fail('NOT_IMPLEMENTED', call.type) };
+  }
+}
+
+function ok(json: unknown): CallAnswer {
+  return { ok: true, json };
+}
+
+/** When dist was built: the mtime of this compiled file (there is no build step that stamps it). */
+const BUILT = ((): Date | undefined => {
+  try {
+    return statSync(fileURLToPath(import.meta.url)).mtime;
+  } catch {
+    return undefined;
+  }
+})();
+
+/** Mesos VersionInfo; `version` is the Mesos API Drydock speaks, git_tag names the Drydock release. */
+export function versionInfo(): Record<string, unknown> {
+  const info: Record<string, unknown> = { version: MESOS_API_VERSION };
+  if (BUILT !== undefined) {
+    info['build_date'] = BUILT.toISOString().replace('T', ' ').slice(0, 19);
+    info['build_time'] = Math.floor(BUILT.getTime() / 1000);
+  }
+  info['git_tag'] = `drydock-${DRYDOCK_VERSION}`;
+  return info;
+}
+
+/** IPv4 dotted quad as Mesos' deprecated MasterInfo.ip: the uint32 in network byte order, read on a little-endian host. */
+export function ipToNetworkUint32(ip: string): number {
+  const parts = ip.split('.').map(Number);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) return 0;
+  const [a = 0, b = 0, c = 0, d = 0] = parts;
+  return (a | (b << 8) | (c << 16) | (d << 24)) >>> 0;
+}
+
+function getMaster(master: Master): Record<string, unknown> {
+  const ip = master.advertisedIp;
+  const port = master.port;
+  const hostname = master.config.hostname;
+  return {
+    master_info: {
+      id: master.id,
+      ip: ipToNetworkUint32(ip),
+      port,
+      pid: `master@${ip}:${port}`,
+      hostname,
+      version: MESOS_API_VERSION,
+      address: { hostname, ip, port },
+      capabilities: [{ type: 'AGENT_UPDATE' }, { type: 'AGENT_DRAINING' }],
+    },
+    start_time: master.startTimeMs / 1000,
+    elected_time: master.startTimeMs / 1000,
+  };
+}
+
+/** AgentInfo as agent_info / recovered_agents write it: resources without a role, checkpoint:true. */
+function agentInfo(e: AgentEntry): AgentInfo & { checkpoint: boolean } {
+  return {
+    hostname: e.info.hostname,
+    port: e.info.port,
+    resources: e.info.resources,
+    attributes: e.info.attributes,
+    id: { value: e.id },
+    checkpoint: true,
+  };
+}
+
+function allocated(e: AgentEntry): Resource[] {
+  let sum: Resource[] = [];
+  for (const t of e.tasks?.values() ?? []) if (!isTerminal(t.state)) sum = addResources(sum, t.resources);
+  return sum;
+}
+
+function agentJson(e: AgentEntry): Record<string, unknown> {
+  const a: Record<string, unknown> = {
+    agent_info: agentInfo(e),
+    active: e.connected,
+    deactivated: false,
+    version: e.version,
+    pid: `slave(1)@${e.info.ip}:${e.info.port}`,
+    registered_time: { nanoseconds: e.registeredTimeNs },
+  };
+  if (e.reregisteredTimeNs !== undefined) a['reregistered_time'] = { nanoseconds: e.reregisteredTimeNs };
+  a['total_resources'] = toEndpointFormat(e.info.resources);
+  a['allocated_resources'] = toEndpointFormat(allocated(e));
+  a['offered_resources'] = [];
+  a['capabilities'] = e.capabilities.map((type) => ({ type }));
+  return a;
+}
+
+function getAgents(master: Master): { agents: unknown[]; recovered_agents: unknown[] } {
+  const agents: unknown[] = [];
+  const recovered: unknown[] = [];
+  for (const e of master.table.all()) {
+    if (e.phase === 'REGISTERED') agents.push(agentJson(e));
+    else if (e.phase === 'RECOVERED') recovered.push(agentInfo(e));
+  }
+  return { agents, recovered_agents: recovered };
+}
+
+function getTasks(master: Master): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
+  const tasks: Task[] = [];
+  const unreachable: Task[] = [];
+  for (const e of master.table.all()) {
+    if (e.tasks === undefined) continue;
+    for (const t of e.tasks.values()) {
+      if (e.phase === 'UNREACHABLE' && !isTerminal(t.state)) unreachable.push({ ...t, state: 'TASK_UNREACHABLE' });
+      else tasks.push(t);
+    }
+  }
+  return { tasks, unreachable_tasks: unreachable, completed_tasks: [...master.table.completedTasks] };
+}
+
+function getFrameworks(): { frameworks: unknown[]; completed_frameworks: unknown[] } {
+  // Frameworks arrive with the scheduler API (next issue).
+  return { frameworks: [], completed_frameworks: [] };
+}

@@ -1,0 +1,102 @@
+/**
+ * `npm run bench [-- NAME...] [--out=FILE] [...]`: runs the benchmarks (all, or those named)
+ * one after another, prints a table per benchmark, and writes every result as JSON to
+ * --out when given. A benchmark that fails is reported with what it measured before the
+ * failure, and the others still run; exit status 1 then. Missed goals are reported, not
+ * fatal: performance is measured here, not asserted.
+ *
+ *   --out=FILE            write results JSON (for the README)
+ *   --launches=N          launch: measured launches (default 50)
+ *   --kill-samples=N      kill: kills (default 10)
+ *   --grace-ms=MS         kill: grace period (default 1000)
+ *   --tasks=N             footprint: tasks in the loaded measurement (default 100)
+ *   --window-ms=MS        footprint: CPU window (default 5000)
+ *   --storm-counts=A,B    storm: sizes (default 1000,10000)
+ *   --storm-processes=P   storm: sim-agent processes (default 2 from 5,000 agents, else 1)
+ *   --storm-concurrency=C storm: handshakes in flight over all processes (default 256)
+ *   --storm-repeats=R     storm: floor and master storms per size, median reported (default 3)
+ */
+
+import { writeFileSync } from 'node:fs';
+import { cpus, release } from 'node:os';
+import { parseArgs } from 'node:util';
+import { allGoalsMet, renderTable, type BenchResult } from './report.js';
+import { runLaunch } from './launch.js';
+import { runKill } from './kill.js';
+import { runFootprint } from './footprint.js';
+import { runStorm } from './storm.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    out: { type: 'string' },
+    launches: { type: 'string', default: '50' },
+    'kill-samples': { type: 'string', default: '10' },
+    'grace-ms': { type: 'string', default: '1000' },
+    tasks: { type: 'string', default: '100' },
+    'window-ms': { type: 'string', default: '5000' },
+    'storm-counts': { type: 'string', default: '1000,10000' },
+    'storm-processes': { type: 'string' },
+    'storm-concurrency': { type: 'string', default: '256' },
+    'storm-repeats': { type: 'string', default: '3' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+
+/** A positive integer option, or exit naming the flag and the value it got. */
+function int(flag: string, text: string | undefined): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) {
+    process.stderr.write(`bench: --${flag} must be a positive integer, got '${text ?? ''}'\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
+  launch: () => runLaunch({ launches: int('launches', values.launches) }),
+  kill: () => runKill({ samples: int('kill-samples', values['kill-samples']), graceMs: int('grace-ms', values['grace-ms']) }),
+  footprint: () => runFootprint({ tasks: int('tasks', values.tasks), windowMs: int('window-ms', values['window-ms']) }),
+  storm: () => runStorm({
+    counts: (values['storm-counts'] ?? '').split(',').map((c) => int('storm-counts', c)),
+    ...(values['storm-processes'] === undefined ? {} : { processes: int('storm-processes', values['storm-processes']) }),
+    concurrency: int('storm-concurrency', values['storm-concurrency']),
+    ipBase: '127.1.0.0',
+    repeats: int('storm-repeats', values['storm-repeats']),
+  }),
+};
+
+if (values.help === true) {
+  process.stdout.write(`usage: npm run bench -- [${Object.keys(BENCHMARKS).join('|')} ...] [--out=FILE] (see scripts/bench/run.ts)\n`);
+  process.exit(0);
+}
+const unknown = positionals.filter((p) => !(p in BENCHMARKS));
+if (unknown.length > 0) {
+  process.stderr.write(`bench: unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}\n`);
+  process.exit(2);
+}
+const names = positionals.length > 0 ? positionals : Object.keys(BENCHMARKS);
+
+const results: BenchResult[] = [];
+for (const name of names) {
+  const t0 = performance.now();
+  process.stderr.write(`bench: ${name}...\n`);
+  let result: BenchResult;
+  try {
+    result = await BENCHMARKS[name]!();
+  } catch (e) {
+    result = { benchmark: name, rows: [], error: (e as Error).message };
+  }
+  result.context = { ...result.context, wallMs: Math.round(performance.now() - t0) };
+  results.push(result);
+  process.stdout.write(`\n${renderTable(result)}\n`);
+}
+
+const machine = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', kernel: release(), date: new Date().toISOString() };
+process.stdout.write(`\nmachine: ${machine.cpus} x ${machine.cpuModel}, Linux ${machine.kernel}, Node ${machine.node}\n`);
+process.stdout.write(allGoalsMet(results) ? 'all goals met\n' : 'some goals missed or benchmarks failed (see FAIL above)\n');
+if (values.out !== undefined) {
+  writeFileSync(values.out, JSON.stringify({ machine, results }, null, 2) + '\n');
+  process.stderr.write(`bench: results written to ${values.out}\n`);
+}
+process.exit(results.some((r) => r.error !== undefined) ? 1 : 0);

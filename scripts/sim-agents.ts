@@ -1,0 +1,387 @@
+/**
+ * Simulated agents: many agent sessions in one process, speaking the real agent <-> master
+ * protocol (shared/protocol.ts) to a real master, with no tasks behind them.
+ *
+ *   node dist/scripts/sim-agents.js --master=127.0.0.1:5050 --count=N [--first=1]
+ *        [--ip-base=127.1.0.0] [--concurrency=128] [--run-tasks] [--wait-go]
+ *
+ * Sim agent k is `sim-<k>`. With --ip-base each one binds its own loopback source address
+ * (base + k): every source address has its own ephemeral port range, so 10,000 sessions
+ * plus the TIME_WAIT sockets of the previous run never exhaust the ~28,000 ports one
+ * address gets. Pings are answered by `ws` itself. With --run-tasks a RUN_TASK is answered
+ * with a TASK_RUNNING update (no process) and a KILL_TASK with TASK_KILLED, so throughput
+ * benchmarks can drive the master's task path.
+ *
+ * --warmup=N first registers N throw-away sessions with an in-process server (JIT warm-up).
+ *
+ * One JSON line per milestone on stdout: `ready` (with --wait-go, before waiting for a
+ * `go` line on stdin), `connecting`, `progress` (every 10 %), `registered` or
+ * `registration_incomplete`, `lost` (sessions the master closed later), `closed`.
+ * `at` fields are epoch milliseconds so a driver can line up several processes.
+ * SIGTERM / SIGINT close every session and exit 0.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import WebSocket from 'ws';
+import { AGENT_SESSION_PATH, CLOSE_CODES, assertNever, decodeMasterMessage, encode, type AgentMessage } from '../shared/protocol.js';
+import type { TaskStatus } from '../shared/mesos.js';
+import { DRYDOCK_VERSION } from '../shared/version.js';
+import { startEchoServer } from './bench/echo-server.js';
+import { boolFlag, durationFlag, flagsOrExit, intFlag, optionalStringFlag, stringFlag } from '../shared/flags.js';
+
+/** What to start. */
+export interface SimAgentsOptions {
+  /** The master's `host:port`, as the agent's --master flag. */
+  master: string;
+  /** How many sim agents. */
+  count: number;
+  /** Number of the first agent (hostname `sim-<first>`), so several processes do not collide. Default 1. */
+  first?: number;
+  /** Bind agent k to source address ipBase + k. Default: no bind (the kernel picks 127.0.0.1). */
+  ipBase?: string;
+  /** Handshakes in flight at once; beyond the master's listen backlog, SYNs are dropped and retried after 1 s. Default 128. */
+  concurrency?: number;
+  /** Answer RUN_TASK with TASK_RUNNING and KILL_TASK with TASK_KILLED. Default true. */
+  runTasks?: boolean;
+  /** Give up on one attempt (connect + REGISTERED) after this long. Default 20 s. */
+  attemptTimeoutMs?: number;
+  /** Attempts per agent before it counts as failed. Default 3. */
+  attempts?: number;
+  /** Called after each REGISTERED, with the number registered so far. */
+  onProgress?: (registered: number) => void;
+}
+
+/** How a registration run ended. */
+export interface RegistrationSummary {
+  count: number;
+  registered: number;
+  failed: number;
+  /** From the start of connecting until the last agent registered or gave up. */
+  elapsedMs: number;
+  /** Epoch ms of the start of connecting and of the end, for cross-process timing. */
+  startedAt: number;
+  endedAt: number;
+  /** Up to 5 distinct failure reasons. */
+  errors: string[];
+}
+
+/** Counters of a running set of sim agents. */
+export interface SimAgentCounters {
+  registered: number;
+  failed: number;
+  /** Sessions the master closed after REGISTERED. */
+  lost: number;
+  tasksRunning: number;
+  updatesSent: number;
+  acksReceived: number;
+}
+
+/** A running set of sim agents. */
+export interface SimAgents {
+  /** Settles when every agent registered or gave up; never rejects. */
+  readonly registered: Promise<RegistrationSummary>;
+  readonly counters: Readonly<SimAgentCounters>;
+  /** Closes every session with a close handshake (bounded: stragglers are terminated after 5 s). */
+  close(): Promise<void>;
+  /** Drops every socket at once. */
+  terminate(): void;
+}
+
+/** IPv4 dotted quad -> 32-bit unsigned integer. */
+export function ipv4ToInt(ip: string): number {
+  const parts = ip.split('.').map((p) => Number(p));
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) throw new Error(`not an IPv4 address: '${ip}'`);
+  return (((parts[0]! << 24) >>> 0) + (parts[1]! << 16) + (parts[2]! << 8) + parts[3]!) >>> 0;
+}
+
+/** 32-bit unsigned integer -> IPv4 dotted quad. */
+export function intToIpv4(n: number): string {
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+}
+
+/**
+ * Source address of sim agent k: ipBase + k. It must stay inside 127.0.0.0/8, the only range
+ * the loopback interface answers for without configuration, and must not be its broadcast.
+ */
+export function simAgentAddress(ipBase: string, k: number): string {
+  const n = ipv4ToInt(ipBase) + k;
+  if (n >>> 24 !== 127 || n >= 0x7fffffff) throw new Error(`sim agent ${k}: ${ipBase} + ${k} leaves 127.0.0.0/8`);
+  return intToIpv4(n);
+}
+
+/** 16 random bytes, base64: the uuid format of a Mesos status update. */
+function statusUuid(): string {
+  return randomBytes(16).toString('base64');
+}
+
+/** Starts `count` sim agents against `master`; they stay connected until close(). */
+export function startSimAgents(options: SimAgentsOptions): SimAgents {
+  const first = options.first ?? 1;
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? 128, options.count));
+  const attempts = options.attempts ?? 3;
+  const attemptTimeoutMs = options.attemptTimeoutMs ?? 20_000;
+  const runTasks = options.runTasks ?? true;
+  const url = `ws://${options.master}${AGENT_SESSION_PATH}`;
+  const counters: SimAgentCounters = { registered: 0, failed: 0, lost: 0, tasksRunning: 0, updatesSent: 0, acksReceived: 0 };
+  const sockets = new Set<WebSocket>();
+  const errors = new Set<string>();
+  let closing = false;
+  const startedAt = Date.now();
+  const t0 = performance.now();
+
+  /** One agent's session after REGISTERED: answer the master until it or we close. */
+  function serve(ws: WebSocket, agentId: string): void {
+    ws.on('message', (data, isBinary) => {
+      const d = decodeMasterMessage(data, isBinary);
+      if (!d.ok) {
+        ws.close(CLOSE_CODES.PROTOCOL_ERROR, d.error.slice(0, 120));
+        return;
+      }
+      const msg = d.message;
+      switch (msg.type) {
+        case 'REGISTERED':
+          break; // a duplicate answer to our one REGISTER; nothing to do
+        case 'SHUTDOWN':
+          ws.close(CLOSE_CODES.GOING_AWAY, 'shutdown');
+          break;
+        case 'RUN_TASK':
+          if (runTasks) {
+            counters.tasksRunning++;
+            sendStatus(ws, msg.framework_id, { task_id: msg.task.task_id, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', agent_id: { value: agentId }, timestamp: Date.now() / 1000, uuid: statusUuid() });
+          } else {
+            sendStatus(ws, msg.framework_id, { task_id: msg.task.task_id, state: 'TASK_DROPPED', source: 'SOURCE_AGENT', agent_id: { value: agentId }, message: 'sim agent does not run tasks', timestamp: Date.now() / 1000, uuid: statusUuid() });
+          }
+          break;
+        case 'KILL_TASK':
+          if (runTasks) counters.tasksRunning = Math.max(0, counters.tasksRunning - 1);
+          sendStatus(ws, msg.framework_id, { task_id: { value: msg.task_id }, state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR', agent_id: { value: agentId }, timestamp: Date.now() / 1000, uuid: statusUuid() });
+          break;
+        case 'ACKNOWLEDGE':
+          // Sim agents do not resend updates, so an acknowledgement only needs counting.
+          counters.acksReceived++;
+          break;
+        default:
+          assertNever(msg);
+      }
+    });
+    ws.on('close', () => {
+      sockets.delete(ws);
+      if (!closing) counters.lost++;
+    });
+  }
+
+  function sendStatus(ws: WebSocket, frameworkId: string, status: TaskStatus): void {
+    const m: AgentMessage = { type: 'STATUS_UPDATE', framework_id: frameworkId, status };
+    ws.send(encode(m));
+    counters.updatesSent++;
+  }
+
+  /** One attempt: connect, REGISTER, wait for REGISTERED. Resolves with the agent id or an error text. */
+  function attempt(k: number): Promise<{ ok: true; ws: WebSocket; agentId: string } | { ok: false; error: string }> {
+    return new Promise((resolve) => {
+      const ip = options.ipBase === undefined ? '127.0.0.1' : simAgentAddress(options.ipBase, k);
+      const ws = new WebSocket(url, {
+        perMessageDeflate: false,
+        handshakeTimeout: attemptTimeoutMs,
+        ...(options.ipBase === undefined ? {} : { localAddress: ip }),
+      });
+      let settled = false;
+      const finish = (r: { ok: true; ws: WebSocket; agentId: string } | { ok: false; error: string }): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        ws.removeAllListeners('message');
+        if (!r.ok) ws.terminate();
+        resolve(r);
+      };
+      const timer = setTimeout(() => finish({ ok: false, error: `no REGISTERED within ${attemptTimeoutMs} ms` }), attemptTimeoutMs);
+      ws.on('error', (e) => finish({ ok: false, error: e.message }));
+      ws.on('close', (code, reason) => finish({ ok: false, error: `closed before REGISTERED (${code} ${reason.toString()})` }));
+      ws.on('open', () => {
+        const reg: AgentMessage = {
+          type: 'REGISTER',
+          request_id: 1,
+          agent: {
+            hostname: `sim-${k}`,
+            ip,
+            port: 5051,
+            resources: [
+              { name: 'cpus', type: 'SCALAR', scalar: { value: 4 } },
+              { name: 'mem', type: 'SCALAR', scalar: { value: 4096 } },
+              { name: 'disk', type: 'SCALAR', scalar: { value: 10000 } },
+              { name: 'ports', type: 'RANGES', ranges: { range: [{ begin: 31000, end: 32000 }] } },
+            ],
+            attributes: [{ name: 'sim', type: 'TEXT', text: { value: 'true' } }],
+          },
+          version: DRYDOCK_VERSION,
+          capabilities: [],
+          tasks: [],
+          frameworks: [],
+        };
+        ws.send(encode(reg));
+      });
+      ws.on('message', (data, isBinary) => {
+        const d = decodeMasterMessage(data, isBinary);
+        if (!d.ok) return finish({ ok: false, error: `bad frame before REGISTERED: ${d.error}` });
+        if (d.message.type === 'REGISTERED') return finish({ ok: true, ws, agentId: d.message.agent_id });
+        if (d.message.type === 'SHUTDOWN') return finish({ ok: false, error: `SHUTDOWN: ${d.message.message}` });
+        // Anything else before REGISTERED is out of order; ignore it as an agent would.
+      });
+    });
+  }
+
+  async function runAgent(k: number): Promise<void> {
+    for (let i = 0; i < attempts && !closing; i++) {
+      const r = await attempt(k);
+      if (r.ok) {
+        r.ws.removeAllListeners('close');
+        r.ws.removeAllListeners('error');
+        r.ws.on('error', () => {}); // a reset after REGISTERED shows up as 'close'
+        if (closing) {
+          r.ws.terminate();
+          return;
+        }
+        sockets.add(r.ws);
+        serve(r.ws, r.agentId);
+        counters.registered++;
+        options.onProgress?.(counters.registered);
+        return;
+      }
+      if (errors.size < 5) errors.add(r.error);
+      // Back off like the real agent (uniform in [0, 100 ms * 2^i]) so retries do not arrive in a wave.
+      await new Promise((res) => setTimeout(res, Math.random() * 100 * 2 ** i));
+    }
+    counters.failed++;
+  }
+
+  const registered = (async (): Promise<RegistrationSummary> => {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < options.count && !closing) {
+        const k = first + next++;
+        await runAgent(k);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    return {
+      count: options.count,
+      registered: counters.registered,
+      failed: options.count - counters.registered,
+      elapsedMs: performance.now() - t0,
+      startedAt,
+      endedAt: Date.now(),
+      errors: [...errors],
+    };
+  })();
+
+  return {
+    registered,
+    counters,
+    async close(): Promise<void> {
+      closing = true;
+      const open = [...sockets];
+      await Promise.race([
+        Promise.all(open.map((ws) => new Promise<void>((res) => {
+          if (ws.readyState === WebSocket.CLOSED) return res();
+          ws.once('close', () => res());
+          ws.close(CLOSE_CODES.GOING_AWAY, 'sim agents stopping');
+        }))),
+        new Promise((res) => setTimeout(res, 5_000).unref()),
+      ]);
+      for (const ws of sockets) ws.terminate();
+      sockets.clear();
+    },
+    terminate(): void {
+      closing = true;
+      for (const ws of sockets) ws.terminate();
+      sockets.clear();
+    },
+  };
+}
+
+const FLAGS = {
+  master: stringFlag('The master, host:port.', '127.0.0.1:5050', 'host:port'),
+  count: intFlag('How many sim agents to start. Default 100.', 100, 1, 20_000),
+  first: intFlag('Number of the first sim agent (hostname sim-<first>).', 1, 0, 10_000_000),
+  'ip-base': optionalStringFlag('Bind sim agent k to source address ip-base + k (inside 127.0.0.0/8). Default: no bind.', 'IP'),
+  concurrency: intFlag('Handshakes in flight at once. Default 128.', 128, 1, 20_000),
+  'run-tasks': boolFlag('Answer RUN_TASK with TASK_RUNNING (no process) and KILL_TASK with TASK_KILLED. Default true.', true),
+  'wait-go': boolFlag('Print {"msg":"ready"} and wait for a line "go" on stdin before connecting. Default false.', false),
+  'attempt-timeout': durationFlag('Give up one attempt (connect + REGISTERED) after this long. Default 20secs.', 20_000),
+  attempts: intFlag('Attempts per agent before it counts as failed. Default 3.', 3, 1, 100),
+  warmup: intFlag('Before connecting (and before `ready`), register this many throw-away sessions with an in-process server, so the clock does not time the JIT compiling the client path. Default 0.', 0, 0, 5_000),
+} as const;
+
+/** Registers `count` throw-away sessions with an in-process floor server, then drops them. */
+async function warmUp(count: number): Promise<void> {
+  const server = await startEchoServer();
+  const sims = startSimAgents({ master: `127.0.0.1:${server.port}`, count, concurrency: 64, runTasks: false });
+  await sims.registered;
+  await sims.close();
+  server.close();
+}
+
+function line(msg: string, fields: Record<string, unknown> = {}): void {
+  process.stdout.write(JSON.stringify({ msg, ...fields }) + '\n');
+}
+
+async function main(): Promise<void> {
+  const f = flagsOrExit('sim-agents', 'Simulated Drydock agents speaking the real protocol to a master.', FLAGS, process.argv.slice(2));
+  if (f.warmup > 0) await warmUp(f.warmup);
+  if (f['wait-go']) {
+    line('ready', { count: f.count, first: f.first, pid: process.pid });
+    const rl = createInterface({ input: process.stdin });
+    await new Promise<void>((resolve) => {
+      rl.on('line', (l) => { if (l.trim() === 'go') resolve(); });
+      rl.on('close', () => resolve()); // a driver that died must not leave us waiting forever
+    });
+    rl.close();
+  }
+  const step = Math.max(1, Math.ceil(f.count / 10));
+  let nextReport = step;
+  const sims = startSimAgents({
+    master: f.master,
+    count: f.count,
+    first: f.first,
+    concurrency: f.concurrency,
+    runTasks: f['run-tasks'],
+    attemptTimeoutMs: f['attempt-timeout'],
+    attempts: f.attempts,
+    ...(f['ip-base'] === undefined ? {} : { ipBase: f['ip-base'] }),
+    onProgress: (n) => {
+      if (n >= nextReport && n < f.count) {
+        line('progress', { registered: n, count: f.count, at: Date.now() });
+        nextReport += step;
+      }
+    },
+  });
+  line('connecting', { count: f.count, first: f.first, master: f.master, at: Date.now() });
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    void sims.close().then(() => {
+      line('closed', { lost: sims.counters.lost, tasksRunning: sims.counters.tasksRunning, updatesSent: sims.counters.updatesSent, acksReceived: sims.counters.acksReceived });
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  const s = await sims.registered;
+  if (stopping) return;
+  line(s.failed === 0 ? 'registered' : 'registration_incomplete', { ...s, elapsedMs: Math.round(s.elapsedMs) });
+  // Report later losses once a second at most, so a master restart is visible without a flood.
+  let lastLost = 0;
+  setInterval(() => {
+    if (sims.counters.lost !== lastLost) {
+      lastLost = sims.counters.lost;
+      line('lost', { lost: lastLost, at: Date.now() });
+    }
+  }, 1_000);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  void main();
+}

@@ -1,0 +1,48 @@
+/**
+ * `npm start`'s local cluster: it comes up with a master and agents on distinct loopback
+ * addresses, answers the calls it prints, and Ctrl-C (SIGINT) stops every process it started.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT, alive, callApi, eventually, tempDir } from '../helpers/daemons.js';
+import { freePort } from '../helpers/ports.js';
+
+test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_000 }, async (t) => {
+  const workDir = tempDir(t, 'drydock-cluster-');
+  const port = await freePort();
+  const agentPort = await freePort('127.0.0.2');
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'scripts', 'cluster.js'), '--agents=2', `--port=${port}`, `--agent_port=${agentPort}`, `--work_dir=${workDir}`, '--quiet'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const pids: number[] = [];
+  t.after(async () => {
+    for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  await eventually(() => (out.includes('Drydock is up.') ? true : undefined), 45_000, 100, `the cluster banner; output so far: ${out}`);
+  for (const m of out.matchAll(/pid (\d+)/g)) pids.push(Number(m[1]));
+  assert.equal(pids.length, 3, `a master and two agents in the banner:\n${out}`);
+  assert.ok(pids.every(alive));
+  assert.match(out, new RegExp(`http://127\\.0\\.0\\.3:${agentPort}`));
+
+  const agents = await callApi(`http://127.0.0.1:${port}`, { type: 'GET_AGENTS' });
+  assert.equal(agents.status, 200);
+  const list = (agents.json as { get_agents: { agents: Array<{ agent_info: { hostname: string }; active: boolean }> } }).get_agents.agents;
+  assert.deepEqual(list.map((a) => a.agent_info.hostname).sort(), ['agent-1', 'agent-2']);
+  assert.ok(list.every((a) => a.active));
+  const agentHealth = await fetch(`http://127.0.0.2:${agentPort}/health`, { signal: AbortSignal.timeout(5_000) });
+  assert.equal(agentHealth.status, 200);
+
+  child.kill('SIGINT');
+  const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 40_000))]);
+  assert.equal(code, 0, out);
+  assert.match(out, /cluster: stopped\./);
+  for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);
+});

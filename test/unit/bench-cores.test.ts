@@ -1,0 +1,83 @@
+/**
+ * The pure pieces of the benchmarks and sim agents: quantiles, table rendering, /proc/<pid>/stat
+ * parsing, and sim-agent source addresses. Tables of cases, no processes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { quantile, summarize } from '../../scripts/bench/stats.js';
+import { against, allGoalsMet, formatNumber, renderTable, type BenchResult } from '../../scripts/bench/report.js';
+import { parseProcStat } from '../../scripts/bench/procfs.js';
+import { intToIpv4, ipv4ToInt, simAgentAddress } from '../../scripts/sim-agents.js';
+
+test('quantile: nearest rank, always a measured sample', () => {
+  const fifty = Array.from({ length: 50 }, (_, i) => 50 - i); // 50..1, unsorted on purpose
+  const cases: Array<[readonly number[], number, number]> = [
+    [[7], 0.5, 7],
+    [[7], 0.99, 7],
+    [[1, 2, 3, 4], 0.5, 2],
+    [[4, 3, 2, 1], 1, 4],
+    [fifty, 0.5, 25],
+    [fifty, 0.99, 50],
+    [fifty, 0, 1],
+  ];
+  for (const [samples, q, want] of cases) assert.equal(quantile(samples, q), want, `q=${q} of ${samples.length}`);
+  assert.ok(Number.isNaN(quantile([], 0.5)));
+});
+
+test('summarize: min, p50, p99, max, mean; NaN when empty', () => {
+  assert.deepEqual(summarize([3, 1, 2]), { n: 3, min: 1, p50: 2, p99: 3, max: 3, mean: 2 });
+  const empty = summarize([]);
+  assert.equal(empty.n, 0);
+  assert.ok(Number.isNaN(empty.p50));
+});
+
+test('against: ratio only when the floor is a non-zero number', () => {
+  assert.deepEqual(against('spawn', 2, 6), { floor: { label: 'spawn', value: 2 }, ratio: 3 });
+  assert.deepEqual(against('ideal', 0, 6), { floor: { label: 'ideal', value: 0 } });
+  assert.deepEqual(against('x', Number.NaN, 6), { floor: { label: 'x', value: Number.NaN } });
+});
+
+test('formatNumber: digits by magnitude', () => {
+  const cases: Array<[number, string]> = [[0, '0'], [1.234, '1.23'], [12.34, '12.3'], [123.4, '123'], [Number.NaN, 'NaN']];
+  for (const [v, want] of cases) assert.equal(formatNumber(v), want);
+});
+
+test('renderTable: aligned columns, PASS/FAIL from goals, error line', () => {
+  const result: BenchResult = {
+    benchmark: 'storm',
+    rows: [
+      { benchmark: 'storm', metric: 'registered in', value: 5.5, unit: 's', ...against('raw ws echo', 3.5, 5.5), goal: { text: '< 10 s', pass: true }, note: 'all registered' },
+      { benchmark: 'storm', metric: 'master RSS', value: 600, unit: 'MB', goal: { text: '< 500 MB', pass: false } },
+    ],
+    error: 'boom',
+  };
+  const lines = renderTable(result).split('\n');
+  assert.match(lines[0] ?? '', /^benchmark \| figure\s+\| floor\s+\| ratio \| goal\s+\| note$/);
+  assert.match(lines[2] ?? '', /registered in = 5.50 s \| raw ws echo = 3.50 s \| 1.57x \| < 10 s\s+\| PASS: all registered/);
+  assert.match(lines[3] ?? '', /master RSS = 600 MB\s+\| -\s+\| -\s+\| < 500 MB \| FAIL$/);
+  assert.equal(lines[4], 'storm FAILED: boom');
+  // Every table line has the same column boundaries.
+  assert.equal(new Set(lines.slice(0, 4).map((l) => l.indexOf('|'))).size, 1);
+  assert.equal(allGoalsMet([result]), false);
+  assert.equal(allGoalsMet([{ benchmark: 'x', rows: [{ benchmark: 'x', metric: 'm', value: 1, unit: '', goal: { text: '', pass: true } }] }]), true);
+});
+
+test('parseProcStat: fields counted from the last parenthesis', () => {
+  // comm with a space and a parenthesis, as a process may name itself.
+  const line = '1234 (node (x) y) S 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 11 0 100 1000 200 0';
+  assert.deepEqual(parseProcStat(line), { pid: 1234, comm: 'node (x) y', ppid: 1, pgid: 1234, cpuSeconds: 3 });
+  assert.equal(parseProcStat('garbage'), undefined);
+});
+
+test('sim agent addresses: base + k inside 127.0.0.0/8', () => {
+  assert.equal(ipv4ToInt('127.1.0.0'), 0x7f010000);
+  assert.equal(intToIpv4(0x7f010203), '127.1.2.3');
+  const cases: Array<[string, number, string]> = [
+    ['127.1.0.0', 1, '127.1.0.1'],
+    ['127.1.0.0', 256, '127.1.1.0'],
+    ['127.1.0.0', 10_000, '127.1.39.16'],
+  ];
+  for (const [base, k, want] of cases) assert.equal(simAgentAddress(base, k), want);
+  assert.throws(() => simAgentAddress('127.255.255.0', 300), /leaves 127/);
+  assert.throws(() => ipv4ToInt('127.1.0'), /not an IPv4/);
+});

@@ -1,0 +1,209 @@
+/**
+ * The agent table's transitions, pure: registration kinds, liveness ticks driven by a
+ * ManualClock, recovery deadline, tasks and acknowledgements.
+ */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../shared/clock.js';
+import { nowNs } from '../../shared/duration.js';
+import type { AgentSelf } from '../../shared/protocol.js';
+import { AgentTable, type RegistrationKind, type RegistrationRequest, type RegistrationWrite } from '../../master/agents.js';
+import type { RecoveredAgent } from '../../master/registry/registry.js';
+
+const LIMITS = { pingTimeoutMs: 1_000, maxPingTimeouts: 3, reregisterTimeoutMs: 10_000 };
+
+function self(port: number, over: Partial<AgentSelf> = {}): AgentSelf {
+  return { hostname: `h${port}`, ip: '10.0.0.1', port, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 } }], attributes: [], ...over };
+}
+
+function req(agentId: string | undefined, port: number, over: Partial<AgentSelf> = {}): RegistrationRequest {
+  return { agentId, info: self(port, over), version: '0.1.0', capabilities: [] };
+}
+
+function recovered(id: string, port: number, reachability: 'REACHABLE' | 'UNREACHABLE' = 'REACHABLE'): RecoveredAgent {
+  return { id, info: self(port), version: '0.1.0', capabilities: [], registeredTimeNs: 1n, reachability };
+}
+
+/** Registers through plan + apply, as the master does once the write is durable. */
+function register(table: AgentTable, clock: ManualClock, r: RegistrationRequest, sessionId: number, mint = 'new-id') {
+  const plan = table.planRegistration(r, nowNs(clock.now()), () => mint);
+  const applied = table.applyRegistration(plan, r, [], sessionId, nowNs(clock.now()));
+  return { plan, applied };
+}
+
+describe('planRegistration', () => {
+  const cases: Array<{ name: string; setup: (t: AgentTable, c: ManualClock) => void; request: RegistrationRequest; kind: RegistrationKind; write: RegistrationWrite; id: string; replaces?: string }> = [
+    { name: 'no id: a new agent', setup: () => {}, request: req(undefined, 1), kind: 'NEW', write: 'ADMIT', id: 'minted' },
+    { name: 'unknown id: accepted as itself', setup: () => {}, request: req('x', 1), kind: 'UNKNOWN_ID', write: 'ADMIT', id: 'x' },
+    { name: 'recovered, same info: no write', setup: (t, c) => t.recover([recovered('r', 1)], c.now()), request: req('r', 1), kind: 'RECOVERED', write: 'NONE', id: 'r' },
+    { name: 'recovered, changed info: written again', setup: (t, c) => t.recover([recovered('r', 1)], c.now()), request: req('r', 1, { hostname: 'renamed' }), kind: 'RECOVERED', write: 'ADMIT', id: 'r' },
+    { name: 'unreachable: readmitted', setup: (t, c) => t.recover([recovered('u', 1, 'UNREACHABLE')], c.now()), request: req('u', 1), kind: 'UNREACHABLE', write: 'READMIT', id: 'u' },
+    { name: 'registered: re-registration', setup: (t, c) => void register(t, c, req('a', 1), 1), request: req('a', 1), kind: 'REREGISTERED', write: 'NONE', id: 'a' },
+    { name: 'new agent at a disconnected agent\'s address replaces it', setup: (t, c) => { register(t, c, req('old', 7), 1); t.disconnect('old', 1, c.now()); }, request: req(undefined, 7), kind: 'NEW', write: 'ADMIT', id: 'minted', replaces: 'old' },
+    { name: 'new agent at a recovered agent\'s address replaces it', setup: (t, c) => t.recover([recovered('old', 7)], c.now()), request: req(undefined, 7), kind: 'NEW', write: 'ADMIT', id: 'minted', replaces: 'old' },
+    { name: 'a connected agent at the same address is not replaced', setup: (t, c) => void register(t, c, req('old', 7), 1), request: req(undefined, 7), kind: 'NEW', write: 'ADMIT', id: 'minted' },
+    { name: 'port 0 is never an address conflict', setup: (t, c) => void register(t, c, req('old', 0), 1), request: req(undefined, 0), kind: 'NEW', write: 'ADMIT', id: 'minted' },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const clock = new ManualClock();
+      const table = new AgentTable(LIMITS);
+      c.setup(table, clock);
+      const plan = table.planRegistration(c.request, nowNs(clock.now()), () => 'minted');
+      assert.equal(plan.kind, c.kind);
+      assert.equal(plan.write, c.write);
+      assert.equal(plan.agentId, c.id);
+      assert.equal(plan.replaces, c.replaces);
+    });
+  }
+});
+
+describe('applyRegistration', () => {
+  test('re-registration keeps registered_time, sets reregistered_time, and reports the older session', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    const first = table.get('a')!.registeredTimeNs;
+    assert.equal(table.get('a')!.reregisteredTimeNs, undefined);
+    clock.advance(5_000);
+    const { applied } = register(table, clock, req('a', 1), 2);
+    assert.equal(applied.previousSessionId, 1);
+    const e = table.get('a')!;
+    assert.equal(e.registeredTimeNs, first);
+    assert.equal(e.reregisteredTimeNs, nowNs(clock.now()));
+    assert.equal(e.sessionId, 2);
+  });
+
+  test('a REGISTER repeated on the same session is idempotent', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    const { applied } = register(table, clock, req('a', 1), 1);
+    assert.equal(applied.previousSessionId, undefined);
+    assert.equal(table.get('a')!.reregisteredTimeNs, undefined);
+    assert.deepEqual(table.counts(), { registered: 1, connected: 1, recovered: 0, unreachable: 0 });
+  });
+
+  test('replacing by address removes the old agent', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('old', 7), 1);
+    table.disconnect('old', 1, clock.now());
+    register(table, clock, req(undefined, 7), 2, 'new');
+    assert.equal(table.get('old'), undefined);
+    assert.equal(table.get('new')?.phase, 'REGISTERED');
+  });
+});
+
+describe('liveness', () => {
+  test('pings each round; max missed pongs in a row make an agent unreachable; a pong resets the count', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    register(table, clock, req('b', 2), 2);
+    const rounds: string[][] = [];
+    for (let i = 0; i < 4; i++) {
+      clock.advance(LIMITS.pingTimeoutMs);
+      const d = table.tick(clock.now());
+      rounds.push(d.unreachable.map((u) => `${u.agentId}:${u.reason}`));
+      table.pong('b'); // b answers every ping, a never does
+      if (i < 3) assert.deepEqual(d.ping.sort(), ['a', 'b']);
+    }
+    // Round 1 pings; rounds 2, 3, 4 see misses 1, 2, 3 -> unreachable at the 3rd miss.
+    assert.deepEqual(rounds, [[], [], [], ['a:PING_TIMEOUT']]);
+    assert.equal(table.get('b')!.missedPings, 0);
+  });
+
+  test('a disconnected agent gets ping timeout x max timeouts to come back', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    assert.equal(table.disconnect('a', 99, clock.now()), false, 'an older session closing changes nothing');
+    assert.equal(table.disconnect('a', 1, clock.now()), true);
+    assert.equal(table.get('a')!.connected, false);
+    clock.advance(2_999);
+    assert.deepEqual(table.tick(clock.now()).unreachable, []);
+    clock.advance(1);
+    assert.deepEqual(table.tick(clock.now()).unreachable, [{ agentId: 'a', reason: 'DISCONNECTED_TIMEOUT' }]);
+  });
+
+  test('reconnecting before the deadline keeps the agent', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    table.disconnect('a', 1, clock.now());
+    clock.advance(2_000);
+    register(table, clock, req('a', 1), 2);
+    clock.advance(5_000);
+    assert.deepEqual(table.tick(clock.now()).unreachable, []);
+    assert.equal(table.get('a')!.connected, true);
+  });
+
+  test('recovered agents not back by the re-registration deadline expire; those back do not', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    table.recover([recovered('r1', 1), recovered('r2', 2), recovered('gone', 3, 'UNREACHABLE')], clock.now());
+    assert.equal(table.recoveredDeadlineMs, clock.now() + LIMITS.reregisterTimeoutMs);
+    register(table, clock, req('r1', 1), 1);
+    clock.advance(9_999);
+    assert.deepEqual(table.expireRecovered(clock.now()), []);
+    clock.advance(1);
+    assert.deepEqual(table.expireRecovered(clock.now()), ['r2']);
+    table.markUnreachable('r2', 5n);
+    assert.equal(table.recoveredDeadlineMs, undefined, 'nothing left to wait for');
+    assert.deepEqual(table.counts(), { registered: 1, connected: 1, recovered: 0, unreachable: 2 });
+  });
+
+  test('markUnreachable returns the session to drop and clears liveness', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 4);
+    assert.deepEqual(table.markUnreachable('a', 9n), { sessionId: 4 });
+    assert.equal(table.markUnreachable('a', 9n), undefined, 'only once');
+    const e = table.get('a')!;
+    assert.equal(e.phase, 'UNREACHABLE');
+    assert.equal(e.unreachableTimeNs, 9n);
+    clock.advance(10_000);
+    assert.deepEqual(table.tick(clock.now()), { ping: [], unreachable: [] });
+  });
+});
+
+describe('tasks', () => {
+  const status = (state: 'TASK_RUNNING' | 'TASK_FINISHED', uuid: string) => ({ task_id: { value: 't' }, state, source: 'SOURCE_EXECUTOR' as const, timestamp: 1, uuid });
+
+  test('a launched task is STAGING, updates move it, and only an acknowledged terminal update completes it', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    table.addTask('a', 'fw', { name: 't', task_id: { value: 't' }, agent_id: { value: 'a' }, resources: [] });
+    assert.equal(table.get('a')!.tasks!.get('fw\u0000t')!.state, 'TASK_STAGING');
+    table.updateStatus('a', 'fw', status('TASK_RUNNING', 'u1'));
+    assert.equal(table.acknowledge('a', 'fw', 't', 'wrong'), 'UUID_MISMATCH');
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u1'), 'ACKNOWLEDGED');
+    table.updateStatus('a', 'fw', status('TASK_FINISHED', 'u2'));
+    const task = table.get('a')!.tasks!.get('fw\u0000t')!;
+    assert.equal(task.state, 'TASK_FINISHED');
+    assert.equal(task.status_update_uuid, 'u2');
+    assert.equal(task.statuses.length, 2);
+    assert.equal(task.statuses[0]?.agent_id?.value, 'a', 'the master stamps the agent id');
+    assert.equal(table.completedTasks.length, 0);
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u2'), 'COMPLETED');
+    assert.equal(table.completedTasks.length, 1);
+    assert.equal(table.get('a')!.tasks?.size ?? 0, 0);
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u2'), 'UNKNOWN_TASK');
+    assert.equal(table.acknowledge('nope', 'fw', 't', 'u2'), 'UNKNOWN_AGENT');
+  });
+
+  test('re-registration replaces tasks with the agent report', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    table.updateStatus('a', 'fw', status('TASK_RUNNING', 'u1'));
+    const r = req('a', 1);
+    const plan = table.planRegistration(r, 0n, () => 'x');
+    table.applyRegistration(plan, r, [
+      { framework_id: 'fw', task: { name: 'other', task_id: { value: 'o' }, agent_id: { value: 'a' }, resources: [] }, state: 'TASK_RUNNING', statuses: [] },
+    ], 2, 0n);
+    assert.deepEqual([...table.get('a')!.tasks!.keys()], ['fw\u0000o']);
+  });
+});

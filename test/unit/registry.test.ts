@@ -1,0 +1,174 @@
+/**
+ * The registry contract, written as a function of a backend factory so that a second backend
+ * (etcd) runs the same suite; then what only SQLite has (schema versions, group commit).
+ */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { tempDir } from '../helpers/daemons.js';
+import type { DurableAgent, Registry } from '../../master/registry/registry.js';
+import { openSqliteRegistry, REGISTRY_FILE } from '../../master/registry/sqlite.js';
+import { SCHEMA_VERSION } from '../../master/registry/migrations.js';
+import { MasterError } from '../../master/errors.js';
+
+/** A backend under test: `open` may be called again on the same place after close (a restart). */
+export interface RegistryBackend {
+  name: string;
+  /** A fresh, empty place to keep a registry; returns an opener for it. */
+  create(t: { after(fn: () => void): void }): () => Registry;
+}
+
+function agent(id: string, over: Partial<DurableAgent> = {}): DurableAgent {
+  return {
+    id,
+    info: { hostname: `host-${id}`, ip: '10.0.0.1', port: 5051, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 4 } }], attributes: [] },
+    version: '0.1.0',
+    capabilities: ['MULTI_ROLE'],
+    // Beyond 2^53 on purpose: must round-trip to the digit.
+    registeredTimeNs: 1_700_000_000_123_456_789n,
+    ...over,
+  };
+}
+
+/** The contract every Registry backend must meet. */
+export function registrySuite(backend: RegistryBackend): void {
+  describe(`Registry contract: ${backend.name}`, () => {
+    test('a fresh registry recovers nothing', async (t) => {
+      const r = backend.create(t)();
+      assert.deepEqual(await r.recover(), { agents: [] });
+      await r.close();
+    });
+
+    test('admitted agents survive close and reopen, with exact int64 times', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await Promise.all([r.admitAgent(agent('a')), r.admitAgent(agent('b'))]);
+      await r.close();
+      const again = open();
+      const state = await again.recover();
+      assert.deepEqual(state.agents.map((a) => a.id), ['a', 'b']);
+      const a = state.agents[0]!;
+      assert.equal(a.registeredTimeNs, 1_700_000_000_123_456_789n);
+      assert.equal(a.reachability, 'REACHABLE');
+      assert.deepEqual(a.info, agent('a').info);
+      assert.deepEqual(a.capabilities, ['MULTI_ROLE']);
+      assert.equal(a.unreachableTimeNs, undefined);
+      await again.close();
+    });
+
+    test('unreachable, then readmitted with new info', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await r.admitAgent(agent('a'));
+      await r.markAgentUnreachable('a', 1_800_000_000_000_000_001n);
+      await r.close();
+      let r2 = open();
+      let a = (await r2.recover()).agents[0]!;
+      assert.equal(a.reachability, 'UNREACHABLE');
+      assert.equal(a.unreachableTimeNs, 1_800_000_000_000_000_001n);
+      await r2.markAgentReachable(agent('a', { version: '0.2.0' }));
+      await r2.close();
+      r2 = open();
+      a = (await r2.recover()).agents[0]!;
+      assert.equal(a.reachability, 'REACHABLE');
+      assert.equal(a.unreachableTimeNs, undefined);
+      assert.equal(a.version, '0.2.0');
+      await r2.close();
+    });
+
+    test('marking an unknown agent unreachable fails; removing one is a no-op', async (t) => {
+      const r = backend.create(t)();
+      await assert.rejects(r.markAgentUnreachable('nope', 1n));
+      await r.removeAgent('nope');
+      await r.close();
+    });
+
+    test('removed agents are forgotten; one failing write does not fail the others', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await r.admitAgent(agent('a'));
+      const results = await Promise.allSettled([r.removeAgent('a'), r.markAgentUnreachable('ghost', 1n), r.admitAgent(agent('c'))]);
+      assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'rejected', 'fulfilled']);
+      await r.close();
+      const r2 = open();
+      assert.deepEqual((await r2.recover()).agents.map((a) => a.id), ['c']);
+      await r2.close();
+    });
+
+    test('admitting an existing id replaces its record (an unknown id re-registering is admitted as itself)', async (t) => {
+      const r = backend.create(t)();
+      await r.admitAgent(agent('a'));
+      await r.markAgentUnreachable('a', 5n);
+      await r.admitAgent(agent('a', { version: '9' }));
+      const agents = (await r.recover()).agents;
+      assert.equal(agents.length, 1);
+      assert.equal(agents[0]?.version, '9');
+      assert.equal(agents[0]?.reachability, 'REACHABLE');
+      await r.close();
+    });
+
+    test('writes after close are refused, writes queued before close are flushed', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      const queued = r.admitAgent(agent('q'));
+      await r.close();
+      await queued;
+      await assert.rejects(r.admitAgent(agent('late')), (e: unknown) => e instanceof MasterError && e.code === 'REGISTRY_CLOSED');
+      const r2 = open();
+      assert.deepEqual((await r2.recover()).agents.map((a) => a.id), ['q']);
+      await r2.close();
+    });
+  });
+}
+
+registrySuite({
+  name: 'sqlite',
+  create(t) {
+    const dir = tempDir(t, 'drydock-registry-');
+    return () => openSqliteRegistry(dir);
+  },
+});
+
+describe('SQLite registry specifics', () => {
+  test('WAL and synchronous=FULL; schema_version is the latest migration', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    const r = openSqliteRegistry(dir);
+    await r.close();
+    const db = new Database(join(dir, REGISTRY_FILE), { readonly: true });
+    t.after(() => db.close());
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal((db.prepare('SELECT version FROM schema_version').get() as { version: number }).version, SCHEMA_VERSION);
+  });
+
+  test('refuses a registry written by a newer master', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    await openSqliteRegistry(dir).close();
+    const db = new Database(join(dir, REGISTRY_FILE));
+    db.prepare('UPDATE schema_version SET version = ?').run(SCHEMA_VERSION + 1);
+    db.close();
+    assert.throws(
+      () => openSqliteRegistry(dir),
+      (e: unknown) => e instanceof MasterError && e.code === 'REGISTRY_SCHEMA_TOO_NEW' && e.message.includes(`version ${SCHEMA_VERSION + 1} is newer`),
+    );
+  });
+
+  test('group commit: many concurrent admits land in one transaction, each promise after the commit', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    const r = openSqliteRegistry(dir);
+    t.after(() => void r.close());
+    const n = 2_000;
+    let resolvedBeforeCommit = 0;
+    const writes = Array.from({ length: n }, (_, i) =>
+      r.admitAgent(agent(`g${i}`, { info: { ...agent('x').info, port: 10_000 + i } })).then(() => {
+        if (r.stats.commits === 0) resolvedBeforeCommit++;
+      }),
+    );
+    assert.equal(r.stats.commits, 0, 'nothing is committed synchronously');
+    await Promise.all(writes);
+    assert.equal(resolvedBeforeCommit, 0);
+    assert.equal(r.stats.commits, 1, 'one transaction for the whole batch');
+    assert.equal(r.stats.largestBatch, n);
+    assert.equal((await r.recover()).agents.length, n);
+  });
+});
