@@ -61,7 +61,8 @@ agent
       process.stdout.write(JSON.stringify(r.get_agents, null, 2) + '\n');
       return;
     }
-    const rows = r.get_agents.agents.map((a) => [
+    const agents = [...r.get_agents.agents].sort((a, b) => a.agent_info.hostname.localeCompare(b.agent_info.hostname));
+    const rows = agents.map((a) => [
       a.agent_info.id?.value ?? '',
       a.agent_info.hostname,
       agentAddress(a),

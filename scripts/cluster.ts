@@ -73,7 +73,7 @@ const color = process.stdout.isTTY ? (i: number, s: string) => `${COLORS[i % COL
 function humanize(line: string): string {
   try {
     const r = JSON.parse(line) as Record<string, unknown>;
-    const { time: _t, level, msg, component: _c, ...rest } = r;
+    const { time: _t, level, msg, component: _c, daemon: _d, ...rest } = r;
     const fields = Object.entries(rest)
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join(' ');

@@ -8,7 +8,7 @@
  * treats `max_ping_timeouts` missed pings as a lost master and reconnects.
  */
 
-import { z } from 'zod';
+import { arr, bool, num, obj, oneOf, opt, str, tagged, literal, type Check } from './schema.js';
 import type { AgentInfo, FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from './mesos.js';
 import { TASK_STATES } from './mesos.js';
 
@@ -32,69 +32,64 @@ export const CLOSE_CODES = {
 
 // ---- Shared pieces -------------------------------------------------------------------------
 
-const idValue = z.object({ value: z.string().min(1) });
+const idValue = obj({ value: str({ min: 1 }) });
 
-const rangeSchema = z.object({ begin: z.number().int().nonnegative(), end: z.number().int().nonnegative() });
+const rangeSchema = obj({ begin: num({ int: true, min: 0 }), end: num({ int: true, min: 0 }) });
+const ranges = opt(obj({ range: arr(rangeSchema) }));
+const scalar = opt(obj({ value: num() }));
+const set = opt(obj({ item: arr(str()) }));
 
-const resourceSchema = z.looseObject({
-  name: z.string().min(1),
-  type: z.enum(['SCALAR', 'RANGES', 'SET']),
-  scalar: z.object({ value: z.number() }).optional(),
-  ranges: z.object({ range: z.array(rangeSchema) }).optional(),
-  set: z.object({ item: z.array(z.string()) }).optional(),
-  role: z.string().optional(),
+const resourceSchema = obj({
+  name: str({ min: 1 }),
+  type: oneOf(['SCALAR', 'RANGES', 'SET']),
+  scalar,
+  ranges,
+  set,
+  role: opt(str()),
 });
 
-const attributeSchema = z.looseObject({
-  name: z.string().min(1),
-  type: z.enum(['SCALAR', 'RANGES', 'SET', 'TEXT']),
-  scalar: z.object({ value: z.number() }).optional(),
-  ranges: z.object({ range: z.array(rangeSchema) }).optional(),
-  set: z.object({ item: z.array(z.string()) }).optional(),
-  text: z.object({ value: z.string() }).optional(),
+const attributeSchema = obj({
+  name: str({ min: 1 }),
+  type: oneOf(['SCALAR', 'RANGES', 'SET', 'TEXT']),
+  scalar,
+  ranges,
+  set,
+  text: opt(obj({ value: str() })),
 });
 
-const taskState = z.enum(TASK_STATES as [TaskState, ...TaskState[]]);
+const taskState = oneOf(TASK_STATES);
 
-const taskStatusSchema = z.looseObject({
+const taskStatusFields = {
   task_id: idValue,
   state: taskState,
-  message: z.string().optional(),
-  source: z.enum(['SOURCE_MASTER', 'SOURCE_AGENT', 'SOURCE_EXECUTOR']),
-  reason: z.string().optional(),
-  agent_id: idValue.optional(),
-  timestamp: z.number(),
-  uuid: z.string().optional(),
-});
+  message: opt(str()),
+  source: oneOf(['SOURCE_MASTER', 'SOURCE_AGENT', 'SOURCE_EXECUTOR']),
+  reason: opt(str()),
+  agent_id: opt(idValue),
+  timestamp: num(),
+  uuid: opt(str()),
+};
+const taskStatusSchema = obj(taskStatusFields);
 
-const killPolicySchema = z.looseObject({
-  grace_period: z.object({ nanoseconds: z.number().nonnegative() }).optional(),
-});
+const killPolicySchema = obj({ grace_period: opt(obj({ nanoseconds: num({ min: 0 }) })) });
 
-const taskInfoSchema = z.looseObject({
-  name: z.string(),
+const taskInfoSchema = obj({
+  name: str(),
   task_id: idValue,
   agent_id: idValue,
-  resources: z.array(resourceSchema),
-  command: z
-    .looseObject({
-      shell: z.boolean().optional(),
-      value: z.string().optional(),
-      arguments: z.array(z.string()).optional(),
-      environment: z
-        .object({ variables: z.array(z.looseObject({ name: z.string(), value: z.string().optional() })) })
-        .optional(),
-    })
-    .optional(),
-  kill_policy: killPolicySchema.optional(),
+  resources: arr(resourceSchema),
+  command: opt(
+    obj({
+      shell: opt(bool()),
+      value: opt(str()),
+      arguments: opt(arr(str())),
+      environment: opt(obj({ variables: arr(obj({ name: str(), value: opt(str()) })) })),
+    }),
+  ),
+  kill_policy: opt(killPolicySchema),
 });
 
-const frameworkInfoSchema = z.looseObject({
-  user: z.string(),
-  name: z.string(),
-  id: idValue.optional(),
-  checkpoint: z.boolean().optional(),
-});
+const frameworkInfoSchema = obj({ user: str(), name: str(), id: opt(idValue), checkpoint: opt(bool()) });
 
 // ---- Agent -> master -----------------------------------------------------------------------
 
@@ -140,38 +135,38 @@ export type AgentMessage =
       status: TaskStatus;
     };
 
-const agentMessageSchema = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('REGISTER'),
-    request_id: z.number().int(),
-    agent_id: z.string().min(1).optional(),
-    agent: z.object({
-      hostname: z.string().min(1),
-      ip: z.string().min(1),
-      port: z.number().int().min(0).max(65535),
-      resources: z.array(resourceSchema),
-      attributes: z.array(attributeSchema),
+const agentMessageSchema: Check = tagged('type', {
+  REGISTER: obj({
+    type: literal('REGISTER'),
+    request_id: num({ int: true }),
+    agent_id: opt(str({ min: 1 })),
+    agent: obj({
+      hostname: str({ min: 1 }),
+      ip: str({ min: 1 }),
+      port: num({ int: true, min: 0, max: 65535 }),
+      resources: arr(resourceSchema),
+      attributes: arr(attributeSchema),
     }),
-    version: z.string(),
-    capabilities: z.array(z.string()),
-    tasks: z.array(
-      z.object({
-        framework_id: z.string().min(1),
+    version: str(),
+    capabilities: arr(str()),
+    tasks: arr(
+      obj({
+        framework_id: str({ min: 1 }),
         task: taskInfoSchema,
         state: taskState,
-        statuses: z.array(taskStatusSchema),
-        status_update_state: taskState.optional(),
-        status_update_uuid: z.string().optional(),
+        statuses: arr(taskStatusSchema),
+        status_update_state: opt(taskState),
+        status_update_uuid: opt(str()),
       }),
     ),
-    frameworks: z.array(frameworkInfoSchema),
+    frameworks: arr(frameworkInfoSchema),
   }),
-  z.object({
-    type: z.literal('STATUS_UPDATE'),
-    framework_id: z.string().min(1),
-    status: taskStatusSchema.extend({ uuid: z.string().min(1) }),
+  STATUS_UPDATE: obj({
+    type: literal('STATUS_UPDATE'),
+    framework_id: str({ min: 1 }),
+    status: obj({ ...taskStatusFields, uuid: str({ min: 1 }) }),
   }),
-]);
+});
 
 // ---- Master -> agent -----------------------------------------------------------------------
 
@@ -211,41 +206,26 @@ export type MasterMessage =
       uuid: string;
     };
 
-const masterMessageSchema = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('REGISTERED'),
-    request_id: z.number().int(),
-    agent_id: z.string().min(1),
-    master_id: z.string().min(1),
-    ping_interval_ms: z.number().positive(),
-    max_ping_timeouts: z.number().int().positive(),
+const masterMessageSchema: Check = tagged('type', {
+  REGISTERED: obj({
+    type: literal('REGISTERED'),
+    request_id: num({ int: true }),
+    agent_id: str({ min: 1 }),
+    master_id: str({ min: 1 }),
+    ping_interval_ms: num({ positive: true }),
+    max_ping_timeouts: num({ int: true, positive: true }),
   }),
-  z.object({ type: z.literal('SHUTDOWN'), message: z.string() }),
-  z.object({
-    type: z.literal('RUN_TASK'),
-    framework_id: z.string().min(1),
-    framework: frameworkInfoSchema,
-    task: taskInfoSchema,
-  }),
-  z.object({
-    type: z.literal('KILL_TASK'),
-    framework_id: z.string().min(1),
-    task_id: z.string().min(1),
-    kill_policy: killPolicySchema.optional(),
-  }),
-  z.object({
-    type: z.literal('ACKNOWLEDGE'),
-    framework_id: z.string().min(1),
-    task_id: z.string().min(1),
-    uuid: z.string().min(1),
-  }),
-]);
+  SHUTDOWN: obj({ type: literal('SHUTDOWN'), message: str() }),
+  RUN_TASK: obj({ type: literal('RUN_TASK'), framework_id: str({ min: 1 }), framework: frameworkInfoSchema, task: taskInfoSchema }),
+  KILL_TASK: obj({ type: literal('KILL_TASK'), framework_id: str({ min: 1 }), task_id: str({ min: 1 }), kill_policy: opt(killPolicySchema) }),
+  ACKNOWLEDGE: obj({ type: literal('ACKNOWLEDGE'), framework_id: str({ min: 1 }), task_id: str({ min: 1 }), uuid: str({ min: 1 }) }),
+});
 
 // ---- Decoding ------------------------------------------------------------------------------
 
 export type Decoded<T> = { ok: true; message: T } | { ok: false; error: string };
 
-function decode<T>(schema: z.ZodType, frame: unknown, isBinary: boolean): Decoded<T> {
+function decode<T>(check: Check, frame: unknown, isBinary: boolean): Decoded<T> {
   if (isBinary) return { ok: false, error: 'binary frames are not part of the protocol' };
   const text = typeof frame === 'string' ? frame : Buffer.isBuffer(frame) ? frame.toString('utf8') : String(frame);
   let json: unknown;
@@ -254,13 +234,9 @@ function decode<T>(schema: z.ZodType, frame: unknown, isBinary: boolean): Decode
   } catch (e) {
     return { ok: false, error: `frame is not JSON: ${(e as Error).message}` };
   }
-  const r = schema.safeParse(json);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const where = issue === undefined || issue.path.length === 0 ? '' : ` at ${issue.path.join('.')}`;
-    return { ok: false, error: `invalid message${where}: ${issue?.message ?? 'does not match the protocol'}` };
-  }
-  return { ok: true, message: r.data as T };
+  const problem = check(json, '');
+  if (problem !== undefined) return { ok: false, error: `invalid message: ${problem}` };
+  return { ok: true, message: json as T };
 }
 
 /** Decodes one frame from an agent (on the master). */

@@ -25,8 +25,20 @@ type Cleanup = Pick<TestContext, 'after'>;
 /** A temp dir removed when the test ends. */
 export function tempDir(t: Cleanup, prefix = 'drydock-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDir(dir));
   return dir;
+}
+
+/**
+ * Removes a dir and never throws: a failing after-hook would skip the hooks after it (and
+ * leak their processes).
+ */
+export function removeDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  } catch (e) {
+    process.stderr.write(`test cleanup: could not remove ${dir}: ${(e as Error).message}\n`);
+  }
 }
 
 export type LogRecord = Record<string, unknown> & { msg?: string };
@@ -157,9 +169,14 @@ export interface MasterOptions {
 /** Starts drydock-master on loopback, port 0 unless given; stopped when the test ends. */
 export async function startMaster(t: Cleanup, opts: MasterOptions = {}): Promise<MasterHandle> {
   const ip = opts.ip ?? '127.0.0.1';
-  const workDir = opts.workDir ?? tempDir(t, 'drydock-master-');
+  const ownDir = opts.workDir === undefined;
+  const workDir = opts.workDir ?? mkdtempSync(join(tmpdir(), 'drydock-master-'));
   const daemon = new Daemon(MASTER_BIN, [`--ip=${ip}`, `--port=${opts.port ?? 0}`, `--work_dir=${workDir}`, ...(opts.flags ?? [])], opts.env);
-  t.after(() => daemon.stop());
+  // One hook, in this order: the daemon must be gone before its dir is removed.
+  t.after(async () => {
+    await daemon.stop();
+    if (ownDir) removeDir(workDir);
+  });
   const rec = await daemon.waitForMsg('listening', {}, 15_000);
   const port = Number(rec['port']);
   return { daemon, ip, port, address: `${ip}:${port}`, url: `http://${ip}:${port}`, workDir };
@@ -191,7 +208,8 @@ export interface AgentOptions {
 /** Starts drydock-agent on loopback; stopped (SIGTERM: tasks survive, as under systemd) when the test ends. */
 export async function startAgent(t: Cleanup, opts: AgentOptions): Promise<AgentHandle> {
   const ip = opts.ip ?? '127.0.0.1';
-  const workDir = opts.workDir ?? tempDir(t, 'drydock-agent-');
+  const ownDir = opts.workDir === undefined;
+  const workDir = opts.workDir ?? mkdtempSync(join(tmpdir(), 'drydock-agent-'));
   const args = [
     `--master=${opts.master}`,
     `--ip=${ip}`,
@@ -203,7 +221,11 @@ export async function startAgent(t: Cleanup, opts: AgentOptions): Promise<AgentH
     ...(opts.flags ?? []),
   ];
   const daemon = new Daemon(AGENT_BIN, args, opts.env);
-  t.after(() => daemon.stop());
+  // One hook, in this order: the daemon must be gone before its dir is removed.
+  t.after(async () => {
+    await daemon.stop();
+    if (ownDir) removeDir(workDir);
+  });
   const rec = await daemon.waitForMsg('listening', {}, 15_000);
   const port = Number(rec['port']);
   let agentId: string | undefined;

@@ -175,7 +175,7 @@ test('a malformed frame closes that session with 4400 and a reason; the master a
   bad2.sendRaw(JSON.stringify({ type: 'REGISTER', request_id: 1 }));
   const closed2 = await bad2.waitClosed();
   assert.equal(closed2.code, CLOSE_CODES.PROTOCOL_ERROR);
-  assert.match(closed2.reason, /invalid message at agent/);
+  assert.match(closed2.reason, /invalid message: missing field at agent/);
   await m.daemon.waitForMsg('agent session protocol error');
 
   const health = await callApi(m.url, { type: 'GET_HEALTH' });

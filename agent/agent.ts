@@ -1,0 +1,261 @@
+/**
+ * The agent: checkpoint recovery, the supervisor, reliable status updates, the master session
+ * and the agent API, wired together. Lifecycle: created → recovering → running → stopping →
+ * stopped. close() leaves tasks running (an upgrade under systemd KillMode=process);
+ * shutdown() kills them first.
+ */
+
+import type { Clock } from '../shared/clock.js';
+import type { Logger } from '../shared/log.js';
+import type { AgentInfo } from '../shared/mesos.js';
+import type { TaskStatus } from '../shared/mesos.js';
+import { DRYDOCK_VERSION } from '../shared/version.js';
+import { AgentApi } from './api.js';
+import { Checkpoint } from './checkpoint.js';
+import type { AgentConfig } from './config.js';
+import { Session, type TaskMessage } from './session.js';
+import { StatusUpdateStreams } from './status-updates.js';
+import { Supervisor } from './supervisor.js';
+import { groupUsage } from './usage.js';
+
+/** The process exit code for a checkpoint that belongs to another identity (sysexits EX_CONFIG). */
+export const EX_CONFIG = 78;
+
+/** Capabilities announced at registration. */
+export const AGENT_CAPABILITIES = ['MULTI_ROLE', 'TASK_KILLING_STATE', 'AGENT_DRAINING'];
+
+/** Longest wait for tasks to die on shutdown beyond their grace periods. */
+const SHUTDOWN_SLACK_MS = 5_000;
+
+export type AgentLifecycle = 'created' | 'recovering' | 'running' | 'stopping' | 'stopped';
+
+export type StartResult = { ok: true; port: number } | { ok: false; exitCode: number; message: string };
+
+export interface AgentDeps {
+  clock: Clock;
+  log: Logger;
+  random?: () => number;
+  /** Called once the agent has stopped because the master said so (exit 0). */
+  onShutdown?: () => void;
+}
+
+export class Agent {
+  readonly config: AgentConfig;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #checkpoint: Checkpoint;
+  readonly #streams: StatusUpdateStreams;
+  readonly #supervisor: Supervisor;
+  readonly #session: Session;
+  readonly #api: AgentApi;
+  readonly #onShutdown: (() => void) | undefined;
+  #lifecycle: AgentLifecycle = 'created';
+  #agentId: string | undefined;
+  #port = 0;
+
+  constructor(config: AgentConfig, deps: AgentDeps) {
+    this.config = config;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
+    this.#onShutdown = deps.onShutdown;
+    this.#checkpoint = new Checkpoint(config.workDir);
+    this.#streams = new StatusUpdateStreams({
+      clock: deps.clock,
+      initialRetryMs: config.statusUpdateRetryIntervalMs,
+      send: (frameworkId, status) => this.#sendUpdate(frameworkId, status),
+    });
+    this.#supervisor = new Supervisor({
+      checkpoint: this.#checkpoint,
+      streams: this.#streams,
+      clock: deps.clock,
+      log: deps.log.child({ component: 'supervisor' }),
+      agentId: () => this.#agentId,
+      sendOnce: (frameworkId, status) => void this.#sendUpdate(frameworkId, status),
+    });
+    this.#session = new Session({
+      master: config.master,
+      backoffFactorMs: config.registrationBackoffFactorMs,
+      registrationTimeoutMs: config.registrationTimeoutMs,
+      clock: deps.clock,
+      log: deps.log.child({ component: 'session' }),
+      ...(deps.random !== undefined ? { random: deps.random } : {}),
+      owner: {
+        registration: () => ({
+          ...(this.#agentId !== undefined ? { agent_id: this.#agentId } : {}),
+          agent: {
+            hostname: config.hostname,
+            ip: config.ip,
+            port: this.#port,
+            resources: [...config.resources],
+            attributes: [...config.attributes],
+          },
+          version: DRYDOCK_VERSION,
+          capabilities: AGENT_CAPABILITIES,
+          tasks: this.#supervisor.reports(),
+          frameworks: this.#supervisor.frameworks(),
+        }),
+        registered: (agentId) => {
+          if (agentId !== this.#agentId) this.#checkpoint.writeAgent({ hostname: config.hostname, ip: config.ip, agent_id: agentId });
+          this.#agentId = agentId;
+          this.#streams.resendAll();
+        },
+        message: (msg) => this.#onMessage(msg),
+        shutdown: (message, wasRegistered) => void this.#masterShutdown(message, wasRegistered),
+        disconnected: () => this.#streams.pause(),
+      },
+    });
+    this.#api = new AgentApi({
+      log: deps.log.child({ component: 'api' }),
+      ready: () => this.#lifecycle === 'running' || this.#lifecycle === 'stopping',
+      handle: (type) => this.#call(type),
+    });
+  }
+
+  get lifecycle(): AgentLifecycle {
+    return this.#lifecycle;
+  }
+
+  get agentId(): string | undefined {
+    return this.#agentId;
+  }
+
+  /**
+   * Reads the checkpoint, binds the API (logging `listening`), re-adopts tasks and starts the
+   * session. A foreign checkpoint stops here with EX_CONFIG; a corrupt one is moved aside.
+   */
+  async start(): Promise<StartResult> {
+    const cfg = this.config;
+    const loaded = this.#checkpoint.load({ hostname: cfg.hostname, ip: cfg.ip });
+    if (loaded.kind === 'foreign') {
+      return {
+        ok: false,
+        exitCode: EX_CONFIG,
+        message:
+          `the checkpoint in ${this.#checkpoint.metaDir} belongs to an agent with hostname '${loaded.found.hostname}' and ip '${loaded.found.ip}', ` +
+          `not '${cfg.hostname}' and '${cfg.ip}': remove ${this.#checkpoint.metaDir} to start as a new agent, or pass --hostname=${loaded.found.hostname} --ip=${loaded.found.ip}`,
+      };
+    }
+    let records = loaded.kind === 'recovered' ? loaded.tasks : [];
+    if (loaded.kind === 'corrupt') {
+      const aside = this.#checkpoint.quarantine(this.#clock.now());
+      this.#log.error('corrupt checkpoint, starting as a new agent', { file: loaded.file, problem: loaded.problem, movedTo: aside });
+      records = [];
+    }
+    this.#agentId = loaded.kind === 'recovered' ? loaded.agentId : undefined;
+    // The identity is written up front so that a later start with other flags is caught even
+    // before the first registration.
+    this.#checkpoint.writeAgent({ hostname: cfg.hostname, ip: cfg.ip, ...(this.#agentId !== undefined ? { agent_id: this.#agentId } : {}) });
+
+    this.#lifecycle = 'recovering';
+    this.#port = await this.#api.listen(cfg.ip, cfg.port);
+    this.#log.info('listening', { ip: cfg.ip, port: this.#port });
+    this.#supervisor.recover(records);
+    this.#log.info('recovered', { agentId: this.#agentId, tasks: records.length });
+    this.#lifecycle = 'running';
+    this.#session.start();
+    return { ok: true, port: this.#port };
+  }
+
+  /** Graceful stop: API and session close, tasks keep running for the next agent to adopt. */
+  async close(): Promise<void> {
+    if (this.#lifecycle === 'stopped') return;
+    this.#lifecycle = 'stopping';
+    this.#session.close();
+    this.#supervisor.close();
+    this.#streams.pause();
+    await this.#api.close();
+    this.#lifecycle = 'stopped';
+  }
+
+  /** Stops every task (kill policy and all), lets the terminal updates go out, then closes. */
+  async shutdown(): Promise<void> {
+    if (this.#lifecycle === 'stopping' || this.#lifecycle === 'stopped') return;
+    this.#lifecycle = 'stopping';
+    this.#log.info('shutting down: killing all tasks', { tasks: this.#supervisor.live });
+    await this.#supervisor.killAll(this.#maxGraceMs() + SHUTDOWN_SLACK_MS);
+    // Give the master a moment to acknowledge the terminal updates; they are checkpointed anyway.
+    const deadline = this.#clock.now() + 2_000;
+    while (this.#session.state === 'registered' && this.#streams.waiting > 0 && this.#clock.now() < deadline) {
+      await new Promise<void>((r) => this.#clock.setTimer(50, r));
+    }
+    await this.close();
+  }
+
+  #maxGraceMs(): number {
+    let max = 3_000;
+    for (const t of this.#supervisor.taskLists().launched_tasks) {
+      const ns = t.kill_policy?.grace_period?.nanoseconds;
+      if (ns !== undefined) max = Math.max(max, Math.ceil(ns / 1e6));
+    }
+    return max;
+  }
+
+  async #masterShutdown(message: string, wasRegistered: boolean): Promise<void> {
+    this.#log.warn('shutdown by master', { message, registered: wasRegistered });
+    if (!wasRegistered) process.stderr.write(`drydock-agent: the master refused this agent: ${message}\n`);
+    try {
+      await this.shutdown();
+    } finally {
+      this.#onShutdown?.();
+    }
+  }
+
+  #sendUpdate(frameworkId: string, status: TaskStatus): boolean {
+    return this.#session.send({ type: 'STATUS_UPDATE', framework_id: frameworkId, status });
+  }
+
+  #onMessage(msg: TaskMessage): void {
+    switch (msg.type) {
+      case 'RUN_TASK':
+        if (this.#lifecycle !== 'running') {
+          this.#log.warn('ignoring RUN_TASK while stopping', { taskId: msg.task.task_id.value });
+          return;
+        }
+        this.#supervisor.launch(msg.framework_id, msg.framework, msg.task);
+        return;
+      case 'KILL_TASK':
+        this.#supervisor.kill(msg.framework_id, msg.task_id, msg.kill_policy);
+        return;
+      case 'ACKNOWLEDGE':
+        this.#supervisor.acknowledge(msg.framework_id, msg.task_id, msg.uuid);
+        return;
+    }
+  }
+
+  async #call(type: string): Promise<unknown> {
+    switch (type) {
+      case 'GET_HEALTH':
+        return { type: 'GET_HEALTH', get_health: { healthy: true } };
+      case 'GET_AGENT': {
+        const info: AgentInfo = {
+          hostname: this.config.hostname,
+          port: this.#port,
+          resources: [...this.config.resources],
+          attributes: [...this.config.attributes],
+        };
+        if (this.#agentId !== undefined) info.id = { value: this.#agentId };
+        return { type: 'GET_AGENT', get_agent: { agent_info: info } };
+      }
+      case 'GET_TASKS':
+        return { type: 'GET_TASKS', get_tasks: this.#supervisor.taskLists() };
+      case 'GET_OPERATIONS':
+        return { type: 'GET_OPERATIONS', get_operations: {} };
+      case 'GET_VERSION':
+        return { type: 'GET_VERSION', get_version: { version_info: { version: DRYDOCK_VERSION } } };
+      case 'GET_CONTAINERS': {
+        const running = this.#supervisor.running();
+        const usage = await groupUsage(running.map((r) => r.pid), this.#clock.now());
+        const containers = running.map((r) => ({
+          framework_id: { value: r.frameworkId },
+          executor_id: { value: r.taskId },
+          executor_name: 'Command Executor',
+          container_id: { value: r.containerId },
+          ...(usage.has(r.pid) ? { resource_statistics: usage.get(r.pid) } : {}),
+        }));
+        return { type: 'GET_CONTAINERS', get_containers: { containers } };
+      }
+      default:
+        return undefined;
+    }
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The agent's flags and the frozen config they resolve into. Stages: defaults, environment
+ * (`DRYDOCK_<FLAG>`), command line, validation (naming the flag and the value), then machine
+ * detection for whatever the flags leave open (hostname, IP, resources).
+ */
+
+import { hostname as osHostname } from 'node:os';
+import type { Attribute, Resource } from '../shared/mesos.js';
+import { LOG_LEVELS, type LogLevel } from '../shared/log.js';
+import { parseAttributes, parseResources } from '../shared/resources.js';
+import {
+  durationFlag,
+  intFlag,
+  optionalStringFlag,
+  refine,
+  resolveFlags,
+  stringFlag,
+  type Flag,
+  type FlagResult,
+  type FlagValues,
+} from '../shared/flags.js';
+import type { MachineFacts } from './machine.js';
+
+export const AGENT_PROGRAM = 'drydock-agent';
+export const AGENT_SUMMARY =
+  'Runs tasks as process groups for a Drydock master, keeps them across restarts, and serves the agent API.';
+
+/** `host:port` with a port in 1-65535; the host may be a name, an IPv4 or a bracketed IPv6 address. */
+function masterFlag(): Flag<string | undefined> {
+  return {
+    help: 'Required. The master as host:port (e.g. 10.0.0.1:5050). No default.',
+    placeholder: 'host:port',
+    default: undefined,
+    parse: (t) => {
+      const m = /^(?:master@)?(\[[^\]]+\]|[^:/\s]+):([0-9]{1,5})$/.exec(t.trim());
+      if (m === null) return { ok: false, error: 'expected host:port' };
+      const port = Number(m[2]);
+      if (port < 1 || port > 65535) return { ok: false, error: 'port must be in [1, 65535]' };
+      return { ok: true, value: `${m[1]}:${port}` };
+    },
+  };
+}
+
+function resourcesFlag(): Flag<Resource[] | undefined> {
+  return {
+    help: 'Resources offered, Mesos syntax (cpus:2;mem:1024;disk:4096;ports:[31000-32000]) or a JSON array. Missing cpus, mem, disk and ports are detected (mem and disk minus Mesos\' system reservation).',
+    placeholder: 'RESOURCES',
+    default: undefined,
+    parse: (t) => {
+      const r = parseResources(t);
+      return r.ok ? { ok: true, value: r.value } : { ok: false, error: r.error };
+    },
+  };
+}
+
+function attributesFlag(): Flag<Attribute[]> {
+  return {
+    help: 'Attributes of this machine, e.g. rack:a;zone:1. Default: none.',
+    placeholder: 'ATTRIBUTES',
+    default: [],
+    parse: (t) => {
+      const r = parseAttributes(t);
+      return r.ok ? { ok: true, value: r.value } : { ok: false, error: r.error };
+    },
+  };
+}
+
+function logLevelFlag(): Flag<LogLevel> {
+  return {
+    help: `Lowest level logged: ${LOG_LEVELS.join(', ')}. Default: info.`,
+    placeholder: 'LEVEL',
+    default: 'info',
+    parse: (t) =>
+      (LOG_LEVELS as readonly string[]).includes(t) ? { ok: true, value: t as LogLevel } : { ok: false, error: `expected one of ${LOG_LEVELS.join(', ')}` },
+  };
+}
+
+const positive = (what: string) => (v: number) => (v > 0 ? undefined : `${what} must be positive`);
+
+/** Every agent flag, with Mesos names where Mesos has one. */
+export const AGENT_FLAGS = {
+  master: masterFlag(),
+  hostname: optionalStringFlag('Hostname reported to the master. Default: this machine\'s hostname.', 'NAME'),
+  ip: optionalStringFlag('Address the agent API binds and advertises. Default: the primary IPv4 address of this machine.', 'IP'),
+  port: intFlag('Port of the agent API; 0 picks a free one. Default: 5051.', 5051, 0, 65535),
+  work_dir: refine(stringFlag('Directory for sandboxes and the checkpoint (meta/). Default: /var/lib/drydock/agent.', '/var/lib/drydock/agent', 'DIR'), (v) =>
+    v.trim() === '' ? 'must not be empty' : undefined,
+  ),
+  resources: resourcesFlag(),
+  attributes: attributesFlag(),
+  registration_backoff_factor: refine(
+    durationFlag('Registration retries wait uniform in [0, factor·2^n], capped at 1 min. Default: 1secs.', 1000),
+    positive('the backoff factor'),
+  ),
+  status_update_retry_interval: refine(
+    durationFlag('First resend interval of an unacknowledged status update, doubling up to 10mins. Default: 10secs.', 10_000),
+    positive('the retry interval'),
+  ),
+  registration_timeout: refine(
+    durationFlag('How long to wait for REGISTERED after connecting before trying again. Default: 15secs.', 15_000),
+    positive('the registration timeout'),
+  ),
+  log_level: logLevelFlag(),
+} satisfies Record<string, Flag<unknown>>;
+
+export type AgentFlagValues = FlagValues<typeof AGENT_FLAGS>;
+
+/** Everything the agent runs with, after detection. Units are in the field names. */
+export interface AgentConfig {
+  readonly master: string;
+  readonly hostname: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly workDir: string;
+  readonly resources: readonly Resource[];
+  readonly attributes: readonly Attribute[];
+  readonly registrationBackoffFactorMs: number;
+  readonly statusUpdateRetryIntervalMs: number;
+  readonly registrationTimeoutMs: number;
+  readonly logLevel: LogLevel;
+}
+
+/** Resolves argv and the environment into flag values, or help text, or an error naming the flag. */
+export function resolveAgentFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): FlagResult<typeof AGENT_FLAGS> {
+  const r = resolveFlags(AGENT_PROGRAM, AGENT_SUMMARY, AGENT_FLAGS, argv, env);
+  if (r.kind === 'ok' && r.values.master === undefined) {
+    return { kind: 'error', error: "Missing required flag '--master' (host:port of the master; or set DRYDOCK_MASTER)" };
+  }
+  return r;
+}
+
+/** What the config stage needs from the machine; detection is lazy and only runs for flags left unset. */
+export interface MachineProbe {
+  primaryIpv4(): Promise<string>;
+  facts(workDir: string): Promise<MachineFacts>;
+}
+
+/**
+ * The scalar and range resources Mesos detects when `--resources` leaves them out. Memory and
+ * disk keep Mesos' system reservation: total - min(1 GB, total/2) and total - min(5 GB, total/2).
+ */
+export function detectedResources(facts: MachineFacts): Resource[] {
+  const memMb = facts.memBytes / 2 ** 20;
+  const diskMb = facts.diskBytes / 2 ** 20;
+  return [
+    { name: 'cpus', type: 'SCALAR', scalar: { value: facts.cpus } },
+    { name: 'mem', type: 'SCALAR', scalar: { value: Math.floor(memMb - Math.min(1024, memMb / 2)) } },
+    { name: 'disk', type: 'SCALAR', scalar: { value: Math.floor(diskMb - Math.min(5120, diskMb / 2)) } },
+    { name: 'ports', type: 'RANGES', ranges: { range: [{ begin: 31000, end: 32000 }] } },
+  ];
+}
+
+/** Fills in what the flags leave open and freezes the result. */
+export async function agentConfig(values: AgentFlagValues, probe: MachineProbe): Promise<AgentConfig> {
+  const given = values.resources ?? [];
+  const missing = ['cpus', 'mem', 'disk', 'ports'].filter((n) => !given.some((r) => r.name === n));
+  let resources: Resource[] = [...given];
+  if (missing.length > 0) {
+    const detected = detectedResources(await probe.facts(values.work_dir));
+    resources = [...given, ...detected.filter((r) => missing.includes(r.name))];
+  }
+  return Object.freeze({
+    master: values.master ?? '',
+    hostname: values.hostname ?? osHostname(),
+    ip: values.ip ?? (await probe.primaryIpv4()),
+    port: values.port,
+    workDir: values.work_dir,
+    resources: Object.freeze(resources),
+    attributes: Object.freeze([...values.attributes]),
+    registrationBackoffFactorMs: values.registration_backoff_factor,
+    statusUpdateRetryIntervalMs: values.status_update_retry_interval,
+    registrationTimeoutMs: values.registration_timeout,
+    logLevel: values.log_level,
+  });
+}

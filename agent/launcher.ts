@@ -1,0 +1,150 @@
+/**
+ * The agent's side of drydock-launch (agent/launcher.c): where the binary is, starting it in a
+ * session of its own, reading the task pid it reports on fd 3, reading the status file it leaves,
+ * and telling a live launcher from a dead one or from a stranger that reused its pid.
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Readable } from 'node:stream';
+import type { LauncherEnd } from './termination.js';
+
+/**
+ * The launcher binary. From dist/agent/*.js it sits next to the module; when the agent runs from
+ * source under tsx (unit tests), it is the built one in <repo>/dist/agent/.
+ */
+export function launcherPath(): string {
+  const beside = fileURLToPath(new URL('./drydock-launch', import.meta.url));
+  if (existsSync(beside)) return beside;
+  return fileURLToPath(new URL('../dist/agent/drydock-launch', import.meta.url));
+}
+
+/** What to run and where. `argv[0]` is the program (looked up in PATH). */
+export interface LaunchSpec {
+  argv: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdoutPath: string;
+  stderrPath: string;
+  statusFile: string;
+}
+
+export type LaunchResult =
+  | { ok: true; child: ChildProcess; launcherPid: number; startTime: string; taskPid: Promise<number | undefined> }
+  | { ok: false; error: string };
+
+/**
+ * Starts drydock-launch detached (own session, so neither a terminal's signals nor systemd's
+ * KillMode=process stop of the agent reach it), with the sandbox files as stdout and stderr.
+ * `taskPid` resolves with the pid the launcher reports, or undefined if it never does.
+ */
+export function startLauncher(spec: LaunchSpec, binary: string = launcherPath()): LaunchResult {
+  let out: number | undefined;
+  let err: number | undefined;
+  try {
+    out = openSync(spec.stdoutPath, 'a');
+    err = openSync(spec.stderrPath, 'a');
+    const child = spawn(binary, [spec.statusFile, ...spec.argv], {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', out, err, 'pipe'],
+    });
+    if (child.pid === undefined) {
+      // spawn reports ENOENT/EACCES asynchronously; a missing pid means it failed.
+      child.on('error', () => {});
+      return { ok: false, error: `cannot start the launcher '${binary}'` };
+    }
+    const launcherPid = child.pid;
+    const taskPid = readPid(child.stdio[3] as Readable | null | undefined);
+    return { ok: true, child, launcherPid, startTime: procStartTime(launcherPid) ?? '', taskPid };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  } finally {
+    // The child holds its own copies; the agent must not keep one open per task.
+    if (out !== undefined) closeSync(out);
+    if (err !== undefined) closeSync(err);
+  }
+}
+
+function readPid(stream: Readable | null | undefined): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    if (stream === null || stream === undefined) return resolve(undefined);
+    let buf = '';
+    const done = (pid: number | undefined): void => {
+      stream.removeAllListeners('data');
+      stream.destroy();
+      resolve(pid);
+    };
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      buf += chunk;
+      const nl = buf.indexOf('\n');
+      if (nl !== -1) {
+        const pid = Number(buf.slice(0, nl));
+        done(Number.isInteger(pid) && pid > 0 ? pid : undefined);
+      }
+    });
+    stream.on('error', () => done(undefined));
+    stream.on('end', () => done(undefined));
+  });
+}
+
+/** The fields of /proc/<pid>/stat after the command name, or undefined if the process is gone. */
+export function procStat(pid: number): string[] | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  // The command name is in parentheses and may itself contain spaces or ')'.
+  const close = text.lastIndexOf(')');
+  if (close === -1) return undefined;
+  return text.slice(close + 2).trim().split(' ');
+}
+
+/** Start time of a process in clock ticks since boot (field 22), which tells a pid's reuse apart. */
+export function procStartTime(pid: number): string | undefined {
+  return procStat(pid)?.[19];
+}
+
+/**
+ * Is this still the launcher we started? Alive, not a zombie (an orphaned launcher whose new
+ * parent does not reap it would look alive to kill(0)), and the same start time.
+ */
+export function launcherAlive(pid: number, startTime: string): boolean {
+  const fields = procStat(pid);
+  if (fields === undefined) return false;
+  if (fields[0] === 'Z' || fields[0] === 'X') return false;
+  return startTime === '' || fields[19] === startTime;
+}
+
+/** Reads the launcher's status file; undefined if it is missing or not what the launcher writes. */
+export function readLauncherEnd(statusFile: string): LauncherEnd | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(statusFile, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof data !== 'object' || data === null) return undefined;
+  const o = data as Record<string, unknown>;
+  if (typeof o['pid'] !== 'number' || typeof o['ended_ms'] !== 'number') return undefined;
+  if (typeof o['exit_code'] === 'number') return { pid: o['pid'], exit_code: o['exit_code'], ended_ms: o['ended_ms'] };
+  if (typeof o['signal'] === 'number') {
+    return { pid: o['pid'], signal: o['signal'], core_dumped: o['core_dumped'] === true, ended_ms: o['ended_ms'] };
+  }
+  return undefined;
+}
+
+/** Sends a signal to a whole process group; false if the group no longer exists. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}

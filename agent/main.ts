@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+/**
+ * drydock-agent: flags → config → start.
+ *
+ * Signals: SIGTERM/SIGINT close gracefully and leave tasks running (systemd KillMode=process
+ * upgrades rely on it); SIGUSR1 kills every task with its kill policy, waits, then exits 0.
+ * Exit codes: 0 normal, 1 bad flags or a failed start, 78 (EX_CONFIG) a checkpoint that
+ * belongs to another hostname/ip.
+ */
+
+import { systemClock } from '../shared/clock.js';
+import { Logger } from '../shared/log.js';
+import { Agent } from './agent.js';
+import { AGENT_PROGRAM, agentConfig, resolveAgentFlags } from './config.js';
+import { machineProbe } from './machine.js';
+
+async function main(): Promise<void> {
+  const flags = resolveAgentFlags(process.argv.slice(2), process.env);
+  if (flags.kind === 'help') {
+    process.stdout.write(flags.text);
+    return;
+  }
+  if (flags.kind === 'error') {
+    process.stderr.write(`${AGENT_PROGRAM}: ${flags.error}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const config = await agentConfig(flags.values, machineProbe);
+  const log = new Logger({ level: config.logLevel, bindings: { daemon: 'agent' } });
+
+  let exiting = false;
+  const exit = (code: number): void => {
+    if (exiting) return;
+    exiting = true;
+    // stdout is a pipe under systemd and tests: let queued log lines drain first.
+    process.stdout.write('', () => process.exit(code));
+  };
+
+  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0) });
+
+  process.on('unhandledRejection', (e) => log.error('unhandled rejection', { error: e as Error }));
+  process.on('SIGTERM', () => void agent.close().then(() => exit(0), () => exit(0)));
+  process.on('SIGINT', () => void agent.close().then(() => exit(0), () => exit(0)));
+  process.on('SIGUSR1', () => void agent.shutdown().then(() => exit(0), () => exit(0)));
+  process.on('SIGHUP', () => log.info('SIGHUP ignored'));
+
+  log.info('starting', { master: config.master, hostname: config.hostname, ip: config.ip, workDir: config.workDir });
+  const started = await agent.start();
+  if (!started.ok) {
+    process.stderr.write(`${AGENT_PROGRAM}: ${started.message}\n`);
+    log.error('cannot start', { message: started.message });
+    exit(started.exitCode);
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${AGENT_PROGRAM}: ${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,256 @@
+/**
+ * The agent's session with the master: one WebSocket, REGISTER / REGISTERED, liveness by the
+ * master's pings, and reconnection with randomised exponential backoff. The session decides
+ * nothing about tasks; it hands decoded messages to its owner.
+ *
+ * Lifecycle: idle → waiting (backoff) → connecting → registering → registered, back to waiting
+ * when the socket drops, and closed for good after close() or a SHUTDOWN from the master.
+ */
+
+import { WebSocket, type RawData } from 'ws';
+import type { Clock, TimerHandle } from '../shared/clock.js';
+import type { Logger } from '../shared/log.js';
+import { AGENT_SESSION_PATH, CLOSE_CODES, MAX_FRAME_BYTES, assertNever, decodeMasterMessage, encode, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
+import { registrationDelayMs } from './backoff.js';
+
+export type SessionState = 'idle' | 'waiting' | 'connecting' | 'registering' | 'registered' | 'closed';
+
+type RegisterMessage = Extract<AgentMessage, { type: 'REGISTER' }>;
+
+/** Messages about tasks, delivered only while registered. */
+export type TaskMessage = Extract<MasterMessage, { type: 'RUN_TASK' | 'KILL_TASK' | 'ACKNOWLEDGE' }>;
+
+/** What the session needs from its owner. */
+export interface SessionOwner {
+  /** The REGISTER to send now (the session adds type and request_id). */
+  registration(): Omit<RegisterMessage, 'type' | 'request_id'>;
+  /** The master accepted us (the session can already send). Must persist the id before returning: `registered` is logged after. */
+  registered(agentId: string): void;
+  /** A task message from the master. */
+  message(msg: TaskMessage): void;
+  /** The master told us to go away. The session is already closed and will not reconnect. */
+  shutdown(message: string, wasRegistered: boolean): void;
+  /** The registered session dropped; a new one is being set up. */
+  disconnected(): void;
+}
+
+export interface SessionOptions {
+  /** host:port of the master. */
+  master: string;
+  backoffFactorMs: number;
+  registrationTimeoutMs: number;
+  clock: Clock;
+  log: Logger;
+  owner: SessionOwner;
+  random?: () => number;
+}
+
+/** WebSocket close reasons are limited to 123 bytes. */
+function closeReason(text: string): string {
+  let out = text;
+  while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
+  return out;
+}
+
+export class Session {
+  readonly #o: SessionOptions;
+  readonly #random: () => number;
+  #state: SessionState = 'idle';
+  #ws: WebSocket | undefined;
+  #attempt = 0;
+  #requestId = 0;
+  #timer: TimerHandle | undefined;
+  #watchdog: TimerHandle | undefined;
+  #livenessMs = 0;
+  /** Did the REGISTER in flight carry a checkpointed id (a re-registration, in Mesos' terms)? */
+  #reregistering = false;
+
+  constructor(options: SessionOptions) {
+    this.#o = options;
+    this.#random = options.random ?? Math.random;
+  }
+
+  get state(): SessionState {
+    return this.#state;
+  }
+
+  get url(): string {
+    return `ws://${this.#o.master}${AGENT_SESSION_PATH}`;
+  }
+
+  /** Starts connecting (after the first backoff delay, as Mesos does). */
+  start(): void {
+    if (this.#state !== 'idle') return;
+    this.#scheduleConnect();
+  }
+
+  /** Sends a message if registered; false otherwise (the caller keeps it and retries later). */
+  send(msg: AgentMessage): boolean {
+    const ws = this.#ws;
+    if (this.#state !== 'registered' || ws === undefined || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(encode(msg));
+    return true;
+  }
+
+  /** Graceful stop: closes the socket with GOING_AWAY and never reconnects. */
+  close(): void {
+    if (this.#state === 'closed') return;
+    this.#state = 'closed';
+    this.#clearTimers();
+    const ws = this.#ws;
+    this.#ws = undefined;
+    if (ws !== undefined) this.#retire(ws, CLOSE_CODES.GOING_AWAY, 'agent stopping');
+  }
+
+  /** Forced stop: drops the socket without a close handshake. */
+  terminate(): void {
+    this.#state = 'closed';
+    this.#clearTimers();
+    this.#ws?.terminate();
+    this.#ws = undefined;
+  }
+
+  #clearTimers(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    this.#watchdog?.cancel();
+    this.#watchdog = undefined;
+  }
+
+  #scheduleConnect(): void {
+    this.#state = 'waiting';
+    const delay = registrationDelayMs(this.#attempt, this.#o.backoffFactorMs, this.#random);
+    this.#attempt++;
+    this.#o.log.debug('connecting after backoff', { delayMs: delay, attempt: this.#attempt });
+    this.#timer = this.#o.clock.setTimer(delay, () => this.#connect());
+  }
+
+  #connect(): void {
+    if (this.#state !== 'waiting') return;
+    this.#state = 'connecting';
+    const ws = new WebSocket(this.url, { maxPayload: MAX_FRAME_BYTES, handshakeTimeout: this.#o.registrationTimeoutMs });
+    this.#ws = ws;
+    ws.on('open', () => {
+      if (this.#ws !== ws) return;
+      this.#state = 'registering';
+      const requestId = ++this.#requestId;
+      const body = this.#o.owner.registration();
+      this.#reregistering = body.agent_id !== undefined;
+      ws.send(encode({ type: 'REGISTER', request_id: requestId, ...body }));
+      this.#o.log.info('registering', { master: this.#o.master, requestId, agentId: body.agent_id, tasks: body.tasks.length });
+      this.#timer = this.#o.clock.setTimer(this.#o.registrationTimeoutMs, () => {
+        if (this.#ws === ws && this.#state === 'registering') this.#drop(ws, 'no REGISTERED in time', 1000);
+      });
+    });
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      if (this.#ws !== ws) return;
+      this.#armWatchdog();
+      const d = decodeMasterMessage(data, isBinary);
+      if (!d.ok) {
+        this.#o.log.error('invalid master message', { error: d.error });
+        this.#drop(ws, d.error, CLOSE_CODES.PROTOCOL_ERROR);
+        return;
+      }
+      try {
+        this.#dispatch(ws, d.message);
+      } catch (e) {
+        // A handler bug must not take the daemon down; the master will resend what matters.
+        this.#o.log.error('master message handling failed', { type: d.message.type, error: e as Error });
+      }
+    });
+    ws.on('ping', () => {
+      if (this.#ws === ws) this.#armWatchdog();
+    });
+    ws.on('error', (e) => {
+      if (this.#ws === ws) this.#o.log.warn('master connection error', { master: this.#o.master, error: e.message });
+    });
+    ws.on('close', (code, reason) => {
+      if (this.#ws !== ws) return;
+      this.#o.log.warn('master connection closed', { code, reason: reason.toString() });
+      this.#drop(ws, undefined, undefined);
+    });
+  }
+
+  #dispatch(ws: WebSocket, msg: MasterMessage): void {
+    switch (msg.type) {
+      case 'REGISTERED': {
+        if (this.#state !== 'registering' || msg.request_id !== this.#requestId) {
+          this.#o.log.warn('ignoring stale REGISTERED', { requestId: msg.request_id, expected: this.#requestId });
+          return;
+        }
+        this.#timer?.cancel();
+        this.#timer = undefined;
+        this.#state = 'registered';
+        this.#attempt = 0;
+        this.#livenessMs = msg.ping_interval_ms * msg.max_ping_timeouts;
+        // The owner persists the id before `registered` is logged: a crash right after the log
+        // line must still come back with this id. A failed write drops the session.
+        try {
+          this.#o.owner.registered(msg.agent_id);
+        } catch (e) {
+          this.#o.log.error('cannot checkpoint the agent id', { error: e as Error });
+          this.#drop(ws, 'checkpoint failed', 1011);
+          return;
+        }
+        this.#armWatchdog();
+        this.#o.log.info('registered', { agentId: msg.agent_id, masterId: msg.master_id, reregistered: this.#reregistering });
+        return;
+      }
+      case 'SHUTDOWN': {
+        const wasRegistered = this.#state === 'registered';
+        this.#state = 'closed';
+        this.#clearTimers();
+        this.#ws = undefined;
+        this.#retire(ws, 1000, 'shutdown');
+        this.#o.owner.shutdown(msg.message, wasRegistered);
+        return;
+      }
+      case 'RUN_TASK':
+      case 'KILL_TASK':
+      case 'ACKNOWLEDGE':
+        if (this.#state !== 'registered') {
+          this.#o.log.warn('ignoring task message before registration', { type: msg.type });
+          return;
+        }
+        this.#o.owner.message(msg);
+        return;
+      default:
+        assertNever(msg);
+    }
+  }
+
+  #armWatchdog(): void {
+    if (this.#livenessMs <= 0 || this.#state !== 'registered') return;
+    this.#watchdog?.cancel();
+    const ws = this.#ws;
+    this.#watchdog = this.#o.clock.setTimer(this.#livenessMs, () => {
+      if (ws !== undefined && this.#ws === ws) {
+        this.#o.log.warn('master silent, reconnecting', { silentMs: this.#livenessMs });
+        this.#drop(ws, 'ping timeout', 1000);
+      }
+    });
+  }
+
+  /** Leaves this socket (closing it with `code` if given) and schedules the next attempt. */
+  #drop(ws: WebSocket, reason: string | undefined, code: number | undefined): void {
+    if (this.#ws !== ws) return;
+    const wasRegistered = this.#state === 'registered';
+    this.#ws = undefined;
+    this.#clearTimers();
+    if (code !== undefined) this.#retire(ws, code, reason ?? '');
+    if (this.#state === 'closed') return;
+    if (wasRegistered) this.#o.owner.disconnected();
+    this.#scheduleConnect();
+  }
+
+  /** Closes a socket we no longer use; a peer that never answers the close gets terminated. */
+  #retire(ws: WebSocket, code: number, reason: string): void {
+    try {
+      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      else ws.close(code, closeReason(reason));
+    } catch {
+      ws.terminate();
+    }
+    this.#o.clock.setTimer(2000, () => ws.terminate());
+  }
+}

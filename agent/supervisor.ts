@@ -1,0 +1,514 @@
+/**
+ * The supervisor: every task the agent runs, as a process group under drydock-launch, with its
+ * status-update queue. It launches, kills (SIGTERM to the group, the grace period, SIGKILL),
+ * re-adopts tasks after an agent restart, learns how each one ended from the launcher's status
+ * file, and keeps each task's updates in order until they are acknowledged.
+ *
+ * Every change to a task is checkpointed before it is acted on (the update sent, the signal
+ * delivered). Lifecycle of a task: staging → running (pid known) → ended (terminal update
+ * queued) → completed (terminal update acknowledged; meta removed, kept in memory only).
+ */
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import type { Clock, TimerHandle } from '../shared/clock.js';
+import type { Logger } from '../shared/log.js';
+import {
+  isTerminal,
+  type FrameworkInfo,
+  type KillPolicy,
+  type Task,
+  type TaskInfo,
+  type TaskState,
+  type TaskStatus,
+  type TaskStatusReason,
+  type TaskStatusSource,
+} from '../shared/mesos.js';
+import type { AgentTaskReport } from '../shared/protocol.js';
+import type { Checkpoint, TaskRecord } from './checkpoint.js';
+import { CHECKPOINT_FORMAT } from './checkpoint.js';
+import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
+import { launcherAlive, procStat, readLauncherEnd, signalGroup, startLauncher, type LaunchSpec, type LaunchResult } from './launcher.js';
+import type { StatusUpdateStreams } from './status-updates.js';
+import { terminalOutcome, type LauncherEnd } from './termination.js';
+
+/** How often re-adopted launchers (not our children, so no exit event) are checked. */
+export const ADOPTED_POLL_MS = 250;
+
+/** Completed tasks kept in memory for GET_TASKS. */
+export const COMPLETED_TASKS_KEPT = 1000;
+
+/** The environment variables a task inherits from the agent; everything else it must be given. */
+const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'];
+
+type TaskPhase = 'staging' | 'running' | 'ended';
+
+interface Supervised {
+  key: string;
+  record: TaskRecord;
+  phase: TaskPhase;
+  /** The launcher, when this agent process started it; re-adopted ones are polled instead. */
+  child: ChildProcess | undefined;
+  adopted: boolean;
+  killTimer: TimerHandle | undefined;
+  /** A kill that arrived before the task pid was known: undefined (none), null (no override) or the override. */
+  killWanted: KillPolicy | null | undefined;
+}
+
+export interface SupervisorOptions {
+  checkpoint: Checkpoint;
+  streams: StatusUpdateStreams;
+  clock: Clock;
+  log: Logger;
+  /** The agent id, once known. */
+  agentId: () => string | undefined;
+  /** Sends an update that is not tracked (a duplicate launch's error). */
+  sendOnce: (frameworkId: string, status: TaskStatus) => void;
+  /** For tests: replaces drydock-launch. */
+  launch?: (spec: LaunchSpec) => LaunchResult;
+}
+
+/** Map key of a task: framework id and task id (task ids are unique per framework only). */
+export function taskKey(frameworkId: string, taskId: string): string {
+  return `${frameworkId}\u0000${taskId}`;
+}
+
+function newUuid(): string {
+  return randomBytes(16).toString('base64');
+}
+
+export class Supervisor {
+  readonly #o: SupervisorOptions;
+  readonly #tasks = new Map<string, Supervised>();
+  readonly #completed: Task[] = [];
+  readonly #completedKeys = new Set<string>();
+  #poll: TimerHandle | undefined;
+  #closed = false;
+  #endWaiters: Array<() => void> = [];
+
+  constructor(options: SupervisorOptions) {
+    this.#o = options;
+  }
+
+  // ---- Queries ----------------------------------------------------------------------------
+
+  /** Tasks the agent still knows (not completed), for REGISTER. */
+  reports(): AgentTaskReport[] {
+    return [...this.#tasks.values()].map(({ record: r }) => {
+      const head = r.pending[0];
+      return {
+        framework_id: r.framework_id,
+        task: r.task,
+        state: r.state,
+        statuses: r.statuses,
+        ...(head !== undefined ? { status_update_state: head.state, ...(head.uuid !== undefined ? { status_update_uuid: head.uuid } : {}) } : {}),
+      };
+    });
+  }
+
+  /** The FrameworkInfos of the tasks the agent knows, one per framework, with their ids. */
+  frameworks(): FrameworkInfo[] {
+    const byId = new Map<string, FrameworkInfo>();
+    for (const { record: r } of this.#tasks.values()) byId.set(r.framework_id, { ...r.framework, id: { value: r.framework_id } });
+    return [...byId.values()];
+  }
+
+  /** GET_TASKS' five lists (Mesos semantics, reference §3). */
+  taskLists(): { pending_tasks: Task[]; queued_tasks: Task[]; launched_tasks: Task[]; terminated_tasks: Task[]; completed_tasks: Task[] } {
+    const pending: Task[] = [];
+    const launched: Task[] = [];
+    const terminated: Task[] = [];
+    for (const t of this.#tasks.values()) {
+      const view = this.#view(t.record);
+      if (isTerminal(t.record.state)) terminated.push(view);
+      else if (t.record.state === 'TASK_STAGING') pending.push(view);
+      else launched.push(view);
+    }
+    return { pending_tasks: pending, queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: [...this.#completed] };
+  }
+
+  /** Running tasks with a known process group, for GET_CONTAINERS. */
+  running(): Array<{ frameworkId: string; taskId: string; containerId: string; pid: number }> {
+    const out: Array<{ frameworkId: string; taskId: string; containerId: string; pid: number }> = [];
+    for (const t of this.#tasks.values()) {
+      if (t.phase !== 'ended' && t.record.task_pid !== undefined) {
+        out.push({ frameworkId: t.record.framework_id, taskId: t.record.task.task_id.value, containerId: t.record.container_id, pid: t.record.task_pid });
+      }
+    }
+    return out;
+  }
+
+  /** How many tasks still have a process (or a launch in progress). */
+  get live(): number {
+    let n = 0;
+    for (const t of this.#tasks.values()) if (t.phase !== 'ended') n++;
+    return n;
+  }
+
+  #view(r: TaskRecord): Task {
+    const head = r.pending[0];
+    const task: Task = {
+      name: r.task.name,
+      task_id: r.task.task_id,
+      framework_id: { value: r.framework_id },
+      agent_id: this.#agentIdValue(r),
+      state: r.state,
+      resources: r.task.resources,
+      statuses: r.statuses,
+    };
+    if (head !== undefined) {
+      task.status_update_state = head.state;
+      if (head.uuid !== undefined) task.status_update_uuid = head.uuid;
+    }
+    if (r.task.kill_policy !== undefined) task.kill_policy = r.task.kill_policy;
+    if (r.task.labels !== undefined) task.labels = r.task.labels;
+    return task;
+  }
+
+  #agentIdValue(r: TaskRecord): { value: string } {
+    const id = this.#o.agentId();
+    return id !== undefined ? { value: id } : r.task.agent_id;
+  }
+
+  // ---- Recovery ---------------------------------------------------------------------------
+
+  /**
+   * Takes back the tasks of a checkpoint: live launchers are adopted (and a kill in progress
+   * resumed), launchers that ended while the agent was away yield their true end, and
+   * unacknowledged updates go back into their queues.
+   */
+  recover(records: readonly TaskRecord[]): void {
+    for (const record of records) {
+      const key = taskKey(record.framework_id, record.task.task_id.value);
+      const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined };
+      this.#tasks.set(key, t);
+      const log = { taskId: record.task.task_id.value, frameworkId: record.framework_id };
+      if (isTerminal(record.state)) {
+        t.phase = 'ended';
+        if (record.pending.length === 0) this.#complete(t);
+        else this.#o.streams.head(key, record.framework_id, record.pending[0]);
+        continue;
+      }
+      this.#o.streams.head(key, record.framework_id, record.pending[0]);
+      const launcher = record.launcher;
+      if (launcher !== undefined && launcherAlive(launcher.pid, launcher.start_time)) {
+        t.adopted = true;
+        if (record.task_pid === undefined) {
+          const pid = this.#childOf(launcher.pid);
+          if (pid !== undefined) record.task_pid = pid;
+        }
+        if (record.task_pid !== undefined) {
+          t.phase = 'running';
+          if (record.state === 'TASK_STAGING' || record.state === 'TASK_STARTING') this.#update(t, 'TASK_RUNNING');
+        }
+        this.#o.log.info('task re-adopted', { ...log, launcherPid: launcher.pid, pid: record.task_pid, state: record.state });
+        if (record.kill !== undefined) this.#resumeKill(t);
+      } else {
+        const end = launcher === undefined ? undefined : readLauncherEnd(this.#o.checkpoint.exitFile(record.framework_id, record.task.task_id.value));
+        this.#o.log.info('task ended while the agent was away', { ...log, end });
+        this.#finish(t, end);
+      }
+    }
+    this.#schedulePoll();
+  }
+
+  /** The task a launcher forked (its only child), for a crash between launch and the pid checkpoint. */
+  #childOf(launcherPid: number): number | undefined {
+    try {
+      for (const name of readdirSync('/proc')) {
+        const pid = Number(name);
+        if (!Number.isInteger(pid)) continue;
+        if (procStat(pid)?.[1] === String(launcherPid)) return pid;
+      }
+    } catch {
+      // /proc unreadable: the task stays without a pid and is watched through its launcher.
+    }
+    return undefined;
+  }
+
+  #schedulePoll(): void {
+    if (this.#poll !== undefined || this.#closed) return;
+    if (![...this.#tasks.values()].some((t) => t.adopted && t.phase !== 'ended')) return;
+    this.#poll = this.#o.clock.setTimer(ADOPTED_POLL_MS, () => {
+      this.#poll = undefined;
+      for (const t of this.#tasks.values()) {
+        const l = t.record.launcher;
+        if (!t.adopted || t.phase === 'ended' || l === undefined) continue;
+        if (!launcherAlive(l.pid, l.start_time)) {
+          this.#finish(t, readLauncherEnd(this.#o.checkpoint.exitFile(t.record.framework_id, t.record.task.task_id.value)));
+        }
+      }
+      this.#schedulePoll();
+    });
+  }
+
+  // ---- Launch -----------------------------------------------------------------------------
+
+  /** RUN_TASK. Never throws for a bad task: it becomes a TASK_ERROR or TASK_FAILED. */
+  launch(frameworkId: string, framework: FrameworkInfo, task: TaskInfo): void {
+    const taskId = task.task_id.value;
+    const key = taskKey(frameworkId, taskId);
+    const log = { taskId, frameworkId };
+    if (this.#tasks.has(key) || this.#completedKeys.has(key)) {
+      // The existing task must not be disturbed, so this error is sent once, outside its queue.
+      this.#o.log.warn('duplicate task id', log);
+      this.#o.sendOnce(frameworkId, this.#status(task.task_id, 'TASK_ERROR', 'SOURCE_AGENT', `Task has duplicate ID: ${taskId}`, 'REASON_TASK_INVALID'));
+      return;
+    }
+    const cp = this.#o.checkpoint;
+    const record: TaskRecord = {
+      format: CHECKPOINT_FORMAT,
+      framework_id: frameworkId,
+      framework,
+      task,
+      container_id: randomUUID(),
+      sandbox: cp.sandboxDir(frameworkId, taskId),
+      state: 'TASK_STAGING',
+      statuses: [],
+      pending: [],
+    };
+    const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined };
+    this.#tasks.set(key, t);
+
+    const command = task.command;
+    if (command?.value === undefined || command.value === '') {
+      t.phase = 'ended';
+      this.#update(t, 'TASK_ERROR', 'Task has no command value', 'REASON_TASK_INVALID', 'SOURCE_AGENT');
+      return;
+    }
+    const argv = command.shell === false ? [command.value, ...(command.arguments ?? []).slice(1)] : ['/bin/sh', '-c', command.value];
+    const env: Record<string, string> = {};
+    for (const name of INHERITED_ENV) {
+      const v = process.env[name];
+      if (v !== undefined) env[name] = v;
+    }
+    env['PATH'] ??= '/usr/local/bin:/usr/bin:/bin';
+    for (const v of command.environment?.variables ?? []) if (v.value !== undefined) env[v.name] = v.value;
+    Object.assign(env, {
+      MESOS_SANDBOX: record.sandbox,
+      DRYDOCK_SANDBOX: record.sandbox,
+      DRYDOCK_TASK_ID: taskId,
+      DRYDOCK_FRAMEWORK_ID: frameworkId,
+      DRYDOCK_AGENT_ID: this.#o.agentId() ?? task.agent_id.value,
+    });
+
+    let result: LaunchResult;
+    try {
+      mkdirSync(record.sandbox, { recursive: true });
+      cp.writeTask(record);
+      const spec: LaunchSpec = {
+        argv,
+        cwd: record.sandbox,
+        env,
+        stdoutPath: `${record.sandbox}/stdout`,
+        stderrPath: `${record.sandbox}/stderr`,
+        statusFile: cp.exitFile(frameworkId, taskId),
+      };
+      result = (this.#o.launch ?? startLauncher)(spec);
+    } catch (e) {
+      result = { ok: false, error: (e as Error).message };
+    }
+    if (!result.ok) {
+      this.#o.log.error('task launch failed', { ...log, error: result.error });
+      t.phase = 'ended';
+      this.#update(t, 'TASK_FAILED', `Failed to launch task: ${result.error}`, 'REASON_COMMAND_EXECUTOR_FAILED', 'SOURCE_AGENT');
+      return;
+    }
+    const { child, taskPid } = result;
+    t.child = child;
+    record.launcher = { pid: result.launcherPid, start_time: result.startTime };
+    this.#update(t, 'TASK_STARTING');
+    this.#o.log.info('task launched', { ...log, launcherPid: result.launcherPid, sandbox: record.sandbox });
+    child.on('error', (e) => this.#o.log.error('launcher error', { ...log, error: e.message }));
+    // The pid line precedes the exit, but their events may be delivered in either order.
+    child.on('exit', () => {
+      void taskPid.then(() => {
+        t.child = undefined;
+        this.#finish(t, readLauncherEnd(cp.exitFile(frameworkId, taskId)));
+      });
+    });
+    void taskPid.then((pid) => {
+      if (t.phase !== 'staging' || pid === undefined) return;
+      record.task_pid = pid;
+      t.phase = 'running';
+      this.#update(t, 'TASK_RUNNING');
+      this.#o.log.info('task running', { ...log, pid });
+      if (t.killWanted !== undefined) this.kill(frameworkId, taskId, t.killWanted ?? undefined);
+    });
+  }
+
+  // ---- Kill -------------------------------------------------------------------------------
+
+  /** KILL_TASK: SIGTERM to the group now, SIGKILL when the grace period is over. */
+  kill(frameworkId: string, taskId: string, override?: KillPolicy): void {
+    const t = this.#tasks.get(taskKey(frameworkId, taskId));
+    const log = { taskId, frameworkId };
+    if (t === undefined) {
+      this.#o.log.warn('kill for unknown task', log);
+      return;
+    }
+    if (t.phase === 'ended') return;
+    const r = t.record;
+    if (t.phase === 'staging' || r.task_pid === undefined) {
+      t.killWanted = override ?? null;
+      return;
+    }
+    const now = this.#o.clock.now();
+    const grace = gracePeriodMs(r.task.kill_policy, override);
+    if (r.kill !== undefined) {
+      const deadline = killDeadlineMs(r.kill.deadline_ms, now, grace);
+      if (deadline < r.kill.deadline_ms && r.kill.sigkill_ms === undefined) {
+        r.kill.deadline_ms = deadline;
+        this.#o.checkpoint.writeTask(r);
+        this.#armKill(t);
+      }
+      return;
+    }
+    r.kill = { requested_ms: now, grace_ms: grace, deadline_ms: now + grace, sigterm_ms: now };
+    this.#update(t, 'TASK_KILLING'); // checkpoints the kill before the signal goes out
+    this.#o.log.info('killing task', { ...log, pid: r.task_pid, graceMs: grace });
+    signalGroup(r.task_pid, 'SIGTERM');
+    this.#armKill(t);
+  }
+
+  #resumeKill(t: Supervised): void {
+    const r = t.record;
+    if (r.kill === undefined || r.task_pid === undefined) return;
+    if (r.kill.sigterm_ms === undefined) {
+      r.kill.sigterm_ms = this.#o.clock.now();
+      this.#o.checkpoint.writeTask(r);
+      signalGroup(r.task_pid, 'SIGTERM');
+    }
+    this.#armKill(t);
+  }
+
+  #armKill(t: Supervised): void {
+    const kill = t.record.kill;
+    if (kill === undefined || kill.sigkill_ms !== undefined) return;
+    t.killTimer?.cancel();
+    t.killTimer = this.#o.clock.setTimer(kill.deadline_ms - this.#o.clock.now(), () => {
+      t.killTimer = undefined;
+      const pid = t.record.task_pid;
+      if (t.phase === 'ended' || pid === undefined) return;
+      kill.sigkill_ms = this.#o.clock.now();
+      this.#o.checkpoint.writeTask(t.record);
+      this.#o.log.info('grace period over, sending SIGKILL', { taskId: t.record.task.task_id.value, pid, graceMs: kill.grace_ms });
+      signalGroup(pid, 'SIGKILL');
+    });
+  }
+
+  /** Kills every task with its own kill policy and resolves when all have ended (or after timeoutMs). */
+  killAll(timeoutMs: number): Promise<void> {
+    for (const t of this.#tasks.values()) {
+      if (t.phase !== 'ended') this.kill(t.record.framework_id, t.record.task.task_id.value);
+    }
+    return new Promise((resolve) => {
+      if (this.live === 0) return resolve();
+      const timer = this.#o.clock.setTimer(timeoutMs, () => {
+        this.#endWaiters = this.#endWaiters.filter((w) => w !== check);
+        resolve();
+      });
+      const check = (): void => {
+        if (this.live > 0) return;
+        timer.cancel();
+        this.#endWaiters = this.#endWaiters.filter((w) => w !== check);
+        resolve();
+      };
+      this.#endWaiters.push(check);
+    });
+  }
+
+  // ---- End and acknowledgement ------------------------------------------------------------
+
+  #finish(t: Supervised, end: LauncherEnd | undefined): void {
+    if (t.phase === 'ended') return;
+    t.phase = 'ended';
+    t.killTimer?.cancel();
+    t.killTimer = undefined;
+    const r = t.record;
+    const killed = r.kill !== undefined || t.killWanted !== undefined;
+    const outcome = terminalOutcome(end, killed);
+    this.#o.log.info('task ended', {
+      taskId: r.task.task_id.value,
+      frameworkId: r.framework_id,
+      state: outcome.state,
+      message: outcome.message,
+      ...(end !== undefined ? ('exit_code' in end ? { exitCode: end.exit_code } : { signal: end.signal }) : {}),
+      ...(r.kill !== undefined
+        ? { killRequestedMs: r.kill.requested_ms, graceMs: r.kill.grace_ms, escalated: r.kill.sigkill_ms !== undefined, sigkillMs: r.kill.sigkill_ms }
+        : {}),
+      endedMs: end?.ended_ms,
+    });
+    this.#update(t, outcome.state, outcome.message, outcome.reason);
+    for (const w of [...this.#endWaiters]) w();
+  }
+
+  /** ACKNOWLEDGE: only the update in flight can be acknowledged; anything else is ignored. */
+  acknowledge(frameworkId: string, taskId: string, uuid: string): void {
+    const t = this.#tasks.get(taskKey(frameworkId, taskId));
+    const head = t?.record.pending[0];
+    if (t === undefined || head === undefined || head.uuid !== uuid) {
+      this.#o.log.debug('ignoring acknowledgement', { taskId, frameworkId, uuid, expected: head?.uuid });
+      return;
+    }
+    const r = t.record;
+    r.pending.shift();
+    if (t.phase === 'ended' && r.pending.length === 0 && isTerminal(r.state)) {
+      this.#complete(t);
+      return;
+    }
+    this.#o.checkpoint.writeTask(r);
+    this.#o.streams.head(t.key, r.framework_id, r.pending[0]);
+  }
+
+  #complete(t: Supervised): void {
+    const r = t.record;
+    this.#o.checkpoint.removeTask(r.framework_id, r.task.task_id.value);
+    this.#tasks.delete(t.key);
+    this.#o.streams.head(t.key, r.framework_id, undefined);
+    this.#completed.push(this.#view(r));
+    this.#completedKeys.add(t.key);
+    while (this.#completed.length > COMPLETED_TASKS_KEPT) {
+      const old = this.#completed.shift();
+      if (old !== undefined) this.#completedKeys.delete(taskKey(old.framework_id.value, old.task_id.value));
+    }
+    this.#o.log.info('task completed', { taskId: r.task.task_id.value, frameworkId: r.framework_id, state: r.state });
+  }
+
+  #status(taskId: { value: string }, state: TaskState, source: TaskStatusSource, message?: string, reason?: TaskStatusReason): TaskStatus {
+    const agentId = this.#o.agentId();
+    return {
+      task_id: taskId,
+      state,
+      source,
+      ...(message !== undefined ? { message } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+      ...(agentId !== undefined ? { agent_id: { value: agentId } } : {}),
+      timestamp: this.#o.clock.now() / 1000,
+      uuid: newUuid(),
+    };
+  }
+
+  /** Queues a status update: checkpointed first, then sent if it is the head of the queue. */
+  #update(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR'): void {
+    const r = t.record;
+    const status = this.#status(r.task.task_id, state, source, message, reason);
+    r.state = state;
+    r.statuses.push(status);
+    r.pending.push(status);
+    this.#o.checkpoint.writeTask(r);
+    if (r.pending.length === 1) this.#o.streams.head(t.key, r.framework_id, status);
+  }
+
+  /** Stops timers; leaves every task running (an agent restart re-adopts them). */
+  close(): void {
+    this.#closed = true;
+    this.#poll?.cancel();
+    this.#poll = undefined;
+    for (const t of this.#tasks.values()) {
+      t.killTimer?.cancel();
+      t.killTimer = undefined;
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { alive, eventually, startAgent } from '../helpers/daemons.js';
+import { agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+
+test('an invalid master frame closes with PROTOCOL_ERROR; the agent re-registers with the same id and its tasks', async (t) => {
+  const master = await startFakeMaster(t, { autoAck: true });
+  const agent = await startAgent(t, { master: master.address, workDir: agentWorkDir(t) });
+  master.runTask(shellTask('keep', 'sleep 60'));
+  await master.waitForUpdate('keep', 'TASK_RUNNING');
+  const socket = master.socket;
+  assert.ok(socket);
+  const closed = once(socket, 'close', { signal: AbortSignal.timeout(10_000) });
+  master.sendRaw('{"type":"RUN_TASK"}');
+  const [code, reason] = (await closed) as [number, Buffer];
+  assert.equal(code, 4400);
+  assert.match(reason.toString(), /invalid message/);
+  await agent.daemon.waitForMsg('invalid master message');
+  const reg = await master.waitForRegister(1);
+  assert.equal(reg.agent_id, agent.agentId);
+  assert.deepEqual(reg.tasks.map((x) => [x.task.task_id.value, x.state]), [['keep', 'TASK_RUNNING']]);
+
+  // A master that vanishes (no close frame) is also survived.
+  master.dropAgent();
+  const again = await master.waitForRegister(2);
+  assert.equal(again.agent_id, agent.agentId);
+  assert.equal(agent.daemon.running, true);
+});
+
+test('SIGUSR1 kills every task with its kill policy and exits 0; SIGTERM leaves tasks running', async (t) => {
+  const master = await startFakeMaster(t, { autoAck: true });
+  const workDir = agentWorkDir(t);
+  const agent = await startAgent(t, { master: master.address, workDir });
+  master.runTask(shellTask('a', 'sleep 60'));
+  await master.waitForUpdate('a', 'TASK_RUNNING');
+  const [pid] = taskPids(workDir);
+  assert.ok(pid);
+
+  agent.daemon.signal('SIGTERM');
+  assert.equal((await agent.daemon.exited).code, 0);
+  assert.equal(alive(pid), true, 'SIGTERM of the agent must leave tasks running');
+
+  const second = await startAgent(t, { master: master.address, workDir });
+  await master.waitForRegister(1);
+  second.daemon.signal('SIGUSR1');
+  const killed = await master.waitForUpdate('a', 'TASK_KILLED');
+  assert.equal(killed.status.message, 'Command terminated with signal Terminated');
+  assert.equal((await second.daemon.exited).code, 0);
+  await eventually(() => (alive(pid) ? undefined : true), 3000);
+});

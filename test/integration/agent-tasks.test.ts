@@ -1,0 +1,105 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { FIXTURES, alive, callApi, eventually, startAgent } from '../helpers/daemons.js';
+import { agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+
+test('a task runs STARTING, RUNNING, FINISHED; a failing one reports its exit code', async (t) => {
+  const master = await startFakeMaster(t, { autoAck: true });
+  const agent = await startAgent(t, { master: master.address, workDir: agentWorkDir(t) });
+  const reg = await master.waitForRegister();
+  assert.equal(reg.agent.hostname, 'agent-test');
+  assert.equal(reg.agent.port, agent.port);
+
+  master.runTask(shellTask('ok', 'echo hello; sleep 0.2'));
+  master.runTask(shellTask('bad', 'exit 3'));
+  const finished = await master.waitForUpdate('ok', 'TASK_FINISHED');
+  assert.equal(finished.status.message, 'Command exited with status 0');
+  assert.equal(finished.status.source, 'SOURCE_EXECUTOR');
+  assert.equal(finished.status.agent_id?.value, agent.agentId);
+  assert.equal(Buffer.from(finished.status.uuid ?? '', 'base64').length, 16);
+  assert.deepEqual(master.states('ok'), ['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+  const failed = await master.waitForUpdate('bad', 'TASK_FAILED');
+  assert.equal(failed.status.message, 'Command exited with status 3');
+  assert.deepEqual(master.states('bad'), ['TASK_STARTING', 'TASK_RUNNING', 'TASK_FAILED']);
+
+  // The sandbox holds the task's output, and both tasks end up completed.
+  const tasks = await eventually(async () => {
+    const r = await callApi(agent.url, { type: 'GET_TASKS' });
+    const lists = (r.json as { get_tasks: Record<string, Array<{ task_id: { value: string }; state: string }>> }).get_tasks;
+    return lists['completed_tasks']?.length === 2 ? lists : undefined;
+  }, 5_000);
+  assert.deepEqual(tasks['completed_tasks']?.map((x) => x.state).sort(), ['TASK_FAILED', 'TASK_FINISHED']);
+  const { readFileSync } = await import('node:fs');
+  const { readdirSync } = await import('node:fs');
+  const fwDir = join(agent.workDir, 'sandboxes');
+  const [fw] = readdirSync(fwDir);
+  assert.equal(readFileSync(join(fwDir, fw ?? '', 'ok', 'stdout'), 'utf8'), 'hello\n');
+});
+
+test('kill: SIGTERM ends a normal task; a task ignoring SIGTERM gets SIGKILL after the grace period', async (t) => {
+  const master = await startFakeMaster(t, { autoAck: true });
+  const workDir = agentWorkDir(t);
+  await startAgent(t, { master: master.address, workDir });
+  await master.waitForRegister();
+
+  master.runTask(shellTask('stubborn', `exec ${join(FIXTURES, 'ignore-sigterm.sh')}`, 1000));
+  master.runTask(shellTask('polite', 'sleep 60'));
+  await master.waitForUpdate('stubborn', 'TASK_RUNNING');
+  await master.waitForUpdate('polite', 'TASK_RUNNING');
+  const pids = taskPids(workDir);
+  assert.equal(pids.length, 2);
+  // Let the fixture install its trap before it is signalled.
+  await new Promise((r) => setTimeout(r, 300));
+
+  const started = Date.now();
+  master.killTask('stubborn');
+  master.killTask('polite');
+  const polite = await master.waitForUpdate('polite', 'TASK_KILLED');
+  assert.equal(polite.status.message, 'Command terminated with signal Terminated');
+  const stubborn = await master.waitForUpdate('stubborn', 'TASK_KILLED', 10_000);
+  const elapsed = Date.now() - started;
+  assert.equal(stubborn.status.message, 'Command terminated with signal Killed');
+  assert.ok(elapsed >= 1000, `SIGKILL came after ${elapsed} ms, before the 1 s grace`);
+  assert.ok(elapsed < 5000, `SIGKILL came after ${elapsed} ms`);
+  assert.deepEqual(master.states('stubborn'), ['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_KILLED']);
+  for (const pid of pids) assert.equal(alive(pid), false);
+});
+
+test('unacknowledged updates are resent until acknowledged, in order, one at a time', async (t) => {
+  const master = await startFakeMaster(t);
+  await startAgent(t, { master: master.address, workDir: agentWorkDir(t), flags: ['--status_update_retry_interval=200ms'] });
+  await master.waitForRegister();
+  master.runTask(shellTask('r', 'exit 0'));
+  const first = await master.waitForUpdate('r', 'TASK_STARTING');
+  // Resent (same uuid), and nothing after it goes out before it is acknowledged.
+  await master.waitFor(() => (master.updates.filter((u) => u.status.uuid === first.status.uuid).length >= 2 ? true : undefined), 3000, 'a resend');
+  assert.deepEqual(master.states('r'), ['TASK_STARTING']);
+  master.ack(first);
+  const running = await master.waitForUpdate('r', 'TASK_RUNNING');
+  master.ack(running);
+  const done = await master.waitForUpdate('r', 'TASK_FINISHED');
+  // An acknowledgement for another uuid is ignored: the head stays in flight.
+  master.send({ type: 'ACKNOWLEDGE', framework_id: 'fw-test', task_id: 'r', uuid: 'AAAAAAAAAAAAAAAAAAAAAA==' });
+  await master.waitFor(() => (master.updates.filter((u) => u.status.uuid === done.status.uuid).length >= 2 ? true : undefined), 3000, 'FINISHED resent');
+  master.ack(done);
+  await new Promise((r) => setTimeout(r, 300));
+  const count = master.updates.length;
+  await new Promise((r) => setTimeout(r, 700));
+  assert.equal(master.updates.length, count, 'updates kept coming after the acknowledgement');
+  assert.deepEqual(master.states('r'), ['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+});
+
+test('a duplicate task id is refused without disturbing the running task', async (t) => {
+  const master = await startFakeMaster(t, { autoAck: true });
+  await startAgent(t, { master: master.address, workDir: agentWorkDir(t) });
+  await master.waitForRegister();
+  master.runTask(shellTask('dup', 'sleep 60'));
+  await master.waitForUpdate('dup', 'TASK_RUNNING');
+  master.runTask(shellTask('dup', 'exit 1'));
+  const err = await master.waitForUpdate('dup', 'TASK_ERROR');
+  assert.match(err.status.message ?? '', /duplicate/);
+  master.killTask('dup', 0);
+  const killed = await master.waitForUpdate('dup', 'TASK_KILLED');
+  assert.equal(killed.status.message, 'Command terminated with signal Terminated');
+});

@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MAX_REGISTRATION_BACKOFF_MS, registrationDelayMs, statusRetryDelayMs } from '../../agent/backoff.js';
+import { gracePeriodMs, killDeadlineMs } from '../../agent/kill-policy.js';
+import { terminalOutcome } from '../../agent/termination.js';
+import type { KillPolicy } from '../../shared/mesos.js';
+
+const secs = (s: number): KillPolicy => ({ grace_period: { nanoseconds: s * 1e9 } });
+
+test('kill policy: override, task policy, default 3 s, drain cap', () => {
+  const cases: Array<[string, KillPolicy | undefined, KillPolicy | undefined, number | undefined, number]> = [
+    ['default', undefined, undefined, undefined, 3000],
+    ['task policy', secs(10), undefined, undefined, 10_000],
+    ['override wins', secs(10), secs(1), undefined, 1000],
+    ['override of 0 kills at once', secs(10), secs(0), undefined, 0],
+    ['empty policy is the default', {}, undefined, undefined, 3000],
+    ['drain caps a longer grace', secs(10), undefined, 2e9, 2000],
+    ['drain keeps a shorter grace', secs(1), undefined, 2e9, 1000],
+    ['drain applies to a task without a grace', undefined, undefined, 5e9, 5000],
+    ['sub-millisecond rounds up', { grace_period: { nanoseconds: 1 } }, undefined, undefined, 1],
+  ];
+  for (const [name, task, override, drain, want] of cases) assert.equal(gracePeriodMs(task, override, drain), want, name);
+});
+
+test('kill deadline: a second kill may shorten, never extend', () => {
+  assert.equal(killDeadlineMs(undefined, 1000, 3000), 4000);
+  assert.equal(killDeadlineMs(4000, 2000, 500), 2500);
+  assert.equal(killDeadlineMs(4000, 2000, 5000), 4000);
+});
+
+test('registration backoff: uniform in [0, factor·2^n], capped at 1 min', () => {
+  const cases: Array<[number, number, number, number]> = [
+    // attempt, factor ms, random, want
+    [0, 1000, 0, 0],
+    [0, 1000, 0.5, 500],
+    [1, 1000, 0.5, 1000],
+    [3, 1000, 0.999, 7992],
+    [6, 1000, 1, 60_000],
+    [20, 1000, 1, MAX_REGISTRATION_BACKOFF_MS],
+    [1000, 1000, 1, MAX_REGISTRATION_BACKOFF_MS],
+    [2, 10, 1, 40],
+  ];
+  for (const [attempt, factor, r, want] of cases) assert.equal(registrationDelayMs(attempt, factor, () => r), want, `attempt ${attempt}`);
+});
+
+test('status update resends double from the interval up to 10 min', () => {
+  assert.deepEqual([0, 1, 2, 3].map((n) => statusRetryDelayMs(n, 10_000)), [10_000, 20_000, 40_000, 80_000]);
+  assert.equal(statusRetryDelayMs(10, 10_000), 600_000);
+  assert.equal(statusRetryDelayMs(2, 200, 500), 500);
+});
+
+test('terminal outcome: exit code, signal, kill requested', () => {
+  const cases: Array<[Parameters<typeof terminalOutcome>[0], boolean, string, string]> = [
+    [{ pid: 1, exit_code: 0, ended_ms: 0 }, false, 'TASK_FINISHED', 'Command exited with status 0'],
+    [{ pid: 1, exit_code: 3, ended_ms: 0 }, false, 'TASK_FAILED', 'Command exited with status 3'],
+    [{ pid: 1, signal: 15, core_dumped: false, ended_ms: 0 }, true, 'TASK_KILLED', 'Command terminated with signal Terminated'],
+    [{ pid: 1, signal: 9, core_dumped: false, ended_ms: 0 }, true, 'TASK_KILLED', 'Command terminated with signal Killed'],
+    [{ pid: 1, signal: 9, core_dumped: false, ended_ms: 0 }, false, 'TASK_FAILED', 'Command terminated with signal Killed'],
+    [{ pid: 1, signal: 11, core_dumped: true, ended_ms: 0 }, false, 'TASK_FAILED', 'Command terminated with signal Segmentation fault'],
+    [{ pid: 1, exit_code: 0, ended_ms: 0 }, true, 'TASK_KILLED', 'Command exited with status 0'],
+  ];
+  for (const [end, killed, state, message] of cases) {
+    const o = terminalOutcome(end, killed);
+    assert.equal(o.state, state);
+    assert.equal(o.message, message);
+  }
+  assert.equal(terminalOutcome(undefined, false).state, 'TASK_FAILED');
+});
