@@ -1,9 +1,9 @@
 /*
  * drydock-launch: the witness between the agent and one task.
  *
- *   drydock-launch STATUS_FILE PROGRAM [ARG...]
+ *   drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]
  *
- * It forks PROGRAM into a process group of its own, reports the task's pid on fd 3 (a pipe
+ * It forks PROGRAM (looked up in PATH) with argv ARGV0 ARG... into a process group of its own, reports the task's pid on fd 3 (a pipe
  * to the agent), waits for it, and writes how it ended to STATUS_FILE as one JSON object
  * ({"pid":N,"exit_code":C} or {"pid":N,"signal":S,"core_dumped":B}), atomically (tmp +
  * rename, fsync'd).
@@ -41,8 +41,8 @@ static void write_all(int fd, const char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM [ARG...]\n");
+  if (argc < 4) {
+    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n");
     return 2;
   }
   const char *status_file = argv[1];
@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
     signal(SIGINT, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    execvp(argv[2], &argv[2]);
+    execvp(argv[2], &argv[3]);
     fprintf(stderr, "drydock-launch: cannot execute '%s': %s\n", argv[2], strerror(errno));
     _exit(127);
   }

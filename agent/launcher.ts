@@ -20,8 +20,11 @@ export function launcherPath(): string {
   return fileURLToPath(new URL('../dist/agent/drydock-launch', import.meta.url));
 }
 
-/** What to run and where. `argv[0]` is the program (looked up in PATH). */
+/** What to run and where. */
 export interface LaunchSpec {
+  /** The program, looked up in PATH. */
+  program: string;
+  /** Its argv, argv[0] included (Mesos' `arguments` for a shell:false command). */
   argv: readonly string[];
   cwd: string;
   env: Record<string, string>;
@@ -45,7 +48,7 @@ export function startLauncher(spec: LaunchSpec, binary: string = launcherPath())
   try {
     out = openSync(spec.stdoutPath, 'a');
     err = openSync(spec.stderrPath, 'a');
-    const child = spawn(binary, [spec.statusFile, ...spec.argv], {
+    const child = spawn(binary, [spec.statusFile, spec.program, ...spec.argv], {
       cwd: spec.cwd,
       env: spec.env,
       detached: true,

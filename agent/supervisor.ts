@@ -277,7 +277,11 @@ export class Supervisor {
       this.#update(t, 'TASK_ERROR', 'Task has no command value', 'REASON_TASK_INVALID', 'SOURCE_AGENT');
       return;
     }
-    const argv = command.shell === false ? [command.value, ...(command.arguments ?? []).slice(1)] : ['/bin/sh', '-c', command.value];
+    // As Mesos: shell (the default) runs `value` with /bin/sh -c; otherwise `value` is the
+    // program and `arguments` its whole argv, argv[0] included (the program itself if empty).
+    const program = command.shell === false ? command.value : '/bin/sh';
+    const args = command.arguments ?? [];
+    const argv = command.shell === false ? (args.length > 0 ? args : [command.value]) : ['sh', '-c', command.value];
     const env: Record<string, string> = {};
     for (const name of INHERITED_ENV) {
       const v = process.env[name];
@@ -298,6 +302,7 @@ export class Supervisor {
       mkdirSync(record.sandbox, { recursive: true });
       cp.writeTask(record);
       const spec: LaunchSpec = {
+        program,
         argv,
         cwd: record.sandbox,
         env,

@@ -37,6 +37,23 @@ test('a task runs STARTING, RUNNING, FINISHED; a failing one reports its exit co
   assert.equal(readFileSync(join(fwDir, fw ?? '', 'ok', 'stdout'), 'utf8'), 'hello\n');
 });
 
+test('shell:false runs `value` with `arguments` as the whole argv, argv[0] included', async (t) => {
+  const master = await startFakeMaster(t, { autoAck: true });
+  const agent = await startAgent(t, { master: master.address, workDir: agentWorkDir(t) });
+  await master.waitForRegister();
+  const task = shellTask('argv', 'unused');
+  // The shell prints its own argv from /proc: argv[0] is ours, not the program path.
+  task.command = { shell: false, value: '/bin/sh', arguments: ['my-argv0', '-c', 'tr "\\0" " " < /proc/$$/cmdline; echo "$0"', 'zero'] };
+  master.runTask(task);
+  await master.waitForUpdate('argv', 'TASK_FINISHED');
+  const { readFileSync, readdirSync } = await import('node:fs');
+  const fwDir = join(agent.workDir, 'sandboxes');
+  const [fw] = readdirSync(fwDir);
+  const out = readFileSync(join(fwDir, fw ?? '', 'argv', 'stdout'), 'utf8');
+  assert.match(out, /^my-argv0 -c /);
+  assert.match(out, /zero\n$/);
+});
+
 test('kill: SIGTERM ends a normal task; a task ignoring SIGTERM gets SIGKILL after the grace period', async (t) => {
   const master = await startFakeMaster(t, { autoAck: true });
   const workDir = agentWorkDir(t);
