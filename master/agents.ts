@@ -12,7 +12,7 @@
  */
 
 import type { AgentSelf, AgentTaskReport } from '../shared/protocol.js';
-import { isTerminal, type Task, type TaskInfo, type TaskStatus } from '../shared/mesos.js';
+import { isTerminal, type Task, type TaskInfo, type TaskState, type TaskStatus } from '../shared/mesos.js';
 import type { DurableAgent, RecoveredAgent } from './registry/registry.js';
 
 /** Where an agent is in its life. */
@@ -326,6 +326,11 @@ export class AgentTable {
     if (task.labels !== undefined) t.labels = task.labels;
     (entry.tasks ??= new Map()).set(taskKey(frameworkId, task.task_id.value), t);
     return true;
+  }
+
+  /** The task's latest state, or undefined if the master does not know the task. */
+  taskState(agentId: string, frameworkId: string, taskId: string): TaskState | undefined {
+    return this.#agents.get(agentId)?.tasks?.get(taskKey(frameworkId, taskId))?.state;
   }
 
   /** Records a status update from the agent. An update for a task the master never saw creates it. */

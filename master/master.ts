@@ -15,6 +15,7 @@ import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from 
 import { AgentTable, type RegistrationRequest, type UnreachableReason } from './agents.js';
 import type { MasterConfig } from './config.js';
 import type { Registry } from './registry/registry.js';
+import { MasterEvents } from './events.js';
 
 /** One agent session as the master sees it; agent-sessions.ts implements it over ws. */
 export interface AgentConnection {
@@ -47,6 +48,8 @@ export class Master {
   /** Mesos MasterInfo.id: a fresh UUID per master process. Agent ids are derived from it. */
   readonly id: string = randomUUID();
   readonly table: AgentTable;
+  /** Everything that happens, for the scheduler API and the operator event stream. */
+  readonly events: MasterEvents;
   readonly startTimeMs: number;
   #state: MasterState = 'RECOVERING';
   readonly #registry: Registry;
@@ -67,6 +70,7 @@ export class Master {
     this.#clock = opts.clock;
     this.#log = opts.logger;
     this.startTimeMs = opts.clock.now();
+    this.events = new MasterEvents((error, event) => this.#log.error('event listener failed', { event: event.type, error }));
     this.#port = opts.config.port;
     this.table = new AgentTable({
       pingTimeoutMs: opts.config.agentPingTimeoutMs,
@@ -135,7 +139,10 @@ export class Master {
     const agentId = this.#sessionAgent.get(conn.id);
     if (agentId === undefined) return;
     this.#sessionAgent.delete(conn.id);
-    if (this.table.disconnect(agentId, conn.id, this.#clock.now())) this.#log.info('agent disconnected', { agentId });
+    if (this.table.disconnect(agentId, conn.id, this.#clock.now())) {
+      this.#log.info('agent disconnected', { agentId });
+      this.events.emit({ type: 'AGENT_DISCONNECTED', agentId });
+    }
   }
 
   pong(conn: AgentConnection): void {
@@ -154,7 +161,11 @@ export class Master {
           this.#log.warn('status update from unregistered session', { sessionId: conn.id, taskId: msg.status.task_id.value });
           return;
         }
+        const previous = this.table.taskState(agentId, msg.framework_id, msg.status.task_id.value);
         this.table.updateStatus(agentId, msg.framework_id, msg.status);
+        if (previous !== msg.status.state) {
+          this.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId: msg.framework_id, taskId: msg.status.task_id.value, status: msg.status, state: msg.status.state });
+        }
         this.#log.debug('status update', { agentId, frameworkId: msg.framework_id, taskId: msg.status.task_id.value, state: msg.status.state, uuid: msg.status.uuid });
         return;
       }
@@ -170,6 +181,7 @@ export class Master {
     const target = this.#connectionOf(agentId);
     if (!target.ok) return target;
     this.table.addTask(agentId, frameworkId, task);
+    this.events.emit({ type: 'TASK_ADDED', agentId, frameworkId, taskId: task.task_id.value });
     target.conn.send({ type: 'RUN_TASK', framework_id: frameworkId, framework, task });
     return { ok: true };
   }
@@ -235,6 +247,7 @@ export class Master {
     const { previousSessionId } = this.table.applyRegistration(plan, req, msg.tasks, conn.id, nowNs(now));
     if (plan.replaces !== undefined) {
       this.#log.info('agent removed', { agentId: plan.replaces, reason: 'REPLACED', by: plan.agentId });
+      this.events.emit({ type: 'AGENT_REMOVED', agentId: plan.replaces, reason: 'REPLACED' });
       if (replacedSession !== undefined) this.#closeSession(replacedSession, CLOSE_CODES.REPLACED, `agent ${plan.agentId} registered at this address`);
     }
     if (previousSessionId !== undefined) this.#closeSession(previousSessionId, CLOSE_CODES.REPLACED, 'a newer session for this agent replaced this one');
@@ -257,6 +270,10 @@ export class Master {
     const fields = { agentId: plan.agentId, kind: plan.kind, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, tasks: msg.tasks.length };
     if (plan.kind === 'NEW') this.#log.info('agent registered', fields);
     else this.#log.info('agent reregistered', fields);
+    // As Mesos: AGENT_ADDED for the add path (new, after a master restart, back from
+    // unreachable, an id the master never saw); a known agent reconnecting is not "added".
+    if (plan.kind === 'REREGISTERED') this.events.emit({ type: 'AGENT_RECONNECTED', agentId: plan.agentId });
+    else this.events.emit({ type: 'AGENT_ADDED', agentId: plan.agentId });
   }
 
   #closeSession(sessionId: number, code: number, reason: string): void {
@@ -297,6 +314,7 @@ export class Master {
       this.#connections.get(r.sessionId)?.terminate();
     }
     this.#log.warn('agent unreachable', { agentId, reason });
+    this.events.emit({ type: 'AGENT_UNREACHABLE', agentId });
     this.#registry.markAgentUnreachable(agentId, timeNs).catch((e: unknown) => {
       this.#log.error('registry write failed', { agentId, op: 'MARK_UNREACHABLE', error: e });
     });
