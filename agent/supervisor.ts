@@ -190,8 +190,12 @@ export class Supervisor {
         else this.#o.streams.head(key, record.framework_id, record.pending[0]);
         continue;
       }
-      this.#o.streams.head(key, record.framework_id, record.pending[0]);
       const launcher = record.launcher;
+      if (record.framework.checkpoint !== true) {
+        this.#loseUncheckpointed(t, log);
+        continue;
+      }
+      this.#o.streams.head(key, record.framework_id, record.pending[0]);
       if (launcher !== undefined && launcherAlive(launcher.pid, launcher.start_time)) {
         t.adopted = true;
         if (record.task_pid === undefined) {
@@ -211,6 +215,28 @@ export class Supervisor {
       }
     }
     this.#schedulePoll();
+  }
+
+  /**
+   * Mesos' rule for a framework without `checkpoint: true`: its tasks do not outlive the agent.
+   * Whatever survived the restart is SIGKILLed (the agent is starting, there is no grace period
+   * to honour and nothing to wait for) and the task is reported TASK_LOST. The updates still
+   * queued from before the restart are dropped: Mesos does not recover a non-checkpointing
+   * framework's update stream, and the TASK_LOST that replaces them is terminal. TASK_LOST
+   * itself is checkpointed and resent until acknowledged, like any update.
+   */
+  #loseUncheckpointed(t: Supervised, log: { taskId: string; frameworkId: string }): void {
+    const r = t.record;
+    const launcher = r.launcher;
+    if (launcher !== undefined && launcherAlive(launcher.pid, launcher.start_time)) {
+      const pid = r.task_pid ?? this.#childOf(launcher.pid);
+      // The task has a process group of its own; without its pid, the launcher's group goes.
+      signalGroup(pid ?? launcher.pid, 'SIGKILL');
+      this.#o.log.info('task of a non-checkpointing framework killed', { ...log, pid, launcherPid: launcher.pid });
+    }
+    t.phase = 'ended';
+    r.pending = [];
+    this.#update(t, 'TASK_LOST', `Agent restarted; framework ${r.framework_id} does not checkpoint`, 'REASON_AGENT_RESTARTED', 'SOURCE_AGENT');
   }
 
   /** The task a launcher forked (its only child), for a crash between launch and the pid checkpoint. */
