@@ -142,13 +142,20 @@ export class Agent {
       records = [];
     }
     this.#agentId = loaded.kind === 'recovered' ? loaded.agentId : undefined;
-    // The identity is written up front so that a later start with other flags is caught even
-    // before the first registration.
+    this.#lifecycle = 'recovering';
+    try {
+      this.#port = await this.#api.listen(cfg.ip, cfg.port);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+      const why = code === 'EADDRINUSE' ? 'the address is already in use (another agent?)' : code === 'EADDRNOTAVAIL' ? 'no interface has that address (check --ip)' : code;
+      return { ok: false, exitCode: 1, message: `cannot listen on ${cfg.ip}:${cfg.port}: ${why}` };
+    }
+    this.#log.info('listening', { ip: cfg.ip, port: this.#port });
+    // The identity is written once the agent can serve (a start that fails on a bad --ip must
+    // not claim the work dir), and before the first registration, so that a later start with
+    // other flags is caught.
     this.#checkpoint.writeAgent({ hostname: cfg.hostname, ip: cfg.ip, ...(this.#agentId !== undefined ? { agent_id: this.#agentId } : {}) });
 
-    this.#lifecycle = 'recovering';
-    this.#port = await this.#api.listen(cfg.ip, cfg.port);
-    this.#log.info('listening', { ip: cfg.ip, port: this.#port });
     this.#supervisor.recover(records);
     this.#log.info('recovered', { agentId: this.#agentId, tasks: records.length });
     this.#lifecycle = 'running';

@@ -397,7 +397,10 @@ export class Supervisor {
       return;
     }
     r.kill = { requested_ms: now, grace_ms: grace, deadline_ms: now + grace, sigterm_ms: now };
-    this.#update(t, 'TASK_KILLING'); // checkpoints the kill before the signal goes out
+    // As Mesos, TASK_KILLING goes only to frameworks that declared TASK_KILLING_STATE; either
+    // way the kill is checkpointed before the signal goes out.
+    if (hasCapability(r.framework, 'TASK_KILLING_STATE')) this.#update(t, 'TASK_KILLING');
+    else this.#o.checkpoint.writeTask(r);
     this.#o.log.info('killing task', { ...log, pid: r.task_pid, graceMs: grace });
     signalGroup(r.task_pid, 'SIGTERM');
     this.#armKill(t);
@@ -542,4 +545,9 @@ export class Supervisor {
       t.killTimer = undefined;
     }
   }
+}
+
+/** Did the framework declare this capability (FrameworkInfo.capabilities[].type)? */
+function hasCapability(framework: FrameworkInfo, type: string): boolean {
+  return (framework.capabilities ?? []).some((c) => c.type === type);
 }

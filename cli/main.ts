@@ -6,6 +6,8 @@
 import { Command, Option } from 'commander';
 import { ApiError, MasterClient, resolveMaster } from './client.js';
 import { renderTable } from './table.js';
+import { RUN_DEFAULTS, checkRunFlags, type RunFlags } from './run.js';
+import { runCommand } from './run-command.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
 import { formatResources } from '../shared/resources.js';
 import type { Resource } from '../shared/mesos.js';
@@ -88,6 +90,30 @@ program
     process.stdout.write(
       renderTable(['TASK', 'NAME', 'STATE', 'FRAMEWORK', 'AGENT'], list.map((t) => [t.task_id.value, t.name, t.state, t.framework_id.value, t.agent_id.value])),
     );
+  });
+
+program
+  .command('run')
+  .description('run one command as a task (like mesos-execute): print its status updates, exit with its exit status')
+  .requiredOption('--name <name>', 'task name; the task id is NAME-<random>')
+  .requiredOption('--command <cmd>', 'shell command to run (/bin/sh -c)')
+  .option('--cpus <n>', 'cpus for the task', RUN_DEFAULTS.cpus)
+  .option('--mem <mb>', 'memory for the task, in MB', RUN_DEFAULTS.mem)
+  .option('--grace_period <duration>', 'kill grace period: SIGTERM, then SIGKILL after this', RUN_DEFAULTS.gracePeriod)
+  .option('--hostname <host>', 'run only on the agent with this hostname (case-insensitive)')
+  .option('--master <host:port>', 'the master (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)')
+  .option('--framework_name <name>', 'name of the framework drydock run subscribes as', RUN_DEFAULTS.frameworkName)
+  .option('--checkpoint', 'subscribe as a checkpointing framework (the task survives agent restarts)')
+  .option('--offer_timeout <duration>', 'give up when no matching offer arrives within this', RUN_DEFAULTS.offerTimeout)
+  .option('--json', 'print each UPDATE event as received, one JSON object per line')
+  .action(async (opts: RunFlags & { master?: string }) => {
+    const req = checkRunFlags(opts);
+    if (!req.ok) {
+      process.stderr.write(`drydock run: ${req.error}\n`);
+      process.exit(1);
+    }
+    const code = await runCommand(resolveMaster(opts.master ?? program.opts<{ master?: string }>().master), req.value);
+    process.exit(code);
   });
 
 try {

@@ -353,6 +353,8 @@ export class AgentTable {
       tasks.set(key, task);
     }
     const stamped: TaskStatus = status.agent_id === undefined ? { ...status, agent_id: { value: agentId } } : status;
+    // A retried update (same uuid) is not a new state: the agent resends until acknowledged.
+    if (status.uuid !== undefined && task.statuses.some((s: TaskStatus) => s.uuid === status.uuid)) return true;
     task.state = status.state;
     task.statuses.push(stamped);
     if (status.uuid !== undefined) {
@@ -381,6 +383,43 @@ export class AgentTable {
     this.#completed.push(task);
     if (this.#completed.length > MAX_COMPLETED_TASKS) this.#completed.shift();
     return 'COMPLETED';
+  }
+
+  /**
+   * A master-generated terminal update (no uuid, nothing to acknowledge): the task ends here and
+   * moves to completed at once. False when the task is unknown.
+   */
+  completeTask(agentId: string, frameworkId: string, taskId: string, status: TaskStatus): boolean {
+    const entry = this.#agents.get(agentId);
+    const key = taskKey(frameworkId, taskId);
+    const task = entry?.tasks?.get(key);
+    if (entry === undefined || task === undefined) return false;
+    task.state = status.state;
+    task.statuses.push(status);
+    delete task.status_update_uuid;
+    delete task.status_update_state;
+    entry.tasks?.delete(key);
+    this.#pushCompleted(task);
+    return true;
+  }
+
+  /** A task no longer in any agent's map (lost with its agent's restart) goes to completed. */
+  completeDetached(task: Task, status: TaskStatus): void {
+    task.state = status.state;
+    task.statuses.push(status);
+    delete task.status_update_uuid;
+    delete task.status_update_state;
+    this.#pushCompleted(task);
+  }
+
+  /** Drops a task from an agent's map without completing it (the master already reported its end). */
+  forgetTask(agentId: string, frameworkId: string, taskId: string): void {
+    this.#agents.get(agentId)?.tasks?.delete(taskKey(frameworkId, taskId));
+  }
+
+  #pushCompleted(task: Task): void {
+    this.#completed.push(task);
+    if (this.#completed.length > MAX_COMPLETED_TASKS) this.#completed.shift();
   }
 
   // ---- Views ---------------------------------------------------------------------------

@@ -35,6 +35,22 @@ export const MASTER_FLAGS = {
     ),
     positive,
   ),
+  // Not a flag in Mesos (DEFAULT_HEARTBEAT_INTERVAL, 15secs, is compiled in); a flag here so
+  // tests can watch heartbeats in milliseconds. Capped because @dcos/mesos-client gives up
+  // on a stream after 30 s of silence.
+  heartbeat_interval: refine(
+    durationFlag('How often each operator event stream (SUBSCRIBE) gets a HEARTBEAT (default 15secs; at most 20secs, clients give up after 30 s of silence).', 15_000),
+    (ms) => (ms <= 0 ? 'must be greater than zero' : ms > 20_000 ? 'must be at most 20secs (clients give up on a stream after 30 s of silence)' : undefined),
+  ),
+  max_operator_event_stream_subscribers: intFlag(
+    'Most open operator event streams (SUBSCRIBE); past it the oldest stream is closed (default 1000).',
+    1000,
+    1,
+    1_000_000,
+  ),
+  // Mesos --allocation_interval: how often the allocator makes offers of free resources (it
+  // also runs soon after events that free resources).
+  allocation_interval: refine(durationFlag('How often the allocator offers free resources to frameworks (default 1secs).', 1_000), positive),
   log_level: {
     ...stringFlag(`Lowest level logged: ${LOG_LEVELS.join(', ')} (default info).`, 'info', 'LEVEL'),
     parse: (t: string) =>
@@ -51,7 +67,13 @@ export interface MasterConfig {
   readonly agentPingTimeoutMs: number;
   readonly maxAgentPingTimeouts: number;
   readonly agentReregisterTimeoutMs: number;
+  /** --allocation_interval: ms between allocation rounds. */
+  readonly allocationIntervalMs: number;
   readonly logLevel: LogLevel;
+  /** Between two HEARTBEATs on an operator event stream. */
+  readonly heartbeatIntervalMs: number;
+  /** Open operator event streams before the oldest is closed. */
+  readonly maxOperatorEventStreamSubscribers: number;
   /** The flags as GET_FLAGS writes them: name and Mesos-style text value. */
   readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
 }
@@ -72,14 +94,20 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
     agentPingTimeoutMs: v.agent_ping_timeout,
     maxAgentPingTimeouts: v.max_agent_ping_timeouts,
     agentReregisterTimeoutMs: v.agent_reregister_timeout,
+    allocationIntervalMs: v.allocation_interval,
     logLevel: v.log_level as LogLevel,
+    heartbeatIntervalMs: v.heartbeat_interval,
+    maxOperatorEventStreamSubscribers: v.max_operator_event_stream_subscribers,
     flags: Object.freeze([
       { name: 'agent_ping_timeout', value: ms(v.agent_ping_timeout) },
       { name: 'agent_reregister_timeout', value: ms(v.agent_reregister_timeout) },
+      { name: 'allocation_interval', value: ms(v.allocation_interval) },
+      { name: 'heartbeat_interval', value: ms(v.heartbeat_interval) },
       { name: 'hostname', value: v.hostname },
       { name: 'ip', value: v.ip },
       { name: 'log_level', value: v.log_level },
       { name: 'max_agent_ping_timeouts', value: String(v.max_agent_ping_timeouts) },
+      { name: 'max_operator_event_stream_subscribers', value: String(v.max_operator_event_stream_subscribers) },
       { name: 'port', value: String(v.port) },
       { name: 'registry', value: 'sqlite' },
       { name: 'work_dir', value: v.work_dir },

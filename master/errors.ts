@@ -12,6 +12,23 @@ export const MASTER_ERRORS = {
   },
   /** The registry is closed (the master is stopping); writes are refused, not lost silently. */
   REGISTRY_CLOSED: { status: 503, message: () => 'Registry is closed' },
+  // Scheduler API v1 (`POST /api/v1/scheduler`): Mesos' messages from `Master::Http::scheduler`.
+  /** The call fails `validation::scheduler::call::validate`. */
+  SCHEDULER_CALL_INVALID: { status: 400, message: (detail: string) => `Failed to validate scheduler::Call: ${detail}` },
+  /** A non-SUBSCRIBE call names a framework the master does not know. */
+  FRAMEWORK_NOT_FOUND: { status: 404, message: (id: string) => `Framework '${id}' not found` },
+  /** The framework is known (disconnected, recovered) but has no open stream. */
+  FRAMEWORK_NOT_SUBSCRIBED: { status: 403, message: () => 'Framework is not subscribed' },
+  STREAM_ID_MISSING: { status: 400, message: () => "All non-subscribe calls should include the 'Mesos-Stream-Id' header" },
+  STREAM_ID_MISMATCH: {
+    status: 400,
+    message: (streamId: string, frameworkId: string) =>
+      `The stream ID '${streamId}' included in this request didn't match the stream ID currently associated with framework ID ${frameworkId}`,
+  },
+  /** The Mesos-Stream-Id belongs to no open stream at all (Drydock's choice: 404, the stream is not there). */
+  STREAM_NOT_FOUND: { status: 404, message: (streamId: string) => `Stream ID '${streamId}' is not an open scheduler stream` },
+  /** A scheduler call type Drydock does not implement (operations, inverse offers before maintenance, ...). */
+  SCHEDULER_CALL_UNSUPPORTED: { status: 501, message: (type: string) => `Call type ${type} is not supported` },
   /** A bug: something threw where nothing should. The log line has the details. */
   INTERNAL: { status: 500, message: (detail: string) => `Internal error: ${detail}` },
 } as const;

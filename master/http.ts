@@ -11,18 +11,20 @@ import { stringifyJson } from '../shared/json.js';
 import type { Logger } from '../shared/log.js';
 import { AgentSessions } from './agent-sessions.js';
 import { masterFail } from './errors.js';
+import type { OperatorStreams } from './operator-stream.js';
 import type { Master } from './master.js';
 import { answerCall, checkApiHeaders, MAX_API_BODY_BYTES, parseApiCall, versionInfo } from './operator-api.js';
+import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler-api.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
 const VERSION_PATHS = new Set(['/version', '/master/version']);
 
 /** Builds the HTTP server; the caller listens. */
-export function createMasterServer(master: Master, sessions: AgentSessions, logger: Logger): Server {
+export function createMasterServer(master: Master, sessions: AgentSessions, streams: OperatorStreams, logger: Logger): Server {
   const log = logger;
   const server = createServer((req, res) => {
-    route(master, req, res).catch((e: unknown) => {
+    route(master, streams, req, res).catch((e: unknown) => {
       log.error('internal error', { where: 'http', method: req.method, url: req.url, error: e });
       if (!res.headersSent) sendText(res, 500, masterFail('INTERNAL', e instanceof Error ? e.message : String(e)).message);
       else res.destroy();
@@ -54,9 +56,10 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? u : u.slice(0, q);
 }
 
-async function route(master: Master, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(master: Master, streams: OperatorStreams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = pathOf(req.url);
-  if (API_PATHS.has(path)) return api(master, req, res);
+  if (API_PATHS.has(path)) return api(master, streams, req, res);
+  if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(master, req, res);
   if (HEALTH_PATHS.has(path)) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
     res.writeHead(200, { 'Content-Length': 0 });
@@ -71,7 +74,7 @@ async function route(master: Master, req: IncomingMessage, res: ServerResponse):
   sendError(res, fail('NOT_FOUND'));
 }
 
-async function api(master: Master, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function api(master: Master, streams: OperatorStreams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (master.state !== 'SERVING') {
     req.resume();
     return sendError(res, fail('NOT_RECOVERED'));
@@ -85,6 +88,8 @@ async function api(master: Master, req: IncomingMessage, res: ServerResponse): P
   if (body === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES), true);
   const parsed = parseApiCall(body, req.headers['accept']);
   if (!parsed.ok) return sendError(res, parsed.error);
+  // The one call whose answer stays open: same framing checks as the others, then a stream.
+  if (parsed.call.type === 'SUBSCRIBE') return streams.subscribe(res);
   const answer = answerCall(master, parsed.call);
   if (!answer.ok) return sendError(res, answer.error);
   if (answer.json === undefined) {

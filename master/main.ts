@@ -11,6 +11,7 @@ import { AgentSessions } from './agent-sessions.js';
 import { MASTER_PROGRAM, resolveMasterConfig } from './config.js';
 import { createMasterServer } from './http.js';
 import { Master } from './master.js';
+import { createOperatorStreams } from './operator-stream.js';
 import { openSqliteRegistry } from './registry/sqlite.js';
 
 /** How long a graceful stop waits for sessions to finish their close handshake. */
@@ -42,16 +43,26 @@ async function main(): Promise<void> {
   const master = new Master({ config, registry, clock: systemClock, logger });
   await master.recover();
   const sessions = new AgentSessions(master, logger.child({ component: 'agent-sessions' }));
-  const server = createMasterServer(master, sessions, logger.child({ component: 'http' }));
+  const streams = createOperatorStreams(master, systemClock, logger.child({ component: 'operator-stream' }));
+  const server = createMasterServer(master, sessions, streams, logger.child({ component: 'http' }));
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    // A deep backlog: thousands of agents reconnect at once after a master restart.
-    server.listen({ host: config.ip, port: config.port, backlog: 4096 }, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      // A deep backlog: thousands of agents reconnect at once after a master restart.
+      server.listen({ host: config.ip, port: config.port, backlog: 4096 }, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    const why = code === 'EADDRINUSE' ? 'the address is already in use (another master?)' : code === 'EADDRNOTAVAIL' ? 'no interface has that address' : code;
+    logger.error('listen failed', { ip: config.ip, port: config.port, error: code });
+    process.stderr.write(`${MASTER_PROGRAM}: cannot listen on ${config.ip}:${config.port}: ${why}\n`);
+    await master.stop().catch(() => {});
+    process.exit(1);
+  }
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   master.start(port);
@@ -63,6 +74,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info('shutting down', { signal });
     sessions.close();
+    streams.close();
     server.close();
     void master
       .stop()

@@ -16,6 +16,8 @@ import { AgentTable, type RegistrationRequest, type UnreachableReason } from './
 import type { MasterConfig } from './config.js';
 import type { Registry } from './registry/registry.js';
 import { MasterEvents } from './events.js';
+import { masterInfoJson } from './operator-api.js';
+import { Schedulers } from './schedulers.js';
 
 /** One agent session as the master sees it; agent-sessions.ts implements it over ws. */
 export interface AgentConnection {
@@ -50,6 +52,8 @@ export class Master {
   readonly table: AgentTable;
   /** Everything that happens, for the scheduler API and the operator event stream. */
   readonly events: MasterEvents;
+  /** The scheduler API: frameworks, their streams, offers and tasks' updates. */
+  readonly schedulers: Schedulers;
   readonly startTimeMs: number;
   #state: MasterState = 'RECOVERING';
   readonly #registry: Registry;
@@ -77,6 +81,7 @@ export class Master {
       maxPingTimeouts: opts.config.maxAgentPingTimeouts,
       reregisterTimeoutMs: opts.config.agentReregisterTimeoutMs,
     });
+    this.schedulers = new Schedulers(this, opts.registry, opts.clock, opts.logger.child({ component: 'schedulers' }), opts.config.allocationIntervalMs);
   }
 
   get state(): MasterState {
@@ -97,6 +102,7 @@ export class Master {
   async recover(): Promise<void> {
     const state = await this.#registry.recover();
     this.table.recover(state.agents, this.#clock.now());
+    this.schedulers.recover(state.frameworks);
     const counts = this.table.counts();
     this.#log.info('recovered', { agents: counts.recovered, unreachable: counts.unreachable });
   }
@@ -106,6 +112,7 @@ export class Master {
     this.#port = port;
     this.#state = 'SERVING';
     this.#scheduleTick();
+    this.schedulers.start();
     const deadline = this.table.recoveredDeadlineMs;
     if (deadline !== undefined) {
       this.#recoveredTimer = this.#clock.setTimer(deadline - this.#clock.now(), () => this.#expireRecovered());
@@ -118,6 +125,7 @@ export class Master {
     this.#state = 'STOPPING';
     this.#ticker?.cancel();
     this.#recoveredTimer?.cancel();
+    this.schedulers.stop();
     for (const conn of this.#connections.values()) conn.close(CLOSE_CODES.GOING_AWAY, 'master shutting down');
     await this.#registry.close();
     this.#state = 'STOPPED';
@@ -142,6 +150,7 @@ export class Master {
     if (this.table.disconnect(agentId, conn.id, this.#clock.now())) {
       this.#log.info('agent disconnected', { agentId });
       this.events.emit({ type: 'AGENT_DISCONNECTED', agentId });
+      this.schedulers.agentDisconnected(agentId);
     }
   }
 
@@ -161,11 +170,14 @@ export class Master {
           this.#log.warn('status update from unregistered session', { sessionId: conn.id, taskId: msg.status.task_id.value });
           return;
         }
+        if (!this.schedulers.beforeStatusUpdate(agentId, msg.framework_id, msg.status)) return;
         const previous = this.table.taskState(agentId, msg.framework_id, msg.status.task_id.value);
         this.table.updateStatus(agentId, msg.framework_id, msg.status);
         if (previous !== msg.status.state) {
           this.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId: msg.framework_id, taskId: msg.status.task_id.value, status: msg.status, state: msg.status.state });
         }
+        // Forwarded even when retried (same uuid): at-least-once, schedulers dedupe by uuid.
+        this.schedulers.statusUpdate(agentId, msg.framework_id, msg.status);
         this.#log.debug('status update', { agentId, frameworkId: msg.framework_id, taskId: msg.status.task_id.value, state: msg.status.state, uuid: msg.status.uuid });
         return;
       }
@@ -211,6 +223,17 @@ export class Master {
     return { ok: true };
   }
 
+  /** Tells the agent to forget an update the master consumed itself (the scheduler never sees it). */
+  acknowledgeOnAgent(agentId: string, frameworkId: string, taskId: string, uuid: string): void {
+    const target = this.#connectionOf(agentId);
+    if (target.ok) target.conn.send({ type: 'ACKNOWLEDGE', framework_id: frameworkId, task_id: taskId, uuid });
+  }
+
+  /** MasterInfo as GET_MASTER and SUBSCRIBED write it. */
+  masterInfo(): Record<string, unknown> {
+    return masterInfoJson(this);
+  }
+
   // ---- Internals --------------------------------------------------------------------------
 
   #connectionOf(agentId: string): { ok: true; conn: AgentConnection } | { ok: false; reason: 'UNKNOWN_AGENT' | 'AGENT_NOT_CONNECTED' } {
@@ -244,6 +267,8 @@ export class Master {
 
     const replacedSession = plan.replaces === undefined ? undefined : this.table.get(plan.replaces)?.sessionId;
     const now = this.#clock.now();
+    const tasksBefore = this.table.get(plan.agentId)?.tasks;
+    const before = tasksBefore === undefined ? undefined : new Map(tasksBefore);
     const { previousSessionId } = this.table.applyRegistration(plan, req, msg.tasks, conn.id, nowNs(now));
     if (plan.replaces !== undefined) {
       this.#log.info('agent removed', { agentId: plan.replaces, reason: 'REPLACED', by: plan.agentId });
@@ -274,6 +299,8 @@ export class Master {
     // unreachable, an id the master never saw); a known agent reconnecting is not "added".
     if (plan.kind === 'REREGISTERED') this.events.emit({ type: 'AGENT_RECONNECTED', agentId: plan.agentId });
     else this.events.emit({ type: 'AGENT_ADDED', agentId: plan.agentId });
+    if (plan.replaces !== undefined) this.schedulers.agentRemoved(plan.replaces);
+    this.schedulers.agentRegistered(plan.agentId, before, msg.frameworks);
   }
 
   #closeSession(sessionId: number, code: number, reason: string): void {
@@ -315,6 +342,7 @@ export class Master {
     }
     this.#log.warn('agent unreachable', { agentId, reason });
     this.events.emit({ type: 'AGENT_UNREACHABLE', agentId });
+    this.schedulers.agentUnreachable(agentId);
     this.#registry.markAgentUnreachable(agentId, timeNs).catch((e: unknown) => {
       this.#log.error('registry write failed', { agentId, op: 'MARK_UNREACHABLE', error: e });
     });

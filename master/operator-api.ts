@@ -12,6 +12,7 @@ import { isTerminal, type AgentInfo, type Resource, type Task } from '../shared/
 import { addResources, toEndpointFormat } from '../shared/resources.js';
 import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../shared/version.js';
 import type { AgentEntry } from './agents.js';
+import type { FrameworkEntry } from './frameworks.js';
 import type { Master } from './master.js';
 
 /** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
@@ -157,14 +158,11 @@ export function answerCall(master: Master, call: OperatorCall): CallAnswer {
     case 'GET_TASKS':
       return ok({ type: 'GET_TASKS', get_tasks: getTasks(master) });
     case 'GET_FRAMEWORKS':
-      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks() });
+      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks(master) });
     case 'GET_EXECUTORS':
       return ok({ type: 'GET_EXECUTORS', get_executors: { executors: [] } });
     case 'GET_STATE':
-      return ok({
-        type: 'GET_STATE',
-        get_state: { get_tasks: getTasks(master), get_executors: { executors: [] }, get_frameworks: getFrameworks(), get_agents: getAgents(master) },
-      });
+      return ok({ type: 'GET_STATE', get_state: getState(master) });
     default:
       return { ok: false, error: fail('NOT_IMPLEMENTED', call.type) };
   }
@@ -202,21 +200,26 @@ export function ipToNetworkUint32(ip: string): number {
   return (a | (b << 8) | (c << 16) | (d << 24)) >>> 0;
 }
 
-function getMaster(master: Master): Record<string, unknown> {
+/** MasterInfo as GET_MASTER and the scheduler API's SUBSCRIBED write it. */
+export function masterInfoJson(master: Master): Record<string, unknown> {
   const ip = master.advertisedIp;
   const port = master.port;
   const hostname = master.config.hostname;
   return {
-    master_info: {
-      id: master.id,
-      ip: ipToNetworkUint32(ip),
-      port,
-      pid: `master@${ip}:${port}`,
-      hostname,
-      version: MESOS_API_VERSION,
-      address: { hostname, ip, port },
-      capabilities: [{ type: 'AGENT_UPDATE' }, { type: 'AGENT_DRAINING' }],
-    },
+    id: master.id,
+    ip: ipToNetworkUint32(ip),
+    port,
+    pid: `master@${ip}:${port}`,
+    hostname,
+    version: MESOS_API_VERSION,
+    address: { hostname, ip, port },
+    capabilities: [{ type: 'AGENT_UPDATE' }, { type: 'AGENT_DRAINING' }],
+  };
+}
+
+function getMaster(master: Master): Record<string, unknown> {
+  return {
+    master_info: masterInfoJson(master),
     start_time: master.startTimeMs / 1000,
     elected_time: master.startTimeMs / 1000,
   };
@@ -240,7 +243,8 @@ function allocated(e: AgentEntry): Resource[] {
   return sum;
 }
 
-function agentJson(e: AgentEntry): Record<string, unknown> {
+/** One Agent as GET_AGENTS writes it (also the operator stream's AGENT_ADDED). */
+export function agentJson(e: AgentEntry, master?: Master): Record<string, unknown> {
   const a: Record<string, unknown> = {
     agent_info: agentInfo(e),
     active: e.connected,
@@ -252,16 +256,21 @@ function agentJson(e: AgentEntry): Record<string, unknown> {
   if (e.reregisteredTimeNs !== undefined) a['reregistered_time'] = { nanoseconds: e.reregisteredTimeNs };
   a['total_resources'] = toEndpointFormat(e.info.resources);
   a['allocated_resources'] = toEndpointFormat(allocated(e));
-  a['offered_resources'] = [];
+  a['offered_resources'] = master === undefined ? [] : toEndpointFormat(master.schedulers.offeredOnAgent(e.id));
   a['capabilities'] = e.capabilities.map((type) => ({ type }));
   return a;
+}
+
+/** GET_STATE's `get_state` (also the operator stream's SUBSCRIBED snapshot): the four sub-objects in Mesos' order. */
+export function getState(master: Master): Record<string, unknown> {
+  return { get_tasks: getTasks(master), get_executors: { executors: [] }, get_frameworks: getFrameworks(master), get_agents: getAgents(master) };
 }
 
 function getAgents(master: Master): { agents: unknown[]; recovered_agents: unknown[] } {
   const agents: unknown[] = [];
   const recovered: unknown[] = [];
   for (const e of master.table.all()) {
-    if (e.phase === 'REGISTERED') agents.push(agentJson(e));
+    if (e.phase === 'REGISTERED') agents.push(agentJson(e, master));
     else if (e.phase === 'RECOVERED') recovered.push(agentInfo(e));
   }
   return { agents, recovered_agents: recovered };
@@ -280,7 +289,39 @@ function getTasks(master: Master): { tasks: Task[]; unreachable_tasks: Task[]; c
   return { tasks, unreachable_tasks: unreachable, completed_tasks: [...master.table.completedTasks] };
 }
 
-function getFrameworks(): { frameworks: unknown[]; completed_frameworks: unknown[] } {
-  // Frameworks arrive with the scheduler API (next issue).
-  return { frameworks: [], completed_frameworks: [] };
+function getFrameworks(master: Master): { frameworks: unknown[]; completed_frameworks: unknown[] } {
+  const frameworks = [...master.schedulers.frameworks.all()].map((f) => frameworkEntryJson(master, f));
+  const completed = master.schedulers.frameworks.completed.map((f) => frameworkEntryJson(master, f));
+  return { frameworks, completed_frameworks: completed };
+}
+
+/**
+ * One Framework as GET_FRAMEWORKS writes it, for a known or completed framework id (the
+ * operator stream's FRAMEWORK_ADDED / FRAMEWORK_UPDATED); undefined for an id never seen.
+ */
+export function frameworkJson(master: Master, frameworkId: string): Record<string, unknown> | undefined {
+  const table = master.schedulers.frameworks;
+  const entry = table.get(frameworkId) ?? table.completed.find((f) => f.id === frameworkId);
+  return entry === undefined ? undefined : frameworkEntryJson(master, entry);
+}
+
+function frameworkEntryJson(master: Master, f: FrameworkEntry): Record<string, unknown> {
+  const removed = master.schedulers.frameworks.isRemoved(f.id);
+  const offers = removed ? [] : master.schedulers.offersOfFramework(f.id);
+  let offered: Resource[] = [];
+  for (const o of offers) offered = addResources(offered, o.resources);
+  const j: Record<string, unknown> = {
+    framework_info: f.info,
+    active: f.phase === 'CONNECTED' && !removed,
+    connected: f.phase === 'CONNECTED' && !removed,
+    recovered: f.phase === 'RECOVERED',
+  };
+  if (f.registeredTimeNs !== undefined) j['registered_time'] = { nanoseconds: f.registeredTimeNs };
+  if (f.reregisteredTimeNs !== undefined) j['reregistered_time'] = { nanoseconds: f.reregisteredTimeNs };
+  if (f.unregisteredTimeNs !== undefined) j['unregistered_time'] = { nanoseconds: f.unregisteredTimeNs };
+  j['offers'] = offers.map((o) => master.schedulers.offerJson(o));
+  j['inverse_offers'] = [];
+  j['allocated_resources'] = removed ? [] : toEndpointFormat(master.schedulers.allocatedToFramework(f.id));
+  j['offered_resources'] = toEndpointFormat(offered);
+  return j;
 }

@@ -15,6 +15,13 @@ export const MIGRATIONS: readonly string[] = [
      reachability TEXT NOT NULL CHECK (reachability IN ('REACHABLE', 'UNREACHABLE')),
      unreachable_time_ns INTEGER
    ) STRICT`,
+  // 2: frameworks (scheduler API), so that after a restart they are known as recovered until
+  // they re-subscribe. registered_time_ns is NULL for one known only from an agent's report.
+  `CREATE TABLE frameworks (
+     id TEXT PRIMARY KEY,
+     info_json TEXT NOT NULL,
+     registered_time_ns INTEGER
+   ) STRICT`,
 ];
 
 /** The schema version this code writes and understands. */

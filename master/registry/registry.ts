@@ -6,11 +6,12 @@
  * Today only agents live here. Later issues add methods, not new ways in: maintenance
  * schedule (updateSchedule), machine modes (startMaintenance / stopMaintenance), drain
  * (drainAgent / markAgentDrained), deactivateAgent / reactivateAgent, markAgentGone,
- * addFramework / removeFramework, each with a numbered migration in the backend.
+ * each with a numbered migration in the backend. Frameworks: addFramework / removeFramework.
  *
  * Tasks are not here: agents re-report them when they re-register (Mesos recovery).
  */
 
+import type { FrameworkInfo } from '../../shared/mesos.js';
 import type { AgentSelf } from '../../shared/protocol.js';
 
 /** Whether the master may talk to an admitted agent (Mesos keeps `slaves` and `unreachable` lists). */
@@ -34,9 +35,20 @@ export interface RecoveredAgent extends DurableAgent {
   unreachableTimeNs?: bigint;
 }
 
+/** What the registry keeps about a framework (Mesos keeps FrameworkInfos so recovered frameworks are known). */
+export interface DurableFramework {
+  id: string;
+  /** The FrameworkInfo it last subscribed with, `id` set. */
+  info: FrameworkInfo;
+  /** When it first subscribed, in ns since the epoch (undefined: known only from an agent's report). */
+  registeredTimeNs: bigint | undefined;
+}
+
 /** Everything durable, as a freshly started master needs it. */
 export interface RegistryState {
   agents: RecoveredAgent[];
+  /** Frameworks not removed, in the order they were first added. */
+  frameworks: DurableFramework[];
 }
 
 /** One backend-independent interface; SQLite today, etcd later (the same test suite runs against both). */
@@ -51,6 +63,10 @@ export interface Registry {
   markAgentReachable(agent: DurableAgent): Promise<void>;
   /** Forgets the agent (e.g. a new agent took over its ip:port). Unknown ids are a no-op. */
   removeAgent(agentId: string): Promise<void>;
+  /** Adds a framework, or replaces the record of one with the same id (re-subscription with new info). */
+  addFramework(framework: DurableFramework): Promise<void>;
+  /** Forgets a framework (TEARDOWN, failover timeout). Unknown ids are a no-op. */
+  removeFramework(frameworkId: string): Promise<void>;
   /** Flushes queued writes, then closes. Later writes reject with REGISTRY_CLOSED. */
   close(): Promise<void>;
 }

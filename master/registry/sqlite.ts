@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { AgentSelf } from '../../shared/protocol.js';
 import { masterFail } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
-import type { DurableAgent, Reachability, RecoveredAgent, Registry, RegistryState } from './registry.js';
+import type { DurableAgent, DurableFramework, Reachability, RecoveredAgent, Registry, RegistryState } from './registry.js';
 
 /**
  * At most one commit per this many ms. When registrations trickle in one per event-loop turn,
@@ -48,6 +48,12 @@ interface AgentRow {
   unreachable_time_ns: bigint | null;
 }
 
+interface FrameworkRow {
+  id: string;
+  info_json: string;
+  registered_time_ns: bigint | null;
+}
+
 /** Counters, so tests (and metrics later) can see group commit at work. */
 export interface RegistryStats {
   /** Transactions committed. */
@@ -72,6 +78,9 @@ export class SqliteRegistry implements Registry {
     reachable: Database.Statement;
     remove: Database.Statement;
     all: Database.Statement;
+    upsertFramework: Database.Statement;
+    removeFramework: Database.Statement;
+    allFrameworks: Database.Statement;
   };
   readonly #writeOne: (w: QueuedWrite) => void;
   readonly #commitBatch: (batch: QueuedWrite[]) => Map<QueuedWrite, Error>;
@@ -107,6 +116,12 @@ export class SqliteRegistry implements Registry {
       ),
       remove: db.prepare(`DELETE FROM agents WHERE id = ?`),
       all: db.prepare(`SELECT id, info_json, registered_time_ns, reachability, unreachable_time_ns FROM agents ORDER BY rowid`).safeIntegers(true),
+      upsertFramework: db.prepare(
+        `INSERT INTO frameworks (id, info_json, registered_time_ns) VALUES (?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET info_json = excluded.info_json, registered_time_ns = excluded.registered_time_ns`,
+      ),
+      removeFramework: db.prepare(`DELETE FROM frameworks WHERE id = ?`),
+      allFrameworks: db.prepare(`SELECT id, info_json, registered_time_ns FROM frameworks ORDER BY rowid`).safeIntegers(true),
     };
     // Nested better-sqlite3 transactions are savepoints: one write failing rolls back only itself.
     this.#writeOne = db.transaction((w: QueuedWrite) => w.run());
@@ -139,7 +154,27 @@ export class SqliteRegistry implements Registry {
       if (row.unreachable_time_ns !== null) agent.unreachableTimeNs = BigInt(row.unreachable_time_ns);
       return agent;
     });
-    return Promise.resolve({ agents });
+    const frameworks = (this.#stmt.allFrameworks.all() as FrameworkRow[]).map(
+      (row): DurableFramework => ({
+        id: row.id,
+        info: JSON.parse(row.info_json) as DurableFramework['info'],
+        registeredTimeNs: row.registered_time_ns === null ? undefined : BigInt(row.registered_time_ns),
+      }),
+    );
+    return Promise.resolve({ agents, frameworks });
+  }
+
+  addFramework(framework: DurableFramework): Promise<void> {
+    const json = JSON.stringify(framework.info);
+    return this.#enqueue(() => {
+      this.#stmt.upsertFramework.run(framework.id, json, framework.registeredTimeNs ?? null);
+    });
+  }
+
+  removeFramework(frameworkId: string): Promise<void> {
+    return this.#enqueue(() => {
+      this.#stmt.removeFramework.run(frameworkId);
+    });
   }
 
   admitAgent(agent: DurableAgent): Promise<void> {

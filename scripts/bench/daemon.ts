@@ -177,12 +177,12 @@ export async function startMaster(flags: readonly string[] = []): Promise<{ daem
   return { daemon, address, url: `http://${address}`, workDir };
 }
 
-/** Starts drydock-agent against `master` in a temp dir; returns it once it logged `listening`. */
-export async function startAgent(master: string, opts: { resources?: string; hostname?: string; flags?: readonly string[] } = {}): Promise<{ daemon: Child; workDir: string }> {
+/** Starts drydock-agent against `master` in a temp dir (on 127.0.0.1 unless `ip`); returns it once it logged `listening`. */
+export async function startAgent(master: string, opts: { resources?: string; hostname?: string; ip?: string; flags?: readonly string[] } = {}): Promise<{ daemon: Child; workDir: string }> {
   const workDir = makeTempDir('drydock-bench-agent-');
   const daemon = new Child('agent', AGENT_BIN, [
     `--master=${master}`,
-    '--ip=127.0.0.1',
+    `--ip=${opts.ip ?? '127.0.0.1'}`,
     '--port=0',
     `--work_dir=${workDir}`,
     `--hostname=${opts.hostname ?? 'bench-agent'}`,

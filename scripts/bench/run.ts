@@ -15,6 +15,9 @@
  *   --storm-processes=P   storm: sim-agent processes (default 2 from 5,000 agents, else 1)
  *   --storm-concurrency=C storm: handshakes in flight over all processes (default 256)
  *   --storm-repeats=R     storm: floor and master storms per size, median reported (default 3)
+ *   --accepts=N           accept: measured ACCEPTs, and launches of its agent-only floor (default 50)
+ *   --tp-tasks=N          throughput: tasks brought to TASK_RUNNING (default 1000)
+ *   --tp-agents=N         throughput: real agents, on 127.0.0.2 and up (default 10)
  */
 
 import { writeFileSync } from 'node:fs';
@@ -25,6 +28,8 @@ import { runLaunch } from './launch.js';
 import { runKill } from './kill.js';
 import { runFootprint } from './footprint.js';
 import { runStorm } from './storm.js';
+import { runAccept } from './accept.js';
+import { runThroughput } from './throughput.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -39,6 +44,9 @@ const { values, positionals } = parseArgs({
     'storm-processes': { type: 'string' },
     'storm-concurrency': { type: 'string', default: '256' },
     'storm-repeats': { type: 'string', default: '3' },
+    accepts: { type: 'string', default: '50' },
+    'tp-tasks': { type: 'string', default: '1000' },
+    'tp-agents': { type: 'string', default: '10' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -64,6 +72,8 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     ipBase: '127.1.0.0',
     repeats: int('storm-repeats', values['storm-repeats']),
   }),
+  accept: () => runAccept({ samples: int('accepts', values.accepts) }),
+  throughput: () => runThroughput({ tasks: int('tp-tasks', values['tp-tasks']), agents: int('tp-agents', values['tp-agents']) }),
 };
 
 if (values.help === true) {

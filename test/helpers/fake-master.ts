@@ -29,7 +29,7 @@ export interface FakeMasterOptions {
 }
 
 export const FRAMEWORK_ID = 'fw-test';
-export const FRAMEWORK: FrameworkInfo = { user: 'root', name: 'test-framework', id: { value: FRAMEWORK_ID }, checkpoint: true };
+export const FRAMEWORK: FrameworkInfo = { user: 'root', name: 'test-framework', id: { value: FRAMEWORK_ID }, checkpoint: true, capabilities: [{ type: 'TASK_KILLING_STATE' }] };
 
 export class FakeMaster {
   readonly server: Server;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { FIXTURES, alive, callApi, eventually, startAgent } from '../helpers/daemons.js';
-import { agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+import { FRAMEWORK, agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
 
 test('a task runs STARTING, RUNNING, FINISHED; a failing one reports its exit code', async (t) => {
   const master = await startFakeMaster(t, { autoAck: true });
@@ -61,7 +61,8 @@ test('kill: SIGTERM ends a normal task; a task ignoring SIGTERM gets SIGKILL aft
   await master.waitForRegister();
 
   master.runTask(shellTask('stubborn', `exec ${join(FIXTURES, 'ignore-sigterm.sh')}`, 1000));
-  master.runTask(shellTask('polite', 'sleep 60'));
+  // This framework did not declare TASK_KILLING_STATE: it must not get TASK_KILLING (as Mesos).
+  master.runTask(shellTask('polite', 'sleep 60'), { ...FRAMEWORK, capabilities: [] });
   await master.waitForUpdate('stubborn', 'TASK_RUNNING');
   await master.waitForUpdate('polite', 'TASK_RUNNING');
   const pids = taskPids(workDir);
@@ -80,6 +81,7 @@ test('kill: SIGTERM ends a normal task; a task ignoring SIGTERM gets SIGKILL aft
   assert.ok(elapsed >= 1000, `SIGKILL came after ${elapsed} ms, before the 1 s grace`);
   assert.ok(elapsed < 5000, `SIGKILL came after ${elapsed} ms`);
   assert.deepEqual(master.states('stubborn'), ['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_KILLED']);
+  assert.deepEqual(master.states('polite'), ['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLED']);
   for (const pid of pids) assert.equal(alive(pid), false);
 });
 

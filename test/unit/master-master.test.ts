@@ -9,14 +9,14 @@ import { silentLogger } from '../../shared/log.js';
 import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
 import { Master, type AgentConnection } from '../../master/master.js';
 import { resolveMasterConfig } from '../../master/config.js';
-import type { DurableAgent, Registry, RegistryState } from '../../master/registry/registry.js';
+import type { DurableAgent, DurableFramework, Registry, RegistryState } from '../../master/registry/registry.js';
 
 /** A registry that records writes and commits them only when told to. */
 class HeldRegistry implements Registry {
   readonly ops: string[] = [];
   #pending: Array<() => void> = [];
   recover(): Promise<RegistryState> {
-    return Promise.resolve({ agents: [] });
+    return Promise.resolve({ agents: [], frameworks: [] });
   }
   #hold(op: string): Promise<void> {
     this.ops.push(op);
@@ -26,6 +26,8 @@ class HeldRegistry implements Registry {
   markAgentUnreachable(id: string): Promise<void> { return this.#hold(`unreachable ${id}`); }
   markAgentReachable(a: DurableAgent): Promise<void> { return this.#hold(`reachable ${a.id}`); }
   removeAgent(id: string): Promise<void> { return this.#hold(`remove ${id}`); }
+  addFramework(f: DurableFramework): Promise<void> { return this.#hold(`add framework ${f.id}`); }
+  removeFramework(id: string): Promise<void> { return this.#hold(`remove framework ${id}`); }
   close(): Promise<void> { return Promise.resolve(); }
   commit(): void {
     for (const r of this.#pending.splice(0)) r();
@@ -128,7 +130,8 @@ test('one timer pings every session; silent agents are terminated and marked unr
   await tick();
   registry.commit();
   await p;
-  assert.equal(clock.pending, 1, 'a single liveness timer');
+  // One liveness timer for all sessions, plus the allocator's round timer (--allocation_interval).
+  assert.equal(clock.pending, 2, 'a single liveness timer (and the allocation timer)');
   clock.advance(1000);
   assert.equal(conn.pings, 1);
   clock.advance(1000);

@@ -36,7 +36,7 @@ export function registrySuite(backend: RegistryBackend): void {
   describe(`Registry contract: ${backend.name}`, () => {
     test('a fresh registry recovers nothing', async (t) => {
       const r = backend.create(t)();
-      assert.deepEqual(await r.recover(), { agents: [] });
+      assert.deepEqual(await r.recover(), { agents: [], frameworks: [] });
       await r.close();
     });
 
@@ -54,6 +54,29 @@ export function registrySuite(backend: RegistryBackend): void {
       assert.deepEqual(a.info, agent('a').info);
       assert.deepEqual(a.capabilities, ['MULTI_ROLE']);
       assert.equal(a.unreachableTimeNs, undefined);
+      await again.close();
+    });
+
+    test('frameworks: added, updated, removed; they survive a reopen with exact times', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      const info = (id: string, name: string) => ({ user: 'u', name, id: { value: id }, failover_timeout: 60, checkpoint: true, capabilities: [{ type: 'PARTITION_AWARE' }] });
+      await Promise.all([
+        r.addFramework({ id: 'f1', info: info('f1', 'one'), registeredTimeNs: 1_700_000_000_123_456_789n }),
+        r.addFramework({ id: 'f2', info: info('f2', 'two'), registeredTimeNs: undefined }),
+        r.addFramework({ id: 'f3', info: info('f3', 'three'), registeredTimeNs: 5n }),
+      ]);
+      await r.addFramework({ id: 'f1', info: info('f1', 'one-v2'), registeredTimeNs: 1_700_000_000_123_456_789n });
+      await r.removeFramework('f3');
+      await r.removeFramework('never-there');
+      await r.close();
+      const again = open();
+      const state = await again.recover();
+      assert.deepEqual(state.frameworks, [
+        { id: 'f1', info: info('f1', 'one-v2'), registeredTimeNs: 1_700_000_000_123_456_789n },
+        { id: 'f2', info: info('f2', 'two'), registeredTimeNs: undefined },
+      ]);
+      assert.deepEqual(state.agents, []);
       await again.close();
     });
 

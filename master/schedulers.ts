@@ -1,0 +1,587 @@
+/**
+ * The master's side of the scheduler API: framework event streams, offers, launches, kills,
+ * acknowledgements, reconciliation, failover and removal. The shell around the pure cores
+ * (frameworks.ts, allocator.ts, offers.ts): it owns the streams and timers, makes the
+ * registry writes, and sends agents their commands through the Master.
+ */
+
+import type { Clock, TimerHandle } from '../shared/clock.js';
+import { nowNs } from '../shared/duration.js';
+import type { Logger } from '../shared/log.js';
+import { isTerminal, type FrameworkInfo, type KillPolicy, type Resource, type Task, type TaskState, type TaskStatus, type TaskStatusReason } from '../shared/mesos.js';
+import { addResources, subtractResources } from '../shared/resources.js';
+import { generateOffers, type AllocatorAgent, type AllocatorFramework } from './allocator.js';
+import { taskKey, type AgentEntry } from './agents.js';
+import { masterFail, type MasterError } from './errors.js';
+import { FrameworkTable, hasCapability, type FrameworkEntry } from './frameworks.js';
+import type { Master } from './master.js';
+import { offerJson, planAccept, type Offer } from './offers.js';
+import type { DurableFramework, Registry } from './registry/registry.js';
+import type { SchedulerCall } from './scheduler-api.js';
+
+/** Mesos' constant heartbeat interval for scheduler streams. */
+export const HEARTBEAT_INTERVAL_SECONDS = 15;
+
+/** Default refuse_seconds of DECLINE / ACCEPT filters (Mesos Filters.refuse_seconds). */
+export const DEFAULT_REFUSE_SECONDS = 5;
+
+/** One open SUBSCRIBE answer; scheduler-api.ts implements it over an HTTP response. */
+export interface FrameworkStream {
+  readonly id: string;
+  send(event: unknown): void;
+  /** Ends the response. */
+  close(): void;
+  /** Called once when the stream ends, either side. */
+  onClose(fn: () => void): void;
+}
+
+export type CallResult = { ok: true } | { ok: false; error: MasterError };
+
+interface OpenStream {
+  frameworkId: string;
+  stream: FrameworkStream;
+  heartbeat: TimerHandle | undefined;
+}
+
+const idOf = (v: unknown): string | undefined => {
+  const value = (v as { value?: unknown } | null | undefined)?.value;
+  return typeof value === 'string' ? value : undefined;
+};
+
+export class Schedulers {
+  readonly frameworks = new FrameworkTable();
+  readonly #master: Master;
+  readonly #registry: Registry;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #allocationIntervalMs: number;
+  readonly #streams = new Map<string, OpenStream>();
+  readonly #offers = new Map<string, Offer>();
+  readonly #deadlines = new Map<string, TimerHandle>();
+  /** agent id -> kills to send when it re-registers (task STAGING on a disconnected agent). */
+  readonly #pendingKills = new Map<string, Array<{ frameworkId: string; taskId: string; killPolicy: KillPolicy | undefined }>>();
+  /** Tasks the master declared terminal itself (TASK_LOST on disconnect): their agent's later updates are acknowledged here, not forwarded. */
+  readonly #tombstones = new Set<string>();
+  #nextFramework = 0;
+  #nextOffer = 0;
+  #allocationTimer: TimerHandle | undefined;
+  #allocationSoon = false;
+  #running = false;
+
+  constructor(master: Master, registry: Registry, clock: Clock, log: Logger, allocationIntervalMs: number) {
+    this.#master = master;
+    this.#registry = registry;
+    this.#clock = clock;
+    this.#log = log;
+    this.#allocationIntervalMs = allocationIntervalMs;
+  }
+
+  /** Loads the registry's frameworks as RECOVERED; their failover timeout counts from now (the master's start). */
+  recover(frameworks: readonly DurableFramework[]): void {
+    this.frameworks.recover(frameworks, this.#clock.now());
+  }
+
+  start(): void {
+    this.#running = true;
+    for (const f of this.frameworks.all()) this.#armDeadline(f);
+    this.#scheduleAllocation();
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.#allocationTimer?.cancel();
+    for (const t of this.#deadlines.values()) t.cancel();
+    for (const s of [...this.#streams.values()]) {
+      s.heartbeat?.cancel();
+      s.stream.close();
+    }
+  }
+
+  // ---- Views (operator API) ------------------------------------------------------------------
+
+  offersOfFramework(frameworkId: string): Offer[] {
+    return [...this.#offers.values()].filter((o) => o.frameworkId === frameworkId);
+  }
+
+  offeredOnAgent(agentId: string): Resource[] {
+    let sum: Resource[] = [];
+    for (const o of this.#offers.values()) if (o.agentId === agentId) sum = addResources(sum, o.resources);
+    return sum;
+  }
+
+  /** Non-terminal tasks' resources of a framework, over every agent. */
+  allocatedToFramework(frameworkId: string): Resource[] {
+    let sum: Resource[] = [];
+    for (const e of this.#master.table.all()) for (const t of e.tasks?.values() ?? []) if (t.framework_id.value === frameworkId && !isTerminal(t.state)) sum = addResources(sum, t.resources);
+    return sum;
+  }
+
+  offerJson(o: Offer): Record<string, unknown> {
+    const a = this.#master.table.get(o.agentId);
+    return offerJson(o, { hostname: a?.info.hostname ?? '', ip: a?.info.ip ?? '', port: a?.info.port ?? 0, attributes: a?.info.attributes ?? [] });
+  }
+
+  // ---- SUBSCRIBE -----------------------------------------------------------------------------
+
+  /** Subscribes (or fails over) a framework; `open` starts the 200 stream once the framework is durable. */
+  async subscribe(rawInfo: Record<string, unknown>, open: () => FrameworkStream): Promise<void> {
+    const info = rawInfo as unknown as FrameworkInfo;
+    const plan = this.frameworks.planSubscribe(info, nowNs(this.#clock.now()), () => `${this.#master.id}-${String(this.#nextFramework++).padStart(4, '0')}`);
+    if (plan.kind === 'REMOVED') {
+      const s = open();
+      s.send({ type: 'ERROR', error: { message: 'Framework has been removed' } });
+      s.close();
+      return;
+    }
+    if (plan.durable !== undefined) await this.#registry.addFramework(plan.durable);
+    if (!this.#running) return open().close();
+    const stream = open();
+    // Another SUBSCRIBE for the same id may have committed meanwhile: it is the older stream now.
+    const previous = this.frameworks.get(plan.frameworkId)?.streamId;
+    const entry = this.frameworks.applySubscribe(plan, info, stream.id, nowNs(this.#clock.now()));
+    this.#deadlines.get(entry.id)?.cancel();
+    this.#deadlines.delete(entry.id);
+    if (previous !== undefined) {
+      const old = this.#streams.get(previous);
+      if (old !== undefined) {
+        old.stream.send({ type: 'ERROR', error: { message: 'Framework failed over' } });
+        this.#closeStream(previous);
+      }
+      // Offers made to the old stream are void: the new one gets fresh offers.
+      this.#rescindOffers((o) => o.frameworkId === entry.id, false);
+    }
+    const open_: OpenStream = { frameworkId: entry.id, stream, heartbeat: undefined };
+    this.#streams.set(stream.id, open_);
+    stream.onClose(() => this.#streamClosed(stream.id));
+    stream.send({
+      type: 'SUBSCRIBED',
+      subscribed: { framework_id: { value: entry.id }, heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS, master_info: this.#master.masterInfo() },
+    });
+    this.#heartbeat(open_);
+    this.#log.info(plan.kind === 'NEW' ? 'framework subscribed' : 'framework resubscribed', { frameworkId: entry.id, name: entry.info.name, kind: plan.kind });
+    this.#master.events.emit({ type: plan.kind === 'NEW' ? 'FRAMEWORK_ADDED' : 'FRAMEWORK_UPDATED', frameworkId: entry.id });
+    this.allocateSoon();
+  }
+
+  #heartbeat(s: OpenStream): void {
+    s.heartbeat = this.#clock.setTimer(HEARTBEAT_INTERVAL_SECONDS * 1000, () => {
+      if (!this.#streams.has(s.stream.id)) return;
+      s.stream.send({ type: 'HEARTBEAT' });
+      this.#heartbeat(s);
+    });
+  }
+
+  #closeStream(streamId: string): void {
+    const s = this.#streams.get(streamId);
+    if (s === undefined) return;
+    this.#streams.delete(streamId);
+    s.heartbeat?.cancel();
+    s.stream.close();
+  }
+
+  #streamClosed(streamId: string): void {
+    const s = this.#streams.get(streamId);
+    if (s !== undefined) {
+      this.#streams.delete(streamId);
+      s.heartbeat?.cancel();
+    }
+    const fid = s?.frameworkId;
+    if (fid === undefined || !this.#running) return;
+    if (!this.frameworks.disconnect(fid, streamId, this.#clock.now(), nowNs(this.#clock.now()))) return;
+    this.#log.info('framework disconnected', { frameworkId: fid });
+    this.#rescindOffers((o) => o.frameworkId === fid, false);
+    this.#master.events.emit({ type: 'FRAMEWORK_UPDATED', frameworkId: fid });
+    const entry = this.frameworks.get(fid);
+    if (entry !== undefined) this.#armDeadline(entry);
+    this.allocateSoon();
+  }
+
+  #armDeadline(entry: FrameworkEntry): void {
+    const deadline = this.frameworks.deadlineMs(entry);
+    if (deadline === undefined) return;
+    this.#deadlines.get(entry.id)?.cancel();
+    this.#deadlines.set(
+      entry.id,
+      this.#clock.setTimer(deadline - this.#clock.now(), () => {
+        this.#deadlines.delete(entry.id);
+        if (!this.#running) return;
+        if (this.frameworks.expired(this.#clock.now()).includes(entry.id)) {
+          this.#log.warn('framework failover timeout', { frameworkId: entry.id });
+          this.#removeFramework(entry.id);
+        }
+      }),
+    );
+  }
+
+  /** Removes a framework for good: kills its tasks, forgets its offers, writes it out of the registry. */
+  #removeFramework(frameworkId: string): void {
+    const entry = this.frameworks.get(frameworkId);
+    if (entry === undefined) return;
+    if (entry.streamId !== undefined) this.#closeStream(entry.streamId);
+    this.#rescindOffers((o) => o.frameworkId === frameworkId, false);
+    this.frameworks.remove(frameworkId, nowNs(this.#clock.now()));
+    this.#deadlines.get(frameworkId)?.cancel();
+    this.#deadlines.delete(frameworkId);
+    for (const agent of this.#master.table.all()) {
+      for (const t of [...(agent.tasks?.values() ?? [])]) {
+        if (t.framework_id.value !== frameworkId) continue;
+        // Nobody will acknowledge for a removed framework: the master does, so tasks reach completed.
+        if (t.status_update_uuid !== undefined) this.#master.acknowledge(agent.id, frameworkId, t.task_id.value, t.status_update_uuid);
+        if (!isTerminal(t.state)) this.#kill(agent, frameworkId, t.task_id.value, undefined);
+      }
+    }
+    this.#registry.removeFramework(frameworkId).catch((e: unknown) => this.#log.error('registry write failed', { frameworkId, op: 'REMOVE_FRAMEWORK', error: e }));
+    this.#log.info('framework removed', { frameworkId });
+    this.#master.events.emit({ type: 'FRAMEWORK_REMOVED', frameworkId });
+  }
+
+  // ---- Other calls ---------------------------------------------------------------------------
+
+  /** Checks the framework and stream of a non-SUBSCRIBE call, then runs it. */
+  call(call: SchedulerCall, streamId: string | undefined): CallResult {
+    const fid = call.frameworkId as string;
+    const entry = this.frameworks.get(fid);
+    if (entry === undefined) return fail('FRAMEWORK_NOT_FOUND', fid);
+    if (entry.phase !== 'CONNECTED' || entry.streamId === undefined) return fail('FRAMEWORK_NOT_SUBSCRIBED');
+    if (streamId === undefined || streamId === '') return fail('STREAM_ID_MISSING');
+    if (streamId !== entry.streamId) {
+      if (!this.#streams.has(streamId)) return fail('STREAM_NOT_FOUND', streamId);
+      return fail('STREAM_ID_MISMATCH', streamId, fid);
+    }
+    const b = call.body;
+    switch (call.type) {
+      case 'ACCEPT':
+        this.#accept(entry, b['accept'] as Record<string, unknown>);
+        return { ok: true };
+      case 'DECLINE': {
+        const d = b['decline'] as Record<string, unknown>;
+        const ids = Array.isArray(d['offer_ids']) ? (d['offer_ids'] as unknown[]).map(idOf).filter((x): x is string => x !== undefined) : [];
+        const refuse = refuseMs(d['filters']);
+        for (const id of ids) {
+          const o = this.#offers.get(id);
+          if (o === undefined || o.frameworkId !== fid) continue;
+          this.#offers.delete(id);
+          this.frameworks.filter(fid, o.agentId, this.#clock.now() + refuse, this.#clock.now());
+        }
+        this.allocateSoon();
+        return { ok: true };
+      }
+      case 'REVIVE':
+        this.frameworks.revive(fid);
+        this.allocateSoon();
+        return { ok: true };
+      case 'SUPPRESS':
+        this.frameworks.suppress(fid);
+        this.#rescindOffers((o) => o.frameworkId === fid, true);
+        return { ok: true };
+      case 'KILL': {
+        const k = b['kill'] as Record<string, unknown>;
+        this.#killCall(entry, idOf(k['task_id']) as string, idOf(k['agent_id']), k['kill_policy'] as KillPolicy | undefined);
+        return { ok: true };
+      }
+      case 'ACKNOWLEDGE': {
+        const a = b['acknowledge'] as Record<string, unknown>;
+        const r = this.#master.acknowledge(idOf(a['agent_id']) as string, fid, idOf(a['task_id']) as string, a['uuid'] as string);
+        if (!r.ok) this.#log.debug('acknowledgement dropped', { frameworkId: fid, reason: r.reason });
+        if (r.ok) this.allocateSoon();
+        return { ok: true };
+      }
+      case 'RECONCILE':
+        this.#reconcile(entry, b['reconcile'] as Record<string, unknown>);
+        return { ok: true };
+      case 'TEARDOWN':
+        this.#removeFramework(fid);
+        return { ok: true };
+      default:
+        return fail('SCHEDULER_CALL_UNSUPPORTED', call.type);
+    }
+  }
+
+  #accept(entry: FrameworkEntry, accept: Record<string, unknown>): void {
+    const offerIds = Array.isArray(accept['offer_ids']) ? (accept['offer_ids'] as unknown[]).map((x) => idOf(x) ?? '') : [];
+    const taskInfos: unknown[] = [];
+    for (const op of Array.isArray(accept['operations']) ? (accept['operations'] as Array<Record<string, unknown>>) : []) {
+      if (op?.['type'] === 'LAUNCH') taskInfos.push(...(((op['launch'] as Record<string, unknown> | undefined)?.['task_infos'] as unknown[] | undefined) ?? []));
+      else this.#log.warn('unsupported offer operation ignored', { frameworkId: entry.id, type: op?.['type'] });
+    }
+    const live = new Set<string>();
+    for (const a of this.#master.table.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) live.add(t.task_id.value);
+    const plan = planAccept({ frameworkId: entry.id, offerIds, offers: this.#offers, taskInfos, liveTaskIds: live });
+    if (plan.kind === 'INVALID_OFFERS') {
+      for (const id of plan.validOfferIds) this.#offers.delete(id);
+      const state: TaskState = hasCapability(entry.info, 'PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
+      // These tasks never reached the table: only the framework hears of them (never `apply`, a duplicate id must not end the live task).
+      for (const taskId of plan.taskIds) this.#sendMasterUpdate(entry.id, undefined, taskId, state, 'REASON_INVALID_OFFERS', plan.message, false);
+      this.allocateSoon();
+      return;
+    }
+    for (const id of plan.offerIds) this.#offers.delete(id);
+    for (const r of plan.rejected) this.#sendMasterUpdate(entry.id, plan.agentId, r.taskId, 'TASK_ERROR', 'REASON_TASK_INVALID', r.message, false);
+    for (const task of plan.launches) {
+      const r = this.#master.runTask(plan.agentId, entry.id, entry.info, task);
+      if (!r.ok) {
+        const state: TaskState = hasCapability(entry.info, 'PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
+        this.#sendMasterUpdate(entry.id, plan.agentId, task.task_id.value, state, 'REASON_AGENT_DISCONNECTED', 'Agent is not connected', false);
+      }
+    }
+    const refuse = refuseMs(accept['filters']);
+    if (plan.unused.length > 0) this.frameworks.filter(entry.id, plan.agentId, this.#clock.now() + refuse, this.#clock.now());
+    this.allocateSoon();
+  }
+
+  #findTask(frameworkId: string, taskId: string, agentHint: string | undefined): { agent: AgentEntry; task: Task } | undefined {
+    const key = taskKey(frameworkId, taskId);
+    if (agentHint !== undefined) {
+      const a = this.#master.table.get(agentHint);
+      const t = a?.tasks?.get(key);
+      if (a !== undefined && t !== undefined) return { agent: a, task: t };
+    }
+    for (const a of this.#master.table.all()) {
+      const t = a.tasks?.get(key);
+      if (t !== undefined) return { agent: a, task: t };
+    }
+    return undefined;
+  }
+
+  #killCall(entry: FrameworkEntry, taskId: string, agentHint: string | undefined, killPolicy: KillPolicy | undefined): void {
+    const found = this.#findTask(entry.id, taskId, agentHint);
+    if (found === undefined) {
+      const state: TaskState = hasCapability(entry.info, 'PARTITION_AWARE') ? 'TASK_UNKNOWN' : 'TASK_LOST';
+      this.#sendMasterUpdate(entry.id, agentHint, taskId, state, 'REASON_RECONCILIATION', 'Reconciliation: Task is unknown', false);
+      return;
+    }
+    this.#kill(found.agent, entry.id, taskId, killPolicy);
+  }
+
+  /** Sends KILL_TASK, or keeps it for when the agent re-registers. */
+  #kill(agent: AgentEntry, frameworkId: string, taskId: string, killPolicy: KillPolicy | undefined): void {
+    const r = this.#master.killTask(agent.id, frameworkId, taskId, killPolicy);
+    if (r.ok) return;
+    const list = this.#pendingKills.get(agent.id) ?? [];
+    list.push({ frameworkId, taskId, killPolicy });
+    this.#pendingKills.set(agent.id, list);
+  }
+
+  #reconcile(entry: FrameworkEntry, reconcile: Record<string, unknown>): void {
+    const pa = hasCapability(entry.info, 'PARTITION_AWARE');
+    const asked = Array.isArray(reconcile['tasks']) ? (reconcile['tasks'] as Array<Record<string, unknown>>) : [];
+    const latest = (agent: AgentEntry, t: Task): void => {
+      const unreachable = agent.phase === 'UNREACHABLE' && !isTerminal(t.state);
+      const state: TaskState = unreachable ? (pa ? 'TASK_UNREACHABLE' : 'TASK_LOST') : t.state;
+      const message = unreachable ? 'Reconciliation: Task is unreachable' : 'Reconciliation: Latest task state';
+      this.#sendMasterUpdate(entry.id, agent.id, t.task_id.value, state, 'REASON_RECONCILIATION', message, false);
+    };
+    if (asked.length === 0) {
+      for (const a of this.#master.table.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) latest(a, t);
+      return;
+    }
+    for (const q of asked) {
+      const taskId = idOf(q['task_id']);
+      if (taskId === undefined) continue;
+      const agentId = idOf(q['agent_id']);
+      const found = this.#findTask(entry.id, taskId, agentId);
+      if (found !== undefined) {
+        latest(found.agent, found.task);
+        continue;
+      }
+      const agent = agentId === undefined ? undefined : this.#master.table.get(agentId);
+      // A recovered agent may still report the task: Mesos answers nothing until it is back.
+      if (agent?.phase === 'RECOVERED') continue;
+      if (agent?.phase === 'UNREACHABLE') this.#sendMasterUpdate(entry.id, agentId, taskId, pa ? 'TASK_UNREACHABLE' : 'TASK_LOST', 'REASON_RECONCILIATION', 'Reconciliation: Task is unreachable', false);
+      else this.#sendMasterUpdate(entry.id, agentId, taskId, pa ? 'TASK_UNKNOWN' : 'TASK_LOST', 'REASON_RECONCILIATION', 'Reconciliation: Task is unknown', false);
+    }
+  }
+
+  // ---- Master-generated updates --------------------------------------------------------------
+
+  /**
+   * Sends an UPDATE the master made up (no uuid, nothing to acknowledge). When `apply` and the
+   * state is terminal, the master's record of the task ends here too (it moves to completed).
+   */
+  #sendMasterUpdate(frameworkId: string, agentId: string | undefined, taskId: string, state: TaskState, reason: TaskStatusReason, message: string, apply = true): void {
+    const status: TaskStatus = { task_id: { value: taskId }, state, source: 'SOURCE_MASTER', reason, message, timestamp: this.#clock.now() / 1000 };
+    if (agentId !== undefined) status.agent_id = { value: agentId };
+    if (apply && agentId !== undefined && isTerminal(state) && this.#master.table.completeTask(agentId, frameworkId, taskId, status)) {
+      this.#master.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId, taskId, status, state });
+    }
+    this.#sendEvent(frameworkId, { type: 'UPDATE', update: { status } });
+  }
+
+  #sendEvent(frameworkId: string, event: unknown): void {
+    const streamId = this.frameworks.get(frameworkId)?.streamId;
+    if (streamId !== undefined) this.#streams.get(streamId)?.stream.send(event);
+  }
+
+  // ---- Hooks from the master -------------------------------------------------------------------
+
+  /**
+   * An agent's STATUS_UPDATE, before the table records it. Returns false when the master
+   * consumes it itself (a task it already declared lost): acknowledged to the agent, not forwarded.
+   */
+  beforeStatusUpdate(agentId: string, frameworkId: string, status: TaskStatus): boolean {
+    if (!this.#tombstones.has(`${agentId}\u0000${taskKey(frameworkId, status.task_id.value)}`)) return true;
+    if (status.uuid !== undefined) this.#master.acknowledgeOnAgent(agentId, frameworkId, status.task_id.value, status.uuid);
+    return false;
+  }
+
+  /** An agent's STATUS_UPDATE, recorded in the table: forward it (at least once), or acknowledge it for a removed framework. */
+  statusUpdate(agentId: string, frameworkId: string, status: TaskStatus): void {
+    const stamped: TaskStatus = status.agent_id === undefined ? { ...status, agent_id: { value: agentId } } : status;
+    if (this.frameworks.isRemoved(frameworkId)) {
+      if (status.uuid !== undefined) this.#master.acknowledge(agentId, frameworkId, status.task_id.value, status.uuid);
+    } else {
+      // Not subscribed: dropped; the agent resends until acknowledged.
+      this.#sendEvent(frameworkId, { type: 'UPDATE', update: { status: stamped } });
+    }
+    if (isTerminal(status.state)) this.allocateSoon();
+  }
+
+  /** An agent registered or re-registered. `before` is its task map before the agent's report replaced it. */
+  agentRegistered(agentId: string, before: ReadonlyMap<string, Task> | undefined, frameworks: readonly FrameworkInfo[]): void {
+    for (const info of frameworks) {
+      const added = this.frameworks.addRecovered(info, undefined, this.#master.startTimeMs);
+      if (added !== undefined) {
+        this.#log.info('framework recovered from an agent', { frameworkId: added.id, agentId });
+        this.#registry.addFramework({ id: added.id, info: added.info, registeredTimeNs: undefined }).catch((e: unknown) => this.#log.error('registry write failed', { op: 'ADD_FRAMEWORK', error: e }));
+        this.#armDeadline(added);
+        this.#master.events.emit({ type: 'FRAMEWORK_ADDED', frameworkId: added.id });
+      }
+    }
+    const agent = this.#master.table.get(agentId);
+    if (agent === undefined) return;
+    // Tasks the master had already declared lost come back only to be killed.
+    for (const [key, t] of [...(agent.tasks ?? [])]) {
+      const tomb = `${agentId}\u0000${key}`;
+      if (!this.#tombstones.has(tomb)) continue;
+      this.#master.table.forgetTask(agentId, t.framework_id.value, t.task_id.value);
+      if (!isTerminal(t.state)) this.#master.killTask(agentId, t.framework_id.value, t.task_id.value);
+      else if (t.status_update_uuid !== undefined) this.#master.acknowledgeOnAgent(agentId, t.framework_id.value, t.task_id.value, t.status_update_uuid);
+    }
+    // Known tasks the agent no longer has (it restarted and lost them) are lost.
+    for (const [key, t] of before ?? []) {
+      if (agent.tasks?.has(key) === true || isTerminal(t.state) || t.state === 'TASK_STAGING') continue;
+      if (this.#tombstones.has(`${agentId}\u0000${key}`)) continue;
+      const status: TaskStatus = { task_id: t.task_id, state: 'TASK_LOST', source: 'SOURCE_MASTER', reason: 'REASON_AGENT_RESTARTED', message: 'Agent restarted without this task', agent_id: { value: agentId }, timestamp: this.#clock.now() / 1000 };
+      this.#master.table.completeDetached(t, status);
+      this.#master.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId: t.framework_id.value, taskId: t.task_id.value, status, state: 'TASK_LOST' });
+      this.#sendEvent(t.framework_id.value, { type: 'UPDATE', update: { status } });
+    }
+    // Tasks of removed frameworks are killed; kills that waited for the agent go out now.
+    for (const t of [...(agent.tasks?.values() ?? [])]) {
+      if (this.frameworks.isRemoved(t.framework_id.value) && !isTerminal(t.state)) this.#master.killTask(agentId, t.framework_id.value, t.task_id.value);
+    }
+    for (const k of this.#pendingKills.get(agentId) ?? []) this.#master.killTask(agentId, k.frameworkId, k.taskId, k.killPolicy);
+    this.#pendingKills.delete(agentId);
+    this.allocateSoon();
+  }
+
+  /** The agent's session dropped: its offers are rescinded; tasks of frameworks that do not checkpoint are lost (Mesos §4.4). */
+  agentDisconnected(agentId: string): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+    const agent = this.#master.table.get(agentId);
+    for (const t of [...(agent?.tasks?.values() ?? [])]) {
+      const fid = t.framework_id.value;
+      const fw = this.frameworks.get(fid);
+      if (fw?.info.checkpoint === true || isTerminal(t.state)) continue;
+      this.#tombstones.add(`${agentId}\u0000${taskKey(fid, t.task_id.value)}`);
+      this.#sendMasterUpdate(fid, agentId, t.task_id.value, 'TASK_LOST', 'REASON_AGENT_DISCONNECTED', 'Agent disconnected');
+    }
+  }
+
+  /** The agent became unreachable: offers rescinded, tasks TASK_UNREACHABLE (partition-aware) or TASK_LOST. */
+  agentUnreachable(agentId: string): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+    const agent = this.#master.table.get(agentId);
+    for (const t of agent?.tasks?.values() ?? []) {
+      if (isTerminal(t.state)) continue;
+      const fw = this.frameworks.get(t.framework_id.value);
+      const pa = fw !== undefined && hasCapability(fw.info, 'PARTITION_AWARE');
+      // The task stays known (GET_TASKS unreachable_tasks) and comes back with the agent.
+      this.#sendMasterUpdate(t.framework_id.value, agentId, t.task_id.value, pa ? 'TASK_UNREACHABLE' : 'TASK_LOST', 'REASON_AGENT_REMOVED', 'Agent is unreachable', false);
+    }
+  }
+
+  /** The agent was removed: offers rescinded, every subscribed framework hears FAILURE. */
+  agentRemoved(agentId: string): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+    this.#pendingKills.delete(agentId);
+    for (const s of this.#streams.values()) s.stream.send({ type: 'FAILURE', failure: { agent_id: { value: agentId } } });
+  }
+
+  #rescindOffers(pred: (o: Offer) => boolean, tell: boolean): void {
+    for (const o of [...this.#offers.values()]) {
+      if (!pred(o)) continue;
+      this.#offers.delete(o.id);
+      if (tell) this.#sendEvent(o.frameworkId, { type: 'RESCIND', rescind: { offer_id: { value: o.id } } });
+    }
+  }
+
+  // ---- Allocation ------------------------------------------------------------------------------
+
+  /** Runs an allocation soon (batched: many events in one turn make one allocation). */
+  allocateSoon(): void {
+    if (this.#allocationSoon || !this.#running) return;
+    this.#allocationSoon = true;
+    setImmediate(() => {
+      this.#allocationSoon = false;
+      this.#allocate();
+    });
+  }
+
+  #scheduleAllocation(): void {
+    this.#allocationTimer = this.#clock.setTimer(this.#allocationIntervalMs, () => {
+      if (!this.#running) return;
+      this.#allocate();
+      this.#scheduleAllocation();
+    });
+  }
+
+  #allocate(): void {
+    if (!this.#running || this.#master.state !== 'SERVING') return;
+    const now = this.#clock.now();
+    this.frameworks.pruneFilters(now);
+    const offered = new Map<string, Resource[]>();
+    const held = new Map<string, Resource[]>();
+    for (const o of this.#offers.values()) {
+      offered.set(o.agentId, addResources(offered.get(o.agentId) ?? [], o.resources));
+      held.set(o.frameworkId, addResources(held.get(o.frameworkId) ?? [], o.resources));
+    }
+    const agents: AllocatorAgent[] = [];
+    for (const a of this.#master.table.all()) {
+      if (a.phase !== 'REGISTERED') continue;
+      let used: Resource[] = [];
+      for (const t of a.tasks?.values() ?? []) {
+        if (isTerminal(t.state)) continue;
+        used = addResources(used, t.resources);
+        held.set(t.framework_id.value, addResources(held.get(t.framework_id.value) ?? [], t.resources));
+      }
+      const available = subtractResources(subtractResources(a.info.resources, used), offered.get(a.id) ?? []);
+      agents.push({ id: a.id, active: a.connected, total: a.info.resources, available });
+    }
+    const frameworks: AllocatorFramework[] = [];
+    const filters = new Map<string, Map<string, number>>();
+    for (const f of this.frameworks.all()) {
+      frameworks.push({ id: f.id, active: f.phase === 'CONNECTED', suppressed: f.suppressed, allocated: held.get(f.id) ?? [] });
+      filters.set(f.id, f.filters);
+    }
+    const planned = generateOffers({ agents, frameworks, filters, nowMs: now });
+    const byFramework = new Map<string, Offer[]>();
+    for (const p of planned) {
+      const offer: Offer = { id: `${this.#master.id}-O${this.#nextOffer++}`, frameworkId: p.frameworkId, agentId: p.agentId, resources: p.resources };
+      this.#offers.set(offer.id, offer);
+      byFramework.set(p.frameworkId, [...(byFramework.get(p.frameworkId) ?? []), offer]);
+    }
+    for (const [fid, offers] of byFramework) this.#sendEvent(fid, { type: 'OFFERS', offers: { offers: offers.map((o) => this.offerJson(o)) } });
+  }
+}
+
+function fail<C extends Parameters<typeof masterFail>[0]>(code: C, ...args: Parameters<typeof masterFail<C>> extends [C, ...infer R] ? R : never): CallResult {
+  return { ok: false, error: (masterFail as (c: C, ...a: unknown[]) => MasterError)(code, ...args) };
+}
+
+/** Filters.refuse_seconds in ms: default 5 s; negative falls back to the default; capped at 365 days (Mesos). */
+export function refuseMs(filters: unknown): number {
+  const v = (filters as { refuse_seconds?: unknown } | null | undefined)?.refuse_seconds;
+  const s = typeof v === 'number' && Number.isFinite(v) ? (v < 0 ? DEFAULT_REFUSE_SECONDS : Math.min(v, 365 * 86_400)) : DEFAULT_REFUSE_SECONDS;
+  return s * 1000;
+}

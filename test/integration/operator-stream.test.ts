@@ -1,0 +1,254 @@
+/**
+ * The operator event stream (SUBSCRIBE) of the real built master, read raw: fetch's body
+ * stream through shared/recordio.ts's RecordReader. Agents are fake ws agents, so the test
+ * decides exactly when they register, update, reconnect and get replaced.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { callApi, eventually, startMaster, type MasterHandle } from '../helpers/daemons.js';
+import { FakeAgent } from '../helpers/fake-agent.js';
+import { RecordReader } from '../../shared/recordio.js';
+import type { TaskStatus } from '../../shared/mesos.js';
+
+type Rec = Record<string, unknown> & { type: string };
+
+/** One SUBSCRIBE response, read as it arrives. */
+class EventStream {
+  readonly records: Rec[] = [];
+  readonly status: number;
+  readonly headers: Headers;
+  /** Resolves when the body ends: 'END' for a clean end, or the error's message. */
+  readonly ended: Promise<string>;
+  readonly #abort: AbortController;
+  #waiters: Array<() => void> = [];
+
+  private constructor(res: Response, abort: AbortController) {
+    this.status = res.status;
+    this.headers = res.headers;
+    this.#abort = abort;
+    this.ended = this.#pump(res);
+  }
+
+  static async open(m: MasterHandle, path = '/api/v1'): Promise<EventStream> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 10_000);
+    const res = await fetch(`${m.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ type: 'SUBSCRIBE' }),
+      signal: abort.signal,
+    });
+    clearTimeout(timer);
+    return new EventStream(res, abort);
+  }
+
+  async #pump(res: Response): Promise<string> {
+    const reader = new RecordReader();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        for (const text of reader.push(Buffer.from(chunk))) this.records.push(JSON.parse(text) as Rec);
+        this.#notify();
+      }
+      return 'END';
+    } catch (e) {
+      return (e as Error).message;
+    } finally {
+      this.#notify();
+    }
+  }
+
+  /** Index of the first record at or after `from` matching `pred`; rejects after timeoutMs. */
+  waitFor(pred: (r: Rec) => boolean, from = 0, timeoutMs = 5_000, what = 'record'): Promise<number> {
+    const find = (): number => this.records.findIndex((r, i) => i >= from && pred(r));
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const i = find();
+        if (i === -1) return;
+        clearTimeout(timer);
+        this.#waiters = this.#waiters.filter((w) => w !== check);
+        resolve(i);
+      };
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== check);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; got ${this.records.map((r) => r.type).join(',')}`));
+      }, timeoutMs);
+      this.#waiters.push(check);
+      check();
+    });
+  }
+
+  /** Types of the records in [from, to), heartbeats left out. */
+  eventsBetween(from: number, to: number): string[] {
+    return this.records.slice(from, to).map((r) => r.type).filter((t) => t !== 'HEARTBEAT');
+  }
+
+  close(): void {
+    this.#abort.abort();
+  }
+
+  #notify(): void {
+    for (const w of [...this.#waiters]) w();
+  }
+}
+
+const HEARTBEAT_FLAGS = ['--heartbeat_interval=200ms'];
+
+function status(taskId: string, state: TaskStatus['state'], uuid: string): TaskStatus {
+  return { task_id: { value: taskId }, state, source: 'SOURCE_EXECUTOR', timestamp: 1700000000.25, uuid };
+}
+
+const isType = (type: string) => (r: Rec): boolean => r.type === type;
+
+test('SUBSCRIBE: SUBSCRIBED with GET_STATE, heartbeats, AGENT_ADDED, TASK_UPDATED on state changes only, AGENT_REMOVED on replacement, nothing for a reconnect', async (t) => {
+  const m = await startMaster(t, { flags: HEARTBEAT_FLAGS });
+  const a = await FakeAgent.connect(m.url);
+  t.after(() => a.close());
+  const ra = await a.register();
+
+  const s = await EventStream.open(m, '/master/api/v1');
+  t.after(() => s.close());
+  assert.equal(s.status, 200);
+  assert.equal(s.headers.get('content-type'), 'application/json');
+  assert.equal(s.headers.get('transfer-encoding'), 'chunked');
+  assert.equal(s.headers.get('content-length'), null);
+
+  // 1. SUBSCRIBED carries exactly GET_STATE's get_state (nothing changed in between).
+  await s.waitFor(isType('HEARTBEAT'), 0, 5_000, 'first HEARTBEAT');
+  const first = s.records[0] as { type: string; subscribed: { get_state: unknown; heartbeat_interval_seconds: number } };
+  assert.equal(first.type, 'SUBSCRIBED');
+  assert.equal(first.subscribed.heartbeat_interval_seconds, 0.2);
+  const state = await callApi(m.url, { type: 'GET_STATE' });
+  assert.deepEqual(first.subscribed.get_state, (state.json as { get_state: unknown }).get_state);
+  const agents = (first.subscribed.get_state as { get_agents: { agents: Array<{ agent_info: { id: { value: string } } }> } }).get_agents.agents;
+  assert.deepEqual(agents.map((x) => x.agent_info.id.value), [ra.agent_id]);
+  // 2. A HEARTBEAT at once, then more every 200 ms.
+  assert.equal(s.records[1]?.type, 'HEARTBEAT');
+  const t0 = Date.now();
+  const h0 = s.records.filter(isType('HEARTBEAT')).length;
+  await eventually(() => (s.records.filter(isType('HEARTBEAT')).length >= h0 + 2 ? true : undefined), 3_000, 10, '2 more periodic heartbeats');
+  assert.ok(Date.now() - t0 >= 300, 'heartbeats are periodic (200 ms apart), not a burst');
+
+  // 3. AGENT_ADDED for a new agent, in GET_AGENTS' shape.
+  const b = await FakeAgent.connect(m.url);
+  t.after(() => b.close());
+  const rb = await b.register();
+  const iAdded = await s.waitFor((r) => r.type === 'AGENT_ADDED', 0, 5_000, 'AGENT_ADDED');
+  const added = s.records[iAdded] as unknown as { agent_added: { agent: { agent_info: { id: { value: string } }; active: boolean } } };
+  assert.equal(added.agent_added.agent.agent_info.id.value, rb.agent_id);
+  const listed = ((await callApi(m.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: Array<{ agent_info: { id: { value: string } } }> } }).get_agents.agents;
+  assert.deepEqual(added.agent_added.agent, listed.find((x) => x.agent_info.id.value === rb.agent_id));
+
+  // 4. TASK_UPDATED on a state change; the identical retry gives nothing; the next change does.
+  b.statusUpdate('fw-1', status('t1', 'TASK_RUNNING', 'dXVpZC0x'));
+  const iRun = await s.waitFor(isType('TASK_UPDATED'), iAdded, 5_000, 'TASK_UPDATED running');
+  const upd = s.records[iRun] as unknown as { task_updated: { framework_id: { value: string }; state: string; status: TaskStatus } };
+  assert.deepEqual(upd.task_updated.framework_id, { value: 'fw-1' });
+  assert.equal(upd.task_updated.state, 'TASK_RUNNING');
+  assert.equal(upd.task_updated.status.task_id.value, 't1');
+  assert.equal(upd.task_updated.status.uuid, 'dXVpZC0x');
+  assert.deepEqual(upd.task_updated.status.agent_id, { value: rb.agent_id });
+  b.statusUpdate('fw-1', status('t1', 'TASK_RUNNING', 'dXVpZC0x'));
+  b.statusUpdate('fw-1', status('t1', 'TASK_FINISHED', 'dXVpZC0y'));
+  const iFin = await s.waitFor(isType('TASK_UPDATED'), iRun + 1, 5_000, 'TASK_UPDATED finished');
+  assert.equal((s.records[iFin] as unknown as { task_updated: { state: string } }).task_updated.state, 'TASK_FINISHED');
+  assert.deepEqual(s.eventsBetween(iRun + 1, iFin), [], 'the retried identical update is not an event');
+
+  // 5. A known agent reconnecting is not AGENT_ADDED (nor is its disconnect anything).
+  const iBefore = s.records.length;
+  b.terminate();
+  await m.daemon.waitForMsg('agent disconnected', { agentId: rb.agent_id }, 5_000);
+  const b2 = await FakeAgent.connect(m.url, { self: { port: b.self.port } });
+  t.after(() => b2.close());
+  assert.equal((await b2.register({ agentId: rb.agent_id })).agent_id, rb.agent_id);
+  // A sentinel: a brand-new agent. Everything between is heartbeats.
+  const c = await FakeAgent.connect(m.url);
+  t.after(() => c.close());
+  const rc = await c.register();
+  const iC = await s.waitFor((r) => r.type === 'AGENT_ADDED' && (r as unknown as { agent_added: { agent: { agent_info: { id: { value: string } } } } }).agent_added.agent.agent_info.id.value === rc.agent_id, iBefore, 5_000, 'sentinel AGENT_ADDED');
+  assert.deepEqual(s.eventsBetween(iBefore, iC), [], 'disconnect and reconnect are not streamed');
+
+  // 6. A new agent at the ip:port of a disconnected one replaces it: AGENT_REMOVED, then AGENT_ADDED.
+  c.terminate();
+  await m.daemon.waitForMsg('agent disconnected', { agentId: rc.agent_id }, 5_000);
+  const iRepl = s.records.length;
+  const d = await FakeAgent.connect(m.url, { self: { port: c.self.port } });
+  t.after(() => d.close());
+  const rd = await d.register();
+  assert.notEqual(rd.agent_id, rc.agent_id);
+  const iRemoved = await s.waitFor(isType('AGENT_REMOVED'), iRepl, 5_000, 'AGENT_REMOVED');
+  assert.deepEqual(s.records[iRemoved], { type: 'AGENT_REMOVED', agent_removed: { agent_id: { value: rc.agent_id } } });
+  await s.waitFor((r) => r.type === 'AGENT_ADDED', iRemoved, 5_000, 'AGENT_ADDED of the replacement');
+  assert.deepEqual(s.eventsBetween(iRepl, s.records.length).slice(0, 2), ['AGENT_REMOVED', 'AGENT_ADDED']);
+});
+
+test('SUBSCRIBE goes through the same framing checks, under every API path', async (t) => {
+  const m = await startMaster(t, { flags: HEARTBEAT_FLAGS });
+  const get = await fetch(`${m.url}/api/v1`, { signal: AbortSignal.timeout(5_000) });
+  assert.equal(get.status, 405);
+  await get.text();
+  const form = await callApi(m.url, { type: 'SUBSCRIBE' }, { 'content-type': 'text/plain' });
+  assert.equal(form.status, 415);
+  const noJson = await callApi(m.url, { type: 'SUBSCRIBE' }, { 'content-type': 'application/json', accept: 'application/x-protobuf' });
+  assert.equal(noJson.status, 406);
+  for (const path of ['/api/v1', '/master/api/v1', '/mesos/api/v1']) {
+    const s = await EventStream.open(m, path);
+    await s.waitFor(isType('HEARTBEAT'), 0, 5_000, `HEARTBEAT via ${path}`);
+    assert.equal(s.records[0]?.type, 'SUBSCRIBED', path);
+    s.close();
+  }
+});
+
+test('past --max_operator_event_stream_subscribers the oldest stream is closed cleanly; the others go on', async (t) => {
+  const m = await startMaster(t, { flags: [...HEARTBEAT_FLAGS, '--max_operator_event_stream_subscribers=2'] });
+  const s1 = await EventStream.open(m);
+  t.after(() => s1.close());
+  await s1.waitFor(isType('HEARTBEAT'));
+  const s2 = await EventStream.open(m);
+  t.after(() => s2.close());
+  await s2.waitFor(isType('HEARTBEAT'));
+  const s3 = await EventStream.open(m);
+  t.after(() => s3.close());
+  await s3.waitFor(isType('HEARTBEAT'));
+  const ended = await Promise.race([s1.ended, new Promise<string>((r) => setTimeout(() => r('still open'), 3_000))]);
+  assert.equal(ended, 'END', 'the oldest stream ends with the chunked terminator');
+  await m.daemon.waitForMsg('operator stream closed', { reason: 'TOO_MANY_SUBSCRIBERS', subscribers: 2 }, 3_000);
+  // The two newest still get heartbeats.
+  const n2 = s2.records.length;
+  const n3 = s3.records.length;
+  await s2.waitFor(isType('HEARTBEAT'), n2, 3_000, 's2 heartbeat');
+  await s3.waitFor(isType('HEARTBEAT'), n3, 3_000, 's3 heartbeat');
+});
+
+test('a client that goes away is forgotten at once: no stream, no bus listener left', async (t) => {
+  const m = await startMaster(t, { flags: HEARTBEAT_FLAGS });
+  const counts: Array<{ opened: number; closed: number }> = [];
+  for (let round = 0; round < 2; round++) {
+    const from = m.daemon.records.length;
+    const s = await EventStream.open(m);
+    await s.waitFor(isType('HEARTBEAT'));
+    const opened = await m.daemon.waitForMsg('operator stream opened', {}, 3_000, from);
+    assert.equal(opened['subscribers'], 1);
+    s.close();
+    const closed = await m.daemon.waitForMsg('operator stream closed', { reason: 'CLIENT_GONE' }, 3_000, from);
+    assert.equal(closed['subscribers'], 0);
+    counts.push({ opened: Number(opened['eventListeners']), closed: Number(closed['eventListeners']) });
+  }
+  const [r1, r2] = counts;
+  assert.ok(r1 !== undefined && r2 !== undefined);
+  assert.equal(r1.closed, r1.opened - 1, 'the stream removed its bus listener');
+  assert.deepEqual(r2, r1, 'a second subscriber leaves the same count: nothing leaked');
+  // The master still answers normally.
+  assert.equal((await callApi(m.url, { type: 'GET_HEALTH' })).status, 200);
+});
+
+test("the master's graceful stop ends every stream cleanly", async (t) => {
+  const m = await startMaster(t, { flags: HEARTBEAT_FLAGS });
+  const s1 = await EventStream.open(m);
+  const s2 = await EventStream.open(m);
+  await s1.waitFor(isType('HEARTBEAT'));
+  await s2.waitFor(isType('HEARTBEAT'));
+  const exit = await m.daemon.stop();
+  assert.equal(exit.code, 0);
+  assert.equal(await s1.ended, 'END');
+  assert.equal(await s2.ended, 'END');
+});
