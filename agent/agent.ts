@@ -11,7 +11,8 @@ import type { AgentInfo } from '../shared/mesos.js';
 import type { TaskStatus } from '../shared/mesos.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
 import { AgentApi } from './api.js';
-import { Checkpoint } from './checkpoint.js';
+import { Checkpoint, type DrainRecord } from './checkpoint.js';
+import type { DrainConfigWire } from '../shared/drain.js';
 import type { AgentConfig } from './config.js';
 import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
@@ -52,6 +53,8 @@ export class Agent {
   #lifecycle: AgentLifecycle = 'created';
   #agentId: string | undefined;
   #port = 0;
+  /** The drain being carried out (checkpointed in meta/drain.json), until no task is left. */
+  #drain: DrainRecord | undefined;
 
   constructor(config: AgentConfig, deps: AgentDeps) {
     this.config = config;
@@ -71,6 +74,7 @@ export class Agent {
       log: deps.log.child({ component: 'supervisor' }),
       agentId: () => this.#agentId,
       sendOnce: (frameworkId, status) => void this.#sendUpdate(frameworkId, status),
+      draining: () => this.#drain?.config,
     });
     this.#session = new Session({
       master: config.master,
@@ -156,8 +160,14 @@ export class Agent {
     // other flags is caught.
     this.#checkpoint.writeAgent({ hostname: cfg.hostname, ip: cfg.ip, ...(this.#agentId !== undefined ? { agent_id: this.#agentId } : {}) });
 
+    this.#drain = this.#checkpoint.readDrain();
     this.#supervisor.recover(records);
-    this.#log.info('recovered', { agentId: this.#agentId, tasks: records.length });
+    this.#log.info('recovered', { agentId: this.#agentId, tasks: records.length, draining: this.#drain !== undefined });
+    if (this.#drain !== undefined) {
+      // Mesos: the checkpointed drain is replayed; recovered tasks are killed again.
+      this.#supervisor.drain(this.#drain.config);
+      this.#leaveDrainIfDone();
+    }
     this.#lifecycle = 'running';
     this.#session.start();
     return { ok: true, port: this.#port };
@@ -225,8 +235,38 @@ export class Agent {
         return;
       case 'ACKNOWLEDGE':
         this.#supervisor.acknowledge(msg.framework_id, msg.task_id, msg.uuid);
+        this.#leaveDrainIfDone();
+        return;
+      case 'DRAIN':
+        this.#startDrain(msg.config);
         return;
     }
+  }
+
+  /**
+   * Mesos `Slave::drain`: with nothing to drain it is a no-op (already drained); otherwise the
+   * config is checkpointed first, then every task is killed with the override. A second DRAIN
+   * replaces the config and may shorten kills in progress.
+   */
+  #startDrain(config: DrainConfigWire): void {
+    if (this.#supervisor.known === 0) {
+      this.#log.info('drain: nothing to drain', { maxGracePeriodNs: config.max_grace_period?.nanoseconds, markGone: config.mark_gone });
+      if (this.#drain !== undefined) this.#leaveDrainIfDone();
+      return;
+    }
+    const record = { config, received_ms: this.#clock.now() };
+    this.#checkpoint.writeDrain(record);
+    this.#drain = { format: 1, ...record };
+    this.#log.info('draining', { maxGracePeriodNs: config.max_grace_period?.nanoseconds, markGone: config.mark_gone, tasks: this.#supervisor.known });
+    this.#supervisor.drain(config);
+  }
+
+  /** The agent leaves draining by itself once it has no tasks and no unacknowledged updates. */
+  #leaveDrainIfDone(): void {
+    if (this.#drain === undefined || this.#supervisor.known > 0) return;
+    this.#checkpoint.removeDrain();
+    this.#drain = undefined;
+    this.#log.info('drain finished');
   }
 
   async #call(type: string): Promise<unknown> {
@@ -241,7 +281,12 @@ export class Agent {
           attributes: [...this.config.attributes],
         };
         if (this.#agentId !== undefined) info.id = { value: this.#agentId };
-        return { type: 'GET_AGENT', get_agent: { agent_info: info } };
+        const getAgent: Record<string, unknown> = { agent_info: info };
+        if (this.#drain !== undefined) {
+          getAgent['drain_config'] = this.#drain.config;
+          getAgent['estimated_drain_start_time'] = { nanoseconds: BigInt(Math.trunc(this.#drain.received_ms)) * 1_000_000n };
+        }
+        return { type: 'GET_AGENT', get_agent: getAgent };
       }
       case 'GET_TASKS':
         return { type: 'GET_TASKS', get_tasks: this.#supervisor.taskLists() };

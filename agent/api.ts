@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
+import { stringifyJson } from '../shared/json.js';
 
 /** Largest request body accepted: agent calls are tiny. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -41,7 +42,8 @@ function sendError(res: ServerResponse, e: DrydockError, headers: Record<string,
 }
 
 function sendJson(res: ServerResponse, body: unknown): void {
-  const text = JSON.stringify(body);
+  // Exact int64s (estimated_drain_start_time is beyond 2^53 ns).
+  const text = stringifyJson(body);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

@@ -14,6 +14,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameworkInfo, TaskInfo, TaskState, TaskStatus } from '../shared/mesos.js';
+import type { DrainConfigWire } from '../shared/drain.js';
 
 /** Bumped when the layout changes; a checkpoint with another number is treated as corrupt. */
 export const CHECKPOINT_FORMAT = 1;
@@ -56,6 +57,14 @@ export interface TaskRecord {
   /** Updates not yet acknowledged, oldest (the one in flight) first. */
   pending: TaskStatus[];
   kill?: KillRecord;
+}
+
+/** meta/drain.json: the drain this agent is carrying out (Mesos `drain.config`), written before it acts. */
+export interface DrainRecord {
+  format: typeof CHECKPOINT_FORMAT;
+  config: DrainConfigWire;
+  /** When the agent got the DRAIN (epoch ms): its estimated_drain_start_time. */
+  received_ms: number;
 }
 
 export type CheckpointLoad =
@@ -200,6 +209,28 @@ export class Checkpoint {
     const dir = this.taskDir(record.framework_id, record.task.task_id.value);
     mkdirSync(dir, { recursive: true });
     writeFileAtomic(join(dir, 'task.json'), JSON.stringify(record));
+  }
+
+  get drainFile(): string {
+    return join(this.metaDir, 'drain.json');
+  }
+
+  /** The checkpointed drain, if any. One that does not parse is dropped (the master re-sends the drain at re-registration). */
+  readDrain(): DrainRecord | undefined {
+    if (!existsSync(this.drainFile)) return undefined;
+    const r = readJson(this.drainFile);
+    if (!r.ok || !isObject(r.value['config']) || typeof r.value['config']['mark_gone'] !== 'boolean') return undefined;
+    return r.value as unknown as DrainRecord;
+  }
+
+  writeDrain(record: Omit<DrainRecord, 'format'>): void {
+    mkdirSync(this.metaDir, { recursive: true });
+    writeFileAtomic(this.drainFile, JSON.stringify({ format: CHECKPOINT_FORMAT, ...record }));
+  }
+
+  /** The drain is over (no tasks, nothing unacknowledged). */
+  removeDrain(): void {
+    rmSync(this.drainFile, { force: true });
   }
 
   /** Forgets a completed task (its terminal update was acknowledged). The sandbox stays for the operator. */

@@ -26,6 +26,7 @@ import {
   type TaskStatusSource,
 } from '../shared/mesos.js';
 import type { AgentTaskReport } from '../shared/protocol.js';
+import { killPolicy, type DrainConfigWire } from '../shared/drain.js';
 import type { Checkpoint, TaskRecord } from './checkpoint.js';
 import { CHECKPOINT_FORMAT } from './checkpoint.js';
 import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
@@ -67,6 +68,8 @@ export interface SupervisorOptions {
   sendOnce: (frameworkId: string, status: TaskStatus) => void;
   /** For tests: replaces drydock-launch. */
   launch?: (spec: LaunchSpec) => LaunchResult;
+  /** The drain the agent is carrying out, if any: launches are refused and kill updates carry REASON_AGENT_DRAINING. */
+  draining?: () => DrainConfigWire | undefined;
 }
 
 /** Map key of a task: framework id and task id (task ids are unique per framework only). */
@@ -137,6 +140,11 @@ export class Supervisor {
       }
     }
     return out;
+  }
+
+  /** How many tasks the agent still knows: running, or ended with an update not yet acknowledged. */
+  get known(): number {
+    return this.#tasks.size;
   }
 
   /** How many tasks still have a process (or a launch in progress). */
@@ -283,6 +291,7 @@ export class Supervisor {
       return;
     }
     const cp = this.#o.checkpoint;
+    const drain = this.#o.draining?.();
     const record: TaskRecord = {
       format: CHECKPOINT_FORMAT,
       framework_id: frameworkId,
@@ -296,6 +305,15 @@ export class Supervisor {
     };
     const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined };
     this.#tasks.set(key, t);
+
+    if (drain !== undefined) {
+      // Mesos `Slave::run` on a draining agent: refused, reliably (checkpointed, resent until acknowledged).
+      t.phase = 'ended';
+      const state: TaskState = hasCapability(framework, 'PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
+      this.#o.log.warn('task refused: agent is draining', log);
+      this.#update(t, state, 'Task was received while agent was already draining', 'REASON_AGENT_DRAINING', 'SOURCE_AGENT');
+      return;
+    }
 
     const command = task.command;
     if (command?.value === undefined || command.value === '') {
@@ -432,6 +450,18 @@ export class Supervisor {
     });
   }
 
+  /**
+   * A drain (Mesos `Slave::drain`): every task still running is killed with the drain's
+   * kill-policy override (shared/drain.ts killPolicy); one already being killed only ever gets
+   * a shorter wait. Recovered tasks are killed again after an agent restart.
+   */
+  drain(config: DrainConfigWire): void {
+    for (const t of [...this.#tasks.values()]) {
+      if (t.phase === 'ended') continue;
+      this.kill(t.record.framework_id, t.record.task.task_id.value, killPolicy(t.record.task, config));
+    }
+  }
+
   /** Kills every task with its own kill policy and resolves when all have ended (or after timeoutMs). */
   killAll(timeoutMs: number): Promise<void> {
     for (const t of this.#tasks.values()) {
@@ -527,6 +557,13 @@ export class Supervisor {
   /** Queues a status update: checkpointed first, then sent if it is the head of the queue. */
   #update(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR'): void {
     const r = t.record;
+    const drain = this.#o.draining?.();
+    if (drain !== undefined && (state === 'TASK_KILLING' || state === 'TASK_KILLED')) {
+      // Mesos: every kill update sent while draining says why; with mark_gone a partition-aware
+      // framework learns the task is gone for good.
+      reason = 'REASON_AGENT_DRAINING';
+      if (drain.mark_gone && hasCapability(r.framework, 'PARTITION_AWARE')) state = 'TASK_GONE_BY_OPERATOR';
+    }
     const status = this.#status(r.task.task_id, state, source, message, reason);
     r.state = state;
     r.statuses.push(status);

@@ -1,6 +1,12 @@
 /**
  * The CLI's only way to the cluster: HTTP calls to the master's operator API.
+ *
+ * Bodies go through shared/json.ts both ways: Mesos times are int64 nanoseconds
+ * (1443830400000000000), past a double's exact integers, so they arrive as bigints and are
+ * sent back as the same digits. `JSON.parse` here would silently round them.
  */
+
+import { parseJson, stringifyJson } from '../shared/json.js';
 
 /** An answer the operator should see: HTTP status and the master's message. */
 export class ApiError extends Error {
@@ -32,7 +38,7 @@ export class MasterClient {
       res = await fetch(`${this.#base}/api/v1`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(call),
+        body: stringifyJson(call),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (e) {
@@ -41,6 +47,16 @@ export class MasterClient {
     }
     const text = await res.text();
     if (!res.ok) throw new ApiError(res.status, text.trim() || `${res.status} ${res.statusText}`);
-    return (text === '' ? undefined : JSON.parse(text)) as T;
+    return (text === '' ? undefined : parseJson(text)) as T;
   }
+}
+
+/**
+ * Pretty JSON for `--json` output, with bigints written as bare digits (JSON.stringify
+ * throws on a bigint, and a float would lose the last digits of a nanosecond time).
+ */
+export function formatJson(value: unknown): string {
+  const MARK = '\u0000int64:';
+  const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? MARK + v.toString() : v), 2) ?? 'null';
+  return text.replace(/"\\u0000int64:(-?[0-9]+)"/g, '$1');
 }

@@ -4,22 +4,14 @@
  */
 
 import { Command, Option } from 'commander';
-import { ApiError, MasterClient, resolveMaster } from './client.js';
+import { ApiError, MasterClient, formatJson, resolveMaster } from './client.js';
 import { renderTable } from './table.js';
+import { changeMachines, replaceSchedule, showSchedule, showStatus } from './maintenance-command.js';
+import { drainAgent, listAgents, simpleAgentCommand } from './drain-command.js';
+import type { DrainFlags } from './drain.js';
 import { RUN_DEFAULTS, checkRunFlags, type RunFlags } from './run.js';
 import { runCommand } from './run-command.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
-import { formatResources } from '../shared/resources.js';
-import type { Resource } from '../shared/mesos.js';
-
-interface AgentJson {
-  agent_info: { hostname: string; port: number; id?: { value: string }; resources?: Resource[] };
-  active: boolean;
-  deactivated?: boolean;
-  pid?: string;
-  registered_time?: { nanoseconds: number };
-  drain_info?: { state: string };
-}
 
 interface TaskJson {
   name: string;
@@ -36,44 +28,82 @@ const program = new Command()
   .addOption(new Option('--master <host:port>', 'the master (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'))
   .showHelpAfterError();
 
+/** Sets the exit status for a command that finished; a non-zero one ends the process at once. */
+function exit(code: number): void {
+  if (code !== 0) process.exit(code);
+  process.exitCode = 0;
+}
+
 function client(): MasterClient {
   return new MasterClient(resolveMaster(program.opts<{ master?: string }>().master));
 }
 
-/** The agent's address from its pid `slave(1)@ip:port`. */
-function agentAddress(a: AgentJson): string {
-  return a.pid?.split('@')[1] ?? `?:${a.agent_info.port}`;
-}
-
-function agentStatus(a: AgentJson): string {
-  if (a.drain_info !== undefined) return a.drain_info.state;
-  if (a.deactivated === true) return 'DEACTIVATED';
-  return a.active ? 'ACTIVE' : 'DISCONNECTED';
-}
-
-const agent = program.command('agent').description('agents (machines running drydock-agent)');
+const agent = program.command('agent').description('agents (machines running drydock-agent): list, drain, deactivate, reactivate, mark gone');
 
 agent
   .command('list')
-  .description('list registered agents, and agents recovered after a master restart that have not re-registered')
+  .description('list registered agents (STATUS: ACTIVE, DISCONNECTED, DEACTIVATED, DRAINING, DRAINED; MODE: the machine\'s maintenance mode), and agents recovered after a master restart that have not re-registered')
   .option('--json', 'print the GET_AGENTS answer as JSON')
-  .action(async (opts: { json?: boolean }) => {
-    const r = await client().call<{ get_agents: { agents: AgentJson[]; recovered_agents: Array<{ hostname: string; port: number; id?: { value: string } }> } }>({ type: 'GET_AGENTS' });
-    if (opts.json === true) {
-      process.stdout.write(JSON.stringify(r.get_agents, null, 2) + '\n');
-      return;
-    }
-    const agents = [...r.get_agents.agents].sort((a, b) => a.agent_info.hostname.localeCompare(b.agent_info.hostname));
-    const rows = agents.map((a) => [
-      a.agent_info.id?.value ?? '',
-      a.agent_info.hostname,
-      agentAddress(a),
-      agentStatus(a),
-      formatResources(a.agent_info.resources ?? []),
-    ]);
-    for (const a of r.get_agents.recovered_agents) rows.push([a.id?.value ?? '', a.hostname, `?:${a.port}`, 'RECOVERED', '']);
-    process.stdout.write(renderTable(['ID', 'HOSTNAME', 'ADDRESS', 'STATUS', 'RESOURCES'], rows));
-  });
+  .action(async (opts: { json?: boolean }) => exit(await listAgents(client(), opts.json === true)));
+
+agent
+  .command('drain')
+  .description('drain an agent (DRAIN_AGENT): no new tasks, its tasks killed (SIGTERM, grace, SIGKILL), DRAINED once every kill is acknowledged')
+  .argument('<agent>', 'agent id or hostname')
+  .option('--max_grace_period <duration>', 'cap each task\'s kill grace period (e.g. 30secs, 0secs); default: each task\'s own')
+  .option('--mark_gone', 'once drained, mark the agent gone (it can never register again)')
+  .option('--wait', 'wait and show progress until DRAINED (or gone, with --mark_gone); Ctrl-C stops waiting, not the drain')
+  .action(async (id: string, opts: DrainFlags) => exit(await drainAgent(client(), id, opts)));
+
+agent
+  .command('deactivate')
+  .description('deactivate an agent (DEACTIVATE_AGENT): no new offers; running tasks are untouched')
+  .argument('<agent>', 'agent id or hostname')
+  .action(async (id: string) => exit(await simpleAgentCommand(client(), 'deactivate', id)));
+
+agent
+  .command('reactivate')
+  .description('reactivate a deactivated or DRAINED agent (REACTIVATE_AGENT): offers resume')
+  .argument('<agent>', 'agent id or hostname')
+  .action(async (id: string) => exit(await simpleAgentCommand(client(), 'reactivate', id)));
+
+agent
+  .command('gone')
+  .description('mark an agent gone (MARK_AGENT_GONE): its tasks are gone and it can never register again')
+  .argument('<agent>', 'agent id or hostname')
+  .action(async (id: string) => exit(await simpleAgentCommand(client(), 'gone', id)));
+
+const maintenance = program.command('maintenance').description('the maintenance schedule (Mesos maintenance primitives) and machine status');
+
+maintenance
+  .command('schedule')
+  .description('show the maintenance schedule; with FILE (or - for stdin), replace it with that Mesos Schedule JSON ({"windows":[...]}, {} to clear) and print what changed')
+  .argument('[file]', 'Mesos Schedule JSON to install, or - for stdin')
+  .option('--json', 'print the GET_MAINTENANCE_SCHEDULE answer as JSON')
+  .action(async (file: string | undefined, opts: { json?: boolean }) =>
+    exit(file === undefined ? await showSchedule(client(), opts.json === true) : await replaceSchedule(client(), file, opts.json === true)));
+
+maintenance
+  .command('status')
+  .description('machines DRAINING (with the frameworks\' answers to their inverse offers) and DOWN')
+  .option('--json', 'print the GET_MAINTENANCE_STATUS answer as JSON')
+  .action(async (opts: { json?: boolean }) => exit(await showStatus(client(), opts.json === true)));
+
+const machine = program.command('machine').description('bring scheduled machines down and back up (MACHINE: HOST, HOST=IP or =IP)');
+
+machine
+  .command('down')
+  .description('bring DRAINING machines DOWN (START_MAINTENANCE): their agents are shut down and kept out')
+  .argument('<machine...>', 'HOST, HOST=IP or =IP, as in the schedule')
+  .option('--json', 'print the maintenance status after the change as JSON')
+  .action(async (machines: string[], opts: { json?: boolean }) => exit(await changeMachines(client(), 'down', machines, opts.json === true)));
+
+machine
+  .command('up')
+  .description('bring DOWN machines back UP (STOP_MAINTENANCE), removing them from the schedule')
+  .argument('<machine...>', 'HOST, HOST=IP or =IP, as in the schedule')
+  .option('--json', 'print the maintenance status after the change as JSON')
+  .action(async (machines: string[], opts: { json?: boolean }) => exit(await changeMachines(client(), 'up', machines, opts.json === true)));
 
 program
   .command('tasks')
@@ -83,7 +113,7 @@ program
   .action(async (opts: { all?: boolean; json?: boolean }) => {
     const r = await client().call<{ get_tasks: { tasks: TaskJson[]; unreachable_tasks: TaskJson[]; completed_tasks: TaskJson[] } }>({ type: 'GET_TASKS' });
     if (opts.json === true) {
-      process.stdout.write(JSON.stringify(r.get_tasks, null, 2) + '\n');
+      process.stdout.write(formatJson(r.get_tasks) + '\n');
       return;
     }
     const list = [...r.get_tasks.tasks, ...r.get_tasks.unreachable_tasks, ...(opts.all === true ? r.get_tasks.completed_tasks : [])];

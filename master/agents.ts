@@ -14,6 +14,7 @@
 import type { AgentSelf, AgentTaskReport } from '../shared/protocol.js';
 import { isTerminal, type Task, type TaskInfo, type TaskState, type TaskStatus } from '../shared/mesos.js';
 import type { DurableAgent, RecoveredAgent } from './registry/registry.js';
+import type { AgentDrain } from './drain.js';
 
 /** Where an agent is in its life. */
 export type AgentPhase = 'RECOVERED' | 'REGISTERED' | 'UNREACHABLE';
@@ -40,6 +41,10 @@ export interface AgentEntry {
   unreachableTimeNs: bigint | undefined;
   /** Tasks by taskKey(frameworkId, taskId). Allocated on first task. */
   tasks: Map<string, Task> | undefined;
+  /** DEACTIVATE_AGENT / DRAIN_AGENT until REACTIVATE_AGENT: no offers (desired state, kept across re-registration). */
+  deactivated: boolean;
+  /** The drain, while the master has drain state for the agent (drain.ts). */
+  drain: AgentDrain | undefined;
 }
 
 /** The timeouts the table decides with, in milliseconds. */
@@ -121,6 +126,8 @@ export class AgentTable {
   readonly #recovered = new Set<string>();
   #recoveredDeadlineMs: number | undefined;
   readonly #completed: Task[] = [];
+  /** Agents marked gone: their ids are refused forever. */
+  readonly #gone = new Set<string>();
 
   constructor(limits: LivenessLimits) {
     this.#limits = limits;
@@ -135,6 +142,8 @@ export class AgentTable {
     for (const a of agents) {
       const entry = newEntry(a, a.reachability === 'REACHABLE' ? 'RECOVERED' : 'UNREACHABLE');
       entry.unreachableTimeNs = a.unreachableTimeNs;
+      entry.deactivated = a.deactivated === true;
+      if (a.drain !== undefined) entry.drain = { ...a.drain, estimatedStartNs: undefined, sentMs: undefined };
       this.#agents.set(a.id, entry);
       if (entry.phase === 'RECOVERED') {
         this.#recovered.add(a.id);
@@ -305,6 +314,22 @@ export class AgentTable {
     this.#recovered.delete(agentId);
     this.#unindexAddress(entry);
     return { sessionId: entry.sessionId };
+  }
+
+  /** Ids of agents marked gone, from the registry. */
+  recoverGone(ids: Iterable<string>): void {
+    for (const id of ids) this.#gone.add(id);
+  }
+
+  /** Was this id marked gone? */
+  isGone(agentId: string): boolean {
+    return this.#gone.has(agentId);
+  }
+
+  /** Marks the agent gone: it leaves the table and its id is refused from now on. Returns its session, to close. */
+  markGone(agentId: string): { sessionId: number | undefined } | undefined {
+    this.#gone.add(agentId);
+    return this.remove(agentId);
   }
 
   // ---- Tasks ---------------------------------------------------------------------------
@@ -495,6 +520,8 @@ function newEntry(a: DurableAgent, phase: AgentPhase): AgentEntry {
     missedPings: 0,
     unreachableTimeNs: undefined,
     tasks: undefined,
+    deactivated: false,
+    drain: undefined,
   };
 }
 

@@ -8,9 +8,9 @@
  * available resources go to the eligible framework with the lowest dominant share, counting
  * what it was offered earlier in the same round. Ties go to the framework listed first.
  *
- * Seam for maintenance (next issue): an agent's `unavailability` is carried through to the
- * offers it produces, and inverse offers will be a second function next to this one
- * (`generateInverseOffers`), as in Mesos' `hierarchical.cpp`. Neither is built yet.
+ * Maintenance: offers of an agent on a DRAINING machine carry its unavailability (added when
+ * the shell writes the offer), and inverse offers come from `generateInverseOffers` below,
+ * as in Mesos' `hierarchical.cpp`.
  */
 
 import type { Resource } from '../shared/mesos.js';
@@ -100,4 +100,51 @@ export function generateOffers(input: AllocationInput): PlannedOffer[] {
     held.set(best.id, addResources(held.get(best.id) ?? [], available));
   }
   return offers;
+}
+
+// ---- Inverse offers (maintenance) -----------------------------------------------------------
+
+/** An agent on a DRAINING machine, as inverse-offer generation sees it. */
+export interface MaintenanceAgent {
+  id: string;
+  /** Inverse offers are only made for active agents (Mesos drops them for the others). */
+  active: boolean;
+  /** Frameworks with resources offered or allocated on this agent. */
+  frameworks: ReadonlySet<string>;
+}
+
+export interface InverseOfferInput {
+  /** Agents whose machine is DRAINING. */
+  agents: readonly MaintenanceAgent[];
+  /** Subscribed, connected frameworks. */
+  activeFrameworks: ReadonlySet<string>;
+  /** (framework, agent) pairs with an outstanding inverse offer: inverseOfferKey(). */
+  outstanding: ReadonlySet<string>;
+  /** Inverse-offer refuse filters (separate from the offer filters, as in Mesos). */
+  filters: OfferFilters;
+  nowMs: number;
+}
+
+/** Key of a (framework, agent) pair in InverseOfferInput.outstanding. */
+export function inverseOfferKey(frameworkId: string, agentId: string): string {
+  return `${frameworkId}\u0000${agentId}`;
+}
+
+/**
+ * Mesos' `generateInverseOffers` (hierarchical.cpp): one inverse offer per active agent under
+ * maintenance and per active framework holding resources there, unless one is outstanding for
+ * that pair or the pair is filtered.
+ */
+export function generateInverseOffers(input: InverseOfferInput): Array<{ frameworkId: string; agentId: string }> {
+  const out: Array<{ frameworkId: string; agentId: string }> = [];
+  for (const agent of input.agents) {
+    if (!agent.active) continue;
+    for (const fid of agent.frameworks) {
+      if (!input.activeFrameworks.has(fid)) continue;
+      if (input.outstanding.has(inverseOfferKey(fid, agent.id))) continue;
+      if (isFiltered(input.filters, fid, agent.id, input.nowMs)) continue;
+      out.push({ frameworkId: fid, agentId: agent.id });
+    }
+  }
+  return out;
 }

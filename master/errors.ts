@@ -29,6 +29,25 @@ export const MASTER_ERRORS = {
   STREAM_NOT_FOUND: { status: 404, message: (streamId: string) => `Stream ID '${streamId}' is not an open scheduler stream` },
   /** A scheduler call type Drydock does not implement (operations, inverse offers before maintenance, ...). */
   SCHEDULER_CALL_UNSUPPORTED: { status: 501, message: (type: string) => `Call type ${type} is not supported` },
+  // Maintenance (reference/mesos-api.md §2): Mesos' messages word for word, all 400 with a plain-text body.
+  /** A body of a legacy maintenance endpoint, or a v1 call's maintenance part, that does not parse or convert (stout / picojson message, as is). */
+  MAINTENANCE_BODY_INVALID: { status: 400, message: (detail: string) => detail },
+  /** libprocess MethodNotAllowed for a maintenance route (the Allow header lists the same methods). */
+  MAINTENANCE_METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: (allowed: readonly string[], method: string) => `405 Method Not Allowed. Expecting one of { ${allowed.map((m) => `'${m}'`).join(', ')} }, but received '${method}'.`,
+  },
+  MAINTENANCE_WINDOW_EMPTY: { status: 400, message: () => 'List of machines in the maintenance window is empty' },
+  UNAVAILABILITY_DURATION_NEGATIVE: { status: 400, message: () => "Unavailability 'duration' is negative" },
+  MACHINE_ID_EMPTY: { status: 400, message: () => "Both 'hostname' and 'ip' for a machine are empty" },
+  MACHINE_IP_INVALID: { status: 400, message: (ip: string) => `Failed to parse IPv4: ${ip}` },
+  /** Also for /machine/down and /machine/up lists: Mesos reuses the wording. */
+  MACHINE_DUPLICATE: { status: 400, message: (json: string) => `Machine '${json}' appears more than once in the schedule` },
+  MACHINE_DOWN_NOT_IN_SCHEDULE: { status: 400, message: (json: string) => `Machine '${json}' is deactivated and cannot be removed from the schedule` },
+  MACHINE_LIST_EMPTY: { status: 400, message: () => 'List of machines is empty' },
+  MACHINE_NOT_SCHEDULED: { status: 400, message: (json: string) => `Machine '${json}' is not part of a maintenance schedule` },
+  MACHINE_NOT_DRAINING: { status: 400, message: (json: string) => `Machine '${json}' is not in DRAINING mode and cannot be brought down` },
+  MACHINE_NOT_DOWN: { status: 400, message: (json: string) => `Machine '${json}' is not in DOWN mode and cannot be brought up` },
   /** A bug: something threw where nothing should. The log line has the details. */
   INTERNAL: { status: 500, message: (detail: string) => `Internal error: ${detail}` },
 } as const;

@@ -15,6 +15,8 @@ import type { OperatorStreams } from './operator-stream.js';
 import type { Master } from './master.js';
 import { answerCall, checkApiHeaders, MAX_API_BODY_BYTES, parseApiCall, versionInfo } from './operator-api.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler-api.js';
+import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from './maintenance-api.js';
+import type { MasterError } from './errors.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
@@ -60,6 +62,8 @@ async function route(master: Master, streams: OperatorStreams, req: IncomingMess
   const path = pathOf(req.url);
   if (API_PATHS.has(path)) return api(master, streams, req, res);
   if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(master, req, res);
+  const maintenance = maintenanceRoute(path);
+  if (maintenance !== undefined) return handleMaintenanceRequest(master, maintenance, req, res);
   if (HEALTH_PATHS.has(path)) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
     res.writeHead(200, { 'Content-Length': 0 });
@@ -90,7 +94,8 @@ async function api(master: Master, streams: OperatorStreams, req: IncomingMessag
   if (!parsed.ok) return sendError(res, parsed.error);
   // The one call whose answer stays open: same framing checks as the others, then a stream.
   if (parsed.call.type === 'SUBSCRIBE') return streams.subscribe(res);
-  const answer = answerCall(master, parsed.call);
+  // Maintenance calls write the registry before answering, so they are answered asynchronously.
+  const answer = (await answerMaintenanceCall(master, parsed.call)) ?? (await answerCall(master, parsed.call));
   if (!answer.ok) return sendError(res, answer.error);
   if (answer.json === undefined) {
     res.writeHead(200, { 'Content-Length': 0 });
@@ -136,7 +141,7 @@ function sendText(res: ServerResponse, status: number, text: string, headers: Re
   res.end(text);
 }
 
-function sendError(res: ServerResponse, e: DrydockError, closeAfter = false): void {
+function sendError(res: ServerResponse, e: DrydockError | MasterError, closeAfter = false): void {
   const headers: Record<string, string> = {};
   if (e.code === 'METHOD_NOT_ALLOWED') headers['Allow'] = 'POST';
   // After an oversized body we stop reading; the connection cannot be reused.

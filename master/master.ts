@@ -11,26 +11,34 @@ import type { Clock, TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import type { Logger } from '../shared/log.js';
 import type { FrameworkInfo, KillPolicy, TaskInfo } from '../shared/mesos.js';
-import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
+import { assertNever, CLOSE_CODES, type AgentMessage, type MasterFrame, type MasterMessage } from '../shared/protocol.js';
 import { AgentTable, type RegistrationRequest, type UnreachableReason } from './agents.js';
 import type { MasterConfig } from './config.js';
 import type { Registry } from './registry/registry.js';
 import { MasterEvents } from './events.js';
+import type { MasterError } from './errors.js';
+import { agentMachineId, machineKey, MaintenanceState, validateSchedule, validateTransition, type MachineId, type Schedule } from './maintenance.js';
 import { masterInfoJson } from './operator-api.js';
 import { Schedulers } from './schedulers.js';
+import { AGENT_GONE_MESSAGE, Drainer, machineText } from './drainer.js';
 
 /** One agent session as the master sees it; agent-sessions.ts implements it over ws. */
 export interface AgentConnection {
   /** Unique per master process. */
   readonly id: number;
   /** Sends if the socket is open; drops otherwise (the agent re-registers and resends). */
-  send(msg: MasterMessage): void;
+  send(msg: MasterFrame): void;
   /** Graceful close with a code and a reason (at most 123 bytes; the shell truncates). */
   close(code: number, reason: string): void;
   /** Drops the socket without a close handshake (the peer is not answering anyway). */
   terminate(): void;
   ping(): void;
 }
+
+/** What an agent registering from a DOWN machine is told, backticks included (Mesos §4.7). */
+export const MACHINE_DOWN_MESSAGE = 'Machine is `DOWN`';
+/** The ShutdownMessage (and the removal reason) of `/machine/down` (Mesos §2). */
+export const MACHINE_DOWN_REMOVAL = "Operator initiated 'Machine DOWN'";
 
 /** The master's lifecycle. */
 export type MasterState = 'RECOVERING' | 'SERVING' | 'STOPPING' | 'STOPPED';
@@ -54,6 +62,10 @@ export class Master {
   readonly events: MasterEvents;
   /** The scheduler API: frameworks, their streams, offers and tasks' updates. */
   readonly schedulers: Schedulers;
+  /** Maintenance schedule, machine modes, agents by machine, inverse-offer answers (pure core). */
+  readonly maintenance = new MaintenanceState();
+  /** Agent draining, deactivation and marking gone (drain.ts, drainer.ts). */
+  readonly drainer: Drainer;
   readonly startTimeMs: number;
   #state: MasterState = 'RECOVERING';
   readonly #registry: Registry;
@@ -67,6 +79,8 @@ export class Master {
   #ticker: TimerHandle | undefined;
   #recoveredTimer: TimerHandle | undefined;
   #port: number;
+  /** Maintenance operations run one at a time: each validates against the state the previous one left (Mesos' registrar queue). */
+  #maintenanceQueue: Promise<unknown> = Promise.resolve();
 
   constructor(opts: MasterOptions) {
     this.config = opts.config;
@@ -82,6 +96,12 @@ export class Master {
       reregisterTimeoutMs: opts.config.agentReregisterTimeoutMs,
     });
     this.schedulers = new Schedulers(this, opts.registry, opts.clock, opts.logger.child({ component: 'schedulers' }), opts.config.allocationIntervalMs);
+    this.drainer = new Drainer({ master: this, registry: opts.registry, clock: opts.clock, log: opts.logger.child({ component: 'drain' }) });
+    // DRAIN_AGENT refuses an agent whose machine is in the maintenance schedule (Mesos §4.8).
+    this.drainer.scheduledMachine = (agentId) => {
+      const m = this.maintenance.machineOfAgent(agentId);
+      return m?.unavailability === undefined ? undefined : machineText(m.id);
+    };
   }
 
   get state(): MasterState {
@@ -102,7 +122,10 @@ export class Master {
   async recover(): Promise<void> {
     const state = await this.#registry.recover();
     this.table.recover(state.agents, this.#clock.now());
+    this.table.recoverGone((state.goneAgents ?? []).map((g) => g.id));
     this.schedulers.recover(state.frameworks);
+    this.maintenance.recover(state.maintenance);
+    for (const a of state.agents) this.maintenance.agentAdded(a.id, agentMachineId(a.info.hostname, a.info.ip));
     const counts = this.table.counts();
     this.#log.info('recovered', { agents: counts.recovered, unreachable: counts.unreachable });
   }
@@ -178,6 +201,7 @@ export class Master {
         }
         // Forwarded even when retried (same uuid): at-least-once, schedulers dedupe by uuid.
         this.schedulers.statusUpdate(agentId, msg.framework_id, msg.status);
+        void this.drainer.check(agentId);
         this.#log.debug('status update', { agentId, frameworkId: msg.framework_id, taskId: msg.status.task_id.value, state: msg.status.state, uuid: msg.status.uuid });
         return;
       }
@@ -220,6 +244,8 @@ export class Master {
     if (outcome === 'UNKNOWN_TASK' || outcome === 'UUID_MISMATCH') return { ok: false, reason: outcome };
     if (outcome === 'UNKNOWN_AGENT') return { ok: false, reason: 'UNKNOWN_AGENT' };
     target.conn.send({ type: 'ACKNOWLEDGE', framework_id: frameworkId, task_id: taskId, uuid });
+    // Mesos re-checks a draining agent on every acknowledgement: this may be the last one.
+    void this.drainer.check(agentId);
     return { ok: true };
   }
 
@@ -229,9 +255,116 @@ export class Master {
     if (target.ok) target.conn.send({ type: 'ACKNOWLEDGE', framework_id: frameworkId, task_id: taskId, uuid });
   }
 
+  /** Sends a message to the agent's open session; false when it has none (the message is lost, as in Mesos). */
+  sendToAgent(agentId: string, msg: MasterFrame): boolean {
+    const target = this.#connectionOf(agentId);
+    if (!target.ok) return false;
+    target.conn.send(msg);
+    return true;
+  }
+
+  /**
+   * The agent was marked gone (durably, by the drainer): its tasks end for their frameworks,
+   * it is told SHUTDOWN `message` and leaves the table; its id is refused from now on. Mesos
+   * sends no AGENT_REMOVED event for this.
+   */
+  agentGone(agentId: string, message: string): void {
+    this.schedulers.agentGone(agentId);
+    const sessionId = this.table.get(agentId)?.sessionId;
+    if (sessionId !== undefined) {
+      this.#connections.get(sessionId)?.send({ type: 'SHUTDOWN', message });
+      this.#closeSession(sessionId, CLOSE_CODES.SHUTDOWN, message);
+    }
+    this.maintenance.agentRemoved(agentId);
+    this.table.markGone(agentId);
+  }
+
   /** MasterInfo as GET_MASTER and SUBSCRIBED write it. */
   masterInfo(): Record<string, unknown> {
     return masterInfoJson(this);
+  }
+
+  // ---- Maintenance (Mesos Master::Http update/start/stopMaintenance, reference §2) ---------
+
+  /**
+   * UPDATE_MAINTENANCE_SCHEDULE / `POST /maintenance/schedule`: validate (all or nothing),
+   * commit the new schedule and modes, then apply; offers and inverse offers of agents on every
+   * touched machine are rescinded so that new ones carry (or stop carrying) unavailability.
+   * Resolves with the validation error, or undefined once durable and applied.
+   */
+  updateMaintenanceSchedule(schedule: Schedule): Promise<MasterError | undefined> {
+    return this.#serializeMaintenance(async () => {
+      const bad = validateSchedule(schedule, this.maintenance.machines);
+      if (bad !== undefined) return bad;
+      await this.#registry.updateSchedule(this.maintenance.durableSchedule(schedule));
+      const change = this.maintenance.applySchedule(schedule);
+      this.#log.info('maintenance schedule updated', { windows: schedule.windows.length, machines: change.machineKeys.length, agents: change.agentIds.length });
+      this.schedulers.maintenanceChanged(change.agentIds);
+      return undefined;
+    });
+  }
+
+  /**
+   * START_MAINTENANCE / `POST /machine/down`: DRAINING machines go DOWN (durably), and every
+   * registered agent on them, connected or not, is told SHUTDOWN and removed. Like Mesos, the
+   * answer does not wait for the removals' registry writes.
+   */
+  startMaintenance(ids: readonly MachineId[]): Promise<MasterError | undefined> {
+    return this.#serializeMaintenance(async () => {
+      const bad = validateTransition('DOWN', ids, this.maintenance.machines);
+      if (bad !== undefined) return bad;
+      await this.#registry.startMaintenance(ids.map(machineKey));
+      const change = this.maintenance.applyDown(ids);
+      this.#log.info('machines down', { machines: change.machineKeys.length, agents: change.agentIds.length });
+      for (const agentId of change.agentIds) {
+        if (this.table.get(agentId)?.phase === 'REGISTERED') this.#removeAgent(agentId, MACHINE_DOWN_REMOVAL);
+      }
+      return undefined;
+    });
+  }
+
+  /** STOP_MAINTENANCE / `POST /machine/up`: DOWN machines become UP and leave the schedule; their agents may register again. */
+  stopMaintenance(ids: readonly MachineId[]): Promise<MasterError | undefined> {
+    return this.#serializeMaintenance(async () => {
+      const bad = validateTransition('UP', ids, this.maintenance.machines);
+      if (bad !== undefined) return bad;
+      await this.#registry.stopMaintenance(ids.map(machineKey));
+      const change = this.maintenance.applyUp(ids);
+      this.#log.info('machines up', { machines: change.machineKeys.length });
+      this.schedulers.maintenanceChanged(change.agentIds);
+      return undefined;
+    });
+  }
+
+  #serializeMaintenance<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#maintenanceQueue.then(fn, fn);
+    this.#maintenanceQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Mesos `removeSlave`: SHUTDOWN to the agent, its tasks TASK_LOST (REASON_AGENT_REMOVED,
+   * `Agent <hostname> removed: <reason>`), FAILURE to every framework, AGENT_REMOVED to
+   * operator subscribers, its offers rescinded, and the agent (with its drain and deactivation
+   * state) forgotten by the registry. Listeners of AGENT_REMOVED drop their own per-agent state.
+   */
+  #removeAgent(agentId: string, reason: string): void {
+    const entry = this.table.get(agentId);
+    if (entry === undefined) return;
+    const sessionId = entry.sessionId;
+    const conn = sessionId === undefined ? undefined : this.#connections.get(sessionId);
+    conn?.send({ type: 'SHUTDOWN', message: reason });
+    this.schedulers.agentTasksLost(agentId, `Agent ${entry.info.hostname} removed: ${reason}`);
+    this.table.remove(agentId);
+    this.maintenance.agentRemoved(agentId);
+    if (sessionId !== undefined) {
+      this.#sessionAgent.delete(sessionId);
+      conn?.close(CLOSE_CODES.SHUTDOWN, reason);
+    }
+    this.#registry.removeAgent(agentId).catch((e: unknown) => this.#log.error('registry write failed', { agentId, op: 'REMOVE_AGENT', error: e }));
+    this.#log.info('agent removed', { agentId, reason });
+    this.events.emit({ type: 'AGENT_REMOVED', agentId, reason });
+    this.schedulers.agentRemoved(agentId);
   }
 
   // ---- Internals --------------------------------------------------------------------------
@@ -246,6 +379,15 @@ export class Master {
 
   async #register(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>): Promise<void> {
     if (this.#state !== 'SERVING') return;
+    // Mesos `_registerSlave` / `_reregisterSlave`: an agent from a DOWN machine is shut down, nothing admitted.
+    if (this.#refuseIfDown(conn, msg)) return;
+    // A gone agent is refused forever, nothing admitted (Mesos: ShutdownMessage `Agent has been marked gone`).
+    if (msg.agent_id !== undefined && this.table.isGone(msg.agent_id)) {
+      this.#log.warn('agent refused', { reason: AGENT_GONE_MESSAGE, agentId: msg.agent_id, hostname: msg.agent.hostname, ip: msg.agent.ip });
+      conn.send({ type: 'SHUTDOWN', message: AGENT_GONE_MESSAGE });
+      conn.close(CLOSE_CODES.SHUTDOWN, AGENT_GONE_MESSAGE);
+      return;
+    }
     // A REGISTER repeated on a registered session without an id means the same agent.
     const claimed = msg.agent_id ?? this.#sessionAgent.get(conn.id);
     const req: RegistrationRequest = { agentId: claimed, info: msg.agent, version: msg.version, capabilities: msg.capabilities };
@@ -264,12 +406,21 @@ export class Master {
       return;
     }
     if (this.#state !== 'SERVING') return;
+    // The machine went DOWN while the admission was committing: undo it and refuse.
+    if (this.#refuseIfDown(conn, msg)) {
+      if (plan.write === 'ADMIT' && plan.kind !== 'REREGISTERED' && plan.kind !== 'RECOVERED') {
+        this.#registry.removeAgent(plan.agentId).catch((e: unknown) => this.#log.error('registry write failed', { agentId: plan.agentId, op: 'REMOVE_AGENT', error: e }));
+      }
+      return;
+    }
 
     const replacedSession = plan.replaces === undefined ? undefined : this.table.get(plan.replaces)?.sessionId;
     const now = this.#clock.now();
     const tasksBefore = this.table.get(plan.agentId)?.tasks;
     const before = tasksBefore === undefined ? undefined : new Map(tasksBefore);
     const { previousSessionId } = this.table.applyRegistration(plan, req, msg.tasks, conn.id, nowNs(now));
+    if (plan.replaces !== undefined) this.maintenance.agentRemoved(plan.replaces);
+    this.maintenance.agentAdded(plan.agentId, agentMachineId(msg.agent.hostname, msg.agent.ip));
     if (plan.replaces !== undefined) {
       this.#log.info('agent removed', { agentId: plan.replaces, reason: 'REPLACED', by: plan.agentId });
       this.events.emit({ type: 'AGENT_REMOVED', agentId: plan.replaces, reason: 'REPLACED' });
@@ -301,6 +452,16 @@ export class Master {
     else this.events.emit({ type: 'AGENT_ADDED', agentId: plan.agentId });
     if (plan.replaces !== undefined) this.schedulers.agentRemoved(plan.replaces);
     this.schedulers.agentRegistered(plan.agentId, before, msg.frameworks);
+    this.drainer.agentRegistered(plan.agentId);
+  }
+
+  /** Sends SHUTDOWN `Machine is \`DOWN\`` and closes the session when the agent's machine is DOWN. */
+  #refuseIfDown(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>): boolean {
+    if (!this.maintenance.isDown(agentMachineId(msg.agent.hostname, msg.agent.ip))) return false;
+    this.#log.warn('agent refused', { reason: MACHINE_DOWN_MESSAGE, agentId: msg.agent_id, hostname: msg.agent.hostname, ip: msg.agent.ip });
+    conn.send({ type: 'SHUTDOWN', message: MACHINE_DOWN_MESSAGE });
+    conn.close(CLOSE_CODES.SHUTDOWN, MACHINE_DOWN_MESSAGE);
+    return true;
   }
 
   #closeSession(sessionId: number, code: number, reason: string): void {

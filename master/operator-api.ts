@@ -12,6 +12,9 @@ import { isTerminal, type AgentInfo, type Resource, type Task } from '../shared/
 import { addResources, toEndpointFormat } from '../shared/resources.js';
 import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../shared/version.js';
 import type { AgentEntry } from './agents.js';
+import { parseMaxGracePeriod, type DrainConfig } from '../shared/drain.js';
+import { drainInfoJson, drainRecordJson } from './drain.js';
+import type { MasterError } from './errors.js';
 import type { FrameworkEntry } from './frameworks.js';
 import type { Master } from './master.js';
 
@@ -140,11 +143,19 @@ function jsonKind(v: unknown): string {
 // ---- Answers -----------------------------------------------------------------------------
 
 /** A successful answer: a JSON value (written with exact int64s), or an empty 200 body. */
-export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError };
+export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError | MasterError };
 
-/** Answers a validated call from the master's state. */
-export function answerCall(master: Master, call: OperatorCall): CallAnswer {
+/**
+ * Answers a validated call from the master's state. Calls that change durable state answer
+ * once the registry has the change (a promise); the others at once.
+ */
+export function answerCall(master: Master, call: OperatorCall): CallAnswer | Promise<CallAnswer> {
   switch (call.type) {
+    case 'DRAIN_AGENT':
+    case 'DEACTIVATE_AGENT':
+    case 'REACTIVATE_AGENT':
+    case 'MARK_AGENT_GONE':
+      return answerAgentCall(master, call);
     case 'GET_HEALTH':
       return ok({ type: 'GET_HEALTH', get_health: { healthy: true } });
     case 'GET_VERSION':
@@ -166,6 +177,57 @@ export function answerCall(master: Master, call: OperatorCall): CallAnswer {
     default:
       return { ok: false, error: fail('NOT_IMPLEMENTED', call.type) };
   }
+}
+
+// ---- Draining and deactivation (reference §1) ---------------------------------------------------
+
+/** The sub-message's `agent_id.value`, or the stout error for a missing required field. */
+function agentIdOf(sub: Record<string, unknown>, subName: string): { ok: true; id: string } | { ok: false; error: DrydockError } {
+  const raw = sub['agent_id'];
+  if (raw === undefined || raw === null) return { ok: false, error: fail('BODY_NOT_CALL', `Missing required fields: ${subName}.agent_id`) };
+  if (typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(raw)} for field 'agent_id'`) };
+  const value = (raw as Record<string, unknown>)['value'];
+  if (value === undefined || value === null) return { ok: false, error: fail('BODY_NOT_CALL', `Missing required fields: ${subName}.agent_id.value`) };
+  if (typeof value !== 'string') return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(value)} for field 'value'`) };
+  return { ok: true, id: value };
+}
+
+/** DRAIN_AGENT's config: `max_grace_period` (Duration, or "10mins"), `mark_gone` (bool or "true"/"false"). */
+export function parseDrainConfig(sub: Record<string, unknown>): { ok: true; config: DrainConfig } | { ok: false; error: DrydockError } {
+  const grace = parseMaxGracePeriod(sub['max_grace_period']);
+  if (!grace.ok) return { ok: false, error: fail('DRAIN_CALL_INVALID', grace.error) };
+  const mg = sub['mark_gone'];
+  let markGone: boolean;
+  if (mg === undefined || mg === null) markGone = false;
+  else if (typeof mg === 'boolean') markGone = mg;
+  else if (mg === 'true' || mg === 'false') markGone = mg === 'true';
+  else return { ok: false, error: fail('DRAIN_CALL_INVALID', `Not expecting a JSON ${jsonKind(mg)} for field 'mark_gone'`) };
+  return { ok: true, config: { maxGracePeriodNs: grace.ns, markGone } };
+}
+
+async function answerAgentCall(master: Master, call: OperatorCall): Promise<CallAnswer> {
+  const subName = call.type.toLowerCase();
+  const sub = call.body[subName] as Record<string, unknown>;
+  const id = agentIdOf(sub, subName);
+  if (!id.ok) return { ok: false, error: id.error };
+  let error: DrydockError | undefined;
+  switch (call.type) {
+    case 'DRAIN_AGENT': {
+      const parsed = parseDrainConfig(sub);
+      if (!parsed.ok) return { ok: false, error: parsed.error };
+      error = await master.drainer.drain(id.id, parsed.config);
+      break;
+    }
+    case 'DEACTIVATE_AGENT':
+      error = await master.drainer.deactivate(id.id);
+      break;
+    case 'REACTIVATE_AGENT':
+      error = await master.drainer.reactivate(id.id);
+      break;
+    default:
+      error = await master.drainer.markGoneCall(id.id);
+  }
+  return error === undefined ? { ok: true, json: undefined } : { ok: false, error };
 }
 
 function ok(json: unknown): CallAnswer {
@@ -247,8 +309,8 @@ function allocated(e: AgentEntry): Resource[] {
 export function agentJson(e: AgentEntry, master?: Master): Record<string, unknown> {
   const a: Record<string, unknown> = {
     agent_info: agentInfo(e),
-    active: e.connected,
-    deactivated: false,
+    active: e.connected && !e.deactivated,
+    deactivated: e.deactivated,
     version: e.version,
     pid: `slave(1)@${e.info.ip}:${e.info.port}`,
     registered_time: { nanoseconds: e.registeredTimeNs },
@@ -258,6 +320,14 @@ export function agentJson(e: AgentEntry, master?: Master): Record<string, unknow
   a['allocated_resources'] = toEndpointFormat(allocated(e));
   a['offered_resources'] = master === undefined ? [] : toEndpointFormat(master.schedulers.offeredOnAgent(e.id));
   a['capabilities'] = e.capabilities.map((type) => ({ type }));
+  if (e.drain !== undefined) {
+    a['drain_info'] = drainInfoJson(e.drain);
+    if (e.drain.estimatedStartNs !== undefined) a['estimated_drain_start_time'] = { nanoseconds: e.drain.estimatedStartNs };
+    // Beyond Mesos: what the drain is waiting for (master/drain.ts drainRecordJson).
+    if (master !== undefined) a['drain_record'] = drainRecordJson({ ...master.drainer.view(e), drain: e.drain }, Date.now());
+  }
+  // Drydock's addition (extra fields are fine for Mesos clients): the machine's mode and window.
+  if (master !== undefined) a['maintenance'] = master.maintenance.agentMaintenanceJson(e.id);
   return a;
 }
 
@@ -320,7 +390,7 @@ function frameworkEntryJson(master: Master, f: FrameworkEntry): Record<string, u
   if (f.reregisteredTimeNs !== undefined) j['reregistered_time'] = { nanoseconds: f.reregisteredTimeNs };
   if (f.unregisteredTimeNs !== undefined) j['unregistered_time'] = { nanoseconds: f.unregisteredTimeNs };
   j['offers'] = offers.map((o) => master.schedulers.offerJson(o));
-  j['inverse_offers'] = [];
+  j['inverse_offers'] = removed ? [] : master.schedulers.inverseOffersOfFramework(f.id).map((o) => master.schedulers.inverseOfferJson(o));
   j['allocated_resources'] = removed ? [] : toEndpointFormat(master.schedulers.allocatedToFramework(f.id));
   j['offered_resources'] = toEndpointFormat(offered);
   return j;

@@ -112,7 +112,7 @@ export function masterStreamView(master: Master): StreamView {
     task: (agentId, frameworkId, taskId) => master.table.get(agentId)?.tasks?.get(taskKey(frameworkId, taskId)),
     agent: (agentId) => {
       const e = master.table.get(agentId);
-      return e?.phase === 'REGISTERED' ? agentJson(e) : undefined;
+      return e?.phase === 'REGISTERED' ? agentJson(e, master) : undefined;
     },
     framework: (frameworkId) => frameworkJson(master, frameworkId),
     frameworkInfo: (frameworkId) => frameworkJson(master, frameworkId)?.['framework_info'] as Record<string, unknown> | undefined,

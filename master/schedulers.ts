@@ -10,7 +10,8 @@ import { nowNs } from '../shared/duration.js';
 import type { Logger } from '../shared/log.js';
 import { isTerminal, type FrameworkInfo, type KillPolicy, type Resource, type Task, type TaskState, type TaskStatus, type TaskStatusReason } from '../shared/mesos.js';
 import { addResources, subtractResources } from '../shared/resources.js';
-import { generateOffers, type AllocatorAgent, type AllocatorFramework } from './allocator.js';
+import { generateInverseOffers, generateOffers, inverseOfferKey, type AllocatorAgent, type AllocatorFramework, type MaintenanceAgent } from './allocator.js';
+import { unavailabilityJson } from './maintenance.js';
 import { taskKey, type AgentEntry } from './agents.js';
 import { masterFail, type MasterError } from './errors.js';
 import { FrameworkTable, hasCapability, type FrameworkEntry } from './frameworks.js';
@@ -57,6 +58,10 @@ export class Schedulers {
   readonly #allocationIntervalMs: number;
   readonly #streams = new Map<string, OpenStream>();
   readonly #offers = new Map<string, Offer>();
+  /** Outstanding inverse offers (same id space as offers; resources always empty: the whole agent). */
+  readonly #inverseOffers = new Map<string, Offer>();
+  /** Inverse-offer refuse filters: framework id -> agent id -> until (ms). Separate from offer filters, as in Mesos. */
+  readonly #inverseFilters = new Map<string, Map<string, number>>();
   readonly #deadlines = new Map<string, TimerHandle>();
   /** agent id -> kills to send when it re-registers (task STAGING on a disconnected agent). */
   readonly #pendingKills = new Map<string, Array<{ frameworkId: string; taskId: string; killPolicy: KillPolicy | undefined }>>();
@@ -118,7 +123,31 @@ export class Schedulers {
 
   offerJson(o: Offer): Record<string, unknown> {
     const a = this.#master.table.get(o.agentId);
-    return offerJson(o, { hostname: a?.info.hostname ?? '', ip: a?.info.ip ?? '', port: a?.info.port ?? 0, attributes: a?.info.attributes ?? [] });
+    const j = offerJson(o, { hostname: a?.info.hostname ?? '', ip: a?.info.ip ?? '', port: a?.info.port ?? 0, attributes: a?.info.attributes ?? [] });
+    // Mesos §4.6: every offer of an agent on a DRAINING machine carries the machine's unavailability.
+    const u = this.#master.maintenance.unavailabilityOfAgent(o.agentId);
+    if (u !== undefined) j['unavailability'] = unavailabilityJson(u);
+    return j;
+  }
+
+  inverseOffersOfFramework(frameworkId: string): Offer[] {
+    return [...this.#inverseOffers.values()].filter((o) => o.frameworkId === frameworkId);
+  }
+
+  /** An InverseOffer as Mesos writes it: `{id, url, framework_id, agent_id, unavailability, resources: []}`. */
+  inverseOfferJson(o: Offer): Record<string, unknown> {
+    const a = this.#master.table.get(o.agentId);
+    const hostname = a?.info.hostname ?? '';
+    const j: Record<string, unknown> = {
+      id: { value: o.id },
+      url: { scheme: 'http', address: { hostname, ip: a?.info.ip ?? '', port: a?.info.port ?? 0 }, path: '/slave(1)' },
+      framework_id: { value: o.frameworkId },
+      agent_id: { value: o.agentId },
+    };
+    const u = this.#master.maintenance.machineOfAgent(o.agentId)?.unavailability;
+    if (u !== undefined) j['unavailability'] = unavailabilityJson(u);
+    j['resources'] = [];
+    return j;
   }
 
   // ---- SUBSCRIBE -----------------------------------------------------------------------------
@@ -266,6 +295,12 @@ export class Schedulers {
         this.allocateSoon();
         return { ok: true };
       }
+      case 'ACCEPT_INVERSE_OFFERS':
+      case 'DECLINE_INVERSE_OFFERS': {
+        const answer = call.type === 'ACCEPT_INVERSE_OFFERS' ? 'ACCEPT' : 'DECLINE';
+        this.#answerInverseOffers(fid, answer, b[call.type.toLowerCase()] as Record<string, unknown>);
+        return { ok: true };
+      }
       case 'REVIVE':
         this.frameworks.revive(fid);
         this.allocateSoon();
@@ -295,6 +330,33 @@ export class Schedulers {
       default:
         return fail('SCHEDULER_CALL_UNSUPPORTED', call.type);
     }
+  }
+
+  /**
+   * ACCEPT_INVERSE_OFFERS / DECLINE_INVERSE_OFFERS (Mesos allocator `updateInverseOffer`): the
+   * answer is recorded on the agent's machine, the inverse offer is no longer outstanding, and
+   * a refuse filter is installed (default 5 s; 0 = none, so the next allocation re-offers).
+   * Unknown or stale ids are ignored, as in Mesos.
+   */
+  #answerInverseOffers(frameworkId: string, answer: 'ACCEPT' | 'DECLINE', body: Record<string, unknown>): void {
+    const ids = Array.isArray(body['inverse_offer_ids']) ? (body['inverse_offer_ids'] as unknown[]).map(idOf).filter((x): x is string => x !== undefined) : [];
+    const refuse = refuseMs(body['filters']);
+    const now = this.#clock.now();
+    for (const id of ids) {
+      const o = this.#inverseOffers.get(id);
+      if (o === undefined || o.frameworkId !== frameworkId) {
+        this.#log.debug('inverse offer answer ignored', { frameworkId, inverseOfferId: id });
+        continue;
+      }
+      this.#inverseOffers.delete(id);
+      this.#master.maintenance.recordAnswer(o.agentId, { status: answer, frameworkId, timestampNs: nowNs(now) });
+      if (refuse > 0) {
+        let f = this.#inverseFilters.get(frameworkId);
+        if (f === undefined) this.#inverseFilters.set(frameworkId, (f = new Map()));
+        f.set(o.agentId, now + refuse);
+      }
+    }
+    this.allocateSoon();
   }
 
   #accept(entry: FrameworkEntry, accept: Record<string, unknown>): void {
@@ -508,11 +570,67 @@ export class Schedulers {
     for (const s of this.#streams.values()) s.stream.send({ type: 'FAILURE', failure: { agent_id: { value: agentId } } });
   }
 
+  /** DEACTIVATE_AGENT / DRAIN_AGENT: every outstanding offer and inverse offer of the agent is rescinded; its tasks are untouched. */
+  agentDeactivated(agentId: string): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+  }
+
+  /**
+   * The agent was marked gone (Mesos MARK_AGENT_GONE): offers rescinded; each task still known
+   * ends here: TASK_GONE_BY_OPERATOR (REASON_AGENT_REMOVED_BY_OPERATOR) for partition-aware
+   * frameworks, TASK_LOST (REASON_AGENT_REMOVED) for the others. Terminal tasks whose update
+   * was never acknowledged move to completed: the agent will not resend it.
+   */
+  agentGone(agentId: string): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+    this.#pendingKills.delete(agentId);
+    const agent = this.#master.table.get(agentId);
+    for (const t of [...(agent?.tasks?.values() ?? [])]) {
+      const fid = t.framework_id.value;
+      if (isTerminal(t.state)) {
+        this.#master.table.completeTask(agentId, fid, t.task_id.value, t.statuses.at(-1) ?? { task_id: t.task_id, state: t.state, source: 'SOURCE_MASTER', timestamp: this.#clock.now() / 1000 });
+        continue;
+      }
+      const fw = this.frameworks.get(fid);
+      const pa = fw !== undefined && hasCapability(fw.info, 'PARTITION_AWARE');
+      this.#sendMasterUpdate(fid, agentId, t.task_id.value, pa ? 'TASK_GONE_BY_OPERATOR' : 'TASK_LOST', pa ? 'REASON_AGENT_REMOVED_BY_OPERATOR' : 'REASON_AGENT_REMOVED', 'Agent has been marked gone');
+    }
+    this.allocateSoon();
+  }
+
   #rescindOffers(pred: (o: Offer) => boolean, tell: boolean): void {
     for (const o of [...this.#offers.values()]) {
       if (!pred(o)) continue;
       this.#offers.delete(o.id);
       if (tell) this.#sendEvent(o.frameworkId, { type: 'RESCIND', rescind: { offer_id: { value: o.id } } });
+    }
+    // Inverse offers go wherever the offers of the same framework and agent go.
+    for (const o of [...this.#inverseOffers.values()]) {
+      if (!pred(o)) continue;
+      this.#inverseOffers.delete(o.id);
+      if (tell) this.#sendEvent(o.frameworkId, { type: 'RESCIND_INVERSE_OFFER', rescind_inverse_offer: { inverse_offer_id: { value: o.id } } });
+    }
+  }
+
+  /**
+   * The unavailability of these agents' machines was (re)applied or cleared (schedule POST,
+   * /machine/up): outstanding offers and inverse offers are rescinded and inverse-offer filters
+   * dropped (Mesos `updateUnavailability`), then new offers carry the new unavailability.
+   */
+  maintenanceChanged(agentIds: readonly string[]): void {
+    if (agentIds.length === 0) return;
+    const agents = new Set(agentIds);
+    this.#rescindOffers((o) => agents.has(o.agentId), true);
+    for (const f of this.#inverseFilters.values()) for (const a of agents) f.delete(a);
+    this.allocateSoon();
+  }
+
+  /** The agent is being removed (machine DOWN): each live task is TASK_LOST from the master, REASON_AGENT_REMOVED, with `message`. */
+  agentTasksLost(agentId: string, message: string): void {
+    const agent = this.#master.table.get(agentId);
+    for (const t of [...(agent?.tasks?.values() ?? [])]) {
+      if (isTerminal(t.state)) continue;
+      this.#sendMasterUpdate(t.framework_id.value, agentId, t.task_id.value, 'TASK_LOST', 'REASON_AGENT_REMOVED', message);
     }
   }
 
@@ -556,7 +674,8 @@ export class Schedulers {
         held.set(t.framework_id.value, addResources(held.get(t.framework_id.value) ?? [], t.resources));
       }
       const available = subtractResources(subtractResources(a.info.resources, used), offered.get(a.id) ?? []);
-      agents.push({ id: a.id, active: a.connected, total: a.info.resources, available });
+      // A deactivated (or draining) agent gets no offers until REACTIVATE_AGENT (Mesos §4.5).
+      agents.push({ id: a.id, active: a.connected && !a.deactivated, total: a.info.resources, available });
     }
     const frameworks: AllocatorFramework[] = [];
     const filters = new Map<string, Map<string, number>>();
@@ -572,6 +691,41 @@ export class Schedulers {
       byFramework.set(p.frameworkId, [...(byFramework.get(p.frameworkId) ?? []), offer]);
     }
     for (const [fid, offers] of byFramework) this.#sendEvent(fid, { type: 'OFFERS', offers: { offers: offers.map((o) => this.offerJson(o)) } });
+    this.#allocateInverse(agents, frameworks, now);
+  }
+
+  /** Inverse offers for agents on DRAINING machines (Mesos sends them in OFFERS' `inverse_offers`, apart from offers). */
+  #allocateInverse(agents: readonly AllocatorAgent[], frameworks: readonly AllocatorFramework[], now: number): void {
+    const draining = [...this.#master.maintenance.drainingAgents()];
+    if (draining.length === 0) return;
+    const active = new Map(agents.map((a) => [a.id, a.active]));
+    const holders = new Map<string, Set<string>>();
+    for (const d of draining) holders.set(d.agentId, new Set());
+    for (const o of this.#offers.values()) holders.get(o.agentId)?.add(o.frameworkId);
+    for (const d of draining) {
+      const set = holders.get(d.agentId) as Set<string>;
+      for (const t of this.#master.table.get(d.agentId)?.tasks?.values() ?? []) if (!isTerminal(t.state)) set.add(t.framework_id.value);
+    }
+    const outstanding = new Set<string>();
+    for (const o of this.#inverseOffers.values()) outstanding.add(inverseOfferKey(o.frameworkId, o.agentId));
+    for (const f of this.#inverseFilters.values()) for (const [aid, until] of f) if (until <= now) f.delete(aid);
+    const input: MaintenanceAgent[] = draining.map((d) => ({ id: d.agentId, active: active.get(d.agentId) === true, frameworks: holders.get(d.agentId) as Set<string> }));
+    const planned = generateInverseOffers({
+      agents: input,
+      activeFrameworks: new Set(frameworks.filter((f) => f.active).map((f) => f.id)),
+      outstanding,
+      filters: this.#inverseFilters,
+      nowMs: now,
+    });
+    const byFramework = new Map<string, Offer[]>();
+    for (const p of planned) {
+      const io: Offer = { id: `${this.#master.id}-O${this.#nextOffer++}`, frameworkId: p.frameworkId, agentId: p.agentId, resources: [] };
+      this.#inverseOffers.set(io.id, io);
+      let list = byFramework.get(p.frameworkId);
+      if (list === undefined) byFramework.set(p.frameworkId, (list = []));
+      list.push(io);
+    }
+    for (const [fid, list] of byFramework) this.#sendEvent(fid, { type: 'OFFERS', offers: { inverse_offers: list.map((o) => this.inverseOfferJson(o)) } });
   }
 }
 

@@ -23,6 +23,23 @@ export const ERRORS = {
   NOT_IMPLEMENTED: { status: 501, message: (type: string) => `Call type ${type} is not supported` },
   BODY_TOO_LARGE: { status: 413, message: (limit: number) => `Request body is larger than ${limit} bytes` },
   NOT_FOUND: { status: 404, message: () => '404 Not Found.' },
+  // DRAIN_AGENT / DEACTIVATE_AGENT / REACTIVATE_AGENT / MARK_AGENT_GONE (reference §1), Mesos' messages.
+  /** Not recovered, registered or unreachable (gone agents included). */
+  AGENT_UNKNOWN: { status: 400, message: () => 'Unknown agent' },
+  /** DRAIN_AGENT of an agent whose machine is in the maintenance schedule; the machine is printed `host (ip)`, `host` or `(ip)`. */
+  AGENT_IN_MAINTENANCE_SCHEDULE: { status: 400, message: (agentId: string, machine: string) => `Agent ${agentId} is part of a maintenance schedule under Machine ${machine}` },
+  AGENT_NOT_CAPABLE_OF_DRAINING: { status: 400, message: (agentId: string) => `Agent ${agentId} is not capable of draining` },
+  AGENT_BEING_MARKED_GONE: { status: 409, message: () => 'Agent is currently being marked gone' },
+  AGENT_NOT_DEACTIVATED: { status: 400, message: () => 'Agent is not deactivated' },
+  AGENT_STILL_DRAINING: { status: 400, message: () => 'Agent is still in the DRAINING state' },
+  /** REACTIVATE_AGENT of an agent not registered now (e.g. unreachable): the state is cleared all the same. */
+  AGENT_REMOVED_DURING_CALL: { status: 409, message: () => 'Agent removed while processing the call' },
+  AGENT_ALREADY_TRANSITIONING: { status: 503, message: (agentId: string, to: string) => `Agent '${agentId}' is already being transitioned to ${to}` },
+  AGENT_NOT_FOUND: { status: 404, message: (agentId: string) => `Agent '${agentId}' not found` },
+  /** A drain_agent field that does not convert (Drydock's wording for what stout refuses, plus duration strings). */
+  DRAIN_CALL_INVALID: { status: 400, message: (detail: string) => `Failed to convert JSON into Call protobuf: ${detail}` },
+  /** The registry write behind a state-changing call failed: nothing changed. */
+  REGISTRY_WRITE_FAILED: { status: 503, message: (detail: string) => `Failed to update the registry: ${detail}` },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

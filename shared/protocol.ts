@@ -11,6 +11,7 @@
 import { arr, bool, num, obj, oneOf, opt, str, tagged, literal, type Check } from './schema.js';
 import type { AgentInfo, FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from './mesos.js';
 import { TASK_STATES } from './mesos.js';
+import type { DrainConfigWire } from './drain.js';
 
 /** Path of the agent session on the master's HTTP port. */
 export const AGENT_SESSION_PATH = '/agent/session';
@@ -221,6 +222,31 @@ const masterMessageSchema: Check = tagged('type', {
   ACKNOWLEDGE: obj({ type: literal('ACKNOWLEDGE'), framework_id: str({ min: 1 }), task_id: str({ min: 1 }), uuid: str({ min: 1 }) }),
 });
 
+/**
+ * Master -> agent messages added after the first protocol (message types are only ever
+ * added). Kept out of `MasterMessage` so that peers written against it (simulated agents)
+ * keep compiling and treat these frames as unknown; the agent decodes them with
+ * decodeMasterFrame. DRAIN: drain yourself with this config (Mesos DrainSlaveMessage); the
+ * master re-sends it on every re-registration of a draining or drained agent.
+ */
+export type MasterMessageAddition = {
+  type: 'DRAIN';
+  config: DrainConfigWire;
+};
+
+/** Every master -> agent message. */
+export type MasterFrame = MasterMessage | MasterMessageAddition;
+
+const drainConfigSchema = obj({ max_grace_period: opt(obj({ nanoseconds: num({ min: 0 }) })), mark_gone: bool() });
+
+const masterFrameSchema: Check = (() => {
+  const additions: Check = tagged('type', { DRAIN: obj({ type: literal('DRAIN'), config: drainConfigSchema }) });
+  return (v: unknown, path: string) => {
+    const t = (v as { type?: unknown } | null)?.type;
+    return t === 'DRAIN' ? additions(v, path) : masterMessageSchema(v, path);
+  };
+})();
+
 // ---- Decoding ------------------------------------------------------------------------------
 
 export type Decoded<T> = { ok: true; message: T } | { ok: false; error: string };
@@ -249,7 +275,12 @@ export function decodeMasterMessage(frame: unknown, isBinary = false): Decoded<M
   return decode<MasterMessage>(masterMessageSchema, frame, isBinary);
 }
 
-export function encode(message: AgentMessage | MasterMessage): string {
+/** Decodes one frame from the master, additions (DRAIN) included: what the agent uses. */
+export function decodeMasterFrame(frame: unknown, isBinary = false): Decoded<MasterFrame> {
+  return decode<MasterFrame>(masterFrameSchema, frame, isBinary);
+}
+
+export function encode(message: AgentMessage | MasterFrame): string {
   return JSON.stringify(message);
 }
 

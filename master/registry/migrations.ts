@@ -22,6 +22,39 @@ export const MIGRATIONS: readonly string[] = [
      info_json TEXT NOT NULL,
      registered_time_ns INTEGER
    ) STRICT`,
+  // 3: the maintenance schedule (Mesos keeps `schedules` and `machines` in its registry). One
+  // row per window and one per scheduled machine with its mode; UP machines are not kept (a
+  // machine leaves the schedule when it comes back up). machine_key is maintenance.ts's
+  // machineKey (case-insensitive hostname, exact ip, presence-sensitive); times are exact int64 ns.
+  `CREATE TABLE maintenance_windows (
+     position INTEGER PRIMARY KEY,
+     start_ns INTEGER NOT NULL,
+     duration_ns INTEGER
+   ) STRICT;
+   CREATE TABLE maintenance_machines (
+     machine_key TEXT PRIMARY KEY,
+     window INTEGER NOT NULL,
+     position INTEGER NOT NULL,
+     hostname TEXT,
+     ip TEXT,
+     mode TEXT NOT NULL CHECK (mode IN ('DRAINING', 'DOWN'))
+   ) STRICT;
+   CREATE INDEX maintenance_machines_by_window ON maintenance_machines (window, position)`,
+  // 4: agent draining and deactivation (one row per agent with either; a deactivated agent
+  // without a drain has drain_state NULL), and gone agents, which leave `agents` and stay
+  // here forever so that their id is refused. Times are exact int64 ns.
+  `CREATE TABLE agent_drains (
+     agent_id TEXT PRIMARY KEY,
+     drain_state TEXT CHECK (drain_state IN ('DRAINING', 'DRAINED')),
+     max_grace_period_ns INTEGER,
+     mark_gone INTEGER NOT NULL DEFAULT 0,
+     started_time_ns INTEGER,
+     drained_time_ns INTEGER
+   ) STRICT;
+   CREATE TABLE gone_agents (
+     id TEXT PRIMARY KEY,
+     gone_time_ns INTEGER NOT NULL
+   ) STRICT`,
 ];
 
 /** The schema version this code writes and understands. */

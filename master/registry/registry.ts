@@ -11,6 +11,7 @@
  * Tasks are not here: agents re-report them when they re-register (Mesos recovery).
  */
 
+import type { DrainConfig, DrainState } from '../../shared/drain.js';
 import type { FrameworkInfo } from '../../shared/mesos.js';
 import type { AgentSelf } from '../../shared/protocol.js';
 
@@ -28,11 +29,31 @@ export interface DurableAgent {
   registeredTimeNs: bigint;
 }
 
+/** An agent's drain as the registry keeps it (Mesos DrainInfo, plus when it started and ended). */
+export interface DurableDrain {
+  state: DrainState;
+  config: DrainConfig;
+  /** When DRAIN_AGENT was accepted, in ns since the epoch. */
+  startedNs: bigint;
+  /** When it became DRAINED, in ns since the epoch. */
+  drainedNs: bigint | undefined;
+}
+
 /** An admitted agent as recover() returns it. */
 export interface RecoveredAgent extends DurableAgent {
   reachability: Reachability;
   /** Set while UNREACHABLE: when the master marked it so, in ns since the epoch. */
   unreachableTimeNs?: bigint;
+  /** Present (true) after DEACTIVATE_AGENT or DRAIN_AGENT, until REACTIVATE_AGENT. */
+  deactivated?: true;
+  /** Present while the agent has drain state. */
+  drain?: DurableDrain;
+}
+
+/** An agent marked gone: refused forever (Mesos keeps these in the registry's `gone` list). */
+export interface GoneAgent {
+  id: string;
+  goneTimeNs: bigint;
 }
 
 /** What the registry keeps about a framework (Mesos keeps FrameworkInfos so recovered frameworks are known). */
@@ -44,11 +65,27 @@ export interface DurableFramework {
   registeredTimeNs: bigint | undefined;
 }
 
+/** A scheduled machine as kept: its key (maintenance.ts machineKey), its MachineID as written, its mode. */
+export interface DurableMachine {
+  key: string;
+  id: { hostname?: string; ip?: string };
+  mode: 'DRAINING' | 'DOWN';
+}
+
+/** The maintenance schedule with each machine's mode (Mesos' `schedules` + `machines`). Times in exact ns. */
+export interface DurableSchedule {
+  windows: Array<{ unavailability: { startNs: bigint; durationNs?: bigint }; machines: DurableMachine[] }>;
+}
+
 /** Everything durable, as a freshly started master needs it. */
 export interface RegistryState {
   agents: RecoveredAgent[];
   /** Frameworks not removed, in the order they were first added. */
   frameworks: DurableFramework[];
+  /** Agents marked gone, oldest first; left out when there are none. */
+  goneAgents?: GoneAgent[];
+  /** The maintenance schedule (`{windows: []}` when none). */
+  maintenance: DurableSchedule;
 }
 
 /** One backend-independent interface; SQLite today, etcd later (the same test suite runs against both). */
@@ -61,12 +98,31 @@ export interface Registry {
   markAgentUnreachable(agentId: string, timeNs: bigint): Promise<void>;
   /** An unreachable agent came back: readmit it with what it reports now. */
   markAgentReachable(agent: DurableAgent): Promise<void>;
-  /** Forgets the agent (e.g. a new agent took over its ip:port). Unknown ids are a no-op. */
+  /** Forgets the agent (e.g. a new agent took over its ip:port), its drain and deactivation included. Unknown ids are a no-op. */
   removeAgent(agentId: string): Promise<void>;
+  /**
+   * DRAIN_AGENT: the agent is DRAINING with this config (a re-drain overwrites the old config
+   * and any drained time) and deactivated. The agent must be admitted.
+   */
+  drainAgent(agentId: string, config: DrainConfig, startedNs: bigint): Promise<void>;
+  /** The drain finished: DRAINED at `timeNs`. A no-op unless the agent is DRAINING. */
+  markAgentDrained(agentId: string, timeNs: bigint): Promise<void>;
+  /** DEACTIVATE_AGENT: no offers for it until reactivated; keeps any drain. The agent must be admitted. */
+  deactivateAgent(agentId: string): Promise<void>;
+  /** REACTIVATE_AGENT: clears deactivation and drain. Unknown ids are a no-op. */
+  reactivateAgent(agentId: string): Promise<void>;
+  /** MARK_AGENT_GONE (or a mark_gone drain finishing): forgets the agent and its drain, and refuses its id forever. */
+  markAgentGone(agentId: string, timeNs: bigint): Promise<void>;
   /** Adds a framework, or replaces the record of one with the same id (re-subscription with new info). */
   addFramework(framework: DurableFramework): Promise<void>;
   /** Forgets a framework (TEARDOWN, failover timeout). Unknown ids are a no-op. */
   removeFramework(frameworkId: string): Promise<void>;
+  /** Replaces the whole maintenance schedule, modes included, in one transaction (a schedule POST). */
+  updateSchedule(schedule: DurableSchedule): Promise<void>;
+  /** Scheduled machines (by key) go DOWN; they stay in the schedule. Unknown keys are a no-op. */
+  startMaintenance(machineKeys: readonly string[]): Promise<void>;
+  /** Machines (by key) leave the schedule (they are UP again); windows left empty are dropped. */
+  stopMaintenance(machineKeys: readonly string[]): Promise<void>;
   /** Flushes queued writes, then closes. Later writes reject with REGISTRY_CLOSED. */
   close(): Promise<void>;
 }

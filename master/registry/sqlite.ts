@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import type { AgentSelf } from '../../shared/protocol.js';
 import { masterFail } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
-import type { DurableAgent, DurableFramework, Reachability, RecoveredAgent, Registry, RegistryState } from './registry.js';
+import type { DrainConfig } from '../../shared/drain.js';
+import type { DurableAgent, DurableFramework, DurableMachine, DurableSchedule, GoneAgent, Reachability, RecoveredAgent, Registry, RegistryState } from './registry.js';
 
 /**
  * At most one commit per this many ms. When registrations trickle in one per event-loop turn,
@@ -48,10 +49,33 @@ interface AgentRow {
   unreachable_time_ns: bigint | null;
 }
 
+interface DrainRow {
+  agent_id: string;
+  drain_state: 'DRAINING' | 'DRAINED' | null;
+  max_grace_period_ns: bigint | null;
+  mark_gone: bigint;
+  started_time_ns: bigint | null;
+  drained_time_ns: bigint | null;
+}
+
 interface FrameworkRow {
   id: string;
   info_json: string;
   registered_time_ns: bigint | null;
+}
+
+interface WindowRow {
+  position: bigint;
+  start_ns: bigint;
+  duration_ns: bigint | null;
+}
+
+interface MachineRow {
+  machine_key: string;
+  window: bigint;
+  hostname: string | null;
+  ip: string | null;
+  mode: 'DRAINING' | 'DOWN';
 }
 
 /** Counters, so tests (and metrics later) can see group commit at work. */
@@ -81,6 +105,26 @@ export class SqliteRegistry implements Registry {
     upsertFramework: Database.Statement;
     removeFramework: Database.Statement;
     allFrameworks: Database.Statement;
+    clearWindows: Database.Statement;
+    clearMachines: Database.Statement;
+    insertWindow: Database.Statement;
+    insertMachine: Database.Statement;
+    machineDown: Database.Statement;
+    machineUp: Database.Statement;
+    dropEmptyWindows: Database.Statement;
+    allWindows: Database.Statement;
+    allMachines: Database.Statement;
+  };
+  /** Drain, deactivation and gone agents (migration 4). */
+  readonly #drainStmt: {
+    drain: Database.Statement;
+    drained: Database.Statement;
+    deactivate: Database.Statement;
+    reactivate: Database.Statement;
+    goneInsert: Database.Statement;
+    agentExists: Database.Statement;
+    all: Database.Statement;
+    allGone: Database.Statement;
   };
   readonly #writeOne: (w: QueuedWrite) => void;
   readonly #commitBatch: (batch: QueuedWrite[]) => Map<QueuedWrite, Error>;
@@ -122,6 +166,30 @@ export class SqliteRegistry implements Registry {
       ),
       removeFramework: db.prepare(`DELETE FROM frameworks WHERE id = ?`),
       allFrameworks: db.prepare(`SELECT id, info_json, registered_time_ns FROM frameworks ORDER BY rowid`).safeIntegers(true),
+      clearWindows: db.prepare(`DELETE FROM maintenance_windows`),
+      clearMachines: db.prepare(`DELETE FROM maintenance_machines`),
+      insertWindow: db.prepare(`INSERT INTO maintenance_windows (position, start_ns, duration_ns) VALUES (?, ?, ?)`),
+      insertMachine: db.prepare(`INSERT INTO maintenance_machines (machine_key, window, position, hostname, ip, mode) VALUES (?, ?, ?, ?, ?, ?)`),
+      machineDown: db.prepare(`UPDATE maintenance_machines SET mode = 'DOWN' WHERE machine_key = ?`),
+      machineUp: db.prepare(`DELETE FROM maintenance_machines WHERE machine_key = ?`),
+      dropEmptyWindows: db.prepare(`DELETE FROM maintenance_windows WHERE position NOT IN (SELECT window FROM maintenance_machines)`),
+      allWindows: db.prepare(`SELECT position, start_ns, duration_ns FROM maintenance_windows ORDER BY position`).safeIntegers(true),
+      allMachines: db.prepare(`SELECT machine_key, window, hostname, ip, mode FROM maintenance_machines ORDER BY window, position`).safeIntegers(true),
+    };
+    this.#drainStmt = {
+      drain: db.prepare(
+        `INSERT INTO agent_drains (agent_id, drain_state, max_grace_period_ns, mark_gone, started_time_ns, drained_time_ns)
+         VALUES (?, 'DRAINING', ?, ?, ?, NULL)
+         ON CONFLICT (agent_id) DO UPDATE SET drain_state = 'DRAINING', max_grace_period_ns = excluded.max_grace_period_ns,
+           mark_gone = excluded.mark_gone, started_time_ns = excluded.started_time_ns, drained_time_ns = NULL`,
+      ),
+      drained: db.prepare(`UPDATE agent_drains SET drain_state = 'DRAINED', drained_time_ns = ? WHERE agent_id = ? AND drain_state = 'DRAINING'`),
+      deactivate: db.prepare(`INSERT INTO agent_drains (agent_id) VALUES (?) ON CONFLICT (agent_id) DO NOTHING`),
+      reactivate: db.prepare(`DELETE FROM agent_drains WHERE agent_id = ?`),
+      goneInsert: db.prepare(`INSERT INTO gone_agents (id, gone_time_ns) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`),
+      agentExists: db.prepare(`SELECT 1 FROM agents WHERE id = ?`),
+      all: db.prepare(`SELECT agent_id, drain_state, max_grace_period_ns, mark_gone, started_time_ns, drained_time_ns FROM agent_drains`).safeIntegers(true),
+      allGone: db.prepare(`SELECT id, gone_time_ns FROM gone_agents ORDER BY rowid`).safeIntegers(true),
     };
     // Nested better-sqlite3 transactions are savepoints: one write failing rolls back only itself.
     this.#writeOne = db.transaction((w: QueuedWrite) => w.run());
@@ -161,7 +229,53 @@ export class SqliteRegistry implements Registry {
         registeredTimeNs: row.registered_time_ns === null ? undefined : BigInt(row.registered_time_ns),
       }),
     );
-    return Promise.resolve({ agents, frameworks });
+    const goneAgents = this.#recoverDrains(agents);
+    return Promise.resolve({ agents, frameworks, maintenance: this.#recoverSchedule(), ...(goneAgents.length > 0 ? { goneAgents } : {}) });
+  }
+
+  #recoverSchedule(): DurableSchedule {
+    const windows = new Map<bigint, DurableSchedule['windows'][number]>();
+    for (const w of this.#stmt.allWindows.all() as WindowRow[]) {
+      const unavailability: { startNs: bigint; durationNs?: bigint } = { startNs: BigInt(w.start_ns) };
+      if (w.duration_ns !== null) unavailability.durationNs = BigInt(w.duration_ns);
+      windows.set(BigInt(w.position), { unavailability, machines: [] });
+    }
+    for (const m of this.#stmt.allMachines.all() as MachineRow[]) {
+      const id: DurableMachine['id'] = {};
+      if (m.hostname !== null) id.hostname = m.hostname;
+      if (m.ip !== null) id.ip = m.ip;
+      windows.get(BigInt(m.window))?.machines.push({ key: m.machine_key, id, mode: m.mode });
+    }
+    return { windows: [...windows.values()].filter((w) => w.machines.length > 0) };
+  }
+
+  updateSchedule(schedule: DurableSchedule): Promise<void> {
+    return this.#enqueue(() => {
+      // One write, so one savepoint inside the group commit: the schedule is replaced whole or not at all.
+      this.#stmt.clearMachines.run();
+      this.#stmt.clearWindows.run();
+      schedule.windows.forEach((w, i) => {
+        this.#stmt.insertWindow.run(i, w.unavailability.startNs, w.unavailability.durationNs ?? null);
+        w.machines.forEach((m, j) => {
+          this.#stmt.insertMachine.run(m.key, i, j, m.id.hostname ?? null, m.id.ip ?? null, m.mode);
+        });
+      });
+    });
+  }
+
+  startMaintenance(machineKeys: readonly string[]): Promise<void> {
+    const keys = [...machineKeys];
+    return this.#enqueue(() => {
+      for (const k of keys) this.#stmt.machineDown.run(k);
+    });
+  }
+
+  stopMaintenance(machineKeys: readonly string[]): Promise<void> {
+    const keys = [...machineKeys];
+    return this.#enqueue(() => {
+      for (const k of keys) this.#stmt.machineUp.run(k);
+      this.#stmt.dropEmptyWindows.run();
+    });
   }
 
   addFramework(framework: DurableFramework): Promise<void> {
@@ -203,7 +317,65 @@ export class SqliteRegistry implements Registry {
   removeAgent(agentId: string): Promise<void> {
     return this.#enqueue(() => {
       this.#stmt.remove.run(agentId);
+      this.#drainStmt.reactivate.run(agentId);
     });
+  }
+
+  /** Attaches drain and deactivation to the recovered agents; returns the gone agents. */
+  #recoverDrains(agents: RecoveredAgent[]): GoneAgent[] {
+    const byId = new Map(agents.map((a) => [a.id, a]));
+    for (const row of this.#drainStmt.all.all() as DrainRow[]) {
+      const a = byId.get(row.agent_id);
+      if (a === undefined) continue;
+      a.deactivated = true;
+      if (row.drain_state !== null) {
+        a.drain = {
+          state: row.drain_state,
+          config: { maxGracePeriodNs: row.max_grace_period_ns === null ? undefined : BigInt(row.max_grace_period_ns), markGone: row.mark_gone !== 0n },
+          startedNs: row.started_time_ns === null ? 0n : BigInt(row.started_time_ns),
+          drainedNs: row.drained_time_ns === null ? undefined : BigInt(row.drained_time_ns),
+        };
+      }
+    }
+    return (this.#drainStmt.allGone.all() as Array<{ id: string; gone_time_ns: bigint }>).map((r) => ({ id: r.id, goneTimeNs: BigInt(r.gone_time_ns) }));
+  }
+
+  drainAgent(agentId: string, config: DrainConfig, startedNs: bigint): Promise<void> {
+    return this.#enqueue(() => {
+      this.#requireAgent(agentId, 'drainAgent');
+      this.#drainStmt.drain.run(agentId, config.maxGracePeriodNs ?? null, config.markGone ? 1 : 0, startedNs);
+    });
+  }
+
+  markAgentDrained(agentId: string, timeNs: bigint): Promise<void> {
+    return this.#enqueue(() => {
+      this.#drainStmt.drained.run(timeNs, agentId);
+    });
+  }
+
+  deactivateAgent(agentId: string): Promise<void> {
+    return this.#enqueue(() => {
+      this.#requireAgent(agentId, 'deactivateAgent');
+      this.#drainStmt.deactivate.run(agentId);
+    });
+  }
+
+  reactivateAgent(agentId: string): Promise<void> {
+    return this.#enqueue(() => {
+      this.#drainStmt.reactivate.run(agentId);
+    });
+  }
+
+  markAgentGone(agentId: string, timeNs: bigint): Promise<void> {
+    return this.#enqueue(() => {
+      this.#stmt.remove.run(agentId);
+      this.#drainStmt.reactivate.run(agentId);
+      this.#drainStmt.goneInsert.run(agentId, timeNs);
+    });
+  }
+
+  #requireAgent(agentId: string, op: string): void {
+    if (this.#drainStmt.agentExists.get(agentId) === undefined) throw new Error(`${op}: agent ${agentId} is not in the registry`);
   }
 
   close(): Promise<void> {

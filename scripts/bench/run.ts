@@ -18,6 +18,11 @@
  *   --accepts=N           accept: measured ACCEPTs, and launches of its agent-only floor (default 50)
  *   --tp-tasks=N          throughput: tasks brought to TASK_RUNNING (default 1000)
  *   --tp-agents=N         throughput: real agents, on 127.0.0.2 and up (default 10)
+ *   --mt-machines=N       maintenance: machines in the schedule, 10 per window (default 10000)
+ *   --mt-repeats=N        maintenance: updates and floor writes, median reported (default 5)
+ *   --mo-agents=N         maintenance-offers: simulated agents under offer (default 1000)
+ *   --drain-tasks=N       drain: tasks on the drained agent (default 100)
+ *   --drain-graces=A,B    drain: max_grace_period values in ms (default 0,2000)
  */
 
 import { writeFileSync } from 'node:fs';
@@ -30,6 +35,9 @@ import { runFootprint } from './footprint.js';
 import { runStorm } from './storm.js';
 import { runAccept } from './accept.js';
 import { runThroughput } from './throughput.js';
+import { runMaintenance } from './maintenance.js';
+import { runMaintenanceOffers } from './maintenance-offers.js';
+import { runDrain } from './drain.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -47,6 +55,11 @@ const { values, positionals } = parseArgs({
     accepts: { type: 'string', default: '50' },
     'tp-tasks': { type: 'string', default: '1000' },
     'tp-agents': { type: 'string', default: '10' },
+    'mt-machines': { type: 'string', default: '10000' },
+    'mt-repeats': { type: 'string', default: '5' },
+    'mo-agents': { type: 'string', default: '1000' },
+    'drain-tasks': { type: 'string', default: '100' },
+    'drain-graces': { type: 'string', default: '0,2000' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -74,6 +87,13 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
   }),
   accept: () => runAccept({ samples: int('accepts', values.accepts) }),
   throughput: () => runThroughput({ tasks: int('tp-tasks', values['tp-tasks']), agents: int('tp-agents', values['tp-agents']) }),
+  maintenance: () => runMaintenance({ machines: int('mt-machines', values['mt-machines']), perWindow: 10, repeats: int('mt-repeats', values['mt-repeats']) }),
+  'maintenance-offers': () => runMaintenanceOffers({ agents: int('mo-agents', values['mo-agents']), ipBase: '127.2.0.0' }),
+  drain: () => runDrain({
+    tasks: int('drain-tasks', values['drain-tasks']),
+    // 0 is a valid grace (kill at once), so these are checked as non-negative integers.
+    gracesMs: (values['drain-graces'] ?? '').split(',').map((g) => (g.trim() === '0' ? 0 : int('drain-graces', g))),
+  }),
 };
 
 if (values.help === true) {

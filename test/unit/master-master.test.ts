@@ -9,14 +9,14 @@ import { silentLogger } from '../../shared/log.js';
 import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
 import { Master, type AgentConnection } from '../../master/master.js';
 import { resolveMasterConfig } from '../../master/config.js';
-import type { DurableAgent, DurableFramework, Registry, RegistryState } from '../../master/registry/registry.js';
+import type { DurableAgent, DurableFramework, DurableSchedule, Registry, RegistryState } from '../../master/registry/registry.js';
 
 /** A registry that records writes and commits them only when told to. */
 class HeldRegistry implements Registry {
   readonly ops: string[] = [];
   #pending: Array<() => void> = [];
   recover(): Promise<RegistryState> {
-    return Promise.resolve({ agents: [], frameworks: [] });
+    return Promise.resolve({ agents: [], frameworks: [], maintenance: { windows: [] } });
   }
   #hold(op: string): Promise<void> {
     this.ops.push(op);
@@ -28,6 +28,14 @@ class HeldRegistry implements Registry {
   removeAgent(id: string): Promise<void> { return this.#hold(`remove ${id}`); }
   addFramework(f: DurableFramework): Promise<void> { return this.#hold(`add framework ${f.id}`); }
   removeFramework(id: string): Promise<void> { return this.#hold(`remove framework ${id}`); }
+  drainAgent(id: string): Promise<void> { return this.#hold(`drain ${id}`); }
+  markAgentDrained(id: string): Promise<void> { return this.#hold(`drained ${id}`); }
+  deactivateAgent(id: string): Promise<void> { return this.#hold(`deactivate ${id}`); }
+  reactivateAgent(id: string): Promise<void> { return this.#hold(`reactivate ${id}`); }
+  markAgentGone(id: string): Promise<void> { return this.#hold(`gone ${id}`); }
+  updateSchedule(s: DurableSchedule): Promise<void> { return this.#hold(`update schedule ${s.windows.length}`); }
+  startMaintenance(keys: readonly string[]): Promise<void> { return this.#hold(`start maintenance ${keys.length}`); }
+  stopMaintenance(keys: readonly string[]): Promise<void> { return this.#hold(`stop maintenance ${keys.length}`); }
   close(): Promise<void> { return Promise.resolve(); }
   commit(): void {
     for (const r of this.#pending.splice(0)) r();

@@ -36,8 +36,39 @@ export function registrySuite(backend: RegistryBackend): void {
   describe(`Registry contract: ${backend.name}`, () => {
     test('a fresh registry recovers nothing', async (t) => {
       const r = backend.create(t)();
-      assert.deepEqual(await r.recover(), { agents: [], frameworks: [] });
+      assert.deepEqual(await r.recover(), { agents: [], frameworks: [], maintenance: { windows: [] } });
       await r.close();
+    });
+
+    test('maintenance: schedule replaced whole, down and up by key, exact ns, survives reopen', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      const m = (key: string, id: { hostname?: string; ip?: string }, mode: 'DRAINING' | 'DOWN' = 'DRAINING') => ({ key, id, mode });
+      await r.updateSchedule({ windows: [{ unavailability: { startNs: 1n, durationNs: 2n }, machines: [m('x', { hostname: 'x' })] }] });
+      await r.updateSchedule({
+        windows: [
+          { unavailability: { startNs: 1_443_830_400_000_000_001n, durationNs: 3_600_000_000_000n }, machines: [m('a', { hostname: 'A', ip: '10.0.0.1' }), m('b', { ip: '10.0.0.2' })] },
+          { unavailability: { startNs: -5n }, machines: [m('c', { hostname: '' })] },
+        ],
+      });
+      await r.startMaintenance(['a', 'nope']);
+      await r.close();
+      const r2 = open();
+      assert.deepEqual((await r2.recover()).maintenance, {
+        windows: [
+          { unavailability: { startNs: 1_443_830_400_000_000_001n, durationNs: 3_600_000_000_000n }, machines: [m('a', { hostname: 'A', ip: '10.0.0.1' }, 'DOWN'), m('b', { ip: '10.0.0.2' })] },
+          { unavailability: { startNs: -5n }, machines: [m('c', { hostname: '' })] },
+        ],
+      });
+      await r2.stopMaintenance(['c']);
+      await r2.close();
+      const r3 = open();
+      const state = await r3.recover();
+      assert.equal(state.maintenance.windows.length, 1);
+      assert.deepEqual(state.maintenance.windows[0]?.machines.map((x) => x.key), ['a', 'b']);
+      await r3.updateSchedule({ windows: [] });
+      assert.deepEqual((await r3.recover()).maintenance, { windows: [] });
+      await r3.close();
     });
 
     test('admitted agents survive close and reopen, with exact int64 times', async (t) => {
@@ -55,6 +86,39 @@ export function registrySuite(backend: RegistryBackend): void {
       assert.deepEqual(a.capabilities, ['MULTI_ROLE']);
       assert.equal(a.unreachableTimeNs, undefined);
       await again.close();
+    });
+
+    test('drain, drained, deactivate, reactivate, gone: survive a reopen; removal erases drain state', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => r.admitAgent(agent(id))));
+      await r.drainAgent('a', { maxGracePeriodNs: 1_000_000_000n, markGone: false }, 1_700_000_000_123_456_789n);
+      await r.markAgentDrained('a', 1_700_000_001_000_000_001n);
+      await r.drainAgent('b', { maxGracePeriodNs: undefined, markGone: true }, 5n);
+      await r.deactivateAgent('c');
+      await r.deactivateAgent('d');
+      await r.reactivateAgent('d');
+      await r.drainAgent('e', { maxGracePeriodNs: 0n, markGone: false }, 7n);
+      await r.removeAgent('e');
+      await r.markAgentGone('b', 9n);
+      await assert.rejects(r.drainAgent('never', { maxGracePeriodNs: undefined, markGone: false }, 1n));
+      await r.close();
+      const again = open();
+      const state = await again.recover();
+      const byId = new Map(state.agents.map((a) => [a.id, a]));
+      assert.deepEqual([...byId.keys()], ['a', 'c', 'd']);
+      assert.deepEqual(byId.get('a')!.drain, { state: 'DRAINED', config: { maxGracePeriodNs: 1_000_000_000n, markGone: false }, startedNs: 1_700_000_000_123_456_789n, drainedNs: 1_700_000_001_000_000_001n });
+      assert.equal(byId.get('a')!.deactivated, true);
+      assert.deepEqual([byId.get('c')!.deactivated, byId.get('c')!.drain], [true, undefined]);
+      assert.deepEqual([byId.get('d')!.deactivated, byId.get('d')!.drain], [undefined, undefined]);
+      assert.deepEqual(state.goneAgents, [{ id: 'b', goneTimeNs: 9n }]);
+      // A re-drain overwrites the config and goes back to DRAINING.
+      await again.drainAgent('a', { maxGracePeriodNs: undefined, markGone: false }, 11n);
+      await again.close();
+      const third = open();
+      const s3 = await third.recover();
+      assert.deepEqual(s3.agents.find((a) => a.id === 'a')!.drain, { state: 'DRAINING', config: { maxGracePeriodNs: undefined, markGone: false }, startedNs: 11n, drainedNs: undefined });
+      await third.close();
     });
 
     test('frameworks: added, updated, removed; they survive a reopen with exact times', async (t) => {

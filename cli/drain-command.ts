@@ -1,0 +1,199 @@
+/**
+ * The agent commands' shell: `drydock agent list`, `drain [--wait]`, `deactivate`,
+ * `reactivate`, `gone`. It makes the operator API calls, polls, sleeps and handles Ctrl-C;
+ * every decision is in drain.ts. A master error (ApiError) is left to main.ts.
+ */
+
+import { ApiError, formatJson, type MasterClient } from './client.js';
+import {
+  agentMode,
+  agentStatus,
+  describeDrain,
+  drainCall,
+  drainView,
+  progressLines,
+  resolveAgent,
+  waitOutcome,
+  type AgentJson,
+  type DrainFlags,
+  type DrainView,
+  type RecoveredAgentJson,
+} from './drain.js';
+import { machineStates, type ClusterStatusJson, type MachineMode } from './maintenance.js';
+import { renderTable } from './table.js';
+import { formatResources } from '../shared/resources.js';
+import type { Resource } from '../shared/mesos.js';
+
+/** How often `--wait` asks GET_AGENTS: fast enough to feel live, cheap for the master. */
+export const WAIT_POLL_MS = 250;
+/** Consecutive failed polls (about 10 s) after which `--wait` gives up; the drain goes on. */
+const WAIT_MAX_FAILURES = 40;
+/** Exit status after Ctrl-C (128 + SIGINT, as shells report it). */
+export const EXIT_INTERRUPTED = 130;
+
+export interface AgentIo {
+  out(line: string): void;
+  err(line: string): void;
+  nowMs(): number;
+  sleep(ms: number): Promise<void>;
+  /** Calls `handler` on SIGINT and SIGTERM; returns the function that stops listening. */
+  onSignal(handler: () => void): () => void;
+}
+
+export const processIo: AgentIo = {
+  out: (line) => void process.stdout.write(line + '\n'),
+  err: (line) => void process.stderr.write(`drydock: ${line}\n`),
+  nowMs: () => Date.now(),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  onSignal(handler) {
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+    return () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    };
+  },
+};
+
+interface AgentsAnswer {
+  get_agents?: { agents?: AgentJson[]; recovered_agents?: RecoveredAgentJson[] };
+}
+
+async function getAgents(client: MasterClient): Promise<{ agents: AgentJson[]; recovered: RecoveredAgentJson[]; raw: AgentsAnswer }> {
+  const r = await client.call<AgentsAnswer>({ type: 'GET_AGENTS' });
+  return { agents: r?.get_agents?.agents ?? [], recovered: r?.get_agents?.recovered_agents ?? [], raw: r ?? {} };
+}
+
+/** The agent's address from its pid `slave(1)@ip:port`. */
+function agentAddress(a: AgentJson): string {
+  return a.pid?.split('@')[1] ?? `?:${a.agent_info.port ?? '?'}`;
+}
+
+/** `drydock agent list`: registered agents with STATUS and MODE, then recovered ones. */
+export async function listAgents(client: MasterClient, json: boolean, io: AgentIo = processIo): Promise<number> {
+  const { agents, recovered, raw } = await getAgents(client);
+  // Drydock's GET_AGENTS carries each machine's mode; ask GET_MAINTENANCE_STATUS only for a
+  // master that does not (and shrug if it has no maintenance support at all).
+  const status = json || agents.every((a) => a.maintenance?.mode !== undefined)
+    ? undefined
+    : await client.call<{ get_maintenance_status?: { status?: ClusterStatusJson } }>({ type: 'GET_MAINTENANCE_STATUS' }).catch((e: unknown) => {
+      if (e instanceof ApiError) return undefined;
+      throw e;
+    });
+  if (json) {
+    io.out(formatJson(raw.get_agents ?? raw));
+    return 0;
+  }
+  const modes = new Map<string, MachineMode>();
+  for (const [key, s] of machineStates(status?.get_maintenance_status?.status)) modes.set(key, s.mode);
+  const sorted = [...agents].sort((a, b) => a.agent_info.hostname.localeCompare(b.agent_info.hostname));
+  const rows = sorted.map((a) => [
+    a.agent_info.id?.value ?? '',
+    a.agent_info.hostname,
+    agentAddress(a),
+    agentStatus(a),
+    agentMode(a, modes),
+    formatResources((a.agent_info.resources ?? []) as Resource[]),
+  ]);
+  for (const r of recovered) rows.push([r.id?.value ?? '', r.hostname, `?:${r.port ?? '?'}`, 'RECOVERED', '-', '']);
+  io.out(renderTable(['ID', 'HOSTNAME', 'ADDRESS', 'STATUS', 'MODE', 'RESOURCES'], rows).trimEnd());
+  return 0;
+}
+
+/** Resolves AGENT (id or hostname) through GET_AGENTS; prints the error and returns undefined when it names none or several. */
+async function resolve(client: MasterClient, arg: string, io: AgentIo): Promise<{ id: string; hostname: string } | undefined> {
+  const { agents, recovered } = await getAgents(client);
+  const r = resolveAgent(arg, agents, recovered);
+  if (!r.ok) {
+    io.err(r.error);
+    return undefined;
+  }
+  const hostname = agents.find((a) => a.agent_info.id?.value === r.value)?.agent_info.hostname
+    ?? recovered.find((a) => a.id?.value === r.value)?.hostname
+    ?? r.value;
+  return { id: r.value, hostname };
+}
+
+/** `drydock agent drain AGENT [--max_grace_period D] [--mark_gone] [--wait]`. */
+export async function drainAgent(client: MasterClient, arg: string, flags: DrainFlags, io: AgentIo = processIo): Promise<number> {
+  // Check the flags before asking the master anything.
+  const probe = drainCall('-', flags);
+  if (!probe.ok) {
+    io.err(probe.error);
+    return 1;
+  }
+  const agent = await resolve(client, arg, io);
+  if (agent === undefined) return 1;
+  const call = drainCall(agent.id, flags);
+  if (!call.ok) return 1;
+  await client.call(call.value);
+  io.err(describeDrain(agent.hostname, agent.id, flags));
+  if (flags.wait !== true) {
+    io.out(`${agent.hostname} is DRAINING (drydock agent list shows when it is DRAINED)`);
+    return 0;
+  }
+  return waitForDrain(client, agent, flags.mark_gone === true, io);
+}
+
+/**
+ * Polls GET_AGENTS every WAIT_POLL_MS and prints what changed, until the drain ends (see
+ * waitOutcome). Ctrl-C only stops the waiting: the drain is the master's and goes on.
+ */
+async function waitForDrain(client: MasterClient, agent: { id: string; hostname: string }, markGone: boolean, io: AgentIo): Promise<number> {
+  let interrupted = false;
+  const off = io.onSignal(() => {
+    interrupted = true;
+  });
+  try {
+    let prev: DrainView | undefined;
+    let failures = 0;
+    for (;;) {
+      if (interrupted) {
+        io.err(`stopped waiting; the drain of ${agent.hostname} goes on (drydock agent list shows it)`);
+        return EXIT_INTERRUPTED;
+      }
+      let agents: AgentJson[];
+      try {
+        agents = (await getAgents(client)).agents;
+        failures = 0;
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        if (++failures === 1) io.err(`polling GET_AGENTS failed (${e.message}); retrying`);
+        if (failures >= WAIT_MAX_FAILURES) {
+          io.err(`gave up waiting after ${failures} failed polls; the drain goes on`);
+          return 1;
+        }
+        await io.sleep(WAIT_POLL_MS);
+        continue;
+      }
+      const view = drainView(agents.find((a) => a.agent_info.id?.value === agent.id), agent.hostname);
+      for (const line of progressLines(prev, view, io.nowMs())) io.out(line);
+      prev = view;
+      const outcome = waitOutcome(view, markGone);
+      if (outcome.done) {
+        (outcome.exitCode === 0 ? io.out : io.err)(outcome.line);
+        return outcome.exitCode;
+      }
+      await io.sleep(WAIT_POLL_MS);
+    }
+  } finally {
+    off();
+  }
+}
+
+/** What each simple agent command calls and says. */
+const SIMPLE = {
+  deactivate: { type: 'DEACTIVATE_AGENT', done: 'is DEACTIVATED: no new offers; running tasks are untouched' },
+  reactivate: { type: 'REACTIVATE_AGENT', done: 'is ACTIVE again: offers resume with the next allocation' },
+  gone: { type: 'MARK_AGENT_GONE', done: 'is marked gone: its tasks are gone and it can never register again' },
+} as const;
+
+/** `drydock agent deactivate|reactivate|gone AGENT`. */
+export async function simpleAgentCommand(client: MasterClient, command: keyof typeof SIMPLE, arg: string, io: AgentIo = processIo): Promise<number> {
+  const agent = await resolve(client, arg, io);
+  if (agent === undefined) return 1;
+  const { type, done } = SIMPLE[command];
+  await client.call({ type, [type.toLowerCase()]: { agent_id: { value: agent.id } } });
+  io.out(`${agent.hostname} (${agent.id}) ${done}`);
+  return 0;
+}

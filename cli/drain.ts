@@ -1,0 +1,258 @@
+/**
+ * The agent commands' decisions, as pure functions: which agent an argument names, the
+ * DRAIN_AGENT call, the STATUS and MODE columns of `drydock agent list`, and what
+ * `drydock agent drain --wait` prints and when it stops. The shell is drain-command.ts.
+ */
+
+import { parseDuration } from '../shared/duration.js';
+import { agentIp, machineKey, type Checked, type MachineMode } from './maintenance.js';
+import { formatSpan, protobufDuration, toBigInt } from './nanotime.js';
+
+/** A GET_AGENTS entry; only the fields the CLI reads, all optional beyond the basics. */
+export interface AgentJson {
+  agent_info: { hostname: string; port?: number; id?: { value: string }; resources?: unknown[] };
+  active: boolean;
+  deactivated?: boolean;
+  pid?: string;
+  registered_time?: { nanoseconds?: unknown };
+  drain_info?: { state?: string; config?: { max_grace_period?: { nanoseconds?: unknown }; mark_gone?: boolean } };
+  estimated_drain_start_time?: { nanoseconds?: unknown };
+  /** Drydock's own: what a drain is doing (started, config, remaining tasks, what it waits for). */
+  drain_record?: DrainRecordJson;
+  /** Drydock's own: the agent's machine's maintenance mode and unavailability. */
+  maintenance?: { mode?: string; unavailability?: unknown };
+}
+
+/** An agent known from the registry after a master restart, not re-registered yet. */
+export interface RecoveredAgentJson {
+  hostname: string;
+  port?: number;
+  id?: { value: string };
+}
+
+/**
+ * Drydock's `drain_record` on a draining agent. Read leniently: remaining tasks may be a count
+ * or a list, and each `waiting_for` entry a string or an object with a message.
+ */
+export interface DrainRecordJson {
+  started_time?: { nanoseconds?: unknown };
+  config?: unknown;
+  remaining_tasks?: unknown;
+  waiting_for?: unknown[];
+}
+
+/** A Mesos agent id: `<master id>-S<n>`. */
+const AGENT_ID = /-S[0-9]+$/;
+
+/** The agent an argument names: an agent id exactly, else a hostname (ignoring case). */
+export function resolveAgent(arg: string, agents: readonly AgentJson[], recovered: readonly RecoveredAgentJson[] = []): Checked<string> {
+  const wanted = arg.trim();
+  if (wanted === '') return { ok: false, error: 'name an agent: its id or its hostname' };
+  const all = [
+    ...agents.map((a) => ({ id: a.agent_info.id?.value ?? '', hostname: a.agent_info.hostname, where: a.pid?.split('@')[1] ?? '' })),
+    ...recovered.map((r) => ({ id: r.id?.value ?? '', hostname: r.hostname, where: 'recovered' })),
+  ];
+  if (all.some((a) => a.id === wanted)) return { ok: true, value: wanted };
+  const byHost = all.filter((a) => a.hostname.toLowerCase() === wanted.toLowerCase());
+  const [only] = byHost;
+  if (byHost.length === 1 && only !== undefined) return { ok: true, value: only.id };
+  if (byHost.length > 1) {
+    const ids = byHost.map((a) => `  ${a.id}${a.where === '' ? '' : `  (${a.where})`}`).join('\n');
+    return { ok: false, error: `hostname '${wanted}' matches ${byHost.length} agents; name one by id:\n${ids}` };
+  }
+  // Unreachable and gone agents are not in GET_AGENTS, yet DRAIN / DEACTIVATE / MARK_AGENT_GONE
+  // still take their ids (reference §4.4): an id-shaped argument goes to the master, whose
+  // answer (`Unknown agent`, 404) is then the operator's.
+  if (AGENT_ID.test(wanted)) return { ok: true, value: wanted };
+  return { ok: false, error: `no agent with id or hostname '${wanted}' (drydock agent list shows them)` };
+}
+
+/** `drydock agent drain`'s flags as commander hands them over. */
+export interface DrainFlags {
+  max_grace_period?: string;
+  mark_gone?: boolean;
+  wait?: boolean;
+}
+
+/**
+ * The DRAIN_AGENT call. `max_grace_period` is a google.protobuf.Duration on the wire,
+ * `{"seconds": S, "nanos": N}` (a string like "10mins" is a 400 in Mesos, reference §0.2);
+ * the flag takes Mesos duration syntax and is converted exactly. Left out when not given,
+ * so each task's own kill policy applies.
+ */
+export function drainCall(agentId: string, flags: DrainFlags): Checked<Record<string, unknown>> {
+  const drain: Record<string, unknown> = { agent_id: { value: agentId } };
+  if (flags.max_grace_period !== undefined) {
+    const d = parseDuration(flags.max_grace_period);
+    if (!d.ok) return { ok: false, error: `--max_grace_period: ${d.error}` };
+    drain['max_grace_period'] = protobufDuration(d.ns);
+  }
+  if (flags.mark_gone === true) drain['mark_gone'] = true;
+  return { ok: true, value: { type: 'DRAIN_AGENT', drain_agent: drain } };
+}
+
+/**
+ * The STATUS column: the drain state (DRAINING / DRAINED) when there is one, else DEACTIVATED,
+ * ACTIVE or DISCONNECTED. GET_AGENTS' `active` is false for a deactivated agent whether or
+ * not it is connected, so a draining agent's connection is not shown.
+ */
+export function agentStatus(a: AgentJson): string {
+  const drain = a.drain_info?.state;
+  if (drain !== undefined && drain !== '') return drain;
+  if (a.deactivated === true) return 'DEACTIVATED';
+  return a.active ? 'ACTIVE' : 'DISCONNECTED';
+}
+
+/**
+ * The MODE column: the mode GET_AGENTS carries, else the one GET_MAINTENANCE_STATUS gives the
+ * agent's machine (hostname + IP), else UP.
+ */
+export function agentMode(a: AgentJson, modes: ReadonlyMap<string, MachineMode>): string {
+  const carried = a.maintenance?.mode;
+  if (typeof carried === 'string' && carried !== '') return carried;
+  const ip = agentIp(a.pid);
+  if (ip === undefined) return 'UP';
+  return modes.get(machineKey({ hostname: a.agent_info.hostname, ip })) ?? 'UP';
+}
+
+/** What `--wait` knows about the drain at one poll. */
+export interface DrainView {
+  /** Whether the agent is in GET_AGENTS at all. */
+  present: boolean;
+  hostname: string;
+  /** DRAINING / DRAINED, or undefined when the master has no drain for the agent. */
+  state: string | undefined;
+  /** Tasks the drain still waits for, when the master says. */
+  remaining: number | undefined;
+  /** Ids of those tasks, when listed. */
+  remainingTasks: string[];
+  /** What the drain waits for: one human message each, with a key that ignores ticking numbers. */
+  waitingFor: WaitingEntry[];
+}
+
+/**
+ * One `waiting_for` entry. The master's messages carry live figures ("1.2s of 2s grace"), so
+ * an entry is "new" only when its key changes: its kind, task and framework, and its text
+ * with the numbers blanked. A countdown ticking is not news; a task moving from "still
+ * running after SIGTERM" to "not yet acknowledged" is.
+ */
+export interface WaitingEntry {
+  key: string;
+  text: string;
+}
+
+/** A `waiting_for` entry as one line and its change key. */
+function waitingEntry(w: unknown): WaitingEntry {
+  let text: string | undefined;
+  let ids = '';
+  if (typeof w === 'string') text = w;
+  else if (typeof w === 'object' && w !== null) {
+    const o = w as Record<string, unknown>;
+    for (const k of ['message', 'reason', 'description', 'what']) {
+      const v = o[k];
+      if (text === undefined && typeof v === 'string' && v !== '') text = v;
+    }
+    ids = [o['kind'], taskIdText(o), typeof o['framework_id'] === 'string' ? o['framework_id'] : (o['framework_id'] as { value?: unknown } | undefined)?.value]
+      .map((x) => (typeof x === 'string' ? x : '')).join('|');
+  }
+  text ??= JSON.stringify(w, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  return { key: `${ids}|${text.replace(/[0-9]+(\.[0-9]+)?/g, '#')}`, text };
+}
+
+function taskIdText(t: unknown): string | undefined {
+  if (typeof t === 'string') return t;
+  if (typeof t !== 'object' || t === null) return undefined;
+  const o = t as { task_id?: { value?: unknown } | string; value?: unknown; id?: unknown };
+  if (typeof o.task_id === 'string') return o.task_id;
+  if (typeof o.task_id?.value === 'string') return o.task_id.value;
+  if (typeof o.value === 'string') return o.value;
+  if (typeof o.id === 'string') return o.id;
+  return undefined;
+}
+
+/** The drain as seen in one GET_AGENTS answer (`agent` undefined: not listed). */
+export function drainView(agent: AgentJson | undefined, hostname: string): DrainView {
+  if (agent === undefined) return { present: false, hostname, state: undefined, remaining: undefined, remainingTasks: [], waitingFor: [] };
+  const rec = agent.drain_record;
+  const raw = rec?.remaining_tasks;
+  let remaining: number | undefined;
+  let remainingTasks: string[] = [];
+  if (Array.isArray(raw)) {
+    remaining = raw.length;
+    remainingTasks = raw.map(taskIdText).filter((t): t is string => t !== undefined);
+  } else {
+    const n = toBigInt(raw) ?? toBigInt((raw as { count?: unknown } | undefined)?.count);
+    if (n !== undefined) remaining = Number(n);
+  }
+  return {
+    present: true,
+    hostname: agent.agent_info.hostname,
+    state: agent.drain_info?.state,
+    remaining,
+    remainingTasks,
+    waitingFor: (rec?.waiting_for ?? []).map(waitingEntry),
+  };
+}
+
+/** Where a wait stands after a poll. */
+export type WaitOutcome =
+  | { done: false }
+  | { done: true; exitCode: number; line: string };
+
+/**
+ * When `--wait` stops: at DRAINED (0); with --mark_gone, when the agent has left GET_AGENTS
+ * (0: the master marks it gone instead of showing DRAINED); and, as failures (1), when the
+ * agent vanished without --mark_gone or its drain was lifted (REACTIVATE_AGENT) under us.
+ */
+export function waitOutcome(v: DrainView, markGone: boolean): WaitOutcome {
+  if (!v.present) {
+    return markGone
+      ? { done: true, exitCode: 0, line: `${v.hostname} drained and marked gone` }
+      : { done: true, exitCode: 1, line: `${v.hostname} is no longer registered with the master (removed, or its machine brought DOWN); the drain did not finish` };
+  }
+  if (v.state === 'DRAINED') return { done: true, exitCode: 0, line: `${v.hostname} is DRAINED` };
+  if (v.state === undefined) return { done: true, exitCode: 1, line: `${v.hostname} is no longer draining (reactivated?); the drain did not finish` };
+  return { done: false };
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** `HH:MM:SS.mmm` (UTC), as `drydock run` prints its updates. */
+export function clockTime(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 23);
+}
+
+/**
+ * The lines one poll adds to `--wait`'s output: nothing when nothing changed; a state line
+ * when the state or the remaining count changed (with the remaining task ids when listed);
+ * a `waiting for:` line for each message that was not there before. Old messages that went
+ * away are not repeated: the next state line says what is left.
+ */
+export function progressLines(prev: DrainView | undefined, next: DrainView, nowMs: number): string[] {
+  if (!next.present) return [];
+  const lines: string[] = [];
+  const t = clockTime(nowMs);
+  const stateChanged = prev === undefined || prev.state !== next.state || prev.remaining !== next.remaining || prev.remainingTasks.join() !== next.remainingTasks.join();
+  if (stateChanged) {
+    const parts = [t, (next.state ?? 'NOT DRAINING').padEnd(8), next.hostname];
+    if (next.remaining !== undefined && next.state !== 'DRAINED') {
+      const ids = next.remainingTasks.length > 0 && next.remainingTasks.length <= 5 ? `: ${next.remainingTasks.join(', ')}` : '';
+      parts.push(`${plural(next.remaining, 'task')} left${ids}`);
+    }
+    lines.push(parts.join('  '));
+  }
+  const before = new Set((prev?.waitingFor ?? []).map((w) => w.key));
+  for (const w of next.waitingFor) if (!before.has(w.key)) lines.push(`${t}    waiting for: ${w.text}`);
+  return lines;
+}
+
+/** One line saying what was asked of the master, for the operator's log. */
+export function describeDrain(hostname: string, agentId: string, flags: DrainFlags): string {
+  const grace = flags.max_grace_period === undefined ? 'each task\'s own grace period' : (() => {
+    const d = parseDuration(flags.max_grace_period);
+    return d.ok ? `max grace ${formatSpan(d.ns)}` : flags.max_grace_period;
+  })();
+  return `draining ${hostname} (${agentId}): ${grace}${flags.mark_gone === true ? ', then mark it gone' : ''}`;
+}

@@ -1,0 +1,273 @@
+/**
+ * The maintenance commands' decisions, as pure functions: MachineID arguments, reading a
+ * schedule file, the schedule and status tables, and what a schedule update changed. The
+ * shell that calls the master is maintenance-command.ts.
+ *
+ * The CLI does not validate schedules: the master does (reference/mesos-api.md §2), and its
+ * 400 message is shown as it is. Reading a file only checks that it is a JSON object, and
+ * keeps int64 nanoseconds as bigints so they reach the master digit for digit.
+ */
+
+import { parseJson } from '../shared/json.js';
+import { formatSpan, isoTime, nanosOf } from './nanotime.js';
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** A Mesos MachineID. Either field may be absent; presence matters when the master compares. */
+export interface MachineId {
+  hostname?: string;
+  ip?: string;
+}
+
+/** One window of a Mesos Schedule, as the master writes it (fields optional: we only read). */
+export interface WindowJson {
+  machine_ids?: MachineId[];
+  unavailability?: { start?: { nanoseconds?: unknown }; duration?: { nanoseconds?: unknown } };
+}
+
+export interface ScheduleJson {
+  windows?: WindowJson[];
+}
+
+/** Machine modes as Mesos spells them. */
+export type MachineMode = 'UP' | 'DRAINING' | 'DOWN';
+
+/** One framework's answer to an inverse offer, as GET_MAINTENANCE_STATUS carries it. */
+export interface InverseOfferStatusJson {
+  status?: string;
+  framework_id?: { value?: string };
+  timestamp?: { nanoseconds?: unknown };
+}
+
+/** Mesos ClusterStatus (`get_maintenance_status.status`). Empty lists are omitted by the master. */
+export interface ClusterStatusJson {
+  draining_machines?: Array<{ id?: MachineId; statuses?: InverseOfferStatusJson[] }>;
+  down_machines?: MachineId[];
+}
+
+/**
+ * A MachineID from the command line: `host`, `host=ip` or `=ip`. The IP is not checked here:
+ * the master answers `Failed to parse IPv4: <ip>` itself.
+ */
+export function parseMachineArg(arg: string): Checked<MachineId> {
+  const eq = arg.indexOf('=');
+  const hostname = (eq === -1 ? arg : arg.slice(0, eq)).trim();
+  const ip = eq === -1 ? undefined : arg.slice(eq + 1).trim();
+  if (ip !== undefined && ip === '') return { ok: false, error: `'${arg}': nothing after '='; write HOST, HOST=IP or =IP` };
+  if (hostname === '' && ip === undefined) return { ok: false, error: `'${arg}': empty machine; write HOST, HOST=IP or =IP` };
+  const m: MachineId = {};
+  if (hostname !== '') m.hostname = hostname;
+  if (ip !== undefined) m.ip = ip;
+  return { ok: true, value: m };
+}
+
+/** Every argument as a MachineID, or the first error. At least one is needed. */
+export function parseMachineArgs(args: readonly string[]): Checked<MachineId[]> {
+  if (args.length === 0) return { ok: false, error: 'name at least one machine: HOST, HOST=IP or =IP' };
+  const out: MachineId[] = [];
+  for (const a of args) {
+    const m = parseMachineArg(a);
+    if (!m.ok) return m;
+    out.push(m.value);
+  }
+  return { ok: true, value: out };
+}
+
+/** `host (ip)`, `host` or `(ip)`: how Mesos prints a MachineID in its messages. */
+export function machineLabel(m: MachineId | undefined): string {
+  const host = m?.hostname ?? '';
+  const ip = m?.ip ?? '';
+  if (host !== '' && ip !== '') return `${host} (${ip})`;
+  if (host !== '') return host;
+  if (ip !== '') return `(${ip})`;
+  return '(no machine)';
+}
+
+/**
+ * A map key that equals exactly when Mesos' MachineID `operator==` does: same presence of
+ * each field, hostnames equal ignoring case, IPs equal as strings (reference §5).
+ */
+export function machineKey(m: MachineId | undefined): string {
+  const host = m?.hostname === undefined ? '-' : `h:${m.hostname.toLowerCase()}`;
+  const ip = m?.ip === undefined ? '-' : `i:${m.ip}`;
+  return `${host}|${ip}`;
+}
+
+/**
+ * The schedule in a file's text. Accepted: a Mesos Schedule object (`{"windows":[...]}`,
+ * `{}` to clear), and for convenience what `drydock maintenance schedule --json` prints (the
+ * GET_MAINTENANCE_SCHEDULE answer) or a `{"schedule": ...}` wrapper. Nothing else is checked.
+ */
+export function readSchedule(text: string, source: string): Checked<Record<string, unknown>> {
+  if (text.trim() === '') return { ok: false, error: `${source} is empty; to clear the schedule, write {}` };
+  let value: unknown;
+  try {
+    value = parseJson(text);
+  } catch (e) {
+    return { ok: false, error: `${source} is not JSON: ${(e as Error).message}` };
+  }
+  if (!isObject(value)) return { ok: false, error: `${source} must hold a JSON object, a Mesos Schedule like {"windows":[...]}` };
+  const wrapped = isObject(value['get_maintenance_schedule']) ? value['get_maintenance_schedule'] : value;
+  const keys = Object.keys(wrapped);
+  if (keys.length === 1 && keys[0] === 'schedule' && isObject(wrapped['schedule'])) return { ok: true, value: wrapped['schedule'] };
+  return { ok: true, value: wrapped };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Each machine's mode and inverse-offer answers from a ClusterStatus; machines not listed are UP. */
+export interface MachineState {
+  mode: MachineMode;
+  statuses: InverseOfferStatusJson[];
+}
+
+export function machineStates(status: ClusterStatusJson | undefined): Map<string, MachineState> {
+  const out = new Map<string, MachineState>();
+  for (const d of status?.draining_machines ?? []) out.set(machineKey(d.id), { mode: 'DRAINING', statuses: d.statuses ?? [] });
+  for (const m of status?.down_machines ?? []) out.set(machineKey(m), { mode: 'DOWN', statuses: [] });
+  return out;
+}
+
+/** A window's start, duration and end for the table; a window without a duration never ends. */
+function windowTimes(w: WindowJson): { start: string; duration: string; end: string } {
+  const start = nanosOf(w.unavailability?.start);
+  const duration = nanosOf(w.unavailability?.duration);
+  return {
+    start: start === undefined ? '?' : isoTime(start),
+    duration: duration === undefined ? 'open-ended' : formatSpan(duration),
+    end: start === undefined || duration === undefined ? '-' : isoTime(start + duration),
+  };
+}
+
+export const SCHEDULE_HEADER = ['WINDOW', 'MACHINE', 'MODE', 'AGENT', 'START', 'DURATION', 'END'] as const;
+
+/**
+ * One row per scheduled machine: its window (1-based, in schedule order), `host (ip)`, its
+ * mode (from GET_MAINTENANCE_STATUS; '?' when unknown), the agent registered on it (if any),
+ * and the window's exact times.
+ */
+export function scheduleRows(schedule: ScheduleJson | undefined, states: ReadonlyMap<string, MachineState>, agents: ReadonlyMap<string, string> = new Map()): string[][] {
+  const rows: string[][] = [];
+  (schedule?.windows ?? []).forEach((w, i) => {
+    const t = windowTimes(w);
+    for (const m of w.machine_ids ?? []) {
+      const key = machineKey(m);
+      rows.push([String(i + 1), machineLabel(m), states.get(key)?.mode ?? '?', agents.get(key) ?? '-', t.start, t.duration, t.end]);
+    }
+  });
+  return rows;
+}
+
+export const STATUS_HEADER = ['MACHINE', 'MODE', 'FRAMEWORK', 'ANSWER', 'ANSWERED AT'] as const;
+
+/**
+ * The maintenance status: each draining machine with one row per framework that answered its
+ * inverse offers (frameworks that have not answered are simply absent, as in Mesos), then the
+ * down machines. `frameworkNames` turns ids into `name (id)` where known.
+ */
+export function statusRows(status: ClusterStatusJson | undefined, frameworkNames: ReadonlyMap<string, string> = new Map()): string[][] {
+  const rows: string[][] = [];
+  for (const d of status?.draining_machines ?? []) {
+    const statuses = d.statuses ?? [];
+    if (statuses.length === 0) rows.push([machineLabel(d.id), 'DRAINING', '-', 'no answers yet', '-']);
+    for (const s of statuses) {
+      const id = s.framework_id?.value ?? '?';
+      const name = frameworkNames.get(id);
+      const at = nanosOf(s.timestamp);
+      rows.push([machineLabel(d.id), 'DRAINING', name === undefined ? id : `${name} (${id})`, s.status ?? '?', at === undefined ? '-' : isoTime(at)]);
+    }
+  }
+  for (const m of status?.down_machines ?? []) rows.push([machineLabel(m), 'DOWN', '-', '-', '-']);
+  return rows;
+}
+
+/** Where a machine is in a schedule: its window and that window's times. */
+interface Placement {
+  machine: MachineId;
+  window: number;
+  start: bigint | undefined;
+  duration: bigint | undefined;
+}
+
+function placements(s: ScheduleJson | undefined): Map<string, Placement> {
+  const out = new Map<string, Placement>();
+  (s?.windows ?? []).forEach((w, i) => {
+    for (const m of w.machine_ids ?? []) {
+      out.set(machineKey(m), { machine: m, window: i + 1, start: nanosOf(w.unavailability?.start), duration: nanosOf(w.unavailability?.duration) });
+    }
+  });
+  return out;
+}
+
+function when(p: Placement): string {
+  const start = p.start === undefined ? '?' : isoTime(p.start);
+  return p.duration === undefined ? `from ${start}, open-ended` : `${start} for ${formatSpan(p.duration)}`;
+}
+
+/**
+ * What replacing `before` with `after` did, one line per machine that changed and a summary:
+ * `+` scheduled (now DRAINING), `-` removed (back UP), `~` new times. Machines listed in both
+ * with the same times are only counted: Mesos still re-applies their unavailability, which
+ * clears the frameworks' inverse-offer answers, and the summary says so.
+ */
+export function describeScheduleChange(before: ScheduleJson | undefined, after: ScheduleJson | undefined): string[] {
+  const old = placements(before);
+  const now = placements(after);
+  const lines: string[] = [];
+  let unchanged = 0;
+  for (const [key, p] of now) {
+    const o = old.get(key);
+    if (o === undefined) lines.push(`+ ${machineLabel(p.machine)}: window ${p.window}, ${when(p)}`);
+    else if (o.start !== p.start || o.duration !== p.duration) lines.push(`~ ${machineLabel(p.machine)}: ${when(o)} -> ${when(p)}`);
+    else unchanged++;
+  }
+  for (const [key, o] of old) if (!now.has(key)) lines.push(`- ${machineLabel(o.machine)}: removed from the schedule (UP)`);
+  const windows = after?.windows?.length ?? 0;
+  const added = lines.filter((l) => l.startsWith('+')).length;
+  const removed = lines.filter((l) => l.startsWith('-')).length;
+  const changed = lines.length - added - removed;
+  const summary = now.size === 0
+    ? `schedule cleared${removed > 0 ? `: ${removed} machine${removed === 1 ? '' : 's'} back UP` : ' (it was empty)'}`
+    : `schedule replaced: ${now.size} machine${now.size === 1 ? '' : 's'} in ${windows} window${windows === 1 ? '' : 's'} (${added} added, ${removed} removed, ${changed} changed, ${unchanged} unchanged)`;
+  return [...lines, summary];
+}
+
+/**
+ * The MachineID of each registered agent (hostname as reported, IP from its pid), mapped to
+ * a label for the schedule table. An agent's MachineID always has both fields (reference §5).
+ */
+export function agentMachines(agents: ReadonlyArray<{ agent_info: { hostname: string; id?: { value: string } }; pid?: string }>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const a of agents) {
+    const ip = agentIp(a.pid);
+    if (ip === undefined) continue;
+    out.set(machineKey({ hostname: a.agent_info.hostname, ip }), a.agent_info.id?.value ?? a.agent_info.hostname);
+  }
+  return out;
+}
+
+/** The IP of a libprocess pid `slave(1)@10.0.0.1:5051`. */
+export function agentIp(pid: string | undefined): string | undefined {
+  const m = /@([^:@]+):\d+$/.exec(pid ?? '');
+  return m?.[1];
+}
+
+/**
+ * For a machine the master says is not in the schedule: the scheduled machines the operator
+ * probably meant, written as arguments. Mesos matches a MachineID only when both sides give
+ * the same fields, so `agent-2` does not name the scheduled `agent-2=127.0.0.3`.
+ */
+export function machineSuggestions(wanted: MachineId, schedule: ScheduleJson | undefined): string[] {
+  const out: string[] = [];
+  for (const w of schedule?.windows ?? []) {
+    for (const m of w.machine_ids ?? []) {
+      if (machineKey(m) === machineKey(wanted)) continue;
+      const sameHost = wanted.hostname !== undefined && m.hostname?.toLowerCase() === wanted.hostname.toLowerCase();
+      const sameIp = wanted.ip !== undefined && m.ip === wanted.ip;
+      if (sameHost || sameIp) out.push(`${m.hostname ?? ''}${m.ip === undefined ? '' : `=${m.ip}`}`);
+    }
+  }
+  return out;
+}

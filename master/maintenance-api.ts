@@ -1,0 +1,160 @@
+/**
+ * The maintenance endpoints' shell (reference/mesos-api.md §1, §2): the legacy routes
+ * (`/maintenance/schedule`, `/maintenance/status`, `/machine/down`, `/machine/up`, also under
+ * `/master/`) and the operator API v1 maintenance calls. Parsing and validation are in
+ * maintenance.ts; the effects (registry, rescinds, agent removal) in Master.
+ *
+ * Like Mesos, the legacy endpoints never look at Content-Type: the body is JSON whatever the
+ * header says, so the source document's `curl -d @machines.json` (a form content type) works.
+ */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fail, type DrydockError } from '../shared/errors.js';
+import { parseJson, stringifyJson } from '../shared/json.js';
+import { masterFail, type MasterError } from './errors.js';
+import { parseMachineList, parseMachinesMessage, parseSchedule, type MachineId, type Parsed } from './maintenance.js';
+import type { Master } from './master.js';
+import { MAX_API_BODY_BYTES, type CallAnswer, type OperatorCall } from './operator-api.js';
+
+type Route = 'SCHEDULE' | 'STATUS' | 'DOWN' | 'UP';
+
+const ROUTES: ReadonlyMap<string, Route> = new Map([
+  ['/maintenance/schedule', 'SCHEDULE'],
+  ['/maintenance/status', 'STATUS'],
+  ['/machine/down', 'DOWN'],
+  ['/machine/up', 'UP'],
+]);
+
+/** The methods each route takes (a wrong one gets 405 with Allow). */
+const METHODS: Record<Route, readonly string[]> = { SCHEDULE: ['GET', 'POST'], STATUS: ['GET'], DOWN: ['POST'], UP: ['POST'] };
+
+/** The maintenance route of a path (`/x` or `/master/x`, libprocess delegation), if it is one. */
+export function maintenanceRoute(path: string): Route | undefined {
+  return ROUTES.get(path.startsWith('/master/') ? path.slice('/master'.length) : path);
+}
+
+/** Handles one request on a maintenance route. */
+export async function handleMaintenanceRequest(master: Master, route: Route, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = req.method ?? '';
+  const allowed = METHODS[route];
+  if (!allowed.includes(method)) {
+    req.resume();
+    return sendError(res, masterFail('MAINTENANCE_METHOD_NOT_ALLOWED', allowed, method), { Allow: allowed.join(', ') });
+  }
+  if (master.state !== 'SERVING') {
+    req.resume();
+    return sendError(res, fail('NOT_RECOVERED'));
+  }
+  if (method === 'GET') {
+    req.resume();
+    const json = route === 'SCHEDULE' ? master.maintenance.scheduleJson() : master.maintenance.statusJson();
+    return sendJsonp(res, json, jsonpCallback(req.url));
+  }
+  const text = await readBody(req, MAX_API_BODY_BYTES);
+  if (text === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES), { Connection: 'close' });
+  let json: unknown;
+  try {
+    json = parseJson(text);
+  } catch (e) {
+    return sendError(res, masterFail('MAINTENANCE_BODY_INVALID', (e as Error).message));
+  }
+  let outcome: MasterError | undefined;
+  if (route === 'SCHEDULE') {
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) return sendError(res, masterFail('MAINTENANCE_BODY_INVALID', 'Unexpected JSON type parsed'));
+    const schedule = parseSchedule(json as Record<string, unknown>);
+    if (!schedule.ok) return sendError(res, masterFail('MAINTENANCE_BODY_INVALID', schedule.message));
+    outcome = await master.updateMaintenanceSchedule(schedule.value);
+  } else {
+    const ids = parseMachineList(json);
+    if (!ids.ok) return sendError(res, masterFail('MAINTENANCE_BODY_INVALID', ids.message));
+    outcome = route === 'DOWN' ? await master.startMaintenance(ids.value) : await master.stopMaintenance(ids.value);
+  }
+  if (outcome !== undefined) return sendError(res, outcome);
+  res.writeHead(200, { 'Content-Length': 0 });
+  res.end();
+}
+
+/**
+ * The v1 maintenance calls; undefined for any other call. Conversion errors are wrapped as
+ * Mesos wraps them (`Failed to convert JSON into Call protobuf: ...`); validation failures
+ * carry the same bare messages as the legacy endpoints (Mesos returns them unwrapped).
+ */
+export async function answerMaintenanceCall(master: Master, call: OperatorCall): Promise<CallAnswer | undefined> {
+  switch (call.type) {
+    case 'GET_MAINTENANCE_SCHEDULE':
+      return { ok: true, json: { type: call.type, get_maintenance_schedule: { schedule: master.maintenance.scheduleJson() } } };
+    case 'GET_MAINTENANCE_STATUS':
+      return { ok: true, json: { type: call.type, get_maintenance_status: { status: master.maintenance.statusJson() } } };
+    case 'UPDATE_MAINTENANCE_SCHEDULE': {
+      const sub = call.body['update_maintenance_schedule'] as Record<string, unknown>;
+      const raw = sub['schedule'];
+      if (raw === undefined || raw === null) return converted('Missing required fields: update_maintenance_schedule.schedule');
+      if (typeof raw !== 'object' || Array.isArray(raw)) return converted(`Not expecting a JSON ${Array.isArray(raw) ? 'array' : typeof raw} for field 'schedule'`);
+      const schedule = parseSchedule(raw as Record<string, unknown>, 'update_maintenance_schedule.schedule.');
+      if (!schedule.ok) return converted(schedule.message);
+      return done(await master.updateMaintenanceSchedule(schedule.value));
+    }
+    case 'START_MAINTENANCE':
+    case 'STOP_MAINTENANCE': {
+      const sub = call.body[call.type.toLowerCase()] as Record<string, unknown>;
+      const ids: Parsed<MachineId[]> = parseMachinesMessage(sub);
+      if (!ids.ok) return converted(ids.message);
+      return done(call.type === 'START_MAINTENANCE' ? await master.startMaintenance(ids.value) : await master.stopMaintenance(ids.value));
+    }
+    default:
+      return undefined;
+  }
+}
+
+function converted(message: string): CallAnswer {
+  return { ok: false, error: fail('BODY_NOT_CALL', message) };
+}
+
+/** 200 with an empty body, or the validation error. */
+function done(outcome: MasterError | undefined): CallAnswer {
+  return outcome === undefined ? { ok: true, json: undefined } : { ok: false, error: outcome };
+}
+
+/** `?jsonp=<cb>` of a GET, if given. */
+function jsonpCallback(url: string | undefined): string | undefined {
+  const q = (url ?? '').indexOf('?');
+  if (q === -1) return undefined;
+  const cb = new URLSearchParams((url ?? '').slice(q + 1)).get('jsonp');
+  return cb === null || cb === '' ? undefined : cb;
+}
+
+function sendJsonp(res: ServerResponse, value: unknown, callback: string | undefined): void {
+  const json = stringifyJson(value);
+  const text = callback === undefined ? json : `${callback}(${json});`;
+  res.writeHead(200, { 'Content-Type': callback === undefined ? 'application/json' : 'text/javascript', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, e: DrydockError | MasterError, headers: Record<string, string> = {}): void {
+  res.writeHead(e.status, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(e.message) });
+  res.end(e.message);
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done_ = false;
+    req.on('data', (chunk: Buffer) => {
+      if (done_) return;
+      size += chunk.length;
+      if (size > limit) {
+        done_ = true;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!done_) resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', (e) => {
+      if (!done_) reject(e);
+    });
+  });
+}

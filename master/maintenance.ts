@@ -1,0 +1,534 @@
+/**
+ * Mesos maintenance primitives, the pure core (reference/mesos-api.md §1, §2, §4.6, §5): the
+ * schedule, each machine's mode (`UP` / `DRAINING` / `DOWN`) and unavailability, which agents
+ * run on which machine, and the frameworks' answers to inverse offers. Parsing and validation
+ * follow Mesos' `maintenance::validation` in order and word for word; every check runs before
+ * anything changes (all or nothing). No sockets, no registry, no timers: the shell (master.ts)
+ * validates here, writes the registry, then applies here.
+ */
+
+import { masterFail, type MasterError } from './errors.js';
+import type { DurableSchedule } from './registry/registry.js';
+
+/** A machine's mode (Mesos MachineInfo.Mode). */
+export type MachineMode = 'UP' | 'DRAINING' | 'DOWN';
+
+/** Mesos MachineID. Presence matters: an unset field and `""` are different machines. */
+export interface MachineId {
+  hostname?: string;
+  ip?: string;
+}
+
+/** Mesos Unavailability, in int64 nanoseconds (beyond 2^53: bigints). */
+export interface Unavailability {
+  startNs: bigint;
+  durationNs?: bigint;
+}
+
+export interface MaintenanceWindow {
+  machineIds: MachineId[];
+  unavailability: Unavailability;
+}
+
+export interface Schedule {
+  windows: MaintenanceWindow[];
+}
+
+/** A framework's answer to an inverse offer (InverseOfferStatus; UNKNOWN never appears, §4.6). */
+export type InverseOfferAnswer = 'ACCEPT' | 'DECLINE';
+
+export interface InverseOfferStatus {
+  status: InverseOfferAnswer;
+  frameworkId: string;
+  timestampNs: bigint;
+}
+
+/** One machine the master knows: scheduled, or the machine of an agent that registered. */
+export interface Machine {
+  /** As first written (the schedule's spelling, or the agent's). */
+  id: MachineId;
+  mode: MachineMode;
+  /** Set while the machine is in the schedule (DRAINING or DOWN). */
+  unavailability: Unavailability | undefined;
+  /** Answers to inverse offers, one per framework (latest wins); cleared when unavailability is re-applied. */
+  statuses: Map<string, InverseOfferStatus>;
+}
+
+// ---- Machine identity ---------------------------------------------------------------------
+
+/**
+ * The key of a machine: Mesos `operator==` on MachineID (§5) — same presence of each field,
+ * hostname compared case-insensitively, ip exactly.
+ */
+export function machineKey(id: MachineId): string {
+  const h = id.hostname === undefined ? '-' : `h${id.hostname.toLowerCase()}`;
+  const i = id.ip === undefined ? '-' : `i${id.ip}`;
+  return `${h}\u0000${i}`;
+}
+
+/** The MachineID of an agent: both fields always set (Mesos `{SlaveInfo.hostname, libprocess ip}`). */
+export function agentMachineId(hostname: string, ip: string): MachineId {
+  return { hostname, ip };
+}
+
+/** MachineID as JSON, fields in proto order (hostname, ip), unset ones left out. */
+export function machineIdJson(id: MachineId): Record<string, string> {
+  const j: Record<string, string> = {};
+  if (id.hostname !== undefined) j['hostname'] = id.hostname;
+  if (id.ip !== undefined) j['ip'] = id.ip;
+  return j;
+}
+
+/** The compact JSON Mesos prints in its messages: `{"hostname":"h","ip":"10.0.0.1"}`. */
+export function machineIdText(id: MachineId): string {
+  return JSON.stringify(machineIdJson(id));
+}
+
+/** Unavailability as JSON: `{"start":{"nanoseconds":N},"duration":{"nanoseconds":D}?}` (bigints: write with stringifyJson). */
+export function unavailabilityJson(u: Unavailability): Record<string, unknown> {
+  const j: Record<string, unknown> = { start: { nanoseconds: u.startNs } };
+  if (u.durationNs !== undefined) j['duration'] = { nanoseconds: u.durationNs };
+  return j;
+}
+
+// ---- Parsing (stout's JSON -> protobuf rules, §0.1) ----------------------------------------
+
+/** A parse outcome: the value, or Mesos' message. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+class ParseFailure extends Error {}
+
+function kind(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (v === null) return 'null';
+  if (typeof v === 'bigint') return 'number';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+const unset = (v: unknown): boolean => v === undefined || v === null;
+
+function objectField(parent: Record<string, unknown>, name: string): Record<string, unknown> | undefined {
+  const v = parent[name];
+  if (unset(v)) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw new ParseFailure(`Not expecting a JSON ${kind(v)} for field '${name}'`);
+  return v as Record<string, unknown>;
+}
+
+function arrayField(parent: Record<string, unknown>, name: string): unknown[] {
+  const v = parent[name];
+  if (unset(v)) return [];
+  if (!Array.isArray(v)) throw new ParseFailure(`Not expecting a JSON ${kind(v)} for field '${name}'`);
+  return v;
+}
+
+function stringField(parent: Record<string, unknown>, name: string): string | undefined {
+  const v = parent[name];
+  if (unset(v)) return undefined;
+  if (typeof v !== 'string') throw new ParseFailure(`Not expecting a JSON ${kind(v)} for field '${name}'`);
+  return v;
+}
+
+/** An int64: a JSON number (bigint beyond 2^53, from parseJson) or a numeric string; exact to the digit. */
+function int64Field(parent: Record<string, unknown>, name: string): bigint | undefined {
+  const v = parent[name];
+  if (unset(v)) return undefined;
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.trunc(v));
+  if (typeof v === 'string' && /^-?[0-9]+$/.test(v.trim())) return BigInt(v.trim());
+  if (typeof v === 'string') throw new ParseFailure(`Failed to convert '${v}' to number for field '${name}'`);
+  throw new ParseFailure(`Not expecting a JSON ${kind(v)} for field '${name}'`);
+}
+
+function parseMachineId(raw: unknown, field: string): MachineId {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ParseFailure(`Not expecting a JSON ${kind(raw)} for field '${field}'`);
+  const o = raw as Record<string, unknown>;
+  const id: MachineId = {};
+  const hostname = stringField(o, 'hostname');
+  const ip = stringField(o, 'ip');
+  if (hostname !== undefined) id.hostname = hostname;
+  if (ip !== undefined) id.ip = ip;
+  return id;
+}
+
+/** Parses a TimeInfo / DurationInfo; records its missing `nanoseconds`. */
+function parseNanos(parent: Record<string, unknown>, name: string, path: string, missing: string[]): bigint | undefined {
+  const o = objectField(parent, name);
+  if (o === undefined) return undefined;
+  const ns = int64Field(o, 'nanoseconds');
+  if (ns === undefined) missing.push(`${path}.nanoseconds`);
+  return ns;
+}
+
+/**
+ * Parses a Schedule object. `path` prefixes the paths of missing required fields: `''` for
+ * `/maintenance/schedule` (`windows[0].unavailability`), `update_maintenance_schedule.schedule.`
+ * for the v1 call.
+ */
+export function parseSchedule(raw: Record<string, unknown>, path = ''): Parsed<Schedule> {
+  try {
+    const missing: string[] = [];
+    const windows: MaintenanceWindow[] = [];
+    arrayField(raw, 'windows').forEach((w, i) => {
+      if (typeof w !== 'object' || w === null || Array.isArray(w)) throw new ParseFailure(`Not expecting a JSON ${kind(w)} for field 'windows'`);
+      const wo = w as Record<string, unknown>;
+      const machineIds = arrayField(wo, 'machine_ids').map((m) => parseMachineId(m, 'machine_ids'));
+      const at = `${path}windows[${i}].unavailability`;
+      const u = objectField(wo, 'unavailability');
+      let unavailability: Unavailability = { startNs: 0n };
+      if (u === undefined) missing.push(at);
+      else {
+        if (unset(u['start'])) missing.push(`${at}.start`);
+        const startNs = parseNanos(u, 'start', `${at}.start`, missing);
+        const durationNs = parseNanos(u, 'duration', `${at}.duration`, missing);
+        unavailability = { startNs: startNs ?? 0n };
+        if (durationNs !== undefined) unavailability.durationNs = durationNs;
+      }
+      windows.push({ machineIds, unavailability });
+    });
+    if (missing.length > 0) return { ok: false, message: `Missing required fields: ${missing.join(', ')}` };
+    return { ok: true, value: { windows } };
+  } catch (e) {
+    if (e instanceof ParseFailure) return { ok: false, message: e.message };
+    throw e;
+  }
+}
+
+/** Parses the JSON array of MachineIDs of `/machine/down` and `/machine/up` (legacy). */
+export function parseMachineList(raw: unknown): Parsed<MachineId[]> {
+  if (!Array.isArray(raw)) return { ok: false, message: 'Unexpected JSON type parsed' };
+  const ids: MachineId[] = [];
+  try {
+    for (const m of raw) {
+      if (typeof m !== 'object' || m === null || Array.isArray(m)) return { ok: false, message: 'Expecting a JSON object' };
+      ids.push(parseMachineId(m, 'machine_ids'));
+    }
+  } catch (e) {
+    if (e instanceof ParseFailure) return { ok: false, message: e.message };
+    throw e;
+  }
+  return { ok: true, value: ids };
+}
+
+/** Parses `start_maintenance` / `stop_maintenance` (`{"machines":[MachineID]}`) of the v1 calls. */
+export function parseMachinesMessage(raw: Record<string, unknown>): Parsed<MachineId[]> {
+  try {
+    return { ok: true, value: arrayField(raw, 'machines').map((m) => parseMachineId(m, 'machines')) };
+  } catch (e) {
+    if (e instanceof ParseFailure) return { ok: false, message: e.message };
+    throw e;
+  }
+}
+
+// ---- Validation (Mesos `maintenance::validation`, in its order) -----------------------------
+
+const OCTET = '(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+const IPV4 = new RegExp(`^${OCTET}(\\.${OCTET}){3}$`);
+
+/** Dotted-quad IPv4 as inet_pton(AF_INET) accepts it: four decimal octets, no leading zeros. */
+export function isIPv4(ip: string): boolean {
+  return IPV4.test(ip);
+}
+
+/** `validation::machine`: at least one of hostname and ip non-empty; a non-empty ip is IPv4. */
+export function validateMachineId(id: MachineId): MasterError | undefined {
+  if ((id.hostname ?? '') === '' && (id.ip ?? '') === '') return masterFail('MACHINE_ID_EMPTY');
+  if ((id.ip ?? '') !== '' && !isIPv4(id.ip as string)) return masterFail('MACHINE_IP_INVALID', id.ip as string);
+  return undefined;
+}
+
+/** What validation needs of the master's machines: each known machine's mode, by machineKey. */
+export type MachineModes = ReadonlyMap<string, { id: MachineId; mode: MachineMode }>;
+
+/** `validation::schedule`: window by window, then every DOWN machine must still be listed. */
+export function validateSchedule(schedule: Schedule, machines: MachineModes): MasterError | undefined {
+  const seen = new Set<string>();
+  for (const w of schedule.windows) {
+    if (w.machineIds.length === 0) return masterFail('MAINTENANCE_WINDOW_EMPTY');
+    if (w.unavailability.durationNs !== undefined && w.unavailability.durationNs < 0n) return masterFail('UNAVAILABILITY_DURATION_NEGATIVE');
+    for (const id of w.machineIds) {
+      const bad = validateMachineId(id);
+      if (bad !== undefined) return bad;
+      const key = machineKey(id);
+      if (seen.has(key)) return masterFail('MACHINE_DUPLICATE', machineIdText(id));
+      seen.add(key);
+    }
+  }
+  for (const [key, m] of machines) {
+    if (m.mode === 'DOWN' && !seen.has(key)) return masterFail('MACHINE_DOWN_NOT_IN_SCHEDULE', machineIdText(m.id));
+  }
+  return undefined;
+}
+
+/** `validation::machines` (the list of `/machine/down` and `/machine/up`). */
+export function validateMachineList(ids: readonly MachineId[]): MasterError | undefined {
+  if (ids.length === 0) return masterFail('MACHINE_LIST_EMPTY');
+  const seen = new Set<string>();
+  for (const id of ids) {
+    const bad = validateMachineId(id);
+    if (bad !== undefined) return bad;
+    const key = machineKey(id);
+    // Mesos reuses the schedule's wording here, "in the schedule" included.
+    if (seen.has(key)) return masterFail('MACHINE_DUPLICATE', machineIdText(id));
+    seen.add(key);
+  }
+  return undefined;
+}
+
+/** The list checks, then each machine in order: known, and DRAINING (down) or DOWN (up). */
+export function validateTransition(direction: 'DOWN' | 'UP', ids: readonly MachineId[], machines: MachineModes): MasterError | undefined {
+  const bad = validateMachineList(ids);
+  if (bad !== undefined) return bad;
+  for (const id of ids) {
+    const m = machines.get(machineKey(id));
+    if (m === undefined) return masterFail('MACHINE_NOT_SCHEDULED', machineIdText(id));
+    if (direction === 'DOWN' && m.mode !== 'DRAINING') return masterFail('MACHINE_NOT_DRAINING', machineIdText(id));
+    if (direction === 'UP' && m.mode !== 'DOWN') return masterFail('MACHINE_NOT_DOWN', machineIdText(id));
+  }
+  return undefined;
+}
+
+// ---- State ---------------------------------------------------------------------------------
+
+/** A window as kept: its unavailability and the keys of its machines, in order. */
+interface KeptWindow {
+  unavailability: Unavailability;
+  keys: string[];
+}
+
+/** What a change touched: the machines whose unavailability was (re)applied or cleared, and their agents. */
+export interface MaintenanceChange {
+  machineKeys: string[];
+  agentIds: string[];
+}
+
+/**
+ * The master's maintenance state: machines (by machineKey), the schedule, and the agent index
+ * (agent id <-> machine key) so that nothing loops over machines x agents.
+ */
+export class MaintenanceState {
+  readonly #machines = new Map<string, Machine>();
+  #windows: KeptWindow[] = [];
+  readonly #agentsOn = new Map<string, Set<string>>();
+  readonly #machineOf = new Map<string, string>();
+
+  /** Loads the registry's schedule (modes included) after a restart. Answers to inverse offers are not durable (§4.6). */
+  recover(durable: DurableSchedule): void {
+    this.#windows = [];
+    for (const w of durable.windows) {
+      const keys: string[] = [];
+      for (const m of w.machines) {
+        keys.push(m.key);
+        this.#machines.set(m.key, { id: m.id, mode: m.mode, unavailability: w.unavailability, statuses: new Map() });
+      }
+      this.#windows.push({ unavailability: w.unavailability, keys });
+    }
+  }
+
+  /** Machines as validation sees them. */
+  get machines(): MachineModes {
+    return this.#machines;
+  }
+
+  get(id: MachineId): Machine | undefined {
+    return this.#machines.get(machineKey(id));
+  }
+
+  // ---- Agents ----------------------------------------------------------------------------
+
+  /** An agent registered (or re-registered, possibly with a new hostname): index it, and keep an UP entry for its machine (§2). */
+  agentAdded(agentId: string, id: MachineId): void {
+    const key = machineKey(id);
+    const old = this.#machineOf.get(agentId);
+    if (old === key) return;
+    if (old !== undefined) this.agentRemoved(agentId);
+    this.#machineOf.set(agentId, key);
+    let set = this.#agentsOn.get(key);
+    if (set === undefined) this.#agentsOn.set(key, (set = new Set()));
+    set.add(agentId);
+    if (!this.#machines.has(key)) this.#machines.set(key, { id, mode: 'UP', unavailability: undefined, statuses: new Map() });
+  }
+
+  /** The agent left the master (removed, replaced): drop it from the index. */
+  agentRemoved(agentId: string): void {
+    const key = this.#machineOf.get(agentId);
+    if (key === undefined) return;
+    this.#machineOf.delete(agentId);
+    const set = this.#agentsOn.get(key);
+    set?.delete(agentId);
+    if (set?.size === 0) this.#agentsOn.delete(key);
+  }
+
+  /** The machine an agent runs on, if indexed. */
+  machineOfAgent(agentId: string): Machine | undefined {
+    const key = this.#machineOf.get(agentId);
+    return key === undefined ? undefined : this.#machines.get(key);
+  }
+
+  /** The agent's unavailability while its machine is DRAINING (what its offers carry). */
+  unavailabilityOfAgent(agentId: string): Unavailability | undefined {
+    const m = this.machineOfAgent(agentId);
+    return m?.mode === 'DRAINING' ? m.unavailability : undefined;
+  }
+
+  /** Agents on a machine (by key). */
+  agentsOn(key: string): ReadonlySet<string> {
+    return this.#agentsOn.get(key) ?? new Set();
+  }
+
+  /** Agents whose machine is DRAINING, with its unavailability (the allocator's input for inverse offers). */
+  *drainingAgents(): IterableIterator<{ agentId: string; unavailability: Unavailability }> {
+    for (const [agentId, key] of this.#machineOf) {
+      const m = this.#machines.get(key);
+      if (m?.mode === 'DRAINING' && m.unavailability !== undefined) yield { agentId, unavailability: m.unavailability };
+    }
+  }
+
+  /** Is the (hostname, ip) an agent registers with on a DOWN machine? */
+  isDown(id: MachineId): boolean {
+    return this.#machines.get(machineKey(id))?.mode === 'DOWN';
+  }
+
+  // ---- Schedule update -------------------------------------------------------------------
+
+  /** The durable form of `schedule` as it will be once applied (modes: DOWN stays DOWN, the rest DRAINING). */
+  durableSchedule(schedule: Schedule): DurableSchedule {
+    return {
+      windows: schedule.windows.map((w) => ({
+        unavailability: w.unavailability,
+        machines: w.machineIds.map((id) => {
+          const key = machineKey(id);
+          return { key, id, mode: this.#machines.get(key)?.mode === 'DOWN' ? 'DOWN' : 'DRAINING' } as const;
+        }),
+      })),
+    };
+  }
+
+  /**
+   * Applies a validated schedule (`___updateMaintenanceSchedule`): listed machines get the
+   * window's unavailability (new ones become DRAINING, DOWN stays DOWN) and lose their inverse-
+   * offer answers even if nothing changed; machines no longer listed become UP.
+   */
+  applySchedule(schedule: Schedule): MaintenanceChange {
+    const listed = new Set<string>();
+    const windows: KeptWindow[] = [];
+    for (const w of schedule.windows) {
+      const keys: string[] = [];
+      for (const id of w.machineIds) {
+        const key = machineKey(id);
+        keys.push(key);
+        listed.add(key);
+        const m = this.#machines.get(key);
+        if (m === undefined) this.#machines.set(key, { id, mode: 'DRAINING', unavailability: w.unavailability, statuses: new Map() });
+        else {
+          m.id = id;
+          if (m.mode === 'UP') m.mode = 'DRAINING';
+          m.unavailability = w.unavailability;
+          m.statuses.clear();
+        }
+      }
+      windows.push({ unavailability: w.unavailability, keys });
+    }
+    const touched = [...listed];
+    for (const w of this.#windows) {
+      for (const key of w.keys) {
+        if (listed.has(key)) continue;
+        const m = this.#machines.get(key);
+        if (m !== undefined) {
+          m.mode = 'UP';
+          m.unavailability = undefined;
+          m.statuses.clear();
+        }
+        touched.push(key);
+      }
+    }
+    this.#windows = windows;
+    return this.#change(touched);
+  }
+
+  /** `/machine/down`: validated machines become DOWN (they stay in the schedule, with their unavailability). */
+  applyDown(ids: readonly MachineId[]): MaintenanceChange {
+    const keys = ids.map(machineKey);
+    for (const key of keys) {
+      const m = this.#machines.get(key);
+      if (m !== undefined) {
+        m.mode = 'DOWN';
+        m.statuses.clear();
+      }
+    }
+    return this.#change(keys);
+  }
+
+  /** `/machine/up`: validated machines become UP, leave their window; empty windows are dropped. */
+  applyUp(ids: readonly MachineId[]): MaintenanceChange {
+    const keys = ids.map(machineKey);
+    const gone = new Set(keys);
+    for (const key of keys) {
+      const m = this.#machines.get(key);
+      if (m !== undefined) {
+        m.mode = 'UP';
+        m.unavailability = undefined;
+        m.statuses.clear();
+      }
+    }
+    this.#windows = this.#windows
+      .map((w) => ({ unavailability: w.unavailability, keys: w.keys.filter((k) => !gone.has(k)) }))
+      .filter((w) => w.keys.length > 0);
+    return this.#change(keys);
+  }
+
+  #change(machineKeys: string[]): MaintenanceChange {
+    const agentIds: string[] = [];
+    for (const key of machineKeys) for (const a of this.#agentsOn.get(key) ?? []) agentIds.push(a);
+    return { machineKeys, agentIds };
+  }
+
+  // ---- Inverse offers ----------------------------------------------------------------------
+
+  /** A framework answered an inverse offer for an agent: kept on the agent's machine (latest per framework). */
+  recordAnswer(agentId: string, status: InverseOfferStatus): void {
+    const m = this.machineOfAgent(agentId);
+    if (m === undefined || m.mode !== 'DRAINING') return;
+    m.statuses.delete(status.frameworkId);
+    m.statuses.set(status.frameworkId, status);
+  }
+
+  // ---- Views -----------------------------------------------------------------------------
+
+  /** The Schedule JSON (`{}` when empty): machine ids as scheduled. */
+  scheduleJson(): Record<string, unknown> {
+    if (this.#windows.length === 0) return {};
+    return {
+      windows: this.#windows.map((w) => ({
+        machine_ids: w.keys.map((k) => machineIdJson(this.#machines.get(k)?.id ?? {})),
+        unavailability: unavailabilityJson(w.unavailability),
+      })),
+    };
+  }
+
+  /** The ClusterStatus JSON (`{}` when empty): UP machines are never listed, empty lists are left out. */
+  statusJson(): Record<string, unknown> {
+    const draining: unknown[] = [];
+    const down: unknown[] = [];
+    for (const m of this.#machines.values()) {
+      if (m.mode === 'DRAINING') {
+        const entry: Record<string, unknown> = { id: machineIdJson(m.id) };
+        if (m.statuses.size > 0) {
+          entry['statuses'] = [...m.statuses.values()].map((s) => ({ status: s.status, framework_id: { value: s.frameworkId }, timestamp: { nanoseconds: s.timestampNs } }));
+        }
+        draining.push(entry);
+      } else if (m.mode === 'DOWN') down.push(machineIdJson(m.id));
+    }
+    const j: Record<string, unknown> = {};
+    if (draining.length > 0) j['draining_machines'] = draining;
+    if (down.length > 0) j['down_machines'] = down;
+    return j;
+  }
+
+  /** What GET_AGENTS adds to an agent: its machine's mode and window. */
+  agentMaintenanceJson(agentId: string): Record<string, unknown> {
+    const m = this.machineOfAgent(agentId);
+    const j: Record<string, unknown> = { mode: m?.mode ?? 'UP' };
+    if (m?.unavailability !== undefined) j['unavailability'] = unavailabilityJson(m.unavailability);
+    return j;
+  }
+}
