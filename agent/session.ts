@@ -10,7 +10,7 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
-import { AGENT_SESSION_PATH, CLOSE_CODES, MAX_FRAME_BYTES, assertNever, decodeMasterFrame, encode, type AgentMessage, type MasterFrame } from '../shared/protocol.js';
+import { AGENT_SESSION_PATH, CLOSE_CODES, MAX_FRAME_BYTES, assertNever, decodeMasterMessage, encode, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
 import { registrationDelayMs } from './backoff.js';
 
 export type SessionState = 'idle' | 'waiting' | 'connecting' | 'registering' | 'registered' | 'closed';
@@ -18,7 +18,7 @@ export type SessionState = 'idle' | 'waiting' | 'connecting' | 'registering' | '
 type RegisterMessage = Extract<AgentMessage, { type: 'REGISTER' }>;
 
 /** Messages about tasks, delivered only while registered. */
-export type TaskMessage = Extract<MasterFrame, { type: 'RUN_TASK' | 'KILL_TASK' | 'ACKNOWLEDGE' | 'DRAIN' }>;
+export type TaskMessage = Extract<MasterMessage, { type: 'RUN_TASK' | 'KILL_TASK' | 'ACKNOWLEDGE' | 'DRAIN' }>;
 
 /** What the session needs from its owner. */
 export interface SessionOwner {
@@ -145,7 +145,7 @@ export class Session {
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (this.#ws !== ws) return;
       this.#armWatchdog();
-      const d = decodeMasterFrame(data, isBinary);
+      const d = decodeMasterMessage(data, isBinary);
       if (!d.ok) {
         this.#o.log.error('invalid master message', { error: d.error });
         this.#drop(ws, d.error, CLOSE_CODES.PROTOCOL_ERROR);
@@ -171,7 +171,7 @@ export class Session {
     });
   }
 
-  #dispatch(ws: WebSocket, msg: MasterFrame): void {
+  #dispatch(ws: WebSocket, msg: MasterMessage): void {
     switch (msg.type) {
       case 'REGISTERED': {
         if (this.#state !== 'registering' || msg.request_id !== this.#requestId) {

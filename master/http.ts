@@ -6,17 +6,15 @@
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { fail, DrydockError } from '../shared/errors.js';
-import { stringifyJson } from '../shared/json.js';
+import { fail } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AgentSessions } from './agent-sessions.js';
-import { masterFail } from './errors.js';
 import type { OperatorStreams } from './operator-stream.js';
 import type { Master } from './master.js';
 import { answerCall, checkApiHeaders, MAX_API_BODY_BYTES, parseApiCall, versionInfo } from './operator-api.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler-api.js';
 import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from './maintenance-api.js';
-import type { MasterError } from './errors.js';
+import { readBody, sendError, sendJson, sendText } from './http-exchange.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
@@ -28,7 +26,7 @@ export function createMasterServer(master: Master, sessions: AgentSessions, stre
   const server = createServer((req, res) => {
     route(master, streams, req, res).catch((e: unknown) => {
       log.error('internal error', { where: 'http', method: req.method, url: req.url, error: e });
-      if (!res.headersSent) sendText(res, 500, masterFail('INTERNAL', e instanceof Error ? e.message : String(e)).message);
+      if (!res.headersSent) sendText(res, 500, fail('INTERNAL', e instanceof Error ? e.message : String(e)).message);
       else res.destroy();
     });
   });
@@ -89,7 +87,7 @@ async function api(master: Master, streams: OperatorStreams, req: IncomingMessag
     return sendError(res, headerError);
   }
   const body = await readBody(req, MAX_API_BODY_BYTES);
-  if (body === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES), true);
+  if (body === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES));
   const parsed = parseApiCall(body, req.headers['accept']);
   if (!parsed.ok) return sendError(res, parsed.error);
   // The one call whose answer stays open: same framing checks as the others, then a stream.
@@ -103,50 +101,6 @@ async function api(master: Master, streams: OperatorStreams, req: IncomingMessag
     return;
   }
   sendJson(res, answer.json);
-}
-
-/** Reads the body as UTF-8; undefined when it exceeds `limit` bytes (the rest is not read). */
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > limit) {
-        done = true;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!done) resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', (e) => {
-      if (!done) reject(e);
-    });
-  });
-}
-
-function sendJson(res: ServerResponse, value: unknown): void {
-  const text = stringifyJson(value);
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, e: DrydockError | MasterError, closeAfter = false): void {
-  const headers: Record<string, string> = {};
-  if (e.code === 'METHOD_NOT_ALLOWED') headers['Allow'] = 'POST';
-  // After an oversized body we stop reading; the connection cannot be reused.
-  if (closeAfter) headers['Connection'] = 'close';
-  sendText(res, e.status, e.message, headers);
 }
 
 function sendMethodNotAllowed(res: ServerResponse, method: string, allow: string): void {

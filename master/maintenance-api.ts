@@ -9,12 +9,12 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fail, type DrydockError } from '../shared/errors.js';
-import { parseJson, stringifyJson } from '../shared/json.js';
-import { masterFail, type MasterError } from './errors.js';
+import { type DrydockError, fail } from '../shared/errors.js';
+import { parseJson } from '../shared/json.js';
 import { parseMachineList, parseMachinesMessage, parseSchedule, type MachineId, type Parsed } from './maintenance.js';
 import type { Master } from './master.js';
 import { MAX_API_BODY_BYTES, type CallAnswer, type OperatorCall } from './operator-api.js';
+import { readBody, sendError, sendJsonp } from './http-exchange.js';
 
 type Route = 'SCHEDULE' | 'STATUS' | 'DOWN' | 'UP';
 
@@ -39,7 +39,7 @@ export async function handleMaintenanceRequest(master: Master, route: Route, req
   const allowed = METHODS[route];
   if (!allowed.includes(method)) {
     req.resume();
-    return sendError(res, masterFail('MAINTENANCE_METHOD_NOT_ALLOWED', allowed, method), { Allow: allowed.join(', ') });
+    return sendError(res, fail('MAINTENANCE_METHOD_NOT_ALLOWED', allowed, method), { Allow: allowed.join(', ') });
   }
   if (master.state !== 'SERVING') {
     req.resume();
@@ -51,22 +51,22 @@ export async function handleMaintenanceRequest(master: Master, route: Route, req
     return sendJsonp(res, json, jsonpCallback(req.url));
   }
   const text = await readBody(req, MAX_API_BODY_BYTES);
-  if (text === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES), { Connection: 'close' });
+  if (text === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES));
   let json: unknown;
   try {
     json = parseJson(text);
   } catch (e) {
-    return sendError(res, masterFail('MAINTENANCE_BODY_INVALID', (e as Error).message));
+    return sendError(res, fail('MAINTENANCE_BODY_INVALID', (e as Error).message));
   }
-  let outcome: MasterError | undefined;
+  let outcome: DrydockError | undefined;
   if (route === 'SCHEDULE') {
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) return sendError(res, masterFail('MAINTENANCE_BODY_INVALID', 'Unexpected JSON type parsed'));
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) return sendError(res, fail('MAINTENANCE_BODY_INVALID', 'Unexpected JSON type parsed'));
     const schedule = parseSchedule(json as Record<string, unknown>);
-    if (!schedule.ok) return sendError(res, masterFail('MAINTENANCE_BODY_INVALID', schedule.message));
+    if (!schedule.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', schedule.message));
     outcome = await master.updateMaintenanceSchedule(schedule.value);
   } else {
     const ids = parseMachineList(json);
-    if (!ids.ok) return sendError(res, masterFail('MAINTENANCE_BODY_INVALID', ids.message));
+    if (!ids.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', ids.message));
     outcome = route === 'DOWN' ? await master.startMaintenance(ids.value) : await master.stopMaintenance(ids.value);
   }
   if (outcome !== undefined) return sendError(res, outcome);
@@ -111,7 +111,7 @@ function converted(message: string): CallAnswer {
 }
 
 /** 200 with an empty body, or the validation error. */
-function done(outcome: MasterError | undefined): CallAnswer {
+function done(outcome: DrydockError | undefined): CallAnswer {
   return outcome === undefined ? { ok: true, json: undefined } : { ok: false, error: outcome };
 }
 
@@ -123,38 +123,3 @@ function jsonpCallback(url: string | undefined): string | undefined {
   return cb === null || cb === '' ? undefined : cb;
 }
 
-function sendJsonp(res: ServerResponse, value: unknown, callback: string | undefined): void {
-  const json = stringifyJson(value);
-  const text = callback === undefined ? json : `${callback}(${json});`;
-  res.writeHead(200, { 'Content-Type': callback === undefined ? 'application/json' : 'text/javascript', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, e: DrydockError | MasterError, headers: Record<string, string> = {}): void {
-  res.writeHead(e.status, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(e.message) });
-  res.end(e.message);
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done_ = false;
-    req.on('data', (chunk: Buffer) => {
-      if (done_) return;
-      size += chunk.length;
-      if (size > limit) {
-        done_ = true;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!done_) resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', (e) => {
-      if (!done_) reject(e);
-    });
-  });
-}

@@ -7,7 +7,7 @@
  * validates here, writes the registry, then applies here.
  */
 
-import { masterFail, type MasterError } from './errors.js';
+import { fail, type DrydockError } from '../shared/errors.js';
 import type { DurableSchedule } from './registry/registry.js';
 
 /** A machine's mode (Mesos MachineInfo.Mode). */
@@ -230,9 +230,9 @@ export function isIPv4(ip: string): boolean {
 }
 
 /** `validation::machine`: at least one of hostname and ip non-empty; a non-empty ip is IPv4. */
-export function validateMachineId(id: MachineId): MasterError | undefined {
-  if ((id.hostname ?? '') === '' && (id.ip ?? '') === '') return masterFail('MACHINE_ID_EMPTY');
-  if ((id.ip ?? '') !== '' && !isIPv4(id.ip as string)) return masterFail('MACHINE_IP_INVALID', id.ip as string);
+export function validateMachineId(id: MachineId): DrydockError | undefined {
+  if ((id.hostname ?? '') === '' && (id.ip ?? '') === '') return fail('MACHINE_ID_EMPTY');
+  if ((id.ip ?? '') !== '' && !isIPv4(id.ip as string)) return fail('MACHINE_IP_INVALID', id.ip as string);
   return undefined;
 }
 
@@ -240,49 +240,49 @@ export function validateMachineId(id: MachineId): MasterError | undefined {
 export type MachineModes = ReadonlyMap<string, { id: MachineId; mode: MachineMode }>;
 
 /** `validation::schedule`: window by window, then every DOWN machine must still be listed. */
-export function validateSchedule(schedule: Schedule, machines: MachineModes): MasterError | undefined {
+export function validateSchedule(schedule: Schedule, machines: MachineModes): DrydockError | undefined {
   const seen = new Set<string>();
   for (const w of schedule.windows) {
-    if (w.machineIds.length === 0) return masterFail('MAINTENANCE_WINDOW_EMPTY');
-    if (w.unavailability.durationNs !== undefined && w.unavailability.durationNs < 0n) return masterFail('UNAVAILABILITY_DURATION_NEGATIVE');
+    if (w.machineIds.length === 0) return fail('MAINTENANCE_WINDOW_EMPTY');
+    if (w.unavailability.durationNs !== undefined && w.unavailability.durationNs < 0n) return fail('UNAVAILABILITY_DURATION_NEGATIVE');
     for (const id of w.machineIds) {
       const bad = validateMachineId(id);
       if (bad !== undefined) return bad;
       const key = machineKey(id);
-      if (seen.has(key)) return masterFail('MACHINE_DUPLICATE', machineIdText(id));
+      if (seen.has(key)) return fail('MACHINE_DUPLICATE', machineIdText(id));
       seen.add(key);
     }
   }
   for (const [key, m] of machines) {
-    if (m.mode === 'DOWN' && !seen.has(key)) return masterFail('MACHINE_DOWN_NOT_IN_SCHEDULE', machineIdText(m.id));
+    if (m.mode === 'DOWN' && !seen.has(key)) return fail('MACHINE_DOWN_NOT_IN_SCHEDULE', machineIdText(m.id));
   }
   return undefined;
 }
 
 /** `validation::machines` (the list of `/machine/down` and `/machine/up`). */
-export function validateMachineList(ids: readonly MachineId[]): MasterError | undefined {
-  if (ids.length === 0) return masterFail('MACHINE_LIST_EMPTY');
+export function validateMachineList(ids: readonly MachineId[]): DrydockError | undefined {
+  if (ids.length === 0) return fail('MACHINE_LIST_EMPTY');
   const seen = new Set<string>();
   for (const id of ids) {
     const bad = validateMachineId(id);
     if (bad !== undefined) return bad;
     const key = machineKey(id);
     // Mesos reuses the schedule's wording here, "in the schedule" included.
-    if (seen.has(key)) return masterFail('MACHINE_DUPLICATE', machineIdText(id));
+    if (seen.has(key)) return fail('MACHINE_DUPLICATE', machineIdText(id));
     seen.add(key);
   }
   return undefined;
 }
 
 /** The list checks, then each machine in order: known, and DRAINING (down) or DOWN (up). */
-export function validateTransition(direction: 'DOWN' | 'UP', ids: readonly MachineId[], machines: MachineModes): MasterError | undefined {
+export function validateTransition(direction: 'DOWN' | 'UP', ids: readonly MachineId[], machines: MachineModes): DrydockError | undefined {
   const bad = validateMachineList(ids);
   if (bad !== undefined) return bad;
   for (const id of ids) {
     const m = machines.get(machineKey(id));
-    if (m === undefined) return masterFail('MACHINE_NOT_SCHEDULED', machineIdText(id));
-    if (direction === 'DOWN' && m.mode !== 'DRAINING') return masterFail('MACHINE_NOT_DRAINING', machineIdText(id));
-    if (direction === 'UP' && m.mode !== 'DOWN') return masterFail('MACHINE_NOT_DOWN', machineIdText(id));
+    if (m === undefined) return fail('MACHINE_NOT_SCHEDULED', machineIdText(id));
+    if (direction === 'DOWN' && m.mode !== 'DRAINING') return fail('MACHINE_NOT_DRAINING', machineIdText(id));
+    if (direction === 'UP' && m.mode !== 'DOWN') return fail('MACHINE_NOT_DOWN', machineIdText(id));
   }
   return undefined;
 }

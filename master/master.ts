@@ -5,18 +5,18 @@
  * launch, kill and acknowledge: runTask, killTask, acknowledge.
  */
 
+import { type DrydockError } from '../shared/errors.js';
 import { randomUUID } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import type { Logger } from '../shared/log.js';
 import type { FrameworkInfo, KillPolicy, TaskInfo } from '../shared/mesos.js';
-import { assertNever, CLOSE_CODES, type AgentMessage, type MasterFrame, type MasterMessage } from '../shared/protocol.js';
+import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
 import { AgentTable, type RegistrationRequest, type UnreachableReason } from './agents.js';
 import type { MasterConfig } from './config.js';
 import type { Registry } from './registry/registry.js';
 import { MasterEvents } from './events.js';
-import type { MasterError } from './errors.js';
 import { agentMachineId, machineKey, MaintenanceState, validateSchedule, validateTransition, type MachineId, type Schedule } from './maintenance.js';
 import { masterInfoJson } from './operator-api.js';
 import { Schedulers } from './schedulers.js';
@@ -27,7 +27,7 @@ export interface AgentConnection {
   /** Unique per master process. */
   readonly id: number;
   /** Sends if the socket is open; drops otherwise (the agent re-registers and resends). */
-  send(msg: MasterFrame): void;
+  send(msg: MasterMessage): void;
   /** Graceful close with a code and a reason (at most 123 bytes; the shell truncates). */
   close(code: number, reason: string): void;
   /** Drops the socket without a close handshake (the peer is not answering anyway). */
@@ -256,7 +256,7 @@ export class Master {
   }
 
   /** Sends a message to the agent's open session; false when it has none (the message is lost, as in Mesos). */
-  sendToAgent(agentId: string, msg: MasterFrame): boolean {
+  sendToAgent(agentId: string, msg: MasterMessage): boolean {
     const target = this.#connectionOf(agentId);
     if (!target.ok) return false;
     target.conn.send(msg);
@@ -292,7 +292,7 @@ export class Master {
    * touched machine are rescinded so that new ones carry (or stop carrying) unavailability.
    * Resolves with the validation error, or undefined once durable and applied.
    */
-  updateMaintenanceSchedule(schedule: Schedule): Promise<MasterError | undefined> {
+  updateMaintenanceSchedule(schedule: Schedule): Promise<DrydockError | undefined> {
     return this.#serializeMaintenance(async () => {
       const bad = validateSchedule(schedule, this.maintenance.machines);
       if (bad !== undefined) return bad;
@@ -309,7 +309,7 @@ export class Master {
    * registered agent on them, connected or not, is told SHUTDOWN and removed. Like Mesos, the
    * answer does not wait for the removals' registry writes.
    */
-  startMaintenance(ids: readonly MachineId[]): Promise<MasterError | undefined> {
+  startMaintenance(ids: readonly MachineId[]): Promise<DrydockError | undefined> {
     return this.#serializeMaintenance(async () => {
       const bad = validateTransition('DOWN', ids, this.maintenance.machines);
       if (bad !== undefined) return bad;
@@ -324,7 +324,7 @@ export class Master {
   }
 
   /** STOP_MAINTENANCE / `POST /machine/up`: DOWN machines become UP and leave the schedule; their agents may register again. */
-  stopMaintenance(ids: readonly MachineId[]): Promise<MasterError | undefined> {
+  stopMaintenance(ids: readonly MachineId[]): Promise<DrydockError | undefined> {
     return this.#serializeMaintenance(async () => {
       const bad = validateTransition('UP', ids, this.maintenance.machines);
       if (bad !== undefined) return bad;

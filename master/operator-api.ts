@@ -6,7 +6,7 @@
 
 import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { fail, type DrydockError } from '../shared/errors.js';
+import { type DrydockError, fail } from '../shared/errors.js';
 import { parseJson } from '../shared/json.js';
 import { isTerminal, type AgentInfo, type Resource, type Task } from '../shared/mesos.js';
 import { addResources, toEndpointFormat } from '../shared/resources.js';
@@ -14,7 +14,6 @@ import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../shared/version.js';
 import type { AgentEntry } from './agents.js';
 import { parseMaxGracePeriod, type DrainConfig } from '../shared/drain.js';
 import { drainInfoJson, drainRecordJson } from './drain.js';
-import type { MasterError } from './errors.js';
 import type { FrameworkEntry } from './frameworks.js';
 import type { Master } from './master.js';
 
@@ -143,7 +142,7 @@ function jsonKind(v: unknown): string {
 // ---- Answers -----------------------------------------------------------------------------
 
 /** A successful answer: a JSON value (written with exact int64s), or an empty 200 body. */
-export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError | MasterError };
+export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError };
 
 /**
  * Answers a validated call from the master's state. Calls that change durable state answer

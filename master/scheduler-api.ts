@@ -6,13 +6,13 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fail, type DrydockError } from '../shared/errors.js';
+import { type DrydockError, fail } from '../shared/errors.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
 import { encodeRecord } from '../shared/recordio.js';
-import { masterFail, type MasterError } from './errors.js';
 import type { Master } from './master.js';
 import { checkApiHeaders, MAX_API_BODY_BYTES } from './operator-api.js';
 import type { FrameworkStream } from './schedulers.js';
+import { readBody, sendError } from './http-exchange.js';
 
 /** Paths of the scheduler endpoint (libprocess delegation and the DC/OS prefix, as for /api/v1). */
 export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler', '/master/api/v1/scheduler', '/mesos/api/v1/scheduler']);
@@ -53,9 +53,9 @@ export interface SchedulerCall {
   body: Record<string, unknown>;
 }
 
-export type ParsedSchedulerCall = { ok: true; call: SchedulerCall } | { ok: false; error: DrydockError | MasterError };
+export type ParsedSchedulerCall = { ok: true; call: SchedulerCall } | { ok: false; error: DrydockError };
 
-const invalid = (detail: string): ParsedSchedulerCall => ({ ok: false, error: masterFail('SCHEDULER_CALL_INVALID', detail) });
+const invalid = (detail: string): ParsedSchedulerCall => ({ ok: false, error: fail('SCHEDULER_CALL_INVALID', detail) });
 
 function idOf(v: unknown): string | undefined {
   const value = (v as { value?: unknown } | null | undefined)?.value;
@@ -106,7 +106,7 @@ export function parseSchedulerCall(text: string): ParsedSchedulerCall {
     }
     if (callType === 'KILL' && idOf((body['kill'] as Record<string, unknown>)['task_id']) === undefined) return invalid("Expecting 'kill.task_id' to be present");
   }
-  if (callType === 'UNKNOWN') return { ok: false, error: masterFail('SCHEDULER_CALL_UNSUPPORTED', callType) };
+  if (callType === 'UNKNOWN') return { ok: false, error: fail('SCHEDULER_CALL_UNSUPPORTED', callType) };
   return { ok: true, call: { type: callType, frameworkId, body } };
 }
 
@@ -172,34 +172,3 @@ function openStream(res: ServerResponse): FrameworkStream {
   };
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > limit) {
-        done = true;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!done) resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', (e) => {
-      if (!done) reject(e);
-    });
-  });
-}
-
-function sendError(res: ServerResponse, e: DrydockError | MasterError): void {
-  const headers: Record<string, string> = { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(e.message)) };
-  if (e.code === 'METHOD_NOT_ALLOWED') headers['Allow'] = 'POST';
-  if (e.code === 'BODY_TOO_LARGE') headers['Connection'] = 'close';
-  res.writeHead(e.status, headers);
-  res.end(e.message);
-}

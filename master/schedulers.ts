@@ -5,6 +5,7 @@
  * registry writes, and sends agents their commands through the Master.
  */
 
+import { fail as errorOf, type DrydockError } from '../shared/errors.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import type { Logger } from '../shared/log.js';
@@ -13,7 +14,6 @@ import { addResources, subtractResources } from '../shared/resources.js';
 import { generateInverseOffers, generateOffers, inverseOfferKey, type AllocatorAgent, type AllocatorFramework, type MaintenanceAgent } from './allocator.js';
 import { unavailabilityJson } from './maintenance.js';
 import { taskKey, type AgentEntry } from './agents.js';
-import { masterFail, type MasterError } from './errors.js';
 import { FrameworkTable, hasCapability, type FrameworkEntry } from './frameworks.js';
 import type { Master } from './master.js';
 import { offerJson, planAccept, type Offer } from './offers.js';
@@ -36,7 +36,7 @@ export interface FrameworkStream {
   onClose(fn: () => void): void;
 }
 
-export type CallResult = { ok: true } | { ok: false; error: MasterError };
+export type CallResult = { ok: true } | { ok: false; error: DrydockError };
 
 interface OpenStream {
   frameworkId: string;
@@ -729,8 +729,9 @@ export class Schedulers {
   }
 }
 
-function fail<C extends Parameters<typeof masterFail>[0]>(code: C, ...args: Parameters<typeof masterFail<C>> extends [C, ...infer R] ? R : never): CallResult {
-  return { ok: false, error: (masterFail as (c: C, ...a: unknown[]) => MasterError)(code, ...args) };
+/** A refused call as a value: the error registry's code and message. */
+function fail<C extends Parameters<typeof errorOf>[0]>(code: C, ...args: Parameters<typeof errorOf<C>> extends [C, ...infer R] ? R : never): CallResult {
+  return { ok: false, error: (errorOf as (c: C, ...a: unknown[]) => DrydockError)(code, ...args) };
 }
 
 /** Filters.refuse_seconds in ms: default 5 s; negative falls back to the default; capped at 365 days (Mesos). */

@@ -133,6 +133,8 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
 
   /** One agent's session after REGISTERED: answer the master until it or we close. */
   function serve(ws: WebSocket, agentId: string): void {
+    // The simulated tasks this agent runs (task id -> framework id), so a DRAIN can end them.
+    const running = new Map<string, string>();
     ws.on('message', (data, isBinary) => {
       const d = decodeMasterMessage(data, isBinary);
       if (!d.ok) {
@@ -149,18 +151,27 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
         case 'RUN_TASK':
           if (runTasks) {
             counters.tasksRunning++;
+            running.set(msg.task.task_id.value, msg.framework_id);
             sendStatus(ws, msg.framework_id, { task_id: msg.task.task_id, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', agent_id: { value: agentId }, timestamp: Date.now() / 1000, uuid: statusUuid() });
           } else {
             sendStatus(ws, msg.framework_id, { task_id: msg.task.task_id, state: 'TASK_DROPPED', source: 'SOURCE_AGENT', agent_id: { value: agentId }, message: 'sim agent does not run tasks', timestamp: Date.now() / 1000, uuid: statusUuid() });
           }
           break;
         case 'KILL_TASK':
-          if (runTasks) counters.tasksRunning = Math.max(0, counters.tasksRunning - 1);
+          if (runTasks && running.delete(msg.task_id)) counters.tasksRunning = Math.max(0, counters.tasksRunning - 1);
           sendStatus(ws, msg.framework_id, { task_id: { value: msg.task_id }, state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR', agent_id: { value: agentId }, timestamp: Date.now() / 1000, uuid: statusUuid() });
           break;
         case 'ACKNOWLEDGE':
           // Sim agents do not resend updates, so an acknowledgement only needs counting.
           counters.acksReceived++;
+          break;
+        case 'DRAIN':
+          // A simulated task dies at once, whatever the grace: the drain only waits for the acks.
+          for (const [taskId, frameworkId] of running) {
+            sendStatus(ws, frameworkId, { task_id: { value: taskId }, state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR', reason: 'REASON_AGENT_DRAINING', agent_id: { value: agentId }, timestamp: Date.now() / 1000, uuid: statusUuid() });
+          }
+          counters.tasksRunning = Math.max(0, counters.tasksRunning - running.size);
+          running.clear();
           break;
         default:
           assertNever(msg);

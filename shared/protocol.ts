@@ -205,6 +205,15 @@ export type MasterMessage =
       framework_id: string;
       task_id: string;
       uuid: string;
+    }
+  | {
+      /**
+       * Drain yourself with this config (Mesos DrainSlaveMessage): kill every task with the
+       * kill-policy override and refuse launches. The master re-sends it on every
+       * re-registration of a draining or drained agent.
+       */
+      type: 'DRAIN';
+      config: DrainConfigWire;
     };
 
 const masterMessageSchema: Check = tagged('type', {
@@ -220,32 +229,8 @@ const masterMessageSchema: Check = tagged('type', {
   RUN_TASK: obj({ type: literal('RUN_TASK'), framework_id: str({ min: 1 }), framework: frameworkInfoSchema, task: taskInfoSchema }),
   KILL_TASK: obj({ type: literal('KILL_TASK'), framework_id: str({ min: 1 }), task_id: str({ min: 1 }), kill_policy: opt(killPolicySchema) }),
   ACKNOWLEDGE: obj({ type: literal('ACKNOWLEDGE'), framework_id: str({ min: 1 }), task_id: str({ min: 1 }), uuid: str({ min: 1 }) }),
+  DRAIN: obj({ type: literal('DRAIN'), config: obj({ max_grace_period: opt(obj({ nanoseconds: num({ min: 0 }) })), mark_gone: bool() }) }),
 });
-
-/**
- * Master -> agent messages added after the first protocol (message types are only ever
- * added). Kept out of `MasterMessage` so that peers written against it (simulated agents)
- * keep compiling and treat these frames as unknown; the agent decodes them with
- * decodeMasterFrame. DRAIN: drain yourself with this config (Mesos DrainSlaveMessage); the
- * master re-sends it on every re-registration of a draining or drained agent.
- */
-export type MasterMessageAddition = {
-  type: 'DRAIN';
-  config: DrainConfigWire;
-};
-
-/** Every master -> agent message. */
-export type MasterFrame = MasterMessage | MasterMessageAddition;
-
-const drainConfigSchema = obj({ max_grace_period: opt(obj({ nanoseconds: num({ min: 0 }) })), mark_gone: bool() });
-
-const masterFrameSchema: Check = (() => {
-  const additions: Check = tagged('type', { DRAIN: obj({ type: literal('DRAIN'), config: drainConfigSchema }) });
-  return (v: unknown, path: string) => {
-    const t = (v as { type?: unknown } | null)?.type;
-    return t === 'DRAIN' ? additions(v, path) : masterMessageSchema(v, path);
-  };
-})();
 
 // ---- Decoding ------------------------------------------------------------------------------
 
@@ -275,12 +260,7 @@ export function decodeMasterMessage(frame: unknown, isBinary = false): Decoded<M
   return decode<MasterMessage>(masterMessageSchema, frame, isBinary);
 }
 
-/** Decodes one frame from the master, additions (DRAIN) included: what the agent uses. */
-export function decodeMasterFrame(frame: unknown, isBinary = false): Decoded<MasterFrame> {
-  return decode<MasterFrame>(masterFrameSchema, frame, isBinary);
-}
-
-export function encode(message: AgentMessage | MasterFrame): string {
+export function encode(message: AgentMessage | MasterMessage): string {
   return JSON.stringify(message);
 }
 

@@ -8,11 +8,11 @@
  * 10,000. Each write runs in its own savepoint, so one failing write rejects alone.
  */
 
+import { fail } from '../../shared/errors.js';
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentSelf } from '../../shared/protocol.js';
-import { masterFail } from '../errors.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import type { DrainConfig } from '../../shared/drain.js';
 import type { DurableAgent, DurableFramework, DurableMachine, DurableSchedule, GoneAgent, Reachability, RecoveredAgent, Registry, RegistryState } from './registry.js';
@@ -207,7 +207,7 @@ export class SqliteRegistry implements Registry {
   }
 
   recover(): Promise<RegistryState> {
-    if (this.#closed) return Promise.reject(masterFail('REGISTRY_CLOSED'));
+    if (this.#closed) return Promise.reject(fail('REGISTRY_CLOSED'));
     const rows = this.#stmt.all.all() as AgentRow[];
     const agents = rows.map((row): RecoveredAgent => {
       const stored = JSON.parse(row.info_json) as StoredInfo;
@@ -387,7 +387,7 @@ export class SqliteRegistry implements Registry {
   }
 
   #enqueue(run: () => void): Promise<void> {
-    if (this.#closed) return Promise.reject(masterFail('REGISTRY_CLOSED'));
+    if (this.#closed) return Promise.reject(fail('REGISTRY_CLOSED'));
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ run, resolve, reject });
       if (!this.#scheduled) {
@@ -407,7 +407,7 @@ export class SqliteRegistry implements Registry {
     const batch = this.#queue;
     this.#queue = [];
     if (batch.length === 0 || this.#closed) {
-      for (const w of batch) w.reject(masterFail('REGISTRY_CLOSED'));
+      for (const w of batch) w.reject(fail('REGISTRY_CLOSED'));
       return;
     }
     let failed: Map<QueuedWrite, Error>;
@@ -442,7 +442,7 @@ function migrate(db: Database.Database): void {
   const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
   let version = row?.version ?? 0;
   if (row === undefined) db.prepare('INSERT INTO schema_version (version) VALUES (0)').run();
-  if (version > SCHEMA_VERSION) throw masterFail('REGISTRY_SCHEMA_TOO_NEW', version, SCHEMA_VERSION);
+  if (version > SCHEMA_VERSION) throw fail('REGISTRY_SCHEMA_TOO_NEW', version, SCHEMA_VERSION);
   const setVersion = db.prepare('UPDATE schema_version SET version = ?');
   while (version < SCHEMA_VERSION) {
     const sql = MIGRATIONS[version];

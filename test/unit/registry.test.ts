@@ -2,6 +2,7 @@
  * The registry contract, written as a function of a backend factory so that a second backend
  * (etcd) runs the same suite; then what only SQLite has (schema versions, group commit).
  */
+import { DrydockError } from '../../shared/errors.js';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
@@ -10,7 +11,6 @@ import { tempDir } from '../helpers/daemons.js';
 import type { DurableAgent, Registry } from '../../master/registry/registry.js';
 import { openSqliteRegistry, REGISTRY_FILE } from '../../master/registry/sqlite.js';
 import { SCHEMA_VERSION } from '../../master/registry/migrations.js';
-import { MasterError } from '../../master/errors.js';
 
 /** A backend under test: `open` may be called again on the same place after close (a restart). */
 export interface RegistryBackend {
@@ -201,7 +201,7 @@ export function registrySuite(backend: RegistryBackend): void {
       const queued = r.admitAgent(agent('q'));
       await r.close();
       await queued;
-      await assert.rejects(r.admitAgent(agent('late')), (e: unknown) => e instanceof MasterError && e.code === 'REGISTRY_CLOSED');
+      await assert.rejects(r.admitAgent(agent('late')), (e: unknown) => e instanceof DrydockError && e.code === 'REGISTRY_CLOSED');
       const r2 = open();
       assert.deepEqual((await r2.recover()).agents.map((a) => a.id), ['q']);
       await r2.close();
@@ -236,7 +236,7 @@ describe('SQLite registry specifics', () => {
     db.close();
     assert.throws(
       () => openSqliteRegistry(dir),
-      (e: unknown) => e instanceof MasterError && e.code === 'REGISTRY_SCHEMA_TOO_NEW' && e.message.includes(`version ${SCHEMA_VERSION + 1} is newer`),
+      (e: unknown) => e instanceof DrydockError && e.code === 'REGISTRY_SCHEMA_TOO_NEW' && e.message.includes(`version ${SCHEMA_VERSION + 1} is newer`),
     );
   });
 

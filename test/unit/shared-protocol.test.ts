@@ -39,4 +39,8 @@ test('master frames decode and bad ones are rejected', () => {
   assert.equal(ok.ok, true);
   const bad = decodeMasterMessage('{"type":"REGISTERED","request_id":1}');
   assert.equal(bad.ok, false);
+  const drain = decodeMasterMessage('{"type":"DRAIN","config":{"max_grace_period":{"nanoseconds":1000000000},"mark_gone":false}}');
+  assert.equal(drain.ok, true);
+  const badDrain = decodeMasterMessage('{"type":"DRAIN","config":{"max_grace_period":{"nanoseconds":-1},"mark_gone":false}}');
+  assert.equal(badDrain.ok, false);
 });
