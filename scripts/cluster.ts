@@ -61,8 +61,11 @@ interface Member {
   child: ChildProcess;
   log: WriteStream;
   exited: Promise<number | null>;
+  /** How to start it again (agents stopped by the master can be restarted with SIGUSR2). */
+  restart: () => Member;
 }
 
+/** The current process of each member, by name (a restarted agent replaces its entry). */
 const members: Member[] = [];
 let stopping = false;
 
@@ -97,15 +100,35 @@ function start(name: string, bin: string, args: string[], index: number): Member
   child.stdout?.setEncoding('utf8').on('data', onLines);
   child.stderr?.setEncoding('utf8').on('data', onLines);
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-  const member = { name, child, log, exited };
+  const member: Member = { name, child, log, exited, restart: () => start(name, bin, args, index) };
   void exited.then((code) => {
-    if (!stopping) {
-      process.stderr.write(`cluster: ${name} exited unexpectedly (code ${code}); see ${join(dir, 'daemon.log')}. Stopping the cluster.\n`);
+    if (stopping) return;
+    log.end();
+    if (name === 'master') {
+      process.stderr.write(`cluster: the master exited (code ${code}); see ${join(dir, 'daemon.log')}. Stopping the cluster.\n`);
       void shutdown(1);
+      return;
     }
+    // An agent that the master shut down (machine DOWN, marked gone) exits 0, as a real machine's
+    // agent would; the rest of the cluster goes on. SIGUSR2 starts stopped agents again, like
+    // `systemctl start drydock-agent` on those machines.
+    process.stderr.write(
+      `cluster: ${name} exited (code ${code}); see ${join(dir, 'daemon.log')}. ` +
+        `Start stopped agents again with: kill -USR2 ${process.pid}\n`,
+    );
   });
-  members.push(member);
+  const old = members.findIndex((m) => m.name === name);
+  if (old === -1) members.push(member);
+  else members[old] = member;
   return member;
+}
+
+function restartStoppedAgents(): void {
+  for (const m of [...members]) {
+    if (m.name === 'master' || (m.child.exitCode === null && m.child.signalCode === null)) continue;
+    const again = m.restart();
+    process.stdout.write(`cluster: started ${m.name} again, pid ${again.child.pid ?? '?'}\n`);
+  }
 }
 
 /** Asks the master for GET_AGENTS until `n` agents are registered; bounded. */
@@ -143,6 +166,7 @@ function signalGroup(m: Member, sig: NodeJS.Signals): void {
 }
 
 async function stopMember(m: Member, sig: NodeJS.Signals, graceMs: number): Promise<void> {
+  if (m.child.exitCode !== null || m.child.signalCode !== null) return;
   signalGroup(m, sig);
   const timer = setTimeout(() => {
     process.stderr.write(`cluster: ${m.name} did not stop within ${graceMs} ms; killing it\n`);
@@ -174,6 +198,9 @@ async function shutdown(code: number): Promise<void> {
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 process.on('SIGHUP', () => void shutdown(0));
+process.on('SIGUSR2', () => {
+  if (!stopping) restartStoppedAgents();
+});
 
 start('master', 'master/main.js', ['--ip=127.0.0.1', `--port=${masterPort}`, `--work_dir=${join(workDir, 'master')}`, '--hostname=localhost'], 0);
 
@@ -217,6 +244,8 @@ Try:
   curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
   node dist/cli/main.js agent list
 
+An agent the master shuts down (machine DOWN, marked gone) stays stopped, as under systemd;
+start stopped agents again with: kill -USR2 ${process.pid}
 Ctrl-C stops everything.
 
 `);

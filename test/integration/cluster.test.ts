@@ -27,7 +27,7 @@ test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_00
   });
 
   await eventually(() => (out.includes('Drydock is up.') ? true : undefined), 45_000, 100, `the cluster banner; output so far: ${out}`);
-  for (const m of out.matchAll(/pid (\d+)/g)) pids.push(Number(m[1]));
+  for (const m of out.matchAll(/ pid (\d+) /g)) pids.push(Number(m[1]));
   assert.equal(pids.length, 3, `a master and two agents in the banner:\n${out}`);
   assert.ok(pids.every(alive));
   assert.match(out, new RegExp(`http://127\\.0\\.0\\.3:${agentPort}`));
@@ -39,6 +39,29 @@ test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_00
   assert.ok(list.every((a) => a.active));
   const agentHealth = await fetch(`http://127.0.0.2:${agentPort}/health`, { signal: AbortSignal.timeout(5_000) });
   assert.equal(agentHealth.status, 200);
+
+  // Machine DOWN shuts agent-1 down (exit 0): the rest of the cluster goes on. Once the machine
+  // is up, SIGUSR2 starts the stopped agent again and it registers.
+  const machine = JSON.stringify([{ hostname: 'agent-1', ip: '127.0.0.2' }]);
+  const post = (path: string, body: string): Promise<Response> =>
+    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body, signal: AbortSignal.timeout(5_000) });
+  const schedule = { windows: [{ machine_ids: [{ hostname: 'agent-1', ip: '127.0.0.2' }], unavailability: { start: { nanoseconds: 1443830400000000000 } } }] };
+  assert.equal((await post('/maintenance/schedule', JSON.stringify(schedule))).status, 200);
+  assert.equal((await post('/machine/down', machine)).status, 200);
+  await eventually(() => (out.includes('cluster: agent-1 exited (code 0)') ? true : undefined), 15_000, 100, 'agent-1 to exit');
+  assert.equal((await callApi(`http://127.0.0.1:${port}`, { type: 'GET_HEALTH' })).status, 200, 'the master is still up');
+  assert.equal((await post('/machine/up', machine)).status, 200);
+  child.kill('SIGUSR2');
+  await eventually(async () => {
+    const r = await callApi(`http://127.0.0.1:${port}`, { type: 'GET_AGENTS' });
+    const hosts = (r.json as { get_agents: { agents: Array<{ agent_info: { hostname: string }; active: boolean }> } }).get_agents.agents.filter((a) => a.active).map((a) => a.agent_info.hostname);
+    return hosts.includes('agent-1') ? true : undefined;
+  }, 15_000, 100, 'agent-1 to register again');
+  const again = /started agent-1 again, pid (\d+)/.exec(out);
+  assert.ok(again !== null, out);
+  pids.push(Number(again[1]));
+  const restarted = await callApi(`http://127.0.0.1:${port}`, { type: 'GET_AGENTS' });
+  for (const a of (restarted.json as { get_agents: { agents: Array<{ pid: string }> } }).get_agents.agents) assert.ok(a.pid.startsWith('slave(1)@127.0.0.'));
 
   child.kill('SIGINT');
   const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 40_000))]);
