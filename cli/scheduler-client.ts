@@ -1,9 +1,11 @@
 /**
  * A client of the Mesos scheduler API v1 (`POST /api/v1/scheduler`, JSON): SUBSCRIBE opens a
  * RecordIO event stream and returns the `Mesos-Stream-Id`; every other call carries that id
- * and the framework id. Used by `drydock run`, by the tests and by the benchmarks.
+ * and the framework id. Used by `drydock run`, by the tests and by the benchmarks. Events are
+ * parsed with exact int64s: nanosecond times above 2^53 arrive as bigints.
  */
 
+import { parseJson, stringifyJson } from '../shared/json.js';
 import { RecordReader } from '../shared/recordio.js';
 
 /** One scheduler event as received (`{"type":"OFFERS","offers":{...}}`). */
@@ -68,7 +70,7 @@ export class SchedulerClient {
       res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(body),
+        body: stringifyJson(body),
         signal: abort.signal,
       });
     } catch (e) {
@@ -100,7 +102,7 @@ export class SchedulerClient {
         throw new SubscribeError(0, 'stream ended before SUBSCRIBED');
       }
       for (const r of records.push(Buffer.from(chunk.value))) {
-        const e = JSON.parse(r) as SchedulerEvent;
+        const e = parseJson(r) as SchedulerEvent;
         if (subscribed === undefined && e.type === 'SUBSCRIBED') subscribed = e;
         else if (subscribed === undefined && e.type === 'ERROR') {
           clearTimeout(timer);
@@ -121,7 +123,7 @@ export class SchedulerClient {
           return `stream failed: ${(e as Error).message}`;
         }
         if (chunk.done) return 'stream ended';
-        for (const r of records.push(Buffer.from(chunk.value))) client?.deliver(JSON.parse(r) as SchedulerEvent);
+        for (const r of records.push(Buffer.from(chunk.value))) client?.deliver(parseJson(r) as SchedulerEvent);
       }
     })();
     client = new SchedulerClient(url, streamId, subscribed, abort, ended);
@@ -174,7 +176,7 @@ export class SchedulerClient {
     const res = await fetch(this.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', 'mesos-stream-id': this.streamId },
-      body: JSON.stringify(payload),
+      body: stringifyJson(payload),
       signal: AbortSignal.timeout(15_000),
     });
     return { status: res.status, text: await res.text() };

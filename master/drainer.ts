@@ -209,17 +209,6 @@ export class Drainer {
     void this.check(agentId);
   }
 
-  /**
-   * Forgets an agent's drain and deactivation in memory (the agent is being removed: machine
-   * DOWN, replaced). The registry's removeAgent erases the durable copy.
-   */
-  forget(agentId: string): void {
-    const e = this.#master.table.get(agentId);
-    if (e === undefined) return;
-    e.deactivated = false;
-    e.drain = undefined;
-  }
-
   // ---- Internals -------------------------------------------------------------------------------
 
   #sendDrain(e: AgentEntry): void {

@@ -102,7 +102,7 @@ test('the source document curl flows: schedule POST/GET exact digits, status, va
   assert.equal((await callApi(m.url, { type: 'GET_MAINTENANCE_STATUS' })).text, '{"type":"GET_MAINTENANCE_STATUS","get_maintenance_status":{"status":{}}}');
 });
 
-type Offer = { id: { value: string }; agent_id: { value: string }; unavailability?: { start: { nanoseconds: number } } };
+type Offer = { id: { value: string }; agent_id: { value: string }; unavailability?: { start: { nanoseconds: bigint | number } } };
 type InverseOffer = { id: { value: string }; agent_id: { value: string }; framework_id: { value: string }; unavailability: unknown; resources: unknown[] };
 const offersOf = (e: SchedulerEvent): Offer[] => (e.type === 'OFFERS' ? ((e['offers'] as { offers?: Offer[] }).offers ?? []) : []);
 const inverseOf = (e: SchedulerEvent): InverseOffer[] => (e.type === 'OFFERS' ? ((e['offers'] as { inverse_offers?: InverseOffer[] }).inverse_offers ?? []) : []);
@@ -145,7 +145,7 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   assert.equal(r.status, 200, r.text);
   await s.next((e) => e.type === 'RESCIND' && (e['rescind'] as { offer_id: { value: string } }).offer_id.value === heldOffer.id.value, 5000, 'RESCIND of the held offer');
   const reoffer = await eventually(() => s.received.slice(seen).flatMap(offersOf).find((o) => o.agent_id.value === a1.agentId), 8000, 50, 'a new offer for agent 1');
-  assert.deepEqual(reoffer.unavailability, { start: { nanoseconds: 1443830400000000000 } }); // JSON.parse rounds; the digits are checked below
+  assert.deepEqual(reoffer.unavailability, { start: { nanoseconds: 1443830400000000001n } }); // exact: the scheduler client keeps int64s
   const raw = await callApi(m.url, { type: 'GET_AGENTS' });
   assert.match(raw.text, /"maintenance":\{"mode":"DRAINING","unavailability":\{"start":\{"nanoseconds":1443830400000000001\}\}\}/);
   assert.ok(s.received.slice(seen).flatMap(offersOf).filter((o) => o.agent_id.value === a2.agentId).every((o) => o.unavailability === undefined));
