@@ -71,6 +71,9 @@ export class Schedulers {
   #nextOffer = 0;
   #allocationTimer: TimerHandle | undefined;
   #allocationSoon = false;
+  /** How long the last allocation took (ms): event-driven allocations are spaced by twice that. */
+  #lastAllocationMs = 0;
+  #lastAllocationAt = 0;
   #running = false;
 
   constructor(master: Master, registry: Registry, clock: Clock, log: Logger, allocationIntervalMs: number) {
@@ -640,10 +643,16 @@ export class Schedulers {
   allocateSoon(): void {
     if (this.#allocationSoon || !this.#running) return;
     this.#allocationSoon = true;
-    setImmediate(() => {
+    // Events come in bursts (10,000 agents registering after a master restart): batch them,
+    // and keep allocation to about a third of the CPU by waiting twice as long as the last
+    // allocation took, counted from its start.
+    const wait = Math.max(0, this.#lastAllocationAt + 3 * this.#lastAllocationMs - performance.now());
+    const run = (): void => {
       this.#allocationSoon = false;
       this.#allocate();
-    });
+    };
+    if (wait < 1) setImmediate(run);
+    else setTimeout(run, wait).unref();
   }
 
   #scheduleAllocation(): void {
@@ -658,6 +667,18 @@ export class Schedulers {
     if (!this.#running || this.#master.state !== 'SERVING') return;
     const now = this.#clock.now();
     this.frameworks.pruneFilters(now);
+    // Nobody to offer to (no framework subscribed): skip the per-agent resource arithmetic.
+    if (![...this.frameworks.all()].some((f) => f.phase === 'CONNECTED')) return;
+    const started = performance.now();
+    try {
+      this.#allocateNow(now);
+    } finally {
+      this.#lastAllocationAt = started;
+      this.#lastAllocationMs = performance.now() - started;
+    }
+  }
+
+  #allocateNow(now: number): void {
     const offered = new Map<string, Resource[]>();
     const held = new Map<string, Resource[]>();
     for (const o of this.#offers.values()) {
@@ -667,15 +688,17 @@ export class Schedulers {
     const agents: AllocatorAgent[] = [];
     for (const a of this.#master.table.all()) {
       if (a.phase !== 'REGISTERED') continue;
+      const active = a.connected && !a.deactivated;
       let used: Resource[] = [];
       for (const t of a.tasks?.values() ?? []) {
         if (isTerminal(t.state)) continue;
         used = addResources(used, t.resources);
         held.set(t.framework_id.value, addResources(held.get(t.framework_id.value) ?? [], t.resources));
       }
-      const available = subtractResources(subtractResources(a.info.resources, used), offered.get(a.id) ?? []);
-      // A deactivated (or draining) agent gets no offers until REACTIVATE_AGENT (Mesos §4.5).
-      agents.push({ id: a.id, active: a.connected && !a.deactivated, total: a.info.resources, available });
+      // A deactivated (or draining) agent gets no offers until REACTIVATE_AGENT (Mesos §4.5);
+      // what it has free is only worked out for agents that can be offered.
+      const available = active ? subtractResources(subtractResources(a.info.resources, used), offered.get(a.id) ?? []) : [];
+      agents.push({ id: a.id, active, total: a.info.resources, available });
     }
     const frameworks: AllocatorFramework[] = [];
     const filters = new Map<string, Map<string, number>>();

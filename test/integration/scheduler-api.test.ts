@@ -259,3 +259,44 @@ test('master restart: a checkpointing framework gets its running task back; unac
   const extra = s2.received.slice(before).filter((e) => e.type === 'UPDATE' && statusOf(e).uuid !== undefined);
   assert.deepEqual(extra, []);
 });
+
+test('TEARDOWN kills every task and removes the framework; a disconnected framework gets 403', async (t) => {
+  const { m, a1 } = await cluster(t);
+
+  // A framework whose stream closed is still known (failover_timeout) but not subscribed.
+  const away = await SchedulerClient.subscribe(m.address, { ...FW, name: 'away', failover_timeout: 60 });
+  away.close();
+  await eventually(async () => {
+    const fw = ((await callApi(m.url, { type: 'GET_FRAMEWORKS' })).json as { get_frameworks: { frameworks: Array<{ framework_info: { id: { value: string } }; connected: boolean }> } }).get_frameworks.frameworks;
+    return fw.some((f) => f.framework_info.id.value === away.frameworkId && !f.connected) ? true : undefined;
+  }, 5000, 50, 'the framework to show as disconnected');
+  const refused = await away.call('REVIVE');
+  assert.equal(refused.status, 403);
+  assert.equal(refused.text, 'Framework is not subscribed');
+
+  const s = await SchedulerClient.subscribe(m.address, { ...FW, name: 'doomed', failover_timeout: 60 });
+  t.after(() => s.close());
+  const offer = (await offersForAgents(s, [a1.agentId!])).get(a1.agentId!)!;
+  const r = await s.call('ACCEPT', { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task('d1', a1.agentId!), task('d2', a1.agentId!)] } }] });
+  assert.equal(r.status, 202, r.text);
+  for (const id of ['d1', 'd2']) {
+    await ackUpdate(s, await s.next(updateFor(id, 'TASK_STARTING'), 10_000));
+    await ackUpdate(s, await s.next(updateFor(id, 'TASK_RUNNING'), 10_000));
+  }
+
+  const td = await s.call('TEARDOWN');
+  assert.equal(td.status, 202, td.text);
+  assert.equal(await s.ended, 'stream ended');
+  await eventually(async () => {
+    const v = await tasks(m);
+    const done = ['d1', 'd2'].every((id) => v.completed_tasks.find((x) => x.task_id.value === id)?.state === 'TASK_KILLED');
+    return done && !v.tasks.some((x) => x.task_id.value.startsWith('d')) ? true : undefined;
+  }, 15_000, 100, 'both tasks killed and completed');
+  const fw = ((await callApi(m.url, { type: 'GET_FRAMEWORKS' })).json as { get_frameworks: { frameworks: Array<{ framework_info: { id: { value: string } } }>; completed_frameworks: Array<{ framework_info: { id: { value: string } } }> } }).get_frameworks;
+  assert.ok(!fw.frameworks.some((f) => f.framework_info.id.value === s.frameworkId));
+  assert.ok(fw.completed_frameworks.some((f) => f.framework_info.id.value === s.frameworkId));
+  // The agent's own view agrees: nothing of that framework still runs.
+  const agentTasks = (await callApi(a1.url, { type: 'GET_TASKS' })).json as { get_tasks: { launched_tasks: Array<{ framework_id: { value: string } }> } };
+  assert.ok(!agentTasks.get_tasks.launched_tasks.some((x) => x.framework_id.value === s.frameworkId));
+  await assert.rejects(SchedulerClient.subscribe(m.address, FW, { frameworkId: s.frameworkId }), /Framework has been removed/);
+});
