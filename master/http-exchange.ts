@@ -4,8 +4,10 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type DrydockError } from '../shared/errors.js';
+import { fail, type DrydockError } from '../shared/errors.js';
 import { stringifyJson } from '../shared/json.js';
+import type { Master } from './master.js';
+import { checkApiHeaders, MAX_API_BODY_BYTES } from './operator-api.js';
 
 /** Reads the body as UTF-8; undefined when it exceeds `limit` bytes (the rest is not read). */
 export function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
@@ -59,4 +61,26 @@ export function sendError(res: ServerResponse, e: DrydockError, headers: Record<
   if (e.code === 'METHOD_NOT_ALLOWED' && h['Allow'] === undefined) h['Allow'] = 'POST';
   if (e.code === 'BODY_TOO_LARGE') h['Connection'] = 'close';
   sendText(res, e.status, e.message, h);
+}
+
+/**
+ * The framing every v1 endpoint (operator and scheduler) applies before parsing, in Mesos'
+ * order (reference §0.3): recovered, method and Content-Type, then a bounded body. Resolves
+ * with the body, or undefined once the error has been answered.
+ */
+export async function readApiBody(master: Master, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
+  if (master.state !== 'SERVING') {
+    req.resume();
+    sendError(res, fail('NOT_RECOVERED'));
+    return undefined;
+  }
+  const headerError = checkApiHeaders(req.method ?? '', req.headers['content-type']);
+  if (headerError !== undefined) {
+    req.resume();
+    sendError(res, headerError);
+    return undefined;
+  }
+  const body = await readBody(req, MAX_API_BODY_BYTES);
+  if (body === undefined) sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES));
+  return body;
 }

@@ -11,10 +11,10 @@ import type { Logger } from '../shared/log.js';
 import { AgentSessions } from './agent-sessions.js';
 import type { OperatorStreams } from './operator-stream.js';
 import type { Master } from './master.js';
-import { answerCall, checkApiHeaders, MAX_API_BODY_BYTES, parseApiCall, versionInfo } from './operator-api.js';
+import { answerCall, parseApiCall, versionInfo } from './operator-api.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler-api.js';
 import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from './maintenance-api.js';
-import { readBody, sendError, sendJson, sendText } from './http-exchange.js';
+import { readApiBody, sendError, sendJson, sendText } from './http-exchange.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
@@ -77,17 +77,8 @@ async function route(master: Master, streams: OperatorStreams, req: IncomingMess
 }
 
 async function api(master: Master, streams: OperatorStreams, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (master.state !== 'SERVING') {
-    req.resume();
-    return sendError(res, fail('NOT_RECOVERED'));
-  }
-  const headerError = checkApiHeaders(req.method ?? '', req.headers['content-type']);
-  if (headerError !== undefined) {
-    req.resume();
-    return sendError(res, headerError);
-  }
-  const body = await readBody(req, MAX_API_BODY_BYTES);
-  if (body === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES));
+  const body = await readApiBody(master, req, res);
+  if (body === undefined) return;
   const parsed = parseApiCall(body, req.headers['accept']);
   if (!parsed.ok) return sendError(res, parsed.error);
   // The one call whose answer stays open: same framing checks as the others, then a stream.

@@ -10,9 +10,8 @@ import { type DrydockError, fail } from '../shared/errors.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
 import { encodeRecord } from '../shared/recordio.js';
 import type { Master } from './master.js';
-import { checkApiHeaders, MAX_API_BODY_BYTES } from './operator-api.js';
 import type { FrameworkStream } from './schedulers.js';
-import { readBody, sendError } from './http-exchange.js';
+import { readApiBody, sendError } from './http-exchange.js';
 
 /** Paths of the scheduler endpoint (libprocess delegation and the DC/OS prefix, as for /api/v1). */
 export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler', '/master/api/v1/scheduler', '/mesos/api/v1/scheduler']);
@@ -114,17 +113,8 @@ export function parseSchedulerCall(text: string): ParsedSchedulerCall {
 
 /** Handles one request on a scheduler path. */
 export async function handleSchedulerRequest(master: Master, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (master.state !== 'SERVING') {
-    req.resume();
-    return sendError(res, fail('NOT_RECOVERED'));
-  }
-  const headerError = checkApiHeaders(req.method ?? '', req.headers['content-type']);
-  if (headerError !== undefined) {
-    req.resume();
-    return sendError(res, headerError);
-  }
-  const body = await readBody(req, MAX_API_BODY_BYTES);
-  if (body === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES));
+  const body = await readApiBody(master, req, res);
+  if (body === undefined) return;
   const parsed = parseSchedulerCall(body);
   if (!parsed.ok) return sendError(res, parsed.error);
   const call = parsed.call;

@@ -5,52 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { CLI_BIN, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
-
-interface Cli {
-  child: ChildProcess;
-  stdout: string;
-  stderr: string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `drydock ARGS --master=...`; killed by its pid when the test ends. */
-function cli(t: { after(fn: () => unknown): void }, master: MasterHandle, args: readonly string[]): Cli {
-  const child = spawn(process.execPath, [CLI_BIN, `--master=${master.address}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const run: Cli = {
-    child,
-    stdout: '',
-    stderr: '',
-    exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal !== null ? -1 : null)))),
-  };
-  child.stdout?.setEncoding('utf8').on('data', (c: string) => (run.stdout += c));
-  child.stderr?.setEncoding('utf8').on('data', (c: string) => (run.stderr += c));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await run.exited;
-    }
-  });
-  return run;
-}
-
-async function finished(run: Cli, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const code = await Promise.race([
-      run.exited,
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`drydock did not exit; stdout: ${run.stdout}; stderr: ${run.stderr}`)), timeoutMs))),
-    ]);
-    return { code, stdout: run.stdout, stderr: run.stderr };
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
+import { cliFinished, startCli } from '../helpers/cli.js';
 
 /** Runs `drydock ARGS` to its end. */
 function drydock(t: { after(fn: () => unknown): void }, master: MasterHandle, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return finished(cli(t, master, args));
+  return cliFinished(startCli(t, master, args));
 }
 
 /** The agent list's row for a hostname, as cells. */
@@ -66,7 +26,7 @@ test('drydock agent drain --wait: progress until DRAINED; list shows it; reactiv
   await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'agent-b' });
 
   // The task ignores SIGTERM, so the drain waits out the (capped) grace and then SIGKILLs it.
-  const task = cli(t, master, ['run', '--name', 'sleeper', '--command', "trap '' TERM; sleep 60", '--grace_period', '5secs', '--hostname', 'agent-a']);
+  const task = startCli(t, master, ['run', '--name', 'sleeper', '--command', "trap '' TERM; sleep 60", '--grace_period', '5secs', '--hostname', 'agent-a']);
   await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), 20_000, 50, 'TASK_RUNNING printed');
 
   const before = await drydock(t, master, 'agent', 'list');
@@ -83,7 +43,7 @@ test('drydock agent drain --wait: progress until DRAINED; list shows it; reactiv
   assert.match(drain.stdout, /DRAINED   agent-a\nagent-a is DRAINED\n$/);
   assert.match(drain.stdout, /waiting for: task sleeper-[0-9a-f]+ still running after SIGTERM/);
   // The task was SIGKILLed by the drain after the capped grace, and `drydock run` saw it.
-  assert.equal(await finished(task).then((r) => r.code), 137);
+  assert.equal(await cliFinished(task).then((r) => r.code), 137);
 
   const after = await drydock(t, master, 'agent', 'list');
   assert.deepEqual(row(after.stdout, 'agent-a').slice(3, 4), ['DRAINED']);
@@ -171,16 +131,16 @@ test('drydock agent gone: marked gone, no longer listed; drain --mark_gone --wai
 test('drydock agent drain --wait: Ctrl-C stops waiting (exit 130); the drain goes on', { timeout: 60_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'slow' });
-  const task = cli(t, master, ['run', '--name', 'stubborn', '--command', "trap '' TERM; sleep 60", '--grace_period', '4secs', '--hostname', 'slow']);
+  const task = startCli(t, master, ['run', '--name', 'stubborn', '--command', "trap '' TERM; sleep 60", '--grace_period', '4secs', '--hostname', 'slow']);
   await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), 20_000, 50, 'TASK_RUNNING printed');
-  const wait = cli(t, master, ['agent', 'drain', 'slow', '--wait']);
+  const wait = startCli(t, master, ['agent', 'drain', 'slow', '--wait']);
   await eventually(() => (/waiting for: task stubborn-/.test(wait.stdout) ? true : undefined), 10_000, 50, 'a waiting-for line');
   wait.child.kill('SIGINT');
-  const r = await finished(wait);
+  const r = await cliFinished(wait);
   assert.equal(r.code, 130);
   assert.match(r.stderr, /stopped waiting; the drain of slow goes on/);
   assert.deepEqual(row((await drydock(t, master, 'agent', 'list')).stdout, 'slow').slice(3, 4), ['DRAINING']);
   // ...and ends without us: SIGKILL after the task's 4 s grace, acknowledged by `drydock run`.
   await eventually(async () => (row((await drydock(t, master, 'agent', 'list')).stdout, 'slow')[3] === 'DRAINED' ? true : undefined), 20_000, 250, 'DRAINED');
-  assert.equal((await finished(task)).code, 137);
+  assert.equal((await cliFinished(task)).code, 137);
 });

@@ -4,48 +4,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { freePort } from '../helpers/ports.js';
-import { CLI_BIN, alive, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
+import { alive, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
+import { cliFinished, startCli, type CliProcess } from '../helpers/cli.js';
 
-interface CliRun {
-  child: ChildProcess;
-  stdout: string;
-  stderr: string;
-  exited: Promise<number | null>;
+/** Starts `drydock run ARGS` against `master`. */
+function cliRun(t: { after(fn: () => unknown): void }, master: MasterHandle, args: readonly string[]): CliProcess {
+  return startCli(t, master, ['run', ...args]);
 }
 
-/** Starts `drydock run ARGS` against `master`; killed by its pid when the test ends. */
-function cliRun(t: { after(fn: () => unknown): void }, master: MasterHandle, args: readonly string[]): CliRun {
-  const child = spawn(process.execPath, [CLI_BIN, 'run', `--master=${master.address}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const run: CliRun = {
-    child,
-    stdout: '',
-    stderr: '',
-    exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal !== null ? -1 : null)))),
-  };
-  child.stdout?.setEncoding('utf8').on('data', (c: string) => (run.stdout += c));
-  child.stderr?.setEncoding('utf8').on('data', (c: string) => (run.stderr += c));
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await run.exited;
-    }
-  });
-  return run;
-}
-
-async function exitCode(run: CliRun, timeoutMs = 30_000): Promise<number | null> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      run.exited,
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`drydock run did not exit; stdout: ${run.stdout}; stderr: ${run.stderr}`)), timeoutMs))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+async function exitCode(run: CliProcess, timeoutMs = 30_000): Promise<number | null> {
+  return (await cliFinished(run, timeoutMs)).code;
 }
 
 async function cluster(t: Parameters<typeof startMaster>[0]): Promise<MasterHandle> {
