@@ -23,37 +23,13 @@ import { machineStates, type ClusterStatusJson, type MachineMode } from './maint
 import { renderTable } from './table.js';
 import { formatResources } from '../shared/resources.js';
 import type { Resource } from '../shared/mesos.js';
+import { EXIT_INTERRUPTED, terminalIo, type TerminalIo } from './terminal.js';
 
 /** How often `--wait` asks GET_AGENTS: fast enough to feel live, cheap for the master. */
 export const WAIT_POLL_MS = 250;
 /** Consecutive failed polls (about 10 s) after which `--wait` gives up; the drain goes on. */
 const WAIT_MAX_FAILURES = 40;
-/** Exit status after Ctrl-C (128 + SIGINT, as shells report it). */
-export const EXIT_INTERRUPTED = 130;
-
-export interface AgentIo {
-  out(line: string): void;
-  err(line: string): void;
-  nowMs(): number;
-  sleep(ms: number): Promise<void>;
-  /** Calls `handler` on SIGINT and SIGTERM; returns the function that stops listening. */
-  onSignal(handler: () => void): () => void;
-}
-
-export const processIo: AgentIo = {
-  out: (line) => void process.stdout.write(line + '\n'),
-  err: (line) => void process.stderr.write(`drydock: ${line}\n`),
-  nowMs: () => Date.now(),
-  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-  onSignal(handler) {
-    process.on('SIGINT', handler);
-    process.on('SIGTERM', handler);
-    return () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-    };
-  },
-};
+export const processIo: TerminalIo = terminalIo('drydock');
 
 interface AgentsAnswer {
   get_agents?: { agents?: AgentJson[]; recovered_agents?: RecoveredAgentJson[] };
@@ -70,7 +46,7 @@ function agentAddress(a: AgentJson): string {
 }
 
 /** `drydock agent list`: registered agents with STATUS and MODE, then recovered ones. */
-export async function listAgents(client: MasterClient, json: boolean, io: AgentIo = processIo): Promise<number> {
+export async function listAgents(client: MasterClient, json: boolean, io: TerminalIo = processIo): Promise<number> {
   const { agents, recovered, raw } = await getAgents(client);
   // Drydock's GET_AGENTS carries each machine's mode; ask GET_MAINTENANCE_STATUS only for a
   // master that does not (and shrug if it has no maintenance support at all).
@@ -101,7 +77,7 @@ export async function listAgents(client: MasterClient, json: boolean, io: AgentI
 }
 
 /** Resolves AGENT (id or hostname) through GET_AGENTS; prints the error and returns undefined when it names none or several. */
-async function resolve(client: MasterClient, arg: string, io: AgentIo): Promise<{ id: string; hostname: string } | undefined> {
+async function resolve(client: MasterClient, arg: string, io: TerminalIo): Promise<{ id: string; hostname: string } | undefined> {
   const { agents, recovered } = await getAgents(client);
   const r = resolveAgent(arg, agents, recovered);
   if (!r.ok) {
@@ -115,7 +91,7 @@ async function resolve(client: MasterClient, arg: string, io: AgentIo): Promise<
 }
 
 /** `drydock agent drain AGENT [--max_grace_period D] [--mark_gone] [--wait]`. */
-export async function drainAgent(client: MasterClient, arg: string, flags: DrainFlags, io: AgentIo = processIo): Promise<number> {
+export async function drainAgent(client: MasterClient, arg: string, flags: DrainFlags, io: TerminalIo = processIo): Promise<number> {
   // Check the flags before asking the master anything.
   const probe = drainCall('-', flags);
   if (!probe.ok) {
@@ -139,7 +115,7 @@ export async function drainAgent(client: MasterClient, arg: string, flags: Drain
  * Polls GET_AGENTS every WAIT_POLL_MS and prints what changed, until the drain ends (see
  * waitOutcome). Ctrl-C only stops the waiting: the drain is the master's and goes on.
  */
-async function waitForDrain(client: MasterClient, agent: { id: string; hostname: string }, markGone: boolean, io: AgentIo): Promise<number> {
+async function waitForDrain(client: MasterClient, agent: { id: string; hostname: string }, markGone: boolean, io: TerminalIo): Promise<number> {
   let interrupted = false;
   const off = io.onSignal(() => {
     interrupted = true;
@@ -189,7 +165,7 @@ const SIMPLE = {
 } as const;
 
 /** `drydock agent deactivate|reactivate|gone AGENT`. */
-export async function simpleAgentCommand(client: MasterClient, command: keyof typeof SIMPLE, arg: string, io: AgentIo = processIo): Promise<number> {
+export async function simpleAgentCommand(client: MasterClient, command: keyof typeof SIMPLE, arg: string, io: TerminalIo = processIo): Promise<number> {
   const agent = await resolve(client, arg, io);
   if (agent === undefined) return 1;
   const { type, done } = SIMPLE[command];

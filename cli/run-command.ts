@@ -21,36 +21,14 @@ import {
   type StatusJson,
 } from './run.js';
 import type { TaskInfo } from '../shared/mesos.js';
-
-/** Exit status for an interrupted run that never launched, or a second Ctrl-C (shells use 128+SIGINT). */
-export const EXIT_INTERRUPTED = 130;
+import { EXIT_INTERRUPTED, terminalIo, type TerminalIo } from './terminal.js';
 
 /** How long declined offers stay away: short while we still look (so we do not starve), long once launched. */
 const REFUSE_WHILE_LOOKING_S = 1;
 const REFUSE_AFTER_LAUNCH_S = 3600;
 
 /** Where `drydock run` writes: updates to stdout, everything else to stderr. */
-export interface RunIo {
-  out(line: string): void;
-  err(line: string): void;
-  nowMs(): number;
-  /** Calls `handler` on SIGINT and SIGTERM; returns the function that stops listening. */
-  onSignal(handler: (sig: NodeJS.Signals) => void): () => void;
-}
-
-export const processIo: RunIo = {
-  out: (line) => void process.stdout.write(line + '\n'),
-  err: (line) => void process.stderr.write(`drydock run: ${line}\n`),
-  nowMs: () => Date.now(),
-  onSignal(handler) {
-    process.on('SIGINT', handler);
-    process.on('SIGTERM', handler);
-    return () => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-    };
-  },
-};
+export const processIo: TerminalIo = terminalIo('drydock run');
 
 function currentUser(): string {
   try {
@@ -61,7 +39,7 @@ function currentUser(): string {
 }
 
 /** Runs one task to its end; resolves with the CLI's exit status (never rejects). */
-export async function runCommand(master: string, req: RunRequest, io: RunIo = processIo): Promise<number> {
+export async function runCommand(master: string, req: RunRequest, io: TerminalIo = processIo): Promise<number> {
   let client: SchedulerClient;
   try {
     client = await SchedulerClient.subscribe(master, { ...runFramework(req, currentUser()) }, { timeoutMs: 15_000 });
@@ -79,7 +57,7 @@ class Run {
   readonly result: Promise<number>;
   readonly #client: SchedulerClient;
   readonly #req: RunRequest;
-  readonly #io: RunIo;
+  readonly #io: TerminalIo;
   #resolve!: (code: number) => void;
   #task: TaskInfo | undefined;
   #done = false;
@@ -94,7 +72,7 @@ class Run {
   readonly #offerTimer: NodeJS.Timeout;
   readonly #stopSignals: () => void;
 
-  constructor(client: SchedulerClient, req: RunRequest, io: RunIo) {
+  constructor(client: SchedulerClient, req: RunRequest, io: TerminalIo) {
     this.#client = client;
     this.#req = req;
     this.#io = io;
