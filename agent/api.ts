@@ -5,9 +5,10 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fail, type DrydockError } from '../shared/errors.js';
+import { fail } from '../shared/errors.js';
+import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.js';
 import type { Logger } from '../shared/log.js';
-import { stringifyJson } from '../shared/json.js';
+import { parseWireJson } from '../shared/json.js';
 
 /** Largest request body accepted: agent calls are tiny. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -31,47 +32,6 @@ const KNOWN_CALLS = new Set([
   'UPDATE_RESOURCE_PROVIDER_CONFIG', 'REMOVE_RESOURCE_PROVIDER_CONFIG', 'MARK_RESOURCE_PROVIDER_GONE', 'PRUNE_IMAGES',
   'UNKNOWN',
 ]);
-
-function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, e: DrydockError, headers: Record<string, string> = {}): void {
-  sendText(res, e.status, e.message, headers);
-}
-
-function sendJson(res: ServerResponse, body: unknown): void {
-  // Exact int64s (estimated_drain_start_time is beyond 2^53 ns).
-  const text = stringifyJson(body);
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-/** Reads the body up to the limit; undefined if it was larger (the request is answered 413). */
-function readBody(req: IncomingMessage): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) over = true;
-      else chunks.push(c);
-    });
-    req.on('end', () => resolve(over ? undefined : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-/** Does the Accept header allow JSON? Absent means anything. */
-function acceptsJson(accept: string | undefined): boolean {
-  if (accept === undefined || accept.trim() === '') return true;
-  return accept.split(',').some((part) => {
-    const type = (part.split(';')[0] ?? '').trim().toLowerCase();
-    return type === 'application/json' || type === 'application/*' || type === '*/*' || type === 'application/x-protobuf';
-  });
-}
 
 export class AgentApi {
   readonly #o: ApiOptions;
@@ -125,37 +85,18 @@ export class AgentApi {
       sendError(res, fail('AGENT_NOT_RECOVERED'));
       return;
     }
-    if (req.method !== 'POST') {
+    const headerError = checkApiHeaders(req.method ?? '', req.headers['content-type']);
+    if (headerError !== undefined) {
       req.resume();
-      sendError(res, fail('METHOD_NOT_ALLOWED', req.method ?? ''), { allow: 'POST' });
+      sendError(res, headerError);
       return;
     }
-    const contentType = req.headers['content-type'];
-    if (contentType === undefined || contentType.trim() === '') {
-      req.resume();
-      sendError(res, fail('CONTENT_TYPE_MISSING'));
-      return;
-    }
-    const mediaType = (contentType.split(';')[0] ?? '').trim().toLowerCase();
-    if (mediaType === 'application/x-protobuf') {
-      req.resume();
-      sendError(res, fail('PROTOBUF_UNSUPPORTED'));
-      return;
-    }
-    // Looser than Mesos on purpose (DESIGN): parameters are fine, and so is curl's default type.
-    if (mediaType !== 'application/json' && mediaType !== 'application/x-www-form-urlencoded') {
-      req.resume();
-      sendError(res, fail('CONTENT_TYPE_UNSUPPORTED'));
-      return;
-    }
-    const body = await readBody(req);
-    if (body === undefined) {
-      sendError(res, fail('BODY_TOO_LARGE', MAX_BODY_BYTES));
-      return;
-    }
+    const body = await readBodyOrAnswer(req, res, MAX_BODY_BYTES);
+    if (body === undefined) return;
     let call: unknown;
     try {
-      call = JSON.parse(body);
+      // Bounded, null is unset: the same reader as the master's APIs.
+      call = parseWireJson(body);
     } catch (e) {
       sendError(res, fail('BODY_NOT_JSON', (e as Error).message));
       return;

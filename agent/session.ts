@@ -10,7 +10,7 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
-import { AGENT_SESSION_PATH, CLOSE_CODES, MAX_FRAME_BYTES, assertNever, decodeMasterMessage, encode, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
+import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, MAX_FRAME_BYTES, assertNever, decodeMasterMessage, encode, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
 import { registrationDelayMs } from './backoff.js';
 
 export type SessionState = 'idle' | 'waiting' | 'connecting' | 'registering' | 'registered' | 'closed';
@@ -43,13 +43,6 @@ export interface SessionOptions {
   log: Logger;
   owner: SessionOwner;
   random?: () => number;
-}
-
-/** WebSocket close reasons are limited to 123 bytes. */
-function closeReason(text: string): string {
-  let out = text;
-  while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
-  return out;
 }
 
 export class Session {

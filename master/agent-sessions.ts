@@ -9,19 +9,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { Logger } from '../shared/log.js';
-import { AGENT_SESSION_PATH, CLOSE_CODES, decodeAgentMessage, encode, MAX_FRAME_BYTES } from '../shared/protocol.js';
+import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, decodeAgentMessage, encode, MAX_FRAME_BYTES } from '../shared/protocol.js';
 import type { AgentConnection, Master } from './master.js';
-
-/** ws refuses close reasons longer than 123 bytes (125-byte control frame minus the code). */
-const MAX_CLOSE_REASON_BYTES = 123;
-
-/** Cuts a close reason to 123 UTF-8 bytes without splitting a character. */
-export function closeReason(text: string): string {
-  if (Buffer.byteLength(text) <= MAX_CLOSE_REASON_BYTES) return text;
-  let out = text.slice(0, MAX_CLOSE_REASON_BYTES);
-  while (Buffer.byteLength(out) > MAX_CLOSE_REASON_BYTES) out = out.slice(0, -1);
-  return out;
-}
 
 export class AgentSessions {
   readonly #master: Master;
@@ -72,29 +61,45 @@ export class AgentSessions {
     log.debug('agent session opened', { sessionId: id, remote });
 
     let broken = false;
+    /** A bug in handling one frame closes this session (1011) and is logged; the master and other sessions go on. */
+    const guarded = (where: string, fn: () => void): void => {
+      try {
+        fn();
+      } catch (e) {
+        log.error('internal error', { where, sessionId: id, remote, error: e });
+        broken = true;
+        conn.close(1011, 'internal error');
+      }
+    };
     // Messages of one session are handled in order: a STATUS_UPDATE never overtakes its REGISTER.
     let chain: Promise<void> = Promise.resolve();
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      if (broken) return;
-      const decoded = decodeAgentMessage(data, isBinary);
-      if (!decoded.ok) {
-        broken = true;
-        log.warn('agent session protocol error', { sessionId: id, remote, error: decoded.error });
-        ws.close(CLOSE_CODES.PROTOCOL_ERROR, closeReason(decoded.error));
-        return;
-      }
-      const msg = decoded.message;
-      chain = chain
-        .then(() => this.#master.handle(conn, msg))
-        .catch((e: unknown) => {
-          log.error('internal error', { where: 'agent message', sessionId: id, type: msg.type, error: e });
-        });
-    });
-    ws.on('pong', () => this.#master.pong(conn));
-    ws.on('close', (code: number) => {
-      log.debug('agent session closed', { sessionId: id, code });
-      this.#master.disconnected(conn);
-    });
+    ws.on('message', (data: RawData, isBinary: boolean) =>
+      guarded('agent frame', () => {
+        if (broken) return;
+        const decoded = decodeAgentMessage(data, isBinary);
+        if (!decoded.ok) {
+          broken = true;
+          log.warn('agent session protocol error', { sessionId: id, remote, error: decoded.error });
+          ws.close(CLOSE_CODES.PROTOCOL_ERROR, closeReason(decoded.error));
+          return;
+        }
+        const msg = decoded.message;
+        chain = chain
+          .then(() => this.#master.handle(conn, msg))
+          .catch((e: unknown) => {
+            log.error('internal error', { where: 'agent message', sessionId: id, type: msg.type, error: e });
+            broken = true;
+            conn.close(1011, 'internal error');
+          });
+      }),
+    );
+    ws.on('pong', () => guarded('agent pong', () => this.#master.pong(conn)));
+    ws.on('close', (code: number) =>
+      guarded('agent session close', () => {
+        log.debug('agent session closed', { sessionId: id, code });
+        this.#master.disconnected(conn);
+      }),
+    );
     // ws closes the socket itself after an error (e.g. 1009 for a frame over maxPayload).
     ws.on('error', (e: Error) => log.warn('agent session error', { sessionId: id, remote, error: e }));
   }

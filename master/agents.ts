@@ -11,7 +11,7 @@
  * An agent removed (replaced by a new agent at its ip:port) leaves the table.
  */
 
-import type { AgentSelf, AgentTaskReport } from '../shared/protocol.js';
+import { MAX_REGISTERED_TASKS, type AgentSelf, type AgentTaskReport } from '../shared/protocol.js';
 import { isTerminal, type Task, type TaskInfo, type TaskState, type TaskStatus } from '../shared/mesos.js';
 import type { DurableAgent, RecoveredAgent } from './registry/registry.js';
 import type { AgentDrain } from './drain.js';
@@ -111,6 +111,13 @@ function addressKey(info: AgentSelf): string | undefined {
 
 /** How many completed tasks the master remembers (Mesos --max_completed_tasks_per_framework is 1000). */
 export const MAX_COMPLETED_TASKS = 1000;
+
+/**
+ * Why a registered session may not speak of a task (a session speaks only for its own agent):
+ * an `agent_id` naming another agent, a task the master knows on another agent, or more tasks
+ * than one registration may report.
+ */
+export type ForeignTaskReason = 'FOREIGN_AGENT_ID' | 'TASK_OF_ANOTHER_AGENT' | 'TOO_MANY_TASKS';
 
 /** Result of acknowledging an update: values, not exceptions (an unknown task is an expected outcome). */
 export type AckOutcome = 'ACKNOWLEDGED' | 'COMPLETED' | 'UNKNOWN_AGENT' | 'UNKNOWN_TASK' | 'UUID_MISMATCH';
@@ -351,6 +358,22 @@ export class AgentTable {
     if (task.labels !== undefined) t.labels = task.labels;
     (entry.tasks ??= new Map()).set(taskKey(frameworkId, task.task_id.value), t);
     return true;
+  }
+
+  /**
+   * May the session of `agentId` report on this task (a status update, or a task in its
+   * registration)? `claimedAgentId` is the agent id the message carries, if any. Undefined
+   * when it may. Looking for another owner walks every agent, so it runs only for a task this
+   * agent does not already have.
+   */
+  foreignTask(agentId: string, frameworkId: string, taskId: string, claimedAgentId: string | undefined): ForeignTaskReason | undefined {
+    if (claimedAgentId !== undefined && claimedAgentId !== agentId) return 'FOREIGN_AGENT_ID';
+    const key = taskKey(frameworkId, taskId);
+    const own = this.#agents.get(agentId)?.tasks;
+    if (own?.has(key) === true) return undefined;
+    for (const a of this.#agents.values()) if (a.id !== agentId && a.tasks?.has(key) === true) return 'TASK_OF_ANOTHER_AGENT';
+    if ((own?.size ?? 0) >= MAX_REGISTERED_TASKS) return 'TOO_MANY_TASKS';
+    return undefined;
   }
 
   /** The task's latest state, or undefined if the master does not know the task. */

@@ -14,7 +14,8 @@ import type { Master } from './master.js';
 import { answerCall, parseApiCall, versionInfo } from './operator-api.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler-api.js';
 import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from './maintenance-api.js';
-import { readApiBody, sendError, sendJson, sendText } from './http-exchange.js';
+import { sendError, sendJson, sendText } from '../shared/http.js';
+import { readApiBody } from './http-exchange.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);

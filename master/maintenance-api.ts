@@ -10,11 +10,11 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type DrydockError, fail } from '../shared/errors.js';
-import { parseJson } from '../shared/json.js';
+import { parseWireJson } from '../shared/json.js';
 import { parseMachineList, parseMachinesMessage, parseSchedule, type MachineId, type Parsed } from './maintenance.js';
 import type { Master } from './master.js';
 import { MAX_API_BODY_BYTES, type CallAnswer, type OperatorCall } from './operator-api.js';
-import { readBody, sendError, sendJsonp } from './http-exchange.js';
+import { readBodyOrAnswer, sendError, sendJson } from '../shared/http.js';
 
 type Route = 'SCHEDULE' | 'STATUS' | 'DOWN' | 'UP';
 
@@ -48,13 +48,13 @@ export async function handleMaintenanceRequest(master: Master, route: Route, req
   if (method === 'GET') {
     req.resume();
     const json = route === 'SCHEDULE' ? master.maintenance.scheduleJson() : master.maintenance.statusJson();
-    return sendJsonp(res, json, jsonpCallback(req.url));
+    return sendJson(res, json, jsonpCallback(req.url));
   }
-  const text = await readBody(req, MAX_API_BODY_BYTES);
-  if (text === undefined) return sendError(res, fail('BODY_TOO_LARGE', MAX_API_BODY_BYTES));
+  const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
+  if (text === undefined) return;
   let json: unknown;
   try {
-    json = parseJson(text);
+    json = parseWireJson(text);
   } catch (e) {
     return sendError(res, fail('MAINTENANCE_BODY_INVALID', (e as Error).message));
   }
@@ -88,7 +88,7 @@ export async function answerMaintenanceCall(master: Master, call: OperatorCall):
     case 'UPDATE_MAINTENANCE_SCHEDULE': {
       const sub = call.body['update_maintenance_schedule'] as Record<string, unknown>;
       const raw = sub['schedule'];
-      if (raw === undefined || raw === null) return converted('Missing required fields: update_maintenance_schedule.schedule');
+      if (raw === undefined) return converted('Missing required fields: update_maintenance_schedule.schedule');
       if (typeof raw !== 'object' || Array.isArray(raw)) return converted(`Not expecting a JSON ${Array.isArray(raw) ? 'array' : typeof raw} for field 'schedule'`);
       const schedule = parseSchedule(raw as Record<string, unknown>, 'update_maintenance_schedule.schedule.');
       if (!schedule.ok) return converted(schedule.message);

@@ -8,6 +8,8 @@
  */
 
 import { fail, type DrydockError } from '../shared/errors.js';
+import { MAX_INT64 } from '../shared/duration.js';
+import { preview } from '../shared/proto.js';
 import type { DurableSchedule } from './registry/registry.js';
 
 /** A machine's mode (Mesos MachineInfo.Mode). */
@@ -132,11 +134,15 @@ function stringField(parent: Record<string, unknown>, name: string): string | un
 function int64Field(parent: Record<string, unknown>, name: string): bigint | undefined {
   const v = parent[name];
   if (unset(v)) return undefined;
-  if (typeof v === 'bigint') return v;
-  if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.trunc(v));
-  if (typeof v === 'string' && /^-?[0-9]+$/.test(v.trim())) return BigInt(v.trim());
-  if (typeof v === 'string') throw new ParseFailure(`Failed to convert '${v}' to number for field '${name}'`);
-  throw new ParseFailure(`Not expecting a JSON ${kind(v)} for field '${name}'`);
+  let n: bigint;
+  if (typeof v === 'bigint') n = v;
+  else if (typeof v === 'number' && Number.isFinite(v)) n = BigInt(Math.trunc(v));
+  else if (typeof v === 'string' && /^\s*-?[0-9]{1,40}\s*$/.test(v)) n = BigInt(v.trim());
+  else if (typeof v === 'string') throw new ParseFailure(`Failed to convert '${preview(v)}' to number for field '${name}'`);
+  else throw new ParseFailure(`Not expecting a JSON ${kind(v)} for field '${name}'`);
+  // SQLite INTEGER and Mesos' int64 hold the same range: beyond it is the client's error, never the registry's.
+  if (n > MAX_INT64 || n < -MAX_INT64 - 1n) throw new ParseFailure(`Value ${preview(v)} of field '${name}' is out of range for int64`);
+  return n;
 }
 
 function parseMachineId(raw: unknown, field: string): MachineId {

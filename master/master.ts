@@ -13,7 +13,7 @@ import { nowNs } from '../shared/duration.js';
 import type { Logger } from '../shared/log.js';
 import type { FrameworkInfo, KillPolicy, TaskInfo } from '../shared/mesos.js';
 import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
-import { AgentTable, type RegistrationRequest, type UnreachableReason } from './agents.js';
+import { AgentTable, type ForeignTaskReason, type RegistrationRequest, type UnreachableReason } from './agents.js';
 import type { MasterConfig } from './config.js';
 import type { Registry } from './registry/registry.js';
 import { MasterEvents } from './events.js';
@@ -67,6 +67,8 @@ export class Master {
   /** Agent draining, deactivation and marking gone (drain.ts, drainer.ts). */
   readonly drainer: Drainer;
   readonly startTimeMs: number;
+  /** Status updates and registered tasks refused because they spoke for another agent (for metrics). */
+  refusedReports = 0;
   #state: MasterState = 'RECOVERING';
   readonly #registry: Registry;
   readonly #clock: Clock;
@@ -191,6 +193,11 @@ export class Master {
         const agentId = this.#sessionAgent.get(conn.id);
         if (agentId === undefined) {
           this.#log.warn('status update from unregistered session', { sessionId: conn.id, taskId: msg.status.task_id.value });
+          return;
+        }
+        const foreign = this.table.foreignTask(agentId, msg.framework_id, msg.status.task_id.value, msg.status.agent_id?.value);
+        if (foreign !== undefined) {
+          this.#refuseForeign(conn, agentId, msg.framework_id, msg.status.task_id.value, msg.status.agent_id?.value, foreign);
           return;
         }
         if (!this.schedulers.beforeStatusUpdate(agentId, msg.framework_id, msg.status)) return;
@@ -414,11 +421,19 @@ export class Master {
       return;
     }
 
+    // A registration speaks only for its own agent: tasks that name another agent, or that the
+    // master knows on another agent, are left out.
+    const tasks = msg.tasks.filter((r) => {
+      const foreign = this.table.foreignTask(plan.agentId, r.framework_id, r.task.task_id.value, r.task.agent_id.value);
+      if (foreign === 'TOO_MANY_TASKS' || foreign === undefined) return true;
+      this.#refuseForeign(conn, plan.agentId, r.framework_id, r.task.task_id.value, r.task.agent_id.value, foreign);
+      return false;
+    });
     const replacedSession = plan.replaces === undefined ? undefined : this.table.get(plan.replaces)?.sessionId;
     const now = this.#clock.now();
     const tasksBefore = this.table.get(plan.agentId)?.tasks;
     const before = tasksBefore === undefined ? undefined : new Map(tasksBefore);
-    const { previousSessionId } = this.table.applyRegistration(plan, req, msg.tasks, conn.id, nowNs(now));
+    const { previousSessionId } = this.table.applyRegistration(plan, req, tasks, conn.id, nowNs(now));
     if (plan.replaces !== undefined) this.maintenance.agentRemoved(plan.replaces);
     this.maintenance.agentAdded(plan.agentId, agentMachineId(msg.agent.hostname, msg.agent.ip));
     if (plan.replaces !== undefined) {
@@ -453,6 +468,16 @@ export class Master {
     if (plan.replaces !== undefined) this.schedulers.agentRemoved(plan.replaces);
     this.schedulers.agentRegistered(plan.agentId, before, msg.frameworks);
     this.drainer.agentRegistered(plan.agentId);
+  }
+
+  /**
+   * A session spoke of a task that is not its agent's: the message is dropped (not recorded,
+   * not forwarded, not acknowledged), logged and counted. The session stays: a confused agent
+   * is not cut off from its own tasks.
+   */
+  #refuseForeign(conn: AgentConnection, agentId: string, frameworkId: string, taskId: string, claimedAgentId: string | undefined, reason: ForeignTaskReason): void {
+    this.refusedReports++;
+    this.#log.warn('agent report refused', { sessionId: conn.id, agentId, claimedAgentId, frameworkId, taskId, reason });
   }
 
   /** Sends SHUTDOWN `Machine is \`DOWN\`` and closes the session when the agent's machine is DOWN. */

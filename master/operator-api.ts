@@ -7,7 +7,9 @@
 import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type DrydockError, fail } from '../shared/errors.js';
-import { parseJson } from '../shared/json.js';
+import { acceptsJson } from '../shared/http.js';
+import { parseWireJson } from '../shared/json.js';
+import { AGENT_CALL, decodeMessage, DRAIN_AGENT_CALL } from '../shared/proto.js';
 import { isTerminal, type AgentInfo, type Resource, type Task } from '../shared/mesos.js';
 import { addResources, toEndpointFormat } from '../shared/resources.js';
 import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../shared/version.js';
@@ -67,44 +69,11 @@ export interface OperatorCall {
 /** Largest request body accepted (a maintenance schedule for thousands of machines fits). */
 export const MAX_API_BODY_BYTES = 4 * 1024 * 1024;
 
-/** The media type of a header value, without parameters, lowercased (`application/json; charset=utf-8` -> `application/json`). */
-export function mediaType(value: string): string {
-  return (value.split(';')[0] ?? '').trim().toLowerCase();
-}
-
-/**
- * Checks 4 and 5 of §0.3, on the headers alone (before the body is read).
- * Accepts more than Mesos: Content-Type parameters, and curl's form default on a JSON body.
- */
-export function checkApiHeaders(method: string, contentType: string | undefined): DrydockError | undefined {
-  if (method !== 'POST') return fail('METHOD_NOT_ALLOWED', method);
-  if (contentType === undefined || contentType.trim() === '') return fail('CONTENT_TYPE_MISSING');
-  const type = mediaType(contentType);
-  if (type === 'application/json') return undefined;
-  // `curl -d '{...}'` sends this; the body is still JSON (DESIGN.md: accept curl's default).
-  if (type === 'application/x-www-form-urlencoded') return undefined;
-  if (type === 'application/x-protobuf') return fail('PROTOBUF_UNSUPPORTED');
-  return fail('CONTENT_TYPE_UNSUPPORTED');
-}
-
-/** Does an Accept header allow JSON? Absent means anything. */
-export function acceptsJson(accept: string | undefined): boolean {
-  if (accept === undefined || accept.trim() === '') return true;
-  for (const part of accept.split(',')) {
-    const [range = '', ...params] = part.split(';');
-    const type = range.trim().toLowerCase();
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    if (q !== undefined && Number(q.slice(2)) === 0) continue;
-    if (type === 'application/json' || type === 'application/*' || type === '*/*') return true;
-  }
-  return false;
-}
-
 /** Checks 6 to 9 of §0.3 on the body: parse, convert, validate, Accept, UNKNOWN. */
 export function parseApiCall(text: string, accept: string | undefined): { ok: true; call: OperatorCall } | { ok: false; error: DrydockError } {
   let json: unknown;
   try {
-    json = parseJson(text);
+    json = parseWireJson(text);
   } catch (e) {
     return { ok: false, error: fail('BODY_NOT_JSON', (e as Error).message) };
   }
@@ -113,8 +82,8 @@ export function parseApiCall(text: string, accept: string | undefined): { ok: tr
   }
   const body = json as Record<string, unknown>;
   const type = body['type'];
-  // stout: null means unset; a non-string for an enum field is a conversion error.
-  if (type !== undefined && type !== null && typeof type !== 'string') {
+  // A non-string for an enum field is a conversion error (null was dropped as unset).
+  if (type !== undefined && typeof type !== 'string') {
     return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(type)} for field 'type'`) };
   }
   // An unknown name in the optional enum is dropped, so it fails validation as "not present".
@@ -125,7 +94,7 @@ export function parseApiCall(text: string, accept: string | undefined): { ok: tr
   const sub = REQUIRED_SUB[callType];
   if (sub !== undefined) {
     const v = body[sub];
-    if (v === undefined || v === null) return { ok: false, error: fail('CALL_INVALID', `Expecting '${sub}' to be present`) };
+    if (v === undefined) return { ok: false, error: fail('CALL_INVALID', `Expecting '${sub}' to be present`) };
     if (typeof v !== 'object' || Array.isArray(v)) return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(v)} for field '${sub}'`) };
   }
   if (!acceptsJson(accept)) return { ok: false, error: fail('NOT_ACCEPTABLE') };
@@ -180,15 +149,11 @@ export function answerCall(master: Master, call: OperatorCall): CallAnswer | Pro
 
 // ---- Draining and deactivation (reference §1) ---------------------------------------------------
 
-/** The sub-message's `agent_id.value`, or the stout error for a missing required field. */
-function agentIdOf(sub: Record<string, unknown>, subName: string): { ok: true; id: string } | { ok: false; error: DrydockError } {
-  const raw = sub['agent_id'];
-  if (raw === undefined || raw === null) return { ok: false, error: fail('BODY_NOT_CALL', `Missing required fields: ${subName}.agent_id`) };
-  if (typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(raw)} for field 'agent_id'`) };
-  const value = (raw as Record<string, unknown>)['value'];
-  if (value === undefined || value === null) return { ok: false, error: fail('BODY_NOT_CALL', `Missing required fields: ${subName}.agent_id.value`) };
-  if (typeof value !== 'string') return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(value)} for field 'value'`) };
-  return { ok: true, id: value };
+/** The sub-message's `agent_id.value`, or stout's error (`Missing required fields: drain_agent.agent_id`). */
+function agentIdOf(call: OperatorCall, subName: string): { ok: true; id: string; sub: Record<string, unknown> } | { ok: false; error: DrydockError } {
+  const decoded = decodeMessage<{ agent_id: { value: string } } & Record<string, unknown>>(call.type === 'DRAIN_AGENT' ? DRAIN_AGENT_CALL : AGENT_CALL, call.body[subName], subName);
+  if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
+  return { ok: true, id: decoded.value.agent_id.value, sub: decoded.value };
 }
 
 /** DRAIN_AGENT's config: `max_grace_period` (Duration, or "10mins"), `mark_gone` (bool or "true"/"false"). */
@@ -197,7 +162,7 @@ export function parseDrainConfig(sub: Record<string, unknown>): { ok: true; conf
   if (!grace.ok) return { ok: false, error: fail('DRAIN_CALL_INVALID', grace.error) };
   const mg = sub['mark_gone'];
   let markGone: boolean;
-  if (mg === undefined || mg === null) markGone = false;
+  if (mg === undefined) markGone = false;
   else if (typeof mg === 'boolean') markGone = mg;
   else if (mg === 'true' || mg === 'false') markGone = mg === 'true';
   else return { ok: false, error: fail('DRAIN_CALL_INVALID', `Not expecting a JSON ${jsonKind(mg)} for field 'mark_gone'`) };
@@ -206,9 +171,9 @@ export function parseDrainConfig(sub: Record<string, unknown>): { ok: true; conf
 
 async function answerAgentCall(master: Master, call: OperatorCall): Promise<CallAnswer> {
   const subName = call.type.toLowerCase();
-  const sub = call.body[subName] as Record<string, unknown>;
-  const id = agentIdOf(sub, subName);
+  const id = agentIdOf(call, subName);
   if (!id.ok) return { ok: false, error: id.error };
+  const sub = id.sub;
   let error: DrydockError | undefined;
   switch (call.type) {
     case 'DRAIN_AGENT': {

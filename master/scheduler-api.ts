@@ -7,28 +7,23 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type DrydockError, fail } from '../shared/errors.js';
-import { parseJson, stringifyJson } from '../shared/json.js';
+import { parseWireJson, stringifyJson } from '../shared/json.js';
+import type { FrameworkInfo, IdValue, KillPolicy, TaskInfo } from '../shared/mesos.js';
+import { decodeMessage, SCHEDULER_CALL, SCHEDULER_CALL_TYPES } from '../shared/proto.js';
 import { encodeRecord } from '../shared/recordio.js';
 import type { Master } from './master.js';
 import type { FrameworkStream } from './schedulers.js';
-import { readApiBody, sendError } from './http-exchange.js';
+import { sendError } from '../shared/http.js';
+import { readApiBody } from './http-exchange.js';
 
 /** Paths of the scheduler endpoint (libprocess delegation and the DC/OS prefix, as for /api/v1). */
 export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler', '/master/api/v1/scheduler', '/mesos/api/v1/scheduler']);
 
-/** Every scheduler::Call type of Mesos 1.12. Unknown names are dropped by the parser (optional enum), then fail as "type not present". */
-export const SCHEDULER_CALL_TYPES = [
-  'UNKNOWN', 'SUBSCRIBE', 'TEARDOWN', 'ACCEPT', 'DECLINE', 'ACCEPT_INVERSE_OFFERS', 'DECLINE_INVERSE_OFFERS', 'REVIVE',
-  'KILL', 'SHUTDOWN', 'ACKNOWLEDGE', 'ACKNOWLEDGE_OPERATION_STATUS', 'RECONCILE', 'RECONCILE_OPERATIONS', 'MESSAGE',
-  'REQUEST', 'SUPPRESS', 'UPDATE_FRAMEWORK',
-] as const;
-
+export { SCHEDULER_CALL_TYPES };
 export type SchedulerCallType = (typeof SCHEDULER_CALL_TYPES)[number];
 
-const KNOWN = new Set<string>(SCHEDULER_CALL_TYPES);
-
 /** Sub-messages validation requires (`Expecting '<sub>' to be present`). */
-const REQUIRED_SUB: Partial<Record<SchedulerCallType, string>> = {
+const REQUIRED_SUB: Partial<Record<SchedulerCallType, keyof SchedulerCallBody>> = {
   SUBSCRIBE: 'subscribe',
   ACCEPT: 'accept',
   DECLINE: 'decline',
@@ -44,22 +39,53 @@ const REQUIRED_SUB: Partial<Record<SchedulerCallType, string>> = {
   UPDATE_FRAMEWORK: 'update_framework',
 };
 
+/** Filters of ACCEPT, DECLINE and the inverse-offer answers. */
+export interface Filters {
+  refuse_seconds?: number;
+}
+
+/** The answer to an inverse offer (ACCEPT_INVERSE_OFFERS / DECLINE_INVERSE_OFFERS). */
+export interface InverseOfferAnswer {
+  inverse_offer_ids?: IdValue[];
+  filters?: Filters;
+}
+
+/**
+ * A scheduler::Call as shared/proto.ts decodes it: only the fields Drydock knows, each of its
+ * proto type, no nulls; empty repeated fields are absent.
+ */
+export interface SchedulerCallBody {
+  framework_id?: IdValue;
+  type?: SchedulerCallType;
+  subscribe?: { framework_info: FrameworkInfo; suppressed_roles?: string[] };
+  accept?: { offer_ids?: IdValue[]; operations?: Array<{ type?: string; launch?: { task_infos?: TaskInfo[] } }>; filters?: Filters };
+  decline?: { offer_ids?: IdValue[]; filters?: Filters };
+  accept_inverse_offers?: InverseOfferAnswer;
+  decline_inverse_offers?: InverseOfferAnswer;
+  revive?: { roles?: string[] };
+  suppress?: { roles?: string[] };
+  kill?: { task_id: IdValue; agent_id?: IdValue; kill_policy?: KillPolicy };
+  shutdown?: { executor_id: IdValue; agent_id: IdValue };
+  acknowledge?: { agent_id: IdValue; task_id: IdValue; uuid: string };
+  acknowledge_operation_status?: unknown;
+  reconcile?: { tasks?: Array<{ task_id: IdValue; agent_id?: IdValue }> };
+  reconcile_operations?: unknown;
+  message?: { agent_id: IdValue; executor_id: IdValue; data: string };
+  request?: { requests?: unknown[] };
+  update_framework?: { framework_info: FrameworkInfo; suppressed_roles?: string[] };
+}
+
 /** A parsed, validated scheduler call. */
 export interface SchedulerCall {
   type: SchedulerCallType;
   /** Top-level framework_id (required for everything but SUBSCRIBE). */
   frameworkId: string | undefined;
-  body: Record<string, unknown>;
+  body: SchedulerCallBody;
 }
 
 export type ParsedSchedulerCall = { ok: true; call: SchedulerCall } | { ok: false; error: DrydockError };
 
 const invalid = (detail: string): ParsedSchedulerCall => ({ ok: false, error: fail('SCHEDULER_CALL_INVALID', detail) });
-
-function idOf(v: unknown): string | undefined {
-  const value = (v as { value?: unknown } | null | undefined)?.value;
-  return typeof value === 'string' ? value : undefined;
-}
 
 /** Is `text` the base64 of a 16-byte UUID (TaskStatus.uuid as JSON writes bytes)? */
 export function isBase64Uuid(text: unknown): boolean {
@@ -67,43 +93,31 @@ export function isBase64Uuid(text: unknown): boolean {
   return Buffer.from(text, 'base64').length === 16;
 }
 
-/** Parses and validates a scheduler call body (Mesos `validation::scheduler::call::validate`). */
+/**
+ * Parses and validates a scheduler call body in Mesos' order: JSON (bounded, null is unset),
+ * conversion to scheduler::Call (shared/proto.ts), then `validation::scheduler::call::validate`.
+ */
 export function parseSchedulerCall(text: string): ParsedSchedulerCall {
   let json: unknown;
   try {
-    json = parseJson(text);
+    json = parseWireJson(text);
   } catch (e) {
     return { ok: false, error: fail('BODY_NOT_JSON', (e as Error).message) };
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return { ok: false, error: fail('BODY_NOT_CALL', 'Expecting a JSON object') };
-  const body = json as Record<string, unknown>;
-  const type = body['type'];
-  if (typeof type !== 'string' || !KNOWN.has(type)) return invalid("Expecting 'type' to be present");
-  const callType = type as SchedulerCallType;
+  const decoded = decodeMessage<SchedulerCallBody>(SCHEDULER_CALL, json);
+  if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
+  const body = decoded.value;
+  const callType = body.type;
+  if (callType === undefined) return invalid("Expecting 'type' to be present");
   const sub = REQUIRED_SUB[callType];
-  if (sub !== undefined) {
-    const v = body[sub];
-    if (v === undefined || v === null) return invalid(`Expecting '${sub}' to be present`);
-    if (typeof v !== 'object' || Array.isArray(v)) return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${Array.isArray(v) ? 'array' : typeof v} for field '${sub}'`) };
-  }
-  const frameworkId = idOf(body['framework_id']);
+  if (sub !== undefined && body[sub] === undefined) return invalid(`Expecting '${sub}' to be present`);
+  const frameworkId = body.framework_id?.value;
   if (callType === 'SUBSCRIBE') {
-    const info = (body['subscribe'] as Record<string, unknown>)['framework_info'];
-    if (typeof info !== 'object' || info === null || Array.isArray(info)) return invalid("Expecting 'framework_info' to be present");
-    const fi = info as Record<string, unknown>;
-    if (typeof fi['user'] !== 'string' || typeof fi['name'] !== 'string') return invalid("Expecting 'framework_info.user' and 'framework_info.name' to be present");
-    const infoId = idOf(fi['id']);
-    if (frameworkId !== infoId && (frameworkId !== undefined || infoId !== undefined)) {
-      return invalid("'framework_id' differs from 'subscribe.framework_info.id'");
-    }
+    const infoId = body.subscribe?.framework_info.id?.value;
+    if (frameworkId !== infoId) return invalid("'framework_id' differs from 'subscribe.framework_info.id'");
   } else {
     if (frameworkId === undefined) return invalid("Expecting 'framework_id' to be present");
-    if (callType === 'ACKNOWLEDGE') {
-      const ack = body['acknowledge'] as Record<string, unknown>;
-      if (idOf(ack['agent_id']) === undefined || idOf(ack['task_id']) === undefined) return invalid("Expecting 'acknowledge.agent_id' and 'acknowledge.task_id' to be present");
-      if (!isBase64Uuid(ack['uuid'])) return invalid("'acknowledge.uuid' is not a valid base64-encoded UUID");
-    }
-    if (callType === 'KILL' && idOf((body['kill'] as Record<string, unknown>)['task_id']) === undefined) return invalid("Expecting 'kill.task_id' to be present");
+    if (callType === 'ACKNOWLEDGE' && !isBase64Uuid(body.acknowledge?.uuid)) return invalid("'acknowledge.uuid' is not a valid base64-encoded UUID");
   }
   if (callType === 'UNKNOWN') return { ok: false, error: fail('SCHEDULER_CALL_UNSUPPORTED', callType) };
   return { ok: true, call: { type: callType, frameworkId, body } };
@@ -119,8 +133,7 @@ export async function handleSchedulerRequest(master: Master, req: IncomingMessag
   if (!parsed.ok) return sendError(res, parsed.error);
   const call = parsed.call;
   if (call.type === 'SUBSCRIBE') {
-    const info = (call.body['subscribe'] as Record<string, unknown>)['framework_info'] as Record<string, unknown>;
-    await master.schedulers.subscribe(info, () => openStream(res));
+    await master.schedulers.subscribe((call.body.subscribe as { framework_info: FrameworkInfo }).framework_info, () => openStream(res));
     return;
   }
   const header = req.headers['mesos-stream-id'];

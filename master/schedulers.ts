@@ -9,7 +9,7 @@ import { fail as errorOf, type DrydockError } from '../shared/errors.js';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import type { Logger } from '../shared/log.js';
-import { isTerminal, type FrameworkInfo, type KillPolicy, type Resource, type Task, type TaskState, type TaskStatus, type TaskStatusReason } from '../shared/mesos.js';
+import { isTerminal, type FrameworkInfo, type KillPolicy, type Resource, type Task, type TaskInfo, type TaskState, type TaskStatus, type TaskStatusReason } from '../shared/mesos.js';
 import { addResources, subtractResources } from '../shared/resources.js';
 import { generateInverseOffers, generateOffers, inverseOfferKey, type AllocatorAgent, type AllocatorFramework, type MaintenanceAgent } from './allocator.js';
 import { unavailabilityJson } from './maintenance.js';
@@ -18,7 +18,7 @@ import { FrameworkTable, hasCapability, type FrameworkEntry } from './frameworks
 import type { Master } from './master.js';
 import { offerJson, planAccept, type Offer } from './offers.js';
 import type { DurableFramework, Registry } from './registry/registry.js';
-import type { SchedulerCall } from './scheduler-api.js';
+import type { Filters, InverseOfferAnswer, SchedulerCall, SchedulerCallBody } from './scheduler-api.js';
 
 /** Mesos' constant heartbeat interval for scheduler streams. */
 export const HEARTBEAT_INTERVAL_SECONDS = 15;
@@ -43,11 +43,6 @@ interface OpenStream {
   stream: FrameworkStream;
   heartbeat: TimerHandle | undefined;
 }
-
-const idOf = (v: unknown): string | undefined => {
-  const value = (v as { value?: unknown } | null | undefined)?.value;
-  return typeof value === 'string' ? value : undefined;
-};
 
 export class Schedulers {
   readonly frameworks = new FrameworkTable();
@@ -156,8 +151,7 @@ export class Schedulers {
   // ---- SUBSCRIBE -----------------------------------------------------------------------------
 
   /** Subscribes (or fails over) a framework; `open` starts the 200 stream once the framework is durable. */
-  async subscribe(rawInfo: Record<string, unknown>, open: () => FrameworkStream): Promise<void> {
-    const info = rawInfo as unknown as FrameworkInfo;
+  async subscribe(info: FrameworkInfo, open: () => FrameworkStream): Promise<void> {
     const plan = this.frameworks.planSubscribe(info, nowNs(this.#clock.now()), () => `${this.#master.id}-${String(this.#nextFramework++).padStart(4, '0')}`);
     if (plan.kind === 'REMOVED') {
       const s = open();
@@ -283,13 +277,12 @@ export class Schedulers {
     const b = call.body;
     switch (call.type) {
       case 'ACCEPT':
-        this.#accept(entry, b['accept'] as Record<string, unknown>);
+        this.#accept(entry, b.accept ?? {});
         return { ok: true };
       case 'DECLINE': {
-        const d = b['decline'] as Record<string, unknown>;
-        const ids = Array.isArray(d['offer_ids']) ? (d['offer_ids'] as unknown[]).map(idOf).filter((x): x is string => x !== undefined) : [];
-        const refuse = refuseMs(d['filters']);
-        for (const id of ids) {
+        const d = b.decline ?? {};
+        const refuse = refuseMs(d.filters);
+        for (const id of (d.offer_ids ?? []).map((o) => o.value)) {
           const o = this.#offers.get(id);
           if (o === undefined || o.frameworkId !== fid) continue;
           this.#offers.delete(id);
@@ -301,7 +294,7 @@ export class Schedulers {
       case 'ACCEPT_INVERSE_OFFERS':
       case 'DECLINE_INVERSE_OFFERS': {
         const answer = call.type === 'ACCEPT_INVERSE_OFFERS' ? 'ACCEPT' : 'DECLINE';
-        this.#answerInverseOffers(fid, answer, b[call.type.toLowerCase()] as Record<string, unknown>);
+        this.#answerInverseOffers(fid, answer, (answer === 'ACCEPT' ? b.accept_inverse_offers : b.decline_inverse_offers) ?? {});
         return { ok: true };
       }
       case 'REVIVE':
@@ -313,19 +306,19 @@ export class Schedulers {
         this.#rescindOffers((o) => o.frameworkId === fid, true);
         return { ok: true };
       case 'KILL': {
-        const k = b['kill'] as Record<string, unknown>;
-        this.#killCall(entry, idOf(k['task_id']) as string, idOf(k['agent_id']), k['kill_policy'] as KillPolicy | undefined);
+        const k = b.kill as NonNullable<SchedulerCallBody['kill']>;
+        this.#killCall(entry, k.task_id.value, k.agent_id?.value, k.kill_policy);
         return { ok: true };
       }
       case 'ACKNOWLEDGE': {
-        const a = b['acknowledge'] as Record<string, unknown>;
-        const r = this.#master.acknowledge(idOf(a['agent_id']) as string, fid, idOf(a['task_id']) as string, a['uuid'] as string);
+        const a = b.acknowledge as NonNullable<SchedulerCallBody['acknowledge']>;
+        const r = this.#master.acknowledge(a.agent_id.value, fid, a.task_id.value, a.uuid);
         if (!r.ok) this.#log.debug('acknowledgement dropped', { frameworkId: fid, reason: r.reason });
         if (r.ok) this.allocateSoon();
         return { ok: true };
       }
       case 'RECONCILE':
-        this.#reconcile(entry, b['reconcile'] as Record<string, unknown>);
+        this.#reconcile(entry, b.reconcile ?? {});
         return { ok: true };
       case 'TEARDOWN':
         this.#removeFramework(fid);
@@ -341,9 +334,9 @@ export class Schedulers {
    * a refuse filter is installed (default 5 s; 0 = none, so the next allocation re-offers).
    * Unknown or stale ids are ignored, as in Mesos.
    */
-  #answerInverseOffers(frameworkId: string, answer: 'ACCEPT' | 'DECLINE', body: Record<string, unknown>): void {
-    const ids = Array.isArray(body['inverse_offer_ids']) ? (body['inverse_offer_ids'] as unknown[]).map(idOf).filter((x): x is string => x !== undefined) : [];
-    const refuse = refuseMs(body['filters']);
+  #answerInverseOffers(frameworkId: string, answer: 'ACCEPT' | 'DECLINE', body: InverseOfferAnswer): void {
+    const ids = (body.inverse_offer_ids ?? []).map((o) => o.value);
+    const refuse = refuseMs(body.filters);
     const now = this.#clock.now();
     for (const id of ids) {
       const o = this.#inverseOffers.get(id);
@@ -362,12 +355,12 @@ export class Schedulers {
     this.allocateSoon();
   }
 
-  #accept(entry: FrameworkEntry, accept: Record<string, unknown>): void {
-    const offerIds = Array.isArray(accept['offer_ids']) ? (accept['offer_ids'] as unknown[]).map((x) => idOf(x) ?? '') : [];
-    const taskInfos: unknown[] = [];
-    for (const op of Array.isArray(accept['operations']) ? (accept['operations'] as Array<Record<string, unknown>>) : []) {
-      if (op?.['type'] === 'LAUNCH') taskInfos.push(...(((op['launch'] as Record<string, unknown> | undefined)?.['task_infos'] as unknown[] | undefined) ?? []));
-      else this.#log.warn('unsupported offer operation ignored', { frameworkId: entry.id, type: op?.['type'] });
+  #accept(entry: FrameworkEntry, accept: NonNullable<SchedulerCallBody['accept']>): void {
+    const offerIds = (accept.offer_ids ?? []).map((o) => o.value);
+    const taskInfos: TaskInfo[] = [];
+    for (const op of accept.operations ?? []) {
+      if (op.type === 'LAUNCH') taskInfos.push(...(op.launch?.task_infos ?? []));
+      else this.#log.warn('unsupported offer operation ignored', { frameworkId: entry.id, type: op.type });
     }
     const live = new Set<string>();
     for (const a of this.#master.table.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) live.add(t.task_id.value);
@@ -389,7 +382,7 @@ export class Schedulers {
         this.#sendMasterUpdate(entry.id, plan.agentId, task.task_id.value, state, 'REASON_AGENT_DISCONNECTED', 'Agent is not connected', false);
       }
     }
-    const refuse = refuseMs(accept['filters']);
+    const refuse = refuseMs(accept.filters);
     if (plan.unused.length > 0) this.frameworks.filter(entry.id, plan.agentId, this.#clock.now() + refuse, this.#clock.now());
     this.allocateSoon();
   }
@@ -427,9 +420,9 @@ export class Schedulers {
     this.#pendingKills.set(agent.id, list);
   }
 
-  #reconcile(entry: FrameworkEntry, reconcile: Record<string, unknown>): void {
+  #reconcile(entry: FrameworkEntry, reconcile: NonNullable<SchedulerCallBody['reconcile']>): void {
     const pa = hasCapability(entry.info, 'PARTITION_AWARE');
-    const asked = Array.isArray(reconcile['tasks']) ? (reconcile['tasks'] as Array<Record<string, unknown>>) : [];
+    const asked = reconcile.tasks ?? [];
     const latest = (agent: AgentEntry, t: Task): void => {
       const unreachable = agent.phase === 'UNREACHABLE' && !isTerminal(t.state);
       const state: TaskState = unreachable ? (pa ? 'TASK_UNREACHABLE' : 'TASK_LOST') : t.state;
@@ -441,9 +434,8 @@ export class Schedulers {
       return;
     }
     for (const q of asked) {
-      const taskId = idOf(q['task_id']);
-      if (taskId === undefined) continue;
-      const agentId = idOf(q['agent_id']);
+      const taskId = q.task_id.value;
+      const agentId = q.agent_id?.value;
       const found = this.#findTask(entry.id, taskId, agentId);
       if (found !== undefined) {
         latest(found.agent, found.task);
@@ -717,7 +709,10 @@ export class Schedulers {
     this.#allocateInverse(agents, frameworks, now);
   }
 
-  /** Inverse offers for agents on DRAINING machines (Mesos sends them in OFFERS' `inverse_offers`, apart from offers). */
+  /**
+   * Inverse offers for agents on DRAINING machines, in their own INVERSE_OFFERS event (Mesos
+   * 1.x scheduler.proto; OFFERS carries only offers since 1.0).
+   */
   #allocateInverse(agents: readonly AllocatorAgent[], frameworks: readonly AllocatorFramework[], now: number): void {
     const draining = [...this.#master.maintenance.drainingAgents()];
     if (draining.length === 0) return;
@@ -748,7 +743,7 @@ export class Schedulers {
       if (list === undefined) byFramework.set(p.frameworkId, (list = []));
       list.push(io);
     }
-    for (const [fid, list] of byFramework) this.#sendEvent(fid, { type: 'OFFERS', offers: { inverse_offers: list.map((o) => this.inverseOfferJson(o)) } });
+    for (const [fid, list] of byFramework) this.#sendEvent(fid, { type: 'INVERSE_OFFERS', inverse_offers: { inverse_offers: list.map((o) => this.inverseOfferJson(o)) } });
   }
 }
 
@@ -758,8 +753,8 @@ function fail<C extends Parameters<typeof errorOf>[0]>(code: C, ...args: Paramet
 }
 
 /** Filters.refuse_seconds in ms: default 5 s; negative falls back to the default; capped at 365 days (Mesos). */
-export function refuseMs(filters: unknown): number {
-  const v = (filters as { refuse_seconds?: unknown } | null | undefined)?.refuse_seconds;
-  const s = typeof v === 'number' && Number.isFinite(v) ? (v < 0 ? DEFAULT_REFUSE_SECONDS : Math.min(v, 365 * 86_400)) : DEFAULT_REFUSE_SECONDS;
+export function refuseMs(filters: Filters | undefined): number {
+  const v = filters?.refuse_seconds;
+  const s = v === undefined ? DEFAULT_REFUSE_SECONDS : v < 0 ? DEFAULT_REFUSE_SECONDS : Math.min(v, 365 * 86_400);
   return s * 1000;
 }

@@ -14,12 +14,20 @@ export interface Clock {
   setTimer(ms: number, fn: () => void): TimerHandle;
 }
 
+/** Node fires a timer longer than 2^31-1 ms (24.8 days) at once: longer ones are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The wall clock and Node's timers. Timers are unref'd: they never keep a process alive by themselves. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(ms, fn) {
-    const t = setTimeout(fn, Math.max(0, ms));
-    t.unref();
+    let t: NodeJS.Timeout;
+    // A framework's failover_timeout is a client's double: a year, or 1e19 seconds, must wait, not fire.
+    const arm = (left: number): void => {
+      t = left > MAX_TIMER_MS ? setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : setTimeout(fn, Math.max(0, left));
+      t.unref();
+    };
+    arm(ms);
     return { cancel: () => clearTimeout(t) };
   },
 };

@@ -4,7 +4,8 @@
  * (Mesos `calculateKillPolicy` in `Slave::drain`). Pure.
  */
 
-import { parseDuration } from './duration.js';
+import { MAX_INT64, parseDuration } from './duration.js';
+import { preview } from './proto.js';
 import type { KillPolicy } from './mesos.js';
 
 /** Drain states with Mesos spellings (DrainState: UNKNOWN=0 is never stored). */
@@ -35,7 +36,7 @@ function intOf(v: unknown, field: string): { ok: true; n: bigint } | { ok: false
   if (typeof v === 'bigint') return { ok: true, n: v };
   if (typeof v === 'number' && Number.isInteger(v)) return { ok: true, n: BigInt(v) };
   if (typeof v === 'string' && /^-?[0-9]+$/.test(v.trim())) return { ok: true, n: BigInt(v.trim()) };
-  return { ok: false, error: `Invalid value ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)} for field 'max_grace_period.${field}': expecting an integer` };
+  return { ok: false, error: `Invalid value ${preview(v)} for field 'max_grace_period.${field}': expecting an integer` };
 }
 
 /**
@@ -60,12 +61,12 @@ export function parseMaxGracePeriod(v: unknown): GraceParse {
     const o = v as Record<string, unknown>;
     let seconds = 0n;
     let nanos = 0n;
-    if (o['seconds'] !== undefined && o['seconds'] !== null) {
+    if (o['seconds'] !== undefined) {
       const s = intOf(o['seconds'], 'seconds');
       if (!s.ok) return s;
       seconds = s.n;
     }
-    if (o['nanos'] !== undefined && o['nanos'] !== null) {
+    if (o['nanos'] !== undefined) {
       const n = intOf(o['nanos'], 'nanos');
       if (!n.ok) return n;
       nanos = n.n;
@@ -78,6 +79,7 @@ export function parseMaxGracePeriod(v: unknown): GraceParse {
     return { ok: false, error: `Not expecting a JSON ${kind} for field 'max_grace_period' (use {"seconds": 600} or "10mins")` };
   }
   if (ns < 0n) return { ok: false, error: `Invalid 'max_grace_period': a grace period cannot be negative` };
+  if (ns > MAX_INT64) return { ok: false, error: `Invalid 'max_grace_period': longer than int64 nanoseconds can hold (about 292 years)` };
   return { ok: true, ns };
 }
 

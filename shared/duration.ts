@@ -24,6 +24,9 @@ const ALIASES: Record<string, string> = {
   sec: 'secs', s: 'secs', second: 'secs', seconds: 'secs',
 };
 
+/** The largest int64: Mesos durations and times are int64 nanoseconds (about 292 years). */
+export const MAX_INT64 = 2n ** 63n - 1n;
+
 export type DurationParse = { ok: true; ns: bigint } | { ok: false; error: string };
 
 const PATTERN = /^([0-9]+)(?:\.([0-9]+))?([a-z]+)$/;
@@ -37,7 +40,10 @@ export function parseDuration(text: string): DurationParse {
   const unit = UNITS.find(([name]) => name === unitName);
   if (unit === undefined) return { ok: false, error: `Invalid duration '${text}': unknown unit '${rawUnit}'` };
   const scale = 10n ** BigInt(frac.length);
+  // A 40-digit literal is already far past int64; refuse before BigInt does big arithmetic.
+  if (whole.length + frac.length > 40) return { ok: false, error: `Invalid duration '${text.slice(0, 60)}': longer than int64 nanoseconds can hold (about 292 years)` };
   const ns = (BigInt(whole + frac) * unit[1]) / scale;
+  if (ns > MAX_INT64) return { ok: false, error: `Invalid duration '${text.slice(0, 60)}': longer than int64 nanoseconds can hold (about 292 years)` };
   return { ok: true, ns };
 }
 

@@ -2,28 +2,107 @@
  * JSON with exact int64s. Mesos writes times as int64 nanoseconds (1443830400000000000),
  * beyond JavaScript's exact integers; these must round-trip to the digit. Integers that a
  * double cannot hold exactly are parsed into bigints, and bigints are written as bare digits.
+ *
+ * `parseWireJson` is the one reader of JSON from the network (HTTP bodies, WebSocket frames):
+ * bounded in depth, string and array size, with `null` read as unset (stout, Mesos' JSON
+ * reader, treats null as an unset field), so no handler ever sees a null or a value deep
+ * enough to overflow a recursive walk.
  */
 
 const BIG = '\u0000int64:';
+
+/** Bounds on JSON read from the network. */
+export interface JsonLimits {
+  /** Deepest nesting of arrays and objects. */
+  readonly maxDepth: number;
+  /** Longest string, in UTF-16 code units. */
+  readonly maxStringLength: number;
+  /** Most elements in one array. */
+  readonly maxArrayLength: number;
+}
+
+/**
+ * The bounds every network input is read with. Mesos messages nest about 10 deep (a TaskInfo's
+ * container volumes); 64 leaves room and keeps recursive walks far from the stack's limit.
+ * 100,000 elements fits a schedule of 50,000 machines; 1 Mi characters fits any id, command
+ * or base64 payload a framework sends.
+ */
+export const WIRE_LIMITS: JsonLimits = { maxDepth: 64, maxStringLength: 1 << 20, maxArrayLength: 100_000 };
+
+/** JSON that parses but is over a bound; the message says which and where. */
+export class JsonLimitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'JsonLimitError';
+  }
+}
 
 /**
  * Parses JSON; integer literals outside the safe range come back as bigint.
  * Throws SyntaxError with V8's message on bad input, like JSON.parse.
  */
 export function parseJson(text: string): unknown {
-  const marked = markBigIntegers(text);
+  const marked = markBigIntegers(text, Number.POSITIVE_INFINITY);
   if (marked === text) return JSON.parse(text);
   return JSON.parse(marked, (_key, value: unknown) =>
     typeof value === 'string' && value.startsWith(BIG) ? BigInt(value.slice(BIG.length)) : value,
   );
 }
 
-/** Quotes integer literals with more than 15 digits (outside strings) so JSON.parse keeps them. */
-function markBigIntegers(text: string): string {
-  // Fast path: no run of 16+ digits anywhere.
-  if (!/[0-9]{16}/.test(text)) return text;
+/**
+ * Parses JSON from the network: exact int64s as parseJson, then within `limits`, with every
+ * `null` dropped (an object key holding null is absent; a null array element is skipped).
+ * Throws SyntaxError for bad JSON and JsonLimitError for JSON over a bound; neither message
+ * repeats the input.
+ */
+export function parseWireJson(text: string, limits: JsonLimits = WIRE_LIMITS): unknown {
+  // V8's JSON.parse is iterative, but every walk after it is recursive: refuse depth first.
+  const marked = markBigIntegers(text, limits.maxDepth);
+  return clean(JSON.parse(marked), limits, '', marked !== text);
+}
+
+/** Drops nulls, checks sizes, turns marked integers into bigints. Depth is already bounded. */
+function clean(value: unknown, limits: JsonLimits, path: string, marked: boolean): unknown {
+  if (typeof value === 'string') {
+    if (value.length > limits.maxStringLength) throw new JsonLimitError(`string${at(path)} is longer than ${limits.maxStringLength} characters`);
+    return marked && value.startsWith(BIG) ? BigInt(value.slice(BIG.length)) : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    if (value.length > limits.maxArrayLength) throw new JsonLimitError(`array${at(path)} has more than ${limits.maxArrayLength} elements`);
+    const out: unknown[] = [];
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (v !== null) out.push(clean(v, limits, `${path}[${i}]`, marked));
+    }
+    return out;
+  }
+  const o = value as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    const v = o[key];
+    // `__proto__` from JSON.parse is an own data property, but assigning it back would set the
+    // prototype: no Mesos field has that name, so it goes.
+    if (v === null || key === '__proto__') delete o[key];
+    else o[key] = clean(v, limits, path === '' ? key : `${path}.${key}`, marked);
+  }
+  return o;
+}
+
+function at(path: string): string {
+  return path === '' ? '' : ` at '${path.length > 80 ? `${path.slice(0, 80)}...` : path}'`;
+}
+
+/**
+ * One pass over the text: quotes integer literals that a double cannot hold exactly (so
+ * JSON.parse keeps their digits), and refuses nesting deeper than `maxDepth`.
+ */
+function markBigIntegers(text: string, maxDepth: number): string {
+  // Fast path when depth needs no check: no run of 16+ digits anywhere.
+  const needDigits = /[0-9]{16}/.test(text);
+  if (!needDigits && maxDepth === Number.POSITIVE_INFINITY) return text;
   let out = '';
   let last = 0;
+  let depth = 0;
   let i = 0;
   const n = text.length;
   while (i < n) {
@@ -38,7 +117,11 @@ function markBigIntegers(text: string): string {
       }
       continue;
     }
-    if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > maxDepth) throw new JsonLimitError(`JSON nests deeper than ${maxDepth} levels`);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      depth--;
+    } else if (needDigits && (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39))) {
       const start = i;
       i++;
       while (i < n) {
@@ -46,16 +129,18 @@ function markBigIntegers(text: string): string {
         if ((d >= 0x30 && d <= 0x39) || d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) i++;
         else break;
       }
-      const token = text.slice(start, i);
-      if (/^-?[0-9]+$/.test(token) && !Number.isSafeInteger(Number(token))) {
-        out += text.slice(last, start) + JSON.stringify(BIG + token);
-        last = i;
+      if (i - start > 15) {
+        const token = text.slice(start, i);
+        if (/^-?[0-9]+$/.test(token) && !Number.isSafeInteger(Number(token))) {
+          out += text.slice(last, start) + JSON.stringify(BIG + token);
+          last = i;
+        }
       }
       continue;
     }
     i++;
   }
-  return out + text.slice(last);
+  return last === 0 ? text : out + text.slice(last);
 }
 
 /** JSON.stringify that writes bigints as bare integer literals. */

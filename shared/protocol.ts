@@ -8,6 +8,8 @@
  * treats `max_ping_timeouts` missed pings as a lost master and reconnects.
  */
 
+import { parseWireJson } from './json.js';
+import { decodeMessage, FRAMEWORK_INFO, TASK_INFO, TASK_STATUS } from './proto.js';
 import { arr, bool, num, obj, oneOf, opt, str, tagged, literal, type Check } from './schema.js';
 import type { AgentInfo, FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from './mesos.js';
 import { TASK_STATES } from './mesos.js';
@@ -30,6 +32,17 @@ export const CLOSE_CODES = {
   /** The daemon is stopping. */
   GOING_AWAY: 1001,
 } as const;
+
+/** ws refuses close reasons longer than 123 bytes (125-byte control frame minus the code). */
+const MAX_CLOSE_REASON_BYTES = 123;
+
+/** Cuts a close reason to 123 UTF-8 bytes without splitting a character. */
+export function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= MAX_CLOSE_REASON_BYTES) return text;
+  let out = text.slice(0, MAX_CLOSE_REASON_BYTES);
+  while (Buffer.byteLength(out) > MAX_CLOSE_REASON_BYTES) out = out.slice(0, -1);
+  return out;
+}
 
 // ---- Shared pieces -------------------------------------------------------------------------
 
@@ -238,10 +251,11 @@ export type Decoded<T> = { ok: true; message: T } | { ok: false; error: string }
 
 function decode<T>(check: Check, frame: unknown, isBinary: boolean): Decoded<T> {
   if (isBinary) return { ok: false, error: 'binary frames are not part of the protocol' };
-  const text = typeof frame === 'string' ? frame : Buffer.isBuffer(frame) ? frame.toString('utf8') : String(frame);
+  const text = typeof frame === 'string' ? frame : Buffer.isBuffer(frame) ? frame.toString('utf8') : Array.isArray(frame) ? Buffer.concat(frame).toString('utf8') : Buffer.from(frame as ArrayBuffer).toString('utf8');
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Bounded, null is unset: a frame 10,000 levels deep is refused here, before any walk.
+    json = parseWireJson(text);
   } catch (e) {
     return { ok: false, error: `frame is not JSON: ${(e as Error).message}` };
   }
@@ -250,9 +264,45 @@ function decode<T>(check: Check, frame: unknown, isBinary: boolean): Decoded<T> 
   return { ok: true, message: json as T };
 }
 
-/** Decodes one frame from an agent (on the master). */
+/** Most tasks one registration may report: far above what one machine runs, far below what would exhaust the master. */
+export const MAX_REGISTERED_TASKS = 10_000;
+/** Most frameworks one registration may report. */
+export const MAX_REGISTERED_FRAMEWORKS = 1_000;
+
+/**
+ * Decodes one frame from an agent (on the master). The frameworks and tasks of a REGISTER are
+ * kept as their Mesos messages (shared/proto.ts), unknown fields dropped, so the master never
+ * stores or echoes what an agent made up; their counts are bounded.
+ */
 export function decodeAgentMessage(frame: unknown, isBinary = false): Decoded<AgentMessage> {
-  return decode<AgentMessage>(agentMessageSchema, frame, isBinary);
+  const d = decode<AgentMessage>(agentMessageSchema, frame, isBinary);
+  if (!d.ok) return d;
+  const m = d.message;
+  if (m.type === 'STATUS_UPDATE') {
+    const status = decodeMessage<TaskStatus>(TASK_STATUS, m.status, 'status');
+    return status.ok ? { ok: true, message: { ...m, status: status.value } } : { ok: false, error: `invalid message: ${status.error}` };
+  }
+  if (m.tasks.length > MAX_REGISTERED_TASKS) return { ok: false, error: `invalid message: more than ${MAX_REGISTERED_TASKS} tasks` };
+  if (m.frameworks.length > MAX_REGISTERED_FRAMEWORKS) return { ok: false, error: `invalid message: more than ${MAX_REGISTERED_FRAMEWORKS} frameworks` };
+  const frameworks: FrameworkInfo[] = [];
+  for (const [i, f] of m.frameworks.entries()) {
+    const info = decodeMessage<FrameworkInfo>(FRAMEWORK_INFO, f, `frameworks[${i}]`);
+    if (!info.ok) return { ok: false, error: `invalid message: ${info.error}` };
+    frameworks.push(info.value);
+  }
+  const tasks: AgentTaskReport[] = [];
+  for (const [i, t] of m.tasks.entries()) {
+    const task = decodeMessage<TaskInfo>(TASK_INFO, t.task, `tasks[${i}].task`);
+    if (!task.ok) return { ok: false, error: `invalid message: ${task.error}` };
+    const statuses: TaskStatus[] = [];
+    for (const [j, st] of t.statuses.entries()) {
+      const status = decodeMessage<TaskStatus>(TASK_STATUS, st, `tasks[${i}].statuses[${j}]`);
+      if (!status.ok) return { ok: false, error: `invalid message: ${status.error}` };
+      statuses.push(status.value);
+    }
+    tasks.push({ ...t, task: task.value, statuses });
+  }
+  return { ok: true, message: { ...m, frameworks, tasks } };
 }
 
 /** Decodes one frame from the master (on the agent). */

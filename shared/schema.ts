@@ -5,10 +5,17 @@
  * Unknown object keys are allowed everywhere (messages are only ever extended).
  */
 
+import { preview } from './proto.js';
+
 export type Check = (value: unknown, path: string) => string | undefined;
 
 function at(path: string): string {
   return path === '' ? '' : ` at ${path}`;
+}
+
+/** A bad value in a message: short, and never the whole input (it may be megabytes or 10,000 levels deep). */
+function quoted(v: unknown): string {
+  return typeof v === 'string' ? JSON.stringify(preview(v)) : v === undefined ? 'undefined' : preview(v);
 }
 
 function describe(value: unknown): string {
@@ -38,7 +45,7 @@ export const literal = (want: string): Check => (v, p) => (v === want ? undefine
 
 export const oneOf = (values: readonly string[]): Check => {
   const set = new Set(values);
-  return (v, p) => (typeof v === 'string' && set.has(v) ? undefined : `expected one of ${values.join(', ')}${at(p)}, got ${JSON.stringify(v)}`);
+  return (v, p) => (typeof v === 'string' && set.has(v) ? undefined : `expected one of ${values.join(', ')}${at(p)}, got ${quoted(v)}`);
 };
 
 export const arr = (item: Check): Check => (v, p) => {
@@ -83,6 +90,6 @@ export const tagged = (field: string, variants: Record<string, Check>): Check =>
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return `expected an object${at(p)}, got ${describe(v)}`;
   const tag = (v as Record<string, unknown>)[field];
   const check = typeof tag === 'string' && Object.hasOwn(variants, tag) ? variants[tag] : undefined;
-  if (check === undefined) return `unknown ${field} ${JSON.stringify(tag)}${at(p)}; expected one of ${Object.keys(variants).join(', ')}`;
+  if (check === undefined) return `unknown ${field} ${quoted(tag)}${at(p)}; expected one of ${Object.keys(variants).join(', ')}`;
   return check(v, p);
 };

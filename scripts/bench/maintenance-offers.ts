@@ -130,7 +130,7 @@ export async function runMaintenanceOffers(opts: MaintenanceOffersOptions): Prom
       ...against(`${opts.agents.toLocaleString('en-US')} offers after REVIVE`, floorMs, allMs),
       note: `the update's own 200 (durable) after ${answerMs.toFixed(0)} ms; the rest is rescinds and re-offers through the allocator`,
     });
-    context['inverseOffersSeen'] = f.client.received.filter((e) => e.type === 'OFFERS' && ((e['offers'] as { inverse_offers?: unknown[] } | undefined)?.inverse_offers?.length ?? 0) > 0).length;
+    context['inverseOffersSeen'] = f.client.received.filter((e) => e.type === 'INVERSE_OFFERS').length;
     return { benchmark: name, rows, context };
   } catch (e) {
     return { benchmark: name, rows, error: (e as Error).message, context };

@@ -105,7 +105,8 @@ test('the source document curl flows: schedule POST/GET exact digits, status, va
 type Offer = { id: { value: string }; agent_id: { value: string }; unavailability?: { start: { nanoseconds: bigint | number } } };
 type InverseOffer = { id: { value: string }; agent_id: { value: string }; framework_id: { value: string }; unavailability: unknown; resources: unknown[] };
 const offersOf = (e: SchedulerEvent): Offer[] => (e.type === 'OFFERS' ? ((e['offers'] as { offers?: Offer[] }).offers ?? []) : []);
-const inverseOf = (e: SchedulerEvent): InverseOffer[] => (e.type === 'OFFERS' ? ((e['offers'] as { inverse_offers?: InverseOffer[] }).inverse_offers ?? []) : []);
+// Mesos 1.x: inverse offers come in their own event; OFFERS carries only `offers`.
+const inverseOf = (e: SchedulerEvent): InverseOffer[] => (e.type === 'INVERSE_OFFERS' ? (e['inverse_offers'] as { inverse_offers: InverseOffer[] }).inverse_offers : []);
 
 test('draining: offers carry unavailability, inverse offers and answers; DOWN removes and refuses the agent; UP lets it back', async (t) => {
   const workDir = tempDir(t, 'drydock-maint-master-');
@@ -154,6 +155,8 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   const inv = await eventually(() => s.received.flatMap(inverseOf).find((o) => o.agent_id.value === a1.agentId), 8000, 50, 'an inverse offer');
   assert.deepEqual(inv.resources, []);
   assert.equal(inv.framework_id.value, s.frameworkId);
+  // The 1.x shapes: every OFFERS event carries exactly its `offers` array, never inverse offers.
+  for (const e of s.received.filter((x) => x.type === 'OFFERS')) assert.deepEqual(Object.keys(e['offers'] as object), ['offers'], 'an OFFERS event with more than offers');
   r = await s.call('ACCEPT_INVERSE_OFFERS', { inverse_offer_ids: [inv.id, { value: 'unknown' }] });
   assert.equal(r.status, 202, r.text);
   const status = await eventually(async () => {

@@ -4,9 +4,10 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { acceptsJson, checkApiHeaders, ipToNetworkUint32, parseApiCall } from '../../master/operator-api.js';
+import { ipToNetworkUint32, parseApiCall } from '../../master/operator-api.js';
+import { acceptsJson, checkApiHeaders } from '../../shared/http.js';
 import { resolveMasterConfig } from '../../master/config.js';
-import { closeReason } from '../../master/agent-sessions.js';
+import { closeReason } from '../../shared/protocol.js';
 
 describe('checkApiHeaders', () => {
   const cases: Array<[string, string | undefined, number | undefined, string?]> = [

@@ -1,0 +1,369 @@
+/**
+ * Mesos v1 messages read from JSON the way Mesos reads them (stout's protobuf parser,
+ * reference/mesos-api.md §0.1), so that a client generated from Mesos' .proto files works
+ * unmodified: keys are the proto's snake_case names and anything else is ignored (camelCase
+ * included); null is unset (parseWireJson already dropped it); integers may come as numeric
+ * strings and bools as "true"/"false"; an unknown name in an optional enum leaves it unset.
+ *
+ * A message description lists the fields Drydock knows with their proto types. Decoding keeps
+ * exactly those fields, checked and normalised, so what is stored and echoed is never the
+ * client's raw object. A repeated field is an array exactly when the client sent one. Sub-messages Drydock carries but never reads (a TaskInfo's container,
+ * health check, discovery) are `json`: kept as sent, already bounded by parseWireJson.
+ * Pure: descriptions are plain data, decoding is a function of its input.
+ */
+
+import { TASK_STATES } from './mesos.js';
+
+/** A proto scalar type, an enum, a message, or `json` (any value, passed through). */
+export type FieldType = 'string' | 'bytes' | 'bool' | 'double' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'json' | EnumType | MessageType;
+
+export interface EnumType {
+  readonly kind: 'enum';
+  readonly values: ReadonlySet<string>;
+}
+
+export interface MessageType {
+  readonly kind: 'message';
+  readonly name: string;
+  /** A thunk, so that descriptions may refer to each other in any order. */
+  readonly fields: () => Readonly<Record<string, Field>>;
+}
+
+export interface Field {
+  readonly type: FieldType;
+  readonly label: 'optional' | 'required' | 'repeated';
+}
+
+export const optional = (type: FieldType): Field => ({ type, label: 'optional' });
+export const required = (type: FieldType): Field => ({ type, label: 'required' });
+export const repeated = (type: FieldType): Field => ({ type, label: 'repeated' });
+export const enumOf = (values: readonly string[]): EnumType => ({ kind: 'enum', values: new Set(values) });
+export const message = (name: string, fields: () => Readonly<Record<string, Field>>): MessageType => ({ kind: 'message', name, fields });
+
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** What stout says when a required field is missing, or a value does not convert. */
+class ConversionError extends Error {}
+
+/**
+ * Decodes `value` as message `type`. `path` prefixes field paths in messages
+ * (`update_framework.framework_info.user`). The error is stout's wording where Mesos has one
+ * (`Not expecting a JSON string for field 'x'`, `Missing required fields: a.b, c`), and
+ * Drydock's, naming the field, for what Mesos does not check (int64 range, non-integers).
+ */
+export function decodeMessage<T>(type: MessageType, value: unknown, path = ''): Decoded<T> {
+  const missing: string[] = [];
+  try {
+    if (!isObject(value)) throw new ConversionError(path === '' ? 'Expecting a JSON object' : `Not expecting a JSON ${kindOf(value)} for field '${lastName(path)}'`);
+    const out = readMessage(type, value, path, missing);
+    if (missing.length > 0) return { ok: false, error: `Missing required fields: ${missing.join(', ')}` };
+    return { ok: true, value: out as T };
+  } catch (e) {
+    if (e instanceof ConversionError) return { ok: false, error: e.message };
+    throw e;
+  }
+}
+
+function readMessage(type: MessageType, o: Record<string, unknown>, path: string, missing: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(type.fields())) {
+    const v = o[name];
+    const at = path === '' ? name : `${path}.${name}`;
+    if (v === undefined || v === null) {
+      if (field.label === 'required') missing.push(at);
+      continue;
+    }
+    if (field.label === 'repeated') {
+      if (!Array.isArray(v)) throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
+      const items: unknown[] = [];
+      for (let i = 0; i < v.length; i++) {
+        const item = readValue(field.type, v[i], name, `${at}[${i}]`, missing);
+        if (item !== undefined) items.push(item);
+      }
+      out[name] = items;
+      continue;
+    }
+    const read = readValue(field.type, v, name, at, missing);
+    if (read !== undefined) out[name] = read;
+    // An unknown name in a required enum cannot be dropped (stout: "Failed to find enum").
+    else if (field.label === 'required') throw new ConversionError(`Failed to find enum for '${preview(v)}'`);
+  }
+  return out;
+}
+
+/** One value of a field; undefined when it is an unknown enum name (left unset). */
+function readValue(type: FieldType, v: unknown, name: string, at: string, missing: string[]): unknown {
+  if (v === undefined || v === null) return undefined;
+  if (typeof type === 'object') {
+    if (type.kind === 'enum') {
+      if (typeof v !== 'string') throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
+      return type.values.has(v) ? v : undefined;
+    }
+    if (!isObject(v)) throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
+    return readMessage(type, v, at, missing);
+  }
+  switch (type) {
+    case 'json':
+      return v;
+    case 'string':
+    case 'bytes':
+      if (typeof v !== 'string') throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
+      if (type === 'bytes' && !BASE64.test(v)) throw new ConversionError(`Field '${at}' is not valid base64`);
+      return v;
+    case 'bool':
+      if (typeof v === 'boolean') return v;
+      if (v === 'true' || v === 'false') return v === 'true';
+      throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
+    case 'double': {
+      const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : typeof v === 'bigint' ? Number(v) : v;
+      if (typeof n !== 'number') throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
+      if (!Number.isFinite(n)) throw new ConversionError(`Field '${at}' is not a finite number`);
+      return n;
+    }
+    default:
+      return readInteger(type, v, name, at);
+  }
+}
+
+const RANGES = {
+  int32: [-(2n ** 31n), 2n ** 31n - 1n],
+  uint32: [0n, 2n ** 32n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint64: [0n, 2n ** 64n - 1n],
+} as const;
+
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * An integer field, from a JSON number (a bigint beyond 2^53, from parseWireJson) or a numeric
+ * string. Outside the proto type's range is refused, naming the field. Drydock computes with
+ * these as JavaScript numbers (grace periods, ports), so int64 values beyond 2^53 (104 days in
+ * nanoseconds) are refused too; int64 times that need every digit (schedules) are read exactly
+ * by their own parser in master/maintenance.ts.
+ */
+function readInteger(type: keyof typeof RANGES, v: unknown, name: string, at: string): number {
+  let n: bigint;
+  if (typeof v === 'bigint') n = v;
+  else if (typeof v === 'number') {
+    if (!Number.isInteger(v)) throw new ConversionError(`Field '${at}' must be an integer, got ${preview(v)}`);
+    if (!Number.isSafeInteger(v)) throw new ConversionError(`Field '${at}' is out of range for ${type}`);
+    n = BigInt(v);
+  } else if (typeof v === 'string' && /^\s*-?[0-9]{1,25}\s*$/.test(v)) n = BigInt(v.trim());
+  else if (typeof v === 'string') throw new ConversionError(`Failed to convert '${preview(v)}' to number for field '${name}'`);
+  else throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
+  const [min, max] = RANGES[type];
+  if (n < min || n > max) throw new ConversionError(`Field '${at}' is out of range for ${type}`);
+  if (n > SAFE || n < -SAFE) throw new ConversionError(`Field '${at}' is beyond 2^53, more than Drydock handles for ${type}`);
+  return Number(n);
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The JSON kind of a value, as stout names it in its messages. */
+export function kindOf(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (v === null) return 'null';
+  if (typeof v === 'bigint') return 'number';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+/** A short, bounded rendering of a value for an error message: never the whole input. */
+export function preview(v: unknown): string {
+  if (typeof v === 'string') return v.length > 40 ? `${v.slice(0, 40)}...` : v;
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') {
+    const s = String(v);
+    return s.length > 40 ? `${s.slice(0, 40)}...` : s;
+  }
+  return `a JSON ${kindOf(v)}`;
+}
+
+function lastName(path: string): string {
+  return path.slice(path.lastIndexOf('.') + 1).replace(/\[[0-9]+\]$/, '');
+}
+
+// ---- Mesos v1 messages Drydock reads (include/mesos/v1/mesos.proto) --------------------------
+
+const ID = (name: string): MessageType => message(name, () => ({ value: required('string') }));
+export const FRAMEWORK_ID = ID('FrameworkID');
+export const AGENT_ID = ID('AgentID');
+export const TASK_ID = ID('TaskID');
+export const OFFER_ID = ID('OfferID');
+export const EXECUTOR_ID = ID('ExecutorID');
+
+export const DURATION_INFO = message('DurationInfo', () => ({ nanoseconds: required('int64') }));
+
+const LABELS = message('Labels', () => ({
+  labels: repeated(message('Label', () => ({ key: required('string'), value: optional('string') }))),
+}));
+
+export const RESOURCE = message('Resource', () => ({
+  provider_id: optional('json'),
+  name: required('string'),
+  type: required(enumOf(['SCALAR', 'RANGES', 'SET', 'TEXT'])),
+  scalar: optional(message('Value.Scalar', () => ({ value: required('double') }))),
+  ranges: optional(
+    message('Value.Ranges', () => ({
+      range: repeated(message('Value.Range', () => ({ begin: required('uint64'), end: required('uint64') }))),
+    })),
+  ),
+  set: optional(message('Value.Set', () => ({ item: repeated('string') }))),
+  role: optional('string'),
+  allocation_info: optional('json'),
+  reservation: optional('json'),
+  reservations: repeated('json'),
+  disk: optional('json'),
+  revocable: optional('json'),
+  shared: optional('json'),
+}));
+
+export const KILL_POLICY = message('KillPolicy', () => ({ grace_period: optional(DURATION_INFO) }));
+
+const COMMAND_INFO = message('CommandInfo', () => ({
+  uris: repeated('json'),
+  environment: optional(
+    message('Environment', () => ({
+      variables: repeated(
+        message('Environment.Variable', () => ({
+          name: required('string'),
+          type: optional(enumOf(['UNKNOWN', 'VALUE', 'SECRET'])),
+          value: optional('string'),
+          secret: optional('json'),
+        })),
+      ),
+    })),
+  ),
+  shell: optional('bool'),
+  value: optional('string'),
+  arguments: repeated('string'),
+  user: optional('string'),
+}));
+
+export const TASK_INFO = message('TaskInfo', () => ({
+  name: required('string'),
+  task_id: required(TASK_ID),
+  agent_id: required(AGENT_ID),
+  resources: repeated(RESOURCE),
+  executor: optional('json'),
+  command: optional(COMMAND_INFO),
+  container: optional('json'),
+  health_check: optional('json'),
+  check: optional('json'),
+  kill_policy: optional(KILL_POLICY),
+  data: optional('bytes'),
+  labels: optional(LABELS),
+  discovery: optional('json'),
+  max_completion_time: optional(DURATION_INFO),
+  limits: optional('json'),
+}));
+
+/** FrameworkInfo.Capability.Type of Mesos 1.x. */
+export const FRAMEWORK_CAPABILITIES = [
+  'UNKNOWN', 'REVOCABLE_RESOURCES', 'TASK_KILLING_STATE', 'GPU_RESOURCES', 'SHARED_RESOURCES',
+  'PARTITION_AWARE', 'MULTI_ROLE', 'RESERVATION_REFINEMENT', 'REGION_AWARE',
+] as const;
+
+export const FRAMEWORK_INFO = message('FrameworkInfo', () => ({
+  user: required('string'),
+  name: required('string'),
+  id: optional(FRAMEWORK_ID),
+  failover_timeout: optional('double'),
+  checkpoint: optional('bool'),
+  role: optional('string'),
+  roles: repeated('string'),
+  hostname: optional('string'),
+  principal: optional('string'),
+  webui_url: optional('string'),
+  capabilities: repeated(message('FrameworkInfo.Capability', () => ({ type: optional(enumOf(FRAMEWORK_CAPABILITIES)) }))),
+  labels: optional(LABELS),
+  offer_filters: optional('json'),
+}));
+
+const FILTERS = message('Filters', () => ({ refuse_seconds: optional('double') }));
+
+const OFFER_OPERATION = message('Offer.Operation', () => ({
+  type: optional(enumOf(['UNKNOWN', 'LAUNCH', 'LAUNCH_GROUP', 'RESERVE', 'UNRESERVE', 'CREATE', 'DESTROY', 'GROW_VOLUME', 'SHRINK_VOLUME', 'CREATE_DISK', 'DESTROY_DISK'])),
+  id: optional('json'),
+  launch: optional(message('Offer.Operation.Launch', () => ({ task_infos: repeated(TASK_INFO) }))),
+  launch_group: optional('json'),
+  reserve: optional('json'),
+  unreserve: optional('json'),
+  create: optional('json'),
+  destroy: optional('json'),
+  grow_volume: optional('json'),
+  shrink_volume: optional('json'),
+  create_disk: optional('json'),
+  destroy_disk: optional('json'),
+}));
+
+// ---- scheduler::Call (include/mesos/v1/scheduler/scheduler.proto) ----------------------------
+
+/** Every scheduler::Call type of Mesos 1.12. */
+export const SCHEDULER_CALL_TYPES = [
+  'UNKNOWN', 'SUBSCRIBE', 'TEARDOWN', 'ACCEPT', 'DECLINE', 'ACCEPT_INVERSE_OFFERS', 'DECLINE_INVERSE_OFFERS', 'REVIVE',
+  'KILL', 'SHUTDOWN', 'ACKNOWLEDGE', 'ACKNOWLEDGE_OPERATION_STATUS', 'RECONCILE', 'RECONCILE_OPERATIONS', 'MESSAGE',
+  'REQUEST', 'SUPPRESS', 'UPDATE_FRAMEWORK',
+] as const;
+
+const INVERSE_ANSWER = (name: string): MessageType => message(name, () => ({ inverse_offer_ids: repeated(OFFER_ID), filters: optional(FILTERS) }));
+
+export const SCHEDULER_CALL = message('scheduler.Call', () => ({
+  framework_id: optional(FRAMEWORK_ID),
+  type: optional(enumOf(SCHEDULER_CALL_TYPES)),
+  subscribe: optional(
+    message('Call.Subscribe', () => ({ framework_info: required(FRAMEWORK_INFO), suppressed_roles: repeated('string'), offer_constraints: optional('json') })),
+  ),
+  accept: optional(message('Call.Accept', () => ({ offer_ids: repeated(OFFER_ID), operations: repeated(OFFER_OPERATION), filters: optional(FILTERS) }))),
+  decline: optional(message('Call.Decline', () => ({ offer_ids: repeated(OFFER_ID), filters: optional(FILTERS) }))),
+  accept_inverse_offers: optional(INVERSE_ANSWER('Call.AcceptInverseOffers')),
+  decline_inverse_offers: optional(INVERSE_ANSWER('Call.DeclineInverseOffers')),
+  revive: optional(message('Call.Revive', () => ({ roles: repeated('string') }))),
+  suppress: optional(message('Call.Suppress', () => ({ roles: repeated('string') }))),
+  kill: optional(message('Call.Kill', () => ({ task_id: required(TASK_ID), agent_id: optional(AGENT_ID), kill_policy: optional(KILL_POLICY) }))),
+  shutdown: optional(message('Call.Shutdown', () => ({ executor_id: required(EXECUTOR_ID), agent_id: required(AGENT_ID) }))),
+  acknowledge: optional(message('Call.Acknowledge', () => ({ agent_id: required(AGENT_ID), task_id: required(TASK_ID), uuid: required('bytes') }))),
+  acknowledge_operation_status: optional('json'),
+  reconcile: optional(
+    message('Call.Reconcile', () => ({
+      tasks: repeated(message('Call.Reconcile.Task', () => ({ task_id: required(TASK_ID), agent_id: optional(AGENT_ID) }))),
+    })),
+  ),
+  reconcile_operations: optional('json'),
+  message: optional(message('Call.Message', () => ({ agent_id: required(AGENT_ID), executor_id: required(EXECUTOR_ID), data: required('bytes') }))),
+  request: optional(message('Call.Request', () => ({ requests: repeated('json') }))),
+  update_framework: optional(
+    message('Call.UpdateFramework', () => ({ framework_info: required(FRAMEWORK_INFO), suppressed_roles: repeated('string'), offer_constraints: optional('json') })),
+  ),
+}));
+
+// ---- Operator calls that name an agent (include/mesos/v1/master/master.proto) ----------------
+
+/** `{agent_id}`: DEACTIVATE_AGENT, REACTIVATE_AGENT, MARK_AGENT_GONE. */
+export const AGENT_CALL = message('Call.AgentId', () => ({ agent_id: required(AGENT_ID) }));
+
+/**
+ * DRAIN_AGENT. `max_grace_period` is a google.protobuf.Duration in Mesos; Drydock also takes
+ * a duration string, so it is read by shared/drain.ts `parseMaxGracePeriod`.
+ */
+export const DRAIN_AGENT_CALL = message('Call.DrainAgent', () => ({
+  agent_id: required(AGENT_ID),
+  max_grace_period: optional('json'),
+  mark_gone: optional('bool'),
+}));
+
+/** A TaskStatus as an agent reports it (the agent wire; Drydock's reasons are a subset of Mesos'). */
+export const TASK_STATUS = message('TaskStatus', () => ({
+  task_id: required(TASK_ID),
+  state: required(enumOf(TASK_STATES)),
+  message: optional('string'),
+  source: required(enumOf(['SOURCE_MASTER', 'SOURCE_AGENT', 'SOURCE_EXECUTOR'])),
+  reason: optional('string'),
+  agent_id: optional(AGENT_ID),
+  executor_id: optional(EXECUTOR_ID),
+  timestamp: required('double'),
+  uuid: optional('bytes'),
+  healthy: optional('bool'),
+}));
