@@ -23,7 +23,7 @@ import { groupUsage } from './usage.js';
 export const EX_CONFIG = 78;
 
 /** Capabilities announced at registration. */
-export const AGENT_CAPABILITIES = ['MULTI_ROLE', 'TASK_KILLING_STATE', 'AGENT_DRAINING'];
+export const AGENT_CAPABILITIES = ['MULTI_ROLE', 'AGENT_DRAINING'];
 
 /** Longest wait for tasks to die on shutdown beyond their grace periods. */
 const SHUTDOWN_SLACK_MS = 5_000;

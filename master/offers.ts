@@ -4,7 +4,7 @@
  * after Mesos' `validation::offer` and `validation::task` in `src/master/validation.cpp`.
  */
 
-import type { Resource, TaskInfo } from '../shared/mesos.js';
+import type { KillPolicy, Resource, TaskInfo } from '../shared/mesos.js';
 import { addResources, containsResources, subtractResources } from '../shared/resources.js';
 
 /** An outstanding offer. */
@@ -23,18 +23,23 @@ export interface OfferAgentAddress {
   attributes: unknown[];
 }
 
-/** The Offer JSON of an OFFERS event and GET_FRAMEWORKS `offers`. */
-export function offerJson(o: Offer, agent: OfferAgentAddress): Record<string, unknown> {
-  return {
+/**
+ * The Offer JSON of an OFFERS event and GET_FRAMEWORKS `offers`. As Mesos' `Master::offer`:
+ * `allocation_info` (the offer's and each resource's) only for MULTI_ROLE frameworks, whose
+ * role here is always `*`; the others never see it. Empty repeated fields are left out.
+ */
+export function offerJson(o: Offer, agent: OfferAgentAddress, multiRole: boolean): Record<string, unknown> {
+  const j: Record<string, unknown> = {
     id: { value: o.id },
     framework_id: { value: o.frameworkId },
     agent_id: { value: o.agentId },
     hostname: agent.hostname,
     url: { scheme: 'http', address: { hostname: agent.hostname, ip: agent.ip, port: agent.port }, path: '/slave(1)' },
-    resources: o.resources.map((r) => ({ ...r, role: r.role ?? '*', allocation_info: { role: '*' } })),
-    attributes: agent.attributes,
-    executor_ids: [],
+    resources: o.resources.map((r) => (multiRole ? { ...r, role: r.role ?? '*', allocation_info: { role: '*' } } : { ...r, role: r.role ?? '*' })),
   };
+  if (agent.attributes.length > 0) j['attributes'] = agent.attributes;
+  if (multiRole) j['allocation_info'] = { role: '*' };
+  return j;
 }
 
 /** Resources as the master keeps them: no allocation_info, no `role:"*"` (unreserved). */
@@ -154,7 +159,17 @@ function checkTask(raw: unknown, agentId: string, left: readonly Resource[], tak
     agent_id: { value: agentId },
     resources: normalized,
   };
+  if (task.kill_policy !== undefined) task.kill_policy = clampKillPolicy(task.kill_policy);
   return { ok: true, task };
+}
+
+/**
+ * A kill policy as the agent takes it: a negative grace period means "at once" in Mesos (its
+ * timer fires immediately), so it is 0 here; the agent wire carries no negative durations.
+ */
+export function clampKillPolicy(p: KillPolicy): KillPolicy {
+  const ns = p.grace_period?.nanoseconds;
+  return ns !== undefined && ns < 0 ? { ...p, grace_period: { nanoseconds: 0 } } : p;
 }
 
 /** Decides an ACCEPT with LAUNCH operations: pure. Other tasks are never disturbed. */

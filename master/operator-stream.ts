@@ -99,7 +99,8 @@ export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord 
     case 'FRAMEWORK_REMOVED':
       return {
         type: 'FRAMEWORK_REMOVED',
-        framework_removed: { framework_info: view.frameworkInfo(event.frameworkId) ?? { id: { value: event.frameworkId } } },
+        // FrameworkInfo's user and name are required: a framework whose info is gone still gets them.
+        framework_removed: { framework_info: view.frameworkInfo(event.frameworkId) ?? { user: '', name: '', id: { value: event.frameworkId } } },
       };
     default:
       return assertNever(event);

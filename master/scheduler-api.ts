@@ -58,7 +58,7 @@ export interface SchedulerCallBody {
   framework_id?: IdValue;
   type?: SchedulerCallType;
   subscribe?: { framework_info: FrameworkInfo; suppressed_roles?: string[] };
-  accept?: { offer_ids?: IdValue[]; operations?: Array<{ type?: string; launch?: { task_infos?: TaskInfo[] } }>; filters?: Filters };
+  accept?: { offer_ids?: IdValue[]; operations?: Array<{ type?: string; launch?: { task_infos?: TaskInfo[] }; launch_group?: unknown }>; filters?: Filters };
   decline?: { offer_ids?: IdValue[]; filters?: Filters };
   accept_inverse_offers?: InverseOfferAnswer;
   decline_inverse_offers?: InverseOfferAnswer;
@@ -138,9 +138,9 @@ export async function handleSchedulerRequest(master: Master, req: IncomingMessag
   }
   const header = req.headers['mesos-stream-id'];
   const streamId = Array.isArray(header) ? header[0] : header;
-  const result = master.schedulers.call(call, streamId);
+  const result = await master.schedulers.call(call, streamId);
   if (!result.ok) return sendError(res, result.error);
-  res.writeHead(202, { 'Content-Length': 0 });
+  res.writeHead(result.status ?? 202, { 'Content-Length': 0 });
   res.end();
 }
 

@@ -16,7 +16,7 @@ import { unavailabilityJson } from './maintenance.js';
 import { taskKey, type AgentEntry } from './agents.js';
 import { FrameworkTable, hasCapability, type FrameworkEntry } from './frameworks.js';
 import type { Master } from './master.js';
-import { offerJson, planAccept, type Offer } from './offers.js';
+import { clampKillPolicy, offerJson, planAccept, type Offer } from './offers.js';
 import type { DurableFramework, Registry } from './registry/registry.js';
 import type { Filters, InverseOfferAnswer, SchedulerCall, SchedulerCallBody } from './scheduler-api.js';
 
@@ -36,7 +36,8 @@ export interface FrameworkStream {
   onClose(fn: () => void): void;
 }
 
-export type CallResult = { ok: true } | { ok: false; error: DrydockError };
+/** A call's outcome: accepted (202, or 200 where Mesos answers 200), or refused with an error. */
+export type CallResult = { ok: true; status?: 200 } | { ok: false; error: DrydockError };
 
 interface OpenStream {
   frameworkId: string;
@@ -121,7 +122,8 @@ export class Schedulers {
 
   offerJson(o: Offer): Record<string, unknown> {
     const a = this.#master.table.get(o.agentId);
-    const j = offerJson(o, { hostname: a?.info.hostname ?? '', ip: a?.info.ip ?? '', port: a?.info.port ?? 0, attributes: a?.info.attributes ?? [] });
+    const fw = this.frameworks.get(o.frameworkId);
+    const j = offerJson(o, { hostname: a?.info.hostname ?? '', ip: a?.info.ip ?? '', port: a?.info.port ?? 0, attributes: a?.info.attributes ?? [] }, fw !== undefined && hasCapability(fw.info, 'MULTI_ROLE'));
     // Mesos §4.6: every offer of an agent on a DRAINING machine carries the machine's unavailability.
     const u = this.#master.maintenance.unavailabilityOfAgent(o.agentId);
     if (u !== undefined) j['unavailability'] = unavailabilityJson(u);
@@ -183,6 +185,8 @@ export class Schedulers {
       type: 'SUBSCRIBED',
       subscribed: { framework_id: { value: entry.id }, heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS, master_info: this.#master.masterInfo() },
     });
+    // Mesos' heartbeater sends one at once, then every interval.
+    stream.send({ type: 'HEARTBEAT' });
     this.#heartbeat(open_);
     this.#log.info(plan.kind === 'NEW' ? 'framework subscribed' : 'framework resubscribed', { frameworkId: entry.id, name: entry.info.name, kind: plan.kind });
     this.#master.events.emit({ type: plan.kind === 'NEW' ? 'FRAMEWORK_ADDED' : 'FRAMEWORK_UPDATED', frameworkId: entry.id });
@@ -264,7 +268,7 @@ export class Schedulers {
   // ---- Other calls ---------------------------------------------------------------------------
 
   /** Checks the framework and stream of a non-SUBSCRIBE call, then runs it. */
-  call(call: SchedulerCall, streamId: string | undefined): CallResult {
+  call(call: SchedulerCall, streamId: string | undefined): CallResult | Promise<CallResult> {
     const fid = call.frameworkId as string;
     const entry = this.frameworks.get(fid);
     if (entry === undefined) return fail('FRAMEWORK_NOT_FOUND', fid);
@@ -302,12 +306,12 @@ export class Schedulers {
         this.allocateSoon();
         return { ok: true };
       case 'SUPPRESS':
+        // As Mesos: no new offers; those already out stay valid until used, declined or rescinded.
         this.frameworks.suppress(fid);
-        this.#rescindOffers((o) => o.frameworkId === fid, true);
         return { ok: true };
       case 'KILL': {
         const k = b.kill as NonNullable<SchedulerCallBody['kill']>;
-        this.#killCall(entry, k.task_id.value, k.agent_id?.value, k.kill_policy);
+        this.#killCall(entry, k.task_id.value, k.agent_id?.value, k.kill_policy === undefined ? undefined : clampKillPolicy(k.kill_policy));
         return { ok: true };
       }
       case 'ACKNOWLEDGE': {
@@ -323,9 +327,48 @@ export class Schedulers {
       case 'TEARDOWN':
         this.#removeFramework(fid);
         return { ok: true };
+      case 'UPDATE_FRAMEWORK':
+        return this.#updateFramework(entry, (b.update_framework as NonNullable<SchedulerCallBody['update_framework']>).framework_info);
+      case 'SHUTDOWN': {
+        // A command task's executor has the task's id (Mesos' command executor): shutting it down kills the task.
+        const sd = b.shutdown as NonNullable<SchedulerCallBody['shutdown']>;
+        this.#killCall(entry, sd.executor_id.value, sd.agent_id.value, undefined);
+        return { ok: true };
+      }
+      case 'MESSAGE':
+        // Command tasks have no executor that reads framework messages (Mesos' command executor drops them too).
+        this.#log.debug('framework message dropped: command tasks have no executor', { frameworkId: fid, agentId: b.message?.agent_id.value });
+        return { ok: true };
+      case 'REQUEST':
+      case 'ACKNOWLEDGE_OPERATION_STATUS':
+      case 'RECONCILE_OPERATIONS':
+        // Mesos' allocator ignores resource requests; Drydock has no offer operations that send operation feedback.
+        return { ok: true };
       default:
         return fail('SCHEDULER_CALL_UNSUPPORTED', call.type);
     }
+  }
+
+  /**
+   * UPDATE_FRAMEWORK (Mesos 1.9+): a new FrameworkInfo for a subscribed framework, without a
+   * re-subscription. As Mesos, the id must stay and user, principal and checkpoint cannot
+   * change. Durable first, then applied; answered 200.
+   */
+  async #updateFramework(entry: FrameworkEntry, info: FrameworkInfo): Promise<CallResult> {
+    if (info.id?.value !== entry.id) return fail('SCHEDULER_CALL_INVALID', "'update_framework.framework_info.id' differs from 'framework_id'");
+    for (const field of ['user', 'principal', 'checkpoint'] as const) {
+      if (info[field] !== entry.info[field]) return fail('FRAMEWORK_UPDATE_UNSUPPORTED', field);
+    }
+    try {
+      await this.#registry.addFramework({ id: entry.id, info, registeredTimeNs: entry.registeredTimeNs });
+    } catch (e) {
+      return fail('REGISTRY_WRITE_FAILED', e instanceof Error ? e.message : String(e));
+    }
+    entry.info = info;
+    this.#log.info('framework updated', { frameworkId: entry.id });
+    this.#master.events.emit({ type: 'FRAMEWORK_UPDATED', frameworkId: entry.id });
+    this.allocateSoon();
+    return { ok: true, status: 200 };
   }
 
   /**
@@ -358,10 +401,14 @@ export class Schedulers {
   #accept(entry: FrameworkEntry, accept: NonNullable<SchedulerCallBody['accept']>): void {
     const offerIds = (accept.offer_ids ?? []).map((o) => o.value);
     const taskInfos: TaskInfo[] = [];
+    const groupTaskIds: string[] = [];
     for (const op of accept.operations ?? []) {
       if (op.type === 'LAUNCH') taskInfos.push(...(op.launch?.task_infos ?? []));
+      else if (op.type === 'LAUNCH_GROUP') groupTaskIds.push(...taskGroupIds(op.launch_group));
       else this.#log.warn('unsupported offer operation ignored', { frameworkId: entry.id, type: op.type });
     }
+    // Task groups need the default executor; Drydock runs command tasks. Each task hears why, none waits forever.
+    for (const taskId of groupTaskIds) this.#sendMasterUpdate(entry.id, undefined, taskId, 'TASK_ERROR', 'REASON_TASK_GROUP_INVALID', 'Drydock runs command tasks only: LAUNCH_GROUP is not supported', false);
     const live = new Set<string>();
     for (const a of this.#master.table.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) live.add(t.task_id.value);
     const plan = planAccept({ frameworkId: entry.id, offerIds, offers: this.#offers, taskInfos, liveTaskIds: live });
@@ -455,13 +502,16 @@ export class Schedulers {
    * Sends an UPDATE the master made up (no uuid, nothing to acknowledge). When `apply` and the
    * state is terminal, the master's record of the task ends here too (it moves to completed).
    */
-  #sendMasterUpdate(frameworkId: string, agentId: string | undefined, taskId: string, state: TaskState, reason: TaskStatusReason, message: string, apply = true): void {
+  #sendMasterUpdate(frameworkId: string, agentId: string | undefined, taskId: string, state: TaskState, reason: TaskStatusReason, message: string, apply = true, unreachableTimeNs?: bigint): TaskStatus {
     const status: TaskStatus = { task_id: { value: taskId }, state, source: 'SOURCE_MASTER', reason, message, timestamp: this.#clock.now() / 1000 };
     if (agentId !== undefined) status.agent_id = { value: agentId };
+    // Partition-aware frameworks read when the agent became unreachable (TaskStatus.unreachable_time).
+    if (unreachableTimeNs !== undefined) status.unreachable_time = { nanoseconds: unreachableTimeNs };
     if (apply && agentId !== undefined && isTerminal(state) && this.#master.table.completeTask(agentId, frameworkId, taskId, status)) {
       this.#master.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId, taskId, status, state });
     }
     this.#sendEvent(frameworkId, { type: 'UPDATE', update: { status } });
+    return status;
   }
 
   #sendEvent(frameworkId: string, event: unknown): void {
@@ -554,7 +604,10 @@ export class Schedulers {
       const fw = this.frameworks.get(t.framework_id.value);
       const pa = fw !== undefined && hasCapability(fw.info, 'PARTITION_AWARE');
       // The task stays known (GET_TASKS unreachable_tasks) and comes back with the agent.
-      this.#sendMasterUpdate(t.framework_id.value, agentId, t.task_id.value, pa ? 'TASK_UNREACHABLE' : 'TASK_LOST', 'REASON_AGENT_REMOVED', 'Agent is unreachable', false);
+      const state: TaskState = pa ? 'TASK_UNREACHABLE' : 'TASK_LOST';
+      const status = this.#sendMasterUpdate(t.framework_id.value, agentId, t.task_id.value, state, 'REASON_AGENT_REMOVED', 'Agent is unreachable', false, agent?.unreachableTimeNs);
+      // Operator subscribers hear it too, as from Mesos' `__removeSlave`.
+      this.#master.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId: t.framework_id.value, taskId: t.task_id.value, status, state });
     }
   }
 
@@ -750,6 +803,13 @@ export class Schedulers {
 /** A refused call as a value: the error registry's code and message. */
 function fail<C extends Parameters<typeof errorOf>[0]>(code: C, ...args: Parameters<typeof errorOf<C>> extends [C, ...infer R] ? R : never): CallResult {
   return { ok: false, error: (errorOf as (c: C, ...a: unknown[]) => DrydockError)(code, ...args) };
+}
+
+/** The task ids of a LAUNCH_GROUP operation's `task_group.tasks` (kept as sent: Drydock does not run groups). */
+function taskGroupIds(launchGroup: unknown): string[] {
+  const tasks = (launchGroup as { task_group?: { tasks?: unknown } } | undefined)?.task_group?.tasks;
+  if (!Array.isArray(tasks)) return [];
+  return tasks.map((t) => (t as { task_id?: { value?: unknown } } | null)?.task_id?.value).filter((id): id is string => typeof id === 'string' && id !== '');
 }
 
 /** Filters.refuse_seconds in ms: default 5 s; negative falls back to the default; capped at 365 days (Mesos). */

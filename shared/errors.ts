@@ -65,6 +65,8 @@ export const ERRORS = {
   },
   /** The Mesos-Stream-Id belongs to no open stream at all (Drydock's choice: 404, the stream is not there). */
   STREAM_NOT_FOUND: { status: 404, message: (streamId: string) => `Stream ID '${streamId}' is not an open scheduler stream` },
+  /** UPDATE_FRAMEWORK that changes a field Mesos does not let change (`validateUpdate`). */
+  FRAMEWORK_UPDATE_UNSUPPORTED: { status: 400, message: (field: string) => `Updating 'FrameworkInfo.${field}' is unsupported` },
   /** A scheduler call type Drydock does not implement (operations, inverse offers before maintenance, ...). */
   SCHEDULER_CALL_UNSUPPORTED: { status: 501, message: (type: string) => `Call type ${type} is not supported` },
   // Maintenance (reference/mesos-api.md §2): Mesos' messages word for word, all 400 with a plain-text body.

@@ -84,7 +84,8 @@ export type TaskStatusReason =
   | 'REASON_RECONCILIATION'
   | 'REASON_INVALID_OFFERS'
   | 'REASON_RESOURCES_UNKNOWN'
-  | 'REASON_FRAMEWORK_REMOVED';
+  | 'REASON_FRAMEWORK_REMOVED'
+  | 'REASON_TASK_GROUP_INVALID';
 
 export interface TaskStatus {
   task_id: IdValue;
@@ -99,6 +100,8 @@ export interface TaskStatus {
   /** 16 random bytes, base64. Updates without a uuid (master-generated) need no acknowledgement. */
   uuid?: string;
   healthy?: boolean;
+  /** When the agent became unreachable (TASK_UNREACHABLE from the master), exact int64 ns. */
+  unreachable_time?: { nanoseconds: bigint };
 }
 
 export interface EnvironmentVariable {

@@ -62,8 +62,11 @@ test('kill -9 of an agent: a checkpointing framework keeps its task, the other l
   const durable = await SchedulerClient.subscribe(m.address, { user: 'root', name: 'durable', checkpoint: true, failover_timeout: 3600 });
   t.after(() => durable.close());
   await launch(durable, 'keeps');
-  // Give the rest of the agent back, so the second framework gets an offer.
+  // Give the rest of the agent back, so the second framework gets an offer: as in Mesos,
+  // SUPPRESS stops new offers and the ones already held are declined.
   assert.equal((await durable.call('SUPPRESS')).status, 202);
+  const held = durable.received.filter((e) => e.type === 'OFFERS').flatMap((e) => (e['offers'] as { offers: Offer[] }).offers).slice(1);
+  if (held.length > 0) assert.equal((await durable.call('DECLINE', { offer_ids: held.map((o) => o.id) })).status, 202);
   const fleeting = await SchedulerClient.subscribe(m.address, { user: 'root', name: 'fleeting' });
   t.after(() => fleeting.close());
   await launch(fleeting, 'goes');

@@ -66,7 +66,7 @@ describe('eventRecord', () => {
     ['FRAMEWORK_UPDATED', { type: 'FRAMEWORK_UPDATED', frameworkId: 'fw' }, { type: 'FRAMEWORK_UPDATED', framework_updated: { framework: FRAMEWORK } }],
     ['FRAMEWORK_ADDED for an unknown framework is skipped', { type: 'FRAMEWORK_ADDED', frameworkId: 'zz' }, undefined],
     ['FRAMEWORK_REMOVED carries the FrameworkInfo', { type: 'FRAMEWORK_REMOVED', frameworkId: 'fw' }, { type: 'FRAMEWORK_REMOVED', framework_removed: { framework_info: FRAMEWORK.framework_info } }],
-    ['FRAMEWORK_REMOVED of a forgotten framework still names it', { type: 'FRAMEWORK_REMOVED', frameworkId: 'zz' }, { type: 'FRAMEWORK_REMOVED', framework_removed: { framework_info: { id: { value: 'zz' } } } }],
+    ['FRAMEWORK_REMOVED of a forgotten framework still names it', { type: 'FRAMEWORK_REMOVED', frameworkId: 'zz' }, { type: 'FRAMEWORK_REMOVED', framework_removed: { framework_info: { user: '', name: '', id: { value: 'zz' } } } }],
   ];
   for (const [name, event, want] of cases) {
     test(name, () => assert.deepEqual(eventRecord(event, view), want));
