@@ -207,3 +207,22 @@ describe('tasks', () => {
     assert.deepEqual([...table.get('a')!.tasks!.keys()], ['fw\u0000o']);
   });
 });
+
+describe('foreignTask: a session speaks only for its own agent', () => {
+  const clock = new ManualClock();
+  const table = new AgentTable(LIMITS);
+  register(table, clock, req('a', 1), 1);
+  register(table, clock, req('b', 2), 2);
+  table.addTask('a', 'f', { name: 't', task_id: { value: 'on-a' }, agent_id: { value: 'a' }, resources: [] });
+  table.addTask('b', 'f', { name: 't', task_id: { value: 'on-b' }, agent_id: { value: 'b' }, resources: [] });
+  const cases: Array<[string, string, string, string | undefined, ReturnType<AgentTable['foreignTask']>]> = [
+    ['its own task', 'a', 'on-a', undefined, undefined],
+    ['its own task, its own id', 'a', 'on-a', 'a', undefined],
+    ['its own task, another agent\'s id', 'a', 'on-a', 'b', 'FOREIGN_AGENT_ID'],
+    ['another agent\'s task, no id', 'a', 'on-b', undefined, 'TASK_OF_ANOTHER_AGENT'],
+    ['another agent\'s task, that agent\'s id', 'a', 'on-b', 'b', 'FOREIGN_AGENT_ID'],
+    ['another agent\'s task, claiming it as its own', 'a', 'on-b', 'a', 'TASK_OF_ANOTHER_AGENT'],
+    ['a task nobody has (the agent runs it; Mesos forwards these)', 'a', 'new', undefined, undefined],
+  ];
+  for (const [name, agent, task, claimed, want] of cases) test(name, () => assert.equal(table.foreignTask(agent, 'f', task, claimed), want));
+});
