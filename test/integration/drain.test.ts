@@ -6,6 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../cli/scheduler-client.js';
 import { callApi, eventually, FIXTURES, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
@@ -71,6 +72,12 @@ async function launchRunning(s: SchedulerClient, agentId: string, id: string, cm
   }
 }
 
+/** Waits until a fixture task printed "ready" in its sandbox (the agent's `sandboxes/<framework>/<task>/stdout`). */
+async function fixtureReady(workDir: string, frameworkId: string, taskId: string): Promise<void> {
+  const stdout = join(workDir, 'sandboxes', frameworkId, taskId, 'stdout');
+  await eventually(() => (existsSync(stdout) && readFileSync(stdout, 'utf8').includes('ready') ? true : undefined), 5000, 20, `${taskId} ready`);
+}
+
 const drainCall = (agentId: string, extra: Record<string, unknown> = {}) => ({ type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agentId }, ...extra } });
 const call = (type: string, agentId: string) => ({ type, [type.toLowerCase()]: { agent_id: { value: agentId } } });
 
@@ -82,6 +89,8 @@ test('DRAIN_AGENT with max_grace_period 1secs: SIGKILL after ~1 s, REASON_AGENT_
   t.after(() => s.close());
   // Its own grace is 30 s and it ignores SIGTERM: only the drain's cap can end it quickly.
   await launchRunning(s, id, 'stubborn', `exec ${join(FIXTURES, 'ignore-sigterm.sh')}`, 30);
+  // TASK_RUNNING comes with the spawn; the shell ignores SIGTERM only once its trap is set ("ready").
+  await fixtureReady(a.workDir, s.frameworkId, 'stubborn');
 
   const t0 = Date.now();
   const r = await callApi(m.url, drainCall(id, { max_grace_period: '1secs' }));
@@ -231,6 +240,7 @@ test('a drain of a disconnected agent is applied when it returns, with the full 
   const s = await SchedulerClient.subscribe(m.address, FW);
   t.after(() => s.close());
   await launchRunning(s, id, 'patient', `exec ${join(FIXTURES, 'ignore-sigterm.sh')}`, 30);
+  await fixtureReady(a.workDir, s.frameworkId, 'patient');
   await a.daemon.stop();
   await eventually(async () => ((await agentOf(m, id))?.active === false ? true : undefined), 5000, 50, 'agent disconnected');
   assert.equal((await callApi(m.url, drainCall(id, { max_grace_period: { seconds: 2 } }))).status, 200);
