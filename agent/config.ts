@@ -19,7 +19,9 @@ import {
   type FlagResult,
   type FlagValues,
 } from '../shared/flags.js';
-import type { MachineFacts } from './machine.js';
+import type { MachineFacts, MachineProbe } from './machine.js';
+
+export type { MachineProbe };
 
 export const AGENT_PROGRAM = 'drydock-agent';
 export const AGENT_SUMMARY =
@@ -127,12 +129,6 @@ export function resolveAgentFlags(argv: readonly string[], env: Readonly<Record<
     return { kind: 'error', error: "Missing required flag '--master' (host:port of the master; or set DRYDOCK_MASTER)" };
   }
   return r;
-}
-
-/** What the config stage needs from the machine; detection is lazy and only runs for flags left unset. */
-export interface MachineProbe {
-  primaryIpv4(): Promise<string>;
-  facts(workDir: string): Promise<MachineFacts>;
 }
 
 /**

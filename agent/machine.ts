@@ -6,13 +6,17 @@
 
 import { mkdirSync, statfsSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import type { MachineProbe } from './config.js';
-
 /** Raw machine facts, before Mesos' system reservation is taken off. */
 export interface MachineFacts {
   cpus: number;
   memBytes: number;
   diskBytes: number;
+}
+
+/** What the config stage needs from the machine; detection is lazy and only runs for flags left unset. */
+export interface MachineProbe {
+  primaryIpv4(): Promise<string>;
+  facts(workDir: string): Promise<MachineFacts>;
 }
 
 let cachedIp: Promise<string> | undefined;

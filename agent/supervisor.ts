@@ -15,6 +15,7 @@ import type { ChildProcess } from 'node:child_process';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import {
+  hasCapability,
   isTerminal,
   type FrameworkInfo,
   type KillPolicy,
@@ -585,6 +586,3 @@ export class Supervisor {
 }
 
 /** Did the framework declare this capability (FrameworkInfo.capabilities[].type)? */
-function hasCapability(framework: FrameworkInfo, type: string): boolean {
-  return (framework.capabilities ?? []).some((c) => c.type === type);
-}

@@ -19,7 +19,8 @@ import {
   type DrainView,
   type RecoveredAgentJson,
 } from './drain.js';
-import { machineStates, type ClusterStatusJson, type MachineMode } from './maintenance.js';
+import type { MachineMode } from '../shared/machine.js';
+import { machineStates, type ClusterStatusJson } from './maintenance.js';
 import { renderTable } from './table.js';
 import { formatResources } from '../shared/resources.js';
 import type { Resource } from '../shared/mesos.js';

@@ -5,7 +5,8 @@
  */
 
 import { parseDuration } from '../shared/duration.js';
-import { agentIp, machineKey, type Checked, type MachineMode } from './maintenance.js';
+import { machineKey, type MachineMode } from '../shared/machine.js';
+import { agentIp, type Checked } from './maintenance.js';
 import { formatSpan, protobufDuration, toBigInt } from './nanotime.js';
 
 /** A GET_AGENTS entry; only the fields the CLI reads, all optional beyond the basics. */

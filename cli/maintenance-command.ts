@@ -20,9 +20,9 @@ import {
   scheduleRows,
   statusRows,
   type ClusterStatusJson,
-  type MachineId,
   type ScheduleJson,
 } from './maintenance.js';
+import type { MachineId } from '../shared/machine.js';
 import { renderTable } from './table.js';
 import type { AgentJson } from './drain.js';
 

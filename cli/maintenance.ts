@@ -13,11 +13,7 @@ import { formatSpan, isoTime, nanosOf } from './nanotime.js';
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** A Mesos MachineID. Either field may be absent; presence matters when the master compares. */
-export interface MachineId {
-  hostname?: string;
-  ip?: string;
-}
+import { machineKey, type MachineId, type MachineMode } from '../shared/machine.js';
 
 /** One window of a Mesos Schedule, as the master writes it (fields optional: we only read). */
 export interface WindowJson {
@@ -29,8 +25,6 @@ export interface ScheduleJson {
   windows?: WindowJson[];
 }
 
-/** Machine modes as Mesos spells them. */
-export type MachineMode = 'UP' | 'DRAINING' | 'DOWN';
 
 /** One framework's answer to an inverse offer, as GET_MAINTENANCE_STATUS carries it. */
 export interface InverseOfferStatusJson {
@@ -81,16 +75,6 @@ export function machineLabel(m: MachineId | undefined): string {
   if (host !== '') return host;
   if (ip !== '') return `(${ip})`;
   return '(no machine)';
-}
-
-/**
- * A map key that equals exactly when Mesos' MachineID `operator==` does: same presence of
- * each field, hostnames equal ignoring case, IPs equal as strings (reference §5).
- */
-export function machineKey(m: MachineId | undefined): string {
-  const host = m?.hostname === undefined ? '-' : `h:${m.hostname.toLowerCase()}`;
-  const ip = m?.ip === undefined ? '-' : `i:${m.ip}`;
-  return `${host}|${ip}`;
 }
 
 /**

@@ -12,9 +12,26 @@
  */
 
 import { MAX_REGISTERED_TASKS, type AgentSelf, type AgentTaskReport } from '../shared/protocol.js';
-import { isTerminal, type Task, type TaskInfo, type TaskState, type TaskStatus } from '../shared/mesos.js';
+import { isTerminal, taskKey, type Task, type TaskInfo, type TaskState, type TaskStatus } from '../shared/mesos.js';
 import type { DurableAgent, RecoveredAgent } from './registry/registry.js';
-import type { AgentDrain } from './drain.js';
+import type { DrainConfig, DrainState } from '../shared/drain.js';
+
+/** The master's drain state of one agent (Mesos `Slave::drainInfo` + our record). */
+export interface AgentDrain {
+  state: DrainState;
+  config: DrainConfig;
+  /** When DRAIN_AGENT was accepted (ns since the epoch); the drain record's started_time. */
+  startedNs: bigint;
+  /**
+   * Mesos estimated_drain_start_time: set only when the call reached a registered agent,
+   * truncated to whole seconds; not set for an agent drained while away.
+   */
+  estimatedStartNs: bigint | undefined;
+  /** When it became DRAINED (ns). */
+  drainedNs: bigint | undefined;
+  /** When this master last sent DRAIN to the agent's open session (ms): its tasks got SIGTERM about then. */
+  sentMs: number | undefined;
+}
 
 /** Where an agent is in its life. */
 export type AgentPhase = 'RECOVERED' | 'REGISTERED' | 'UNREACHABLE';
@@ -97,11 +114,6 @@ export interface TickDecision {
   ping: string[];
   /** Agents to mark unreachable now. */
   unreachable: Array<{ agentId: string; reason: UnreachableReason }>;
-}
-
-/** Key of a task in an agent's task map. */
-export function taskKey(frameworkId: string, taskId: string): string {
-  return `${frameworkId}\u0000${taskId}`;
 }
 
 /** Key of an agent's address in the address index. Port 0 means "no agent API" and is not indexed. */

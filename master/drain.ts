@@ -8,24 +8,9 @@
 import { drainGraceNs, type DrainConfig, type DrainState } from '../shared/drain.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { DEFAULT_GRACE_PERIOD_NS, isTerminal, type Task } from '../shared/mesos.js';
-import type { AgentPhase } from './agents.js';
+import type { AgentDrain, AgentPhase } from './agents.js';
 
-/** The master's drain state of one agent (Mesos `Slave::drainInfo` + our record). */
-export interface AgentDrain {
-  state: DrainState;
-  config: DrainConfig;
-  /** When DRAIN_AGENT was accepted (ns since the epoch); the drain record's started_time. */
-  startedNs: bigint;
-  /**
-   * Mesos estimated_drain_start_time: set only when the call reached a registered agent,
-   * truncated to whole seconds; not set for an agent drained while away.
-   */
-  estimatedStartNs: bigint | undefined;
-  /** When it became DRAINED (ns). */
-  drainedNs: bigint | undefined;
-  /** When this master last sent DRAIN to the agent's open session (ms): its tasks got SIGTERM about then. */
-  sentMs: number | undefined;
-}
+export type { AgentDrain };
 
 /** What the drain decisions read about an agent. */
 export interface DrainView {

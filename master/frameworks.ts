@@ -60,11 +60,6 @@ export interface SubscribePlan {
 /** How many completed frameworks the master remembers (Mesos --max_completed_frameworks is 50). */
 export const MAX_COMPLETED_FRAMEWORKS = 50;
 
-/** Does the framework have this capability (`PARTITION_AWARE`, ...)? */
-export function hasCapability(info: FrameworkInfo, type: string): boolean {
-  return (info.capabilities ?? []).some((c) => c.type === type);
-}
-
 /** The failover timeout in ms (FrameworkInfo.failover_timeout is seconds, a double; default 0). */
 export function failoverTimeoutMs(info: FrameworkInfo): number {
   const s = info.failover_timeout;

@@ -11,7 +11,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type DrydockError, fail } from '../shared/errors.js';
 import { parseWireJson } from '../shared/json.js';
-import { parseMachineList, parseMachinesMessage, parseSchedule, type MachineId, type Parsed } from './maintenance.js';
+import type { MachineId } from '../shared/machine.js';
+import { parseMachineList, parseMachinesMessage, parseSchedule, type Parsed } from './maintenance.js';
 import type { Master } from './master.js';
 import { MAX_API_BODY_BYTES, type CallAnswer, type OperatorCall } from './operator-api.js';
 import { readBodyOrAnswer, sendError, sendJson } from '../shared/http.js';

@@ -8,18 +8,10 @@
  */
 
 import { fail, type DrydockError } from '../shared/errors.js';
+import { machineIdJson, machineIdText, machineKey, type MachineId, type MachineMode } from '../shared/machine.js';
 import { MAX_INT64 } from '../shared/duration.js';
 import { preview } from '../shared/proto.js';
 import type { DurableSchedule } from './registry/registry.js';
-
-/** A machine's mode (Mesos MachineInfo.Mode). */
-export type MachineMode = 'UP' | 'DRAINING' | 'DOWN';
-
-/** Mesos MachineID. Presence matters: an unset field and `""` are different machines. */
-export interface MachineId {
-  hostname?: string;
-  ip?: string;
-}
 
 /** Mesos Unavailability, in int64 nanoseconds (beyond 2^53: bigints). */
 export interface Unavailability {
@@ -54,36 +46,6 @@ export interface Machine {
   unavailability: Unavailability | undefined;
   /** Answers to inverse offers, one per framework (latest wins); cleared when unavailability is re-applied. */
   statuses: Map<string, InverseOfferStatus>;
-}
-
-// ---- Machine identity ---------------------------------------------------------------------
-
-/**
- * The key of a machine: Mesos `operator==` on MachineID (§5) — same presence of each field,
- * hostname compared case-insensitively, ip exactly.
- */
-export function machineKey(id: MachineId): string {
-  const h = id.hostname === undefined ? '-' : `h${id.hostname.toLowerCase()}`;
-  const i = id.ip === undefined ? '-' : `i${id.ip}`;
-  return `${h}\u0000${i}`;
-}
-
-/** The MachineID of an agent: both fields always set (Mesos `{SlaveInfo.hostname, libprocess ip}`). */
-export function agentMachineId(hostname: string, ip: string): MachineId {
-  return { hostname, ip };
-}
-
-/** MachineID as JSON, fields in proto order (hostname, ip), unset ones left out. */
-export function machineIdJson(id: MachineId): Record<string, string> {
-  const j: Record<string, string> = {};
-  if (id.hostname !== undefined) j['hostname'] = id.hostname;
-  if (id.ip !== undefined) j['ip'] = id.ip;
-  return j;
-}
-
-/** The compact JSON Mesos prints in its messages: `{"hostname":"h","ip":"10.0.0.1"}`. */
-export function machineIdText(id: MachineId): string {
-  return JSON.stringify(machineIdJson(id));
 }
 
 /** Unavailability as JSON: `{"start":{"nanoseconds":N},"duration":{"nanoseconds":D}?}` (bigints: write with stringifyJson). */

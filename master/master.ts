@@ -17,7 +17,8 @@ import { AgentTable, type ForeignTaskReason, type RegistrationRequest, type Unre
 import type { MasterConfig } from './config.js';
 import type { Registry } from './registry/registry.js';
 import { MasterEvents } from './events.js';
-import { agentMachineId, machineKey, MaintenanceState, validateSchedule, validateTransition, type MachineId, type Schedule } from './maintenance.js';
+import { agentMachineId, machineKey, type MachineId } from '../shared/machine.js';
+import { MaintenanceState, validateSchedule, validateTransition, type Schedule } from './maintenance.js';
 import { masterInfoJson } from './operator-api.js';
 import { Schedulers } from './schedulers.js';
 import { AGENT_GONE_MESSAGE, Drainer, machineText } from './drainer.js';

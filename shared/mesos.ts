@@ -61,6 +61,16 @@ const TERMINAL: ReadonlySet<TaskState> = new Set<TaskState>([
   'TASK_GONE', 'TASK_GONE_BY_OPERATOR',
 ]);
 
+/** Key of a task among one agent's tasks (task ids are unique per framework). */
+export function taskKey(frameworkId: string, taskId: string): string {
+  return `${frameworkId}\u0000${taskId}`;
+}
+
+/** Does the framework declare this capability (`PARTITION_AWARE`, `TASK_KILLING_STATE`, ...)? */
+export function hasCapability(info: Pick<FrameworkInfo, 'capabilities'>, type: string): boolean {
+  return (info.capabilities ?? []).some((c) => c.type === type);
+}
+
 /** Terminal states never change again (TASK_UNREACHABLE and TASK_UNKNOWN are not terminal). */
 export function isTerminal(state: TaskState): boolean {
   return TERMINAL.has(state);

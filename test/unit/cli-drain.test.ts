@@ -11,7 +11,7 @@ import {
   type AgentJson,
   type DrainView,
 } from '../../cli/drain.js';
-import { machineKey } from '../../cli/maintenance.js';
+import { machineKey } from '../../shared/machine.js';
 import { stringifyJson } from '../../shared/json.js';
 
 function agent(id: string, hostname: string, ip: string, over: Partial<AgentJson> = {}): AgentJson {

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { machineKey } from '../../shared/machine.js';
 import {
   agentIp,
   agentMachines,
   describeScheduleChange,
-  machineKey,
   machineLabel,
   machineStates,
   machineSuggestions,

@@ -6,15 +6,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseJson, stringifyJson } from '../../shared/json.js';
+import { machineKey, type MachineId } from '../../shared/machine.js';
 import {
-  machineKey,
   MaintenanceState,
   parseMachineList,
   parseMachinesMessage,
   parseSchedule,
   validateSchedule,
   validateTransition,
-  type MachineId,
   type MachineModes,
   type Schedule,
 } from '../../master/maintenance.js';
