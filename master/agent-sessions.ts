@@ -10,16 +10,22 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { Logger } from '../shared/log.js';
 import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, decodeAgentMessage, encode, MAX_FRAME_BYTES } from '../shared/protocol.js';
-import type { AgentConnection, Master } from './master.js';
+import type { AgentConnection } from './ports.js';
+import type { Registration } from './registration.js';
+
+/** Session ids are unique per process, across terms (a late close of an old term's session must not match a new one). */
+let seq = 0;
 
 export class AgentSessions {
-  readonly #master: Master;
+  readonly #registration: Registration;
+  readonly #serving: () => boolean;
   readonly #log: Logger;
   readonly #wss: WebSocketServer;
-  #seq = 0;
 
-  constructor(master: Master, logger: Logger) {
-    this.#master = master;
+  /** `serving` is false once the term has ended: upgrades are refused from then on. */
+  constructor(registration: Registration, serving: () => boolean, logger: Logger) {
+    this.#registration = registration;
+    this.#serving = serving;
     this.#log = logger;
     // noServer: the HTTP server routes upgrades; clientTracking off: the master tracks sessions.
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false, perMessageDeflate: false });
@@ -32,7 +38,7 @@ export class AgentSessions {
 
   /** Completes the WebSocket handshake and attaches the session. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (this.#master.state !== 'SERVING') {
+    if (!this.#serving()) {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
@@ -40,7 +46,7 @@ export class AgentSessions {
   }
 
   #attach(ws: WebSocket, remote: string): void {
-    const id = ++this.#seq;
+    const id = ++seq;
     const log = this.#log;
     const conn: AgentConnection = {
       id,
@@ -57,7 +63,7 @@ export class AgentSessions {
         if (ws.readyState === WebSocket.OPEN) ws.ping();
       },
     };
-    this.#master.connected(conn);
+    this.#registration.connected(conn);
     log.debug('agent session opened', { sessionId: id, remote });
 
     let broken = false;
@@ -85,7 +91,7 @@ export class AgentSessions {
         }
         const msg = decoded.message;
         chain = chain
-          .then(() => this.#master.handle(conn, msg))
+          .then(() => this.#registration.handle(conn, msg))
           .catch((e: unknown) => {
             log.error('internal error', { where: 'agent message', sessionId: id, type: msg.type, error: e });
             broken = true;
@@ -93,18 +99,18 @@ export class AgentSessions {
           });
       }),
     );
-    ws.on('pong', () => guarded('agent pong', () => this.#master.pong(conn)));
+    ws.on('pong', () => guarded('agent pong', () => this.#registration.pong(conn)));
     ws.on('close', (code: number) =>
       guarded('agent session close', () => {
         log.debug('agent session closed', { sessionId: id, code });
-        this.#master.disconnected(conn);
+        this.#registration.disconnected(conn);
       }),
     );
     // ws closes the socket itself after an error (e.g. 1009 for a frame over maxPayload).
     ws.on('error', (e: Error) => log.warn('agent session error', { sessionId: id, remote, error: e }));
   }
 
-  /** Stops accepting sessions (existing ones are closed by Master.stop). */
+  /** Stops accepting sessions (registration closes the open ones when the term is disposed of). */
   close(): void {
     this.#wss.close();
   }

@@ -147,6 +147,12 @@ export class AgentTable {
   readonly #completed: Task[] = [];
   /** Agents marked gone: their ids are refused forever. */
   readonly #gone = new Set<string>();
+  /**
+   * Tasks the master declared ended while their agent may still have them (task-fate.ts
+   * tombstoneKey): the agent's later word on them is acknowledged, not forwarded, and a
+   * returning agent's copy is killed.
+   */
+  readonly tombstones = new Set<string>();
 
   constructor(limits: LivenessLimits) {
     this.#limits = limits;

@@ -12,6 +12,9 @@ import type { AgentDrain, AgentPhase } from './agents.js';
 
 export type { AgentDrain };
 
+/** The message of the ShutdownMessage a gone agent gets, now and at every later registration (Mesos). */
+export const AGENT_GONE_MESSAGE = 'Agent has been marked gone';
+
 /** What the drain decisions read about an agent. */
 export interface DrainView {
   phase: AgentPhase;

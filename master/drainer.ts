@@ -1,9 +1,11 @@
 /**
  * Agent draining and deactivation, the shell around drain.ts: DRAIN_AGENT, DEACTIVATE_AGENT,
- * REACTIVATE_AGENT and MARK_AGENT_GONE (reference §1, §4.1–4.5). Every change is durable in
- * the registry before it is applied in memory, before the agent is told, and before the
- * operator gets 200. The DRAINING -> DRAINED check runs on Mesos' triggers: the call itself,
- * every acknowledgement, every status update and every (re-)registration of the agent.
+ * REACTIVATE_AGENT and MARK_AGENT_GONE (reference §1, §4.1–4.5). Every change goes through
+ * the commit path (commit.ts): durable in the registry before it is applied in memory, before
+ * the agent is told, and before the operator gets 200; the calls share the serial queue with
+ * maintenance commands. The DRAINING -> DRAINED check runs on Mesos' triggers, heard on the
+ * bus: the call itself, every acknowledgement, every status update and every
+ * (re-)registration of the agent. Changes are announced as AGENT_UPDATED.
  */
 
 import type { Clock } from '../shared/clock.js';
@@ -11,8 +13,11 @@ import { drainConfigWire, type DrainConfig } from '../shared/drain.js';
 import { nowNs } from '../shared/duration.js';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import type { AgentEntry } from './agents.js';
+import { CLOSE_CODES } from '../shared/protocol.js';
+import type { AgentEntry, AgentTable } from './agents.js';
+import type { Commits } from './commit.js';
 import {
+  AGENT_GONE_MESSAGE,
   nextDrainState,
   planMarkGone,
   refuseDeactivate,
@@ -23,42 +28,53 @@ import {
   type CallTarget,
   type DrainView,
 } from './drain.js';
-import type { Master } from './master.js';
-import type { Registry } from './registry/registry.js';
-
-/** The message of the ShutdownMessage a gone agent gets, now and at every later registration (Mesos). */
-export const AGENT_GONE_MESSAGE = 'Agent has been marked gone';
+import type { MasterEvent, MasterEvents } from './events.js';
+import type { MaintenanceState } from './maintenance.js';
+import { machineText } from '../shared/machine.js';
+import type { AgentLink } from './ports.js';
 
 /** A call's outcome: undefined on success (200, empty body), else the error to answer. */
 export type DrainCallResult = DrydockError | undefined;
 
 export interface DrainerOptions {
-  master: Master;
-  registry: Registry;
+  agents: AgentTable;
+  /** DRAIN_AGENT refuses an agent whose machine is in the schedule (Mesos §4.8); gone agents leave its machine. */
+  maintenance: MaintenanceState;
+  link: AgentLink;
+  commits: Commits;
+  bus: MasterEvents;
   clock: Clock;
   log: Logger;
 }
 
 export class Drainer {
-  readonly #master: Master;
-  readonly #registry: Registry;
+  readonly #o: DrainerOptions;
   readonly #clock: Clock;
   readonly #log: Logger;
   /** Agents whose MarkAgentGone write is in flight (409 / 503 for calls meanwhile). */
   readonly #markingGone = new Set<string>();
   /** Agents whose MarkAgentDrained write is in flight: one at a time. */
   readonly #checking = new Set<string>();
-  /**
-   * The machine (`host (ip)`) of the maintenance schedule an agent is part of, or undefined.
-   * DRAIN_AGENT refuses such agents (Mesos §4.8). The master wires it to its maintenance state.
-   */
-  scheduledMachine: (agentId: string) => string | undefined = () => undefined;
-
   constructor(o: DrainerOptions) {
-    this.#master = o.master;
-    this.#registry = o.registry;
+    this.#o = o;
     this.#clock = o.clock;
     this.#log = o.log;
+  }
+
+  /** Listens for Mesos' DRAINED triggers: (re-)registrations, status updates, acknowledgements. */
+  start(): () => void {
+    return this.#o.bus.subscribe((e: MasterEvent) => {
+      switch (e.type) {
+        case 'AGENT_ADDED':
+        case 'AGENT_RECONNECTED':
+          return this.agentRegistered(e.agentId);
+        case 'STATUS_UPDATE':
+        case 'TASK_ACKNOWLEDGED':
+          return void this.check(e.agentId);
+        default:
+          return undefined;
+      }
+    });
   }
 
   /** Is a mark-gone of this agent in flight? */
@@ -72,96 +88,104 @@ export class Drainer {
   }
 
   #target(agentId: string): CallTarget {
-    const e = this.#master.table.get(agentId);
+    const e = this.#o.agents.get(agentId);
+    const m = this.#o.maintenance.machineOfAgent(agentId);
     return {
       phase: e?.phase,
-      gone: this.#master.table.isGone(agentId),
+      gone: this.#o.agents.isGone(agentId),
       markingGone: this.#markingGone.has(agentId),
       capabilities: e?.capabilities ?? [],
       deactivated: e?.deactivated ?? false,
       drainState: e?.drain?.state,
-      scheduledMachine: e === undefined ? undefined : this.scheduledMachine(agentId),
+      scheduledMachine: e === undefined || m?.unavailability === undefined ? undefined : machineText(m.id),
     };
   }
 
   // ---- Calls ---------------------------------------------------------------------------------
 
-  /** DRAIN_AGENT. */
-  async drain(agentId: string, config: DrainConfig): Promise<DrainCallResult> {
-    const refused = refuseDrain(agentId, this.#target(agentId));
-    if (refused !== undefined) return refusal(refused);
-    const startedNs = nowNs(this.#clock.now());
-    try {
-      await this.#registry.drainAgent(agentId, config, startedNs);
-    } catch (e) {
-      return this.#writeFailed(agentId, 'DRAIN_AGENT', e);
-    }
-    const e = this.#master.table.get(agentId);
-    // Removed while the write committed: its row went with it.
-    if (e === undefined) return undefined;
-    const registered = e.phase === 'REGISTERED';
-    e.deactivated = true;
-    e.drain = {
-      state: 'DRAINING',
-      config,
-      startedNs,
-      estimatedStartNs: registered ? truncateToSecondsNs(startedNs) : undefined,
-      drainedNs: undefined,
-      sentMs: undefined,
-    };
-    this.#log.info('agent draining', { agentId, maxGracePeriodNs: config.maxGracePeriodNs, markGone: config.markGone, phase: e.phase, connected: e.connected });
-    if (registered) {
-      this.#master.schedulers.agentDeactivated(agentId);
-      this.#sendDrain(e);
-      await this.check(agentId);
-    }
-    return undefined;
+  /** DRAIN_AGENT, in the serial queue of drain and maintenance commands. */
+  drain(agentId: string, config: DrainConfig): Promise<DrainCallResult> {
+    return this.#o.commits.serial(async () => {
+      const refused = refuseDrain(agentId, this.#target(agentId));
+      if (refused !== undefined) return refusal(refused);
+      const startedNs = nowNs(this.#clock.now());
+      const r = await this.#o.commits.write('DRAIN_AGENT', { agentId }, (reg) => reg.drainAgent(agentId, config, startedNs), () => {
+        const e = this.#o.agents.get(agentId);
+        // Removed while the write committed: its row went with it.
+        if (e === undefined) return undefined;
+        const registered = e.phase === 'REGISTERED';
+        e.deactivated = true;
+        e.drain = {
+          state: 'DRAINING',
+          config,
+          startedNs,
+          estimatedStartNs: registered ? truncateToSecondsNs(startedNs) : undefined,
+          drainedNs: undefined,
+          sentMs: undefined,
+        };
+        return e;
+      });
+      if (!r.ok) return r.error;
+      const e = r.value;
+      if (e === undefined) return undefined;
+      this.#log.info('agent draining', { agentId, maxGracePeriodNs: config.maxGracePeriodNs, markGone: config.markGone, phase: e.phase, connected: e.connected });
+      this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change: 'DRAINING' });
+      if (e.phase === 'REGISTERED') {
+        this.#sendDrain(e);
+        await this.check(agentId);
+      }
+      return undefined;
+    });
   }
 
   /** DEACTIVATE_AGENT: idempotent; works on draining agents too. */
-  async deactivate(agentId: string): Promise<DrainCallResult> {
-    const refused = refuseDeactivate(this.#target(agentId));
-    if (refused !== undefined) return refusal(refused);
-    try {
-      await this.#registry.deactivateAgent(agentId);
-    } catch (e) {
-      return this.#writeFailed(agentId, 'DEACTIVATE_AGENT', e);
-    }
-    const e = this.#master.table.get(agentId);
-    if (e === undefined) return undefined;
-    e.deactivated = true;
-    this.#log.info('agent deactivated', { agentId });
-    if (e.phase === 'REGISTERED') this.#master.schedulers.agentDeactivated(agentId);
-    return undefined;
+  deactivate(agentId: string): Promise<DrainCallResult> {
+    return this.#o.commits.serial(async () => {
+      const refused = refuseDeactivate(this.#target(agentId));
+      if (refused !== undefined) return refusal(refused);
+      const r = await this.#o.commits.write('DEACTIVATE_AGENT', { agentId }, (reg) => reg.deactivateAgent(agentId), () => {
+        const e = this.#o.agents.get(agentId);
+        if (e !== undefined) e.deactivated = true;
+        return e;
+      });
+      if (!r.ok) return r.error;
+      if (r.value === undefined) return undefined;
+      this.#log.info('agent deactivated', { agentId });
+      this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change: 'DEACTIVATED' });
+      return undefined;
+    });
   }
 
   /** REACTIVATE_AGENT: clears deactivation and drain, durably then in memory. */
-  async reactivate(agentId: string): Promise<DrainCallResult> {
-    const refused = refuseReactivate(this.#target(agentId));
-    if (refused !== undefined) return refusal(refused);
-    try {
-      await this.#registry.reactivateAgent(agentId);
-    } catch (e) {
-      return this.#writeFailed(agentId, 'REACTIVATE_AGENT', e);
-    }
-    const e = this.#master.table.get(agentId);
-    if (e !== undefined) {
-      e.deactivated = false;
-      e.drain = undefined;
-    }
-    this.#log.info('agent reactivated', { agentId });
-    // Mesos: the state is cleared, but an agent not registered now cannot be activated.
-    if (e?.phase !== 'REGISTERED') return fail('AGENT_REMOVED_DURING_CALL');
-    this.#master.schedulers.allocateSoon();
-    return undefined;
+  reactivate(agentId: string): Promise<DrainCallResult> {
+    return this.#o.commits.serial(async () => {
+      const refused = refuseReactivate(this.#target(agentId));
+      if (refused !== undefined) return refusal(refused);
+      const r = await this.#o.commits.write('REACTIVATE_AGENT', { agentId }, (reg) => reg.reactivateAgent(agentId), () => {
+        const e = this.#o.agents.get(agentId);
+        if (e !== undefined) {
+          e.deactivated = false;
+          e.drain = undefined;
+        }
+        return e;
+      });
+      if (!r.ok) return r.error;
+      this.#log.info('agent reactivated', { agentId });
+      if (r.value !== undefined) this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change: 'REACTIVATED' });
+      // Mesos: the state is cleared, but an agent not registered now cannot be activated.
+      if (r.value?.phase !== 'REGISTERED') return fail('AGENT_REMOVED_DURING_CALL');
+      return undefined;
+    });
   }
 
   /** MARK_AGENT_GONE: idempotent for an agent already gone. */
-  async markGoneCall(agentId: string): Promise<DrainCallResult> {
-    const plan = planMarkGone(agentId, this.#target(agentId));
-    if (plan === 'DONE') return undefined;
-    if (plan !== 'MARK') return refusal(plan);
-    return this.#markGone(agentId);
+  markGoneCall(agentId: string): Promise<DrainCallResult> {
+    return this.#o.commits.serial(async () => {
+      const plan = planMarkGone(agentId, this.#target(agentId));
+      if (plan === 'DONE') return undefined;
+      if (plan !== 'MARK') return refusal(plan);
+      return this.#markGone(agentId);
+    });
   }
 
   // ---- Triggers --------------------------------------------------------------------------------
@@ -171,7 +195,7 @@ export class Drainer {
    * MarkAgentDrained before flipping the state in memory; with mark_gone, marks the agent gone.
    */
   async check(agentId: string): Promise<void> {
-    const e = this.#master.table.get(agentId);
+    const e = this.#o.agents.get(agentId);
     if (e === undefined || this.#checking.has(agentId)) return;
     const step = nextDrainState(this.view(e));
     if (step === 'NONE') return;
@@ -183,19 +207,17 @@ export class Drainer {
     if (drain === undefined) return;
     const timeNs = nowNs(this.#clock.now());
     this.#checking.add(agentId);
-    try {
-      await this.#registry.markAgentDrained(agentId, timeNs);
-    } catch (err) {
-      this.#log.error('registry write failed', { agentId, op: 'MARK_AGENT_DRAINED', error: err });
-      return;
-    } finally {
-      this.#checking.delete(agentId);
-    }
-    // A re-drain or a reactivation while the write committed replaced or cleared this drain.
-    if (e.drain !== drain || drain.state !== 'DRAINING') return;
-    drain.state = 'DRAINED';
-    drain.drainedNs = timeNs;
+    const r = await this.#o.commits.write('MARK_AGENT_DRAINED', { agentId }, (reg) => reg.markAgentDrained(agentId, timeNs), () => {
+      // A re-drain or a reactivation while the write committed replaced or cleared this drain.
+      if (e.drain !== drain || drain.state !== 'DRAINING') return false;
+      drain.state = 'DRAINED';
+      drain.drainedNs = timeNs;
+      return true;
+    });
+    this.#checking.delete(agentId);
+    if (!r.ok || !r.value) return;
     this.#log.info('agent drained', { agentId, startedNs: drain.startedNs, drainedNs: timeNs });
+    this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change: 'DRAINED' });
   }
 
   /**
@@ -203,7 +225,7 @@ export class Drainer {
    * its grace periods when it gets it) and re-checks. Deactivation holds through the entry.
    */
   agentRegistered(agentId: string): void {
-    const e = this.#master.table.get(agentId);
+    const e = this.#o.agents.get(agentId);
     if (e === undefined) return;
     if (e.drain !== undefined) this.#sendDrain(e);
     void this.check(agentId);
@@ -213,29 +235,31 @@ export class Drainer {
 
   #sendDrain(e: AgentEntry): void {
     if (e.drain === undefined) return;
-    if (this.#master.sendToAgent(e.id, { type: 'DRAIN', config: drainConfigWire(e.drain.config) })) e.drain.sentMs = this.#clock.now();
+    if (this.#o.link.send(e.id, { type: 'DRAIN', config: drainConfigWire(e.drain.config) })) e.drain.sentMs = this.#clock.now();
     else e.drain.sentMs = undefined;
   }
 
-  /** Persists MarkAgentGone, then ends the agent's tasks for their frameworks, shuts it down and refuses it from now on. */
+  /**
+   * Persists MarkAgentGone, then the agent is told SHUTDOWN, leaves the table (its id refused
+   * from now on) and AGENT_GONE carries its tasks to their frameworks. Mesos sends no
+   * AGENT_REMOVED for this.
+   */
   async #markGone(agentId: string): Promise<DrainCallResult> {
     if (this.#markingGone.has(agentId)) return fail('AGENT_ALREADY_TRANSITIONING', agentId, 'gone');
     this.#markingGone.add(agentId);
-    try {
-      await this.#registry.markAgentGone(agentId, nowNs(this.#clock.now()));
-    } catch (e) {
-      return this.#writeFailed(agentId, 'MARK_AGENT_GONE', e);
-    } finally {
-      this.#markingGone.delete(agentId);
-    }
-    this.#master.agentGone(agentId, AGENT_GONE_MESSAGE);
+    const r = await this.#o.commits.write('MARK_AGENT_GONE', { agentId }, (reg) => reg.markAgentGone(agentId, nowNs(this.#clock.now())), () => {
+      const tasks = [...(this.#o.agents.get(agentId)?.tasks?.values() ?? [])];
+      this.#o.link.send(agentId, { type: 'SHUTDOWN', message: AGENT_GONE_MESSAGE });
+      this.#o.link.close(agentId, CLOSE_CODES.SHUTDOWN, AGENT_GONE_MESSAGE);
+      this.#o.maintenance.agentRemoved(agentId);
+      this.#o.agents.markGone(agentId);
+      return tasks;
+    });
+    this.#markingGone.delete(agentId);
+    if (!r.ok) return r.error;
     this.#log.info('agent marked gone', { agentId });
+    this.#o.bus.emit({ type: 'AGENT_GONE', agentId, tasks: r.value });
     return undefined;
-  }
-
-  #writeFailed(agentId: string, op: string, e: unknown): DrydockError {
-    this.#log.error('registry write failed', { agentId, op, error: e });
-    return fail('REGISTRY_WRITE_FAILED', e instanceof Error ? e.message : String(e));
   }
 }
 
@@ -243,9 +267,3 @@ function refusal(r: CallRefusal): DrydockError {
   return (fail as (code: CallRefusal['code'], ...args: string[]) => DrydockError)(r.code, ...r.args);
 }
 
-/** A MachineID as Mesos prints it in the drain refusal: `host (ip)`, `host` or `(ip)`. */
-export function machineText(id: { hostname?: string; ip?: string }): string {
-  if (id.hostname !== undefined && id.ip !== undefined) return `${id.hostname} (${id.ip})`;
-  if (id.hostname !== undefined) return id.hostname;
-  return `(${id.ip ?? ''})`;
-}

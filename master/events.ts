@@ -1,27 +1,52 @@
 /**
- * What happens in the master, as events: the scheduler API (updates, agent failures, offer
- * rescinds) and the operator event stream (SUBSCRIBE) both listen here instead of being
- * called from every place that changes state. Events carry ids; listeners read the current
- * objects from the master when they need the full shape.
+ * The term's one event bus: what happened in the master, announced after it was made durable
+ * and applied. Services listen here instead of calling each other (the frameworks service
+ * hears of agents, the drain service of acknowledgements, registration of machines going
+ * DOWN), and so does the operator event stream. Events carry ids, and the snapshots a
+ * listener cannot read back once the change is applied (a removed agent's tasks).
  */
 
-import type { TaskState, TaskStatus } from '../shared/mesos.js';
+import type { FrameworkInfo, Task, TaskState, TaskStatus } from '../shared/mesos.js';
+
+/** How an agent's drain or activation changed (the Drydock `AGENT_UPDATED` event). */
+export type AgentChange = 'DRAINING' | 'DRAINED' | 'DEACTIVATED' | 'REACTIVATED';
+
+/** How machines' modes changed (the Drydock `MACHINE_UPDATED` event). */
+export type MachineChange = 'SCHEDULED' | 'DOWN' | 'UP';
 
 export type MasterEvent =
-  /** An agent was admitted: a new registration, or a re-registration through the add path (after a master restart, after being unreachable). Not sent when a known, disconnected agent reconnects. */
-  | { type: 'AGENT_ADDED'; agentId: string }
+  /**
+   * An agent was admitted: a new registration, or a re-registration through the add path
+   * (after a master restart, after being unreachable). Not sent when a known, disconnected
+   * agent reconnects. `tasksBefore` is what the master knew of its tasks before its report;
+   * `frameworks` the frameworks it reported.
+   */
+  | { type: 'AGENT_ADDED'; agentId: string; tasksBefore?: readonly Task[]; frameworks?: readonly FrameworkInfo[] }
   /** An agent re-registered over a live identity (reconnect); its info may have changed. */
-  | { type: 'AGENT_RECONNECTED'; agentId: string }
+  | { type: 'AGENT_RECONNECTED'; agentId: string; tasksBefore?: readonly Task[]; frameworks?: readonly FrameworkInfo[] }
   /** The agent's session closed; it is still registered (`active: false`). */
   | { type: 'AGENT_DISCONNECTED'; agentId: string }
   /** The agent stopped answering and was marked unreachable. */
   | { type: 'AGENT_UNREACHABLE'; agentId: string }
-  /** The agent was removed on purpose (replaced at its address, machine down, shut down). */
-  | { type: 'AGENT_REMOVED'; agentId: string; reason: string }
+  /**
+   * The agent was removed on purpose (replaced at its address, machine down). `tasks` is what
+   * it ran; with `lostMessage` they are lost with that message (Mesos `removeSlave`).
+   */
+  | { type: 'AGENT_REMOVED'; agentId: string; reason: string; tasks?: readonly Task[]; lostMessage?: string }
+  /** The agent was marked gone, durably; `tasks` is what the master knew it ran. */
+  | { type: 'AGENT_GONE'; agentId: string; tasks: readonly Task[] }
+  /** Drydock: the agent's drain or activation changed (drain start, DRAINED, deactivate, reactivate). */
+  | { type: 'AGENT_UPDATED'; agentId: string; change: AgentChange }
+  /** Drydock: machines' modes changed; `agentIds` are the agents on them. */
+  | { type: 'MACHINE_UPDATED'; change: MachineChange; machineKeys: readonly string[]; agentIds: readonly string[] }
   /** A task launch was accepted and sent to its agent. */
   | { type: 'TASK_ADDED'; agentId: string; frameworkId: string; taskId: string }
   /** A task's status changed (a retried identical update is not an event). */
   | { type: 'TASK_UPDATED'; agentId: string; frameworkId: string; taskId: string; status: TaskStatus; state: TaskState }
+  /** An agent's status update, recorded: to forward to its framework (also when retried: at least once). */
+  | { type: 'STATUS_UPDATE'; agentId: string; frameworkId: string; status: TaskStatus }
+  /** A scheduler's acknowledgement reached the agent's record (a drain may be done now). */
+  | { type: 'TASK_ACKNOWLEDGED'; agentId: string; frameworkId: string; taskId: string }
   | { type: 'FRAMEWORK_ADDED'; frameworkId: string }
   | { type: 'FRAMEWORK_UPDATED'; frameworkId: string }
   | { type: 'FRAMEWORK_REMOVED'; frameworkId: string };

@@ -4,21 +4,14 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fail } from '../shared/errors.js';
 import { checkApiHeaders, readBodyOrAnswer, sendError } from '../shared/http.js';
-import type { Master } from './master.js';
 import { MAX_API_BODY_BYTES } from './operator-api.js';
 
 /**
- * Recovered, method and Content-Type, then a bounded body. Resolves with the body, or
- * undefined once the error has been answered (or the client has gone).
+ * Method and Content-Type, then a bounded body (whether a term serves is the router's check).
+ * Resolves with the body, or undefined once the error has been answered (or the client has gone).
  */
-export async function readApiBody(master: Master, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
-  if (master.state !== 'SERVING') {
-    req.resume();
-    sendError(res, fail('NOT_RECOVERED'));
-    return undefined;
-  }
+export async function readApiBody(req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
   const headerError = checkApiHeaders(req.method ?? '', req.headers['content-type']);
   if (headerError !== undefined) {
     req.resume();

@@ -1,17 +1,17 @@
 /**
- * The master's HTTP routing (node:http): the operator API, /health, /version, and the agent
- * session upgrade. Master endpoints are also under /master/ (libprocess delegation) and the
- * API under /mesos/api/v1 (DC/OS clients). A bad request never takes the master down: every
- * handler's failure becomes a 500 with a message and a log line.
+ * The master's HTTP routing (node:http), the process's part: `/health` and `/version` always
+ * answer here; every other route belongs to the current term, and while no term runs they are
+ * all answered from one place (503). Master endpoints are also under /master/ (libprocess
+ * delegation) and the API under /mesos/api/v1 (DC/OS clients). A bad request never takes the
+ * master down: every handler's failure becomes a 500 with a message and a log line.
  */
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { fail } from '../shared/errors.js';
+import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AgentSessions } from './agent-sessions.js';
-import type { OperatorStreams } from './operator-stream.js';
-import type { Master } from './master.js';
 import { answerCall, parseApiCall, versionInfo } from './operator-api.js';
+import type { Term } from './term.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler-api.js';
 import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from './maintenance-api.js';
 import { sendError, sendJson, sendText } from '../shared/http.js';
@@ -21,11 +21,19 @@ const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
 const VERSION_PATHS = new Set(['/version', '/master/version']);
 
+/** Where the router finds the term, and what it answers while there is none. */
+export interface TermRoutes {
+  /** The term serving now, if any. */
+  current(): Term | undefined;
+  /** The answer while no term runs (503: recovering, or no leader). */
+  unavailable(): DrydockError;
+}
+
 /** Builds the HTTP server; the caller listens. */
-export function createMasterServer(master: Master, sessions: AgentSessions, streams: OperatorStreams, logger: Logger): Server {
+export function createMasterServer(routes: TermRoutes, logger: Logger): Server {
   const log = logger;
   const server = createServer((req, res) => {
-    route(master, streams, req, res).catch((e: unknown) => {
+    route(routes, req, res).catch((e: unknown) => {
       log.error('internal error', { where: 'http', method: req.method, url: req.url, error: e });
       if (!res.headersSent) sendText(res, 500, fail('INTERNAL', e instanceof Error ? e.message : String(e)).message);
       else res.destroy();
@@ -34,8 +42,13 @@ export function createMasterServer(master: Master, sessions: AgentSessions, stre
   server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     if (AgentSessions.handles(pathOf(req.url))) {
+      const term = routes.current();
+      if (term === undefined) {
+        socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
       try {
-        sessions.handleUpgrade(req, socket, head);
+        term.sessions.handleUpgrade(req, socket, head);
       } catch (e) {
         log.error('internal error', { where: 'upgrade', error: e });
         socket.destroy();
@@ -57,12 +70,8 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? u : u.slice(0, q);
 }
 
-async function route(master: Master, streams: OperatorStreams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(routes: TermRoutes, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = pathOf(req.url);
-  if (API_PATHS.has(path)) return api(master, streams, req, res);
-  if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(master, req, res);
-  const maintenance = maintenanceRoute(path);
-  if (maintenance !== undefined) return handleMaintenanceRequest(master, maintenance, req, res);
   if (HEALTH_PATHS.has(path)) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
     res.writeHead(200, { 'Content-Length': 0 });
@@ -73,19 +82,32 @@ async function route(master: Master, streams: OperatorStreams, req: IncomingMess
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
     return sendJson(res, versionInfo());
   }
-  req.resume();
-  sendError(res, fail('NOT_FOUND'));
+  const maintenance = maintenanceRoute(path);
+  const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined;
+  if (!termRoute) {
+    req.resume();
+    return sendError(res, fail('NOT_FOUND'));
+  }
+  // The one place that answers while no term runs.
+  const term = routes.current();
+  if (term === undefined) {
+    req.resume();
+    return sendError(res, routes.unavailable());
+  }
+  if (API_PATHS.has(path)) return api(term, req, res);
+  if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, req, res);
+  if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, req, res);
 }
 
-async function api(master: Master, streams: OperatorStreams, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = await readApiBody(master, req, res);
+async function api(term: Term, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readApiBody(req, res);
   if (body === undefined) return;
   const parsed = parseApiCall(body, req.headers['accept']);
   if (!parsed.ok) return sendError(res, parsed.error);
   // The one call whose answer stays open: same framing checks as the others, then a stream.
-  if (parsed.call.type === 'SUBSCRIBE') return streams.subscribe(res);
+  if (parsed.call.type === 'SUBSCRIBE') return term.streams.subscribe(res);
   // Maintenance calls write the registry before answering, so they are answered asynchronously.
-  const answer = (await answerMaintenanceCall(master, parsed.call)) ?? (await answerCall(master, parsed.call));
+  const answer = (await answerMaintenanceCall(term, parsed.call)) ?? (await answerCall(term, parsed.call));
   if (!answer.ok) return sendError(res, answer.error);
   if (answer.json === undefined) {
     res.writeHead(200, { 'Content-Length': 0 });

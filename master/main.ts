@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 /**
- * drydock-master: flags -> config -> registry (open, migrate) -> recover -> listen.
- * The `listening` line is logged only once the master serves; SIGTERM / SIGINT close it
- * gracefully (sessions get GOING_AWAY, the registry is flushed) and exit 0.
+ * drydock-master, the process: flags -> config -> registry (open, migrate) -> listen ->
+ * leadership -> a term. The process keeps only HTTP listening, config and leadership; when it
+ * leads, a term (term.ts) is built from the registry, and while none runs every API answers
+ * 503 (the router). The `listening` line is logged once the first term serves. SIGTERM /
+ * SIGINT resign, drop the term (sessions get GOING_AWAY), flush the registry and exit 0.
  */
 
+import { randomUUID } from 'node:crypto';
 import { systemClock } from '../shared/clock.js';
+import { fail } from '../shared/errors.js';
 import { Logger } from '../shared/log.js';
-import { AgentSessions } from './agent-sessions.js';
 import { MASTER_PROGRAM, resolveMasterConfig } from './config.js';
 import { createMasterServer } from './http.js';
-import { Master } from './master.js';
-import { createOperatorStreams } from './operator-stream.js';
+import { SoloLeadership } from './leadership.js';
+import { advertisedIp, type MasterIdentity } from './master-info.js';
 import { openSqliteRegistry } from './registry/sqlite.js';
+import { Term } from './term.js';
 
 /** How long a graceful stop waits for sessions to finish their close handshake. */
 const CLOSE_GRACE_MS = 1_000;
@@ -40,11 +44,16 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
-  const master = new Master({ config, registry, clock: systemClock, logger });
-  await master.recover();
-  const sessions = new AgentSessions(master, logger.child({ component: 'agent-sessions' }));
-  const streams = createOperatorStreams(master, systemClock, logger.child({ component: 'operator-stream' }));
-  const server = createMasterServer(master, sessions, streams, logger.child({ component: 'http' }));
+  const processStartMs = systemClock.now();
+  let term: Term | undefined;
+  let everLed = false;
+  const server = createMasterServer(
+    {
+      current: () => term,
+      unavailable: () => (everLed ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
+    },
+    logger.child({ component: 'http' }),
+  );
 
   try {
     await new Promise<void>((resolve, reject) => {
@@ -60,28 +69,53 @@ async function main(): Promise<void> {
     const why = code === 'EADDRINUSE' ? 'the address is already in use (another master?)' : code === 'EADDRNOTAVAIL' ? 'no interface has that address' : code;
     logger.error('listen failed', { ip: config.ip, port: config.port, error: code });
     process.stderr.write(`${MASTER_PROGRAM}: cannot listen on ${config.ip}:${config.port}: ${why}\n`);
-    await master.stop().catch(() => {});
+    await registry.close().catch(() => {});
     process.exit(1);
   }
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  master.start(port);
-  logger.info('listening', { ip: config.ip, port, masterId: master.id, hostname: config.hostname, workDir: config.workDir });
+  const identity: MasterIdentity = { id: randomUUID(), hostname: config.hostname, ip: advertisedIp(config.ip), port };
+
+  // Solo leadership: this master leads from now on. (With etcd it campaigns, and may lose.)
+  const leadership = new SoloLeadership();
+  const { epoch } = await leadership.campaign();
+  const started = await Term.start({
+    config,
+    registry,
+    identity,
+    epoch,
+    processStartMs,
+    clock: systemClock,
+    logger,
+    onEnded: (reason) => {
+      term = undefined;
+      logger.error('no longer leading', { reason });
+    },
+  });
+  term = started;
+  everLed = true;
+  leadership.onLost((reason) => {
+    term?.dispose(reason);
+    term = undefined;
+  });
+  logger.info('listening', { ip: config.ip, port, masterId: identity.id, hostname: config.hostname, workDir: config.workDir });
 
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal });
-    sessions.close();
-    streams.close();
+    const last = term;
+    term = undefined;
+    last?.dispose();
     server.close();
-    void master
-      .stop()
+    void leadership
+      .resign()
+      .then(() => registry.close())
       .catch((e: unknown) => logger.error('registry close failed', { error: e }))
       .then(async () => {
         const deadline = Date.now() + CLOSE_GRACE_MS;
-        while (master.openSessions > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        while ((last?.openSessions ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         server.closeAllConnections();
         logger.info('stopped');
         process.exit(0);

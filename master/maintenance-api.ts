@@ -2,7 +2,7 @@
  * The maintenance endpoints' shell (reference/mesos-api.md §1, §2): the legacy routes
  * (`/maintenance/schedule`, `/maintenance/status`, `/machine/down`, `/machine/up`, also under
  * `/master/`) and the operator API v1 maintenance calls. Parsing and validation are in
- * maintenance.ts; the effects (registry, rescinds, agent removal) in Master.
+ * maintenance.ts; the commands in maintainer.ts.
  *
  * Like Mesos, the legacy endpoints never look at Content-Type: the body is JSON whatever the
  * header says, so the source document's `curl -d @machines.json` (a form content type) works.
@@ -13,7 +13,7 @@ import { type DrydockError, fail } from '../shared/errors.js';
 import { parseWireJson } from '../shared/json.js';
 import type { MachineId } from '../shared/machine.js';
 import { parseMachineList, parseMachinesMessage, parseSchedule, type Parsed } from './maintenance.js';
-import type { Master } from './master.js';
+import type { TermView } from './term-view.js';
 import { MAX_API_BODY_BYTES, type CallAnswer, type OperatorCall } from './operator-api.js';
 import { readBodyOrAnswer, sendError, sendJson } from '../shared/http.js';
 
@@ -35,20 +35,16 @@ export function maintenanceRoute(path: string): Route | undefined {
 }
 
 /** Handles one request on a maintenance route. */
-export async function handleMaintenanceRequest(master: Master, route: Route, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleMaintenanceRequest(term: TermView, route: Route, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const method = req.method ?? '';
   const allowed = METHODS[route];
   if (!allowed.includes(method)) {
     req.resume();
     return sendError(res, fail('MAINTENANCE_METHOD_NOT_ALLOWED', allowed, method), { Allow: allowed.join(', ') });
   }
-  if (master.state !== 'SERVING') {
-    req.resume();
-    return sendError(res, fail('NOT_RECOVERED'));
-  }
   if (method === 'GET') {
     req.resume();
-    const json = route === 'SCHEDULE' ? master.maintenance.scheduleJson() : master.maintenance.statusJson();
+    const json = route === 'SCHEDULE' ? term.maintenance.scheduleJson() : term.maintenance.statusJson();
     return sendJson(res, json, jsonpCallback(req.url));
   }
   const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
@@ -64,11 +60,11 @@ export async function handleMaintenanceRequest(master: Master, route: Route, req
     if (typeof json !== 'object' || json === null || Array.isArray(json)) return sendError(res, fail('MAINTENANCE_BODY_INVALID', 'Unexpected JSON type parsed'));
     const schedule = parseSchedule(json as Record<string, unknown>);
     if (!schedule.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', schedule.message));
-    outcome = await master.updateMaintenanceSchedule(schedule.value);
+    outcome = await term.maintainer.updateSchedule(schedule.value);
   } else {
     const ids = parseMachineList(json);
     if (!ids.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', ids.message));
-    outcome = route === 'DOWN' ? await master.startMaintenance(ids.value) : await master.stopMaintenance(ids.value);
+    outcome = route === 'DOWN' ? await term.maintainer.startMaintenance(ids.value) : await term.maintainer.stopMaintenance(ids.value);
   }
   if (outcome !== undefined) return sendError(res, outcome);
   res.writeHead(200, { 'Content-Length': 0 });
@@ -80,12 +76,12 @@ export async function handleMaintenanceRequest(master: Master, route: Route, req
  * Mesos wraps them (`Failed to convert JSON into Call protobuf: ...`); validation failures
  * carry the same bare messages as the legacy endpoints (Mesos returns them unwrapped).
  */
-export async function answerMaintenanceCall(master: Master, call: OperatorCall): Promise<CallAnswer | undefined> {
+export async function answerMaintenanceCall(term: TermView, call: OperatorCall): Promise<CallAnswer | undefined> {
   switch (call.type) {
     case 'GET_MAINTENANCE_SCHEDULE':
-      return { ok: true, json: { type: call.type, get_maintenance_schedule: { schedule: master.maintenance.scheduleJson() } } };
+      return { ok: true, json: { type: call.type, get_maintenance_schedule: { schedule: term.maintenance.scheduleJson() } } };
     case 'GET_MAINTENANCE_STATUS':
-      return { ok: true, json: { type: call.type, get_maintenance_status: { status: master.maintenance.statusJson() } } };
+      return { ok: true, json: { type: call.type, get_maintenance_status: { status: term.maintenance.statusJson() } } };
     case 'UPDATE_MAINTENANCE_SCHEDULE': {
       const sub = call.body['update_maintenance_schedule'] as Record<string, unknown>;
       const raw = sub['schedule'];
@@ -93,14 +89,14 @@ export async function answerMaintenanceCall(master: Master, call: OperatorCall):
       if (typeof raw !== 'object' || Array.isArray(raw)) return converted(`Not expecting a JSON ${Array.isArray(raw) ? 'array' : typeof raw} for field 'schedule'`);
       const schedule = parseSchedule(raw as Record<string, unknown>, 'update_maintenance_schedule.schedule.');
       if (!schedule.ok) return converted(schedule.message);
-      return done(await master.updateMaintenanceSchedule(schedule.value));
+      return done(await term.maintainer.updateSchedule(schedule.value));
     }
     case 'START_MAINTENANCE':
     case 'STOP_MAINTENANCE': {
       const sub = call.body[call.type.toLowerCase()] as Record<string, unknown>;
       const ids: Parsed<MachineId[]> = parseMachinesMessage(sub);
       if (!ids.ok) return converted(ids.message);
-      return done(call.type === 'START_MAINTENANCE' ? await master.startMaintenance(ids.value) : await master.stopMaintenance(ids.value));
+      return done(call.type === 'START_MAINTENANCE' ? await term.maintainer.startMaintenance(ids.value) : await term.maintainer.stopMaintenance(ids.value));
     }
     default:
       return undefined;

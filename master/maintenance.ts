@@ -297,6 +297,11 @@ export class MaintenanceState {
     return this.#machines;
   }
 
+  /** The machine under a key (maintenance events name machines by key). */
+  machineByKey(key: string): Machine | undefined {
+    return this.#machines.get(key);
+  }
+
   get(id: MachineId): Machine | undefined {
     return this.#machines.get(machineKey(id));
   }

@@ -17,7 +17,7 @@ import type { AgentEntry } from './agents.js';
 import { parseMaxGracePeriod, type DrainConfig } from '../shared/drain.js';
 import { drainInfoJson, drainRecordJson } from './drain.js';
 import type { FrameworkEntry } from './frameworks.js';
-import type { Master } from './master.js';
+import type { TermView } from './term-view.js';
 
 /** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
 export const CALL_TYPES = [
@@ -117,31 +117,31 @@ export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: Drydo
  * Answers a validated call from the master's state. Calls that change durable state answer
  * once the registry has the change (a promise); the others at once.
  */
-export function answerCall(master: Master, call: OperatorCall): CallAnswer | Promise<CallAnswer> {
+export function answerCall(term: TermView, call: OperatorCall): CallAnswer | Promise<CallAnswer> {
   switch (call.type) {
     case 'DRAIN_AGENT':
     case 'DEACTIVATE_AGENT':
     case 'REACTIVATE_AGENT':
     case 'MARK_AGENT_GONE':
-      return answerAgentCall(master, call);
+      return answerAgentCall(term, call);
     case 'GET_HEALTH':
       return ok({ type: 'GET_HEALTH', get_health: { healthy: true } });
     case 'GET_VERSION':
       return ok({ type: 'GET_VERSION', get_version: { version_info: versionInfo() } });
     case 'GET_FLAGS':
-      return ok({ type: 'GET_FLAGS', get_flags: { flags: master.config.flags.map((f) => ({ name: f.name, value: f.value })) } });
+      return ok({ type: 'GET_FLAGS', get_flags: { flags: term.config.flags.map((f) => ({ name: f.name, value: f.value })) } });
     case 'GET_MASTER':
-      return ok({ type: 'GET_MASTER', get_master: getMaster(master) });
+      return ok({ type: 'GET_MASTER', get_master: getMaster(term) });
     case 'GET_AGENTS':
-      return ok({ type: 'GET_AGENTS', get_agents: getAgents(master) });
+      return ok({ type: 'GET_AGENTS', get_agents: getAgents(term) });
     case 'GET_TASKS':
-      return ok({ type: 'GET_TASKS', get_tasks: getTasks(master) });
+      return ok({ type: 'GET_TASKS', get_tasks: getTasks(term) });
     case 'GET_FRAMEWORKS':
-      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks(master) });
+      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks(term) });
     case 'GET_EXECUTORS':
       return ok({ type: 'GET_EXECUTORS', get_executors: { executors: [] } });
     case 'GET_STATE':
-      return ok({ type: 'GET_STATE', get_state: getState(master) });
+      return ok({ type: 'GET_STATE', get_state: getState(term) });
     default:
       return { ok: false, error: fail('NOT_IMPLEMENTED', call.type) };
   }
@@ -169,7 +169,7 @@ export function parseDrainConfig(sub: Record<string, unknown>): { ok: true; conf
   return { ok: true, config: { maxGracePeriodNs: grace.ns, markGone } };
 }
 
-async function answerAgentCall(master: Master, call: OperatorCall): Promise<CallAnswer> {
+async function answerAgentCall(term: TermView, call: OperatorCall): Promise<CallAnswer> {
   const subName = call.type.toLowerCase();
   const id = agentIdOf(call, subName);
   if (!id.ok) return { ok: false, error: id.error };
@@ -179,17 +179,17 @@ async function answerAgentCall(master: Master, call: OperatorCall): Promise<Call
     case 'DRAIN_AGENT': {
       const parsed = parseDrainConfig(sub);
       if (!parsed.ok) return { ok: false, error: parsed.error };
-      error = await master.drainer.drain(id.id, parsed.config);
+      error = await term.drainer.drain(id.id, parsed.config);
       break;
     }
     case 'DEACTIVATE_AGENT':
-      error = await master.drainer.deactivate(id.id);
+      error = await term.drainer.deactivate(id.id);
       break;
     case 'REACTIVATE_AGENT':
-      error = await master.drainer.reactivate(id.id);
+      error = await term.drainer.reactivate(id.id);
       break;
     default:
-      error = await master.drainer.markGoneCall(id.id);
+      error = await term.drainer.markGoneCall(id.id);
   }
   return error === undefined ? { ok: true, json: undefined } : { ok: false, error };
 }
@@ -218,36 +218,11 @@ export function versionInfo(): Record<string, unknown> {
   return info;
 }
 
-/** IPv4 dotted quad as Mesos' deprecated MasterInfo.ip: the uint32 in network byte order, read on a little-endian host. */
-export function ipToNetworkUint32(ip: string): number {
-  const parts = ip.split('.').map(Number);
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) return 0;
-  const [a = 0, b = 0, c = 0, d = 0] = parts;
-  return (a | (b << 8) | (c << 16) | (d << 24)) >>> 0;
-}
-
-/** MasterInfo as GET_MASTER and the scheduler API's SUBSCRIBED write it. */
-export function masterInfoJson(master: Master): Record<string, unknown> {
-  const ip = master.advertisedIp;
-  const port = master.port;
-  const hostname = master.config.hostname;
+function getMaster(term: TermView): Record<string, unknown> {
   return {
-    id: master.id,
-    ip: ipToNetworkUint32(ip),
-    port,
-    pid: `master@${ip}:${port}`,
-    hostname,
-    version: MESOS_API_VERSION,
-    address: { hostname, ip, port },
-    capabilities: [{ type: 'AGENT_UPDATE' }, { type: 'AGENT_DRAINING' }],
-  };
-}
-
-function getMaster(master: Master): Record<string, unknown> {
-  return {
-    master_info: masterInfoJson(master),
-    start_time: master.startTimeMs / 1000,
-    elected_time: master.startTimeMs / 1000,
+    master_info: term.masterInfo(),
+    start_time: term.processStartMs / 1000,
+    elected_time: term.electedMs / 1000,
   };
 }
 
@@ -270,7 +245,7 @@ function allocated(e: AgentEntry): Resource[] {
 }
 
 /** One Agent as GET_AGENTS writes it (also the operator stream's AGENT_ADDED). */
-export function agentJson(e: AgentEntry, master?: Master): Record<string, unknown> {
+export function agentJson(e: AgentEntry, term?: TermView): Record<string, unknown> {
   const a: Record<string, unknown> = {
     agent_info: agentInfo(e),
     active: e.connected && !e.deactivated,
@@ -282,50 +257,50 @@ export function agentJson(e: AgentEntry, master?: Master): Record<string, unknow
   if (e.reregisteredTimeNs !== undefined) a['reregistered_time'] = { nanoseconds: e.reregisteredTimeNs };
   a['total_resources'] = toEndpointFormat(e.info.resources);
   a['allocated_resources'] = toEndpointFormat(allocated(e));
-  a['offered_resources'] = master === undefined ? [] : toEndpointFormat(master.schedulers.offeredOnAgent(e.id));
+  a['offered_resources'] = term === undefined ? [] : toEndpointFormat(term.schedulers.offeredOnAgent(e.id));
   a['capabilities'] = e.capabilities.map((type) => ({ type }));
   if (e.drain !== undefined) {
     a['drain_info'] = drainInfoJson(e.drain);
     if (e.drain.estimatedStartNs !== undefined) a['estimated_drain_start_time'] = { nanoseconds: e.drain.estimatedStartNs };
     // Beyond Mesos: what the drain is waiting for (master/drain.ts drainRecordJson).
-    if (master !== undefined) a['drain_record'] = drainRecordJson({ ...master.drainer.view(e), drain: e.drain }, Date.now());
+    if (term !== undefined) a['drain_record'] = drainRecordJson({ ...term.drainer.view(e), drain: e.drain }, Date.now());
   }
   // Drydock's addition (extra fields are fine for Mesos clients): the machine's mode and window.
-  if (master !== undefined) a['maintenance'] = master.maintenance.agentMaintenanceJson(e.id);
+  if (term !== undefined) a['maintenance'] = term.maintenance.agentMaintenanceJson(e.id);
   return a;
 }
 
 /** GET_STATE's `get_state` (also the operator stream's SUBSCRIBED snapshot): the four sub-objects in Mesos' order. */
-export function getState(master: Master): Record<string, unknown> {
-  return { get_tasks: getTasks(master), get_executors: { executors: [] }, get_frameworks: getFrameworks(master), get_agents: getAgents(master) };
+export function getState(term: TermView): Record<string, unknown> {
+  return { get_tasks: getTasks(term), get_executors: { executors: [] }, get_frameworks: getFrameworks(term), get_agents: getAgents(term) };
 }
 
-function getAgents(master: Master): { agents: unknown[]; recovered_agents: unknown[] } {
+function getAgents(term: TermView): { agents: unknown[]; recovered_agents: unknown[] } {
   const agents: unknown[] = [];
   const recovered: unknown[] = [];
-  for (const e of master.table.all()) {
-    if (e.phase === 'REGISTERED') agents.push(agentJson(e, master));
+  for (const e of term.agents.all()) {
+    if (e.phase === 'REGISTERED') agents.push(agentJson(e, term));
     else if (e.phase === 'RECOVERED') recovered.push(agentInfo(e));
   }
   return { agents, recovered_agents: recovered };
 }
 
-function getTasks(master: Master): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
+function getTasks(term: TermView): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
   const tasks: Task[] = [];
   const unreachable: Task[] = [];
-  for (const e of master.table.all()) {
+  for (const e of term.agents.all()) {
     if (e.tasks === undefined) continue;
     for (const t of e.tasks.values()) {
       if (e.phase === 'UNREACHABLE' && !isTerminal(t.state)) unreachable.push({ ...t, state: 'TASK_UNREACHABLE' });
       else tasks.push(t);
     }
   }
-  return { tasks, unreachable_tasks: unreachable, completed_tasks: [...master.table.completedTasks] };
+  return { tasks, unreachable_tasks: unreachable, completed_tasks: [...term.agents.completedTasks] };
 }
 
-function getFrameworks(master: Master): { frameworks: unknown[]; completed_frameworks: unknown[] } {
-  const frameworks = [...master.schedulers.frameworks.all()].map((f) => frameworkEntryJson(master, f));
-  const completed = master.schedulers.frameworks.completed.map((f) => frameworkEntryJson(master, f));
+function getFrameworks(term: TermView): { frameworks: unknown[]; completed_frameworks: unknown[] } {
+  const frameworks = [...term.schedulers.frameworks.all()].map((f) => frameworkEntryJson(term, f));
+  const completed = term.schedulers.frameworks.completed.map((f) => frameworkEntryJson(term, f));
   return { frameworks, completed_frameworks: completed };
 }
 
@@ -333,15 +308,15 @@ function getFrameworks(master: Master): { frameworks: unknown[]; completed_frame
  * One Framework as GET_FRAMEWORKS writes it, for a known or completed framework id (the
  * operator stream's FRAMEWORK_ADDED / FRAMEWORK_UPDATED); undefined for an id never seen.
  */
-export function frameworkJson(master: Master, frameworkId: string): Record<string, unknown> | undefined {
-  const table = master.schedulers.frameworks;
+export function frameworkJson(term: TermView, frameworkId: string): Record<string, unknown> | undefined {
+  const table = term.schedulers.frameworks;
   const entry = table.get(frameworkId) ?? table.completed.find((f) => f.id === frameworkId);
-  return entry === undefined ? undefined : frameworkEntryJson(master, entry);
+  return entry === undefined ? undefined : frameworkEntryJson(term, entry);
 }
 
-function frameworkEntryJson(master: Master, f: FrameworkEntry): Record<string, unknown> {
-  const removed = master.schedulers.frameworks.isRemoved(f.id);
-  const offers = removed ? [] : master.schedulers.offersOfFramework(f.id);
+function frameworkEntryJson(term: TermView, f: FrameworkEntry): Record<string, unknown> {
+  const removed = term.schedulers.frameworks.isRemoved(f.id);
+  const offers = removed ? [] : term.schedulers.offersOfFramework(f.id);
   let offered: Resource[] = [];
   for (const o of offers) offered = addResources(offered, o.resources);
   const j: Record<string, unknown> = {
@@ -353,9 +328,9 @@ function frameworkEntryJson(master: Master, f: FrameworkEntry): Record<string, u
   if (f.registeredTimeNs !== undefined) j['registered_time'] = { nanoseconds: f.registeredTimeNs };
   if (f.reregisteredTimeNs !== undefined) j['reregistered_time'] = { nanoseconds: f.reregisteredTimeNs };
   if (f.unregisteredTimeNs !== undefined) j['unregistered_time'] = { nanoseconds: f.unregisteredTimeNs };
-  j['offers'] = offers.map((o) => master.schedulers.offerJson(o));
-  j['inverse_offers'] = removed ? [] : master.schedulers.inverseOffersOfFramework(f.id).map((o) => master.schedulers.inverseOfferJson(o));
-  j['allocated_resources'] = removed ? [] : toEndpointFormat(master.schedulers.allocatedToFramework(f.id));
+  j['offers'] = offers.map((o) => term.schedulers.offerJson(o));
+  j['inverse_offers'] = removed ? [] : term.schedulers.inverseOffersOfFramework(f.id).map((o) => term.schedulers.inverseOfferJson(o));
+  j['allocated_resources'] = removed ? [] : toEndpointFormat(term.schedulers.allocatedToFramework(f.id));
   j['offered_resources'] = toEndpointFormat(offered);
   return j;
 }

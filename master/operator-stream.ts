@@ -14,11 +14,12 @@ import type { ServerResponse } from 'node:http';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import { stringifyJson } from '../shared/json.js';
 import type { Logger } from '../shared/log.js';
+import { machineIdJson } from '../shared/machine.js';
 import { taskKey, type Task, type TaskState, type TaskStatus } from '../shared/mesos.js';
 import { assertNever } from '../shared/protocol.js';
 import { encodeRecord } from '../shared/recordio.js';
 import type { MasterEvent, MasterEvents } from './events.js';
-import type { Master } from './master.js';
+import type { TermView } from './term-view.js';
 import { agentJson, frameworkJson, getState } from './operator-api.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
@@ -33,6 +34,10 @@ export interface StreamView {
   framework(frameworkId: string): Record<string, unknown> | undefined;
   /** The FrameworkInfo of a framework, also after its removal. */
   frameworkInfo(frameworkId: string): Record<string, unknown> | undefined;
+  /** GET_MAINTENANCE_STATUS's `status` (ClusterStatus). */
+  maintenanceStatus(): Record<string, unknown>;
+  /** The MachineIDs of machine keys, as the schedule writes them. */
+  machineIds(keys: readonly string[]): Array<Record<string, string>>;
 }
 
 /** One record of the stream, as Mesos' v1 `master::Event` JSON. */
@@ -45,7 +50,11 @@ export type StreamRecord =
   | { type: 'AGENT_REMOVED'; agent_removed: { agent_id: { value: string } } }
   | { type: 'FRAMEWORK_ADDED'; framework_added: { framework: Record<string, unknown> } }
   | { type: 'FRAMEWORK_UPDATED'; framework_updated: { framework: Record<string, unknown> } }
-  | { type: 'FRAMEWORK_REMOVED'; framework_removed: { framework_info: Record<string, unknown> } };
+  | { type: 'FRAMEWORK_REMOVED'; framework_removed: { framework_info: Record<string, unknown> } }
+  /** Drydock: an agent's drain or activation changed; the agent as GET_AGENTS writes it. */
+  | { type: 'AGENT_UPDATED'; agent_updated: { agent: Record<string, unknown> } }
+  /** Drydock: machines' modes changed; those machines, and the whole GET_MAINTENANCE_STATUS `status`. */
+  | { type: 'MACHINE_UPDATED'; machine_updated: { machine_ids: Array<Record<string, string>>; status: Record<string, unknown> } };
 
 /** The first record: the snapshot, and how often heartbeats come (Mesos writes a double, 15.0). */
 export function subscribedRecord(getStateJson: unknown, heartbeatIntervalMs: number): StreamRecord {
@@ -71,7 +80,17 @@ export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord 
     case 'AGENT_RECONNECTED':
     case 'AGENT_DISCONNECTED':
     case 'AGENT_UNREACHABLE':
+    case 'AGENT_GONE':
+    case 'STATUS_UPDATE':
+    case 'TASK_ACKNOWLEDGED':
       return undefined;
+    // Drydock extensions (Mesos has no event for these; plans and consoles wait on them).
+    case 'AGENT_UPDATED': {
+      const agent = view.agent(event.agentId);
+      return agent === undefined ? undefined : { type: 'AGENT_UPDATED', agent_updated: { agent } };
+    }
+    case 'MACHINE_UPDATED':
+      return { type: 'MACHINE_UPDATED', machine_updated: { machine_ids: view.machineIds(event.machineKeys), status: view.maintenanceStatus() } };
     case 'TASK_ADDED': {
       const task = view.task(event.agentId, event.frameworkId, event.taskId);
       return task === undefined ? undefined : { type: 'TASK_ADDED', task_added: { task } };
@@ -106,16 +125,18 @@ export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord 
   }
 }
 
-/** A StreamView over the live master, with the operator API's renderers. */
-export function masterStreamView(master: Master): StreamView {
+/** A StreamView over a live term, with the operator API's renderers. */
+export function termStreamView(term: TermView): StreamView {
   return {
-    task: (agentId, frameworkId, taskId) => master.table.get(agentId)?.tasks?.get(taskKey(frameworkId, taskId)),
+    task: (agentId, frameworkId, taskId) => term.agents.get(agentId)?.tasks?.get(taskKey(frameworkId, taskId)),
     agent: (agentId) => {
-      const e = master.table.get(agentId);
-      return e?.phase === 'REGISTERED' ? agentJson(e, master) : undefined;
+      const e = term.agents.get(agentId);
+      return e?.phase === 'REGISTERED' ? agentJson(e, term) : undefined;
     },
-    framework: (frameworkId) => frameworkJson(master, frameworkId),
-    frameworkInfo: (frameworkId) => frameworkJson(master, frameworkId)?.['framework_info'] as Record<string, unknown> | undefined,
+    framework: (frameworkId) => frameworkJson(term, frameworkId),
+    frameworkInfo: (frameworkId) => frameworkJson(term, frameworkId)?.['framework_info'] as Record<string, unknown> | undefined,
+    maintenanceStatus: () => term.maintenance.statusJson(),
+    machineIds: (keys) => keys.map((k) => machineIdJson(term.maintenance.machineByKey(k)?.id ?? {})),
   };
 }
 
@@ -273,15 +294,15 @@ export class OperatorStreams {
   }
 }
 
-/** The master's streams, configured from its flags. */
-export function createOperatorStreams(master: Master, clock: Clock, logger: Logger): OperatorStreams {
+/** A term's streams, configured from the master's flags. */
+export function createOperatorStreams(term: TermView, clock: Clock, logger: Logger): OperatorStreams {
   return new OperatorStreams({
-    events: master.events,
-    view: masterStreamView(master),
-    snapshot: () => getState(master),
+    events: term.bus,
+    view: termStreamView(term),
+    snapshot: () => getState(term),
     clock,
     logger,
-    heartbeatIntervalMs: master.config.heartbeatIntervalMs,
-    maxSubscribers: master.config.maxOperatorEventStreamSubscribers,
+    heartbeatIntervalMs: term.config.heartbeatIntervalMs,
+    maxSubscribers: term.config.maxOperatorEventStreamSubscribers,
   });
 }

@@ -1,17 +1,16 @@
 /**
- * The scheduler API v1 over HTTP (`POST /api/v1/scheduler`): framing and call validation as
- * pure functions (exact Mesos messages), and the thin shell that opens the RecordIO event
- * stream of a SUBSCRIBE and hands every other call to the master's Schedulers.
+ * The scheduler API v1 over HTTP (`POST /api/v1/scheduler`): the thin shell that parses a call
+ * (scheduler-calls.ts), opens the RecordIO event stream of a SUBSCRIBE, and hands every other
+ * call to the term's frameworks-and-offers service.
  */
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type DrydockError, fail } from '../shared/errors.js';
-import { parseWireJson, stringifyJson } from '../shared/json.js';
-import type { FrameworkInfo, IdValue, KillPolicy, TaskInfo } from '../shared/mesos.js';
-import { decodeMessage, SCHEDULER_CALL, SCHEDULER_CALL_TYPES } from '../shared/proto.js';
+import { stringifyJson } from '../shared/json.js';
+import type { FrameworkInfo } from '../shared/mesos.js';
+import { parseSchedulerCall } from './scheduler-calls.js';
 import { encodeRecord } from '../shared/recordio.js';
-import type { Master } from './master.js';
+import type { TermView } from './term-view.js';
 import type { FrameworkStream } from './schedulers.js';
 import { sendError } from '../shared/http.js';
 import { readApiBody } from './http-exchange.js';
@@ -19,126 +18,23 @@ import { readApiBody } from './http-exchange.js';
 /** Paths of the scheduler endpoint (libprocess delegation and the DC/OS prefix, as for /api/v1). */
 export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler', '/master/api/v1/scheduler', '/mesos/api/v1/scheduler']);
 
-export { SCHEDULER_CALL_TYPES };
-export type SchedulerCallType = (typeof SCHEDULER_CALL_TYPES)[number];
-
-/** Sub-messages validation requires (`Expecting '<sub>' to be present`). */
-const REQUIRED_SUB: Partial<Record<SchedulerCallType, keyof SchedulerCallBody>> = {
-  SUBSCRIBE: 'subscribe',
-  ACCEPT: 'accept',
-  DECLINE: 'decline',
-  ACCEPT_INVERSE_OFFERS: 'accept_inverse_offers',
-  DECLINE_INVERSE_OFFERS: 'decline_inverse_offers',
-  KILL: 'kill',
-  SHUTDOWN: 'shutdown',
-  ACKNOWLEDGE: 'acknowledge',
-  ACKNOWLEDGE_OPERATION_STATUS: 'acknowledge_operation_status',
-  RECONCILE: 'reconcile',
-  MESSAGE: 'message',
-  REQUEST: 'request',
-  UPDATE_FRAMEWORK: 'update_framework',
-};
-
-/** Filters of ACCEPT, DECLINE and the inverse-offer answers. */
-export interface Filters {
-  refuse_seconds?: number;
-}
-
-/** The answer to an inverse offer (ACCEPT_INVERSE_OFFERS / DECLINE_INVERSE_OFFERS). */
-export interface InverseOfferAnswer {
-  inverse_offer_ids?: IdValue[];
-  filters?: Filters;
-}
-
-/**
- * A scheduler::Call as shared/proto.ts decodes it: only the fields Drydock knows, each of its
- * proto type, no nulls; empty repeated fields are absent.
- */
-export interface SchedulerCallBody {
-  framework_id?: IdValue;
-  type?: SchedulerCallType;
-  subscribe?: { framework_info: FrameworkInfo; suppressed_roles?: string[] };
-  accept?: { offer_ids?: IdValue[]; operations?: Array<{ type?: string; launch?: { task_infos?: TaskInfo[] }; launch_group?: unknown }>; filters?: Filters };
-  decline?: { offer_ids?: IdValue[]; filters?: Filters };
-  accept_inverse_offers?: InverseOfferAnswer;
-  decline_inverse_offers?: InverseOfferAnswer;
-  revive?: { roles?: string[] };
-  suppress?: { roles?: string[] };
-  kill?: { task_id: IdValue; agent_id?: IdValue; kill_policy?: KillPolicy };
-  shutdown?: { executor_id: IdValue; agent_id: IdValue };
-  acknowledge?: { agent_id: IdValue; task_id: IdValue; uuid: string };
-  acknowledge_operation_status?: unknown;
-  reconcile?: { tasks?: Array<{ task_id: IdValue; agent_id?: IdValue }> };
-  reconcile_operations?: unknown;
-  message?: { agent_id: IdValue; executor_id: IdValue; data: string };
-  request?: { requests?: unknown[] };
-  update_framework?: { framework_info: FrameworkInfo; suppressed_roles?: string[] };
-}
-
-/** A parsed, validated scheduler call. */
-export interface SchedulerCall {
-  type: SchedulerCallType;
-  /** Top-level framework_id (required for everything but SUBSCRIBE). */
-  frameworkId: string | undefined;
-  body: SchedulerCallBody;
-}
-
-export type ParsedSchedulerCall = { ok: true; call: SchedulerCall } | { ok: false; error: DrydockError };
-
-const invalid = (detail: string): ParsedSchedulerCall => ({ ok: false, error: fail('SCHEDULER_CALL_INVALID', detail) });
-
-/** Is `text` the base64 of a 16-byte UUID (TaskStatus.uuid as JSON writes bytes)? */
-export function isBase64Uuid(text: unknown): boolean {
-  if (typeof text !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(text)) return false;
-  return Buffer.from(text, 'base64').length === 16;
-}
-
-/**
- * Parses and validates a scheduler call body in Mesos' order: JSON (bounded, null is unset),
- * conversion to scheduler::Call (shared/proto.ts), then `validation::scheduler::call::validate`.
- */
-export function parseSchedulerCall(text: string): ParsedSchedulerCall {
-  let json: unknown;
-  try {
-    json = parseWireJson(text);
-  } catch (e) {
-    return { ok: false, error: fail('BODY_NOT_JSON', (e as Error).message) };
-  }
-  const decoded = decodeMessage<SchedulerCallBody>(SCHEDULER_CALL, json);
-  if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
-  const body = decoded.value;
-  const callType = body.type;
-  if (callType === undefined) return invalid("Expecting 'type' to be present");
-  const sub = REQUIRED_SUB[callType];
-  if (sub !== undefined && body[sub] === undefined) return invalid(`Expecting '${sub}' to be present`);
-  const frameworkId = body.framework_id?.value;
-  if (callType === 'SUBSCRIBE') {
-    const infoId = body.subscribe?.framework_info.id?.value;
-    if (frameworkId !== infoId) return invalid("'framework_id' differs from 'subscribe.framework_info.id'");
-  } else {
-    if (frameworkId === undefined) return invalid("Expecting 'framework_id' to be present");
-    if (callType === 'ACKNOWLEDGE' && !isBase64Uuid(body.acknowledge?.uuid)) return invalid("'acknowledge.uuid' is not a valid base64-encoded UUID");
-  }
-  if (callType === 'UNKNOWN') return { ok: false, error: fail('SCHEDULER_CALL_UNSUPPORTED', callType) };
-  return { ok: true, call: { type: callType, frameworkId, body } };
-}
-
 // ---- The HTTP shell ------------------------------------------------------------------------
 
 /** Handles one request on a scheduler path. */
-export async function handleSchedulerRequest(master: Master, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = await readApiBody(master, req, res);
+export async function handleSchedulerRequest(term: TermView, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readApiBody(req, res);
   if (body === undefined) return;
   const parsed = parseSchedulerCall(body);
   if (!parsed.ok) return sendError(res, parsed.error);
   const call = parsed.call;
   if (call.type === 'SUBSCRIBE') {
-    await master.schedulers.subscribe((call.body.subscribe as { framework_info: FrameworkInfo }).framework_info, () => openStream(res));
+    const subscribed = await term.schedulers.subscribe((call.body.subscribe as { framework_info: FrameworkInfo }).framework_info, () => openStream(res));
+    if (!subscribed.ok) sendError(res, subscribed.error);
     return;
   }
   const header = req.headers['mesos-stream-id'];
   const streamId = Array.isArray(header) ? header[0] : header;
-  const result = await master.schedulers.call(call, streamId);
+  const result = await term.schedulers.call(call, streamId);
   if (!result.ok) return sendError(res, result.error);
   res.writeHead(result.status ?? 202, { 'Content-Length': 0 });
   res.end();

@@ -1,8 +1,10 @@
 /**
- * The master's side of the scheduler API: framework event streams, offers, launches, kills,
- * acknowledgements, reconciliation, failover and removal. The shell around the pure cores
- * (frameworks.ts, allocator.ts, offers.ts): it owns the streams and timers, makes the
- * registry writes, and sends agents their commands through the Master.
+ * The frameworks-and-offers service: the master's side of the scheduler API (framework event
+ * streams, offers and inverse offers, launches, kills, acknowledgements, reconciliation,
+ * failover and removal). The shell around the pure cores (frameworks.ts, allocator.ts,
+ * offers.ts, task-fate.ts): it owns the streams and timers, writes the registry first
+ * (commit.ts), talks to agents through the AgentLink, and hears of agents and machines on
+ * the bus.
  */
 
 import { fail as errorOf, type DrydockError } from '../shared/errors.js';
@@ -15,10 +17,16 @@ import { generateInverseOffers, generateOffers, inverseOfferKey, type AllocatorA
 import { unavailabilityJson } from './maintenance.js';
 import type { AgentEntry } from './agents.js';
 import { FrameworkTable, type FrameworkEntry } from './frameworks.js';
-import type { Master } from './master.js';
+import type { AgentTable } from './agents.js';
+import type { Commits } from './commit.js';
+import type { MasterEvent, MasterEvents } from './events.js';
+import type { MaintenanceState } from './maintenance.js';
+import type { AgentLink } from './ports.js';
+import { onDisconnected, onGone, onRegistered, onRemoved, onUnreachable, reconcileAnswer, type Fate, type FateFramework, type MasterUpdate, type ReconcileFinding } from './task-fate.js';
 import { clampKillPolicy, offerJson, planAccept, type Offer } from './offers.js';
-import type { DurableFramework, Registry } from './registry/registry.js';
-import type { Filters, InverseOfferAnswer, SchedulerCall, SchedulerCallBody } from './scheduler-api.js';
+import type { DurableFramework } from './registry/registry.js';
+import type { MasterMessage } from '../shared/protocol.js';
+import type { Filters, InverseOfferAnswer, SchedulerCall, SchedulerCallBody } from './scheduler-calls.js';
 
 /** Mesos' constant heartbeat interval for scheduler streams. */
 export const HEARTBEAT_INTERVAL_SECONDS = 15;
@@ -45,10 +53,30 @@ interface OpenStream {
   heartbeat: TimerHandle | undefined;
 }
 
+export interface SchedulersOptions {
+  /** This master's id: framework and offer ids are derived from it. */
+  masterId: string;
+  /** MasterInfo as SUBSCRIBED writes it. */
+  masterInfo: () => Record<string, unknown>;
+  /** When this term started (ms): recovered frameworks' failover timeouts count from here. */
+  startTimeMs: number;
+  allocationIntervalMs: number;
+  agents: AgentTable;
+  /** Offers carry the unavailability of DRAINING machines; inverse-offer answers are recorded on the machine. */
+  maintenance: MaintenanceState;
+  link: AgentLink;
+  commits: Commits;
+  bus: MasterEvents;
+  clock: Clock;
+  log: Logger;
+}
+
 export class Schedulers {
   readonly frameworks = new FrameworkTable();
-  readonly #master: Master;
-  readonly #registry: Registry;
+  readonly #o: SchedulersOptions;
+  readonly #agents: AgentTable;
+  readonly #maintenance: MaintenanceState;
+  readonly #bus: MasterEvents;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #allocationIntervalMs: number;
@@ -61,8 +89,6 @@ export class Schedulers {
   readonly #deadlines = new Map<string, TimerHandle>();
   /** agent id -> kills to send when it re-registers (task STAGING on a disconnected agent). */
   readonly #pendingKills = new Map<string, Array<{ frameworkId: string; taskId: string; killPolicy: KillPolicy | undefined }>>();
-  /** Tasks the master declared terminal itself (TASK_LOST on disconnect): their agent's later updates are acknowledged here, not forwarded. */
-  readonly #tombstones = new Set<string>();
   #nextFramework = 0;
   #nextOffer = 0;
   #allocationTimer: TimerHandle | undefined;
@@ -72,12 +98,14 @@ export class Schedulers {
   #lastAllocationAt = 0;
   #running = false;
 
-  constructor(master: Master, registry: Registry, clock: Clock, log: Logger, allocationIntervalMs: number) {
-    this.#master = master;
-    this.#registry = registry;
-    this.#clock = clock;
-    this.#log = log;
-    this.#allocationIntervalMs = allocationIntervalMs;
+  constructor(o: SchedulersOptions) {
+    this.#o = o;
+    this.#agents = o.agents;
+    this.#maintenance = o.maintenance;
+    this.#bus = o.bus;
+    this.#clock = o.clock;
+    this.#log = o.log;
+    this.#allocationIntervalMs = o.allocationIntervalMs;
   }
 
   /** Loads the registry's frameworks as RECOVERED; their failover timeout counts from now (the master's start). */
@@ -85,10 +113,40 @@ export class Schedulers {
     this.frameworks.recover(frameworks, this.#clock.now());
   }
 
-  start(): void {
+  /** Arms failover deadlines and the allocation cycle; listens for agents, machines and updates on the bus. */
+  start(): () => void {
     this.#running = true;
     for (const f of this.frameworks.all()) this.#armDeadline(f);
     this.#scheduleAllocation();
+    return this.#bus.subscribe((e) => this.#onEvent(e));
+  }
+
+  #onEvent(e: MasterEvent): void {
+    switch (e.type) {
+      case 'AGENT_ADDED':
+      case 'AGENT_RECONNECTED':
+        return this.#agentRegistered(e.agentId, e.tasksBefore ?? [], e.frameworks ?? []);
+      case 'AGENT_DISCONNECTED':
+        return this.#agentDisconnected(e.agentId);
+      case 'AGENT_UNREACHABLE':
+        return this.#agentUnreachable(e.agentId);
+      case 'AGENT_REMOVED':
+        return this.#agentRemoved(e.agentId, e.tasks ?? [], e.lostMessage);
+      case 'AGENT_GONE':
+        return this.#agentGone(e.agentId, e.tasks);
+      case 'AGENT_UPDATED':
+        // DEACTIVATE_AGENT / DRAIN_AGENT: every outstanding offer and inverse offer of the agent is rescinded (Mesos §4.5); its tasks are untouched.
+        if (e.change === 'DRAINING' || e.change === 'DEACTIVATED') {
+          if (this.#agents.get(e.agentId)?.phase === 'REGISTERED') this.#rescindOffers((o) => o.agentId === e.agentId, true);
+        } else if (e.change === 'REACTIVATED') this.allocateSoon();
+        return undefined;
+      case 'MACHINE_UPDATED':
+        return e.change === 'DOWN' ? undefined : this.#maintenanceChanged(e.agentIds);
+      case 'STATUS_UPDATE':
+        return this.#statusUpdate(e.agentId, e.frameworkId, e.status);
+      default:
+        return undefined;
+    }
   }
 
   stop(): void {
@@ -116,16 +174,16 @@ export class Schedulers {
   /** Non-terminal tasks' resources of a framework, over every agent. */
   allocatedToFramework(frameworkId: string): Resource[] {
     let sum: Resource[] = [];
-    for (const e of this.#master.table.all()) for (const t of e.tasks?.values() ?? []) if (t.framework_id.value === frameworkId && !isTerminal(t.state)) sum = addResources(sum, t.resources);
+    for (const e of this.#agents.all()) for (const t of e.tasks?.values() ?? []) if (t.framework_id.value === frameworkId && !isTerminal(t.state)) sum = addResources(sum, t.resources);
     return sum;
   }
 
   offerJson(o: Offer): Record<string, unknown> {
-    const a = this.#master.table.get(o.agentId);
+    const a = this.#agents.get(o.agentId);
     const fw = this.frameworks.get(o.frameworkId);
     const j = offerJson(o, { hostname: a?.info.hostname ?? '', ip: a?.info.ip ?? '', port: a?.info.port ?? 0, attributes: a?.info.attributes ?? [] }, fw !== undefined && hasCapability(fw.info, 'MULTI_ROLE'));
     // Mesos §4.6: every offer of an agent on a DRAINING machine carries the machine's unavailability.
-    const u = this.#master.maintenance.unavailabilityOfAgent(o.agentId);
+    const u = this.#maintenance.unavailabilityOfAgent(o.agentId);
     if (u !== undefined) j['unavailability'] = unavailabilityJson(u);
     return j;
   }
@@ -136,7 +194,7 @@ export class Schedulers {
 
   /** An InverseOffer as Mesos writes it: `{id, url, framework_id, agent_id, unavailability, resources: []}`. */
   inverseOfferJson(o: Offer): Record<string, unknown> {
-    const a = this.#master.table.get(o.agentId);
+    const a = this.#agents.get(o.agentId);
     const hostname = a?.info.hostname ?? '';
     const j: Record<string, unknown> = {
       id: { value: o.id },
@@ -144,7 +202,7 @@ export class Schedulers {
       framework_id: { value: o.frameworkId },
       agent_id: { value: o.agentId },
     };
-    const u = this.#master.maintenance.machineOfAgent(o.agentId)?.unavailability;
+    const u = this.#maintenance.machineOfAgent(o.agentId)?.unavailability;
     if (u !== undefined) j['unavailability'] = unavailabilityJson(u);
     j['resources'] = [];
     return j;
@@ -152,17 +210,27 @@ export class Schedulers {
 
   // ---- SUBSCRIBE -----------------------------------------------------------------------------
 
-  /** Subscribes (or fails over) a framework; `open` starts the 200 stream once the framework is durable. */
-  async subscribe(info: FrameworkInfo, open: () => FrameworkStream): Promise<void> {
-    const plan = this.frameworks.planSubscribe(info, nowNs(this.#clock.now()), () => `${this.#master.id}-${String(this.#nextFramework++).padStart(4, '0')}`);
+  /**
+   * Subscribes (or fails over) a framework; `open` starts the 200 stream once the framework is
+   * durable. A failed write opens nothing: the error is the answer.
+   */
+  async subscribe(info: FrameworkInfo, open: () => FrameworkStream): Promise<CallResult> {
+    const plan = this.frameworks.planSubscribe(info, nowNs(this.#clock.now()), () => `${this.#o.masterId}-${String(this.#nextFramework++).padStart(4, '0')}`);
     if (plan.kind === 'REMOVED') {
       const s = open();
       s.send({ type: 'ERROR', error: { message: 'Framework has been removed' } });
       s.close();
-      return;
+      return { ok: true };
     }
-    if (plan.durable !== undefined) await this.#registry.addFramework(plan.durable);
-    if (!this.#running) return open().close();
+    const durable = plan.durable;
+    if (durable !== undefined) {
+      const w = await this.#o.commits.write('ADD_FRAMEWORK', { frameworkId: plan.frameworkId }, (reg) => reg.addFramework(durable), () => undefined);
+      if (!w.ok) return w;
+    }
+    if (!this.#running) {
+      open().close();
+      return { ok: true };
+    }
     const stream = open();
     // Another SUBSCRIBE for the same id may have committed meanwhile: it is the older stream now.
     const previous = this.frameworks.get(plan.frameworkId)?.streamId;
@@ -183,14 +251,15 @@ export class Schedulers {
     stream.onClose(() => this.#streamClosed(stream.id));
     stream.send({
       type: 'SUBSCRIBED',
-      subscribed: { framework_id: { value: entry.id }, heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS, master_info: this.#master.masterInfo() },
+      subscribed: { framework_id: { value: entry.id }, heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS, master_info: this.#o.masterInfo() },
     });
     // Mesos' heartbeater sends one at once, then every interval.
     stream.send({ type: 'HEARTBEAT' });
     this.#heartbeat(open_);
     this.#log.info(plan.kind === 'NEW' ? 'framework subscribed' : 'framework resubscribed', { frameworkId: entry.id, name: entry.info.name, kind: plan.kind });
-    this.#master.events.emit({ type: plan.kind === 'NEW' ? 'FRAMEWORK_ADDED' : 'FRAMEWORK_UPDATED', frameworkId: entry.id });
+    this.#bus.emit({ type: plan.kind === 'NEW' ? 'FRAMEWORK_ADDED' : 'FRAMEWORK_UPDATED', frameworkId: entry.id });
     this.allocateSoon();
+    return { ok: true };
   }
 
   #heartbeat(s: OpenStream): void {
@@ -220,7 +289,7 @@ export class Schedulers {
     if (!this.frameworks.disconnect(fid, streamId, this.#clock.now(), nowNs(this.#clock.now()))) return;
     this.#log.info('framework disconnected', { frameworkId: fid });
     this.#rescindOffers((o) => o.frameworkId === fid, false);
-    this.#master.events.emit({ type: 'FRAMEWORK_UPDATED', frameworkId: fid });
+    this.#bus.emit({ type: 'FRAMEWORK_UPDATED', frameworkId: fid });
     const entry = this.frameworks.get(fid);
     if (entry !== undefined) this.#armDeadline(entry);
     this.allocateSoon();
@@ -237,32 +306,40 @@ export class Schedulers {
         if (!this.#running) return;
         if (this.frameworks.expired(this.#clock.now()).includes(entry.id)) {
           this.#log.warn('framework failover timeout', { frameworkId: entry.id });
-          this.#removeFramework(entry.id);
+          void this.#removeFramework(entry.id);
         }
       }),
     );
   }
 
-  /** Removes a framework for good: kills its tasks, forgets its offers, writes it out of the registry. */
-  #removeFramework(frameworkId: string): void {
+  /** Removes a framework for good, written first: kills its tasks, forgets its offers. */
+  async #removeFramework(frameworkId: string): Promise<CallResult> {
+    if (this.frameworks.get(frameworkId) === undefined) return { ok: true };
+    const r = await this.#o.commits.write('REMOVE_FRAMEWORK', { frameworkId }, (reg) => reg.removeFramework(frameworkId), () => this.#applyRemoval(frameworkId));
+    if (!r.ok) return r;
+    if (!r.value) return { ok: true };
+    this.#log.info('framework removed', { frameworkId });
+    this.#bus.emit({ type: 'FRAMEWORK_REMOVED', frameworkId });
+    return { ok: true };
+  }
+
+  #applyRemoval(frameworkId: string): boolean {
     const entry = this.frameworks.get(frameworkId);
-    if (entry === undefined) return;
+    if (entry === undefined) return false;
     if (entry.streamId !== undefined) this.#closeStream(entry.streamId);
     this.#rescindOffers((o) => o.frameworkId === frameworkId, false);
     this.frameworks.remove(frameworkId, nowNs(this.#clock.now()));
     this.#deadlines.get(frameworkId)?.cancel();
     this.#deadlines.delete(frameworkId);
-    for (const agent of this.#master.table.all()) {
+    for (const agent of this.#agents.all()) {
       for (const t of [...(agent.tasks?.values() ?? [])]) {
         if (t.framework_id.value !== frameworkId) continue;
         // Nobody will acknowledge for a removed framework: the master does, so tasks reach completed.
-        if (t.status_update_uuid !== undefined) this.#master.acknowledge(agent.id, frameworkId, t.task_id.value, t.status_update_uuid);
+        if (t.status_update_uuid !== undefined) this.acknowledge(agent.id, frameworkId, t.task_id.value, t.status_update_uuid);
         if (!isTerminal(t.state)) this.#kill(agent, frameworkId, t.task_id.value, undefined);
       }
     }
-    this.#registry.removeFramework(frameworkId).catch((e: unknown) => this.#log.error('registry write failed', { frameworkId, op: 'REMOVE_FRAMEWORK', error: e }));
-    this.#log.info('framework removed', { frameworkId });
-    this.#master.events.emit({ type: 'FRAMEWORK_REMOVED', frameworkId });
+    return true;
   }
 
   // ---- Other calls ---------------------------------------------------------------------------
@@ -316,7 +393,7 @@ export class Schedulers {
       }
       case 'ACKNOWLEDGE': {
         const a = b.acknowledge as NonNullable<SchedulerCallBody['acknowledge']>;
-        const r = this.#master.acknowledge(a.agent_id.value, fid, a.task_id.value, a.uuid);
+        const r = this.acknowledge(a.agent_id.value, fid, a.task_id.value, a.uuid);
         if (!r.ok) this.#log.debug('acknowledgement dropped', { frameworkId: fid, reason: r.reason });
         if (r.ok) this.allocateSoon();
         return { ok: true };
@@ -325,8 +402,7 @@ export class Schedulers {
         this.#reconcile(entry, b.reconcile ?? {});
         return { ok: true };
       case 'TEARDOWN':
-        this.#removeFramework(fid);
-        return { ok: true };
+        return this.#removeFramework(fid);
       case 'UPDATE_FRAMEWORK':
         return this.#updateFramework(entry, (b.update_framework as NonNullable<SchedulerCallBody['update_framework']>).framework_info);
       case 'SHUTDOWN': {
@@ -359,14 +435,12 @@ export class Schedulers {
     for (const field of ['user', 'principal', 'checkpoint'] as const) {
       if (info[field] !== entry.info[field]) return fail('FRAMEWORK_UPDATE_UNSUPPORTED', field);
     }
-    try {
-      await this.#registry.addFramework({ id: entry.id, info, registeredTimeNs: entry.registeredTimeNs });
-    } catch (e) {
-      return fail('REGISTRY_WRITE_FAILED', e instanceof Error ? e.message : String(e));
-    }
-    entry.info = info;
+    const w = await this.#o.commits.write('ADD_FRAMEWORK', { frameworkId: entry.id }, (reg) => reg.addFramework({ id: entry.id, info, registeredTimeNs: entry.registeredTimeNs }), () => {
+      entry.info = info;
+    });
+    if (!w.ok) return w;
     this.#log.info('framework updated', { frameworkId: entry.id });
-    this.#master.events.emit({ type: 'FRAMEWORK_UPDATED', frameworkId: entry.id });
+    this.#bus.emit({ type: 'FRAMEWORK_UPDATED', frameworkId: entry.id });
     this.allocateSoon();
     return { ok: true, status: 200 };
   }
@@ -388,7 +462,7 @@ export class Schedulers {
         continue;
       }
       this.#inverseOffers.delete(id);
-      this.#master.maintenance.recordAnswer(o.agentId, { status: answer, frameworkId, timestampNs: nowNs(now) });
+      this.#maintenance.recordAnswer(o.agentId, { status: answer, frameworkId, timestampNs: nowNs(now) });
       if (refuse > 0) {
         let f = this.#inverseFilters.get(frameworkId);
         if (f === undefined) this.#inverseFilters.set(frameworkId, (f = new Map()));
@@ -408,25 +482,24 @@ export class Schedulers {
       else this.#log.warn('unsupported offer operation ignored', { frameworkId: entry.id, type: op.type });
     }
     // Task groups need the default executor; Drydock runs command tasks. Each task hears why, none waits forever.
-    for (const taskId of groupTaskIds) this.#sendMasterUpdate(entry.id, undefined, taskId, 'TASK_ERROR', 'REASON_TASK_GROUP_INVALID', 'Drydock runs command tasks only: LAUNCH_GROUP is not supported', false);
+    for (const taskId of groupTaskIds) this.#sendMasterUpdate(entry.id, undefined, taskId, 'TASK_ERROR', 'REASON_TASK_GROUP_INVALID', 'Drydock runs command tasks only: LAUNCH_GROUP is not supported');
     const live = new Set<string>();
-    for (const a of this.#master.table.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) live.add(t.task_id.value);
+    for (const a of this.#agents.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) live.add(t.task_id.value);
     const plan = planAccept({ frameworkId: entry.id, offerIds, offers: this.#offers, taskInfos, liveTaskIds: live });
     if (plan.kind === 'INVALID_OFFERS') {
       for (const id of plan.validOfferIds) this.#offers.delete(id);
       const state: TaskState = hasCapability(entry.info, 'PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
       // These tasks never reached the table: only the framework hears of them (never `apply`, a duplicate id must not end the live task).
-      for (const taskId of plan.taskIds) this.#sendMasterUpdate(entry.id, undefined, taskId, state, 'REASON_INVALID_OFFERS', plan.message, false);
+      for (const taskId of plan.taskIds) this.#sendMasterUpdate(entry.id, undefined, taskId, state, 'REASON_INVALID_OFFERS', plan.message);
       this.allocateSoon();
       return;
     }
     for (const id of plan.offerIds) this.#offers.delete(id);
-    for (const r of plan.rejected) this.#sendMasterUpdate(entry.id, plan.agentId, r.taskId, 'TASK_ERROR', 'REASON_TASK_INVALID', r.message, false);
+    for (const r of plan.rejected) this.#sendMasterUpdate(entry.id, plan.agentId, r.taskId, 'TASK_ERROR', 'REASON_TASK_INVALID', r.message);
     for (const task of plan.launches) {
-      const r = this.#master.runTask(plan.agentId, entry.id, entry.info, task);
-      if (!r.ok) {
+      if (!this.#runTask(plan.agentId, entry.id, entry.info, task)) {
         const state: TaskState = hasCapability(entry.info, 'PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
-        this.#sendMasterUpdate(entry.id, plan.agentId, task.task_id.value, state, 'REASON_AGENT_DISCONNECTED', 'Agent is not connected', false);
+        this.#sendMasterUpdate(entry.id, plan.agentId, task.task_id.value, state, 'REASON_AGENT_DISCONNECTED', 'Agent is not connected');
       }
     }
     const refuse = refuseMs(accept.filters);
@@ -437,11 +510,11 @@ export class Schedulers {
   #findTask(frameworkId: string, taskId: string, agentHint: string | undefined): { agent: AgentEntry; task: Task } | undefined {
     const key = taskKey(frameworkId, taskId);
     if (agentHint !== undefined) {
-      const a = this.#master.table.get(agentHint);
+      const a = this.#agents.get(agentHint);
       const t = a?.tasks?.get(key);
       if (a !== undefined && t !== undefined) return { agent: a, task: t };
     }
-    for (const a of this.#master.table.all()) {
+    for (const a of this.#agents.all()) {
       const t = a.tasks?.get(key);
       if (t !== undefined) return { agent: a, task: t };
     }
@@ -452,7 +525,7 @@ export class Schedulers {
     const found = this.#findTask(entry.id, taskId, agentHint);
     if (found === undefined) {
       const state: TaskState = hasCapability(entry.info, 'PARTITION_AWARE') ? 'TASK_UNKNOWN' : 'TASK_LOST';
-      this.#sendMasterUpdate(entry.id, agentHint, taskId, state, 'REASON_RECONCILIATION', 'Reconciliation: Task is unknown', false);
+      this.#sendMasterUpdate(entry.id, agentHint, taskId, state, 'REASON_RECONCILIATION', 'Reconciliation: Task is unknown');
       return;
     }
     this.#kill(found.agent, entry.id, taskId, killPolicy);
@@ -460,57 +533,70 @@ export class Schedulers {
 
   /** Sends KILL_TASK, or keeps it for when the agent re-registers. */
   #kill(agent: AgentEntry, frameworkId: string, taskId: string, killPolicy: KillPolicy | undefined): void {
-    const r = this.#master.killTask(agent.id, frameworkId, taskId, killPolicy);
-    if (r.ok) return;
+    if (this.#killTask(agent.id, frameworkId, taskId, killPolicy)) return;
     const list = this.#pendingKills.get(agent.id) ?? [];
     list.push({ frameworkId, taskId, killPolicy });
     this.#pendingKills.set(agent.id, list);
   }
 
+  /** RECONCILE (Mesos `Master::reconcile`): the answers are task-fate.ts `reconcileAnswer`. */
   #reconcile(entry: FrameworkEntry, reconcile: NonNullable<SchedulerCallBody['reconcile']>): void {
     const pa = hasCapability(entry.info, 'PARTITION_AWARE');
-    const asked = reconcile.tasks ?? [];
-    const latest = (agent: AgentEntry, t: Task): void => {
-      const unreachable = agent.phase === 'UNREACHABLE' && !isTerminal(t.state);
-      const state: TaskState = unreachable ? (pa ? 'TASK_UNREACHABLE' : 'TASK_LOST') : t.state;
-      const message = unreachable ? 'Reconciliation: Task is unreachable' : 'Reconciliation: Latest task state';
-      this.#sendMasterUpdate(entry.id, agent.id, t.task_id.value, state, 'REASON_RECONCILIATION', message, false);
+    const send = (u: MasterUpdate | undefined): void => {
+      if (u !== undefined) this.#sendUpdate(u);
     };
+    const known = (agent: AgentEntry, task: Task): ReconcileFinding => ({ kind: 'KNOWN', agentId: agent.id, task, agentUnreachable: agent.phase === 'UNREACHABLE' });
+    const asked = reconcile.tasks ?? [];
     if (asked.length === 0) {
-      for (const a of this.#master.table.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) latest(a, t);
+      // Implicit: every task the master knows for the framework.
+      for (const a of this.#agents.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) send(reconcileAnswer(entry.id, t.task_id.value, known(a, t), pa));
       return;
     }
     for (const q of asked) {
       const taskId = q.task_id.value;
       const agentId = q.agent_id?.value;
       const found = this.#findTask(entry.id, taskId, agentId);
-      if (found !== undefined) {
-        latest(found.agent, found.task);
-        continue;
-      }
-      const agent = agentId === undefined ? undefined : this.#master.table.get(agentId);
-      // A recovered agent may still report the task: Mesos answers nothing until it is back.
-      if (agent?.phase === 'RECOVERED') continue;
-      if (agent?.phase === 'UNREACHABLE') this.#sendMasterUpdate(entry.id, agentId, taskId, pa ? 'TASK_UNREACHABLE' : 'TASK_LOST', 'REASON_RECONCILIATION', 'Reconciliation: Task is unreachable', false);
-      else this.#sendMasterUpdate(entry.id, agentId, taskId, pa ? 'TASK_UNKNOWN' : 'TASK_LOST', 'REASON_RECONCILIATION', 'Reconciliation: Task is unknown', false);
+      const phase = agentId === undefined ? undefined : this.#agents.get(agentId)?.phase;
+      const finding: ReconcileFinding =
+        found !== undefined ? known(found.agent, found.task) : { kind: 'UNKNOWN', agentId, agent: phase === undefined ? undefined : phase === 'REGISTERED' ? 'OTHER' : phase };
+      send(reconcileAnswer(entry.id, taskId, finding, pa));
     }
   }
 
   // ---- Master-generated updates --------------------------------------------------------------
 
-  /**
-   * Sends an UPDATE the master made up (no uuid, nothing to acknowledge). When `apply` and the
-   * state is terminal, the master's record of the task ends here too (it moves to completed).
-   */
-  #sendMasterUpdate(frameworkId: string, agentId: string | undefined, taskId: string, state: TaskState, reason: TaskStatusReason, message: string, apply = true, unreachableTimeNs?: bigint): TaskStatus {
+  /** Sends an UPDATE the master made up (no uuid, nothing to acknowledge). */
+  #sendMasterUpdate(frameworkId: string, agentId: string | undefined, taskId: string, state: TaskState, reason: TaskStatusReason, message: string, unreachableTimeNs?: bigint): TaskStatus {
     const status: TaskStatus = { task_id: { value: taskId }, state, source: 'SOURCE_MASTER', reason, message, timestamp: this.#clock.now() / 1000 };
     if (agentId !== undefined) status.agent_id = { value: agentId };
     // Partition-aware frameworks read when the agent became unreachable (TaskStatus.unreachable_time).
     if (unreachableTimeNs !== undefined) status.unreachable_time = { nanoseconds: unreachableTimeNs };
-    if (apply && agentId !== undefined && isTerminal(state) && this.#master.table.completeTask(agentId, frameworkId, taskId, status)) {
-      this.#master.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId, taskId, status, state });
-    }
     this.#sendEvent(frameworkId, { type: 'UPDATE', update: { status } });
+    return status;
+  }
+
+  /**
+   * Sends a task-fate update. One that completes ends the task on its agent's record, or, for a
+   * task that left with its agent (`detached`), in completed all the same; either way operators
+   * hear TASK_UPDATED. `announce` tells operators of an update that does not complete
+   * (unreachability), with when the agent became unreachable.
+   */
+  #sendUpdate(u: MasterUpdate, detached?: readonly Task[], unreachableTimeNs?: bigint): TaskStatus {
+    const status = this.#sendMasterUpdate(u.frameworkId, u.agentId, u.taskId, u.state, u.reason, u.message, unreachableTimeNs);
+    if (u.agentId === undefined) return status;
+    const agentId = u.agentId;
+    let ended = false;
+    if (u.completes) {
+      if (this.#agents.completeTask(agentId, u.frameworkId, u.taskId, status)) ended = true;
+      else {
+        const t = detached?.find((x) => x.framework_id.value === u.frameworkId && x.task_id.value === u.taskId);
+        if (t !== undefined) {
+          this.#agents.completeDetached(t, status);
+          ended = true;
+        }
+      }
+    }
+    if (ended || unreachableTimeNs !== undefined) this.#bus.emit({ type: 'TASK_UPDATED', agentId, frameworkId: u.frameworkId, taskId: u.taskId, status, state: u.state });
     return status;
   }
 
@@ -519,23 +605,109 @@ export class Schedulers {
     if (streamId !== undefined) this.#streams.get(streamId)?.stream.send(event);
   }
 
-  // ---- Hooks from the master -------------------------------------------------------------------
+  // ---- Agents, heard on the bus ------------------------------------------------------------------
+
+  /** What task-fate.ts reads about a framework. */
+  #fateOf = (frameworkId: string): FateFramework | undefined => {
+    const f = this.frameworks.get(frameworkId);
+    if (f === undefined) return this.frameworks.isRemoved(frameworkId) ? { checkpoint: false, partitionAware: false, removed: true } : undefined;
+    return { checkpoint: f.info.checkpoint === true, partitionAware: hasCapability(f.info, 'PARTITION_AWARE'), removed: false };
+  };
 
   /**
-   * An agent's STATUS_UPDATE, before the table records it. Returns false when the master
-   * consumes it itself (a task it already declared lost): acknowledged to the agent, not forwarded.
+   * Carries out a task-fate decision for `agentId`. A completing update of a task still on the
+   * agent ends it there; of a task the agent no longer has (removed with it), it ends detached
+   * (`detached`, the tasks as they were).
    */
-  beforeStatusUpdate(agentId: string, frameworkId: string, status: TaskStatus): boolean {
-    if (!this.#tombstones.has(`${agentId}\u0000${taskKey(frameworkId, status.task_id.value)}`)) return true;
-    if (status.uuid !== undefined) this.#master.acknowledgeOnAgent(agentId, frameworkId, status.task_id.value, status.uuid);
-    return false;
+  #carryOut(agentId: string, fate: Fate, detached?: readonly Task[]): void {
+    for (const k of fate.tombstones) this.#agents.tombstones.add(k);
+    for (const f of fate.forget) {
+      const t = this.#agents.get(agentId)?.tasks?.get(taskKey(f.frameworkId, f.taskId)) ?? detached?.find((x) => x.framework_id.value === f.frameworkId && x.task_id.value === f.taskId);
+      this.#agents.forgetTask(agentId, f.frameworkId, f.taskId);
+      // A forgotten ended task goes to completed with its last status.
+      if (t !== undefined && isTerminal(t.state) && detached !== undefined) this.#agents.completeDetached(t, t.statuses.at(-1) ?? { task_id: t.task_id, state: t.state, source: 'SOURCE_MASTER', timestamp: this.#clock.now() / 1000 });
+    }
+    for (const k of fate.kills) this.#killTask(agentId, k.frameworkId, k.taskId);
+    for (const a of fate.acks) this.#ackOnAgent(agentId, a.frameworkId, a.taskId, a.uuid);
+    for (const u of fate.updates) this.#sendUpdate(u, detached);
   }
 
-  /** An agent's STATUS_UPDATE, recorded in the table: forward it (at least once), or acknowledge it for a removed framework. */
-  statusUpdate(agentId: string, frameworkId: string, status: TaskStatus): void {
+  /** An agent registered or re-registered; `before` is what the master knew of its tasks before its report. */
+  #agentRegistered(agentId: string, before: readonly Task[], frameworks: readonly FrameworkInfo[]): void {
+    for (const info of frameworks) void this.#learnFramework(agentId, info);
+    const agent = this.#agents.get(agentId);
+    if (agent === undefined) return;
+    const reported = [...(agent.tasks?.values() ?? [])];
+    const fate = onRegistered(agentId, before, reported, this.#agents.tombstones, this.#fateOf);
+    // Lost tasks are no longer in the agent's map: they end detached.
+    this.#carryOut(agentId, fate, before);
+    // Kills that waited for the agent go out now.
+    for (const k of this.#pendingKills.get(agentId) ?? []) this.#killTask(agentId, k.frameworkId, k.taskId, k.killPolicy);
+    this.#pendingKills.delete(agentId);
+    this.allocateSoon();
+  }
+
+  /** A framework the master did not know, reported by an agent (after a master restart): written first, then known as RECOVERED. */
+  async #learnFramework(agentId: string, info: FrameworkInfo): Promise<void> {
+    const id = info.id?.value;
+    if (id === undefined || this.frameworks.get(id) !== undefined || this.frameworks.isRemoved(id)) return;
+    const r = await this.#o.commits.write('ADD_FRAMEWORK', { frameworkId: id, agentId }, (reg) => reg.addFramework({ id, info, registeredTimeNs: undefined }), () =>
+      this.frameworks.addRecovered(info, undefined, this.#o.startTimeMs),
+    );
+    if (!r.ok || r.value === undefined) return;
+    this.#log.info('framework recovered from an agent', { frameworkId: id, agentId });
+    this.#armDeadline(r.value);
+    this.#bus.emit({ type: 'FRAMEWORK_ADDED', frameworkId: id });
+  }
+
+  /** The agent's session dropped: its offers are rescinded; tasks of frameworks that do not checkpoint are lost (Mesos §4.4). */
+  #agentDisconnected(agentId: string): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+    this.#carryOut(agentId, onDisconnected(agentId, [...(this.#agents.get(agentId)?.tasks?.values() ?? [])], this.#fateOf));
+  }
+
+  /** The agent became unreachable: offers rescinded, tasks TASK_UNREACHABLE (partition-aware) or TASK_LOST, told to operators too. */
+  #agentUnreachable(agentId: string): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+    const agent = this.#agents.get(agentId);
+    // Operators hear of it too (as from Mesos' `__removeSlave`), with the agent's unreachable_time.
+    for (const u of onUnreachable(agentId, [...(agent?.tasks?.values() ?? [])], this.#fateOf).updates) this.#sendUpdate(u, undefined, agent?.unreachableTimeNs ?? nowNs(this.#clock.now()));
+  }
+
+  /** The agent was removed (machine DOWN, replaced): offers rescinded; with `lostMessage` its tasks are lost; every subscribed framework hears FAILURE. */
+  #agentRemoved(agentId: string, tasks: readonly Task[], lostMessage: string | undefined): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+    this.#pendingKills.delete(agentId);
+    if (lostMessage !== undefined) this.#carryOut(agentId, onRemoved(agentId, tasks, lostMessage), tasks);
+    for (const s of this.#streams.values()) s.stream.send({ type: 'FAILURE', failure: { agent_id: { value: agentId } } });
+  }
+
+  /** The agent was marked gone: offers rescinded, each of its tasks ends for its framework. */
+  #agentGone(agentId: string, tasks: readonly Task[]): void {
+    this.#rescindOffers((o) => o.agentId === agentId, true);
+    this.#pendingKills.delete(agentId);
+    this.#carryOut(agentId, onGone(agentId, tasks, this.#fateOf), tasks);
+    this.allocateSoon();
+  }
+
+  /**
+   * The unavailability of these agents' machines was (re)applied or cleared (schedule POST,
+   * /machine/up): outstanding offers and inverse offers are rescinded and inverse-offer filters
+   * dropped (Mesos `updateUnavailability`), then new offers carry the new unavailability.
+   */
+  #maintenanceChanged(agentIds: readonly string[]): void {
+    if (agentIds.length === 0) return;
+    const agents = new Set(agentIds);
+    this.#rescindOffers((o) => agents.has(o.agentId), true);
+    for (const f of this.#inverseFilters.values()) for (const a of agents) f.delete(a);
+    this.allocateSoon();
+  }
+
+  /** An agent's STATUS_UPDATE, recorded: forward it (at least once), or acknowledge it for a removed framework. */
+  #statusUpdate(agentId: string, frameworkId: string, status: TaskStatus): void {
     const stamped: TaskStatus = status.agent_id === undefined ? { ...status, agent_id: { value: agentId } } : status;
     if (this.frameworks.isRemoved(frameworkId)) {
-      if (status.uuid !== undefined) this.#master.acknowledge(agentId, frameworkId, status.task_id.value, status.uuid);
+      if (status.uuid !== undefined) this.acknowledge(agentId, frameworkId, status.task_id.value, status.uuid);
     } else {
       // Not subscribed: dropped; the agent resends until acknowledged.
       this.#sendEvent(frameworkId, { type: 'UPDATE', update: { status: stamped } });
@@ -543,107 +715,44 @@ export class Schedulers {
     if (isTerminal(status.state)) this.allocateSoon();
   }
 
-  /** An agent registered or re-registered. `before` is its task map before the agent's report replaced it. */
-  agentRegistered(agentId: string, before: ReadonlyMap<string, Task> | undefined, frameworks: readonly FrameworkInfo[]): void {
-    for (const info of frameworks) {
-      const added = this.frameworks.addRecovered(info, undefined, this.#master.startTimeMs);
-      if (added !== undefined) {
-        this.#log.info('framework recovered from an agent', { frameworkId: added.id, agentId });
-        this.#registry.addFramework({ id: added.id, info: added.info, registeredTimeNs: undefined }).catch((e: unknown) => this.#log.error('registry write failed', { op: 'ADD_FRAMEWORK', error: e }));
-        this.#armDeadline(added);
-        this.#master.events.emit({ type: 'FRAMEWORK_ADDED', frameworkId: added.id });
-      }
-    }
-    const agent = this.#master.table.get(agentId);
-    if (agent === undefined) return;
-    // Tasks the master had already declared lost come back only to be killed.
-    for (const [key, t] of [...(agent.tasks ?? [])]) {
-      const tomb = `${agentId}\u0000${key}`;
-      if (!this.#tombstones.has(tomb)) continue;
-      this.#master.table.forgetTask(agentId, t.framework_id.value, t.task_id.value);
-      if (!isTerminal(t.state)) this.#master.killTask(agentId, t.framework_id.value, t.task_id.value);
-      else if (t.status_update_uuid !== undefined) this.#master.acknowledgeOnAgent(agentId, t.framework_id.value, t.task_id.value, t.status_update_uuid);
-    }
-    // Known tasks the agent no longer has (it restarted and lost them) are lost.
-    for (const [key, t] of before ?? []) {
-      if (agent.tasks?.has(key) === true || isTerminal(t.state) || t.state === 'TASK_STAGING') continue;
-      if (this.#tombstones.has(`${agentId}\u0000${key}`)) continue;
-      const status: TaskStatus = { task_id: t.task_id, state: 'TASK_LOST', source: 'SOURCE_MASTER', reason: 'REASON_AGENT_RESTARTED', message: 'Agent restarted without this task', agent_id: { value: agentId }, timestamp: this.#clock.now() / 1000 };
-      this.#master.table.completeDetached(t, status);
-      this.#master.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId: t.framework_id.value, taskId: t.task_id.value, status, state: 'TASK_LOST' });
-      this.#sendEvent(t.framework_id.value, { type: 'UPDATE', update: { status } });
-    }
-    // Tasks of removed frameworks are killed; kills that waited for the agent go out now.
-    for (const t of [...(agent.tasks?.values() ?? [])]) {
-      if (this.frameworks.isRemoved(t.framework_id.value) && !isTerminal(t.state)) this.#master.killTask(agentId, t.framework_id.value, t.task_id.value);
-    }
-    for (const k of this.#pendingKills.get(agentId) ?? []) this.#master.killTask(agentId, k.frameworkId, k.taskId, k.killPolicy);
-    this.#pendingKills.delete(agentId);
-    this.allocateSoon();
+  // ---- Commands to agents ------------------------------------------------------------------------
+
+  /** Records the task as TASK_STAGING on the agent and sends it RUN_TASK; false when the agent has no open session. */
+  #runTask(agentId: string, frameworkId: string, framework: FrameworkInfo, task: TaskInfo): boolean {
+    const agent = this.#agents.get(agentId);
+    if (agent === undefined || !agent.connected) return false;
+    this.#agents.addTask(agentId, frameworkId, task);
+    this.#bus.emit({ type: 'TASK_ADDED', agentId, frameworkId, taskId: task.task_id.value });
+    return this.#o.link.send(agentId, { type: 'RUN_TASK', framework_id: frameworkId, framework, task });
   }
 
-  /** The agent's session dropped: its offers are rescinded; tasks of frameworks that do not checkpoint are lost (Mesos §4.4). */
-  agentDisconnected(agentId: string): void {
-    this.#rescindOffers((o) => o.agentId === agentId, true);
-    const agent = this.#master.table.get(agentId);
-    for (const t of [...(agent?.tasks?.values() ?? [])]) {
-      const fid = t.framework_id.value;
-      const fw = this.frameworks.get(fid);
-      if (fw?.info.checkpoint === true || isTerminal(t.state)) continue;
-      this.#tombstones.add(`${agentId}\u0000${taskKey(fid, t.task_id.value)}`);
-      this.#sendMasterUpdate(fid, agentId, t.task_id.value, 'TASK_LOST', 'REASON_AGENT_DISCONNECTED', 'Agent disconnected');
-    }
-  }
-
-  /** The agent became unreachable: offers rescinded, tasks TASK_UNREACHABLE (partition-aware) or TASK_LOST. */
-  agentUnreachable(agentId: string): void {
-    this.#rescindOffers((o) => o.agentId === agentId, true);
-    const agent = this.#master.table.get(agentId);
-    for (const t of agent?.tasks?.values() ?? []) {
-      if (isTerminal(t.state)) continue;
-      const fw = this.frameworks.get(t.framework_id.value);
-      const pa = fw !== undefined && hasCapability(fw.info, 'PARTITION_AWARE');
-      // The task stays known (GET_TASKS unreachable_tasks) and comes back with the agent.
-      const state: TaskState = pa ? 'TASK_UNREACHABLE' : 'TASK_LOST';
-      const status = this.#sendMasterUpdate(t.framework_id.value, agentId, t.task_id.value, state, 'REASON_AGENT_REMOVED', 'Agent is unreachable', false, agent?.unreachableTimeNs);
-      // Operator subscribers hear it too, as from Mesos' `__removeSlave`.
-      this.#master.events.emit({ type: 'TASK_UPDATED', agentId, frameworkId: t.framework_id.value, taskId: t.task_id.value, status, state });
-    }
-  }
-
-  /** The agent was removed: offers rescinded, every subscribed framework hears FAILURE. */
-  agentRemoved(agentId: string): void {
-    this.#rescindOffers((o) => o.agentId === agentId, true);
-    this.#pendingKills.delete(agentId);
-    for (const s of this.#streams.values()) s.stream.send({ type: 'FAILURE', failure: { agent_id: { value: agentId } } });
-  }
-
-  /** DEACTIVATE_AGENT / DRAIN_AGENT: every outstanding offer and inverse offer of the agent is rescinded; its tasks are untouched. */
-  agentDeactivated(agentId: string): void {
-    this.#rescindOffers((o) => o.agentId === agentId, true);
+  /** Sends KILL_TASK; `killPolicy` overrides the task's own. False when the agent has no open session. */
+  #killTask(agentId: string, frameworkId: string, taskId: string, killPolicy?: KillPolicy): boolean {
+    const msg: MasterMessage = { type: 'KILL_TASK', framework_id: frameworkId, task_id: taskId };
+    if (killPolicy !== undefined) msg.kill_policy = killPolicy;
+    return this.#o.link.send(agentId, msg);
   }
 
   /**
-   * The agent was marked gone (Mesos MARK_AGENT_GONE): offers rescinded; each task still known
-   * ends here: TASK_GONE_BY_OPERATOR (REASON_AGENT_REMOVED_BY_OPERATOR) for partition-aware
-   * frameworks, TASK_LOST (REASON_AGENT_REMOVED) for the others. Terminal tasks whose update
-   * was never acknowledged move to completed: the agent will not resend it.
+   * A scheduler acknowledged the update `uuid`: forwards ACKNOWLEDGE to the agent, and moves
+   * the task to completed if that update was terminal. Like Mesos, an acknowledgement for a
+   * disconnected agent is dropped (the agent resends the update and it is acknowledged again).
    */
-  agentGone(agentId: string): void {
-    this.#rescindOffers((o) => o.agentId === agentId, true);
-    this.#pendingKills.delete(agentId);
-    const agent = this.#master.table.get(agentId);
-    for (const t of [...(agent?.tasks?.values() ?? [])]) {
-      const fid = t.framework_id.value;
-      if (isTerminal(t.state)) {
-        this.#master.table.completeTask(agentId, fid, t.task_id.value, t.statuses.at(-1) ?? { task_id: t.task_id, state: t.state, source: 'SOURCE_MASTER', timestamp: this.#clock.now() / 1000 });
-        continue;
-      }
-      const fw = this.frameworks.get(fid);
-      const pa = fw !== undefined && hasCapability(fw.info, 'PARTITION_AWARE');
-      this.#sendMasterUpdate(fid, agentId, t.task_id.value, pa ? 'TASK_GONE_BY_OPERATOR' : 'TASK_LOST', pa ? 'REASON_AGENT_REMOVED_BY_OPERATOR' : 'REASON_AGENT_REMOVED', 'Agent has been marked gone');
-    }
-    this.allocateSoon();
+  acknowledge(agentId: string, frameworkId: string, taskId: string, uuid: string): { ok: true } | { ok: false; reason: string } {
+    const agent = this.#agents.get(agentId);
+    if (agent === undefined) return { ok: false, reason: 'UNKNOWN_AGENT' };
+    if (!agent.connected) return { ok: false, reason: 'AGENT_NOT_CONNECTED' };
+    const outcome = this.#agents.acknowledge(agentId, frameworkId, taskId, uuid);
+    if (outcome === 'UNKNOWN_TASK' || outcome === 'UUID_MISMATCH' || outcome === 'UNKNOWN_AGENT') return { ok: false, reason: outcome };
+    this.#o.link.send(agentId, { type: 'ACKNOWLEDGE', framework_id: frameworkId, task_id: taskId, uuid });
+    // Mesos re-checks a draining agent on every acknowledgement: this may be the last one.
+    this.#bus.emit({ type: 'TASK_ACKNOWLEDGED', agentId, frameworkId, taskId });
+    return { ok: true };
+  }
+
+  /** Tells the agent to forget an update the master consumed itself (the scheduler never sees it). */
+  #ackOnAgent(agentId: string, frameworkId: string, taskId: string, uuid: string): void {
+    this.#o.link.send(agentId, { type: 'ACKNOWLEDGE', framework_id: frameworkId, task_id: taskId, uuid });
   }
 
   #rescindOffers(pred: (o: Offer) => boolean, tell: boolean): void {
@@ -657,28 +766,6 @@ export class Schedulers {
       if (!pred(o)) continue;
       this.#inverseOffers.delete(o.id);
       if (tell) this.#sendEvent(o.frameworkId, { type: 'RESCIND_INVERSE_OFFER', rescind_inverse_offer: { inverse_offer_id: { value: o.id } } });
-    }
-  }
-
-  /**
-   * The unavailability of these agents' machines was (re)applied or cleared (schedule POST,
-   * /machine/up): outstanding offers and inverse offers are rescinded and inverse-offer filters
-   * dropped (Mesos `updateUnavailability`), then new offers carry the new unavailability.
-   */
-  maintenanceChanged(agentIds: readonly string[]): void {
-    if (agentIds.length === 0) return;
-    const agents = new Set(agentIds);
-    this.#rescindOffers((o) => agents.has(o.agentId), true);
-    for (const f of this.#inverseFilters.values()) for (const a of agents) f.delete(a);
-    this.allocateSoon();
-  }
-
-  /** The agent is being removed (machine DOWN): each live task is TASK_LOST from the master, REASON_AGENT_REMOVED, with `message`. */
-  agentTasksLost(agentId: string, message: string): void {
-    const agent = this.#master.table.get(agentId);
-    for (const t of [...(agent?.tasks?.values() ?? [])]) {
-      if (isTerminal(t.state)) continue;
-      this.#sendMasterUpdate(t.framework_id.value, agentId, t.task_id.value, 'TASK_LOST', 'REASON_AGENT_REMOVED', message);
     }
   }
 
@@ -709,7 +796,7 @@ export class Schedulers {
   }
 
   #allocate(): void {
-    if (!this.#running || this.#master.state !== 'SERVING') return;
+    if (!this.#running) return;
     const now = this.#clock.now();
     this.frameworks.pruneFilters(now);
     // Nobody to offer to (no framework subscribed): skip the per-agent resource arithmetic.
@@ -731,7 +818,7 @@ export class Schedulers {
       held.set(o.frameworkId, addResources(held.get(o.frameworkId) ?? [], o.resources));
     }
     const agents: AllocatorAgent[] = [];
-    for (const a of this.#master.table.all()) {
+    for (const a of this.#agents.all()) {
       if (a.phase !== 'REGISTERED') continue;
       const active = a.connected && !a.deactivated;
       let used: Resource[] = [];
@@ -754,7 +841,7 @@ export class Schedulers {
     const planned = generateOffers({ agents, frameworks, filters, nowMs: now });
     const byFramework = new Map<string, Offer[]>();
     for (const p of planned) {
-      const offer: Offer = { id: `${this.#master.id}-O${this.#nextOffer++}`, frameworkId: p.frameworkId, agentId: p.agentId, resources: p.resources };
+      const offer: Offer = { id: `${this.#o.masterId}-O${this.#nextOffer++}`, frameworkId: p.frameworkId, agentId: p.agentId, resources: p.resources };
       this.#offers.set(offer.id, offer);
       byFramework.set(p.frameworkId, [...(byFramework.get(p.frameworkId) ?? []), offer]);
     }
@@ -767,7 +854,7 @@ export class Schedulers {
    * 1.x scheduler.proto; OFFERS carries only offers since 1.0).
    */
   #allocateInverse(agents: readonly AllocatorAgent[], frameworks: readonly AllocatorFramework[], now: number): void {
-    const draining = [...this.#master.maintenance.drainingAgents()];
+    const draining = [...this.#maintenance.drainingAgents()];
     if (draining.length === 0) return;
     const active = new Map(agents.map((a) => [a.id, a.active]));
     const holders = new Map<string, Set<string>>();
@@ -775,7 +862,7 @@ export class Schedulers {
     for (const o of this.#offers.values()) holders.get(o.agentId)?.add(o.frameworkId);
     for (const d of draining) {
       const set = holders.get(d.agentId) as Set<string>;
-      for (const t of this.#master.table.get(d.agentId)?.tasks?.values() ?? []) if (!isTerminal(t.state)) set.add(t.framework_id.value);
+      for (const t of this.#agents.get(d.agentId)?.tasks?.values() ?? []) if (!isTerminal(t.state)) set.add(t.framework_id.value);
     }
     const outstanding = new Set<string>();
     for (const o of this.#inverseOffers.values()) outstanding.add(inverseOfferKey(o.frameworkId, o.agentId));
@@ -790,7 +877,7 @@ export class Schedulers {
     });
     const byFramework = new Map<string, Offer[]>();
     for (const p of planned) {
-      const io: Offer = { id: `${this.#master.id}-O${this.#nextOffer++}`, frameworkId: p.frameworkId, agentId: p.agentId, resources: [] };
+      const io: Offer = { id: `${this.#o.masterId}-O${this.#nextOffer++}`, frameworkId: p.frameworkId, agentId: p.agentId, resources: [] };
       this.#inverseOffers.set(io.id, io);
       let list = byFramework.get(p.frameworkId);
       if (list === undefined) byFramework.set(p.frameworkId, (list = []));

@@ -7,6 +7,8 @@
 export const ERRORS = {
   // Framing of POST /api/v1 (reference §0.3), in the order the checks run.
   NOT_RECOVERED: { status: 503, message: () => 'Master has not finished recovery' },
+  /** No term runs on this master and it knows of no leader (reference §7.2). */
+  NO_LEADER: { status: 503, message: () => 'No leader elected' },
   AGENT_NOT_RECOVERED: { status: 503, message: () => 'Agent has not finished recovery' },
   METHOD_NOT_ALLOWED: {
     status: 405,

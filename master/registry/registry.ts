@@ -3,10 +3,9 @@
  * method per durable change (Mesos' registrar operations). A write's promise resolves only
  * once the change is durable, so callers acknowledge nothing before that.
  *
- * Today only agents live here. Later issues add methods, not new ways in: maintenance
- * schedule (updateSchedule), machine modes (startMaintenance / stopMaintenance), drain
- * (drainAgent / markAgentDrained), deactivateAgent / reactivateAgent, markAgentGone,
- * each with a numbered migration in the backend. Frameworks: addFramework / removeFramework.
+ * Agents (admission, reachability, drain, deactivation, gone), frameworks, and the
+ * maintenance schedule with machine modes; each backend change is a numbered migration.
+ * Every write goes through master/commit.ts: written first, applied to memory after.
  *
  * Tasks are not here: agents re-report them when they re-register (Mesos recovery).
  */
@@ -14,6 +13,18 @@
 import type { DrainConfig, DrainState } from '../../shared/drain.js';
 import type { FrameworkInfo } from '../../shared/mesos.js';
 import type { AgentSelf } from '../../shared/protocol.js';
+
+/**
+ * A write refused because this master may no longer write the registry (the SQLite file is
+ * read-only; with etcd, the leader's election key is gone). Not a passing fault: the term
+ * that got it ends.
+ */
+export class RegistryFencedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RegistryFencedError';
+  }
+}
 
 /** Whether the master may talk to an admitted agent (Mesos keeps `slaves` and `unreachable` lists). */
 export type Reachability = 'REACHABLE' | 'UNREACHABLE';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { AgentSelf } from '../../shared/protocol.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import type { DrainConfig } from '../../shared/drain.js';
-import type { DurableAgent, DurableFramework, DurableMachine, DurableSchedule, GoneAgent, Reachability, RecoveredAgent, Registry, RegistryState } from './registry.js';
+import { RegistryFencedError, type DurableAgent, type DurableFramework, type DurableMachine, type DurableSchedule, type GoneAgent, type Reachability, type RecoveredAgent, type Registry, type RegistryState } from './registry.js';
 
 /**
  * At most one commit per this many ms. When registrations trickle in one per event-loop turn,
@@ -199,7 +199,7 @@ export class SqliteRegistry implements Registry {
         try {
           this.#writeOne(w);
         } catch (e) {
-          failed.set(w, e instanceof Error ? e : new Error(String(e)));
+          failed.set(w, classify(e));
         }
       }
       return failed;
@@ -414,8 +414,8 @@ export class SqliteRegistry implements Registry {
     try {
       failed = this.#commitBatch(batch);
     } catch (e) {
-      // The commit itself failed (disk full, I/O error): nothing in the batch is durable.
-      const err = e instanceof Error ? e : new Error(String(e));
+      // The commit itself failed (disk full, I/O error, read-only): nothing in the batch is durable.
+      const err = classify(e);
       for (const w of batch) w.reject(err);
       return;
     }
@@ -429,6 +429,16 @@ export class SqliteRegistry implements Registry {
       else w.reject(err);
     }
   }
+}
+
+/**
+ * A read-only database file (remounted, permissions taken away) means this master may no
+ * longer write: a fenced error, which ends the term. Anything else is a failed write.
+ */
+function classify(e: unknown): Error {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('SQLITE_READONLY')) return new RegistryFencedError(`the registry is read-only: ${(e as Error).message}`);
+  return e instanceof Error ? e : new Error(String(e));
 }
 
 function storedJson(agent: DurableAgent): string {

@@ -4,7 +4,8 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { ipToNetworkUint32, parseApiCall } from '../../master/operator-api.js';
+import { parseApiCall } from '../../master/operator-api.js';
+import { ipToNetworkUint32 } from '../../master/master-info.js';
 import { acceptsJson, checkApiHeaders } from '../../shared/http.js';
 import { resolveMasterConfig } from '../../master/config.js';
 import { closeReason } from '../../shared/protocol.js';

@@ -34,12 +34,16 @@ const AGENT = { agent_info: { id: { value: 'A' }, hostname: 'h' }, active: true,
 const FRAMEWORK = { framework_info: { id: { value: 'fw' }, name: 'marathon', user: 'root' }, active: true };
 const RUNNING: TaskStatus = { task_id: { value: 't1' }, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', timestamp: 1.5, uuid: 'dXVpZA==' };
 
+const STATUS = { draining_machines: [{ id: { hostname: 'm1' } }] };
+
 /** A view that knows agent A, task fw/t1 on A, framework fw. */
 const view: StreamView = {
   task: (a, f, t) => (a === 'A' && f === 'fw' && t === 't1' ? TASK : undefined),
   agent: (a) => (a === 'A' ? AGENT : undefined),
   framework: (f) => (f === 'fw' ? FRAMEWORK : undefined),
   frameworkInfo: (f) => (f === 'fw' ? FRAMEWORK.framework_info : undefined),
+  maintenanceStatus: () => STATUS,
+  machineIds: (keys) => keys.map((k) => ({ hostname: k })),
 };
 
 describe('eventRecord', () => {
@@ -48,6 +52,11 @@ describe('eventRecord', () => {
     ['AGENT_ADDED for an agent already gone is skipped', { type: 'AGENT_ADDED', agentId: 'B' }, undefined],
     ['a reconnect is not AGENT_ADDED', { type: 'AGENT_RECONNECTED', agentId: 'A' }, undefined],
     ['a disconnect is not streamed', { type: 'AGENT_DISCONNECTED', agentId: 'A' }, undefined],
+    ['AGENT_UPDATED (Drydock) renders the agent as GET_AGENTS', { type: 'AGENT_UPDATED', agentId: 'A', change: 'DRAINING' }, { type: 'AGENT_UPDATED', agent_updated: { agent: AGENT } }],
+    ['AGENT_UPDATED of an agent no longer registered is skipped', { type: 'AGENT_UPDATED', agentId: 'B', change: 'DRAINED' }, undefined],
+    ['MACHINE_UPDATED (Drydock) names the machines and carries GET_MAINTENANCE_STATUS', { type: 'MACHINE_UPDATED', change: 'SCHEDULED', machineKeys: ['m1'], agentIds: [] }, { type: 'MACHINE_UPDATED', machine_updated: { machine_ids: [{ hostname: 'm1' }], status: STATUS } }],
+    ['a gone agent is not streamed (Mesos has no event for it)', { type: 'AGENT_GONE', agentId: 'A', tasks: [] }, undefined],
+    ['internal events are not streamed', { type: 'TASK_ACKNOWLEDGED', agentId: 'A', frameworkId: 'fw', taskId: 't1' }, undefined],
     ['unreachable is not AGENT_REMOVED', { type: 'AGENT_UNREACHABLE', agentId: 'A' }, undefined],
     ['explicit removal is AGENT_REMOVED', { type: 'AGENT_REMOVED', agentId: 'A', reason: 'REPLACED' }, { type: 'AGENT_REMOVED', agent_removed: { agent_id: { value: 'A' } } }],
     ['TASK_ADDED renders the task', { type: 'TASK_ADDED', agentId: 'A', frameworkId: 'fw', taskId: 't1' }, { type: 'TASK_ADDED', task_added: { task: TASK } }],

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { generateOffers, type AllocatorAgent, type AllocatorFramework } from '../../master/allocator.js';
 import { FrameworkTable } from '../../master/frameworks.js';
 import { planAccept, type Offer } from '../../master/offers.js';
-import { parseSchedulerCall } from '../../master/scheduler-api.js';
+import { parseSchedulerCall } from '../../master/scheduler-calls.js';
 import type { Resource } from '../../shared/mesos.js';
 
 const cpus = (n: number): Resource => ({ name: 'cpus', type: 'SCALAR', scalar: { value: n } });

@@ -1,0 +1,28 @@
+/**
+ * The narrow interfaces the term's services receive instead of each other: the agent link
+ * here, and the registry (registry/registry.ts, written through commit.ts), the event bus
+ * (events.ts) and the clock (shared/clock.ts). No service imports another service's class.
+ */
+
+import type { MasterMessage } from '../shared/protocol.js';
+
+/** Talks to agents by id over their open sessions; registration.ts implements it. */
+export interface AgentLink {
+  /** Sends to the agent's open session; false when it has none (the message is lost, as in Mesos: the agent re-registers and resends). */
+  send(agentId: string, msg: MasterMessage): boolean;
+  /** Closes the agent's session with a code and a reason (SHUTDOWN, REPLACED, ...). */
+  close(agentId: string, code: number, reason: string): void;
+}
+
+/** One agent session as the master sees it; agent-sessions.ts implements it over ws. */
+export interface AgentConnection {
+  /** Unique per master process. */
+  readonly id: number;
+  /** Sends if the socket is open; drops otherwise (the agent re-registers and resends). */
+  send(msg: MasterMessage): void;
+  /** Graceful close with a code and a reason (at most 123 bytes; the shell truncates). */
+  close(code: number, reason: string): void;
+  /** Drops the socket without a close handshake (the peer is not answering anyway). */
+  terminate(): void;
+  ping(): void;
+}

@@ -1,0 +1,361 @@
+/**
+ * The registration service: agent sessions, (re-)registration, liveness, unreachability,
+ * removal, and what a registered session may say (its own agent's status updates). The agent
+ * table (agents.ts) decides; this shell makes the registry write first (commit.ts), applies,
+ * and announces on the bus. It is also the term's AgentLink: other services send to agents
+ * by id through it.
+ */
+
+import type { Clock, TimerHandle } from '../shared/clock.js';
+import { nowNs } from '../shared/duration.js';
+import type { Logger } from '../shared/log.js';
+import { agentMachineId } from '../shared/machine.js';
+import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
+import type { AgentTable, ForeignTaskReason, RegistrationRequest, UnreachableReason } from './agents.js';
+import type { Commits } from './commit.js';
+import { AGENT_GONE_MESSAGE } from './drain.js';
+import type { MasterEvents } from './events.js';
+import type { MaintenanceState } from './maintenance.js';
+import type { AgentConnection, AgentLink } from './ports.js';
+import { tombstoneKey } from './task-fate.js';
+
+/** What an agent registering from a DOWN machine is told, backticks included (Mesos §4.7). */
+export const MACHINE_DOWN_MESSAGE = 'Machine is `DOWN`';
+/** The ShutdownMessage (and the removal reason) of `/machine/down` (Mesos §2). */
+export const MACHINE_DOWN_REMOVAL = "Operator initiated 'Machine DOWN'";
+
+export interface RegistrationOptions {
+  /** This master's id: new agent ids are derived from it. */
+  masterId: string;
+  /** The master pings this often; agents give up after `maxPingTimeouts` silent intervals. */
+  pingIntervalMs: number;
+  maxPingTimeouts: number;
+  agents: AgentTable;
+  maintenance: MaintenanceState;
+  commits: Commits;
+  bus: MasterEvents;
+  clock: Clock;
+  log: Logger;
+}
+
+export class Registration implements AgentLink {
+  readonly #o: RegistrationOptions;
+  /** Every open session, registered or not. */
+  readonly #connections = new Map<number, AgentConnection>();
+  /** Session id -> the agent it registered as. */
+  readonly #sessionAgent = new Map<number, string>();
+  /** Agents whose unreachability is being written (one write per agent at a time). */
+  readonly #markingUnreachable = new Set<string>();
+  #nextAgent = 0;
+  #ticker: TimerHandle | undefined;
+  #recoveredTimer: TimerHandle | undefined;
+  #running = false;
+  /** Status updates and registered tasks refused because they spoke for another agent (for metrics). */
+  refusedReports = 0;
+
+  constructor(o: RegistrationOptions) {
+    this.#o = o;
+  }
+
+  /** Starts liveness rounds and the deadline of recovered agents; listens for machines going DOWN. */
+  start(): () => void {
+    this.#running = true;
+    this.#scheduleTick();
+    const deadline = this.#o.agents.recoveredDeadlineMs;
+    if (deadline !== undefined) this.#recoveredTimer = this.#o.clock.setTimer(deadline - this.#o.clock.now(), () => this.#expireRecovered());
+    return this.#o.bus.subscribe((e) => {
+      // START_MAINTENANCE: every registered agent on the machines is shut down and removed (Mesos §2).
+      if (e.type === 'MACHINE_UPDATED' && e.change === 'DOWN') {
+        for (const agentId of e.agentIds) if (this.#o.agents.get(agentId)?.phase === 'REGISTERED') void this.#removeAgent(agentId, MACHINE_DOWN_REMOVAL);
+      }
+    });
+  }
+
+  /** Stops timers and closes every session with GOING_AWAY. */
+  dispose(reason: string): void {
+    this.#running = false;
+    this.#ticker?.cancel();
+    this.#recoveredTimer?.cancel();
+    for (const conn of this.#connections.values()) conn.close(CLOSE_CODES.GOING_AWAY, reason);
+  }
+
+  /** How many sessions are open. */
+  get openSessions(): number {
+    return this.#connections.size;
+  }
+
+  // ---- AgentLink -----------------------------------------------------------------------------
+
+  send(agentId: string, msg: MasterMessage): boolean {
+    const conn = this.#connectionOf(agentId);
+    if (conn === undefined) return false;
+    conn.send(msg);
+    return true;
+  }
+
+  close(agentId: string, code: number, reason: string): void {
+    for (const [sessionId, id] of this.#sessionAgent) if (id === agentId) this.#closeSession(sessionId, code, reason);
+  }
+
+  // ---- Session events (from agent-sessions.ts) -------------------------------------------
+
+  connected(conn: AgentConnection): void {
+    this.#connections.set(conn.id, conn);
+  }
+
+  disconnected(conn: AgentConnection): void {
+    this.#connections.delete(conn.id);
+    const agentId = this.#sessionAgent.get(conn.id);
+    if (agentId === undefined) return;
+    this.#sessionAgent.delete(conn.id);
+    if (this.#running && this.#o.agents.disconnect(agentId, conn.id, this.#o.clock.now())) {
+      this.#o.log.info('agent disconnected', { agentId });
+      this.#o.bus.emit({ type: 'AGENT_DISCONNECTED', agentId });
+    }
+  }
+
+  pong(conn: AgentConnection): void {
+    const agentId = this.#sessionAgent.get(conn.id);
+    if (agentId !== undefined) this.#o.agents.pong(agentId);
+  }
+
+  /** One decoded message. The shell runs these one at a time per session. */
+  async handle(conn: AgentConnection, msg: AgentMessage): Promise<void> {
+    if (!this.#running) return;
+    switch (msg.type) {
+      case 'REGISTER':
+        return this.#register(conn, msg);
+      case 'STATUS_UPDATE':
+        return this.#statusUpdate(conn, msg);
+      default:
+        return assertNever(msg);
+    }
+  }
+
+  // ---- Status updates --------------------------------------------------------------------
+
+  #statusUpdate(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'STATUS_UPDATE' }>): void {
+    const agents = this.#o.agents;
+    const taskId = msg.status.task_id.value;
+    const agentId = this.#sessionAgent.get(conn.id);
+    if (agentId === undefined) {
+      this.#o.log.warn('status update from unregistered session', { sessionId: conn.id, taskId });
+      return;
+    }
+    const foreign = agents.foreignTask(agentId, msg.framework_id, taskId, msg.status.agent_id?.value);
+    if (foreign !== undefined) return this.#refuseForeign(conn, agentId, msg.framework_id, taskId, msg.status.agent_id?.value, foreign);
+    // A task the master already declared ended: its agent's word is acknowledged, not forwarded.
+    if (agents.tombstones.has(tombstoneKey(agentId, msg.framework_id, taskId))) {
+      if (msg.status.uuid !== undefined) conn.send({ type: 'ACKNOWLEDGE', framework_id: msg.framework_id, task_id: taskId, uuid: msg.status.uuid });
+      return;
+    }
+    const previous = agents.taskState(agentId, msg.framework_id, taskId);
+    agents.updateStatus(agentId, msg.framework_id, msg.status);
+    if (previous !== msg.status.state) {
+      this.#o.bus.emit({ type: 'TASK_UPDATED', agentId, frameworkId: msg.framework_id, taskId, status: msg.status, state: msg.status.state });
+    }
+    this.#o.log.debug('status update', { agentId, frameworkId: msg.framework_id, taskId, state: msg.status.state, uuid: msg.status.uuid });
+    this.#o.bus.emit({ type: 'STATUS_UPDATE', agentId, frameworkId: msg.framework_id, status: msg.status });
+  }
+
+  /**
+   * A session spoke of a task that is not its agent's: the message is dropped (not recorded,
+   * not forwarded, not acknowledged), logged and counted. The session stays: a confused agent
+   * is not cut off from its own tasks.
+   */
+  #refuseForeign(conn: AgentConnection, agentId: string, frameworkId: string, taskId: string, claimedAgentId: string | undefined, reason: ForeignTaskReason): void {
+    this.refusedReports++;
+    this.#o.log.warn('agent report refused', { sessionId: conn.id, agentId, claimedAgentId, frameworkId, taskId, reason });
+  }
+
+  // ---- Registration ----------------------------------------------------------------------
+
+  async #register(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>): Promise<void> {
+    const { agents, maintenance, commits, clock, log } = this.#o;
+    // Mesos `_registerSlave` / `_reregisterSlave`: an agent from a DOWN machine is shut down, nothing admitted.
+    if (this.#refuseIfDown(conn, msg)) return;
+    // A gone agent is refused forever, nothing admitted (Mesos: ShutdownMessage `Agent has been marked gone`).
+    if (msg.agent_id !== undefined && agents.isGone(msg.agent_id)) {
+      log.warn('agent refused', { reason: AGENT_GONE_MESSAGE, agentId: msg.agent_id, hostname: msg.agent.hostname, ip: msg.agent.ip });
+      conn.send({ type: 'SHUTDOWN', message: AGENT_GONE_MESSAGE });
+      conn.close(CLOSE_CODES.SHUTDOWN, AGENT_GONE_MESSAGE);
+      return;
+    }
+    // A REGISTER repeated on a registered session without an id means the same agent.
+    const claimed = msg.agent_id ?? this.#sessionAgent.get(conn.id);
+    const req: RegistrationRequest = { agentId: claimed, info: msg.agent, version: msg.version, capabilities: msg.capabilities };
+    const plan = agents.planRegistration(req, nowNs(clock.now()), () => `${this.#o.masterId}-S${this.#nextAgent++}`);
+
+    const committed = await commits.write(
+      plan.write === 'NONE' ? 'REGISTER' : plan.write,
+      { agentId: plan.agentId },
+      async (r) => {
+        const writes: Array<Promise<void>> = [];
+        if (plan.replaces !== undefined) writes.push(r.removeAgent(plan.replaces));
+        if (plan.write === 'ADMIT') writes.push(r.admitAgent(plan.durable));
+        else if (plan.write === 'READMIT') writes.push(r.markAgentReachable(plan.durable));
+        await Promise.all(writes);
+      },
+      () => undefined,
+    );
+    if (!committed.ok) {
+      // 1011: internal error; the agent backs off and retries.
+      conn.close(1011, 'master could not record the registration');
+      return;
+    }
+    if (!this.#running) return;
+    // The machine went DOWN while the admission was committing: undo it (durably) and refuse.
+    if (this.#refuseIfDown(conn, msg)) {
+      if (plan.write === 'ADMIT' && plan.kind !== 'REREGISTERED' && plan.kind !== 'RECOVERED') {
+        await commits.write('REMOVE_AGENT', { agentId: plan.agentId }, (r) => r.removeAgent(plan.agentId), () => undefined);
+      }
+      return;
+    }
+
+    // A registration speaks only for its own agent: tasks that name another agent, or that the
+    // master knows on another agent, are left out.
+    const tasks = msg.tasks.filter((t) => {
+      const foreign = agents.foreignTask(plan.agentId, t.framework_id, t.task.task_id.value, t.task.agent_id.value);
+      if (foreign === 'TOO_MANY_TASKS' || foreign === undefined) return true;
+      this.#refuseForeign(conn, plan.agentId, t.framework_id, t.task.task_id.value, t.task.agent_id.value, foreign);
+      return false;
+    });
+    const replaced = plan.replaces === undefined ? undefined : agents.get(plan.replaces);
+    const replacedSession = replaced?.sessionId;
+    const replacedTasks = [...(replaced?.tasks?.values() ?? [])];
+    const now = clock.now();
+    const tasksBefore = [...(agents.get(plan.agentId)?.tasks?.values() ?? [])];
+    const { previousSessionId } = agents.applyRegistration(plan, req, tasks, conn.id, nowNs(now));
+    if (plan.replaces !== undefined) maintenance.agentRemoved(plan.replaces);
+    maintenance.agentAdded(plan.agentId, agentMachineId(msg.agent.hostname, msg.agent.ip));
+    if (replacedSession !== undefined) this.#closeSession(replacedSession, CLOSE_CODES.REPLACED, `agent ${plan.agentId} registered at this address`);
+    if (previousSessionId !== undefined) this.#closeSession(previousSessionId, CLOSE_CODES.REPLACED, 'a newer session for this agent replaced this one');
+    this.#sessionAgent.set(conn.id, plan.agentId);
+
+    if (!this.#connections.has(conn.id)) {
+      // The socket closed while the write was committing: the agent is admitted but disconnected.
+      this.#sessionAgent.delete(conn.id);
+      agents.disconnect(plan.agentId, conn.id, now);
+    } else {
+      conn.send({
+        type: 'REGISTERED',
+        request_id: msg.request_id,
+        agent_id: plan.agentId,
+        master_id: this.#o.masterId,
+        ping_interval_ms: this.#o.pingIntervalMs,
+        max_ping_timeouts: this.#o.maxPingTimeouts,
+      });
+    }
+    const fields = { agentId: plan.agentId, kind: plan.kind, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, tasks: msg.tasks.length };
+    log.info(plan.kind === 'NEW' ? 'agent registered' : 'agent reregistered', fields);
+    if (plan.replaces !== undefined) {
+      log.info('agent removed', { agentId: plan.replaces, reason: 'REPLACED', by: plan.agentId });
+      this.#o.bus.emit({ type: 'AGENT_REMOVED', agentId: plan.replaces, reason: 'REPLACED', tasks: replacedTasks });
+    }
+    // As Mesos: AGENT_ADDED for the add path (new, after a master restart, back from
+    // unreachable, an id the master never saw); a known agent reconnecting is not "added".
+    const type = plan.kind === 'REREGISTERED' ? 'AGENT_RECONNECTED' : 'AGENT_ADDED';
+    this.#o.bus.emit({ type, agentId: plan.agentId, tasksBefore, frameworks: msg.frameworks });
+  }
+
+  /** Sends SHUTDOWN `Machine is \`DOWN\`` and closes the session when the agent's machine is DOWN. */
+  #refuseIfDown(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>): boolean {
+    if (!this.#o.maintenance.isDown(agentMachineId(msg.agent.hostname, msg.agent.ip))) return false;
+    this.#o.log.warn('agent refused', { reason: MACHINE_DOWN_MESSAGE, agentId: msg.agent_id, hostname: msg.agent.hostname, ip: msg.agent.ip });
+    conn.send({ type: 'SHUTDOWN', message: MACHINE_DOWN_MESSAGE });
+    conn.close(CLOSE_CODES.SHUTDOWN, MACHINE_DOWN_MESSAGE);
+    return true;
+  }
+
+  // ---- Removal and unreachability ---------------------------------------------------------
+
+  /**
+   * Mesos `removeSlave`, written first: the agent (with its drain and deactivation state) leaves
+   * the registry, then it is told SHUTDOWN and forgotten; AGENT_REMOVED carries its tasks, lost
+   * with `Agent <hostname> removed: <reason>`.
+   */
+  async #removeAgent(agentId: string, reason: string): Promise<void> {
+    const committed = await this.#o.commits.write('REMOVE_AGENT', { agentId }, (r) => r.removeAgent(agentId), () => {
+      const entry = this.#o.agents.get(agentId);
+      if (entry === undefined) return undefined;
+      const tasks = [...(entry.tasks?.values() ?? [])];
+      const sessionId = entry.sessionId;
+      if (sessionId !== undefined) this.#connections.get(sessionId)?.send({ type: 'SHUTDOWN', message: reason });
+      this.#o.agents.remove(agentId);
+      this.#o.maintenance.agentRemoved(agentId);
+      if (sessionId !== undefined) this.#closeSession(sessionId, CLOSE_CODES.SHUTDOWN, reason);
+      return { tasks, hostname: entry.info.hostname };
+    });
+    if (!committed.ok || committed.value === undefined) return;
+    this.#o.log.info('agent removed', { agentId, reason });
+    this.#o.bus.emit({ type: 'AGENT_REMOVED', agentId, reason, tasks: committed.value.tasks, lostMessage: `Agent ${committed.value.hostname} removed: ${reason}` });
+  }
+
+  #connectionOf(agentId: string): AgentConnection | undefined {
+    const entry = this.#o.agents.get(agentId);
+    if (entry === undefined || !entry.connected || entry.sessionId === undefined) return undefined;
+    return this.#connections.get(entry.sessionId);
+  }
+
+  #closeSession(sessionId: number, code: number, reason: string): void {
+    this.#sessionAgent.delete(sessionId);
+    this.#connections.get(sessionId)?.close(code, reason);
+  }
+
+  #scheduleTick(): void {
+    // One timer for all sessions, re-armed each round: per-agent timers would be 10,000 timers.
+    this.#ticker = this.#o.clock.setTimer(this.#o.pingIntervalMs, () => {
+      if (!this.#running) return;
+      this.#tick();
+      this.#scheduleTick();
+    });
+  }
+
+  #tick(): void {
+    const decision = this.#o.agents.tick(this.#o.clock.now());
+    for (const agentId of decision.ping) this.#connectionOf(agentId)?.ping();
+    for (const u of decision.unreachable) void this.#markUnreachable(u.agentId, u.reason);
+  }
+
+  #expireRecovered(): void {
+    if (!this.#running) return;
+    for (const agentId of this.#o.agents.expireRecovered(this.#o.clock.now())) void this.#markUnreachable(agentId, 'REREGISTER_TIMEOUT');
+  }
+
+  /**
+   * Written first. If the agent came back while the write committed (a new session, a
+   * re-registration), the write is undone: it stays as it is now, reachable.
+   */
+  async #markUnreachable(agentId: string, reason: UnreachableReason): Promise<void> {
+    const entry = this.#o.agents.get(agentId);
+    if (entry === undefined || entry.phase === 'UNREACHABLE' || this.#markingUnreachable.has(agentId)) return;
+    const seen = { phase: entry.phase, sessionId: entry.sessionId, reregisteredTimeNs: entry.reregisteredTimeNs };
+    const timeNs = nowNs(this.#o.clock.now());
+    this.#markingUnreachable.add(agentId);
+    const committed = await this.#o.commits.write('MARK_UNREACHABLE', { agentId }, (r) => r.markAgentUnreachable(agentId, timeNs), () => {
+      const now = this.#o.agents.get(agentId);
+      if (now === undefined) return 'GONE';
+      if (now.phase !== seen.phase || now.sessionId !== seen.sessionId || now.reregisteredTimeNs !== seen.reregisteredTimeNs) return 'CAME_BACK';
+      const r = this.#o.agents.markUnreachable(agentId, timeNs);
+      if (r?.sessionId !== undefined) {
+        this.#sessionAgent.delete(r.sessionId);
+        // It stopped answering pings: no close handshake to wait for.
+        this.#connections.get(r.sessionId)?.terminate();
+      }
+      return 'MARKED';
+    });
+    this.#markingUnreachable.delete(agentId);
+    if (!committed.ok) return;
+    if (committed.value === 'CAME_BACK') {
+      const back = this.#o.agents.get(agentId);
+      if (back !== undefined) {
+        const durable = { id: back.id, info: back.info, version: back.version, capabilities: back.capabilities, registeredTimeNs: back.registeredTimeNs };
+        await this.#o.commits.write('MARK_REACHABLE', { agentId }, (r) => r.markAgentReachable(durable), () => undefined);
+      }
+      return;
+    }
+    if (committed.value !== 'MARKED') return;
+    this.#o.log.warn('agent unreachable', { agentId, reason });
+    this.#o.bus.emit({ type: 'AGENT_UNREACHABLE', agentId });
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * What the HTTP layer (operator API, event stream, maintenance and scheduler endpoints) uses
+ * of a term: read-only views of the model for answers, and the services' commands for calls.
+ * An interface, so those modules depend on no term machinery (term.ts implements it).
+ */
+
+import type { AgentTable } from './agents.js';
+import type { MasterConfig } from './config.js';
+import type { Drainer } from './drainer.js';
+import type { MasterEvents } from './events.js';
+import type { MaintenanceState } from './maintenance.js';
+import type { Maintainer } from './maintainer.js';
+import type { MasterIdentity } from './master-info.js';
+import type { Schedulers } from './schedulers.js';
+
+export interface TermView {
+  readonly config: MasterConfig;
+  readonly identity: MasterIdentity;
+  readonly processStartMs: number;
+  readonly electedMs: number;
+  readonly bus: MasterEvents;
+  readonly agents: AgentTable;
+  readonly maintenance: MaintenanceState;
+  readonly schedulers: Schedulers;
+  readonly drainer: Drainer;
+  readonly maintainer: Maintainer;
+  masterInfo(): Record<string, unknown>;
+}

@@ -1,0 +1,221 @@
+/**
+ * A term with fake connections, a ManualClock and registries whose writes we hold or fail:
+ * REGISTERED only after the admission is durable; unreachability written before it is
+ * applied; with a registry that fails every write, nothing changes and every caller gets an
+ * error; a fenced write ends the term.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../shared/clock.js';
+import { silentLogger } from '../../shared/log.js';
+import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
+import type { AgentConnection } from '../../master/ports.js';
+import { Term } from '../../master/term.js';
+import { resolveMasterConfig } from '../../master/config.js';
+import { RegistryFencedError, type DurableAgent, type DurableFramework, type DurableSchedule, type Registry, type RegistryState } from '../../master/registry/registry.js';
+
+/** A registry that records writes and commits them only when told to (or fails them all, with `fail`). */
+class HeldRegistry implements Registry {
+  readonly ops: string[] = [];
+  #pending: Array<() => void> = [];
+  constructor(
+    readonly state: RegistryState = { agents: [], frameworks: [], maintenance: { windows: [] } },
+    readonly fail: (() => Error) | undefined = undefined,
+  ) {}
+  recover(): Promise<RegistryState> {
+    return Promise.resolve(this.state);
+  }
+  #hold(op: string): Promise<void> {
+    this.ops.push(op);
+    if (this.fail !== undefined) return Promise.reject(this.fail());
+    return new Promise((resolve) => this.#pending.push(resolve));
+  }
+  admitAgent(a: DurableAgent): Promise<void> { return this.#hold(`admit ${a.id}`); }
+  markAgentUnreachable(id: string): Promise<void> { return this.#hold(`unreachable ${id}`); }
+  markAgentReachable(a: DurableAgent): Promise<void> { return this.#hold(`reachable ${a.id}`); }
+  removeAgent(id: string): Promise<void> { return this.#hold(`remove ${id}`); }
+  addFramework(f: DurableFramework): Promise<void> { return this.#hold(`add framework ${f.id}`); }
+  removeFramework(id: string): Promise<void> { return this.#hold(`remove framework ${id}`); }
+  drainAgent(id: string): Promise<void> { return this.#hold(`drain ${id}`); }
+  markAgentDrained(id: string): Promise<void> { return this.#hold(`drained ${id}`); }
+  deactivateAgent(id: string): Promise<void> { return this.#hold(`deactivate ${id}`); }
+  reactivateAgent(id: string): Promise<void> { return this.#hold(`reactivate ${id}`); }
+  markAgentGone(id: string): Promise<void> { return this.#hold(`gone ${id}`); }
+  updateSchedule(s: DurableSchedule): Promise<void> { return this.#hold(`update schedule ${s.windows.length}`); }
+  startMaintenance(keys: readonly string[]): Promise<void> { return this.#hold(`start maintenance ${keys.length}`); }
+  stopMaintenance(keys: readonly string[]): Promise<void> { return this.#hold(`stop maintenance ${keys.length}`); }
+  close(): Promise<void> { return Promise.resolve(); }
+  commit(): void {
+    for (const r of this.#pending.splice(0)) r();
+  }
+}
+
+class FakeConn implements AgentConnection {
+  readonly sent: MasterMessage[] = [];
+  pings = 0;
+  closed: { code: number; reason: string } | undefined;
+  terminated = false;
+  constructor(readonly id: number) {}
+  send(m: MasterMessage): void { this.sent.push(m); }
+  close(code: number, reason: string): void { this.closed = { code, reason }; }
+  terminate(): void { this.terminated = true; }
+  ping(): void { this.pings++; }
+}
+
+async function setup(registry = new HeldRegistry()) {
+  const r = resolveMasterConfig(['--agent_ping_timeout=1secs', '--max_agent_ping_timeouts=2', '--agent_reregister_timeout=5secs'], {});
+  assert.ok(r.kind === 'ok');
+  const clock = new ManualClock();
+  const ended: string[] = [];
+  const term = await Term.start({
+    config: r.config,
+    registry,
+    identity: { id: 'M', hostname: 'master', ip: '127.0.0.1', port: 5050 },
+    epoch: 1n,
+    processStartMs: clock.now(),
+    clock,
+    logger: silentLogger,
+    onEnded: (reason) => ended.push(reason),
+  });
+  return { term, registry, clock, ended };
+}
+
+const REGISTER: AgentMessage = {
+  type: 'REGISTER',
+  request_id: 3,
+  agent: { hostname: 'h', ip: '10.0.0.9', port: 5051, resources: [], attributes: [] },
+  version: '0.1.0',
+  capabilities: [],
+  tasks: [],
+  frameworks: [],
+};
+
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+async function registered(term: Term, registry: HeldRegistry, conn: FakeConn): Promise<string> {
+  term.registration.connected(conn);
+  const p = term.registration.handle(conn, REGISTER);
+  await tick();
+  registry.commit();
+  await p;
+  const reg = conn.sent.find((m) => m.type === 'REGISTERED');
+  assert.ok(reg?.type === 'REGISTERED');
+  return reg.agent_id;
+}
+
+test('REGISTERED is sent only after the admission is durable', async () => {
+  const { term, registry } = await setup();
+  const conn = new FakeConn(1);
+  term.registration.connected(conn);
+  const handled = term.registration.handle(conn, REGISTER);
+  await tick();
+  assert.equal(registry.ops.length, 1);
+  assert.match(registry.ops[0]!, /^admit M-S0$/);
+  assert.equal(conn.sent.length, 0, 'nothing before the commit');
+  assert.equal([...term.agents.all()].length, 0, 'not listed before the commit');
+  registry.commit();
+  await handled;
+  const reg = conn.sent[0];
+  assert.ok(reg?.type === 'REGISTERED');
+  assert.equal(reg.request_id, 3);
+  assert.equal(reg.master_id, 'M');
+  assert.equal(reg.ping_interval_ms, 1000);
+  assert.equal(reg.max_ping_timeouts, 2);
+  term.dispose();
+  assert.equal(conn.closed?.code, 1001);
+  assert.equal(term.state, 'ENDED');
+});
+
+test('a status update is recorded and announced; the acknowledgement goes to the agent and completes a terminal task', async () => {
+  const { term, registry } = await setup();
+  const conn = new FakeConn(1);
+  const agentId = await registered(term, registry, conn);
+  const events: string[] = [];
+  term.bus.subscribe((e) => events.push(e.type));
+  await term.registration.handle(conn, { type: 'STATUS_UPDATE', framework_id: 'fw', status: { task_id: { value: 't' }, state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR', timestamp: 1, uuid: 'u1' } });
+  assert.deepEqual(events, ['TASK_UPDATED', 'STATUS_UPDATE']);
+  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'other'), { ok: false, reason: 'UUID_MISMATCH' });
+  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u1'), { ok: true });
+  assert.deepEqual(conn.sent.at(-1), { type: 'ACKNOWLEDGE', framework_id: 'fw', task_id: 't', uuid: 'u1' });
+  assert.equal(term.agents.completedTasks.length, 1);
+  term.registration.disconnected(conn);
+  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u1'), { ok: false, reason: 'AGENT_NOT_CONNECTED' });
+  term.dispose();
+});
+
+test('one timer pings every session; a silent agent is written unreachable first, then terminated', async () => {
+  const { term, registry, clock } = await setup();
+  const conn = new FakeConn(1);
+  await registered(term, registry, conn);
+  // One liveness timer for all sessions, plus the allocator's round timer (--allocation_interval).
+  assert.equal(clock.pending, 2, 'a single liveness timer (and the allocation timer)');
+  clock.advance(1000);
+  assert.equal(conn.pings, 1);
+  clock.advance(1000);
+  clock.advance(1000);
+  await tick();
+  assert.match(registry.ops.at(-1)!, /^unreachable /);
+  assert.equal(conn.terminated, false, 'nothing acted on before the write is durable');
+  assert.equal([...term.agents.all()][0]?.phase, 'REGISTERED');
+  registry.commit();
+  await tick();
+  assert.equal(conn.terminated, true);
+  assert.equal([...term.agents.all()][0]?.phase, 'UNREACHABLE');
+  term.dispose();
+});
+
+/** A registry with one recovered agent, one recovered framework (failover 0) and a scheduled machine. */
+function recoveredState(): RegistryState {
+  return {
+    agents: [{ id: 'A', info: { hostname: 'h', ip: '10.0.0.9', port: 5051, resources: [], attributes: [] }, version: '1', capabilities: ['AGENT_DRAINING'], registeredTimeNs: 1n, reachability: 'REACHABLE' }],
+    frameworks: [{ id: 'F', info: { user: 'u', name: 'f', id: { value: 'F' } }, registeredTimeNs: 1n }],
+    maintenance: { windows: [{ unavailability: { startNs: 5n }, machines: [{ key: 'hm\u0000-', id: { hostname: 'm' }, mode: 'DRAINING' }] }] },
+  };
+}
+
+test('a registry that fails every write: nothing changes in memory and every caller gets an error', async () => {
+  const registry = new HeldRegistry(recoveredState(), () => new Error('disk on fire'));
+  const { term, clock, ended } = await setup(registry);
+  const snapshot = (): string =>
+    JSON.stringify({
+      agents: [...term.agents.all()].map((a) => [a.id, a.phase, a.deactivated, a.drain?.state ?? null]),
+      gone: term.agents.isGone('A'),
+      frameworks: [...term.schedulers.frameworks.all()].map((f) => [f.id, f.phase]),
+      schedule: term.maintenance.scheduleJson(),
+      status: term.maintenance.statusJson(),
+    }, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+  const before = snapshot();
+  const refused = (e: { code: string } | undefined): void => assert.equal(e?.code, 'REGISTRY_WRITE_FAILED');
+
+  refused(await term.drainer.drain('A', { maxGracePeriodNs: undefined, markGone: false }));
+  refused(await term.drainer.deactivate('A'));
+  refused(await term.drainer.markGoneCall('A'));
+  refused(await term.maintainer.updateSchedule({ windows: [{ machineIds: [{ hostname: 'x' }], unavailability: { startNs: 1n } }] }));
+  refused(await term.maintainer.startMaintenance([{ hostname: 'm' }]));
+  const sub = await term.schedulers.subscribe({ user: 'u', name: 'new' }, () => assert.fail('no stream is opened'));
+  assert.ok(!sub.ok && sub.error.code === 'REGISTRY_WRITE_FAILED');
+  // The agent's registration: refused with 1011, nothing admitted.
+  const conn = new FakeConn(1);
+  term.registration.connected(conn);
+  await term.registration.handle(conn, { ...REGISTER, agent_id: 'A', agent: { ...(REGISTER as { agent: object }).agent, hostname: 'renamed' } } as AgentMessage);
+  assert.equal(conn.closed?.code, 1011);
+  // Timers whose effects are writes: the recovered framework's failover (0 s) and the agent's re-registration deadline.
+  clock.advance(6000);
+  await tick();
+  assert.ok(registry.ops.some((op) => op === 'remove framework F'), 'the framework removal was tried');
+  assert.ok(registry.ops.some((op) => op === 'unreachable A'), 'the unreachability was tried');
+  assert.equal(snapshot(), before);
+  assert.deepEqual(ended, [], 'a failed write is not a lost term');
+  assert.equal(term.state, 'SERVING');
+  term.dispose();
+});
+
+test('a fenced write ends the term at once', async () => {
+  const registry = new HeldRegistry(recoveredState(), () => new RegistryFencedError('the registry is read-only'));
+  const { term, ended } = await setup(registry);
+  const e = await term.drainer.drain('A', { maxGracePeriodNs: undefined, markGone: false });
+  assert.equal(e?.code, 'REGISTRY_WRITE_FAILED');
+  assert.deepEqual(ended, ['the registry is read-only']);
+  assert.equal(term.state, 'ENDED');
+  assert.equal(term.agents.get('A')?.drain, undefined);
+});
