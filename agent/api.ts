@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { fail } from '../shared/errors.js';
 import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.js';
 import type { Logger } from '../shared/log.js';
-import { parseWireJson } from '../shared/json.js';
+import { callMessage, decodeCall, type CallSpec } from '../shared/proto.js';
 
 /** Largest request body accepted: agent calls are tiny. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -23,7 +23,7 @@ export interface ApiOptions {
   handle: CallHandler;
 }
 
-const KNOWN_CALLS = new Set([
+const AGENT_CALL_TYPES = [
   'GET_HEALTH', 'GET_FLAGS', 'GET_VERSION', 'GET_METRICS', 'GET_LOGGING_LEVEL', 'SET_LOGGING_LEVEL', 'LIST_FILES',
   'READ_FILE', 'GET_STATE', 'GET_CONTAINERS', 'GET_FRAMEWORKS', 'GET_EXECUTORS', 'GET_OPERATIONS', 'GET_TASKS',
   'GET_AGENT', 'GET_RESOURCE_PROVIDERS', 'LAUNCH_NESTED_CONTAINER', 'WAIT_NESTED_CONTAINER', 'KILL_NESTED_CONTAINER',
@@ -31,7 +31,10 @@ const KNOWN_CALLS = new Set([
   'LAUNCH_CONTAINER', 'WAIT_CONTAINER', 'KILL_CONTAINER', 'REMOVE_CONTAINER', 'ADD_RESOURCE_PROVIDER_CONFIG',
   'UPDATE_RESOURCE_PROVIDER_CONFIG', 'REMOVE_RESOURCE_PROVIDER_CONFIG', 'MARK_RESOURCE_PROVIDER_GONE', 'PRUNE_IMAGES',
   'UNKNOWN',
-]);
+];
+
+/** agent::Call; its sub-messages are not read by any call Drydock answers. */
+const AGENT_CALL_SPEC: CallSpec<string> = { message: callMessage('agent.Call', AGENT_CALL_TYPES, []), requiredSub: {}, invalid: 'AGENT_CALL_INVALID' };
 
 export class AgentApi {
   readonly #o: ApiOptions;
@@ -93,29 +96,18 @@ export class AgentApi {
     }
     const body = await readBodyOrAnswer(req, res, MAX_BODY_BYTES);
     if (body === undefined) return;
-    let call: unknown;
-    try {
-      // Bounded, null is unset: the same reader as the master's APIs.
-      call = parseWireJson(body);
-    } catch (e) {
-      sendError(res, fail('BODY_NOT_JSON', (e as Error).message));
+    // The one v1 call decoder, as the master's APIs (bounded, null is unset, Mesos' messages).
+    const call = decodeCall<string, { type?: string } & Record<string, unknown>>(body, AGENT_CALL_SPEC);
+    if (!call.ok) {
+      sendError(res, call.error);
       return;
     }
-    if (typeof call !== 'object' || call === null || Array.isArray(call)) {
-      sendError(res, fail('BODY_NOT_CALL', 'Expecting a JSON object'));
-      return;
-    }
-    const type = (call as Record<string, unknown>)['type'];
-    // Mesos drops unknown enum names, so an unknown type reads as a missing one.
-    if (typeof type !== 'string' || !KNOWN_CALLS.has(type)) {
-      sendError(res, fail('AGENT_CALL_INVALID', "Expecting 'type' to be present"));
-      return;
-    }
+    const type = call.type;
     if (!acceptsJson(req.headers['accept'])) {
       sendError(res, fail('NOT_ACCEPTABLE'));
       return;
     }
-    const answer = await this.#o.handle(type, call as Record<string, unknown>);
+    const answer = await this.#o.handle(type, call.body);
     if (answer === undefined) {
       sendError(res, fail('NOT_IMPLEMENTED', type));
       return;

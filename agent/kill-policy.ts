@@ -1,21 +1,16 @@
 /**
  * Kill-policy arithmetic: how long a task gets between SIGTERM and SIGKILL. Pure.
  *
- * Precedence follows Mesos: a KILL_TASK's own kill_policy overrides the task's; a drain's
- * max_grace_period caps whatever applies (`calculateKillPolicy` in `Slave::drain`); with none
- * of these the command executor's default of 3 s applies.
+ * Precedence follows Mesos: a KILL_TASK's own kill_policy overrides the task's (a drain's cap
+ * arrives as such an override, shared/drain.ts `killPolicy`); with neither, the command
+ * executor's default of 3 s applies.
  */
 
 import { DEFAULT_GRACE_PERIOD_NS, type KillPolicy } from '../shared/mesos.js';
 
 /** Grace period in milliseconds, rounded up so a task never gets less than it asked for. */
-export function gracePeriodMs(taskPolicy: KillPolicy | undefined, override: KillPolicy | undefined, drainMaxGraceNs?: number): number {
-  let ns = override?.grace_period?.nanoseconds ?? taskPolicy?.grace_period?.nanoseconds ?? DEFAULT_GRACE_PERIOD_NS;
-  if (drainMaxGraceNs !== undefined) {
-    // A drain caps the grace, and applies even when the task had none of its own (§4.3).
-    const own = override?.grace_period?.nanoseconds ?? taskPolicy?.grace_period?.nanoseconds;
-    ns = own === undefined ? drainMaxGraceNs : Math.min(own, drainMaxGraceNs);
-  }
+export function gracePeriodMs(taskPolicy: KillPolicy | undefined, override: KillPolicy | undefined): number {
+  const ns = override?.grace_period?.nanoseconds ?? taskPolicy?.grace_period?.nanoseconds ?? DEFAULT_GRACE_PERIOD_NS;
   return Math.ceil(Math.max(0, ns) / 1e6);
 }
 

@@ -1,7 +1,8 @@
 /**
  * The agent table: every agent the master knows, its lifecycle, liveness and tasks. A pure
- * core: no sockets, no timers, no registry. The shell (master.ts) asks it what to do
- * (planRegistration, tick, expireRecovered), makes the durable writes, then applies.
+ * core: no sockets, no timers, no registry. The registration service (registration.ts) asks
+ * it what to do (planRegistration, tick, expireRecovered), makes the durable writes, then
+ * applies.
  *
  * Lifecycle (Mesos master, `Slave` / `Master::_reregisterSlave`):
  *   RECOVERED    known from the registry after a restart, not re-registered yet

@@ -4,8 +4,7 @@
  */
 
 import { hostname as osHostname } from 'node:os';
-import { durationFlag, intFlag, refine, resolveFlags, stringFlag, type FlagResult } from '../shared/flags.js';
-import { formatDuration, msToNs } from '../shared/duration.js';
+import { durationFlag, flagList, intFlag, refine, resolveFlags, stringFlag, type FlagResult } from '../shared/flags.js';
 import { LOG_LEVELS, type LogLevel } from '../shared/log.js';
 
 /** Program name used in --help and error lines. */
@@ -85,7 +84,6 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
   const r: FlagResult<typeof MASTER_FLAGS> = resolveFlags(MASTER_PROGRAM, SUMMARY, MASTER_FLAGS, argv, env);
   if (r.kind !== 'ok') return r;
   const v = r.values;
-  const ms = (n: number): string => formatDuration(msToNs(n));
   const config: MasterConfig = {
     ip: v.ip,
     port: v.port,
@@ -98,20 +96,7 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
     logLevel: v.log_level as LogLevel,
     heartbeatIntervalMs: v.heartbeat_interval,
     maxOperatorEventStreamSubscribers: v.max_operator_event_stream_subscribers,
-    flags: Object.freeze([
-      { name: 'agent_ping_timeout', value: ms(v.agent_ping_timeout) },
-      { name: 'agent_reregister_timeout', value: ms(v.agent_reregister_timeout) },
-      { name: 'allocation_interval', value: ms(v.allocation_interval) },
-      { name: 'heartbeat_interval', value: ms(v.heartbeat_interval) },
-      { name: 'hostname', value: v.hostname },
-      { name: 'ip', value: v.ip },
-      { name: 'log_level', value: v.log_level },
-      { name: 'max_agent_ping_timeouts', value: String(v.max_agent_ping_timeouts) },
-      { name: 'max_operator_event_stream_subscribers', value: String(v.max_operator_event_stream_subscribers) },
-      { name: 'port', value: String(v.port) },
-      { name: 'registry', value: 'sqlite' },
-      { name: 'work_dir', value: v.work_dir },
-    ]),
+    flags: Object.freeze(flagList(MASTER_FLAGS, v)),
   };
   return { kind: 'ok', config: Object.freeze(config) };
 }

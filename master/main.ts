@@ -127,7 +127,8 @@ async function main(): Promise<void> {
 
 process.on('unhandledRejection', (reason) => {
   // Never expected; log it as one JSON line and keep serving rather than die mid-registration.
-  process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'unhandled rejection', component: 'master', error: String(reason) }) + '\n');
+  const error = reason instanceof Error ? { name: reason.name, message: reason.message, stack: reason.stack } : String(reason);
+  process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'unhandled rejection', component: 'master', error }) + '\n');
 });
 
 main().catch((e: unknown) => {

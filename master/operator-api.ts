@@ -8,8 +8,7 @@ import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type DrydockError, fail } from '../shared/errors.js';
 import { acceptsJson } from '../shared/http.js';
-import { parseWireJson } from '../shared/json.js';
-import { AGENT_CALL, decodeMessage, DRAIN_AGENT_CALL } from '../shared/proto.js';
+import { AGENT_CALL, callMessage, decodeCall, decodeMessage, DRAIN_AGENT_CALL, kindOf, type CallSpec } from '../shared/proto.js';
 import { isTerminal, type AgentInfo, type Resource, type Task } from '../shared/mesos.js';
 import { addResources, toEndpointFormat } from '../shared/resources.js';
 import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../shared/version.js';
@@ -32,10 +31,8 @@ export const CALL_TYPES = [
 
 export type CallType = (typeof CALL_TYPES)[number];
 
-const KNOWN = new Set<string>(CALL_TYPES);
-
 /** Calls whose sub-message validation requires (`Expecting '<sub>' to be present`). */
-const REQUIRED_SUB: Partial<Record<CallType, string>> = {
+const REQUIRED_SUB: Record<string, string> & Partial<Record<CallType, string>> = {
   GET_METRICS: 'get_metrics',
   SET_LOGGING_LEVEL: 'set_logging_level',
   LIST_FILES: 'list_files',
@@ -69,43 +66,20 @@ export interface OperatorCall {
 /** Largest request body accepted (a maintenance schedule for thousands of machines fits). */
 export const MAX_API_BODY_BYTES = 4 * 1024 * 1024;
 
-/** Checks 6 to 9 of §0.3 on the body: parse, convert, validate, Accept, UNKNOWN. */
-export function parseApiCall(text: string, accept: string | undefined): { ok: true; call: OperatorCall } | { ok: false; error: DrydockError } {
-  let json: unknown;
-  try {
-    json = parseWireJson(text);
-  } catch (e) {
-    return { ok: false, error: fail('BODY_NOT_JSON', (e as Error).message) };
-  }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    return { ok: false, error: fail('BODY_NOT_CALL', 'Expecting a JSON object') };
-  }
-  const body = json as Record<string, unknown>;
-  const type = body['type'];
-  // A non-string for an enum field is a conversion error (null was dropped as unset).
-  if (type !== undefined && typeof type !== 'string') {
-    return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(type)} for field 'type'`) };
-  }
-  // An unknown name in the optional enum is dropped, so it fails validation as "not present".
-  if (typeof type !== 'string' || !KNOWN.has(type)) {
-    return { ok: false, error: fail('CALL_INVALID', "Expecting 'type' to be present") };
-  }
-  const callType = type as CallType;
-  const sub = REQUIRED_SUB[callType];
-  if (sub !== undefined) {
-    const v = body[sub];
-    if (v === undefined) return { ok: false, error: fail('CALL_INVALID', `Expecting '${sub}' to be present`) };
-    if (typeof v !== 'object' || Array.isArray(v)) return { ok: false, error: fail('BODY_NOT_CALL', `Not expecting a JSON ${jsonKind(v)} for field '${sub}'`) };
-  }
-  if (!acceptsJson(accept)) return { ok: false, error: fail('NOT_ACCEPTABLE') };
-  if (callType === 'UNKNOWN') return { ok: false, error: fail('NOT_IMPLEMENTED', callType) };
-  return { ok: true, call: { type: callType, body } };
-}
+/** master::Call, with every sub-message validation may require. */
+const OPERATOR_CALL: CallSpec<CallType> = {
+  message: callMessage('master.Call', CALL_TYPES, Object.values(REQUIRED_SUB)),
+  requiredSub: REQUIRED_SUB,
+  invalid: 'CALL_INVALID',
+};
 
-function jsonKind(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'bigint') return 'number';
-  return typeof v === 'object' ? 'object' : typeof v;
+/** Checks 6 to 9 of §0.3 on the body: parse, convert, validate (shared/proto.ts decodeCall), Accept, UNKNOWN. */
+export function parseApiCall(text: string, accept: string | undefined): { ok: true; call: OperatorCall } | { ok: false; error: DrydockError } {
+  const decoded = decodeCall<CallType, { type?: CallType } & Record<string, unknown>>(text, OPERATOR_CALL);
+  if (!decoded.ok) return decoded;
+  if (!acceptsJson(accept)) return { ok: false, error: fail('NOT_ACCEPTABLE') };
+  if (decoded.type === 'UNKNOWN') return { ok: false, error: fail('NOT_IMPLEMENTED', decoded.type) };
+  return { ok: true, call: { type: decoded.type, body: decoded.body } };
 }
 
 // ---- Answers -----------------------------------------------------------------------------
@@ -165,7 +139,7 @@ export function parseDrainConfig(sub: Record<string, unknown>): { ok: true; conf
   if (mg === undefined) markGone = false;
   else if (typeof mg === 'boolean') markGone = mg;
   else if (mg === 'true' || mg === 'false') markGone = mg === 'true';
-  else return { ok: false, error: fail('DRAIN_CALL_INVALID', `Not expecting a JSON ${jsonKind(mg)} for field 'mark_gone'`) };
+  else return { ok: false, error: fail('DRAIN_CALL_INVALID', `Not expecting a JSON ${kindOf(mg)} for field 'mark_gone'`) };
   return { ok: true, config: { maxGracePeriodNs: grace.ns, markGone } };
 }
 

@@ -4,15 +4,14 @@
  */
 
 import { type DrydockError, fail } from '../shared/errors.js';
-import { parseWireJson } from '../shared/json.js';
 import type { FrameworkInfo, IdValue, KillPolicy, TaskInfo } from '../shared/mesos.js';
-import { decodeMessage, SCHEDULER_CALL, SCHEDULER_CALL_TYPES } from '../shared/proto.js';
+import { decodeCall, SCHEDULER_CALL, SCHEDULER_CALL_TYPES } from '../shared/proto.js';
 
 export { SCHEDULER_CALL_TYPES };
 export type SchedulerCallType = (typeof SCHEDULER_CALL_TYPES)[number];
 
 /** Sub-messages validation requires (`Expecting '<sub>' to be present`). */
-const REQUIRED_SUB: Partial<Record<SchedulerCallType, keyof SchedulerCallBody>> = {
+const REQUIRED_SUB: Partial<Record<SchedulerCallType, keyof SchedulerCallBody & string>> = {
   SUBSCRIBE: 'subscribe',
   ACCEPT: 'accept',
   DECLINE: 'decline',
@@ -87,19 +86,10 @@ export function isBase64Uuid(text: unknown): boolean {
  * conversion to scheduler::Call (shared/proto.ts), then `validation::scheduler::call::validate`.
  */
 export function parseSchedulerCall(text: string): ParsedSchedulerCall {
-  let json: unknown;
-  try {
-    json = parseWireJson(text);
-  } catch (e) {
-    return { ok: false, error: fail('BODY_NOT_JSON', (e as Error).message) };
-  }
-  const decoded = decodeMessage<SchedulerCallBody>(SCHEDULER_CALL, json);
-  if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
-  const body = decoded.value;
-  const callType = body.type;
-  if (callType === undefined) return invalid("Expecting 'type' to be present");
-  const sub = REQUIRED_SUB[callType];
-  if (sub !== undefined && body[sub] === undefined) return invalid(`Expecting '${sub}' to be present`);
+  const decoded = decodeCall<SchedulerCallType, SchedulerCallBody>(text, { message: SCHEDULER_CALL, requiredSub: REQUIRED_SUB, invalid: 'SCHEDULER_CALL_INVALID' });
+  if (!decoded.ok) return decoded;
+  const body = decoded.body;
+  const callType = decoded.type;
   const frameworkId = body.framework_id?.value;
   if (callType === 'SUBSCRIBE') {
     const infoId = body.subscribe?.framework_info.id?.value;

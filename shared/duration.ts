@@ -65,11 +65,6 @@ export function formatDuration(ns: bigint): string {
   return `${sign}${abs}ns`;
 }
 
-/** Milliseconds as a JavaScript number, for timers. Rounded up so a timer never fires early. */
-export function nsToMs(ns: bigint): number {
-  return Number((ns + 999_999n) / 1_000_000n);
-}
-
 export function msToNs(ms: number): bigint {
   return BigInt(Math.round(ms * 1_000_000));
 }

@@ -69,7 +69,7 @@ export const ERRORS = {
   STREAM_NOT_FOUND: { status: 404, message: (streamId: string) => `Stream ID '${streamId}' is not an open scheduler stream` },
   /** UPDATE_FRAMEWORK that changes a field Mesos does not let change (`validateUpdate`). */
   FRAMEWORK_UPDATE_UNSUPPORTED: { status: 400, message: (field: string) => `Updating 'FrameworkInfo.${field}' is unsupported` },
-  /** A scheduler call type Drydock does not implement (operations, inverse offers before maintenance, ...). */
+  /** A scheduler call type Drydock does not implement (`UNKNOWN`). */
   SCHEDULER_CALL_UNSUPPORTED: { status: 501, message: (type: string) => `Call type ${type} is not supported` },
   // Maintenance (reference/mesos-api.md §2): Mesos' messages word for word, all 400 with a plain-text body.
   /** A body of a legacy maintenance endpoint, or a v1 call's maintenance part, that does not parse or convert (stout / picojson message, as is). */

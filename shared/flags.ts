@@ -5,7 +5,7 @@
  * booleans also take `--name` and `--no-name`.
  */
 
-import { parseDuration } from './duration.js';
+import { formatDuration, msToNs, parseDuration } from './duration.js';
 
 export type FlagParse<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -17,6 +17,8 @@ export interface Flag<T> {
   /** The value when neither environment nor command line sets it. */
   default: T;
   parse(text: string): FlagParse<T>;
+  /** The value as GET_FLAGS writes it (Mesos' text form); default String(value). */
+  format?(value: T): string;
   boolean?: boolean;
 }
 
@@ -66,6 +68,7 @@ export function durationFlag(help: string, defMs: number): Flag<number> {
       if (!d.ok) return { ok: false, error: d.error };
       return { ok: true, value: Number(d.ns) / 1e6 };
     },
+    format: (ms) => formatDuration(msToNs(ms)),
   };
 }
 
@@ -94,6 +97,22 @@ export function refine<T>(flag: Flag<T>, check: (v: T) => string | undefined): F
       return problem === undefined ? r : { ok: false, error: problem };
     },
   };
+}
+
+/**
+ * Every flag of a spec with its resolved value in its text form, sorted by name (GET_FLAGS):
+ * derived from the spec, so a new flag shows up by itself and nothing else does. Unset
+ * optional flags are left out.
+ */
+export function flagList<S extends FlagSpec>(spec: S, values: FlagValues<S>): Array<{ name: string; value: string }> {
+  const out: Array<{ name: string; value: string }> = [];
+  for (const name of Object.keys(spec).sort()) {
+    const flag = spec[name] as Flag<unknown>;
+    const value = (values as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    out.push({ name, value: flag.format === undefined ? String(value) : flag.format(value) });
+  }
+  return out;
 }
 
 export function envName(flag: string): string {

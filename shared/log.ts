@@ -43,10 +43,19 @@ export class Logger {
   }
 }
 
-/** Errors and bigints are not JSON by themselves. */
+/**
+ * Errors and bigints are not JSON by themselves. An error keeps its stack (an `internal
+ * error` line must say where), and its code when it has one (SQLITE_READONLY, ECONNRESET).
+ */
 function replacer(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
-  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (value instanceof Error) {
+    const e: Record<string, unknown> = { name: value.name, message: value.message };
+    const code = (value as { code?: unknown }).code;
+    if (typeof code === 'string') e['code'] = code;
+    if (value.stack !== undefined) e['stack'] = value.stack;
+    return e;
+  }
   return value;
 }
 

@@ -12,10 +12,15 @@
  * Pure: descriptions are plain data, decoding is a function of its input.
  */
 
+import { fail, type DrydockError } from './errors.js';
+import { parseWireJson } from './json.js';
 import { TASK_STATES } from './mesos.js';
 
-/** A proto scalar type, an enum, a message, or `json` (any value, passed through). */
-export type FieldType = 'string' | 'bytes' | 'bool' | 'double' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'json' | EnumType | MessageType;
+/**
+ * A proto scalar type, an enum, a message, `json` (any value, passed through) or `object` (a
+ * message Drydock reads later, field by field: it must be a JSON object, kept as sent).
+ */
+export type FieldType = 'string' | 'bytes' | 'bool' | 'double' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'json' | 'object' | EnumType | MessageType;
 
 export interface EnumType {
   readonly kind: 'enum';
@@ -104,6 +109,9 @@ function readValue(type: FieldType, v: unknown, name: string, at: string, missin
   }
   switch (type) {
     case 'json':
+      return v;
+    case 'object':
+      if (!isObject(v)) throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
       return v;
     case 'string':
     case 'bytes':
@@ -367,3 +375,45 @@ export const TASK_STATUS = message('TaskStatus', () => ({
   uuid: optional('bytes'),
   healthy: optional('bool'),
 }));
+
+// ---- The v1 call decoder ---------------------------------------------------------------------
+
+/** What one v1 API's Call is: its message, the sub-message each type requires, how validation failures are worded. */
+export interface CallSpec<T extends string> {
+  message: MessageType;
+  /** `Expecting '<sub>' to be present` when missing. */
+  requiredSub: Partial<Record<T, string>>;
+  /** `Failed to validate master::Call: ...`, `agent::Call`, `scheduler::Call`. */
+  invalid: 'CALL_INVALID' | 'AGENT_CALL_INVALID' | 'SCHEDULER_CALL_INVALID';
+}
+
+export type DecodedCall<T extends string, B> = { ok: true; type: T; body: B } | { ok: false; error: DrydockError };
+
+/**
+ * The one decoder of v1 calls (operator, scheduler and agent APIs), in Mesos' order: parse the
+ * JSON (bounded, null is unset), convert it to the Call message (400 `Failed to convert JSON
+ * into Call protobuf: ...`), then validate that a known type and its sub-message are present.
+ */
+export function decodeCall<T extends string, B extends { type?: T }>(text: string, spec: CallSpec<T>): DecodedCall<T, B> {
+  let json: unknown;
+  try {
+    json = parseWireJson(text);
+  } catch (e) {
+    return { ok: false, error: fail('BODY_NOT_JSON', (e as Error).message) };
+  }
+  const decoded = decodeMessage<B>(spec.message, json);
+  if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
+  const type = decoded.value.type;
+  // An unknown name in the optional enum was dropped, so it fails as "not present".
+  if (type === undefined) return { ok: false, error: fail(spec.invalid, "Expecting 'type' to be present") };
+  const sub = spec.requiredSub[type];
+  if (sub !== undefined && (decoded.value as Record<string, unknown>)[sub] === undefined) return { ok: false, error: fail(spec.invalid, `Expecting '${sub}' to be present`) };
+  return { ok: true, type, body: decoded.value };
+}
+
+/** A Call message whose sub-messages are read later by each call: `type` and every sub-message by name, as objects. */
+export function callMessage(name: string, types: readonly string[], subs: readonly string[]): MessageType {
+  const fields: Record<string, Field> = { type: optional(enumOf(types)) };
+  for (const sub of subs) fields[sub] = optional('object');
+  return message(name, () => fields);
+}

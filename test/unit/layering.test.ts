@@ -69,3 +69,64 @@ test('the import walk sees a wrong import (self-check)', () => {
   assert.notEqual(RULES['shared']?.('node:fs', false), undefined);
   assert.equal(RULES['shared']?.('node:http', true), undefined, 'types only: erased at build time');
 });
+
+/** Every relative import of every source file, as repo paths (`master/term.ts` -> `master/agents.ts`), type-only ones included. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const top of ['shared', 'master', 'agent', 'cli', 'scripts', 'test']) {
+    for (const file of sources(join(ROOT, top))) {
+      const to = importsOf(file)
+        .filter(({ spec }) => spec.startsWith('.'))
+        .map(({ spec }) => relative(ROOT, resolve(dirname(file), spec.replace(/\.js$/, '.ts'))));
+      graph.set(relative(ROOT, file), to);
+    }
+  }
+  return graph;
+}
+
+/** The import cycles of a graph: its strongly connected components of more than one file (or a file importing itself). */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop() as string;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) cycles.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
+test('no import cycle anywhere (type-only imports count: they tie modules together all the same)', () => {
+  const graph = importGraph();
+  assert.ok(graph.size > 50, 'the walk found the sources');
+  assert.deepEqual(importCycles(graph), []);
+});
+
+test('the cycle finder sees a cycle (self-check)', () => {
+  const g = new Map([['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', []], ['e', ['e']]]);
+  assert.deepEqual(importCycles(g), [['a', 'b', 'c'], ['e']]);
+  assert.deepEqual(importCycles(new Map([['a', ['b']], ['b', []]])), []);
+});

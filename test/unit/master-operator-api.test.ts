@@ -70,10 +70,11 @@ describe('parseApiCall', () => {
     });
   }
 
-  test('int64 values in the body are kept exactly', () => {
-    const r = parseApiCall('{"type":"GET_HEALTH","x":{"nanoseconds":1443830400000000001}}', undefined);
+  test('int64 values in the body are kept exactly; keys that are not master::Call fields are dropped', () => {
+    const r = parseApiCall('{"type":"UPDATE_MAINTENANCE_SCHEDULE","update_maintenance_schedule":{"schedule":{"windows":[{"unavailability":{"start":{"nanoseconds":1443830400000000001}}}]}},"x":{"nanoseconds":1}}', undefined);
     assert.ok(r.ok);
-    assert.deepEqual(r.call.body['x'], { nanoseconds: 1443830400000000001n });
+    assert.deepEqual(r.call.body['update_maintenance_schedule'], { schedule: { windows: [{ unavailability: { start: { nanoseconds: 1443830400000000001n } } }] } });
+    assert.equal(r.call.body['x'], undefined);
   });
 });
 

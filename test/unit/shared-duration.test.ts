@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatDuration, nsToMs, parseDuration } from '../../shared/duration.js';
+import { formatDuration, parseDuration } from '../../shared/duration.js';
 
 const PARSE: Array<[string, bigint | string]> = [
   ['10mins', 600_000_000_000n],
@@ -49,9 +49,3 @@ for (const [ns, want] of FORMAT) {
   });
 }
 
-test('nsToMs rounds up so timers never fire early', () => {
-  assert.equal(nsToMs(1n), 1);
-  assert.equal(nsToMs(1_000_000n), 1);
-  assert.equal(nsToMs(1_000_001n), 2);
-  assert.equal(nsToMs(0n), 0);
-});
