@@ -21,13 +21,11 @@
  * SIGTERM / SIGINT close every session and exit 0.
  */
 
-import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { AGENT_SESSION_PATH, CLOSE_CODES, assertNever, decodeMasterMessage, encode, type AgentMessage } from '../shared/protocol.js';
-import type { TaskStatus } from '../shared/mesos.js';
-import { DRYDOCK_VERSION } from '../shared/version.js';
+import { registerMessage, taskAnswers } from './harness/agent-double.js';
 import { startEchoServer } from './bench/echo-server.js';
 import { boolFlag, durationFlag, flagsOrExit, intFlag, optionalStringFlag, stringFlag } from '../shared/flags.js';
 
@@ -112,10 +110,6 @@ export function simAgentAddress(ipBase: string, k: number): string {
 }
 
 /** 16 random bytes, base64: the uuid format of a Mesos status update. */
-function statusUuid(): string {
-  return randomBytes(16).toString('base64');
-}
-
 /** Starts `count` sim agents against `master`; they stay connected until close(). */
 export function startSimAgents(options: SimAgentsOptions): SimAgents {
   const first = options.first ?? 1;
@@ -149,29 +143,17 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
           ws.close(CLOSE_CODES.GOING_AWAY, 'shutdown');
           break;
         case 'RUN_TASK':
-          if (runTasks) {
-            counters.tasksRunning++;
-            running.set(msg.task.task_id.value, msg.framework_id);
-            sendStatus(ws, msg.framework_id, { task_id: msg.task.task_id, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', agent_id: { value: agentId }, timestamp: Date.now() / 1000, uuid: statusUuid() });
-          } else {
-            sendStatus(ws, msg.framework_id, { task_id: msg.task.task_id, state: 'TASK_DROPPED', source: 'SOURCE_AGENT', agent_id: { value: agentId }, message: 'sim agent does not run tasks', timestamp: Date.now() / 1000, uuid: statusUuid() });
-          }
-          break;
         case 'KILL_TASK':
-          if (runTasks && running.delete(msg.task_id)) counters.tasksRunning = Math.max(0, counters.tasksRunning - 1);
-          sendStatus(ws, msg.framework_id, { task_id: { value: msg.task_id }, state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR', agent_id: { value: agentId }, timestamp: Date.now() / 1000, uuid: statusUuid() });
+        case 'DRAIN': {
+          // The agent double's answers (scripts/harness/agent-double.ts), counted.
+          const before = running.size;
+          for (const u of taskAnswers(msg, agentId, running, runTasks)) sendStatus(ws, u);
+          counters.tasksRunning = Math.max(0, counters.tasksRunning + running.size - before);
           break;
+        }
         case 'ACKNOWLEDGE':
           // Sim agents do not resend updates, so an acknowledgement only needs counting.
           counters.acksReceived++;
-          break;
-        case 'DRAIN':
-          // A simulated task dies at once, whatever the grace: the drain only waits for the acks.
-          for (const [taskId, frameworkId] of running) {
-            sendStatus(ws, frameworkId, { task_id: { value: taskId }, state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR', reason: 'REASON_AGENT_DRAINING', agent_id: { value: agentId }, timestamp: Date.now() / 1000, uuid: statusUuid() });
-          }
-          counters.tasksRunning = Math.max(0, counters.tasksRunning - running.size);
-          running.clear();
           break;
         default:
           assertNever(msg);
@@ -183,9 +165,8 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
     });
   }
 
-  function sendStatus(ws: WebSocket, frameworkId: string, status: TaskStatus): void {
-    const m: AgentMessage = { type: 'STATUS_UPDATE', framework_id: frameworkId, status };
-    ws.send(encode(m));
+  function sendStatus(ws: WebSocket, update: AgentMessage): void {
+    ws.send(encode(update));
     counters.updatesSent++;
   }
 
@@ -211,27 +192,19 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
       ws.on('error', (e) => finish({ ok: false, error: e.message }));
       ws.on('close', (code, reason) => finish({ ok: false, error: `closed before REGISTERED (${code} ${reason.toString()})` }));
       ws.on('open', () => {
-        const reg: AgentMessage = {
-          type: 'REGISTER',
-          request_id: 1,
-          agent: {
-            hostname: `sim-${k}`,
-            ip,
-            port: 5051,
-            resources: [
-              { name: 'cpus', type: 'SCALAR', scalar: { value: 4 } },
-              { name: 'mem', type: 'SCALAR', scalar: { value: 4096 } },
-              { name: 'disk', type: 'SCALAR', scalar: { value: 10000 } },
-              { name: 'ports', type: 'RANGES', ranges: { range: [{ begin: 31000, end: 32000 }] } },
-            ],
-            attributes: [{ name: 'sim', type: 'TEXT', text: { value: 'true' } }],
-          },
-          version: DRYDOCK_VERSION,
-          capabilities: [],
-          tasks: [],
-          frameworks: [],
+        const self = {
+          hostname: `sim-${k}`,
+          ip,
+          port: 5051,
+          resources: [
+            { name: 'cpus', type: 'SCALAR' as const, scalar: { value: 4 } },
+            { name: 'mem', type: 'SCALAR' as const, scalar: { value: 4096 } },
+            { name: 'disk', type: 'SCALAR' as const, scalar: { value: 10000 } },
+            { name: 'ports', type: 'RANGES' as const, ranges: { range: [{ begin: 31000, end: 32000 }] } },
+          ],
+          attributes: [{ name: 'sim', type: 'TEXT' as const, text: { value: 'true' } }],
         };
-        ws.send(encode(reg));
+        ws.send(encode(registerMessage(1, self, { capabilities: [] })));
       });
       ws.on('message', (data, isBinary) => {
         const d = decodeMasterMessage(data, isBinary);

@@ -30,7 +30,7 @@ export async function runAccept(opts: AcceptOptions): Promise<BenchResult> {
   let fw: BenchFramework | undefined;
   try {
     agent = await startAgent(master.address, { flags: ['--registration_backoff_factor=10ms'] });
-    await agent.daemon.waitForMsg('registered', 20_000);
+    await agent.daemon.waitForMsg('registered', {}, 20_000);
     fw = await BenchFramework.subscribe(master.address, 'drydock-bench-accept');
     const f = fw;
     for (let i = 0; i < WARMUPS + opts.samples; i++) {

@@ -4,9 +4,12 @@
  * if it hangs, then a reap of any launcher or task left under its work dir).
  */
 
-import { MasterDouble } from './master-double.js';
+import { MasterDouble } from '../harness/master-double.js';
 import { removeTempDir, startAgent, type Child } from './daemon.js';
 import { reapLeftovers } from './procfs.js';
+
+/** The framework every benchmark task belongs to. */
+export const BENCH_FRAMEWORK = { user: 'root', name: 'drydock-bench', id: { value: 'drydock-bench-framework' } };
 
 /** A real agent registered with a stand-in master. */
 export interface AgentUnderTest {
@@ -21,7 +24,8 @@ export interface AgentUnderTest {
  * Returns body's value plus what the teardown had to clean up (left-over processes).
  */
 export async function withAgent<T>(body: (a: AgentUnderTest) => Promise<T>): Promise<{ value: T; leftovers: number; teardownNote?: string }> {
-  const master = await MasterDouble.start();
+  // Every update acknowledged at once (the agent's retry timers never fire), pings as the master's, a framework without TASK_KILLING_STATE.
+  const master = await MasterDouble.start({ autoAck: true, pingIntervalMs: 5_000, framework: BENCH_FRAMEWORK });
   let agent: Child | undefined;
   let workDir: string | undefined;
   try {

@@ -95,7 +95,7 @@ async function drainOnce(tasks: number, graceMs: number): Promise<ResultRow[]> {
   const agent = await startAgent(master.address, { hostname: 'bench-drain', ip: '127.0.0.2', flags: ['--registration_backoff_factor=10ms'] });
   let fw: BenchFramework | undefined;
   try {
-    await agent.daemon.waitForMsg('registered', 20_000);
+    await agent.daemon.waitForMsg('registered', {}, 20_000);
     fw = await BenchFramework.subscribe(master.address, 'bench-drain');
     const f = fw;
     const offer = await f.until(() => f.takeOffer((o) => offered(o, 'cpus') >= tasks * 0.1), 20_000, 'an offer for the tasks');

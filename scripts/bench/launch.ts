@@ -1,7 +1,7 @@
 /**
  * launch: how long the agent takes from RUN_TASK to the TASK_RUNNING update, for a trivial
  * command, against the floor of a bare `child_process.spawn` of the same command until its
- * 'spawn' event. The benchmark plays the master (master-double.ts), so only the agent and
+ * 'spawn' event. The benchmark plays the master (scripts/harness/master-double.ts), so only the agent and
  * its launcher are on the clock. Launches are sequential, so each one measures latency, not
  * queueing behind the previous.
  */

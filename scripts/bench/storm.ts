@@ -70,7 +70,7 @@ async function storm(address: string, serverPid: number, n: number, opts: StormO
       ], { stdin: true }));
       first += count;
     }
-    await Promise.all(sims.map((s) => s.waitForMsg('ready', 30_000)));
+    await Promise.all(sims.map((s) => s.waitForMsg('ready', {}, 30_000)));
     const goAt = Date.now();
     for (const s of sims) s.send('go');
     // Bounded: 10,000 agents at 30 s per attempt and 3 attempts is the worst case the sims allow.
@@ -102,7 +102,7 @@ function median(runs: readonly StormRun[]): StormRun {
 async function floorStorm(n: number, opts: StormOptions): Promise<StormRun> {
   const echo = new Child('echo-server', ECHO_SERVER_BIN, []);
   try {
-    const rec = await echo.waitForMsg('listening', 10_000);
+    const rec = await echo.waitForMsg('listening', {}, 10_000);
     const run = await storm(`127.0.0.1:${Number(rec['port'])}`, echo.pid, n, opts, async () => {});
     if (run.failed > 0) throw new Error(`floor storm of ${n}: ${run.failed} clients failed (${run.errors.join('; ')})`);
     return run;

@@ -80,7 +80,7 @@ export async function runThroughput(opts: ThroughputOptions): Promise<BenchResul
       ),
     );
     agents.push(...started);
-    await Promise.all(agents.map((a) => a.daemon.waitForMsg('registered', 30_000)));
+    await Promise.all(agents.map((a) => a.daemon.waitForMsg('registered', {}, 30_000)));
     fw = await BenchFramework.subscribe(master.address, 'drydock-bench-throughput');
     const f = fw;
     const perAgentLaunched = new Map<string, number>();

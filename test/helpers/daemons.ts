@@ -4,20 +4,17 @@
  * startMaster(t) / startAgent(t) bind port 0, wait for the daemon's `listening` log line,
  * return its address, and register their own cleanup: the process is stopped by its PID
  * (SIGTERM, then SIGKILL) and its temp dir removed when the test ends. They run the built
- * daemons in dist/ (`npm test` builds first), the same files `npm start` and systemd run.
+ * daemons in dist/ (`npm test` builds first), the same files `npm start` and systemd run,
+ * through the one process harness (scripts/harness/daemon.ts) the benchmarks use too.
  */
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { AGENT_BIN, Daemon, MASTER_BIN, ROOT } from '../../scripts/harness/daemon.js';
 import type { TestContext } from 'node:test';
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const MASTER_BIN = join(ROOT, 'dist', 'master', 'main.js');
-export const AGENT_BIN = join(ROOT, 'dist', 'agent', 'main.js');
-export const CLI_BIN = join(ROOT, 'dist', 'cli', 'main.js');
+export { AGENT_BIN, CLI_BIN, Daemon, MASTER_BIN, ROOT, type Exit, type LogRecord } from '../../scripts/harness/daemon.js';
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
 
 type Cleanup = Pick<TestContext, 'after'>;
@@ -38,113 +35,6 @@ export function removeDir(dir: string): void {
     rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   } catch (e) {
     process.stderr.write(`test cleanup: could not remove ${dir}: ${(e as Error).message}\n`);
-  }
-}
-
-export type LogRecord = Record<string, unknown> & { msg?: string };
-
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-/** One running daemon and everything it printed. */
-export class Daemon {
-  readonly child: ChildProcess;
-  readonly records: LogRecord[] = [];
-  readonly stdout: string[] = [];
-  stderr = '';
-  readonly exited: Promise<Exit>;
-  #exit: Exit | undefined;
-  #waiters: Array<{ pred: (r: LogRecord) => boolean; resolve: (r: LogRecord) => void }> = [];
-
-  constructor(bin: string, args: readonly string[], env: Record<string, string> = {}) {
-    this.child = spawn(process.execPath, [bin, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
-    });
-    let buf = '';
-    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        this.stdout.push(line);
-        let rec: LogRecord | undefined;
-        try {
-          rec = JSON.parse(line) as LogRecord;
-        } catch {
-          continue;
-        }
-        this.records.push(rec);
-        this.#waiters = this.#waiters.filter((w) => {
-          if (!w.pred(rec)) return true;
-          w.resolve(rec);
-          return false;
-        });
-      }
-    });
-    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stderr += chunk;
-    });
-    this.exited = new Promise((resolve) => {
-      this.child.on('exit', (code, signal) => {
-        this.#exit = { code, signal };
-        resolve(this.#exit);
-      });
-    });
-  }
-
-  get pid(): number {
-    return this.child.pid ?? -1;
-  }
-
-  get running(): boolean {
-    return this.#exit === undefined;
-  }
-
-  /** Resolves with the first log record (past or future) that matches, or rejects after timeoutMs. */
-  waitForLog(pred: (r: LogRecord) => boolean, timeoutMs = 10_000, what = 'log line'): Promise<LogRecord> {
-    const seen = this.records.find(pred);
-    if (seen !== undefined) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const waiter = { pred, resolve: (r: LogRecord) => { clearTimeout(timer); resolve(r); } };
-      const timer = setTimeout(() => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${this.stderr.slice(-2000)}; last lines: ${this.stdout.slice(-10).join('\n')}`));
-      }, timeoutMs);
-      this.#waiters.push(waiter);
-      void this.exited.then((e) => {
-        if (this.#waiters.includes(waiter)) {
-          clearTimeout(timer);
-          this.#waiters = this.#waiters.filter((w) => w !== waiter);
-          reject(new Error(`daemon exited (${JSON.stringify(e)}) while waiting for ${what}; stderr: ${this.stderr.slice(-2000)}; last lines: ${this.stdout.slice(-10).join('\n')}`));
-        }
-      });
-    });
-  }
-
-  /** Waits for `{"msg": msg}`, optionally with matching fields, newer than index `after` in records. */
-  waitForMsg(msg: string, fields: Record<string, unknown> = {}, timeoutMs = 10_000, after = 0): Promise<LogRecord> {
-    const floor = after;
-    const pred = (r: LogRecord): boolean =>
-      this.records.indexOf(r) >= floor && r.msg === msg && Object.entries(fields).every(([k, v]) => r[k] === v);
-    return this.waitForLog(pred, timeoutMs, `msg '${msg}' ${JSON.stringify(fields)}`);
-  }
-
-  signal(sig: NodeJS.Signals): void {
-    if (this.running) this.child.kill(sig);
-  }
-
-  /** SIGTERM, then SIGKILL after graceMs; resolves when the process is gone. */
-  async stop(graceMs = 5_000): Promise<Exit> {
-    if (!this.running) return this.exited;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    const e = await this.exited;
-    clearTimeout(timer);
-    return e;
   }
 }
 

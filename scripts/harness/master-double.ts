@@ -1,0 +1,257 @@
+/**
+ * The one master double, for agent tests (test/helpers/fake-master.ts) and the agent
+ * benchmarks (launch, kill, footprint): a real WebSocket server on 127.0.0.1:0 at
+ * AGENT_SESSION_PATH speaking the protocol in the master's place. It answers REGISTER with
+ * REGISTERED (keeping a requested agent id, else assigning one), pings like the master,
+ * records everything the agent sends with its arrival time, optionally acknowledges every
+ * update at once (so the agent's retry timers never fire and "update received" is all a
+ * benchmark measures), and lets its user send RUN_TASK, KILL_TASK, ACKNOWLEDGE or anything.
+ */
+
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from '../../shared/mesos.js';
+import { AGENT_SESSION_PATH, decodeAgentMessage, encode, type AgentMessage, type MasterMessage } from '../../shared/protocol.js';
+
+export type RegisterMessage = Extract<AgentMessage, { type: 'REGISTER' }>;
+export type StatusUpdateMessage = Extract<AgentMessage, { type: 'STATUS_UPDATE' }>;
+
+export interface MasterDoubleOptions {
+  pingIntervalMs?: number;
+  maxPingTimeouts?: number;
+  /** Acknowledge every status update as it arrives (default false). */
+  autoAck?: boolean;
+  /** Answer REGISTER with SHUTDOWN and this message instead. */
+  refuse?: string;
+  /** The framework of runTask() when none is given (default FRAMEWORK). */
+  framework?: FrameworkInfo;
+}
+
+/** A status update as received, with its arrival time (performance.now()). */
+export type ReceivedUpdate = StatusUpdateMessage & { receivedAt: number };
+
+export const FRAMEWORK_ID = 'fw-test';
+export const FRAMEWORK: FrameworkInfo = { user: 'root', name: 'test-framework', id: { value: FRAMEWORK_ID }, checkpoint: true, capabilities: [{ type: 'TASK_KILLING_STATE' }] };
+
+export class MasterDouble {
+  readonly server: Server;
+  readonly wss: WebSocketServer;
+  readonly registrations: RegisterMessage[] = [];
+  readonly updates: ReceivedUpdate[] = [];
+  /** Decode errors of frames the agent sent (should stay empty). */
+  readonly invalid: string[] = [];
+  /** The id the agent got in its last REGISTERED. */
+  agentId: string | undefined;
+  readonly framework: FrameworkInfo;
+  socket: WebSocket | undefined;
+  autoAck: boolean;
+  refuse: string | undefined;
+  pingIntervalMs: number;
+  maxPingTimeouts: number;
+  #nextId = 1;
+  #waiters: Array<() => void> = [];
+  #pinger: NodeJS.Timeout | undefined;
+
+  /** Listens on 127.0.0.1:0; `close()` stops it. */
+  static async start(opts: MasterDoubleOptions = {}): Promise<MasterDouble> {
+    const server = createServer((_req, res) => {
+      res.writeHead(404).end();
+    });
+    const wss = new WebSocketServer({ server, path: AGENT_SESSION_PATH, perMessageDeflate: false });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return new MasterDouble(server, wss, opts);
+  }
+
+  private constructor(server: Server, wss: WebSocketServer, opts: MasterDoubleOptions) {
+    this.server = server;
+    this.wss = wss;
+    this.framework = opts.framework ?? FRAMEWORK;
+    this.autoAck = opts.autoAck ?? false;
+    this.refuse = opts.refuse;
+    this.pingIntervalMs = opts.pingIntervalMs ?? 1000;
+    this.maxPingTimeouts = opts.maxPingTimeouts ?? 5;
+    wss.on('connection', (ws) => this.#accept(ws));
+    this.#pinger = setInterval(() => {
+      for (const c of wss.clients) c.ping();
+    }, this.pingIntervalMs);
+    this.#pinger.unref();
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** The agent's --master value. */
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  #accept(ws: WebSocket): void {
+    this.socket = ws;
+    ws.on('message', (data, isBinary) => {
+      const d = decodeAgentMessage(data, isBinary);
+      if (!d.ok) {
+        this.invalid.push(d.error);
+        return;
+      }
+      const msg = d.message;
+      if (msg.type === 'REGISTER') {
+        this.registrations.push(msg);
+        if (this.refuse !== undefined) {
+          ws.send(encode({ type: 'SHUTDOWN', message: this.refuse }));
+        } else {
+          this.agentId = msg.agent_id ?? `fake-agent-${this.#nextId++}`;
+          ws.send(
+            encode({
+              type: 'REGISTERED',
+              request_id: msg.request_id,
+              agent_id: this.agentId,
+              master_id: 'fake-master',
+              ping_interval_ms: this.pingIntervalMs,
+              max_ping_timeouts: this.maxPingTimeouts,
+            }),
+          );
+        }
+      } else {
+        this.updates.push({ ...msg, receivedAt: performance.now() });
+        if (this.autoAck) this.ack(msg);
+      }
+      const waiters = this.#waiters;
+      this.#waiters = [];
+      for (const w of waiters) w();
+    });
+  }
+
+  /** Sends a message to the connected agent. */
+  send(msg: MasterMessage | Record<string, unknown>): void {
+    if (this.socket === undefined) throw new Error('no agent connected');
+    this.socket.send(typeof msg === 'string' ? msg : JSON.stringify(msg));
+  }
+
+  /** Sends a raw text frame. */
+  sendRaw(text: string): void {
+    if (this.socket === undefined) throw new Error('no agent connected');
+    this.socket.send(text);
+  }
+
+  /** Sends RUN_TASK; returns performance.now() right after the frame was handed to the socket. */
+  runTask(task: TaskInfo, framework: FrameworkInfo = this.framework): number {
+    this.send({ type: 'RUN_TASK', framework_id: framework.id?.value ?? FRAMEWORK_ID, framework, task });
+    return performance.now();
+  }
+
+  /** Sends KILL_TASK, with a grace period (ms) or a whole kill policy overriding the task's; returns the send time. */
+  killTask(taskId: string, grace?: number | KillPolicy, frameworkId = this.framework.id?.value ?? FRAMEWORK_ID): number {
+    const killPolicy: KillPolicy | undefined = typeof grace === 'number' ? { grace_period: { nanoseconds: grace * 1e6 } } : grace;
+    this.send({ type: 'KILL_TASK', framework_id: frameworkId, task_id: taskId, ...(killPolicy !== undefined ? { kill_policy: killPolicy } : {}) });
+    return performance.now();
+  }
+
+  /** A TaskInfo for the registered agent with tiny resources. */
+  task(taskId: string, command: NonNullable<TaskInfo['command']>, killPolicy?: KillPolicy): TaskInfo {
+    return {
+      name: taskId,
+      task_id: { value: taskId },
+      agent_id: { value: this.agentId ?? 'unregistered' },
+      resources: [
+        { name: 'cpus', type: 'SCALAR', scalar: { value: 0.01 } },
+        { name: 'mem', type: 'SCALAR', scalar: { value: 1 } },
+      ],
+      command,
+      ...(killPolicy === undefined ? {} : { kill_policy: killPolicy }),
+    };
+  }
+
+  ack(update: StatusUpdateMessage): void {
+    this.send({ type: 'ACKNOWLEDGE', framework_id: update.framework_id, task_id: update.status.task_id.value, uuid: update.status.uuid ?? '' });
+  }
+
+  /** Waits until `pick` finds something in what the agent sent so far. */
+  async waitFor<T>(pick: () => T | undefined, timeoutMs = 10_000, what = 'agent message'): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = pick();
+      if (found !== undefined) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`fake master: timed out after ${timeoutMs} ms waiting for ${what}; updates: ${this.updates.map((u) => `${u.status.task_id.value}:${u.status.state}`).join(', ')}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 200));
+        this.#waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** The nth (0-based) REGISTER, once it arrives. */
+  waitForRegister(n = 0, timeoutMs = 10_000): Promise<RegisterMessage> {
+    return this.waitFor(() => this.registrations[n], timeoutMs, `REGISTER #${n}`);
+  }
+
+  /** The first update for `taskId` in `state` (after index `after` of updates). */
+  waitForUpdate(taskId: string, state: TaskState, timeoutMs = 10_000, after = 0): Promise<ReceivedUpdate> {
+    return this.waitForState(taskId, [state], timeoutMs, after);
+  }
+
+  /** The first update for `taskId` in any of `states` (after index `after` of updates). */
+  waitForState(taskId: string, states: readonly TaskState[], timeoutMs = 10_000, after = 0): Promise<ReceivedUpdate> {
+    const set = new Set(states);
+    return this.waitFor(
+      () => this.updates.slice(after).find((u) => u.status.task_id.value === taskId && set.has(u.status.state)),
+      timeoutMs,
+      `${states.join('/')} for ${taskId}`,
+    );
+  }
+
+  /** Resolves with the agent id once an agent registered. */
+  async registered(timeoutMs = 10_000): Promise<string> {
+    await this.waitForRegister(0, timeoutMs);
+    return this.waitFor(() => this.agentId, timeoutMs, 'REGISTERED sent');
+  }
+
+  /** States of the distinct updates (by uuid) received for a task, in order. */
+  states(taskId: string): TaskState[] {
+    const seen = new Set<string>();
+    const out: TaskState[] = [];
+    for (const u of this.updates) {
+      if (u.status.task_id.value !== taskId || seen.has(u.status.uuid ?? '')) continue;
+      seen.add(u.status.uuid ?? '');
+      out.push(u.status.state);
+    }
+    return out;
+  }
+
+  /** States of every update received for a task, oldest first (retries included). */
+  statesOf(taskId: string): TaskState[] {
+    return this.updates.filter((u) => u.status.task_id.value === taskId).map((u) => u.status.state);
+  }
+
+  statuses(taskId: string): TaskStatus[] {
+    return this.updates.filter((u) => u.status.task_id.value === taskId).map((u) => u.status);
+  }
+
+  /** Drops the agent's connection (a master crash, as the agent sees it). */
+  dropAgent(): void {
+    this.socket?.terminate();
+    this.socket = undefined;
+  }
+
+  /**
+   * Stops listening and drops every connection, including a reconnecting agent's handshake in
+   * progress (which would otherwise keep the HTTP server, and the test, waiting forever).
+   */
+  async close(): Promise<void> {
+    clearInterval(this.#pinger);
+    for (const c of this.wss.clients) c.terminate();
+    this.wss.close();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
+    clearTimeout(timer);
+  }
+}
