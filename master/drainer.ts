@@ -14,8 +14,7 @@ import { nowNs } from '../shared/duration.js';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { CLOSE_CODES } from '../shared/protocol.js';
-import type { AgentEntry, AgentTable } from './agents.js';
-import type { Commits } from './commit.js';
+import type { AgentEntry } from './agents.js';
 import {
   AGENT_GONE_MESSAGE,
   nextDrainState,
@@ -28,23 +27,16 @@ import {
   type CallTarget,
   type DrainView,
 } from './drain.js';
-import type { MasterEvent, MasterEvents } from './events.js';
-import type { MaintenanceState } from './maintenance.js';
+import type { MasterEvent } from './events.js';
 import { machineText } from '../shared/machine.js';
-import type { AgentLink } from './ports.js';
+import type { AgentLink, ServiceModel, ServicePorts } from './ports.js';
 
 /** A call's outcome: undefined on success (200, empty body), else the error to answer. */
 export type DrainCallResult = DrydockError | undefined;
 
-export interface DrainerOptions {
-  agents: AgentTable;
-  /** DRAIN_AGENT refuses an agent whose machine is in the schedule (Mesos §4.8); gone agents leave its machine. */
-  maintenance: MaintenanceState;
+/** DRAIN_AGENT refuses an agent whose machine is in the schedule (Mesos §4.8), read from the model's machines. */
+export interface DrainerOptions extends ServicePorts, ServiceModel {
   link: AgentLink;
-  commits: Commits;
-  bus: MasterEvents;
-  clock: Clock;
-  log: Logger;
 }
 
 export class Drainer {

@@ -12,8 +12,9 @@ import type { DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { machineKey, type MachineId } from '../shared/machine.js';
 import type { Commits } from './commit.js';
-import type { MasterEvents } from './events.js';
-import { validateSchedule, validateTransition, type MaintenanceState, type Schedule } from './maintenance.js';
+import type { MachineChange, MasterEvents } from './events.js';
+import { validateSchedule, validateTransition, type MaintenanceChange, type MaintenanceState, type Schedule } from './maintenance.js';
+import type { Registry } from './registry/registry.js';
 
 export interface MaintainerOptions {
   maintenance: MaintenanceState;
@@ -31,42 +32,32 @@ export class Maintainer {
 
   /** Resolves with the validation or write error, or undefined once durable and applied. */
   updateSchedule(schedule: Schedule): Promise<DrydockError | undefined> {
-    const { maintenance, commits, bus, log } = this.#o;
-    return commits.serial(async () => {
-      const bad = validateSchedule(schedule, maintenance.machines);
-      if (bad !== undefined) return bad;
-      const r = await commits.write('UPDATE_SCHEDULE', {}, (reg) => reg.updateSchedule(maintenance.durableSchedule(schedule)), () => maintenance.applySchedule(schedule));
-      if (!r.ok) return r.error;
-      log.info('maintenance schedule updated', { windows: schedule.windows.length, machines: r.value.machineKeys.length, agents: r.value.agentIds.length });
-      bus.emit({ type: 'MACHINE_UPDATED', change: 'SCHEDULED', machineKeys: r.value.machineKeys, agentIds: r.value.agentIds });
-      return undefined;
-    });
+    const m = this.#o.maintenance;
+    return this.#command('SCHEDULED', () => validateSchedule(schedule, m.machines), (reg) => reg.updateSchedule(m.durableSchedule(schedule)), () => m.applySchedule(schedule));
   }
 
   /** DRAINING machines go DOWN; their agents are then removed by registration. */
   startMaintenance(ids: readonly MachineId[]): Promise<DrydockError | undefined> {
-    const { maintenance, commits, bus, log } = this.#o;
-    return commits.serial(async () => {
-      const bad = validateTransition('DOWN', ids, maintenance.machines);
-      if (bad !== undefined) return bad;
-      const r = await commits.write('START_MAINTENANCE', {}, (reg) => reg.startMaintenance(ids.map(machineKey)), () => maintenance.applyDown(ids));
-      if (!r.ok) return r.error;
-      log.info('machines down', { machines: r.value.machineKeys.length, agents: r.value.agentIds.length });
-      bus.emit({ type: 'MACHINE_UPDATED', change: 'DOWN', machineKeys: r.value.machineKeys, agentIds: r.value.agentIds });
-      return undefined;
-    });
+    const m = this.#o.maintenance;
+    return this.#command('DOWN', () => validateTransition('DOWN', ids, m.machines), (reg) => reg.startMaintenance(ids.map(machineKey)), () => m.applyDown(ids));
   }
 
   /** DOWN machines become UP and leave the schedule; their agents may register again. */
   stopMaintenance(ids: readonly MachineId[]): Promise<DrydockError | undefined> {
-    const { maintenance, commits, bus, log } = this.#o;
+    const m = this.#o.maintenance;
+    return this.#command('UP', () => validateTransition('UP', ids, m.machines), (reg) => reg.stopMaintenance(ids.map(machineKey)), () => m.applyUp(ids));
+  }
+
+  /** One command in the serial queue: validate, write, apply, announce MACHINE_UPDATED. */
+  #command(change: MachineChange, validate: () => DrydockError | undefined, write: (r: Registry) => Promise<void>, apply: () => MaintenanceChange): Promise<DrydockError | undefined> {
+    const { commits, bus, log } = this.#o;
     return commits.serial(async () => {
-      const bad = validateTransition('UP', ids, maintenance.machines);
+      const bad = validate();
       if (bad !== undefined) return bad;
-      const r = await commits.write('STOP_MAINTENANCE', {}, (reg) => reg.stopMaintenance(ids.map(machineKey)), () => maintenance.applyUp(ids));
+      const r = await commits.write(`MAINTENANCE_${change}`, {}, write, apply);
       if (!r.ok) return r.error;
-      log.info('machines up', { machines: r.value.machineKeys.length });
-      bus.emit({ type: 'MACHINE_UPDATED', change: 'UP', machineKeys: r.value.machineKeys, agentIds: r.value.agentIds });
+      log.info('machines updated', { change, machines: r.value.machineKeys.length, agents: r.value.agentIds.length });
+      bus.emit({ type: 'MACHINE_UPDATED', change, machineKeys: r.value.machineKeys, agentIds: r.value.agentIds });
       return undefined;
     });
   }

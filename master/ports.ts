@@ -4,7 +4,27 @@
  * (events.ts) and the clock (shared/clock.ts). No service imports another service's class.
  */
 
+import type { Clock } from '../shared/clock.js';
+import type { Logger } from '../shared/log.js';
 import type { MasterMessage } from '../shared/protocol.js';
+import type { AgentTable } from './agents.js';
+import type { Commits } from './commit.js';
+import type { MasterEvents } from './events.js';
+import type { MaintenanceState } from './maintenance.js';
+
+/** What every service of a term receives: the commit path to the registry, the bus, the clock, its logger. */
+export interface ServicePorts {
+  commits: Commits;
+  bus: MasterEvents;
+  clock: Clock;
+  log: Logger;
+}
+
+/** The model the services share (the frameworks-and-offers service keeps the frameworks). */
+export interface ServiceModel {
+  agents: AgentTable;
+  maintenance: MaintenanceState;
+}
 
 /** Talks to agents by id over their open sessions; registration.ts implements it. */
 export interface AgentLink {

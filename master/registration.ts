@@ -6,17 +6,13 @@
  * by id through it.
  */
 
-import type { Clock, TimerHandle } from '../shared/clock.js';
+import type { TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
-import type { Logger } from '../shared/log.js';
 import { agentMachineId } from '../shared/machine.js';
 import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
-import type { AgentTable, ForeignTaskReason, RegistrationRequest, UnreachableReason } from './agents.js';
-import type { Commits } from './commit.js';
+import type { ForeignTaskReason, RegistrationRequest, UnreachableReason } from './agents.js';
 import { AGENT_GONE_MESSAGE } from './drain.js';
-import type { MasterEvents } from './events.js';
-import type { MaintenanceState } from './maintenance.js';
-import type { AgentConnection, AgentLink } from './ports.js';
+import type { AgentConnection, AgentLink, ServiceModel, ServicePorts } from './ports.js';
 import { tombstoneKey } from './task-fate.js';
 
 /** What an agent registering from a DOWN machine is told, backticks included (Mesos §4.7). */
@@ -24,18 +20,12 @@ export const MACHINE_DOWN_MESSAGE = 'Machine is `DOWN`';
 /** The ShutdownMessage (and the removal reason) of `/machine/down` (Mesos §2). */
 export const MACHINE_DOWN_REMOVAL = "Operator initiated 'Machine DOWN'";
 
-export interface RegistrationOptions {
+export interface RegistrationOptions extends ServicePorts, ServiceModel {
   /** This master's id: new agent ids are derived from it. */
   masterId: string;
   /** The master pings this often; agents give up after `maxPingTimeouts` silent intervals. */
   pingIntervalMs: number;
   maxPingTimeouts: number;
-  agents: AgentTable;
-  maintenance: MaintenanceState;
-  commits: Commits;
-  bus: MasterEvents;
-  clock: Clock;
-  log: Logger;
 }
 
 export class Registration implements AgentLink {

@@ -18,10 +18,9 @@ import { unavailabilityJson } from './maintenance.js';
 import type { AgentEntry } from './agents.js';
 import { FrameworkTable, type FrameworkEntry } from './frameworks.js';
 import type { AgentTable } from './agents.js';
-import type { Commits } from './commit.js';
 import type { MasterEvent, MasterEvents } from './events.js';
 import type { MaintenanceState } from './maintenance.js';
-import type { AgentLink } from './ports.js';
+import type { AgentLink, ServiceModel, ServicePorts } from './ports.js';
 import { onDisconnected, onGone, onRegistered, onRemoved, onUnreachable, reconcileAnswer, type Fate, type FateFramework, type MasterUpdate, type ReconcileFinding } from './task-fate.js';
 import { clampKillPolicy, offerJson, planAccept, type Offer } from './offers.js';
 import type { DurableFramework } from './registry/registry.js';
@@ -53,7 +52,7 @@ interface OpenStream {
   heartbeat: TimerHandle | undefined;
 }
 
-export interface SchedulersOptions {
+export interface SchedulersOptions extends ServicePorts, ServiceModel {
   /** This master's id: framework and offer ids are derived from it. */
   masterId: string;
   /** MasterInfo as SUBSCRIBED writes it. */
@@ -61,14 +60,7 @@ export interface SchedulersOptions {
   /** When this term started (ms): recovered frameworks' failover timeouts count from here. */
   startTimeMs: number;
   allocationIntervalMs: number;
-  agents: AgentTable;
-  /** Offers carry the unavailability of DRAINING machines; inverse-offer answers are recorded on the machine. */
-  maintenance: MaintenanceState;
   link: AgentLink;
-  commits: Commits;
-  bus: MasterEvents;
-  clock: Clock;
-  log: Logger;
 }
 
 export class Schedulers {

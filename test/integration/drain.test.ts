@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../cli/scheduler-client.js';
-import { callApi, eventually, FIXTURES, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
+import { callApi, eventually, FIXTURES, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
 import { agentWorkDir, FRAMEWORK, FRAMEWORK_ID, shellTask, startFakeMaster } from '../helpers/fake-master.js';
 
 const AGENT_FLAGS = ['--status_update_retry_interval=500ms'];
