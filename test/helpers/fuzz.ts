@@ -11,7 +11,7 @@
  */
 
 import { CALL_TYPES } from '../../master/operator-api.js';
-import { SCHEDULER_CALL_TYPES } from '../../master/scheduler-api.js';
+import { SCHEDULER_CALL_TYPES } from '../../shared/proto.js';
 
 // ---- Seeded randomness ------------------------------------------------------------------------
 
