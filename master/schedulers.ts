@@ -613,11 +613,13 @@ export class Schedulers {
    */
   #carryOut(agentId: string, fate: Fate, detached?: readonly Task[]): void {
     for (const k of fate.tombstones) this.#agents.tombstones.add(k);
-    for (const f of fate.forget) {
-      const t = this.#agents.get(agentId)?.tasks?.get(taskKey(f.frameworkId, f.taskId)) ?? detached?.find((x) => x.framework_id.value === f.frameworkId && x.task_id.value === f.taskId);
-      this.#agents.forgetTask(agentId, f.frameworkId, f.taskId);
-      // A forgotten ended task goes to completed with its last status.
-      if (t !== undefined && isTerminal(t.state) && detached !== undefined) this.#agents.completeDetached(t, t.statuses.at(-1) ?? { task_id: t.task_id, state: t.state, source: 'SOURCE_MASTER', timestamp: this.#clock.now() / 1000 });
+    for (const f of fate.forget) this.#agents.forgetTask(agentId, f.frameworkId, f.taskId);
+    for (const c of fate.complete) {
+      // With its last status, on the agent's record or, gone with the agent, detached.
+      const t = this.#agents.get(agentId)?.tasks?.get(taskKey(c.frameworkId, c.taskId)) ?? detached?.find((x) => x.framework_id.value === c.frameworkId && x.task_id.value === c.taskId);
+      if (t === undefined) continue;
+      const last = t.statuses.at(-1) ?? { task_id: t.task_id, state: t.state, source: 'SOURCE_MASTER' as const, timestamp: this.#clock.now() / 1000 };
+      if (!this.#agents.completeTask(agentId, c.frameworkId, c.taskId, last)) this.#agents.completeDetached(t, last);
     }
     for (const k of fate.kills) this.#killTask(agentId, k.frameworkId, k.taskId);
     for (const a of fate.acks) this.#ackOnAgent(agentId, a.frameworkId, a.taskId, a.uuid);

@@ -49,11 +49,13 @@ export interface Fate {
   acks: Array<TaskRef & { uuid: string }>;
   /** Tasks to drop from the agent's record without an update (the master already reported their end). */
   forget: TaskRef[];
+  /** Ended tasks to move to completed as they are (their last update will never be acknowledged). */
+  complete: TaskRef[];
   /** Tombstones to add: tasks the master declared lost while the agent still has them. */
   tombstones: string[];
 }
 
-const none = (): Fate => ({ updates: [], kills: [], acks: [], forget: [], tombstones: [] });
+const none = (): Fate => ({ updates: [], kills: [], acks: [], forget: [], complete: [], tombstones: [] });
 
 /** The key of a tombstone: this agent's task the master already ended. */
 export function tombstoneKey(agentId: string, frameworkId: string, taskId: string): string {
@@ -134,14 +136,14 @@ export function onRemoved(agentId: string, tasks: readonly Task[], message: stri
 /**
  * The agent was marked gone (MARK_AGENT_GONE): partition-aware frameworks hear
  * TASK_GONE_BY_OPERATOR (REASON_AGENT_REMOVED_BY_OPERATOR), the others TASK_LOST
- * (REASON_AGENT_REMOVED). Ended tasks whose update was never acknowledged are forgotten into
- * completed: the agent will not resend it.
+ * (REASON_AGENT_REMOVED). Ended tasks whose update was never acknowledged move to completed:
+ * the agent will not resend it.
  */
 export function onGone(agentId: string, tasks: readonly Task[], frameworkOf: FrameworkLookup): Fate {
   const fate = none();
   for (const t of tasks) {
     if (isTerminal(t.state)) {
-      fate.forget.push(ref(t));
+      fate.complete.push(ref(t));
       continue;
     }
     const pa = frameworkOf(t.framework_id.value)?.partitionAware === true;

@@ -26,7 +26,7 @@ const lookup: FrameworkLookup = (id) => FRAMEWORKS[id];
 const brief = (f: { updates: Array<{ taskId: string; state: string; reason: string; completes: boolean }> }): string[] => f.updates.map((u) => `${u.taskId} ${u.state} ${u.reason}${u.completes ? ' completes' : ''}`);
 
 describe('an agent event x a framework -> what the master does', () => {
-  const cases: Array<{ name: string; run: () => ReturnType<typeof onDisconnected>; updates: string[]; kills?: string[]; tombstones?: number; forget?: string[]; acks?: string[] }> = [
+  const cases: Array<{ name: string; run: () => ReturnType<typeof onDisconnected>; updates: string[]; kills?: string[]; tombstones?: number; forget?: string[]; complete?: string[]; acks?: string[] }> = [
     {
       name: 'disconnected: only tasks of frameworks that do not checkpoint are lost, and tombstoned',
       run: () => onDisconnected('A', [task('a', 'TASK_RUNNING', 'cp'), task('b', 'TASK_RUNNING', 'plain'), task('c', 'TASK_FINISHED', 'plain'), task('d', 'TASK_RUNNING', 'unknown-fw')], lookup),
@@ -47,7 +47,7 @@ describe('an agent event x a framework -> what the master does', () => {
       name: 'gone: partition-aware hear TASK_GONE_BY_OPERATOR, the others TASK_LOST; ended tasks are forgotten into completed',
       run: () => onGone('A', [task('a', 'TASK_RUNNING', 'pa'), task('b', 'TASK_RUNNING', 'plain'), task('c', 'TASK_FINISHED', 'plain', 'u')], lookup),
       updates: ['a TASK_GONE_BY_OPERATOR REASON_AGENT_REMOVED_BY_OPERATOR completes', 'b TASK_LOST REASON_AGENT_REMOVED completes'],
-      forget: ['c'],
+      complete: ['c'],
     },
     {
       name: 'registered: known tasks it no longer has are lost (not STAGING, not ended); removed frameworks\' tasks are killed',
@@ -85,6 +85,7 @@ describe('an agent event x a framework -> what the master does', () => {
       assert.deepEqual(f.kills.map((k) => k.taskId), c.kills ?? []);
       assert.equal(f.tombstones.length, c.tombstones ?? 0);
       assert.deepEqual(f.forget.map((k) => k.taskId), c.forget ?? []);
+      assert.deepEqual(f.complete.map((k) => k.taskId), c.complete ?? []);
       assert.deepEqual(f.acks.map((a) => `${a.taskId} ${a.uuid}`), c.acks ?? []);
       for (const u of f.updates) assert.equal(u.agentId, 'A');
     });
