@@ -4,7 +4,7 @@
  */
 
 import { hostname as osHostname } from 'node:os';
-import { durationFlag, flagList, intFlag, refine, resolveFlags, stringFlag, type FlagResult } from '../shared/flags.js';
+import { durationFlag, flagList, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag, type FlagResult } from '../shared/flags.js';
 import { LOG_LEVELS, type LogLevel } from '../shared/log.js';
 
 /** Program name used in --help and error lines. */
@@ -50,6 +50,18 @@ export const MASTER_FLAGS = {
   // Mesos --allocation_interval: how often the allocator makes offers of free resources (it
   // also runs soon after events that free resources).
   allocation_interval: refine(durationFlag('How often the allocator offers free resources to frameworks (default 1secs).', 1_000), positive),
+  // HA (source document 002): masters contend for leadership through etcd and keep the
+  // registry there. Unset: one master with its SQLite file.
+  etcd: {
+    ...optionalStringFlag('etcd://h1:2379,h2:2379,h3:2379/prefix: several masters elect a leader through these etcd endpoints and keep the registry under the prefix (several clusters can share an etcd). Default: none, one master with SQLite.', 'URL'),
+    parse: (t: string) => {
+      const r = parseEtcdUrl(t);
+      return r.ok ? { ok: true as const, value: t } : { ok: false as const, error: r.error };
+    },
+  },
+  etcd_ttl: refine(durationFlag('TTL of the leader lease in etcd, whole seconds (default 5secs; a dead leader is replaced within about this long).', 5_000), (ms) =>
+    ms < 1000 || ms % 1000 !== 0 ? 'must be whole seconds, at least 1secs' : undefined,
+  ),
   log_level: {
     ...stringFlag(`Lowest level logged: ${LOG_LEVELS.join(', ')} (default info).`, 'info', 'LEVEL'),
     parse: (t: string) =>
@@ -73,6 +85,10 @@ export interface MasterConfig {
   readonly heartbeatIntervalMs: number;
   /** Open operator event streams before the oldest is closed. */
   readonly maxOperatorEventStreamSubscribers: number;
+  /** HA: the etcd endpoints (`127.0.0.1:2379`) and the cluster's key prefix; undefined for one master with SQLite. */
+  readonly etcd: { readonly endpoints: readonly string[]; readonly prefix: string } | undefined;
+  /** --etcd_ttl, in ms (whole seconds). */
+  readonly etcdTtlMs: number;
   /** The flags as GET_FLAGS writes them: name and Mesos-style text value. */
   readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
 }
@@ -96,7 +112,20 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
     logLevel: v.log_level as LogLevel,
     heartbeatIntervalMs: v.heartbeat_interval,
     maxOperatorEventStreamSubscribers: v.max_operator_event_stream_subscribers,
+    etcd: v.etcd === undefined ? undefined : (parseEtcdUrl(v.etcd) as { ok: true; value: { endpoints: string[]; prefix: string } }).value,
+    etcdTtlMs: v.etcd_ttl,
     flags: Object.freeze(flagList(MASTER_FLAGS, v)),
   };
   return { kind: 'ok', config: Object.freeze(config) };
+}
+
+/** `etcd://h1:2379,h2:2379/prefix` -> endpoints and prefix (default prefix `/drydock`). */
+export function parseEtcdUrl(text: string): { ok: true; value: { endpoints: string[]; prefix: string } } | { ok: false; error: string } {
+  const m = /^etcd:\/\/([^/]+)(\/.*)?$/.exec(text.trim());
+  if (m === null) return { ok: false, error: `expected etcd://host:port[,host:port...][/prefix], got '${text.slice(0, 80)}'` };
+  const endpoints = (m[1] ?? '').split(',').map((h) => h.trim());
+  for (const h of endpoints) if (!/^[A-Za-z0-9.\-]+:[0-9]{1,5}$/.test(h)) return { ok: false, error: `'${h.slice(0, 80)}' is not host:port` };
+  const prefix = (m[2] ?? '/drydock').replace(/\/+$/, '');
+  if (prefix === '') return { ok: false, error: 'the key prefix must not be empty' };
+  return { ok: true, value: { endpoints, prefix } };
 }

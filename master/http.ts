@@ -20,11 +20,14 @@ import { readApiBody } from './http-exchange.js';
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
 const VERSION_PATHS = new Set(['/version', '/master/version']);
+const REDIRECT_PATHS = new Set(['/redirect', '/master/redirect']);
 
 /** Where the router finds the term, and what it answers while there is none. */
 export interface TermRoutes {
   /** The term serving now, if any. */
   current(): Term | undefined;
+  /** Another master's `host:port` when it leads (HA): term routes answer 307 to it. */
+  leader(): string | undefined;
   /** The answer while no term runs (503: recovering, or no leader). */
   unavailable(): DrydockError;
 }
@@ -82,17 +85,30 @@ async function route(routes: TermRoutes, req: IncomingMessage, res: ServerRespon
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
     return sendJson(res, versionInfo());
   }
+  if (REDIRECT_PATHS.has(path)) {
+    // `/redirect`: 307 to the leading master's base URL (this one when it leads).
+    req.resume();
+    const leader = routes.current() !== undefined ? (req.headers.host ?? '') : routes.leader();
+    if (leader === undefined || leader === '') return sendError(res, routes.unavailable());
+    res.writeHead(307, { Location: `//${leader}`, 'Content-Length': 0 });
+    res.end();
+    return;
+  }
   const maintenance = maintenanceRoute(path);
   const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined;
   if (!termRoute) {
     req.resume();
     return sendError(res, fail('NOT_FOUND'));
   }
-  // The one place that answers while no term runs.
+  // The one place that answers while no term runs: 307 to the leader (Mesos §7.2), or 503.
   const term = routes.current();
   if (term === undefined) {
     req.resume();
-    return sendError(res, routes.unavailable());
+    const leader = routes.leader();
+    if (leader === undefined) return sendError(res, routes.unavailable());
+    res.writeHead(307, { Location: `//${leader}${req.url ?? path}`, 'Content-Length': 0 });
+    res.end();
+    return;
   }
   if (API_PATHS.has(path)) return api(term, req, res);
   if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, req, res);

@@ -5,9 +5,20 @@
  * when elected and disposes of it when deposed.
  */
 
+import type { Etcd3, Lease } from 'etcd3';
+import type { Clock, TimerHandle } from '../shared/clock.js';
+import type { Logger } from '../shared/log.js';
+
+/** What winning gives a term: its epoch, and (etcd) the election key every registry write is guarded by. */
+export interface Win {
+  epoch: bigint;
+  /** The election key (etcd); absent for solo. */
+  key?: string;
+}
+
 export interface Leadership {
   /** Resolves when this master leads, with the term's epoch (1 for solo; etcd: the election key's create_revision). */
-  campaign(): Promise<{ epoch: bigint }>;
+  campaign(): Promise<Win>;
   /** Calls `fn` once when leadership is lost (never for solo). */
   onLost(fn: (reason: string) => void): void;
   /** Gives leadership up (SIGTERM on a leader), so a standby can take over at once. */
@@ -16,7 +27,7 @@ export interface Leadership {
 
 /** One master, no election: it leads from its start until it stops. */
 export class SoloLeadership implements Leadership {
-  campaign(): Promise<{ epoch: bigint }> {
+  campaign(): Promise<Win> {
     return Promise.resolve({ epoch: 1n });
   }
 
@@ -26,5 +37,162 @@ export class SoloLeadership implements Leadership {
 
   resign(): Promise<void> {
     return Promise.resolve();
+  }
+}
+
+/** Where the election lives under a cluster's prefix (reference/etcd.md §6.2). */
+export function electionPrefix(clusterPrefix: string): string {
+  return `${clusterPrefix.replace(/\/+$/, '')}/election/master/`;
+}
+
+/** The leader as the election says it: its MasterInfo JSON and epoch; undefined when none. */
+export async function currentLeader(client: Etcd3, clusterPrefix: string): Promise<{ info: Record<string, unknown>; epoch: bigint } | undefined> {
+  const r = await client.getAll().prefix(electionPrefix(clusterPrefix)).sort('Create', 'Ascend').limit(1).exec();
+  const kv = r.kvs[0];
+  if (kv === undefined) return undefined;
+  return { info: JSON.parse(kv.value.toString('utf8')) as Record<string, unknown>, epoch: BigInt(kv.create_revision) };
+}
+
+export interface EtcdLeadershipOptions {
+  client: Etcd3;
+  /** The cluster's key prefix (`/drydock`). */
+  prefix: string;
+  /** This master's MasterInfo, the value of its election key (what detectors read). */
+  info: Record<string, unknown>;
+  /** --etcd_ttl in seconds (whole: etcd leases are). */
+  ttlSeconds: number;
+  clock: Clock;
+  log: Logger;
+}
+
+/**
+ * Leadership through etcd, the v3 recipe of reference/etcd.md §1 and §3.4 on the etcd3
+ * client's primitives (not its Election, which can report phantom leadership): a lease, a key
+ * `<prefix>/election/master/<lease hex>` holding this master's MasterInfo, created only if
+ * absent; the oldest key leads, and its create_revision is the epoch. A candidate waits for
+ * the deletion of its immediate predecessor, then re-checks; once first it verifies its own
+ * key with a guarded transaction before acting (rule 6).
+ *
+ * While leading it fences itself (rule 3): every acknowledged keepalive moves a local
+ * deadline to (when it was sent) + TTL - margin, and missing that deadline, the lease's loss,
+ * or the deletion of its key ends leadership at once. The registry's writes are guarded by
+ * the key and epoch as well (registry/etcd.ts), so a paused leader that resumes cannot write.
+ */
+export class EtcdLeadership implements Leadership {
+  readonly #o: EtcdLeadershipOptions;
+  #lease: Lease | undefined;
+  #key: string | undefined;
+  #lostHandlers: Array<(reason: string) => void> = [];
+  #fence: TimerHandle | undefined;
+  #leading = false;
+  #stopWatch: (() => void) | undefined;
+
+  constructor(o: EtcdLeadershipOptions) {
+    this.#o = o;
+  }
+
+  async campaign(): Promise<Win> {
+    const { client, clock, log } = this.#o;
+    const ttlMs = this.#o.ttlSeconds * 1000;
+    // Fence a little before etcd would expire the lease: a third of a TTL, at most 1 s.
+    const marginMs = Math.min(1000, ttlMs / 3);
+    const lease = client.lease(this.#o.ttlSeconds);
+    this.#lease = lease;
+    let validUntil = clock.now() + ttlMs - marginMs;
+    let sentAt = clock.now();
+    lease.on('keepaliveFired', () => (sentAt = clock.now()));
+    lease.on('keepaliveSucceeded', () => (validUntil = sentAt + ttlMs - marginMs));
+    lease.on('lost', (e) => this.#lose(`lease lost: ${e.message}`));
+    const id = BigInt(await lease.grant());
+    const key = `${electionPrefix(this.#o.prefix)}${id.toString(16)}`;
+    this.#key = key;
+    const value = JSON.stringify(this.#o.info);
+    const created = await client.if(key, 'Create', '==', 0).then(client.put(key).value(value).lease(id.toString())).else(client.get(key)).commit();
+    const epoch = created.succeeded ? BigInt(created.header.revision) : BigInt(created.responses[0]?.response_range?.kvs?.[0]?.create_revision ?? 0);
+    log.info('campaigning', { key, epoch });
+    // Wait until no older key is left (each predecessor's deletion, then look again).
+    for (;;) {
+      const older = await client.getAll().prefix(electionPrefix(this.#o.prefix)).maxCreateRevision(String(epoch - 1n)).sort('Create', 'Descend').limit(1).exec();
+      const pred = older.kvs[0];
+      if (pred === undefined) break;
+      await this.#deleted(pred.key.toString('utf8'), BigInt(older.header.revision) + 1n);
+    }
+    // Rule 6: before acting, the key is still mine with my epoch (and so my lease is alive).
+    const verified = await client.if(key, 'Create', '==', Number(epoch)).then(client.get(key)).commit();
+    if (!verified.succeeded) throw new Error('elected without an election key: the lease expired while campaigning');
+    this.#leading = true;
+    validUntil = Math.max(validUntil, clock.now() + marginMs);
+    const check = (): void => {
+      if (!this.#leading) return;
+      if (clock.now() > validUntil) return this.#lose(`no keepalive acknowledged for ${ttlMs - marginMs} ms`);
+      this.#fence = clock.setTimer(Math.max(50, Math.min(250, ttlMs / 10)), check);
+    };
+    check();
+    this.#stopWatch = await this.#onDelete(key, () => this.#lose('election key deleted'));
+    log.info('elected', { key, epoch });
+    return { epoch, key };
+  }
+
+  onLost(fn: (reason: string) => void): void {
+    this.#lostHandlers.push(fn);
+  }
+
+  /** Deletes the election key (if still this term's) and revokes the lease: a standby takes over at once. */
+  async resign(): Promise<void> {
+    const wasLeading = this.#leading;
+    this.#leading = false;
+    this.#fence?.cancel();
+    this.#stopWatch?.();
+    const lease = this.#lease;
+    this.#lease = undefined;
+    try {
+      if (this.#key !== undefined) await this.#o.client.delete().key(this.#key).exec();
+      await lease?.revoke();
+    } catch (e) {
+      this.#o.log.warn('resign incomplete', { error: e, wasLeading });
+    }
+  }
+
+  #lose(reason: string): void {
+    if (!this.#leading) return;
+    this.#leading = false;
+    this.#fence?.cancel();
+    this.#stopWatch?.();
+    // Never keep a lease alive for a term that has ended: let it expire (or it is gone already).
+    this.#lease?.release();
+    this.#o.log.error('leadership lost', { reason, key: this.#key });
+    for (const fn of this.#lostHandlers) fn(reason);
+  }
+
+  /** Resolves when `key` is deleted (watched from `fromRevision`, or already gone). */
+  async #deleted(key: string, fromRevision: bigint): Promise<void> {
+    await new Promise<void>((resolve) => {
+      void this.#onDelete(key, resolve, fromRevision).then(async (stop) => {
+        const still = await this.#o.client.get(key).exec();
+        if (still.kvs.length === 0) {
+          stop();
+          resolve();
+        }
+      });
+    }).catch(() => undefined);
+  }
+
+  /** Calls `fn` once when `key` is deleted; returns the stop function. */
+  async #onDelete(key: string, fn: () => void, fromRevision?: bigint): Promise<() => void> {
+    let b = this.#o.client.watch().key(key);
+    if (fromRevision !== undefined) b = b.startRevision(fromRevision.toString());
+    const w = await b.create();
+    let done = false;
+    const stop = (): void => {
+      if (done) return;
+      done = true;
+      void w.cancel().catch(() => undefined);
+    };
+    w.on('delete', () => {
+      if (done) return;
+      stop();
+      fn();
+    });
+    return stop;
   }
 }

@@ -8,13 +8,16 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { Etcd3 } from 'etcd3';
 import { systemClock } from '../shared/clock.js';
 import { fail } from '../shared/errors.js';
 import { Logger } from '../shared/log.js';
 import { MASTER_PROGRAM, resolveMasterConfig } from './config.js';
 import { createMasterServer } from './http.js';
-import { SoloLeadership } from './leadership.js';
-import { advertisedIp, type MasterIdentity } from './master-info.js';
+import { currentLeader, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
+import { advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
+import { EtcdRegistry } from './registry/etcd.js';
+import type { Registry } from './registry/registry.js';
 import { openSqliteRegistry } from './registry/sqlite.js';
 import { Term } from './term.js';
 
@@ -34,23 +37,31 @@ async function main(): Promise<void> {
   const config = resolved.config;
   const logger = new Logger({ level: config.logLevel, bindings: { component: 'master' } });
 
-  let registry;
-  try {
-    registry = openSqliteRegistry(config.workDir);
-  } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    logger.error('registry open failed', { workDir: config.workDir, error: message });
-    process.stderr.write(`${MASTER_PROGRAM}: cannot open the registry in ${config.workDir}: ${message}\n`);
-    process.exit(1);
+  // One master: its SQLite file, leading from the start. HA: etcd for both (a registry per
+  // term, guarded by that term's election key).
+  let sqlite: Registry | undefined;
+  const etcd = config.etcd === undefined ? undefined : new Etcd3({ hosts: config.etcd.endpoints.map((h) => `http://${h}`) });
+  if (etcd === undefined) {
+    try {
+      sqlite = openSqliteRegistry(config.workDir);
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      logger.error('registry open failed', { workDir: config.workDir, error: message });
+      process.stderr.write(`${MASTER_PROGRAM}: cannot open the registry in ${config.workDir}: ${message}\n`);
+      process.exit(1);
+    }
   }
 
   const processStartMs = systemClock.now();
   let term: Term | undefined;
   let everLed = false;
+  /** The leader's `host:port` when another master leads (HA), for 307s. */
+  let leaderAddress: string | undefined;
   const server = createMasterServer(
     {
       current: () => term,
-      unavailable: () => (everLed ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
+      leader: () => leaderAddress,
+      unavailable: () => (everLed || etcd !== undefined ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
     },
     logger.child({ component: 'http' }),
   );
@@ -69,38 +80,79 @@ async function main(): Promise<void> {
     const why = code === 'EADDRINUSE' ? 'the address is already in use (another master?)' : code === 'EADDRNOTAVAIL' ? 'no interface has that address' : code;
     logger.error('listen failed', { ip: config.ip, port: config.port, error: code });
     process.stderr.write(`${MASTER_PROGRAM}: cannot listen on ${config.ip}:${config.port}: ${why}\n`);
-    await registry.close().catch(() => {});
+    await sqlite?.close().catch(() => {});
+    etcd?.close();
     process.exit(1);
   }
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const identity: MasterIdentity = { id: randomUUID(), hostname: config.hostname, ip: advertisedIp(config.ip), port };
+  const listening = { ip: config.ip, port, masterId: identity.id, hostname: config.hostname, workDir: config.workDir };
 
-  // Solo leadership: this master leads from now on. (With etcd it campaigns, and may lose.)
-  const leadership = new SoloLeadership();
-  const { epoch } = await leadership.campaign();
-  const started = await Term.start({
-    config,
-    registry,
-    identity,
-    epoch,
-    processStartMs,
-    clock: systemClock,
-    logger,
-    onEnded: (reason) => {
-      term = undefined;
-      logger.error('no longer leading', { reason });
-    },
-  });
-  term = started;
-  everLed = true;
-  leadership.onLost((reason) => {
-    term?.dispose(reason);
-    term = undefined;
-  });
-  logger.info('listening', { ip: config.ip, port, masterId: identity.id, hostname: config.hostname, workDir: config.workDir });
-
+  const leadership: Leadership =
+    etcd === undefined || config.etcd === undefined
+      ? new SoloLeadership()
+      : new EtcdLeadership({ client: etcd, prefix: config.etcd.prefix, info: masterInfoJson(identity), ttlSeconds: config.etcdTtlMs / 1000, clock: systemClock, log: logger.child({ component: 'leadership' }) });
   let stopping = false;
+  let lost: (reason: string) => void = () => {};
+  leadership.onLost((reason) => lost(reason));
+
+  // A standby serves 307s to the leader: it follows the election (re-read on every change).
+  if (etcd !== undefined && config.etcd !== undefined) {
+    const prefix = config.etcd.prefix;
+    const refresh = async (): Promise<void> => {
+      const l = await currentLeader(etcd, prefix).catch(() => undefined);
+      const a = l?.info['address'] as { hostname?: string; ip?: string; port?: number } | undefined;
+      leaderAddress = a === undefined || l?.info['id'] === identity.id ? undefined : `${a.ip ?? a.hostname}:${a.port}`;
+    };
+    const watcher = await etcd.watch().prefix(electionPrefix(prefix)).create();
+    watcher.on('data', () => void refresh());
+    watcher.on('connected', () => void refresh());
+    await refresh();
+    // Listening already: a standby answers (307 or 503) while it campaigns.
+    logger.info('listening', listening);
+  }
+
+  /** One term after another: campaign, serve until lost, drop everything, campaign again. */
+  const lead = async (): Promise<void> => {
+    while (!stopping) {
+      let win: Win;
+      try {
+        win = await leadership.campaign();
+      } catch (e) {
+        logger.warn('campaign failed', { error: e });
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (stopping) return;
+      const registry = sqlite ?? new EtcdRegistry(etcd as Etcd3, (config.etcd as { prefix: string }).prefix, { key: win.key as string, epoch: win.epoch });
+      const ended = new Promise<string>((resolve) => (lost = resolve));
+      let started: Term;
+      try {
+        started = await Term.start({ config, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, onEnded: (reason) => lost(reason) });
+      } catch (e) {
+        logger.error('term failed to start', { error: e });
+        await leadership.resign();
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      term = started;
+      leaderAddress = undefined;
+      if (!everLed && etcd === undefined) logger.info('listening', listening);
+      everLed = true;
+      const reason = await ended;
+      term = undefined;
+      started.dispose(reason);
+      if (sqlite === undefined) await registry.close().catch(() => undefined);
+      if (stopping) return;
+      logger.warn('no longer leading', { reason, epoch: win.epoch });
+      // Solo cannot win again (its file may no longer be written): it stays up, answering 503.
+      if (etcd === undefined) return;
+      await leadership.resign();
+    }
+  };
+  void lead();
+
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
@@ -108,15 +160,18 @@ async function main(): Promise<void> {
     const last = term;
     term = undefined;
     last?.dispose();
+    lost('master shutting down');
     server.close();
+    // A leader resigns first: a standby takes over at once instead of after the TTL.
     void leadership
       .resign()
-      .then(() => registry.close())
+      .then(() => sqlite?.close())
       .catch((e: unknown) => logger.error('registry close failed', { error: e }))
       .then(async () => {
         const deadline = Date.now() + CLOSE_GRACE_MS;
         while ((last?.openSessions ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         server.closeAllConnections();
+        etcd?.close();
         logger.info('stopped');
         process.exit(0);
       });

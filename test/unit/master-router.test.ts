@@ -14,7 +14,8 @@ import { createMasterServer } from '../../master/http.js';
 
 test('no term: 503 from the router for every API, the scheduler API, maintenance and agent sessions; /health and /version answer', async (t) => {
   let reason = fail('NOT_RECOVERED');
-  const server = createMasterServer({ current: () => undefined, unavailable: () => reason }, silentLogger);
+  let leader: string | undefined;
+  const server = createMasterServer({ current: () => undefined, leader: () => leader, unavailable: () => reason }, silentLogger);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -37,6 +38,14 @@ test('no term: 503 from the router for every API, the scheduler API, maintenance
   assert.equal((await fetch(`${base}/health`, { signal: AbortSignal.timeout(5000) })).status, 200);
   assert.equal((await fetch(`${base}/version`, { signal: AbortSignal.timeout(5000) })).status, 200);
   assert.equal((await fetch(`${base}/nope`, { signal: AbortSignal.timeout(5000) })).status, 404);
+  // Another master leads (HA): 307 to it, path and query kept; /redirect to its base URL.
+  leader = '127.0.0.9:5050';
+  const moved = await fetch(`${base}/master/api/v1?x=1`, { method: 'POST', headers: json, body: '{}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  assert.deepEqual([moved.status, moved.headers.get('location')], [307, '//127.0.0.9:5050/master/api/v1?x=1']);
+  const redirect = await fetch(`${base}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  assert.deepEqual([redirect.status, redirect.headers.get('location')], [307, '//127.0.0.9:5050']);
+  assert.equal((await fetch(`${base}/health`, { signal: AbortSignal.timeout(5000) })).status, 200, '/health answers locally');
+  leader = undefined;
   const ws = new WebSocket(`${base.replace('http', 'ws')}/agent/session`);
   const [err] = (await once(ws, 'error')) as [Error];
   assert.match(err.message, /503/);

@@ -1,0 +1,80 @@
+/**
+ * Highly available masters through a real etcd: election, 307s from the standby, failover
+ * after kill -9 (the registry in etcd goes on), handover on SIGTERM, and a paused leader
+ * fenced out (its writes fail, it never acts as leader again without winning again).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { callApi, eventually, startMaster, type MasterHandle } from '../helpers/daemons.js';
+import { etcdMissing, startEtcd } from '../helpers/etcd.js';
+
+const skip = etcdMissing();
+
+async function leaderOf(masters: readonly MasterHandle[], after: ReadonlyMap<MasterHandle, number> = new Map()): Promise<MasterHandle> {
+  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.slice(after.get(m) ?? 0).some((r) => r.msg === 'term started')), 15_000, 50, 'a leader');
+}
+
+const schedule = { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: { windows: [{ machine_ids: [{ hostname: 'h1', ip: '10.0.0.1' }], unavailability: { start: { nanoseconds: '1443830400000000001' } } }] } } };
+
+test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the leader hands the registry to the standby; SIGTERM hands over at once', { skip, timeout: 90_000 }, async (t) => {
+  const etcd = await startEtcd(t);
+  const flags = [`--etcd=etcd://${etcd.endpoint}/ha-test`, '--etcd_ttl=2secs', '--agent_ping_timeout=1secs'];
+  const a = await startMaster(t, { flags });
+  const b = await startMaster(t, { flags });
+  const first = await leaderOf([a, b]);
+  const standby = first === a ? b : a;
+  assert.equal((await callApi(first.url, schedule)).status, 200);
+
+  // The standby sends clients to the leader.
+  const moved = await fetch(`${standby.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  assert.equal(moved.status, 307);
+  assert.equal(moved.headers.get('location'), `//${first.address}/api/v1`);
+  assert.equal((await fetch(`${standby.url}/health`, { signal: AbortSignal.timeout(5000) })).status, 200);
+
+  // kill -9: the standby wins once the lease expires, with the schedule from etcd.
+  const seen = new Map([[standby, standby.daemon.records.length]]);
+  first.daemon.signal('SIGKILL');
+  await first.daemon.exited;
+  const second = await leaderOf([standby], seen);
+  const got = await eventually(async () => {
+    const r = await callApi(second.url, { type: 'GET_MAINTENANCE_SCHEDULE' });
+    return r.status === 200 ? r.text : undefined;
+  }, 10_000, 100, 'the new leader serving');
+  assert.match(got, /"nanoseconds":1443830400000000001/);
+
+  // A third master joins as standby; SIGTERM on the leader resigns, and the standby takes over without waiting for the TTL.
+  const c = await startMaster(t, { flags });
+  await eventually(async () => ((await fetch(`${c.url}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(2000) })).status === 307 ? true : undefined), 10_000, 100, 'the new standby knows the leader');
+  const seenC = new Map([[c, c.daemon.records.length]]);
+  const t0 = Date.now();
+  second.daemon.signal('SIGTERM');
+  await leaderOf([c], seenC);
+  const handover = Date.now() - t0;
+  t.diagnostic(`handover after SIGTERM: ${handover} ms (TTL 2000 ms)`);
+  assert.ok(handover < 2000, `handover took ${handover} ms: not the resignation but the lease expiry`);
+  assert.match((await callApi(c.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).text, /1443830400000000001/);
+});
+
+test('a paused leader is fenced: after SIGCONT it is no longer leader and none of its writes land', { skip, timeout: 90_000 }, async (t) => {
+  const etcd = await startEtcd(t);
+  const flags = [`--etcd=etcd://${etcd.endpoint}/fence-test`, '--etcd_ttl=2secs'];
+  const a = await startMaster(t, { flags });
+  const b = await startMaster(t, { flags });
+  const first = await leaderOf([a, b]);
+  const other = first === a ? b : a;
+  const seen = new Map([[other, other.daemon.records.length]]);
+  first.daemon.signal('SIGSTOP');
+  t.after(() => first.daemon.signal('SIGCONT'));
+  await leaderOf([other], seen);
+  assert.equal((await callApi(other.url, schedule)).status, 200);
+  const before = first.daemon.records.length;
+  first.daemon.signal('SIGCONT');
+  // It notices (its own deadline, its lease, or a fenced write) and stops acting as leader.
+  await first.daemon.waitForMsg('leadership lost', {}, 10_000, before);
+  await eventually(async () => {
+    const r = await fetch(`${first.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(2000) });
+    return r.status === 307 && r.headers.get('location') === `//${other.address}/api/v1` ? true : undefined;
+  }, 10_000, 100, 'the old leader redirecting to the new one');
+  // Only the new leader's schedule is in etcd.
+  assert.match((await callApi(other.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).text, /"hostname":"h1"/);
+});
