@@ -5,6 +5,8 @@
  * shutdown() kills them first.
  */
 
+import { parseMasterSpec } from '../shared/detection.js';
+import { detector } from './detector.js';
 import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import type { AgentInfo } from '../shared/mesos.js';
@@ -76,8 +78,12 @@ export class Agent {
       sendOnce: (frameworkId, status) => void this.#sendUpdate(frameworkId, status),
       draining: () => this.#drain?.config,
     });
+    // Several masters (a list, or etcd://): find the leader at every connect.
+    const spec = parseMasterSpec(config.master);
+    const detect = spec.ok && spec.value.kind !== 'fixed' ? detector(spec.value, deps.log.child({ component: 'detector' })) : undefined;
     this.#session = new Session({
       master: config.master,
+      ...(detect === undefined ? {} : { detect }),
       backoffFactorMs: config.registrationBackoffFactorMs,
       registrationTimeoutMs: config.registrationTimeoutMs,
       clock: deps.clock,

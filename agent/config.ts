@@ -6,6 +6,7 @@
 
 import { hostname as osHostname } from 'node:os';
 import type { Attribute, Resource } from '../shared/mesos.js';
+import { parseMasterSpec } from '../shared/detection.js';
 import { LOG_LEVELS, type LogLevel } from '../shared/log.js';
 import { parseAttributes, parseResources } from '../shared/resources.js';
 import {
@@ -27,18 +28,19 @@ export const AGENT_PROGRAM = 'drydock-agent';
 export const AGENT_SUMMARY =
   'Runs tasks as process groups for a Drydock master, keeps them across restarts, and serves the agent API.';
 
-/** `host:port` with a port in 1-65535; the host may be a name, an IPv4 or a bracketed IPv6 address. */
+/**
+ * The master: `host:port` (a port in 1-65535; a name, an IPv4 or a bracketed IPv6 host), a
+ * list of masters, or `etcd://h1:2379,h2:2379/prefix` (shared/detection.ts).
+ */
 function masterFlag(): Flag<string | undefined> {
   return {
-    help: 'Required. The master as host:port (e.g. 10.0.0.1:5050). No default.',
+    help: 'Required. The master as host:port (e.g. 10.0.0.1:5050); several masters as m1:5050,m2:5050 (the agent follows the leader); or etcd://h1:2379,h2:2379/prefix (it reads the election). No default.',
     placeholder: 'host:port',
     default: undefined,
     parse: (t) => {
-      const m = /^(?:master@)?(\[[^\]]+\]|[^:/\s]+):([0-9]{1,5})$/.exec(t.trim());
-      if (m === null) return { ok: false, error: 'expected host:port' };
-      const port = Number(m[2]);
-      if (port < 1 || port > 65535) return { ok: false, error: 'port must be in [1, 65535]' };
-      return { ok: true, value: `${m[1]}:${port}` };
+      const r = parseMasterSpec(t);
+      if (!r.ok) return r;
+      return { ok: true, value: r.value.kind === 'fixed' ? r.value.address : t.trim() };
     },
   };
 }

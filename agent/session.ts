@@ -35,8 +35,10 @@ export interface SessionOwner {
 }
 
 export interface SessionOptions {
-  /** host:port of the master. */
+  /** --master as given (host:port, a list, etcd://), for the logs. */
   master: string;
+  /** Finds the leading master's host:port at each connect (agent/detector.ts); undefined: none known yet. */
+  detect?: () => Promise<string | undefined>;
   backoffFactorMs: number;
   registrationTimeoutMs: number;
   clock: Clock;
@@ -54,13 +56,25 @@ export class Session {
   #requestId = 0;
   #timer: TimerHandle | undefined;
   #watchdog: TimerHandle | undefined;
+  /** With several masters: when pings pause for 1.5 intervals, look for a new leader. */
+  #suspect: TimerHandle | undefined;
   #livenessMs = 0;
+  #pingIntervalMs = 0;
   /** Did the REGISTER in flight carry a checkpointed id (a re-registration, in Mesos' terms)? */
   #reregistering = false;
+  /** The master of the current connection, host:port. */
+  #address: string;
+  /**
+   * The highest leadership epoch any master has shown this agent: a master with a lower one
+   * was deposed and does not know it yet; its commands are refused (reference/etcd.md §2.2
+   * rule 5).
+   */
+  #highestEpoch = 0n;
 
   constructor(options: SessionOptions) {
     this.#o = options;
     this.#random = options.random ?? Math.random;
+    this.#address = options.master;
   }
 
   get state(): SessionState {
@@ -68,7 +82,7 @@ export class Session {
   }
 
   get url(): string {
-    return `ws://${this.#o.master}${AGENT_SESSION_PATH}`;
+    return `ws://${this.#address}${AGENT_SESSION_PATH}`;
   }
 
   /** Starts connecting (after the first backoff delay, as Mesos does). */
@@ -108,6 +122,8 @@ export class Session {
     this.#timer = undefined;
     this.#watchdog?.cancel();
     this.#watchdog = undefined;
+    this.#suspect?.cancel();
+    this.#suspect = undefined;
   }
 
   #scheduleConnect(): void {
@@ -121,6 +137,22 @@ export class Session {
   #connect(): void {
     if (this.#state !== 'waiting') return;
     this.#state = 'connecting';
+    if (this.#o.detect === undefined) return this.#open();
+    void this.#o.detect().then(
+      (address) => {
+        if (this.#state !== 'connecting') return;
+        if (address === undefined) return this.#scheduleConnect();
+        if (address !== this.#address) this.#o.log.info('leading master', { master: address, via: this.#o.master });
+        this.#address = address;
+        this.#open();
+      },
+      () => {
+        if (this.#state === 'connecting') this.#scheduleConnect();
+      },
+    );
+  }
+
+  #open(): void {
     const ws = new WebSocket(this.url, { maxPayload: MAX_FRAME_BYTES, handshakeTimeout: this.#o.registrationTimeoutMs });
     this.#ws = ws;
     ws.on('open', () => {
@@ -130,7 +162,7 @@ export class Session {
       const body = this.#o.owner.registration();
       this.#reregistering = body.agent_id !== undefined;
       ws.send(encode({ type: 'REGISTER', request_id: requestId, ...body }));
-      this.#o.log.info('registering', { master: this.#o.master, requestId, agentId: body.agent_id, tasks: body.tasks.length });
+      this.#o.log.info('registering', { master: this.#address, requestId, agentId: body.agent_id, tasks: body.tasks.length });
       this.#timer = this.#o.clock.setTimer(this.#o.registrationTimeoutMs, () => {
         if (this.#ws === ws && this.#state === 'registering') this.#drop(ws, 'no REGISTERED in time', 1000);
       });
@@ -155,7 +187,7 @@ export class Session {
       if (this.#ws === ws) this.#armWatchdog();
     });
     ws.on('error', (e) => {
-      if (this.#ws === ws) this.#o.log.warn('master connection error', { master: this.#o.master, error: e.message });
+      if (this.#ws === ws) this.#o.log.warn('master connection error', { master: this.#address, error: e.message });
     });
     ws.on('close', (code, reason) => {
       if (this.#ws !== ws) return;
@@ -165,6 +197,16 @@ export class Session {
   }
 
   #dispatch(ws: WebSocket, msg: MasterMessage): void {
+    // A deposed master that has not noticed yet cannot command this agent.
+    if (msg.epoch !== undefined) {
+      const epoch = BigInt(msg.epoch);
+      if (epoch < this.#highestEpoch) {
+        this.#o.log.warn('message from a deposed master refused', { type: msg.type, epoch: msg.epoch, highestEpoch: this.#highestEpoch });
+        if (msg.type === 'REGISTERED') this.#drop(ws, 'deposed master', 1000);
+        return;
+      }
+      if (msg.type === 'REGISTERED') this.#highestEpoch = epoch;
+    }
     switch (msg.type) {
       case 'REGISTERED': {
         if (this.#state !== 'registering' || msg.request_id !== this.#requestId) {
@@ -176,6 +218,7 @@ export class Session {
         this.#state = 'registered';
         this.#attempt = 0;
         this.#livenessMs = msg.ping_interval_ms * msg.max_ping_timeouts;
+        this.#pingIntervalMs = msg.ping_interval_ms;
         // The owner persists the id before `registered` is logged: a crash right after the log
         // line must still come back with this id. A failed write drops the session.
         try {
@@ -216,6 +259,20 @@ export class Session {
   #armWatchdog(): void {
     if (this.#livenessMs <= 0 || this.#state !== 'registered') return;
     this.#watchdog?.cancel();
+    this.#suspect?.cancel();
+    const detect = this.#o.detect;
+    if (detect !== undefined) {
+      // A paused or partitioned master keeps its socket open: once its pings stop, ask who leads
+      // now, and move to a new leader without waiting out every missed ping.
+      const suspected = this.#ws;
+      this.#suspect = this.#o.clock.setTimer(this.#pingIntervalMs * 1.5, () => {
+        void detect().then((address) => {
+          if (address === undefined || address === this.#address || suspected === undefined || this.#ws !== suspected) return;
+          this.#o.log.warn('another master leads now, reconnecting', { from: this.#address, to: address });
+          this.#drop(suspected, 'another master leads', 1000);
+        });
+      });
+    }
     const ws = this.#ws;
     this.#watchdog = this.#o.clock.setTimer(this.#livenessMs, () => {
       if (ws !== undefined && this.#ws === ws) {

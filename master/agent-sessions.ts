@@ -19,13 +19,16 @@ let seq = 0;
 export class AgentSessions {
   readonly #registration: Registration;
   readonly #serving: () => boolean;
+  /** The term's epoch, stamped on every message: agents refuse a master deposed since. */
+  readonly #epoch: string;
   readonly #log: Logger;
   readonly #wss: WebSocketServer;
 
   /** `serving` is false once the term has ended: upgrades are refused from then on. */
-  constructor(registration: Registration, serving: () => boolean, logger: Logger) {
+  constructor(registration: Registration, serving: () => boolean, epoch: bigint, logger: Logger) {
     this.#registration = registration;
     this.#serving = serving;
+    this.#epoch = epoch.toString();
     this.#log = logger;
     // noServer: the HTTP server routes upgrades; clientTracking off: the master tracks sessions.
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false, perMessageDeflate: false });
@@ -50,8 +53,8 @@ export class AgentSessions {
     const log = this.#log;
     const conn: AgentConnection = {
       id,
-      send(msg) {
-        if (ws.readyState === WebSocket.OPEN) ws.send(encode(msg));
+      send: (msg) => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(encode({ ...msg, epoch: this.#epoch }));
       },
       close(code, reason) {
         if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, closeReason(reason));

@@ -124,7 +124,7 @@ export class Term {
     // Listener order is the order services act on one event: offers and task fates first, then
     // drains (which re-check what the frameworks service just changed), then registration.
     this.#listeners.push(this.schedulers.start(), this.drainer.start(), this.registration.start());
-    this.sessions = new AgentSessions(this.registration, () => this.#state === 'SERVING', log.child({ component: 'agent-sessions' }));
+    this.sessions = new AgentSessions(this.registration, () => this.#state === 'SERVING', o.epoch, log.child({ component: 'agent-sessions' }));
     this.streams = createOperatorStreams(this, o.clock, log.child({ component: 'operator-stream' }));
     const counts = this.agents.counts();
     log.info('term started', { epoch: this.epoch, agents: counts.recovered, unreachable: counts.unreachable, frameworks: state.frameworks.length });

@@ -184,7 +184,14 @@ const agentMessageSchema: Check = tagged('type', {
 
 // ---- Master -> agent -----------------------------------------------------------------------
 
-export type MasterMessage =
+/**
+ * Everything a master sends carries its leadership epoch (HA: the election key's
+ * create_revision, decimal; a single master: 1), so an agent can refuse a master deposed
+ * since (it has seen a higher one). Absent from masters that predate it.
+ */
+export type MasterMessage = MasterMessageBody & { epoch?: string };
+
+type MasterMessageBody =
   | {
       type: 'REGISTERED';
       request_id: number;
@@ -307,7 +314,11 @@ export function decodeAgentMessage(frame: unknown, isBinary = false): Decoded<Ag
 
 /** Decodes one frame from the master (on the agent). */
 export function decodeMasterMessage(frame: unknown, isBinary = false): Decoded<MasterMessage> {
-  return decode<MasterMessage>(masterMessageSchema, frame, isBinary);
+  const d = decode<MasterMessage>(masterMessageSchema, frame, isBinary);
+  if (d.ok && d.message.epoch !== undefined && (typeof d.message.epoch !== 'string' || !/^[0-9]{1,20}$/.test(d.message.epoch))) {
+    return { ok: false, error: 'invalid message: epoch must be a decimal string' };
+  }
+  return d;
 }
 
 export function encode(message: AgentMessage | MasterMessage): string {

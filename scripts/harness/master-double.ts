@@ -27,6 +27,8 @@ export interface MasterDoubleOptions {
   refuse?: string;
   /** The framework of runTask() when none is given (default FRAMEWORK). */
   framework?: FrameworkInfo;
+  /** A leadership epoch to put in REGISTERED, as an HA master does. */
+  epoch?: string;
 }
 
 /** A status update as received, with its arrival time (performance.now()). */
@@ -45,6 +47,7 @@ export class MasterDouble {
   /** The id the agent got in its last REGISTERED. */
   agentId: string | undefined;
   readonly framework: FrameworkInfo;
+  readonly epoch: string | undefined;
   socket: WebSocket | undefined;
   autoAck: boolean;
   refuse: string | undefined;
@@ -69,6 +72,7 @@ export class MasterDouble {
     this.server = server;
     this.wss = wss;
     this.framework = opts.framework ?? FRAMEWORK;
+    this.epoch = opts.epoch;
     this.autoAck = opts.autoAck ?? false;
     this.refuse = opts.refuse;
     this.pingIntervalMs = opts.pingIntervalMs ?? 1000;
@@ -112,6 +116,7 @@ export class MasterDouble {
               master_id: 'fake-master',
               ping_interval_ms: this.pingIntervalMs,
               max_ping_timeouts: this.maxPingTimeouts,
+              ...(this.epoch === undefined ? {} : { epoch: this.epoch }),
             }),
           );
         }

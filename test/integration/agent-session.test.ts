@@ -49,3 +49,19 @@ test('SIGUSR1 kills every task with its kill policy and exits 0; SIGTERM leaves 
   assert.equal((await second.daemon.exited).code, 0);
   await eventually(() => (alive(pid) ? undefined : true), 3000);
 });
+
+test('commands from a master with an older epoch than the agent has seen are refused (a deposed master cannot launch or kill)', async (t) => {
+  const master = await startFakeMaster(t, { epoch: '5', autoAck: true });
+  const workDir = agentWorkDir(t);
+  const agent = await startAgent(t, { master: master.address, workDir });
+  const register = await master.waitForRegister();
+  assert.ok(register !== undefined);
+  const before = agent.daemon.records.length;
+  master.send({ type: 'RUN_TASK', framework_id: 'fw-test', framework: { user: 'root', name: 'f', id: { value: 'fw-test' } }, task: shellTask('stale', 'sleep 30'), epoch: '4' });
+  await agent.daemon.waitForMsg('message from a deposed master refused', { type: 'RUN_TASK', epoch: '4' }, 5000, before);
+  master.runTask(shellTask('current', 'sleep 30'));
+  master.send({ type: 'RUN_TASK', framework_id: 'fw-test', framework: { user: 'root', name: 'f', id: { value: 'fw-test' } }, task: shellTask('same-epoch', 'sleep 30'), epoch: '5' });
+  await master.waitForUpdate('current', 'TASK_RUNNING');
+  await master.waitForUpdate('same-epoch', 'TASK_RUNNING');
+  assert.deepEqual(master.states('stale'), [], 'the stale command launched nothing');
+});

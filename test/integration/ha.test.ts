@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callApi, eventually, startMaster, type MasterHandle } from '../helpers/daemons.js';
+import { callApi, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
 
 const skip = etcdMissing();
@@ -77,4 +77,41 @@ test('a paused leader is fenced: after SIGCONT it is no longer leader and none o
   }, 10_000, 100, 'the old leader redirecting to the new one');
   // Only the new leader's schedule is in etcd.
   assert.match((await callApi(other.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).text, /"hostname":"h1"/);
+});
+
+test('agents follow the leader (etcd:// and a list of masters), keep their ids, and a drain and a window go on across a kill -9 failover', { skip, timeout: 120_000 }, async (t) => {
+  const etcd = await startEtcd(t);
+  const flags = [`--etcd=etcd://${etcd.endpoint}/agents-test`, '--etcd_ttl=2secs', '--agent_ping_timeout=500ms', '--max_agent_ping_timeouts=4'];
+  const a = await startMaster(t, { flags });
+  const b = await startMaster(t, { flags });
+  const first = await leaderOf([a, b]);
+  const agentFlags = ['--registration_backoff_factor=50ms'];
+  const viaEtcd = await startAgent(t, { master: `etcd://${etcd.endpoint}/agents-test`, ip: '127.0.0.2', hostname: 'via-etcd', flags: agentFlags });
+  const viaList = await startAgent(t, { master: `${a.address},${b.address}`, ip: '127.0.0.3', hostname: 'via-list', flags: agentFlags });
+  type Agents = { get_agents: { agents: Array<{ agent_info: { id: { value: string } }; drain_info?: { state: string } }> } };
+  const agentsOf = async (m: MasterHandle): Promise<Agents['get_agents']['agents']> => ((await callApi(m.url, { type: 'GET_AGENTS' })).json as Agents).get_agents.agents;
+  await eventually(async () => ((await agentsOf(first)).length === 2 ? true : undefined), 10_000, 100, 'both agents on the leader');
+
+  // A drain (no tasks: DRAINED at once) and a maintenance window, on the first leader.
+  assert.equal((await callApi(first.url, { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: viaList.agentId } } })).status, 200);
+  const window = { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: { windows: [{ machine_ids: [{ hostname: 'via-etcd', ip: '127.0.0.2' }], unavailability: { start: { nanoseconds: '1' } } }] } } };
+  assert.equal((await callApi(first.url, window)).status, 200);
+
+  const standby = first === a ? b : a;
+  const seen = new Map([[standby, standby.daemon.records.length]]);
+  first.daemon.signal('SIGKILL');
+  await first.daemon.exited;
+  const second = await leaderOf([standby], seen);
+  // Both agents come back to the new leader with their ids; the drain is still DRAINED.
+  const agents = await eventually(async () => {
+    const list = await agentsOf(second);
+    return list.length === 2 ? list : undefined;
+  }, 20_000, 200, 'both agents re-registered with the new leader');
+  assert.deepEqual(agents.map((x) => x.agent_info.id.value).sort(), [viaEtcd.agentId, viaList.agentId].sort());
+  assert.equal(agents.find((x) => x.agent_info.id.value === viaList.agentId)?.drain_info?.state, 'DRAINED');
+  assert.match((await callApi(second.url, { type: 'GET_MAINTENANCE_STATUS' })).text, /"hostname":"via-etcd"/);
+  // The window goes on: DOWN on the new leader shuts the agent down, and it is refused from then on.
+  assert.equal((await callApi(second.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [{ hostname: 'via-etcd', ip: '127.0.0.2' }] } })).status, 200);
+  const exit = await Promise.race([viaEtcd.daemon.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 15_000))]);
+  assert.deepEqual(exit, { code: 0, signal: null });
 });

@@ -1,0 +1,67 @@
+/**
+ * Where the leading master is, as the agent's and the CLI's `--master` say it (reference/
+ * mesos-api.md §7, reference/etcd.md §6.2): one `host:port`; a list `m1:5050,m2:5050` (ask
+ * each for `/redirect`, which names the leader); or `etcd://h1:2379,h2:2379/prefix` (read the
+ * oldest key under the election prefix, the leader's MasterInfo, through etcd's JSON gateway,
+ * so no etcd client is loaded into the agent). Pure: the requests are built and the answers
+ * read here; callers do the fetching.
+ */
+
+export type MasterSpec =
+  | { kind: 'fixed'; address: string }
+  | { kind: 'list'; addresses: string[] }
+  | { kind: 'etcd'; endpoints: string[]; prefix: string };
+
+const HOST_PORT = /^(?:master@)?(\[[^\]]+\]|[^:/\s,]+):([0-9]{1,5})$/;
+
+function hostPort(text: string): string | undefined {
+  const m = HOST_PORT.exec(text.trim());
+  if (m === null) return undefined;
+  const port = Number(m[2]);
+  return port >= 1 && port <= 65535 ? `${m[1]}:${port}` : undefined;
+}
+
+/** Parses `host:port`, `h1:p1,h2:p2` or `etcd://h1:2379,h2:2379[/prefix]` (prefix default `/drydock`). */
+export function parseMasterSpec(text: string): { ok: true; value: MasterSpec } | { ok: false; error: string } {
+  const t = text.trim();
+  if (t.startsWith('etcd://')) {
+    const m = /^etcd:\/\/([^/]+)(\/.*)?$/.exec(t);
+    const endpoints = (m?.[1] ?? '').split(',').map(hostPort);
+    if (m === null || endpoints.some((e) => e === undefined)) return { ok: false, error: 'expected etcd://host:port[,host:port...][/prefix]' };
+    const prefix = (m[2] ?? '/drydock').replace(/\/+$/, '');
+    if (prefix === '') return { ok: false, error: 'the etcd key prefix must not be empty' };
+    return { ok: true, value: { kind: 'etcd', endpoints: endpoints as string[], prefix } };
+  }
+  const parts = t.split(',').map(hostPort);
+  if (parts.length === 0 || parts.some((p) => p === undefined)) return { ok: false, error: 'expected host:port, a list host:port,host:port, or etcd://host:port/prefix' };
+  return { ok: true, value: parts.length === 1 ? { kind: 'fixed', address: parts[0] as string } : { kind: 'list', addresses: parts as string[] } };
+}
+
+/** The body of an etcd v3 JSON-gateway range request for the oldest key under the election prefix. */
+export function leaderRangeRequest(prefix: string): Record<string, unknown> {
+  const key = Buffer.from(`${prefix}/election/master/`);
+  const end = Buffer.from(key);
+  end[end.length - 1] = (end[end.length - 1] as number) + 1;
+  return { key: key.toString('base64'), range_end: end.toString('base64'), sort_order: 'ASCEND', sort_target: 'CREATE', limit: 1 };
+}
+
+/** The leader's `host:port` and epoch from a range answer, or undefined when there is no leader. */
+export function leaderFromRange(answer: unknown): { address: string; epoch: bigint } | undefined {
+  const kv = (answer as { kvs?: Array<{ value?: string; create_revision?: string }> } | null)?.kvs?.[0];
+  if (kv?.value === undefined) return undefined;
+  try {
+    const info = JSON.parse(Buffer.from(kv.value, 'base64').toString('utf8')) as { address?: { ip?: string; hostname?: string; port?: number } };
+    const a = info.address;
+    if (a?.port === undefined) return undefined;
+    return { address: `${a.ip ?? a.hostname}:${a.port}`, epoch: BigInt(kv.create_revision ?? '0') };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The leader a master's `/redirect` names: `Location: //host:port`. */
+export function leaderFromRedirect(location: string | null): string | undefined {
+  if (location === null) return undefined;
+  const m = /^(?:https?:)?\/\/([^/]+)/.exec(location);
+  return m === null ? undefined : hostPort(m[1] ?? '');
+}
