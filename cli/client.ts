@@ -6,6 +6,7 @@
  * sent back as the same digits. `JSON.parse` here would silently round them.
  */
 
+import { findLeader, parseMasterSpec } from '../shared/detection.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
 
 /** An answer the operator should see: HTTP status and the master's message. */
@@ -23,27 +24,42 @@ export function resolveMaster(flag: string | undefined, env: Readonly<Record<str
 }
 
 export class MasterClient {
-  readonly #base: string;
+  readonly #master: string;
   readonly #timeoutMs: number;
+  #base: string | undefined;
 
+  /** `master`: host:port, a list of masters, or etcd://endpoints/prefix (the leader is found at the first call). */
   constructor(master: string, timeoutMs = 15_000) {
-    this.#base = `http://${master}`;
+    this.#master = master;
     this.#timeoutMs = timeoutMs;
   }
 
-  /** POST /api/v1 with a call; resolves with the parsed answer (undefined for an empty 200). */
+  async #leader(): Promise<string> {
+    if (this.#base !== undefined) return this.#base;
+    const spec = parseMasterSpec(this.#master);
+    if (!spec.ok) throw new ApiError(0, `--master ${this.#master}: ${spec.error}`);
+    const leader = await findLeader(spec.value, fetch);
+    if (leader === undefined) throw new ApiError(0, `no leading master found through ${this.#master}; set --master or DRYDOCK_MASTER`);
+    this.#base = `http://${leader}`;
+    return this.#base;
+  }
+
+  /** POST /api/v1 with a call; resolves with the parsed answer (undefined for an empty 200). A standby's 307 is followed. */
   async call<T = unknown>(call: Record<string, unknown>): Promise<T> {
+    const base = await this.#leader();
     let res: Response;
     try {
-      res = await fetch(`${this.#base}/api/v1`, {
+      res = await fetch(`${base}/api/v1`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: stringifyJson(call),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (e) {
-      const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
-      throw new ApiError(0, `cannot reach the master at ${this.#base} (${cause}); set --master or DRYDOCK_MASTER`);
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      // fetch refuses a few ports outright (5060 and 5061 are SIP): say so, not "cannot reach".
+      if (cause?.message === 'bad port') throw new ApiError(0, `${base}: fetch refuses this port (5060/5061 are blocked as SIP ports); run the master on another port`);
+      throw new ApiError(0, `cannot reach the master at ${base} (${cause?.code ?? (e as Error).message}); set --master or DRYDOCK_MASTER`);
     }
     const text = await res.text();
     if (!res.ok) throw new ApiError(res.status, text.trim() || `${res.status} ${res.statusText}`);

@@ -25,7 +25,7 @@ const program = new Command()
   .name('drydock')
   .description('Operate a Drydock cluster: agents, tasks, maintenance and draining.')
   .version(DRYDOCK_VERSION)
-  .addOption(new Option('--master <host:port>', 'the master (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'))
+  .addOption(new Option('--master <host:port>', 'the master: host:port, several as m1:5050,m2:5050, or etcd://h:2379/prefix (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'))
   .showHelpAfterError();
 
 /** Sets the exit status for a command that finished; a non-zero one ends the process at once. */
@@ -131,7 +131,7 @@ program
   .option('--mem <mb>', 'memory for the task, in MB', RUN_DEFAULTS.mem)
   .option('--grace_period <duration>', 'kill grace period: SIGTERM, then SIGKILL after this', RUN_DEFAULTS.gracePeriod)
   .option('--hostname <host>', 'run only on the agent with this hostname (case-insensitive)')
-  .option('--master <host:port>', 'the master (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)')
+  .option('--master <host:port>', 'the master: host:port, several as m1:5050,m2:5050, or etcd://h:2379/prefix (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)')
   .option('--framework_name <name>', 'name of the framework drydock run subscribes as', RUN_DEFAULTS.frameworkName)
   .option('--checkpoint', 'subscribe as a checkpointing framework (the task survives agent restarts)')
   .option('--offer_timeout <duration>', 'give up when no matching offer arrives within this', RUN_DEFAULTS.offerTimeout)

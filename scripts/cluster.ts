@@ -5,12 +5,16 @@
  * (SIGTERM, grace, SIGKILL) and exit, then the master closes its registry. Nothing is left
  * behind.
  *
+ * With --ha: a local etcd (Debian's etcd-server) on 127.0.0.1:23790, three masters on
+ * 127.0.0.1:5050/5070/5080 (not 5060: fetch and browsers refuse that SIP port) electing a
+ * leader through it with the registry in it, and agents that follow the leader through etcd.
+ *
  * The daemons run in process groups of their own, so the terminal's Ctrl-C reaches only this
  * script, which then stops them in order (agents first, so their tasks die with them).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -25,17 +29,22 @@ const { values: opts } = parseArgs({
     port: { type: 'string', default: '5050' },
     agent_port: { type: 'string', default: '5051' },
     quiet: { type: 'boolean', default: false },
+    ha: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
 });
 
 if (opts.help) {
-  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --agent_port=5051 --quiet]
+  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --agent_port=5051 --quiet --ha]
 
 Starts a local Drydock cluster on loopback: a master on 127.0.0.1:<port> and N agents
 (agent-1..N on 127.0.0.2.., port <agent_port>). Logs go to <work_dir>/<name>/daemon.log and, unless
 --quiet, to this terminal. Ctrl-C stops everything.
+
+--ha: a local etcd on 127.0.0.1:23790 (Debian's etcd-server), three masters on <port>, <port>+20 and
+<port>+30 (5050, 5070, 5080: fetch and browsers refuse 5060) electing a leader through it, and agents
+that follow the leader.
 `);
   process.exit(0);
 }
@@ -55,6 +64,15 @@ for (const [flag, value] of [['--port', masterPort], ['--agent_port', agentPort]
 }
 const workDir = resolve(opts.work_dir);
 const masterAddress = `127.0.0.1:${masterPort}`;
+const ETCD_BIN = '/usr/bin/etcd';
+const etcdEndpoint = '127.0.0.1:23790';
+const etcdUrl = `etcd://${etcdEndpoint}/drydock`;
+// Not 5060: fetch (the CLI's, a browser's) refuses it as a SIP port, so the standbys take +20 and +30.
+const masterPorts = opts.ha ? [masterPort, masterPort + 20, masterPort + 30] : [masterPort];
+if (opts.ha && !existsSync(ETCD_BIN)) {
+  process.stderr.write(`cluster: --ha needs etcd: ${ETCD_BIN} is missing. Install it with: sudo apt-get install etcd-server (no service is needed; this script runs its own)\n`);
+  process.exit(1);
+}
 
 interface Member {
   name: string;
@@ -86,11 +104,12 @@ function humanize(line: string): string {
   }
 }
 
-function start(name: string, bin: string, args: string[], index: number): Member {
+/** Starts a built daemon (`bin` under dist/), or with `exe` another program (etcd). */
+function start(name: string, bin: string, args: string[], index: number, exe?: string): Member {
   const dir = join(workDir, name);
   mkdirSync(dir, { recursive: true });
   const log = createWriteStream(join(dir, 'daemon.log'), { flags: 'a' });
-  const child = spawn(process.execPath, [join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = exe === undefined ? spawn(process.execPath, [join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true }) : spawn(exe, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const tag = color(index, name.padEnd(8));
   const onLines = (chunk: string): void => {
     log.write(chunk);
@@ -100,13 +119,18 @@ function start(name: string, bin: string, args: string[], index: number): Member
   child.stdout?.setEncoding('utf8').on('data', onLines);
   child.stderr?.setEncoding('utf8').on('data', onLines);
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-  const member: Member = { name, child, log, exited, restart: () => start(name, bin, args, index) };
+  const member: Member = { name, child, log, exited, restart: () => start(name, bin, args, index, exe) };
   void exited.then((code) => {
     if (stopping) return;
     log.end();
-    if (name === 'master') {
+    if (name === 'master' || name === 'etcd') {
       process.stderr.write(`cluster: the master exited (code ${code}); see ${join(dir, 'daemon.log')}. Stopping the cluster.\n`);
       void shutdown(1);
+      return;
+    }
+    if (name.startsWith('master-')) {
+      // HA: a master killed on purpose; the others go on (a standby takes over). SIGUSR2 starts it again.
+      process.stderr.write(`cluster: ${name} exited (code ${code}); a standby takes over. Start it again with: kill -USR2 ${process.pid}\n`);
       return;
     }
     // An agent that the master shut down (machine DOWN, marked gone) exits 0, as a real machine's
@@ -125,7 +149,7 @@ function start(name: string, bin: string, args: string[], index: number): Member
 
 function restartStoppedAgents(): void {
   for (const m of [...members]) {
-    if (m.name === 'master' || (m.child.exitCode === null && m.child.signalCode === null)) continue;
+    if (m.name === 'master' || m.name === 'etcd' || (m.child.exitCode === null && m.child.signalCode === null)) continue;
     const again = m.restart();
     process.stdout.write(`cluster: started ${m.name} again, pid ${again.child.pid ?? '?'}\n`);
   }
@@ -186,11 +210,12 @@ async function shutdown(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   process.stdout.write('\ncluster: stopping agents (their tasks are killed), then the master...\n');
-  const agents = members.filter((m) => m.name !== 'master');
+  const agents = members.filter((m) => m.name.startsWith('agent-'));
   // SIGUSR1: the agent kills its tasks with their kill policies, waits for them, and exits.
   await Promise.all(agents.map((m) => stopMember(m, 'SIGUSR1', 30_000)));
-  const master = members.find((m) => m.name === 'master');
-  if (master !== undefined) await stopMember(master, 'SIGTERM', 10_000);
+  await Promise.all(members.filter((m) => m.name.startsWith('master')).map((m) => stopMember(m, 'SIGTERM', 10_000)));
+  const etcd = members.find((m) => m.name === 'etcd');
+  if (etcd !== undefined) await stopMember(etcd, 'SIGTERM', 10_000);
   process.stdout.write('cluster: stopped.\n');
   process.exit(code);
 }
@@ -202,7 +227,20 @@ process.on('SIGUSR2', () => {
   if (!stopping) restartStoppedAgents();
 });
 
-start('master', 'master/main.js', ['--ip=127.0.0.1', `--port=${masterPort}`, `--work_dir=${join(workDir, 'master')}`, '--hostname=localhost'], 0);
+if (opts.ha) {
+  start('etcd', '', [
+    '--name', 'local', '--data-dir', join(workDir, 'etcd', 'data'),
+    '--listen-client-urls', `http://${etcdEndpoint}`, '--advertise-client-urls', `http://${etcdEndpoint}`,
+    '--listen-peer-urls', 'http://127.0.0.1:23800', '--initial-advertise-peer-urls', 'http://127.0.0.1:23800',
+    '--initial-cluster', 'local=http://127.0.0.1:23800', '--initial-cluster-state', 'new',
+    '--logger', 'zap', '--log-level', 'warn',
+  ], 4, ETCD_BIN);
+  masterPorts.forEach((port, k) =>
+    start(`master-${k + 1}`, 'master/main.js', ['--ip=127.0.0.1', `--port=${port}`, `--work_dir=${join(workDir, `master-${k + 1}`)}`, '--hostname=localhost', `--etcd=${etcdUrl}`], k),
+  );
+} else {
+  start('master', 'master/main.js', ['--ip=127.0.0.1', `--port=${masterPort}`, `--work_dir=${join(workDir, 'master')}`, '--hostname=localhost'], 0);
+}
 
 for (let i = 1; i <= agentCount; i++) {
   const name = `agent-${i}`;
@@ -210,7 +248,7 @@ for (let i = 1; i <= agentCount; i++) {
     name,
     'agent/main.js',
     [
-      `--master=${masterAddress}`,
+      `--master=${opts.ha ? etcdUrl : masterAddress}`,
       `--hostname=${name}`,
       `--ip=127.0.0.${i + 1}`,
       `--port=${agentPort}`,
@@ -233,7 +271,13 @@ if (!stopping) {
   process.stdout.write(`
 ${ready ? 'Drydock is up.' : 'Drydock started, but not every agent registered within 30 s (see the logs).'}
 
-  master   ${m}   pid ${pidOf('master')}   registry ${join(workDir, 'master', 'registry.db')}
+${
+    opts.ha
+      ? `  etcd     http://${etcdEndpoint}   pid ${pidOf('etcd')}   data ${join(workDir, 'etcd', 'data')}
+${masterPorts.map((p, k) => `  master-${k + 1} http://127.0.0.1:${p}   pid ${pidOf(`master-${k + 1}`)}`).join('\n')}
+  (standbys answer 307 to the leader; agents find it in etcd: --master=${etcdUrl})`
+      : `  master   ${m}   pid ${pidOf('master')}   registry ${join(workDir, 'master', 'registry.db')}`
+  }
 ${agentLines}
   logs     ${workDir}/<name>/daemon.log
 
@@ -244,7 +288,14 @@ Try:
   curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
   node dist/cli/main.js agent list
 
-An agent the master shuts down (machine DOWN, marked gone) stays stopped, as under systemd;
+${
+    opts.ha
+      ? `Failover: find the leader with  curl -s -o /dev/null -w '%{redirect_url}\\n' http://127.0.0.1:${masterPorts[1]}/redirect
+then kill it (kill -9 <its pid> above) and watch a standby take over within the TTL (5 s);
+the agents re-register with it, keeping their ids and tasks.
+`
+      : ''
+  }An agent the master shuts down (machine DOWN, marked gone) stays stopped, as under systemd;
 start stopped agents again with: kill -USR2 ${process.pid}
 Ctrl-C stops everything.
 

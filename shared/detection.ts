@@ -3,8 +3,8 @@
  * mesos-api.md §7, reference/etcd.md §6.2): one `host:port`; a list `m1:5050,m2:5050` (ask
  * each for `/redirect`, which names the leader); or `etcd://h1:2379,h2:2379/prefix` (read the
  * oldest key under the election prefix, the leader's MasterInfo, through etcd's JSON gateway,
- * so no etcd client is loaded into the agent). Pure: the requests are built and the answers
- * read here; callers do the fetching.
+ * so no etcd client is loaded into the agent). The agent and the CLI hand `findLeader` their
+ * fetch: nothing here opens a socket by itself.
  */
 
 export type MasterSpec =
@@ -64,4 +64,36 @@ export function leaderFromRedirect(location: string | null): string | undefined 
   if (location === null) return undefined;
   const m = /^(?:https?:)?\/\/([^/]+)/.exec(location);
   return m === null ? undefined : hostPort(m[1] ?? '');
+}
+
+/** The fetch a caller lends `findLeader` (the global one, in the agent and the CLI). */
+export type Fetch = (url: string, init: { method?: string; body?: string; redirect?: 'manual'; signal?: AbortSignal }) => Promise<{ ok: boolean; status: number; headers: { get(name: string): string | null }; json(): Promise<unknown> }>;
+
+/** The leading master's `host:port`, or undefined when none is known (each probe bounded by `timeoutMs`). */
+export async function findLeader(spec: MasterSpec, fetchFn: Fetch, timeoutMs = 2_000): Promise<string | undefined> {
+  switch (spec.kind) {
+    case 'fixed':
+      return spec.address;
+    case 'list':
+      for (const m of spec.addresses) {
+        try {
+          const r = await fetchFn(`http://${m}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+          const leader = r.status === 307 ? leaderFromRedirect(r.headers.get('location')) : undefined;
+          if (leader !== undefined) return leader;
+        } catch {
+          // down or unreachable: ask the next one
+        }
+      }
+      return undefined;
+    case 'etcd':
+      for (const e of spec.endpoints) {
+        try {
+          const r = await fetchFn(`http://${e}/v3/kv/range`, { method: 'POST', body: JSON.stringify(leaderRangeRequest(spec.prefix)), signal: AbortSignal.timeout(timeoutMs) });
+          if (r.ok) return leaderFromRange(await r.json())?.address;
+        } catch {
+          // this etcd endpoint is down: try the next
+        }
+      }
+      return undefined;
+  }
 }
