@@ -45,6 +45,12 @@ export function electionPrefix(clusterPrefix: string): string {
   return `${clusterPrefix.replace(/\/+$/, '')}/election/master/`;
 }
 
+/** Every candidate's MasterInfo, oldest (the leader) first. */
+export async function candidates(client: Etcd3, clusterPrefix: string): Promise<Array<Record<string, unknown>>> {
+  const r = await client.getAll().prefix(electionPrefix(clusterPrefix)).sort('Create', 'Ascend').exec();
+  return r.kvs.map((kv) => JSON.parse(kv.value.toString('utf8')) as Record<string, unknown>);
+}
+
 /** The leader as the election says it: its MasterInfo JSON and epoch; undefined when none. */
 export async function currentLeader(client: Etcd3, clusterPrefix: string): Promise<{ info: Record<string, unknown>; epoch: bigint } | undefined> {
   const r = await client.getAll().prefix(electionPrefix(clusterPrefix)).sort('Create', 'Ascend').limit(1).exec();

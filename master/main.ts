@@ -14,7 +14,7 @@ import { fail } from '../shared/errors.js';
 import { Logger } from '../shared/log.js';
 import { MASTER_PROGRAM, resolveMasterConfig } from './config.js';
 import { createMasterServer } from './http.js';
-import { currentLeader, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
+import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
 import { advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
 import { EtcdRegistry } from './registry/etcd.js';
 import type { Registry } from './registry/registry.js';
@@ -57,6 +57,8 @@ async function main(): Promise<void> {
   let everLed = false;
   /** The leader's `host:port` when another master leads (HA), for 307s. */
   let leaderAddress: string | undefined;
+  /** The other masters in the election (HA), for GET_MASTER. */
+  let others: Array<Record<string, unknown>> = [];
   const server = createMasterServer(
     {
       current: () => term,
@@ -101,9 +103,12 @@ async function main(): Promise<void> {
   if (etcd !== undefined && config.etcd !== undefined) {
     const prefix = config.etcd.prefix;
     const refresh = async (): Promise<void> => {
-      const l = await currentLeader(etcd, prefix).catch(() => undefined);
-      const a = l?.info['address'] as { hostname?: string; ip?: string; port?: number } | undefined;
-      leaderAddress = a === undefined || l?.info['id'] === identity.id ? undefined : `${a.ip ?? a.hostname}:${a.port}`;
+      const all = await candidates(etcd, prefix).catch(() => undefined);
+      if (all === undefined) return;
+      const l = all[0];
+      const a = l?.['address'] as { hostname?: string; ip?: string; port?: number } | undefined;
+      leaderAddress = a === undefined || l?.['id'] === identity.id ? undefined : `${a.ip ?? a.hostname}:${a.port}`;
+      others = all.filter((m) => m['id'] !== identity.id);
     };
     const watcher = await etcd.watch().prefix(electionPrefix(prefix)).create();
     watcher.on('data', () => void refresh());
@@ -129,7 +134,7 @@ async function main(): Promise<void> {
       const ended = new Promise<string>((resolve) => (lost = resolve));
       let started: Term;
       try {
-        started = await Term.start({ config, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, onEnded: (reason) => lost(reason) });
+        started = await Term.start({ config, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason) });
       } catch (e) {
         logger.error('term failed to start', { error: e });
         await leadership.resign();

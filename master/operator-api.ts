@@ -193,11 +193,15 @@ export function versionInfo(): Record<string, unknown> {
 }
 
 function getMaster(term: TermView): Record<string, unknown> {
-  return {
+  const j: Record<string, unknown> = {
     master_info: term.masterInfo(),
     start_time: term.processStartMs / 1000,
     elected_time: term.electedMs / 1000,
   };
+  // Drydock: with HA, the standbys this leader knows (their MasterInfo), as the election lists them.
+  const others = term.otherMasters();
+  if (others.length > 0) j['standby_masters'] = others;
+  return j;
 }
 
 /** AgentInfo as agent_info / recovered_agents write it: resources without a role, checkpoint:true. */

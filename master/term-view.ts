@@ -25,4 +25,5 @@ export interface TermView {
   readonly drainer: Drainer;
   readonly maintainer: Maintainer;
   masterInfo(): Record<string, unknown>;
+  otherMasters(): ReadonlyArray<Record<string, unknown>>;
 }

@@ -36,6 +36,8 @@ export interface TermOptions {
   processStartMs: number;
   clock: Clock;
   logger: Logger;
+  /** The other masters this one knows (HA: the other candidates' MasterInfo), for GET_MASTER. */
+  otherMasters?: () => ReadonlyArray<Record<string, unknown>>;
   /** Called once if the term ends by itself: the registry said this master may no longer write. */
   onEnded: (reason: string) => void;
 }
@@ -137,6 +139,11 @@ export class Term {
   /** MasterInfo of this master. */
   masterInfo(): Record<string, unknown> {
     return masterInfoJson(this.identity);
+  }
+
+  /** The other masters this one knows (HA standbys); none for a single master. */
+  otherMasters(): ReadonlyArray<Record<string, unknown>> {
+    return this.#o.otherMasters?.() ?? [];
   }
 
   /** How many agent sessions are open (a graceful stop waits for their close handshakes). */

@@ -30,6 +30,10 @@ test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the 
   assert.equal(moved.status, 307);
   assert.equal(moved.headers.get('location'), `//${first.address}/api/v1`);
   assert.equal((await fetch(`${standby.url}/health`, { signal: AbortSignal.timeout(5000) })).status, 200);
+  // The leader lists the masters it knows.
+  const gm = (await callApi(first.url, { type: 'GET_MASTER' })).json as { get_master: { master_info: { port: number }; standby_masters?: Array<{ port: number }> } };
+  assert.equal(gm.get_master.master_info.port, first.port);
+  assert.deepEqual(gm.get_master.standby_masters?.map((m) => m.port), [standby.port]);
 
   // kill -9: the standby wins once the lease expires, with the schedule from etcd.
   const seen = new Map([[standby, standby.daemon.records.length]]);
@@ -114,4 +118,115 @@ test('agents follow the leader (etcd:// and a list of masters), keep their ids, 
   assert.equal((await callApi(second.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [{ hostname: 'via-etcd', ip: '127.0.0.2' }] } })).status, 200);
   const exit = await Promise.race([viaEtcd.daemon.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 15_000))]);
   assert.deepEqual(exit, { code: 0, signal: null });
+});
+
+test('loss of etcd: the leader steps down and every master answers 503; service resumes when etcd does', { skip, timeout: 90_000 }, async (t) => {
+  const etcd = await startEtcd(t);
+  const flags = [`--etcd=etcd://${etcd.endpoint}/quorum-test`, '--etcd_ttl=2secs'];
+  const a = await startMaster(t, { flags });
+  const b = await startMaster(t, { flags });
+  const first = await leaderOf([a, b]);
+  assert.equal((await callApi(first.url, schedule)).status, 200);
+  process.kill(etcd.pid, 'SIGSTOP');
+  t.after(() => {
+    try {
+      process.kill(etcd.pid, 'SIGCONT');
+    } catch {
+      // gone already
+    }
+  });
+  // The leader cannot renew its lease: it fences itself within the TTL and stops serving.
+  await first.daemon.waitForMsg('leadership lost', {}, 10_000);
+  for (const m of [a, b]) {
+    const r = await fetch(`${m.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
+    assert.ok(r.status === 503 || r.status === 307, `${m.address}: ${r.status}`);
+  }
+  const direct = await fetch(`${first.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  assert.deepEqual([direct.status, await direct.text()], [503, 'No leader elected']);
+  process.kill(etcd.pid, 'SIGCONT');
+  // etcd is back: a master wins again and serves what was written before.
+  const served = await eventually(async () => {
+    for (const m of [a, b]) {
+      const r = await callApi(m.url, { type: 'GET_MAINTENANCE_SCHEDULE' }).catch(() => undefined);
+      if (r?.status === 200) return r.text;
+    }
+    return undefined;
+  }, 30_000, 200, 'a master serving again');
+  assert.match(served, /"hostname":"h1"/);
+});
+
+test('never two acting leaders: seeded kills, pauses and restarts while an operator writes schedules; every acknowledged write is there', { skip, timeout: 240_000 }, async (t) => {
+  const seed = Number(process.env['DRYDOCK_CHAOS_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+  t.diagnostic(`chaos: DRYDOCK_CHAOS_SEED=${seed}`);
+  let state = seed >>> 0;
+  const rand = (): number => {
+    // mulberry32
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  const etcd = await startEtcd(t);
+  const flags = [`--etcd=etcd://${etcd.endpoint}/chaos`, '--etcd_ttl=1secs'];
+  const masters: MasterHandle[] = [await startMaster(t, { flags }), await startMaster(t, { flags }), await startMaster(t, { flags })];
+  const acting = async (): Promise<MasterHandle[]> => {
+    const out: MasterHandle[] = [];
+    await Promise.all(
+      masters.map(async (m) => {
+        if (!m.daemon.running) return;
+        const r = await fetch(`${m.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(1000) }).catch(() => undefined);
+        if (r?.status === 200) out.push(m);
+      }),
+    );
+    return out;
+  };
+
+  // The operator: schedule k holds machines m-1..m-k; each write replaces the schedule.
+  let attempted = 0;
+  let acked = 0;
+  let running = true;
+  let twoLeaders: string | undefined;
+  const operator = (async () => {
+    for (let i = 0; i < 10_000 && running; i++) {
+      const k = ++attempted;
+      const m = masters[Math.floor(rand() * masters.length)] as MasterHandle;
+      const windows = [{ machine_ids: Array.from({ length: k }, (_, j) => ({ hostname: `m-${j + 1}` })), unavailability: { start: { nanoseconds: String(k) } } }];
+      const r = await callApi(m.url, { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: { windows } } }).catch(() => undefined);
+      if (r?.status === 200) acked = k;
+      const now = await acting();
+      if (now.length > 1) twoLeaders ??= `write ${k}: ${now.map((x) => x.address).join(' and ')} both serve`;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+  })();
+
+  const rounds = 20;
+  for (let round = 0; round < rounds; round++) {
+    const idx = Math.floor(rand() * masters.length);
+    const victim = masters[idx] as MasterHandle;
+    const action = ['kill', 'pause', 'term'][Math.floor(rand() * 3)] as 'kill' | 'pause' | 'term';
+    if (action === 'pause') {
+      victim.daemon.signal('SIGSTOP');
+      await new Promise((res) => setTimeout(res, 1500 + rand() * 1000));
+      victim.daemon.signal('SIGCONT');
+    } else {
+      victim.daemon.signal(action === 'kill' ? 'SIGKILL' : 'SIGTERM');
+      await victim.daemon.exited;
+      masters[idx] = await startMaster(t, { flags });
+    }
+    await eventually(async () => ((await acting()).length === 1 ? true : undefined), 20_000, 100, `a single leader after round ${round} (${action})`);
+  }
+  running = false;
+  await operator;
+  assert.equal(twoLeaders, undefined, `seed ${seed}: ${twoLeaders}`);
+  const [leader] = await eventually(async () => {
+    const now = await acting();
+    return now.length === 1 ? now : undefined;
+  }, 20_000, 100, 'a single leader at the end');
+  const got = (await callApi((leader as MasterHandle).url, { type: 'GET_MAINTENANCE_SCHEDULE' })).json as { get_maintenance_schedule: { schedule: { windows?: Array<{ machine_ids: Array<{ hostname: string }> }> } } };
+  const machines = got.get_maintenance_schedule.schedule.windows?.[0]?.machine_ids.map((x) => x.hostname) ?? [];
+  t.diagnostic(`chaos: ${rounds} rounds, ${attempted} writes attempted, ${acked} acknowledged last, ${machines.length} machines in the final schedule`);
+  // The final schedule is one write's whole state, at least the last acknowledged one.
+  assert.ok(machines.length >= acked && machines.length <= attempted, `seed ${seed}: ${machines.length} machines, last acknowledged ${acked}, attempted ${attempted}`);
+  assert.deepEqual(machines, Array.from({ length: machines.length }, (_, j) => `m-${j + 1}`), `seed ${seed}`);
 });
