@@ -59,6 +59,7 @@ export const MASTER_FLAGS = {
       return r.ok ? { ok: true as const, value: t } : { ok: false as const, error: r.error };
     },
   },
+  registry_import: optionalStringFlag('With --etcd: the registry.db of a single master to move into etcd, once (skipped, with a warning, when etcd already holds a registry for the prefix). Default: none.', 'FILE'),
   etcd_ttl: refine(durationFlag('TTL of the leader lease in etcd, whole seconds (default 5secs; a dead leader is replaced within about this long).', 5_000), (ms) =>
     ms < 1000 || ms % 1000 !== 0 ? 'must be whole seconds, at least 1secs' : undefined,
   ),
@@ -89,6 +90,8 @@ export interface MasterConfig {
   readonly etcd: { readonly endpoints: readonly string[]; readonly prefix: string } | undefined;
   /** --etcd_ttl, in ms (whole seconds). */
   readonly etcdTtlMs: number;
+  /** --registry_import: a single master's registry.db to move into etcd once. */
+  readonly registryImport: string | undefined;
   /** The flags as GET_FLAGS writes them: name and Mesos-style text value. */
   readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
 }
@@ -114,6 +117,7 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
     maxOperatorEventStreamSubscribers: v.max_operator_event_stream_subscribers,
     etcd: v.etcd === undefined ? undefined : (parseEtcdUrl(v.etcd) as { ok: true; value: { endpoints: string[]; prefix: string } }).value,
     etcdTtlMs: v.etcd_ttl,
+    registryImport: v.registry_import,
     flags: Object.freeze(flagList(MASTER_FLAGS, v)),
   };
   return { kind: 'ok', config: Object.freeze(config) };

@@ -8,6 +8,8 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { systemClock } from '../shared/clock.js';
 import { fail } from '../shared/errors.js';
@@ -17,6 +19,7 @@ import { createMasterServer } from './http.js';
 import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
 import { advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
 import { EtcdRegistry } from './registry/etcd.js';
+import { importRegistry, isEmptyRegistry } from './registry/import.js';
 import type { Registry } from './registry/registry.js';
 import { openSqliteRegistry } from './registry/sqlite.js';
 import { Term } from './term.js';
@@ -118,6 +121,7 @@ async function main(): Promise<void> {
     logger.info('listening', listening);
   }
 
+  let imported = false;
   /** One term after another: campaign, serve until lost, drop everything, campaign again. */
   const lead = async (): Promise<void> => {
     while (!stopping) {
@@ -131,6 +135,10 @@ async function main(): Promise<void> {
       }
       if (stopping) return;
       const registry = sqlite ?? new EtcdRegistry(etcd as Etcd3, (config.etcd as { prefix: string }).prefix, { key: win.key as string, epoch: win.epoch });
+      if (config.registryImport !== undefined && sqlite === undefined && !imported) {
+        imported = true;
+        await importOnce(config.registryImport, registry, logger);
+      }
       const ended = new Promise<string>((resolve) => (lost = resolve));
       let started: Term;
       try {
@@ -183,6 +191,29 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/**
+ * --registry_import: the first time this master leads, moves a single master's SQLite registry
+ * into etcd, unless etcd already holds one for the prefix (never overwrite a live cluster).
+ */
+async function importOnce(file: string, to: Registry, logger: Logger): Promise<void> {
+  try {
+    if (!existsSync(file)) {
+      logger.error('registry import failed: no such file', { file });
+      return;
+    }
+    if (!isEmptyRegistry(await to.recover())) {
+      logger.warn('registry import skipped: etcd already holds a registry for this prefix', { file });
+      return;
+    }
+    const from = openSqliteRegistry(dirname(resolvePath(file)));
+    const summary = await importRegistry(await from.recover(), to);
+    await from.close();
+    logger.info('registry imported', { file, ...summary });
+  } catch (e) {
+    logger.error('registry import failed', { file, error: e });
+  }
 }
 
 process.on('unhandledRejection', (reason) => {

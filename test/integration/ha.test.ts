@@ -230,3 +230,19 @@ test('never two acting leaders: seeded kills, pauses and restarts while an opera
   assert.ok(machines.length >= acked && machines.length <= attempted, `seed ${seed}: ${machines.length} machines, last acknowledged ${acked}, attempted ${attempted}`);
   assert.deepEqual(machines, Array.from({ length: machines.length }, (_, j) => `m-${j + 1}`), `seed ${seed}`);
 });
+
+test('--registry_import moves a single master\'s registry into etcd once', { skip, timeout: 60_000 }, async (t) => {
+  const solo = await startMaster(t);
+  assert.equal((await callApi(solo.url, schedule)).status, 200);
+  await solo.daemon.stop();
+  const etcd = await startEtcd(t);
+  const flags = [`--etcd=etcd://${etcd.endpoint}/import-test`, '--etcd_ttl=2secs', `--registry_import=${solo.workDir}/registry.db`];
+  const m = await startMaster(t, { flags });
+  await m.daemon.waitForMsg('registry imported', { machines: 1 }, 15_000);
+  await leaderOf([m]);
+  assert.match((await callApi(m.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).text, /"hostname":"h1","ip":"10.0.0.1"/);
+  // A second master with the same flag finds etcd no longer empty: nothing is imported twice.
+  await m.daemon.stop();
+  const again = await startMaster(t, { flags });
+  await again.daemon.waitForMsg('registry import skipped: etcd already holds a registry for this prefix', {}, 15_000);
+});

@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import type { Etcd3 } from 'etcd3';
 import { RegistryFencedError } from '../../master/registry/registry.js';
 import { EtcdRegistry } from '../../master/registry/etcd.js';
+import { importRegistry, isEmptyRegistry } from '../../master/registry/import.js';
+import { openSqliteRegistry } from '../../master/registry/sqlite.js';
+import { tempDir } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd, type EtcdHandle } from '../helpers/etcd.js';
 import { agent, registrySuite } from '../helpers/registry-contract.js';
 
@@ -54,6 +57,30 @@ if (skip !== undefined) {
       assert.deepEqual(state.agents.map((a) => a.id), ['before']);
       assert.deepEqual(state.maintenance, { windows: [] });
       await r.close();
+    });
+
+    test('a single master\'s SQLite registry moves into etcd whole (--registry_import)', async (t) => {
+      const from = openSqliteRegistry(tempDir(t, 'drydock-import-'));
+      await from.admitAgent(agent('a'));
+      await from.admitAgent(agent('b'));
+      await from.admitAgent(agent('c'));
+      await from.admitAgent(agent('d'));
+      await from.markAgentUnreachable('b', 7n);
+      await from.drainAgent('a', { maxGracePeriodNs: 5n, markGone: false }, 1_700_000_000_123_456_789n);
+      await from.markAgentDrained('a', 9n);
+      await from.deactivateAgent('c');
+      await from.markAgentGone('d', 11n);
+      await from.addFramework({ id: 'f', info: { user: 'u', name: 'f', id: { value: 'f' } }, registeredTimeNs: 3n });
+      await from.updateSchedule({ windows: [{ unavailability: { startNs: 1_443_830_400_000_000_001n }, machines: [{ key: 'k', id: { hostname: 'h', ip: '10.0.0.1' }, mode: 'DRAINING' }] }] });
+      await from.startMaintenance(['k']);
+      const state = await from.recover();
+      await from.close();
+      const to = new EtcdRegistry(client, '/imported');
+      assert.equal(isEmptyRegistry(await to.recover()), true);
+      assert.deepEqual(await importRegistry(state, to), { agents: 3, goneAgents: 1, frameworks: 1, machines: 1 });
+      assert.deepEqual(await new EtcdRegistry(client, '/imported').recover(), state);
+      assert.equal(isEmptyRegistry(await to.recover()), false);
+      await to.close();
     });
 
     test('a schedule of 50,000 machines fits: written as chunks, made current in one transaction', async () => {

@@ -1,0 +1,41 @@
+/**
+ * Moving a single master's registry (its SQLite file) into etcd, once, when a cluster becomes
+ * highly available: everything durable is written through the destination's own operations,
+ * so the result is what that registry would hold had it been there all along.
+ */
+
+import type { Registry, RegistryState } from './registry.js';
+
+/** What an import wrote. */
+export interface ImportSummary {
+  agents: number;
+  goneAgents: number;
+  frameworks: number;
+  machines: number;
+}
+
+/** Is a registry empty (nothing to overwrite)? */
+export function isEmptyRegistry(s: RegistryState): boolean {
+  return s.agents.length === 0 && s.frameworks.length === 0 && (s.goneAgents ?? []).length === 0 && s.maintenance.windows.length === 0;
+}
+
+/** Writes `from` into `to`, in the order the original writes happened. */
+export async function importRegistry(from: RegistryState, to: Registry): Promise<ImportSummary> {
+  for (const a of from.agents) {
+    await to.admitAgent({ id: a.id, info: a.info, version: a.version, capabilities: a.capabilities, registeredTimeNs: a.registeredTimeNs });
+    if (a.reachability === 'UNREACHABLE') await to.markAgentUnreachable(a.id, a.unreachableTimeNs ?? 0n);
+    if (a.drain !== undefined) {
+      await to.drainAgent(a.id, a.drain.config, a.drain.startedNs);
+      if (a.drain.state === 'DRAINED') await to.markAgentDrained(a.id, a.drain.drainedNs ?? a.drain.startedNs);
+    } else if (a.deactivated === true) await to.deactivateAgent(a.id);
+  }
+  for (const g of from.goneAgents ?? []) await to.markAgentGone(g.id, g.goneTimeNs);
+  for (const f of from.frameworks) await to.addFramework(f);
+  if (from.maintenance.windows.length > 0) await to.updateSchedule(from.maintenance);
+  return {
+    agents: from.agents.length,
+    goneAgents: (from.goneAgents ?? []).length,
+    frameworks: from.frameworks.length,
+    machines: from.maintenance.windows.reduce((n, w) => n + w.machines.length, 0),
+  };
+}
