@@ -26,6 +26,7 @@ import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { AGENT_SESSION_PATH, CLOSE_CODES, assertNever, decodeMasterMessage, encode, type AgentMessage } from '../shared/protocol.js';
 import { registerMessage, taskAnswers } from './harness/agent-double.js';
+import { findLeader, parseMasterSpec } from '../shared/detection.js';
 import { startEchoServer } from './bench/echo-server.js';
 import { boolFlag, durationFlag, flagsOrExit, intFlag, optionalStringFlag, stringFlag } from '../shared/flags.js';
 
@@ -47,6 +48,11 @@ export interface SimAgentsOptions {
   attemptTimeoutMs?: number;
   /** Attempts per agent before it counts as failed. Default 3. */
   attempts?: number;
+  /**
+   * Follow the leader: `master` may be a list of masters (or etcd://), and a session the master
+   * closes re-registers with the current leader, keeping its agent id (HA failover). Default false.
+   */
+  follow?: boolean;
   /** Called after each REGISTERED, with the number registered so far. */
   onProgress?: (registered: number) => void;
 }
@@ -71,6 +77,8 @@ export interface SimAgentCounters {
   failed: number;
   /** Sessions the master closed after REGISTERED. */
   lost: number;
+  /** Of those, re-registered with the leader (with follow). */
+  rejoined: number;
   tasksRunning: number;
   updatesSent: number;
   acksReceived: number;
@@ -117,8 +125,13 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
   const attempts = options.attempts ?? 3;
   const attemptTimeoutMs = options.attemptTimeoutMs ?? 20_000;
   const runTasks = options.runTasks ?? true;
-  const url = `ws://${options.master}${AGENT_SESSION_PATH}`;
-  const counters: SimAgentCounters = { registered: 0, failed: 0, lost: 0, tasksRunning: 0, updatesSent: 0, acksReceived: 0 };
+  const spec = parseMasterSpec(options.master);
+  if (!spec.ok) throw new Error(`--master: ${spec.error}`);
+  const leaderUrl = async (): Promise<string | undefined> => {
+    const leader = await findLeader(spec.value, fetch);
+    return leader === undefined ? undefined : `ws://${leader}${AGENT_SESSION_PATH}`;
+  };
+  const counters: SimAgentCounters = { registered: 0, failed: 0, lost: 0, rejoined: 0, tasksRunning: 0, updatesSent: 0, acksReceived: 0 };
   const sockets = new Set<WebSocket>();
   const errors = new Set<string>();
   let closing = false;
@@ -126,7 +139,7 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
   const t0 = performance.now();
 
   /** One agent's session after REGISTERED: answer the master until it or we close. */
-  function serve(ws: WebSocket, agentId: string): void {
+  function serve(ws: WebSocket, agentId: string, k: number): void {
     // The simulated tasks this agent runs (task id -> framework id), so a DRAIN can end them.
     const running = new Map<string, string>();
     ws.on('message', (data, isBinary) => {
@@ -161,7 +174,10 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
     });
     ws.on('close', () => {
       sockets.delete(ws);
-      if (!closing) counters.lost++;
+      if (closing) return;
+      counters.lost++;
+      // Following the leader: back with the same id, wherever the leader is now.
+      if (options.follow === true) void runAgent(k, agentId);
     });
   }
 
@@ -171,7 +187,9 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
   }
 
   /** One attempt: connect, REGISTER, wait for REGISTERED. Resolves with the agent id or an error text. */
-  function attempt(k: number): Promise<{ ok: true; ws: WebSocket; agentId: string } | { ok: false; error: string }> {
+  async function attempt(k: number, agentId?: string): Promise<{ ok: true; ws: WebSocket; agentId: string } | { ok: false; error: string }> {
+    const url = await leaderUrl();
+    if (url === undefined) return { ok: false, error: 'no leading master found' };
     return new Promise((resolve) => {
       const ip = options.ipBase === undefined ? '127.0.0.1' : simAgentAddress(options.ipBase, k);
       const ws = new WebSocket(url, {
@@ -204,7 +222,7 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
           ],
           attributes: [{ name: 'sim', type: 'TEXT' as const, text: { value: 'true' } }],
         };
-        ws.send(encode(registerMessage(1, self, { capabilities: [] })));
+        ws.send(encode(registerMessage(1, self, { capabilities: [], ...(agentId === undefined ? {} : { agentId }) })));
       });
       ws.on('message', (data, isBinary) => {
         const d = decodeMasterMessage(data, isBinary);
@@ -216,9 +234,12 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
     });
   }
 
-  async function runAgent(k: number): Promise<void> {
-    for (let i = 0; i < attempts && !closing; i++) {
-      const r = await attempt(k);
+  async function runAgent(k: number, agentId?: string): Promise<void> {
+    // A rejoin (following the leader through a failover) keeps trying for about a minute: the
+    // old leader's lease must expire before anyone leads.
+    const tries = agentId === undefined ? attempts : 120;
+    for (let i = 0; i < tries && !closing; i++) {
+      const r = await attempt(k, agentId);
       if (r.ok) {
         r.ws.removeAllListeners('close');
         r.ws.removeAllListeners('error');
@@ -228,14 +249,18 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
           return;
         }
         sockets.add(r.ws);
-        serve(r.ws, r.agentId);
+        serve(r.ws, r.agentId, k);
+        if (agentId !== undefined) {
+          counters.rejoined++;
+          return;
+        }
         counters.registered++;
         options.onProgress?.(counters.registered);
         return;
       }
       if (errors.size < 5) errors.add(r.error);
       // Back off like the real agent (uniform in [0, 100 ms * 2^i]) so retries do not arrive in a wave.
-      await new Promise((res) => setTimeout(res, Math.random() * 100 * 2 ** i));
+      await new Promise((res) => setTimeout(res, Math.random() * Math.min(1_000, 100 * 2 ** i)));
     }
     counters.failed++;
   }
@@ -286,7 +311,8 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
 }
 
 const FLAGS = {
-  master: stringFlag('The master, host:port.', '127.0.0.1:5050', 'host:port'),
+  master: stringFlag('The master, host:port (with --follow also a list of masters, or etcd://).', '127.0.0.1:5050', 'host:port'),
+  follow: boolFlag('Follow the leader: a session the master closes re-registers with the current leader, keeping its id. Default false.', false),
   count: intFlag('How many sim agents to start. Default 100.', 100, 1, 20_000),
   first: intFlag('Number of the first sim agent (hostname sim-<first>).', 1, 0, 10_000_000),
   'ip-base': optionalStringFlag('Bind sim agent k to source address ip-base + k (inside 127.0.0.0/8). Default: no bind.', 'IP'),
@@ -327,6 +353,7 @@ async function main(): Promise<void> {
   let nextReport = step;
   const sims = startSimAgents({
     master: f.master,
+    follow: f.follow,
     count: f.count,
     first: f.first,
     concurrency: f.concurrency,

@@ -66,10 +66,12 @@ export class Child extends Daemon {
 }
 
 /** Starts drydock-master on 127.0.0.1:0 in a temp dir; returns it once it logged `listening`. */
-export async function startMaster(flags: readonly string[] = []): Promise<{ daemon: Child; address: string; url: string; workDir: string }> {
+export async function startMaster(flags: readonly string[] = [], opts: { standby?: boolean } = {}): Promise<{ daemon: Child; address: string; url: string; workDir: string }> {
   const workDir = makeTempDir('drydock-bench-master-');
   const daemon = new Child('master', MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${workDir}`, ...flags]);
   const rec = await daemon.waitForMsg('listening', {}, 20_000);
+  // An HA master listens before it leads: wait until it serves.
+  if (opts.standby !== true && flags.some((f) => f.startsWith('--etcd='))) await daemon.waitForMsg('term started', {}, 20_000);
   const address = `127.0.0.1:${Number(rec['port'])}`;
   return { daemon, address, url: `http://${address}`, workDir };
 }

@@ -23,6 +23,8 @@ export interface MaintenanceOptions {
   perWindow: number;
   /** Updates (and floor writes), median reported. Default 5. */
   repeats: number;
+  /** Flags of the master (e.g. --etcd=... for the registry in etcd); called once per master. */
+  masterFlags?: () => readonly string[];
 }
 
 const GOAL_MS = 500;
@@ -103,7 +105,7 @@ export async function runMaintenance(opts: MaintenanceOptions): Promise<BenchRes
   // A day from now, whole seconds plus 1 ns: the exact digits must survive the round trip.
   const baseNs = (BigInt(Date.now()) / 1000n + 86_400n) * 1_000_000_000n + 1n;
   const floor = sqliteFloor(benchSchedule(opts.machines, opts.perWindow, baseNs), opts.repeats);
-  const master = await startMaster();
+  const master = await startMaster(opts.masterFlags?.() ?? []);
   const context: Record<string, unknown> = { machines: opts.machines, windows, repeats: opts.repeats };
   try {
     const samples: number[] = [];

@@ -23,6 +23,10 @@
  *   --mo-agents=N         maintenance-offers: simulated agents under offer (default 1000)
  *   --drain-tasks=N       drain: tasks on the drained agent (default 100)
  *   --drain-graces=A,B    drain: max_grace_period values in ms (default 0,2000)
+ *   --fo-agents=N         failover: simulated agents following the leader (default 1000)
+ *   --fo-ttl=S            failover: --etcd_ttl in seconds (default 5)
+ *   --er-machines=N       etcd-registry: machines in the schedule (default 10000)
+ *   --er-agents=N         etcd-registry: agents in the storm (default 10000)
  */
 
 import { writeFileSync } from 'node:fs';
@@ -38,6 +42,8 @@ import { runThroughput } from './throughput.js';
 import { runMaintenance } from './maintenance.js';
 import { runMaintenanceOffers } from './maintenance-offers.js';
 import { runDrain } from './drain.js';
+import { runFailover } from './failover.js';
+import { runEtcdRegistry } from './etcd-registry.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -60,6 +66,10 @@ const { values, positionals } = parseArgs({
     'mo-agents': { type: 'string', default: '1000' },
     'drain-tasks': { type: 'string', default: '100' },
     'drain-graces': { type: 'string', default: '0,2000' },
+    'fo-agents': { type: 'string', default: '1000' },
+    'fo-ttl': { type: 'string', default: '5' },
+    'er-machines': { type: 'string', default: '10000' },
+    'er-agents': { type: 'string', default: '10000' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -94,6 +104,8 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     // 0 is a valid grace (kill at once), so these are checked as non-negative integers.
     gracesMs: (values['drain-graces'] ?? '').split(',').map((g) => (g.trim() === '0' ? 0 : int('drain-graces', g))),
   }),
+  failover: () => runFailover({ agents: int('fo-agents', values['fo-agents']), ttlSeconds: int('fo-ttl', values['fo-ttl']) }),
+  'etcd-registry': () => runEtcdRegistry({ machines: int('er-machines', values['er-machines']), repeats: int('mt-repeats', values['mt-repeats']), agents: int('er-agents', values['er-agents']) }),
 };
 
 if (values.help === true) {

@@ -26,6 +26,8 @@ export interface StormOptions {
   processes?: number;
   /** Handshakes in flight over all processes. Default 256, half Node's listen backlog of 511. */
   concurrency: number;
+  /** Flags of the master (e.g. --etcd=... for the registry in etcd); called once per master. */
+  masterFlags?: () => readonly string[];
   /** Source addresses are ipBase + k. Default 127.1.0.0. */
   ipBase: string;
   /** Floor and master storms per size, alternating; the median is reported. Default 3. */
@@ -113,7 +115,7 @@ async function floorStorm(n: number, opts: StormOptions): Promise<StormRun> {
 
 /** One storm against a fresh master; `listed` is how many sim agents GET_AGENTS returned. */
 async function masterStorm(n: number, opts: StormOptions): Promise<StormRun & { listed?: number; listError?: string; stopNote?: string }> {
-  const master = await startMaster();
+  const master = await startMaster(opts.masterFlags?.() ?? []);
   let listed: number | undefined;
   let listError: string | undefined;
   try {

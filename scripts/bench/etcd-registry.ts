@@ -1,0 +1,64 @@
+/**
+ * The registry through etcd against SQLite: the same UPDATE_MAINTENANCE_SCHEDULE of 10,000
+ * machines, and the same registration storm of 10,000 agents, against a single master with
+ * its SQLite file and against an HA master whose registry is in a local etcd (every write a
+ * transaction guarded by its election key). Goal: etcd < 2x the SQLite figure.
+ */
+
+import { startEtcdProcess } from '../harness/etcd.js';
+import type { BenchResult, ResultRow } from './report.js';
+import { runMaintenance } from './maintenance.js';
+import { runStorm } from './storm.js';
+
+export interface EtcdRegistryOptions {
+  machines: number;
+  repeats: number;
+  agents: number;
+}
+
+const GOAL_RATIO = 2;
+
+export async function runEtcdRegistry(opts: EtcdRegistryOptions): Promise<BenchResult> {
+  const name = 'etcd-registry';
+  const rows: ResultRow[] = [];
+  const etcd = await startEtcdProcess();
+  let n = 0;
+  const viaEtcd = (): readonly string[] => [`--etcd=etcd://${etcd.endpoint}/bench-${++n}`];
+  try {
+    const mSqlite = await runMaintenance({ machines: opts.machines, perWindow: 10, repeats: opts.repeats });
+    const mEtcd = await runMaintenance({ machines: opts.machines, perWindow: 10, repeats: opts.repeats, masterFlags: viaEtcd });
+    const sq = mSqlite.rows[0];
+    const et = mEtcd.rows[0];
+    if (sq === undefined || et === undefined) throw new Error(`maintenance did not measure: ${mSqlite.error ?? ''} ${mEtcd.error ?? ''}`);
+    rows.push({
+      benchmark: name,
+      metric: `UPDATE_MAINTENANCE_SCHEDULE ${opts.machines.toLocaleString('en-US')} machines, registry in etcd (median of ${opts.repeats})`,
+      value: et.value,
+      unit: 'ms',
+      floor: { label: 'same, SQLite', value: sq.value },
+      ratio: et.value / sq.value,
+      goal: { text: `< ${GOAL_RATIO}x SQLite`, pass: et.value < GOAL_RATIO * sq.value },
+    });
+    const storm = { counts: [opts.agents], concurrency: 256, ipBase: '127.3.0.0', repeats: 1 };
+    const sSqlite = await runStorm(storm);
+    const sEtcd = await runStorm({ ...storm, masterFlags: viaEtcd });
+    const ss = sSqlite.rows[0];
+    const se = sEtcd.rows[0];
+    if (ss === undefined || se === undefined) throw new Error(`storm did not measure: ${sSqlite.error ?? ''} ${sEtcd.error ?? ''}`);
+    rows.push({
+      benchmark: name,
+      metric: `${opts.agents.toLocaleString('en-US')} agents registered, registry in etcd`,
+      value: se.value,
+      unit: 's',
+      floor: { label: 'same, SQLite', value: ss.value },
+      ratio: se.value / ss.value,
+      goal: { text: `< ${GOAL_RATIO}x SQLite`, pass: se.value < GOAL_RATIO * ss.value },
+      note: se.note ?? '',
+    });
+    return { benchmark: name, rows };
+  } catch (e) {
+    return { benchmark: name, rows, error: (e as Error).message };
+  } finally {
+    await etcd.stop();
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * A throwaway etcd (Debian's etcd-server) for tests and benchmarks: one member on free
+ * loopback ports, its data in a temp dir (on /dev/shm when there is one), fast raft timings
+ * (1 s leases are granted as 1 s); stop() ends it by its PID and removes its data.
+ */
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ETCD_BIN = '/usr/bin/etcd';
+
+export interface EtcdProcess {
+  /** `127.0.0.1:port`, the client endpoint. */
+  endpoint: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => resolve(typeof a === 'object' && a !== null ? a.port : 0));
+    });
+  });
+}
+
+/** Starts one etcd member and resolves once it answers /health (bounded: 10 s). */
+export async function startEtcdProcess(): Promise<EtcdProcess> {
+  if (!existsSync(ETCD_BIN)) throw new Error(`${ETCD_BIN} is missing: apt-get install etcd-server`);
+  const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'drydock-etcd-'));
+  const [client, peer] = [await freePort(), await freePort()];
+  const child = spawn(
+    ETCD_BIN,
+    [
+      '--name', 't', '--data-dir', dir,
+      '--listen-client-urls', `http://127.0.0.1:${client}`, '--advertise-client-urls', `http://127.0.0.1:${client}`,
+      '--listen-peer-urls', `http://127.0.0.1:${peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
+      '--initial-cluster', `t=http://127.0.0.1:${peer}`, '--initial-cluster-state', 'new',
+      '--heartbeat-interval', '10', '--election-timeout', '100', '--logger', 'zap', '--log-level', 'error',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGCONT');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  for (let i = 0; i < 200; i++) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${client}/health`, { signal: AbortSignal.timeout(500) });
+      if (r.ok && ((await r.json()) as { health?: string }).health === 'true') break;
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null || i === 199) {
+      await stop();
+      throw new Error(`etcd did not become healthy: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { endpoint: `127.0.0.1:${client}`, pid: child.pid ?? -1, stop };
+}
