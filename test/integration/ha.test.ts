@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callApi, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
+import { SchedulerClient } from '../../cli/scheduler-client.js';
 
 const skip = etcdMissing();
 
@@ -30,6 +31,11 @@ test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the 
   assert.equal(moved.status, 307);
   assert.equal(moved.headers.get('location'), `//${first.address}/api/v1`);
   assert.equal((await fetch(`${standby.url}/health`, { signal: AbortSignal.timeout(5000) })).status, 200);
+  // A framework subscribes through the standby: the 307 is followed to the leader.
+  const fw = await SchedulerClient.subscribe(standby.address, { user: 'root', name: 'via-standby' });
+  t.after(() => fw.close());
+  assert.equal((await fw.call('REVIVE')).status, 202);
+  assert.match((await callApi(first.url, { type: 'GET_FRAMEWORKS' })).text, /"name":"via-standby"/);
   // The leader lists the masters it knows.
   const gm = (await callApi(first.url, { type: 'GET_MASTER' })).json as { get_master: { master_info: { port: number }; standby_masters?: Array<{ port: number }> } };
   assert.equal(gm.get_master.master_info.port, first.port);
