@@ -11,6 +11,7 @@
  */
 
 import { CALL_TYPES } from '../../master/operator-api.js';
+import { AGENT_CALL_TYPES } from '../../agent/api.js';
 import { SCHEDULER_CALL_TYPES } from '../../shared/proto.js';
 
 // ---- Seeded randomness ------------------------------------------------------------------------
@@ -507,16 +508,8 @@ export function schedulerTemplates(c: FuzzContext): Record<(typeof SCHEDULER_CAL
   };
 }
 
-/** Every agent::Call type the agent API knows (agent/api.ts), with Mesos' sub-messages. */
-export const AGENT_CALL_TYPES = [
-  'GET_HEALTH', 'GET_FLAGS', 'GET_VERSION', 'GET_METRICS', 'GET_LOGGING_LEVEL', 'SET_LOGGING_LEVEL', 'LIST_FILES',
-  'READ_FILE', 'GET_STATE', 'GET_CONTAINERS', 'GET_FRAMEWORKS', 'GET_EXECUTORS', 'GET_OPERATIONS', 'GET_TASKS',
-  'GET_AGENT', 'GET_RESOURCE_PROVIDERS', 'LAUNCH_NESTED_CONTAINER', 'WAIT_NESTED_CONTAINER', 'KILL_NESTED_CONTAINER',
-  'REMOVE_NESTED_CONTAINER', 'LAUNCH_NESTED_CONTAINER_SESSION', 'ATTACH_CONTAINER_INPUT', 'ATTACH_CONTAINER_OUTPUT',
-  'LAUNCH_CONTAINER', 'WAIT_CONTAINER', 'KILL_CONTAINER', 'REMOVE_CONTAINER', 'ADD_RESOURCE_PROVIDER_CONFIG',
-  'UPDATE_RESOURCE_PROVIDER_CONFIG', 'REMOVE_RESOURCE_PROVIDER_CONFIG', 'MARK_RESOURCE_PROVIDER_GONE', 'PRUNE_IMAGES',
-  'UNKNOWN',
-] as const;
+/** Every agent::Call type the agent API knows: agent/api.ts' own list. */
+export { AGENT_CALL_TYPES };
 
 function agentTemplate(type: (typeof AGENT_CALL_TYPES)[number]): JsonObject {
   const container = { container_id: { value: 'c1', parent: { value: 'c0' } } };
