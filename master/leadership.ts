@@ -199,6 +199,8 @@ export class EtcdLeadership implements Leadership {
       stop();
       fn();
     });
+    // The client reconnects watches by itself; an unhandled 'error' would end the process.
+    w.on('error', (e) => this.#o.log.warn('election watch error', { key, error: e }));
     return stop;
   }
 }

@@ -115,6 +115,8 @@ async function main(): Promise<void> {
     };
     const watcher = await etcd.watch().prefix(electionPrefix(prefix)).create();
     watcher.on('data', () => void refresh());
+    // The client reconnects by itself; an unhandled 'error' would end the process.
+    watcher.on('error', (e) => logger.warn('election watch error', { error: e }));
     watcher.on('connected', () => void refresh());
     await refresh();
     // Listening already: a standby answers (307 or 503) while it campaigns.
