@@ -1,0 +1,146 @@
+/**
+ * The operator's verbs on a plan (start, stop, continue, interrupt, forceComplete, restart) with
+ * the outcomes `/v1/plans` turns into status codes, and the plan's JSON. Both daemons that run
+ * plans answer through these, so one CLI speaks to both.
+ */
+import { CanaryStrategy, type StrategyName } from './strategy.js';
+import { isRunning, type Status } from './status.js';
+import type { Phase, Plan, Step } from './plan.js';
+
+/** What a verb did: `done` (200), `already` (208: nothing to change), or why it could not (404/400). */
+export type Outcome =
+  | { readonly kind: 'done'; readonly message: string }
+  | { readonly kind: 'already' }
+  | { readonly kind: 'not_found'; readonly message: string }
+  | { readonly kind: 'bad_request'; readonly message: string };
+
+/** The text of a 208, as the SDK words it. */
+export const ALREADY_REPORTED = 'Command has already been reported or completed';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function findPhase(plan: Plan, ref: string): Phase | Outcome {
+  return plan.child(ref) ?? { kind: 'not_found', message: `Phase ${ref} not found` };
+}
+
+/** The element a phase/step query names: the plan, one phase, or one step of one phase. */
+function target(plan: Plan, phaseRef: string | undefined, stepRef: string | undefined): Plan | Phase | Step | Outcome {
+  if (phaseRef === undefined) return stepRef === undefined ? plan : { kind: 'bad_request', message: 'Missing phase' };
+  const phase = findPhase(plan, phaseRef);
+  if ('kind' in phase) return phase;
+  if (stepRef === undefined) return phase;
+  return phase.child(stepRef) ?? { kind: 'not_found', message: `Step ${stepRef} not found` };
+}
+
+function label(plan: Plan, phaseRef: string | undefined, stepRef: string | undefined): string {
+  return `Plan: ${plan.name}, Phase: ${phaseRef ?? 'null'}, Step: ${stepRef ?? 'null'}`;
+}
+
+/**
+ * `start` with parameters: each becomes an environment variable of the tasks the plan's steps
+ * launch. A COMPLETE plan is restarted first, so `start` runs a finished custom plan again.
+ */
+export function startPlan(plan: Plan, parameters: Readonly<Record<string, unknown>>): Outcome {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parameters)) {
+    if (!ENV_NAME.test(key)) return { kind: 'bad_request', message: `Couldn't parse parameters: ${key} is not a valid environment variable name` };
+    if (typeof value !== 'string') return { kind: 'bad_request', message: `Couldn't parse parameters: the value of ${key} must be a string` };
+    env[key] = value;
+  }
+  for (const step of plan.steps()) step.parameters = { ...step.parameters, ...env };
+  if (plan.status() === 'COMPLETE') plan.restart();
+  plan.proceed();
+  return { kind: 'done', message: `Received cmd: start ${plan.name} with parameters: ${JSON.stringify(env)}` };
+}
+
+/** `stop`: hold the plan and put every step back to PENDING; `start` or `continue` begins again. */
+export function stopPlan(plan: Plan): Outcome {
+  plan.interrupt();
+  plan.restart();
+  return { kind: 'done', message: 'Received cmd: stop' };
+}
+
+/**
+ * `continue`. With a phase: release each named phase (for a canary, the next held step). Without
+ * one: release the plan if it is held, and otherwise release the first canary phase that waits for
+ * the operator. The SDK answered 208 there and required `?phase=`; an operator who sees the plan
+ * WAITING and says continue means it.
+ */
+export function continuePlan(plan: Plan, phaseRef?: string): Outcome {
+  if (phaseRef !== undefined) {
+    const phase = findPhase(plan, phaseRef);
+    if ('kind' in phase) return phase;
+    if (isRunning(phase.status()) || phase.status() === 'COMPLETE') return { kind: 'already' };
+    phase.proceed();
+    return { kind: 'done', message: 'Received cmd: continue' };
+  }
+  if (plan.status() === 'COMPLETE') return { kind: 'already' };
+  if (plan.isInterrupted()) {
+    plan.proceed();
+    return { kind: 'done', message: 'Received cmd: continue' };
+  }
+  const waiting = plan.phases.find((p) => p.strategy instanceof CanaryStrategy && p.strategy.inCanary() && p.isInterrupted());
+  if (waiting === undefined) return { kind: 'already' };
+  waiting.proceed();
+  return { kind: 'done', message: 'Received cmd: continue' };
+}
+
+/** `interrupt`: hold the plan or a phase; work already launched finishes, nothing new starts. */
+export function interruptPlan(plan: Plan, phaseRef?: string): Outcome {
+  const element = phaseRef === undefined ? plan : findPhase(plan, phaseRef);
+  if ('kind' in element) return element;
+  if (element.isInterrupted() || element.status() === 'COMPLETE') return { kind: 'already' };
+  element.interrupt();
+  return { kind: 'done', message: 'Received cmd: interrupt' };
+}
+
+/** `forceComplete` of the plan, a phase or a step: marked COMPLETE without doing the work. */
+export function forceComplete(plan: Plan, phaseRef?: string, stepRef?: string): Outcome {
+  const element = target(plan, phaseRef, stepRef);
+  if ('kind' in element) return element;
+  if (element.status() === 'COMPLETE') return { kind: 'already' };
+  element.forceComplete();
+  return { kind: 'done', message: `Received cmd: forceComplete for ${label(plan, phaseRef, stepRef)}` };
+}
+
+/** `restart` of the plan, a phase or a step: released and put back to PENDING (clearing back-off). */
+export function restartElement(plan: Plan, phaseRef?: string, stepRef?: string): Outcome {
+  const element = target(plan, phaseRef, stepRef);
+  if ('kind' in element) return element;
+  if (element.status() === 'PENDING') return { kind: 'already' };
+  element.proceed();
+  element.restart();
+  return { kind: 'done', message: `Received cmd: restart for ${label(plan, phaseRef, stepRef)}` };
+}
+
+/** HTTP status of `GET /v1/plans/<plan>`: 200 when COMPLETE, 417 on ERROR, 202 while anything is left. */
+export function planHttpStatus(status: Status): 200 | 202 | 417 {
+  return status === 'COMPLETE' ? 200 : status === 'ERROR' ? 417 : 202;
+}
+
+export interface StepInfo { id: string; name: string; status: Status; message: string }
+export interface PhaseInfo { id: string; name: string; steps: StepInfo[]; strategy: StrategyName; status: Status }
+export interface PlanInfo { phases: PhaseInfo[]; errors: string[]; strategy: StrategyName; status: Status }
+
+/**
+ * The plan as `/v1/plans/<plan>` shows it (the SDK's field names). The plan's status is read
+ * before its phases, so a render racing with progress never shows a plan ahead of its phases.
+ */
+export function planInfo(plan: Plan): PlanInfo {
+  const status = plan.status();
+  return {
+    phases: plan.phases.map((phase) => ({
+      id: phase.id,
+      name: phase.name,
+      steps: phase.steps.map((step) => {
+        const s = step.status();
+        return { id: step.id, name: step.name, status: s, message: `step ${step.name} [${step.id}] with status: ${s}${step.note ? `: ${step.note}` : ''}` };
+      }),
+      strategy: phase.strategy.name,
+      status: phase.status(),
+    })),
+    errors: plan.errors(),
+    strategy: plan.strategy.name,
+    status,
+  };
+}

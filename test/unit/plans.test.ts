@@ -1,0 +1,311 @@
+/**
+ * The plan engine: aggregation as a table (plans.md §2, with Drydock's answers to the three
+ * quirks), each strategy, the canary timelines of §4.4, the coordinator's dirty assets, and the
+ * operator verbs with the outcomes `/v1/plans` maps to status codes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { aggregate, AGGREGATION_RULES, type Status } from '../../shared/plans/status.js';
+import { newPhase, newPlan, Step, type Phase, type Plan } from '../../shared/plans/plan.js';
+import { conflicts, type StrategyName } from '../../shared/plans/strategy.js';
+import { coordinate, byPriority } from '../../shared/plans/coordinator.js';
+import { applyOverrides, overridesOf } from '../../shared/plans/overrides.js';
+import { continuePlan, forceComplete, interruptPlan, planHttpStatus, planInfo, restartElement, startPlan, stopPlan, ALREADY_REPORTED } from '../../shared/plans/commands.js';
+
+const S = (...xs: Status[]): Status[] => xs;
+
+test('aggregation: the rule table decides every worked example of plans.md §2', () => {
+  const rows: Array<{ row: number | string; children: Status[]; candidates: Status[]; errors?: boolean; interrupted?: boolean; status: Status; rule: string }> = [
+    { row: 1, children: S(), candidates: S(), status: 'COMPLETE', rule: 'all-complete' },
+    { row: 2, children: S('PENDING'), candidates: S('PENDING'), errors: true, status: 'ERROR', rule: 'errors' },
+    { row: 3, children: S('COMPLETE', 'ERROR'), candidates: S(), status: 'ERROR', rule: 'errors' },
+    { row: 4, children: S('COMPLETE', 'COMPLETE'), candidates: S(), interrupted: true, status: 'COMPLETE', rule: 'all-complete' },
+    { row: 5, children: S('COMPLETE', 'PENDING'), candidates: S(), interrupted: true, status: 'WAITING', rule: 'interrupted' },
+    { row: 6, children: S('PENDING', 'PENDING'), candidates: S('PENDING'), status: 'PENDING', rule: 'pending' },
+    { row: 7, children: S('PREPARED', 'PENDING'), candidates: S('PREPARED'), status: 'IN_PROGRESS', rule: 'prepared-child' },
+    { row: 8, children: S('STARTING', 'PENDING'), candidates: S('STARTING'), status: 'STARTING', rule: 'starting' },
+    { row: 9, children: S('STARTED', 'PENDING'), candidates: S('STARTED'), status: 'STARTED', rule: 'started' },
+    { row: 10, children: S('COMPLETE', 'PENDING'), candidates: S('PENDING'), status: 'IN_PROGRESS', rule: 'some-complete-pending' },
+    { row: 11, children: S('COMPLETE', 'STARTING'), candidates: S('STARTING'), status: 'IN_PROGRESS', rule: 'some-complete-starting' },
+    // Quirk: the SDK says PENDING here; work is in flight.
+    { row: 11.5, children: S('COMPLETE', 'STARTED'), candidates: S('STARTED'), status: 'IN_PROGRESS', rule: 'some-complete-started' },
+    { row: 12, children: S('STARTING', 'PENDING'), candidates: S('STARTING', 'PENDING'), status: 'IN_PROGRESS', rule: 'started-and-pending' },
+    { row: 13, children: S('DELAYED', 'DELAYED'), candidates: S('DELAYED', 'DELAYED'), status: 'DELAYED', rule: 'all-delayed' },
+    { row: 14, children: S('DELAYED'), candidates: S(), interrupted: true, status: 'WAITING', rule: 'interrupted' },
+    { row: 15, children: S('DELAYED', 'PENDING'), candidates: S('DELAYED', 'PENDING'), status: 'PENDING', rule: 'pending' },
+    // Quirk: the SDK falls through to ERROR; the remaining work waits out a back-off.
+    { row: 16, children: S('COMPLETE', 'DELAYED'), candidates: S('DELAYED'), status: 'DELAYED', rule: 'delayed' },
+    { row: 17, children: S('WAITING', 'PENDING'), candidates: S(), status: 'WAITING', rule: 'waiting-child' },
+    { row: 19, children: S('COMPLETE', 'WAITING'), candidates: S('WAITING'), status: 'WAITING', rule: 'waiting-candidate' },
+    { row: 20, children: S('COMPLETE', 'IN_PROGRESS'), candidates: S('IN_PROGRESS'), status: 'IN_PROGRESS', rule: 'in-progress-candidate' },
+    // Quirk: the SDK falls through to ERROR; the interrupted step's task is still coming up.
+    { row: 21, children: S('COMPLETE', 'STARTING'), candidates: S(), status: 'IN_PROGRESS', rule: 'running-child' },
+    { row: 22, children: S('STARTED', 'PENDING'), candidates: S('STARTED', 'PENDING'), status: 'IN_PROGRESS', rule: 'started-and-pending' },
+  ];
+  for (const r of rows) {
+    const got = aggregate({ children: r.children, candidates: r.candidates, hasErrors: r.errors ?? false, interrupted: r.interrupted ?? false });
+    assert.deepEqual(got, { status: r.status, rule: r.rule }, `row ${r.row}`);
+  }
+  // Every rule but the fallback is exercised by some row, so no rule is dead weight.
+  const used = new Set(rows.map((r) => r.rule));
+  assert.deepEqual(AGGREGATION_RULES.map((r) => r.id).filter((id) => !used.has(id) && id !== 'unexpected'), []);
+});
+
+const step = (name: string, status: Status extends infer T ? T : never = 'PENDING', pod = name): Step =>
+  new Step({ name, asset: { pod, tasks: ['server'] }, status: status as 'PENDING' });
+const steps = (n: number, prefix = 's'): Step[] => Array.from({ length: n }, (_, i) => step(`${prefix}${i}`));
+const names = (xs: readonly { name: string }[]): string[] => xs.map((x) => x.name);
+const onePhasePlan = (strategy: StrategyName, ss: Step[], name = 'deploy'): { plan: Plan; phase: Phase } => {
+  const phase = newPhase('hello', strategy, ss);
+  return { plan: newPlan(name, 'serial', [phase]), phase };
+};
+
+test('aggregation through real elements: an interrupted step that is already starting keeps its phase IN_PROGRESS', () => {
+  const [a, b] = [step('a', 'COMPLETE'), step('b', 'STARTING')];
+  const phase = newPhase('p', 'serial', [a!, b!]);
+  b!.interrupt();
+  assert.equal(b!.status(), 'STARTING', 'only PENDING/PREPARED steps show WAITING when interrupted');
+  assert.deepEqual(phase.explain(), { status: 'IN_PROGRESS', rule: 'running-child' });
+  const c = step('c');
+  c.interrupt();
+  assert.equal(c.status(), 'WAITING');
+  assert.equal(newPhase('q', 'serial', [c, step('d')]).status(), 'WAITING');
+});
+
+test('serial: the first incomplete step, and it blocks the rest while it fails or is held', () => {
+  const ss = steps(3);
+  const { plan, phase } = onePhasePlan('serial', ss);
+  assert.deepEqual(names(plan.candidates([])), ['s0']);
+  ss[0]!.setStatus('STARTING');
+  assert.deepEqual(names(plan.candidates([])), ['s0'], 'an in-flight step keeps its place');
+  ss[0]!.setStatus('COMPLETE');
+  assert.deepEqual(names(plan.candidates([])), ['s1']);
+  ss[1]!.interrupt();
+  assert.deepEqual(names(plan.candidates([])), [], 'a held step blocks the ones after it');
+  ss[1]!.proceed();
+  ss[1]!.addError('bad config');
+  assert.deepEqual(names(plan.candidates([])), []);
+  assert.equal(phase.status(), 'ERROR');
+  assert.equal(plan.status(), 'ERROR');
+  assert.deepEqual(plan.errors(), ['bad config']);
+});
+
+test('serial: a restarted earlier step goes first again instead of running beside the current one', () => {
+  const ss = steps(3);
+  const { plan } = onePhasePlan('serial', ss);
+  ss[0]!.setStatus('COMPLETE');
+  ss[1]!.setStatus('STARTING');
+  ss[0]!.restart();
+  assert.deepEqual(names(plan.candidates([])), ['s0']);
+});
+
+test('parallel: every eligible step, skipping done, failed, held, delayed and busy pods', () => {
+  const ss = steps(6);
+  const { plan, phase } = onePhasePlan('parallel', ss);
+  ss[0]!.setStatus('COMPLETE');
+  ss[2]!.interrupt();
+  ss[3]!.delay(1000);
+  assert.deepEqual(names(plan.candidates([{ pod: 's4', tasks: ['server'] }])), ['s1', 's5']);
+  assert.deepEqual(names(plan.candidates([{ pod: 's4', tasks: ['sidecar'] }])), ['s1', 's4', 's5'], 'another task of the same pod does not conflict');
+  assert.deepEqual(plan.expireDelays(999), []);
+  assert.deepEqual(names(plan.expireDelays(1000)), ['s3']);
+  assert.deepEqual(names(plan.candidates([])), ['s1', 's3', 's4', 's5']);
+  ss[1]!.addError('x');
+  assert.deepEqual(names(phase.candidates([])), ['s3', 's4', 's5'], 'the failed step is skipped within its phase');
+  assert.deepEqual(names(plan.candidates([])), [], 'but an error anywhere halts the plan until an operator acts');
+});
+
+test('dependency: a step runs once everything it names is COMPLETE', () => {
+  const [a, b, c] = [step('a'), step('b'), step('c')];
+  const phase = newPhase('p', 'dependency', [a!, b!, c!], { after: new Map([['b', ['a']], ['c', ['a', 'b']]]) });
+  assert.deepEqual(names(phase.candidates([])), ['a']);
+  a!.setStatus('COMPLETE');
+  assert.deepEqual(names(phase.candidates([])), ['b']);
+  b!.setStatus('COMPLETE');
+  assert.deepEqual(names(phase.candidates([])), ['c']);
+});
+
+test('conflicts: same pod and a shared task', () => {
+  assert.equal(conflicts({ pod: 'p-0', tasks: ['a', 'b'] }, { pod: 'p-0', tasks: ['b'] }), true);
+  assert.equal(conflicts({ pod: 'p-0', tasks: ['a'] }, { pod: 'p-0', tasks: ['b'] }), false);
+  assert.equal(conflicts({ pod: 'p-0', tasks: ['a'] }, { pod: 'p-1', tasks: ['a'] }), false);
+});
+
+/** Drives a canary phase: finishes whatever it offers, records the candidates after each action. */
+function canaryTimeline(strategy: StrategyName, n: number, proceeds?: number): string[] {
+  const ss = steps(n);
+  const phase = newPhase('hello', strategy, ss, proceeds === undefined ? {} : { requiredProceeds: proceeds });
+  const plan = newPlan('deploy', 'serial', [phase]);
+  const out: string[] = [];
+  const look = (): string => {
+    const c = names(plan.candidates([]));
+    const s = `[${c.join(',')}]`;
+    out.push(s);
+    return s;
+  };
+  for (let i = 0; i < 20 && plan.status() !== 'COMPLETE'; i++) {
+    const c = plan.candidates([]);
+    look();
+    if (c.length === 0) {
+      assert.equal(phase.status(), 'WAITING', 'a canary phase with nothing to do waits for the operator');
+      out.push('continue');
+      assert.equal(continuePlan(plan, 'hello').kind, 'done');
+    } else {
+      for (const s of c) s.setStatus('COMPLETE');
+    }
+  }
+  return out;
+}
+
+test('canary: the timelines of plans.md §4.4', () => {
+  assert.deepEqual(canaryTimeline('serial-canary', 5),
+    ['[]', 'continue', '[s0]', '[]', 'continue', '[s1]', '[s2]', '[s3]', '[s4]']);
+  assert.deepEqual(canaryTimeline('canary', 5), canaryTimeline('serial-canary', 5), 'canary is serial-canary');
+  assert.deepEqual(canaryTimeline('parallel-canary', 5),
+    ['[]', 'continue', '[s0]', '[]', 'continue', '[s1,s2,s3,s4]']);
+  assert.deepEqual(canaryTimeline('serial-canary', 5, 3),
+    ['[]', 'continue', '[s0]', '[]', 'continue', '[s1]', '[]', 'continue', '[s2]', '[s3]', '[s4]']);
+});
+
+test('canary: steps show WAITING until released; interrupt is ignored while in canary', () => {
+  const ss = steps(3);
+  const { plan, phase } = onePhasePlan('serial-canary', ss);
+  assert.deepEqual(ss.map((s) => s.status()), ['WAITING', 'WAITING', 'PENDING']);
+  assert.equal(phase.strategy.name, 'serial-canary');
+  assert.equal(interruptPlan(plan, 'hello').kind, 'already', 'a waiting canary phase is already held');
+  assert.equal(continuePlan(plan, 'hello').kind, 'done');
+  assert.deepEqual(ss.map((s) => s.status()), ['PENDING', 'WAITING', 'PENDING']);
+  assert.equal(phase.isInterrupted(), false, 'a released canary step is deploying: the phase is not held');
+});
+
+test('canary: a plan-level continue releases the waiting canary phase (the SDK answered 208)', () => {
+  const ss = steps(3);
+  const done = newPhase('first', 'serial', [step('x', 'COMPLETE')]);
+  const canary = newPhase('hello', 'serial-canary', ss);
+  const plan = newPlan('deploy', 'serial', [done, canary]);
+  assert.equal(plan.status(), 'WAITING');
+  assert.deepEqual(continuePlan(plan), { kind: 'done', message: 'Received cmd: continue' });
+  assert.deepEqual(names(plan.candidates([])), ['s0']);
+  assert.equal(continuePlan(plan).kind, 'already', 'nothing waits for the operator while s0 deploys');
+  ss[0]!.setStatus('COMPLETE');
+  assert.equal(plan.status(), 'WAITING');
+  assert.equal(continuePlan(plan).kind, 'done');
+  assert.deepEqual(names(plan.candidates([])), ['s1']);
+  // A held plan is released first; its canary gate stays shut until the next continue.
+  assert.equal(interruptPlan(plan).kind, 'done');
+  assert.equal(plan.status(), 'WAITING');
+  assert.equal(continuePlan(plan).kind, 'done');
+  assert.equal(plan.isInterrupted(), false);
+});
+
+test('coordinator: priority order, and two plans never work on the same pod at once', () => {
+  const deployStep = step('hello-0', 'STARTING', 'hello-0');
+  const deploy = newPlan('deploy', 'serial', [newPhase('hello', 'parallel', [deployStep, step('hello-1', 'PENDING', 'hello-1')])]);
+  const recovery = newPlan('recovery', 'parallel', [
+    newPhase('hello-0', 'serial', [step('r0', 'PENDING', 'hello-0')]),
+    newPhase('hello-2', 'serial', [step('r2', 'PENDING', 'hello-2')]),
+  ]);
+  const custom = newPlan('backup', 'serial', [newPhase('b', 'serial', [step('b2', 'PENDING', 'hello-2'), step('b3', 'PENDING', 'hello-3')])]);
+  assert.deepEqual(byPriority([custom, recovery, deploy]).map((p) => p.name), ['deploy', 'recovery', 'backup']);
+  const run = (): string[] => coordinate([custom, recovery, deploy]).map((c) => `${c.plan.name}:${c.step.name}`);
+  // hello-0 is STARTING under deploy (dirty): recovery may not touch it; deploy is not blocked by itself.
+  // recovery takes hello-2 this cycle, so the custom plan (serial, blocked at b2) gets nothing.
+  assert.deepEqual(run(), ['deploy:hello-0', 'deploy:hello-1', 'recovery:r2']);
+  // A STARTED step holds no dirty asset, but as a candidate of a higher plan it still claims its pod this cycle.
+  deployStep.setStatus('STARTED');
+  assert.deepEqual(deploy.dirtyAssets(), []);
+  assert.deepEqual(run(), ['deploy:hello-0', 'deploy:hello-1', 'recovery:r2']);
+  // Once deploy is done with hello-0, recovery may have it.
+  deployStep.setStatus('COMPLETE');
+  assert.deepEqual(run(), ['deploy:hello-1', 'recovery:r0', 'recovery:r2']);
+  // An interrupted plan neither runs nor holds pods.
+  deployStep.setStatus('STARTING');
+  assert.deepEqual(deploy.dirtyAssets(), [{ pod: 'hello-0', tasks: ['server'] }]);
+  deploy.interrupt();
+  assert.deepEqual(run(), ['recovery:r0', 'recovery:r2']);
+  recovery.interrupt();
+  assert.deepEqual(run(), ['backup:b2']);
+});
+
+test('verbs: outcomes and messages as /v1/plans reports them', () => {
+  const ss = steps(2);
+  const { plan } = onePhasePlan('serial', ss, 'backup');
+  plan.interrupt();
+  assert.equal(plan.status(), 'WAITING');
+  assert.deepEqual(startPlan(plan, { 'BAD-NAME': 'x' }), { kind: 'bad_request', message: "Couldn't parse parameters: BAD-NAME is not a valid environment variable name" });
+  assert.equal(plan.isInterrupted(), true, 'a refused start changes nothing');
+  assert.deepEqual(startPlan(plan, { SNAPSHOT: 'nightly' }), { kind: 'done', message: 'Received cmd: start backup with parameters: {"SNAPSHOT":"nightly"}' });
+  assert.deepEqual(ss.map((s) => s.parameters), [{ SNAPSHOT: 'nightly' }, { SNAPSHOT: 'nightly' }]);
+  assert.equal(plan.isInterrupted(), false);
+
+  assert.deepEqual(continuePlan(plan, 'nope'), { kind: 'not_found', message: 'Phase nope not found' });
+  assert.deepEqual(forceComplete(plan, undefined, 's0'), { kind: 'bad_request', message: 'Missing phase' });
+  assert.deepEqual(forceComplete(plan, 'hello', 'nope'), { kind: 'not_found', message: 'Step nope not found' });
+  assert.deepEqual(forceComplete(plan, 'hello', 's0'), { kind: 'done', message: 'Received cmd: forceComplete for Plan: backup, Phase: hello, Step: s0' });
+  assert.equal(forceComplete(plan, 'hello', ss[0]!.id).kind, 'already', 'steps are found by id as well as name');
+  assert.equal(restartElement(plan, 'hello', 's1').kind, 'already', 'a PENDING step needs no restart');
+  assert.equal(restartElement(plan, 'hello', 's0').kind, 'done');
+  assert.equal(ss[0]!.status(), 'PENDING');
+
+  assert.equal(interruptPlan(plan).kind, 'done');
+  assert.equal(interruptPlan(plan).kind, 'already');
+  assert.equal(continuePlan(plan).kind, 'done');
+  ss[0]!.setStatus('STARTING');
+  assert.equal(continuePlan(plan, 'hello').kind, 'already', 'a running phase needs no continue');
+
+  assert.equal(stopPlan(plan).kind, 'done');
+  assert.deepEqual(ss.map((s) => s.status()), ['PENDING', 'PENDING'], 'stop puts every step back to PENDING');
+  assert.equal(plan.status(), 'WAITING');
+
+  assert.equal(forceComplete(plan).kind, 'done');
+  assert.equal(plan.status(), 'COMPLETE');
+  assert.equal(continuePlan(plan).kind, 'already');
+  assert.equal(startPlan(plan, {}).kind, 'done');
+  assert.equal(plan.status(), 'PENDING', 'start runs a finished plan again');
+  assert.equal(ALREADY_REPORTED, 'Command has already been reported or completed');
+});
+
+test('plan JSON and HTTP status: the SDK field names, the plan status read first', () => {
+  const ss = [step('hello-0:[server]', 'COMPLETE'), step('hello-1:[server]')];
+  ss[1]!.note = 'declined: no agent without maintenance has room';
+  const { plan } = onePhasePlan('serial', ss);
+  const info = planInfo(plan);
+  assert.deepEqual(Object.keys(info), ['phases', 'errors', 'strategy', 'status']);
+  assert.equal(info.status, 'IN_PROGRESS');
+  assert.equal(info.strategy, 'serial');
+  assert.deepEqual(Object.keys(info.phases[0]!), ['id', 'name', 'steps', 'strategy', 'status']);
+  assert.deepEqual(info.phases[0]!.steps.map((s) => [s.name, s.status]), [['hello-0:[server]', 'COMPLETE'], ['hello-1:[server]', 'PENDING']]);
+  assert.match(info.phases[0]!.steps[1]!.message, /declined: no agent without maintenance has room$/);
+  assert.deepEqual([planHttpStatus('COMPLETE'), planHttpStatus('ERROR'), planHttpStatus('WAITING'), planHttpStatus('DELAYED')], [200, 417, 202, 202]);
+});
+
+test('overrides: the operator\'s decisions survive a rebuilt plan (a restart never resumes a paused rollout)', () => {
+  const build = (done: string[]): { plan: Plan; ss: Step[] } => {
+    const ss = steps(5).map((x) => (done.includes(x.name) ? step(x.name, 'COMPLETE') : x));
+    return { plan: newPlan('deploy', 'serial', [newPhase('hello', 'serial-canary', ss)]), ss };
+  };
+  const before = build([]);
+  assert.equal(continuePlan(before.plan, 'hello').kind, 'done');
+  before.ss[0]!.setStatus('COMPLETE');
+  assert.equal(forceComplete(before.plan, 'hello', 's4').kind, 'done');
+  assert.equal(interruptPlan(before.plan).kind, 'done');
+  const stored = JSON.parse(JSON.stringify(overridesOf(before.plan))) as ReturnType<typeof overridesOf>;
+
+  // Rebuilt from task state alone, the canary would pick s1 and s2 and the plan would not be held.
+  const fresh = build(['s0']);
+  assert.equal(fresh.plan.isInterrupted(), false);
+  assert.equal(fresh.ss[4]!.status(), 'PENDING');
+
+  const after = build(['s0']);
+  applyOverrides(after.plan, stored);
+  assert.equal(after.plan.isInterrupted(), true, 'the pause holds');
+  assert.equal(after.ss[4]!.status(), 'COMPLETE', 'the force-complete holds');
+  assert.deepEqual(after.ss.map((x) => x.status()), ['COMPLETE', 'WAITING', 'PENDING', 'PENDING', 'COMPLETE']);
+  assert.equal(continuePlan(after.plan).kind, 'done');
+  assert.deepEqual(names(after.plan.candidates([])), [], 'the canary still waits for its second continue');
+  assert.equal(continuePlan(after.plan).kind, 'done');
+  assert.deepEqual(names(after.plan.candidates([])), ['s1']);
+  after.ss[1]!.setStatus('COMPLETE');
+  assert.deepEqual(names(after.plan.candidates([])), ['s2'], 'then the rest follow serially');
+  assert.deepEqual(overridesOf(after.plan).phases, { hello: { interrupted: false, canary: ['s0', 's1'] } });
+});
