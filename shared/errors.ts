@@ -92,6 +92,14 @@ export const ERRORS = {
   MACHINE_NOT_DOWN: { status: 400, message: (json: string) => `Machine '${json}' is not in DOWN mode and cannot be brought up` },
   /** A bug: something threw where nothing should. The log line has the details. */
   INTERNAL: { status: 500, message: (detail: string) => `Internal error: ${detail}` },
+  // /v1/plans (reference plans.md §6.1): the SDK's texts, answered as text/plain.
+  PLAN_NOT_FOUND: { status: 404, message: (plan: string) => `Plan ${plan} not found` },
+  PHASE_NOT_FOUND: { status: 404, message: (phase: string) => `Phase ${phase} not found` },
+  STEP_NOT_FOUND: { status: 404, message: (step: string) => `Step ${step} not found` },
+  PLAN_MISSING_PHASE: { status: 400, message: () => 'Missing phase' },
+  PLAN_BAD_PARAMETERS: { status: 400, message: (detail: string) => `Couldn't parse parameters: ${detail}` },
+  /** Not a failure: the command would change nothing (HTTP 208 Already Reported). */
+  PLAN_ALREADY_REPORTED: { status: 208, message: () => 'Command has already been reported or completed' },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

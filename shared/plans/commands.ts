@@ -6,30 +6,29 @@
 import { CanaryStrategy, type StrategyName } from './strategy.js';
 import { isRunning, type Status } from './status.js';
 import type { Phase, Plan, Step } from './plan.js';
+import { fail, type DrydockError } from '../errors.js';
 
 /** What a verb did: `done` (200), `already` (208: nothing to change), or why it could not (404/400). */
 export type Outcome =
   | { readonly kind: 'done'; readonly message: string }
   | { readonly kind: 'already' }
-  | { readonly kind: 'not_found'; readonly message: string }
-  | { readonly kind: 'bad_request'; readonly message: string };
+  | { readonly kind: 'refused'; readonly error: DrydockError };
 
-/** The text of a 208, as the SDK words it. */
-export const ALREADY_REPORTED = 'Command has already been reported or completed';
+const refused = (error: DrydockError): Outcome => ({ kind: 'refused', error });
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 function findPhase(plan: Plan, ref: string): Phase | Outcome {
-  return plan.child(ref) ?? { kind: 'not_found', message: `Phase ${ref} not found` };
+  return plan.child(ref) ?? refused(fail('PHASE_NOT_FOUND', ref));
 }
 
 /** The element a phase/step query names: the plan, one phase, or one step of one phase. */
 function target(plan: Plan, phaseRef: string | undefined, stepRef: string | undefined): Plan | Phase | Step | Outcome {
-  if (phaseRef === undefined) return stepRef === undefined ? plan : { kind: 'bad_request', message: 'Missing phase' };
+  if (phaseRef === undefined) return stepRef === undefined ? plan : refused(fail('PLAN_MISSING_PHASE'));
   const phase = findPhase(plan, phaseRef);
   if ('kind' in phase) return phase;
   if (stepRef === undefined) return phase;
-  return phase.child(stepRef) ?? { kind: 'not_found', message: `Step ${stepRef} not found` };
+  return phase.child(stepRef) ?? refused(fail('STEP_NOT_FOUND', stepRef));
 }
 
 function label(plan: Plan, phaseRef: string | undefined, stepRef: string | undefined): string {
@@ -41,12 +40,14 @@ function label(plan: Plan, phaseRef: string | undefined, stepRef: string | undef
  * launch. A COMPLETE plan is restarted first, so `start` runs a finished custom plan again.
  */
 export function startPlan(plan: Plan, parameters: Readonly<Record<string, unknown>>): Outcome {
-  const env: Record<string, string> = {};
+  const entries: Array<[string, string]> = [];
   for (const [key, value] of Object.entries(parameters)) {
-    if (!ENV_NAME.test(key)) return { kind: 'bad_request', message: `Couldn't parse parameters: ${key} is not a valid environment variable name` };
-    if (typeof value !== 'string') return { kind: 'bad_request', message: `Couldn't parse parameters: the value of ${key} must be a string` };
-    env[key] = value;
+    if (!ENV_NAME.test(key)) return refused(fail('PLAN_BAD_PARAMETERS', `${key} is not a valid environment variable name`));
+    if (typeof value !== 'string') return refused(fail('PLAN_BAD_PARAMETERS', `the value of ${key} must be a string`));
+    entries.push([key, value]);
   }
+  // fromEntries defines own properties, so a parameter named __proto__ is a parameter, not a prototype.
+  const env: Record<string, string> = Object.fromEntries(entries);
   for (const step of plan.steps()) step.parameters = { ...step.parameters, ...env };
   if (plan.status() === 'COMPLETE') plan.restart();
   plan.proceed();

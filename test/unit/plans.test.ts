@@ -10,7 +10,7 @@ import { newPhase, newPlan, Step, type Phase, type Plan } from '../../shared/pla
 import { conflicts, type StrategyName } from '../../shared/plans/strategy.js';
 import { coordinate, byPriority } from '../../shared/plans/coordinator.js';
 import { applyOverrides, overridesOf } from '../../shared/plans/overrides.js';
-import { continuePlan, forceComplete, interruptPlan, planHttpStatus, planInfo, restartElement, startPlan, stopPlan, ALREADY_REPORTED } from '../../shared/plans/commands.js';
+import { continuePlan, forceComplete, interruptPlan, planHttpStatus, planInfo, restartElement, startPlan, stopPlan} from '../../shared/plans/commands.js';
 
 const S = (...xs: Status[]): Status[] => xs;
 
@@ -232,15 +232,18 @@ test('verbs: outcomes and messages as /v1/plans reports them', () => {
   const { plan } = onePhasePlan('serial', ss, 'backup');
   plan.interrupt();
   assert.equal(plan.status(), 'WAITING');
-  assert.deepEqual(startPlan(plan, { 'BAD-NAME': 'x' }), { kind: 'bad_request', message: "Couldn't parse parameters: BAD-NAME is not a valid environment variable name" });
+  const refusal = (o: ReturnType<typeof startPlan>): [string, number, string] | undefined =>
+    o.kind === 'refused' ? [o.error.code, o.error.status, o.error.message] : undefined;
+  assert.deepEqual(refusal(startPlan(plan, { 'BAD-NAME': 'x' })), ['PLAN_BAD_PARAMETERS', 400, "Couldn't parse parameters: BAD-NAME is not a valid environment variable name"]);
+  assert.deepEqual(refusal(startPlan(plan, { N: 3 })), ['PLAN_BAD_PARAMETERS', 400, "Couldn't parse parameters: the value of N must be a string"]);
   assert.equal(plan.isInterrupted(), true, 'a refused start changes nothing');
   assert.deepEqual(startPlan(plan, { SNAPSHOT: 'nightly' }), { kind: 'done', message: 'Received cmd: start backup with parameters: {"SNAPSHOT":"nightly"}' });
   assert.deepEqual(ss.map((s) => s.parameters), [{ SNAPSHOT: 'nightly' }, { SNAPSHOT: 'nightly' }]);
   assert.equal(plan.isInterrupted(), false);
 
-  assert.deepEqual(continuePlan(plan, 'nope'), { kind: 'not_found', message: 'Phase nope not found' });
-  assert.deepEqual(forceComplete(plan, undefined, 's0'), { kind: 'bad_request', message: 'Missing phase' });
-  assert.deepEqual(forceComplete(plan, 'hello', 'nope'), { kind: 'not_found', message: 'Step nope not found' });
+  assert.deepEqual(refusal(continuePlan(plan, 'nope')), ['PHASE_NOT_FOUND', 404, 'Phase nope not found']);
+  assert.deepEqual(refusal(forceComplete(plan, undefined, 's0')), ['PLAN_MISSING_PHASE', 400, 'Missing phase']);
+  assert.deepEqual(refusal(forceComplete(plan, 'hello', 'nope')), ['STEP_NOT_FOUND', 404, 'Step nope not found']);
   assert.deepEqual(forceComplete(plan, 'hello', 's0'), { kind: 'done', message: 'Received cmd: forceComplete for Plan: backup, Phase: hello, Step: s0' });
   assert.equal(forceComplete(plan, 'hello', ss[0]!.id).kind, 'already', 'steps are found by id as well as name');
   assert.equal(restartElement(plan, 'hello', 's1').kind, 'already', 'a PENDING step needs no restart');
@@ -262,7 +265,6 @@ test('verbs: outcomes and messages as /v1/plans reports them', () => {
   assert.equal(continuePlan(plan).kind, 'already');
   assert.equal(startPlan(plan, {}).kind, 'done');
   assert.equal(plan.status(), 'PENDING', 'start runs a finished plan again');
-  assert.equal(ALREADY_REPORTED, 'Command has already been reported or completed');
 });
 
 test('plan JSON and HTTP status: the SDK field names, the plan status read first', () => {
@@ -308,4 +310,71 @@ test('overrides: the operator\'s decisions survive a rebuilt plan (a restart nev
   after.ss[1]!.setStatus('COMPLETE');
   assert.deepEqual(names(after.plan.candidates([])), ['s2'], 'then the rest follow serially');
   assert.deepEqual(overridesOf(after.plan).phases, { hello: { interrupted: false, canary: ['s0', 's1'] } });
+});
+
+test('/v1/plans: paths, verbs, status codes and bodies', async () => {
+  const { plansApi } = await import('../../shared/plans/api.js');
+  const ss = steps(2);
+  const deploy = newPlan('deploy', 'serial', [newPhase('hello', 'serial', ss)]);
+  const backup = newPlan('backup', 'serial', [newPhase('b', 'serial', [step('b0')])]);
+  backup.interrupt();
+  const plans = [backup, deploy];
+  const call = (method: string, path: string, query = '', body = ''): { status: number; body: unknown } => {
+    const a = plansApi(plans, { method, path, query: new URLSearchParams(query), body });
+    return { status: a.status, body: 'json' in a ? a.json : a.text };
+  };
+  assert.deepEqual(call('GET', ''), { status: 200, body: ['deploy', 'backup'] }, 'listed in priority order');
+  assert.equal(call('GET', '/deploy').status, 202);
+  assert.deepEqual(call('GET', '/nope'), { status: 404, body: 'Plan nope not found' });
+  assert.deepEqual(call('POST', '/nope/continue'), { status: 404, body: 'Plan nope not found' });
+  assert.equal(call('POST', '/deploy/explode').status, 404);
+  assert.equal(call('GET', '/deploy/continue').status, 405);
+  assert.equal(call('DELETE', '/deploy').status, 405);
+  assert.equal(call('GET', '/%E0%A4%A').status, 404, 'a malformed escape is a 404, not a crash');
+
+  assert.deepEqual(call('POST', '/deploy/continue'), { status: 208, body: 'Command has already been reported or completed' });
+  assert.deepEqual(call('POST', '/deploy/interrupt'), { status: 200, body: { message: 'Received cmd: interrupt' } });
+  assert.equal(deploy.isInterrupted(), true);
+  assert.deepEqual(call('POST', '/deploy/interrupt'), { status: 208, body: 'Command has already been reported or completed' });
+  assert.deepEqual(call('POST', '/deploy/continue', 'phase=nope'), { status: 404, body: 'Phase nope not found' });
+  assert.deepEqual(call('POST', '/deploy/forceComplete', 'step=s0'), { status: 400, body: 'Missing phase' });
+  assert.deepEqual(call('POST', '/deploy/forceComplete', `phase=hello&step=${ss[0]!.id}`),
+    { status: 200, body: { message: `Received cmd: forceComplete for Plan: deploy, Phase: hello, Step: ${ss[0]!.id}` } });
+  assert.deepEqual(call('POST', '/deploy/forceComplete', 'phase=hello'), { status: 200, body: { message: 'Received cmd: forceComplete for Plan: deploy, Phase: hello, Step: null' } });
+  assert.deepEqual(call('GET', '/deploy').status, 200, 'a COMPLETE plan answers 200');
+  ss[1]!.addError('config rejected');
+  assert.equal(call('GET', '/deploy').status, 417);
+  assert.deepEqual((call('GET', '/deploy').body as { errors: string[] }).errors, ['config rejected']);
+
+  for (const bad of ['{', '[]', '"x"', '{"A-B":"1"}', '{"N":1}', `{"x":${'['.repeat(100)}${']'.repeat(100)}}`]) {
+    const r = call('POST', '/backup/start', '', bad);
+    assert.equal(r.status, 400, bad);
+    assert.match(String(r.body), /^Couldn't parse parameters: /);
+    assert.equal(backup.isInterrupted(), true, `a refused start changes nothing (${bad})`);
+  }
+  assert.deepEqual(call('POST', '/backup/start', '', '{"SNAPSHOT":"nightly"}'),
+    { status: 200, body: { message: 'Received cmd: start backup with parameters: {"SNAPSHOT":"nightly"}' } });
+  assert.equal(backup.isInterrupted(), false);
+  assert.deepEqual(call('POST', '/backup/stop'), { status: 200, body: { message: 'Received cmd: stop' } });
+  assert.equal(call('POST', '/backup/start').status, 200, 'an empty body starts with no parameters');
+  assert.deepEqual(call('POST', '/backup/restart', 'phase=b&step=b0'), { status: 208, body: 'Command has already been reported or completed' });
+});
+
+test('/v1/plans: hostile paths, queries and bodies never throw and never answer 5xx', async () => {
+  const { plansApi } = await import('../../shared/plans/api.js');
+  const plans = [newPlan('deploy', 'serial', [newPhase('hello', 'serial-canary', steps(3))])];
+  let seed = Number(process.env.DRYDOCK_FUZZ_SEED ?? 11);
+  const rand = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const pieces = ['deploy', 'hello', 's0', '%', '%ZZ', '..', '', 'start', 'continue', 'restart', 'forceComplete', 'interrupt', 'stop', '\u0000', '🙂', 'constructor', '__proto__'];
+  const bodies = ['', '{}', 'null', '{"a":"b"}', '{"__proto__":{"x":"1"}}', '[', '{"A":{"B":"c"}}', '1e999', '"\\ud800"', '{"A":"b","A":"c"}'];
+  for (let i = 0; i < 2000; i++) {
+    const path = Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]).join('/');
+    const query = new URLSearchParams([['phase', pieces[rand(pieces.length)]!], ['step', pieces[rand(pieces.length)]!]]);
+    const method = ['GET', 'POST', 'PUT'][rand(3)]!;
+    const a = plansApi(plans, { method, path: `/${path}`, query, body: bodies[rand(bodies.length)]! });
+    assert.ok(a.status >= 200 && a.status < 500, `${method} /${path}?${query} answered ${a.status}`);
+  }
 });
