@@ -413,9 +413,10 @@ class Fuzz {
     // REGISTER under another id on its session left it "connected" to a closed session (the
     // master only notices at the ping timeout): register it on a session of ours and close that,
     // so the next wire case starts from a disconnected wire agent, as its own close leaves it.
+    // Or a fuzzed REGISTER renamed it: the next wire case's own REGISTER would rename it back.
     const wire = s.agents.find((x) => x.id === this.ctx.wireAgentId);
     if (wire === undefined) await this.#registerWire(false);
-    else if (wire.active) await this.#registerWire(true);
+    else if (wire.active || wire.hostname !== WIRE_SELF.hostname.slice(0, 60)) await this.#registerWire(true);
     // Agents an accepted fuzzed REGISTER added (another port, say) are marked gone: gone agents
     // are not listed, so GET_AGENTS stays small and every snapshot cheap.
     const keep = new Set([this.ctx.realAgentId, this.ctx.victimAgentId, this.ctx.wireAgentId]);
@@ -733,7 +734,9 @@ class Fuzz {
       // Undo a SUPPRESS, so offers keep coming.
       await this.#post('master', '/api/v1/scheduler', JSON.stringify({ type: 'REVIVE', framework_id: { value: home.id } }), { 'content-type': 'application/json', 'mesos-stream-id': home.streamId }).catch(() => undefined);
     }
-    const s = await this.snapshot();
+    // A wire frame's effects trail the master's answer (a REGISTER that reports frameworks has them
+    // recovered, then expired, each through a commit): wait for them to land before comparing.
+    const s = c.kind === 'wire' ? await this.#settle() : await this.snapshot();
     if (s.text === this.#baseline?.text && this.#home?.ended !== true) return;
     await this.#heal(s);
     this.#baseline = await this.#settle();
@@ -743,7 +746,13 @@ class Fuzz {
     const out: string[] = [];
     for (const [k, v] of Object.entries(b.parts)) {
       const before = a?.parts[k];
-      if (before !== v) out.push(`${k}: before ${(before ?? '').slice(0, 300)} after ${v.slice(0, 300)}`);
+      if (before === v) continue;
+      // Show where they part, not just how they start: long lists differ far from their head.
+      const b0 = before ?? '';
+      let at = 0;
+      while (at < b0.length && at < v.length && b0[at] === v[at]) at++;
+      const from = Math.max(0, at - 120);
+      out.push(`${k} (from char ${from}): before ${b0.slice(from, from + 300)} after ${v.slice(from, from + 300)}`);
     }
     return out.join('; ');
   }
