@@ -79,8 +79,6 @@ export class Step implements Element {
     return true;
   }
 
-  delayedUntil(): number | undefined { return this.delayedUntilMs; }
-
   addError(message: string): void {
     this.errorList.push(message);
     this.stored = 'ERROR';

@@ -27,10 +27,6 @@ export interface Child {
 
 export type StrategyName = 'serial' | 'parallel' | 'serial-canary' | 'canary' | 'parallel-canary' | 'dependency' | 'dependency-canary';
 
-/** Strategy names the YAML accepts on a plan and on a phase (canary is phase-only by design). */
-export const PLAN_STRATEGIES: readonly StrategyName[] = ['serial', 'parallel'];
-export const PHASE_STRATEGIES: readonly StrategyName[] = ['serial', 'parallel', 'serial-canary', 'canary', 'parallel-canary'];
-
 export interface Strategy {
   readonly name: StrategyName;
   /** Children that may be worked on now, in order, given the assets other work holds. */
