@@ -39,6 +39,8 @@ export interface KillRecord {
   deadline_ms: number;
   sigterm_ms?: number;
   sigkill_ms?: number;
+  /** Set when the task's health check asked for the kill: so many failures in a row (the terminal update says so). */
+  health_check_failures?: number;
 }
 
 /** meta/tasks/<fw>/<task>/task.json. */

@@ -7,6 +7,13 @@
  * Every change to a task is checkpointed before it is acted on (the update sent, the signal
  * delivered). Lifecycle of a task: staging → running (pid known) → ended (terminal update
  * queued) → completed (terminal update acknowledged; meta removed, kept in memory only).
+ *
+ * A task's check and health check (agent/checks.ts) run while it is running and not being
+ * killed. Every update the task's executor side sends (source SOURCE_EXECUTOR: STARTING,
+ * RUNNING, KILLING, the terminal one) of a task with a check carries `check_status`, the latest
+ * result (empty before the first, as Mesos); TASK_RUNNING updates carry `healthy` once the
+ * health check has a verdict; a task killed by its health check ends TASK_KILLED with
+ * `healthy: false` and reason REASON_TASK_HEALTH_CHECK_STATUS_UPDATED.
  */
 
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -17,6 +24,7 @@ import type { Logger } from '../shared/log.js';
 import {
   hasCapability,
   isTerminal,
+  type CheckStatusInfo,
   type FrameworkInfo,
   type KillPolicy,
   type Task,
@@ -29,6 +37,8 @@ import {
 import type { AgentTaskReport } from '../shared/protocol.js';
 import { killPolicy, type DrainConfigWire } from '../shared/drain.js';
 import type { Checkpoint, TaskRecord } from './checkpoint.js';
+import { parseTaskChecks, TaskChecking, type Probe, type ProbeRun, type TaskChecks } from './checks.js';
+import { runProbe, type ProbeContext } from './probes.js';
 import { CHECKPOINT_FORMAT } from './checkpoint.js';
 import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
 import { launcherAlive, procStat, readLauncherEnd, signalGroup, startLauncher, type LaunchSpec, type LaunchResult } from './launcher.js';
@@ -56,6 +66,8 @@ interface Supervised {
   killTimer: TimerHandle | undefined;
   /** A kill that arrived before the task pid was known: undefined (none), null (no override) or the override. */
   killWanted: KillPolicy | null | undefined;
+  /** The task's check and health check, if it has either; started once it runs. */
+  checking: TaskChecking | undefined;
 }
 
 export interface SupervisorOptions {
@@ -71,6 +83,8 @@ export interface SupervisorOptions {
   launch?: (spec: LaunchSpec) => LaunchResult;
   /** The drain the agent is carrying out, if any: launches are refused and kill updates carry REASON_AGENT_DRAINING. */
   draining?: () => DrainConfigWire | undefined;
+  /** For tests: replaces the probes of checks and health checks. */
+  runProbe?: (probe: Probe, ctx: ProbeContext) => ProbeRun;
 }
 
 /** Map key of a task: framework id and task id (task ids are unique per framework only). */
@@ -190,7 +204,7 @@ export class Supervisor {
   recover(records: readonly TaskRecord[]): void {
     for (const record of records) {
       const key = taskKey(record.framework_id, record.task.task_id.value);
-      const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined };
+      const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined };
       this.#tasks.set(key, t);
       const log = { taskId: record.task.task_id.value, frameworkId: record.framework_id };
       if (isTerminal(record.state)) {
@@ -205,6 +219,10 @@ export class Supervisor {
         continue;
       }
       this.#o.streams.head(key, record.framework_id, record.pending[0]);
+      // No check state was checkpointed: a re-adopted task is checked from scratch.
+      const checks = parseTaskChecks(record.task);
+      if (checks.ok) t.checking = this.#checking(t, checks.value);
+      else this.#o.log.warn('recovered task has invalid checks; not checking it', { ...log, error: checks.error });
       if (launcher !== undefined && launcherAlive(launcher.pid, launcher.start_time)) {
         t.adopted = true;
         if (record.task_pid === undefined) {
@@ -217,6 +235,7 @@ export class Supervisor {
         }
         this.#o.log.info('task re-adopted', { ...log, launcherPid: launcher.pid, pid: record.task_pid, state: record.state });
         if (record.kill !== undefined) this.#resumeKill(t);
+        else this.#startChecks(t);
       } else {
         const end = launcher === undefined ? undefined : readLauncherEnd(this.#o.checkpoint.exitFile(record.framework_id, record.task.task_id.value));
         this.#o.log.info('task ended while the agent was away', { ...log, end });
@@ -304,7 +323,7 @@ export class Supervisor {
       statuses: [],
       pending: [],
     };
-    const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined };
+    const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined };
     this.#tasks.set(key, t);
 
     if (drain !== undefined) {
@@ -322,25 +341,22 @@ export class Supervisor {
       this.#update(t, 'TASK_ERROR', 'Task has no command value', 'REASON_TASK_INVALID', 'SOURCE_AGENT');
       return;
     }
+    // A bad check or health check refuses the launch, naming the field (Mesos' master does
+    // the same validation and refuses with TASK_ERROR too).
+    const checks = parseTaskChecks(task);
+    if (!checks.ok) {
+      t.phase = 'ended';
+      this.#o.log.warn('task refused: invalid check', { ...log, error: checks.error });
+      this.#update(t, 'TASK_ERROR', checks.error, 'REASON_TASK_INVALID', 'SOURCE_AGENT');
+      return;
+    }
+    t.checking = this.#checking(t, checks.value);
     // As Mesos: shell (the default) runs `value` with /bin/sh -c; otherwise `value` is the
     // program and `arguments` its whole argv, argv[0] included (the program itself if empty).
     const program = command.shell === false ? command.value : '/bin/sh';
     const args = command.arguments ?? [];
     const argv = command.shell === false ? (args.length > 0 ? args : [command.value]) : ['sh', '-c', command.value];
-    const env: Record<string, string> = {};
-    for (const name of INHERITED_ENV) {
-      const v = process.env[name];
-      if (v !== undefined) env[name] = v;
-    }
-    env['PATH'] ??= '/usr/local/bin:/usr/bin:/bin';
-    for (const v of command.environment?.variables ?? []) if (v.value !== undefined) env[v.name] = v.value;
-    Object.assign(env, {
-      MESOS_SANDBOX: record.sandbox,
-      DRYDOCK_SANDBOX: record.sandbox,
-      DRYDOCK_TASK_ID: taskId,
-      DRYDOCK_FRAMEWORK_ID: frameworkId,
-      DRYDOCK_AGENT_ID: this.#o.agentId() ?? task.agent_id.value,
-    });
+    const env = this.#taskEnv(record);
 
     let result: LaunchResult;
     try {
@@ -385,7 +401,68 @@ export class Supervisor {
       this.#update(t, 'TASK_RUNNING');
       this.#o.log.info('task running', { ...log, pid });
       if (t.killWanted !== undefined) this.kill(frameworkId, taskId, t.killWanted ?? undefined);
+      else this.#startChecks(t);
     });
+  }
+
+  /**
+   * The environment of a task (and of its check commands): a few variables inherited from the
+   * agent, the task's own, then the sandbox and ids. Computed again for a re-adopted task.
+   */
+  #taskEnv(record: TaskRecord): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const name of INHERITED_ENV) {
+      const v = process.env[name];
+      if (v !== undefined) env[name] = v;
+    }
+    env['PATH'] ??= '/usr/local/bin:/usr/bin:/bin';
+    for (const v of record.task.command?.environment?.variables ?? []) if (v.value !== undefined) env[v.name] = v.value;
+    Object.assign(env, {
+      MESOS_SANDBOX: record.sandbox,
+      DRYDOCK_SANDBOX: record.sandbox,
+      DRYDOCK_TASK_ID: record.task.task_id.value,
+      DRYDOCK_FRAMEWORK_ID: record.framework_id,
+      DRYDOCK_AGENT_ID: this.#o.agentId() ?? record.task.agent_id.value,
+    });
+    return env;
+  }
+
+  // ---- Checks -----------------------------------------------------------------------------
+
+  /** The TaskChecking of a task with a check or a health check; undefined for one with neither. */
+  #checking(t: Supervised, checks: TaskChecks): TaskChecking | undefined {
+    if (checks.check === undefined && checks.health === undefined) return undefined;
+    const r = t.record;
+    const log = { taskId: r.task.task_id.value, frameworkId: r.framework_id };
+    let ctx: ProbeContext | undefined;
+    const probe = this.#o.runProbe ?? runProbe;
+    return new TaskChecking(checks, {
+      clock: this.#o.clock,
+      // The environment is computed at the first probe, when the agent id is surely known.
+      run: (p) => probe(p, (ctx ??= { cwd: r.sandbox, env: this.#taskEnv(r) })),
+      checkChanged: (status) => {
+        if (t.phase !== 'running' || r.kill !== undefined) return;
+        this.#o.log.info('check status changed', { ...log, checkStatus: status });
+        this.#update(t, 'TASK_RUNNING', undefined, 'REASON_TASK_CHECK_STATUS_UPDATED');
+      },
+      healthChanged: (healthy) => {
+        if (t.phase !== 'running' || r.kill !== undefined) return;
+        this.#o.log.info('health changed', { ...log, healthy });
+        this.#update(t, 'TASK_RUNNING', undefined, 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED');
+      },
+      unhealthy: (failures) => {
+        if (t.phase !== 'running' || r.kill !== undefined) return;
+        this.#o.log.warn('health check failed, killing task', { ...log, failures });
+        this.#kill(t, undefined, failures);
+      },
+      onError: (e) => this.#o.log.error('check result not handled', { ...log, error: (e as Error).message }),
+    });
+  }
+
+  /** Starts checking a running task that is not being killed (and not on a closed supervisor). */
+  #startChecks(t: Supervised): void {
+    if (this.#closed || t.phase !== 'running' || t.record.kill !== undefined) return;
+    t.checking?.start();
   }
 
   // ---- Kill -------------------------------------------------------------------------------
@@ -393,13 +470,19 @@ export class Supervisor {
   /** KILL_TASK: SIGTERM to the group now, SIGKILL when the grace period is over. */
   kill(frameworkId: string, taskId: string, override?: KillPolicy): void {
     const t = this.#tasks.get(taskKey(frameworkId, taskId));
-    const log = { taskId, frameworkId };
     if (t === undefined) {
-      this.#o.log.warn('kill for unknown task', log);
+      this.#o.log.warn('kill for unknown task', { taskId, frameworkId });
       return;
     }
+    this.#kill(t, override);
+  }
+
+  /** A kill; `healthFailures` when the task's health check asked for it. Checks stop at once (as Mesos). */
+  #kill(t: Supervised, override?: KillPolicy, healthFailures?: number): void {
     if (t.phase === 'ended') return;
     const r = t.record;
+    const log = { taskId: r.task.task_id.value, frameworkId: r.framework_id };
+    t.checking?.stop();
     if (t.phase === 'staging' || r.task_pid === undefined) {
       t.killWanted = override ?? null;
       return;
@@ -415,7 +498,7 @@ export class Supervisor {
       }
       return;
     }
-    r.kill = { requested_ms: now, grace_ms: grace, deadline_ms: now + grace, sigterm_ms: now };
+    r.kill = { requested_ms: now, grace_ms: grace, deadline_ms: now + grace, sigterm_ms: now, ...(healthFailures !== undefined ? { health_check_failures: healthFailures } : {}) };
     // As Mesos, TASK_KILLING goes only to frameworks that declared TASK_KILLING_STATE; either
     // way the kill is checkpointed before the signal goes out.
     if (hasCapability(r.framework, 'TASK_KILLING_STATE')) this.#update(t, 'TASK_KILLING');
@@ -489,11 +572,13 @@ export class Supervisor {
   #finish(t: Supervised, end: LauncherEnd | undefined): void {
     if (t.phase === 'ended') return;
     t.phase = 'ended';
+    t.checking?.stop();
     t.killTimer?.cancel();
     t.killTimer = undefined;
     const r = t.record;
     const killed = r.kill !== undefined || t.killWanted !== undefined;
     const outcome = terminalOutcome(end, killed);
+    const healthFailures = r.kill?.health_check_failures;
     this.#o.log.info('task ended', {
       taskId: r.task.task_id.value,
       frameworkId: r.framework_id,
@@ -505,7 +590,13 @@ export class Supervisor {
         : {}),
       endedMs: end?.ended_ms,
     });
-    this.#update(t, outcome.state, outcome.message, outcome.reason);
+    if (healthFailures !== undefined) {
+      // Mesos' executor only sets healthy:false here; the reason and message say why as well.
+      const message = `Task killed after its health check failed ${healthFailures} consecutive time${healthFailures === 1 ? '' : 's'}: ${outcome.message}`;
+      this.#update(t, outcome.state, message, 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED', 'SOURCE_EXECUTOR', false);
+    } else {
+      this.#update(t, outcome.state, outcome.message, outcome.reason);
+    }
     for (const w of [...this.#endWaiters]) w();
   }
 
@@ -541,7 +632,14 @@ export class Supervisor {
     this.#o.log.info('task completed', { taskId: r.task.task_id.value, frameworkId: r.framework_id, state: r.state });
   }
 
-  #status(taskId: { value: string }, state: TaskState, source: TaskStatusSource, message?: string, reason?: TaskStatusReason): TaskStatus {
+  #status(
+    taskId: { value: string },
+    state: TaskState,
+    source: TaskStatusSource,
+    message?: string,
+    reason?: TaskStatusReason,
+    checks: { healthy?: boolean | undefined; check_status?: CheckStatusInfo | undefined } = {},
+  ): TaskStatus {
     const agentId = this.#o.agentId();
     return {
       task_id: taskId,
@@ -552,28 +650,48 @@ export class Supervisor {
       ...(agentId !== undefined ? { agent_id: { value: agentId } } : {}),
       timestamp: this.#o.clock.now() / 1000,
       uuid: newUuid(),
+      ...(checks.healthy !== undefined ? { healthy: checks.healthy } : {}),
+      ...(checks.check_status !== undefined ? { check_status: checks.check_status } : {}),
     };
   }
 
-  /** Queues a status update: checkpointed first, then sent if it is the head of the queue. */
-  #update(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR'): void {
+  /**
+   * Queues a status update: checkpointed first, then sent if it is the head of the queue. As
+   * Mesos' agent, a status replaces the task's last one when both have the same state, so check
+   * updates do not pile up in `statuses` (and in the checkpoint). `healthy` defaults to the
+   * health check's verdict on TASK_RUNNING updates.
+   */
+  #update(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): void {
     const r = t.record;
     const drain = this.#o.draining?.();
-    if (drain !== undefined && (state === 'TASK_KILLING' || state === 'TASK_KILLED')) {
+    // A task its health check killed says so even while the agent drains: that kill came first.
+    if (drain !== undefined && (state === 'TASK_KILLING' || state === 'TASK_KILLED') && reason !== 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED') {
       // Mesos: every kill update sent while draining says why; with mark_gone a partition-aware
       // framework learns the task is gone for good.
       reason = 'REASON_AGENT_DRAINING';
       if (drain.mark_gone && hasCapability(r.framework, 'PARTITION_AWARE')) state = 'TASK_GONE_BY_OPERATOR';
     }
-    const status = this.#status(r.task.task_id, state, source, message, reason);
+    const checking = source === 'SOURCE_EXECUTOR' ? t.checking : undefined;
+    const checkStatus = checking?.checkStatus;
+    const status = this.#status(r.task.task_id, state, source, message, reason, {
+      healthy: healthy ?? (state === 'TASK_RUNNING' ? checking?.healthy : undefined),
+      check_status: checkStatus !== undefined ? structuredClone(checkStatus) : undefined,
+    });
     r.state = state;
+    if (r.statuses.at(-1)?.state === state) r.statuses.pop();
     r.statuses.push(status);
+    if (state === 'TASK_RUNNING' && (reason === 'REASON_TASK_CHECK_STATUS_UPDATED' || reason === 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED')) {
+      // A (health) check update still queued behind the one in flight is superseded by this
+      // newer one of the same kind, which carries the latest result: a check flapping while
+      // the scheduler does not acknowledge cannot grow the queue (and the checkpoint) forever.
+      r.pending = r.pending.filter((p, i) => i === 0 || p.state !== 'TASK_RUNNING' || p.reason !== reason);
+    }
     r.pending.push(status);
     this.#o.checkpoint.writeTask(r);
     if (r.pending.length === 1) this.#o.streams.head(t.key, r.framework_id, status);
   }
 
-  /** Stops timers; leaves every task running (an agent restart re-adopts them). */
+  /** Stops timers and checks; leaves every task running (an agent restart re-adopts them). */
   close(): void {
     this.#closed = true;
     this.#poll?.cancel();
@@ -581,6 +699,8 @@ export class Supervisor {
     for (const t of this.#tasks.values()) {
       t.killTimer?.cancel();
       t.killTimer = undefined;
+      // Checks do not outlive the agent; the next one checks re-adopted tasks from scratch.
+      t.checking?.stop();
     }
   }
 }

@@ -3,7 +3,7 @@
  * drydock: the operator CLI. It talks to the master's HTTP API only.
  */
 
-import { Command, Option } from 'commander';
+import { Command, Option, type CommanderError } from 'commander';
 import { ApiError, MasterClient, formatJson, resolveMaster } from './client.js';
 import { renderTable } from './table.js';
 import { changeMachines, replaceSchedule, showSchedule, showStatus } from './maintenance-command.js';
@@ -11,6 +11,10 @@ import { drainAgent, listAgents, simpleAgentCommand } from './drain-command.js';
 import type { DrainFlags } from './drain.js';
 import { RUN_DEFAULTS, checkRunFlags, type RunFlags } from './run.js';
 import { runCommand } from './run-command.js';
+import { listPlans, planVerb, showPlan, type SchedulerFlags, type ShowFlags } from './plan-command.js';
+import type { VerbFlags } from './plan.js';
+import { listPods, podAction, podInfo, podStatus } from './pod-command.js';
+import { EXIT_USAGE } from './service-api.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
 
 interface TaskJson {
@@ -23,7 +27,7 @@ interface TaskJson {
 
 const program = new Command()
   .name('drydock')
-  .description('Operate a Drydock cluster: agents, tasks, maintenance and draining.')
+  .description('Operate a Drydock cluster: agents, tasks, maintenance and draining; plans and pods of a service scheduler.')
   .version(DRYDOCK_VERSION)
   .addOption(new Option('--master <host:port>', 'the master: host:port, several as m1:5050,m2:5050, or etcd://h:2379/prefix (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'))
   .showHelpAfterError();
@@ -145,6 +149,108 @@ program
     const code = await runCommand(resolveMaster(opts.master ?? program.opts<{ master?: string }>().master), req.value);
     process.exit(code);
   });
+
+/** The exit statuses of the commands that talk to a service scheduler, for their help. */
+const SERVICE_EXIT_HELP = `
+Exit status:
+  0    done; also when the scheduler answers 208 (already reported or completed)
+  1    the scheduler refused (400, 404), answered something else unexpected, or could not be reached
+  2    usage: a bad flag or argument (nothing was sent)
+  130  Ctrl-C (plan show --watch)`;
+
+/**
+ * A command that talks to a service scheduler (drydock-scheduler): --scheduler, --json and the
+ * exit statuses. The scheduler is not the master: --master does not apply.
+ */
+function serviceCommand(parent: Command, name: string, description: string): Command {
+  return parent
+    .command(name)
+    .description(description)
+    .option('--scheduler <host:port>', 'the service scheduler, host:port (default: $DRYDOCK_SCHEDULER, else 127.0.0.1:8088)')
+    .option('--json', 'print the scheduler\'s JSON answer as it is')
+    .addHelpText('after', SERVICE_EXIT_HELP);
+}
+
+/**
+ * Under `plan` and `pod`, commander's own usage errors (unknown option, missing argument,
+ * unknown command) exit 2 like the commands' own checks; help and --version still exit 0.
+ * Set on the parent before its subcommands are made, which inherit it.
+ */
+const usageExit = (e: CommanderError): never => process.exit(e.exitCode === 0 ? 0 : EXIT_USAGE);
+
+const plan = program
+  .command('plan')
+  .description('plans of a service scheduler (deploy, recovery, ...): list, show, start, stop, continue, interrupt, force-complete, restart')
+  .addHelpText('after', SERVICE_EXIT_HELP)
+  .exitOverride(usageExit);
+
+serviceCommand(plan, 'list', 'list the plans, one name a line')
+  .action(async (opts: SchedulerFlags) => exit(await listPlans(opts)));
+
+serviceCommand(plan, 'show', 'show a plan as a tree: phases, steps, their statuses and what a step waits for, then the plan\'s errors; 417 (plan ERROR) is shown too')
+  .argument('<plan>', 'plan name, e.g. deploy')
+  .option('--watch', 'redraw until the plan is COMPLETE (exit 0); keeps watching through ERROR (a step may be restarted); gives up (exit 1) after 30s without an answer')
+  .option('--interval <duration>', 'with --watch, time between polls, 100ms to 1hrs (default: 1secs)')
+  .action(async (name: string, opts: ShowFlags) => exit(await showPlan(name, opts)));
+
+serviceCommand(plan, 'start', 'start a plan (a COMPLETE one runs again), with parameters that become its tasks\' environment')
+  .argument('<plan>', 'plan name')
+  .option('-p, --parameter <KEY=VALUE>', 'an environment variable for the plan\'s tasks; repeat for more (the last of a key wins)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('start', name, opts)));
+
+serviceCommand(plan, 'stop', 'stop a plan: hold it and put every step back to PENDING (start or continue begins again)')
+  .argument('<plan>', 'plan name')
+  .action(async (name: string, opts: SchedulerFlags) => exit(await planVerb('stop', name, opts)));
+
+serviceCommand(plan, 'continue', 'continue a held plan or phase (a canary phase: its next step)')
+  .alias('resume')
+  .argument('<plan>', 'plan name')
+  .option('--phase <phase>', 'the phase, by name or id')
+  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('continue', name, opts)));
+
+serviceCommand(plan, 'interrupt', 'hold a plan or phase: what is launched finishes, nothing new starts')
+  .alias('pause')
+  .argument('<plan>', 'plan name')
+  .option('--phase <phase>', 'the phase, by name or id')
+  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('interrupt', name, opts)));
+
+serviceCommand(plan, 'force-complete', 'mark a plan, phase or step COMPLETE without doing its work')
+  .argument('<plan>', 'plan name')
+  .option('--phase <phase>', 'the phase, by name or id')
+  .option('--step <step>', 'the step within --phase, by name or id')
+  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('force-complete', name, opts)));
+
+serviceCommand(plan, 'restart', 'restart a plan, phase or step: released and put back to PENDING (clearing back-off)')
+  .alias('force-restart')
+  .argument('<plan>', 'plan name')
+  .option('--phase <phase>', 'the phase, by name or id')
+  .option('--step <step>', 'the step within --phase, by name or id')
+  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('restart', name, opts)));
+
+const pod = program
+  .command('pod')
+  .description('pod instances of a service scheduler (hello-0, hello-1, ...): list, status, info, restart, replace')
+  .addHelpText('after', SERVICE_EXIT_HELP)
+  .exitOverride(usageExit);
+
+serviceCommand(pod, 'list', 'list the pod instances, one name a line')
+  .action(async (opts: SchedulerFlags) => exit(await listPods(opts)));
+
+serviceCommand(pod, 'status', 'a table of the tasks of every pod instance, or of one: status (Mesos TaskState without TASK_), readiness, host')
+  .argument('[pod]', 'pod instance, e.g. hello-0')
+  .action(async (name: string | undefined, opts: SchedulerFlags) => exit(await podStatus(name, opts)));
+
+serviceCommand(pod, 'info', 'the Mesos TaskInfo and latest TaskStatus of each task of a pod instance, as JSON')
+  .argument('<pod>', 'pod instance, e.g. hello-0')
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podInfo(name, opts)));
+
+serviceCommand(pod, 'restart', 'restart the tasks of a pod instance where they are (kill, relaunch on the same agent)')
+  .argument('<pod>', 'pod instance, e.g. hello-0')
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podAction('restart', name, opts)));
+
+serviceCommand(pod, 'replace', 'replace the tasks of a pod instance: killed and launched anew, possibly on another agent')
+  .argument('<pod>', 'pod instance, e.g. hello-0')
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podAction('replace', name, opts)));
 
 try {
   await program.parseAsync(process.argv);

@@ -7,7 +7,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
-import { SchedulerClient, SubscribeError, type SchedulerEvent } from './scheduler-client.js';
+import { SchedulerClient, SubscribeError, type SchedulerEvent } from '../scheduler/client.js';
 import {
   chooseOffer,
   describeRequest,

@@ -35,3 +35,81 @@ export function terminalIo(prefix: string): TerminalIo {
     },
   };
 }
+
+/** The colours the CLI paints statuses with. */
+export type Colour = 'green' | 'red' | 'yellow' | 'cyan';
+
+/** Paints text in a colour, or leaves it as it is. */
+export type Paint = (text: string, colour: Colour) => string;
+
+/** For pipes, files and NO_COLOR: text unchanged. */
+export const plainPaint: Paint = (text) => text;
+
+const SGR: Record<Colour, number> = { green: 32, red: 31, yellow: 33, cyan: 36 };
+
+/** ANSI foreground colours, reset to the default foreground (39) so bold or background set by others survives. */
+export const ansiPaint: Paint = (text, colour) => `\u001b[${SGR[colour]}m${text}\u001b[39m`;
+
+/**
+ * Whether to colour a stream: NO_COLOR (https://no-color.org) turns colour off, FORCE_COLOR on
+ * (FORCE_COLOR=0 off), TERM=dumb off; otherwise only a terminal that says it has colours.
+ */
+export function wantsColour(stream: { isTTY?: boolean; hasColors?: () => boolean }, env: Readonly<Record<string, string | undefined>>): boolean {
+  if ((env['NO_COLOR'] ?? '') !== '') return false;
+  const force = env['FORCE_COLOR'];
+  if (force !== undefined) return force !== '0' && force !== 'false';
+  if (env['TERM'] === 'dumb') return false;
+  return stream.isTTY === true && (stream.hasColors?.() ?? false);
+}
+
+/** Drops ANSI colour sequences, to measure what the terminal shows. */
+export function visibleText(text: string): string {
+  return text.replace(/\u001b\[[0-9;]*m/g, '');
+}
+
+/**
+ * How many terminal rows `text` (lines ending in '\n') takes at `columns` wide: a line longer
+ * than the width wraps. Characters are counted as one column each (the CLI writes ASCII and
+ * box-drawing characters; a wide CJK name in a step would be under-counted by its extra width).
+ */
+export function screenRows(text: string, columns: number): number {
+  if (text === '') return 0;
+  const width = Math.max(1, columns);
+  const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
+  return lines.reduce((n, line) => n + Math.max(1, Math.ceil([...visibleText(line)].length / width)), 0);
+}
+
+/**
+ * What erases a frame of `rows` rows that was just written (the cursor at the start of the row
+ * after it): cursor up to its first row, clear to the end of the screen. A frame taller than the
+ * screen has scrolled out of reach, so the whole screen is cleared instead.
+ */
+export function eraseFrame(rows: number, screenHeight: number | undefined): string {
+  if (rows <= 0) return '';
+  if (screenHeight !== undefined && rows >= screenHeight) return '\u001b[H\u001b[2J';
+  return `\u001b[${rows}F\u001b[J`;
+}
+
+/** A terminal that can be redrawn: what `--watch` needs beyond lines. */
+export interface ScreenIo extends TerminalIo {
+  /** Whether stdout is a terminal: redraw in place there; on a pipe, append. */
+  readonly tty: boolean;
+  /** Whether to colour stdout (see wantsColour). */
+  readonly colour: boolean;
+  /** The terminal's size, when stdout is one. */
+  size(): { columns: number; rows: number } | undefined;
+  /** Raw text on stdout, no newline added (frames and escape sequences). */
+  write(text: string): void;
+}
+
+/** The real process's stdout as a screen. */
+export function screenIo(prefix: string): ScreenIo {
+  const out = process.stdout;
+  return {
+    ...terminalIo(prefix),
+    tty: out.isTTY === true,
+    colour: wantsColour(out, process.env),
+    size: () => (out.isTTY === true ? { columns: out.columns, rows: out.rows } : undefined),
+    write: (text) => void out.write(text),
+  };
+}

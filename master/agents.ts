@@ -400,10 +400,15 @@ export class AgentTable {
     return this.#agents.get(agentId)?.tasks?.get(taskKey(frameworkId, taskId))?.state;
   }
 
-  /** Records a status update from the agent. An update for a task the master never saw creates it. */
-  updateStatus(agentId: string, frameworkId: string, status: TaskStatus): boolean {
+  /**
+   * Records a status update from the agent. An update for a task the master never saw creates
+   * it. As Mesos' `Master::updateTask`, a status replaces the last one when both have the same
+   * state, so a task's (health) check updates do not pile up in `statuses`. 'RETRY' is an update
+   * already recorded (the agent resends until acknowledged), 'UNKNOWN_AGENT' one not recorded.
+   */
+  updateStatus(agentId: string, frameworkId: string, status: TaskStatus): 'RECORDED' | 'RETRY' | 'UNKNOWN_AGENT' {
     const entry = this.#agents.get(agentId);
-    if (entry === undefined) return false;
+    if (entry === undefined) return 'UNKNOWN_AGENT';
     const tasks = (entry.tasks ??= new Map());
     const key = taskKey(frameworkId, status.task_id.value);
     let task = tasks.get(key);
@@ -421,14 +426,15 @@ export class AgentTable {
     }
     const stamped: TaskStatus = status.agent_id === undefined ? { ...status, agent_id: { value: agentId } } : status;
     // A retried update (same uuid) is not a new state: the agent resends until acknowledged.
-    if (status.uuid !== undefined && task.statuses.some((s: TaskStatus) => s.uuid === status.uuid)) return true;
+    if (status.uuid !== undefined && task.statuses.some((s: TaskStatus) => s.uuid === status.uuid)) return 'RETRY';
     task.state = status.state;
+    if (task.statuses.at(-1)?.state === status.state) task.statuses.pop();
     task.statuses.push(stamped);
     if (status.uuid !== undefined) {
       task.status_update_state = status.state;
       task.status_update_uuid = status.uuid;
     }
-    return true;
+    return 'RECORDED';
   }
 
   /**

@@ -96,7 +96,8 @@ export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord 
       return task === undefined ? undefined : { type: 'TASK_ADDED', task_added: { task } };
     }
     case 'TASK_UPDATED':
-      // The bus only emits on a state change, so a retried identical update never gets here.
+      // The bus only emits on a state change or a new (health) check update, so a retried
+      // identical update never gets here.
       // The status is the one the master stored, which names its agent (as Mesos' does).
       return {
         type: 'TASK_UPDATED',

@@ -140,8 +140,10 @@ export class Registration implements AgentLink {
       return;
     }
     const previous = agents.taskState(agentId, msg.framework_id, taskId);
-    agents.updateStatus(agentId, msg.framework_id, msg.status);
-    if (previous !== msg.status.state) {
+    const recorded = agents.updateStatus(agentId, msg.framework_id, msg.status);
+    // As Mesos: operators hear of every state change and of every (health) check update, never of a retry.
+    const checkUpdate = msg.status.reason === 'REASON_TASK_CHECK_STATUS_UPDATED' || msg.status.reason === 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED';
+    if (previous !== msg.status.state || (checkUpdate && recorded === 'RECORDED')) {
       this.#o.bus.emit({ type: 'TASK_UPDATED', agentId, frameworkId: msg.framework_id, taskId, status: msg.status, state: msg.status.state });
     }
     this.#o.log.debug('status update', { agentId, frameworkId: msg.framework_id, taskId, state: msg.status.state, uuid: msg.status.uuid });

@@ -30,13 +30,15 @@ const { values: opts } = parseArgs({
     agent_port: { type: 'string', default: '5051' },
     quiet: { type: 'boolean', default: false },
     ha: { type: 'boolean', default: false },
+    service: { type: 'string' },
+    scheduler_port: { type: 'string', default: '8088' },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
 });
 
 if (opts.help) {
-  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --agent_port=5051 --quiet --ha]
+  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --agent_port=5051 --quiet --ha --service=FILE --scheduler_port=8088]
 
 Starts a local Drydock cluster on loopback: a master on 127.0.0.1:<port> and N agents
 (agent-1..N on 127.0.0.2.., port <agent_port>). Logs go to <work_dir>/<name>/daemon.log and, unless
@@ -45,6 +47,9 @@ Starts a local Drydock cluster on loopback: a master on 127.0.0.1:<port> and N a
 --ha: a local etcd on 127.0.0.1:23790 (Debian's etcd-server), three masters on <port>, <port>+20 and
 <port>+30 (5050, 5070, 5080: fetch and browsers refuse 5060) electing a leader through it, and agents
 that follow the leader.
+
+--service=FILE: also a drydock-scheduler on 127.0.0.1:<scheduler_port> running the service spec FILE
+(for example examples/hello.yml); SIGHUP to the scheduler re-reads the file.
 `);
   process.exit(0);
 }
@@ -64,6 +69,16 @@ for (const [flag, value] of [['--port', masterPort], ['--agent_port', agentPort]
 }
 const workDir = resolve(opts.work_dir);
 const masterAddress = `127.0.0.1:${masterPort}`;
+const schedulerPort = Number(opts.scheduler_port);
+if (!Number.isInteger(schedulerPort) || schedulerPort < 1 || schedulerPort > 65535) {
+  process.stderr.write(`cluster: --scheduler_port must be a port number, got '${opts.scheduler_port}'\n`);
+  process.exit(1);
+}
+const servicePath = opts.service === undefined ? undefined : resolve(opts.service);
+if (servicePath !== undefined && !existsSync(servicePath)) {
+  process.stderr.write(`cluster: --service: no such file ${servicePath}\n`);
+  process.exit(1);
+}
 const ETCD_BIN = '/usr/bin/etcd';
 const etcdEndpoint = '127.0.0.1:23790';
 const etcdUrl = `etcd://${etcdEndpoint}/drydock`;
@@ -126,6 +141,10 @@ function start(name: string, bin: string, args: string[], index: number, exe?: s
     if (name === 'master' || name === 'etcd') {
       process.stderr.write(`cluster: the master exited (code ${code}); see ${join(dir, 'daemon.log')}. Stopping the cluster.\n`);
       void shutdown(1);
+      return;
+    }
+    if (name === 'scheduler') {
+      process.stderr.write(`cluster: the scheduler exited (code ${code}); see ${join(dir, 'daemon.log')}. Its tasks keep running; start the cluster again to resume it.\n`);
       return;
     }
     if (name.startsWith('master-')) {
@@ -210,6 +229,9 @@ async function shutdown(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   process.stdout.write('\ncluster: stopping agents (their tasks are killed), then the master...\n');
+  // The scheduler first, so it does not relaunch the tasks the agents are about to kill.
+  const scheduler = members.find((m) => m.name === 'scheduler');
+  if (scheduler !== undefined) await stopMember(scheduler, 'SIGTERM', 10_000);
   const agents = members.filter((m) => m.name.startsWith('agent-'));
   // SIGUSR1: the agent kills its tasks with their kill policies, waits for them, and exits.
   await Promise.all(agents.map((m) => stopMember(m, 'SIGUSR1', 30_000)));
@@ -261,6 +283,13 @@ for (let i = 1; i <= agentCount; i++) {
 }
 
 const ready = await waitForAgents(agentCount, 30_000);
+const schedulerAddress = `127.0.0.1:${schedulerPort}`;
+if (servicePath !== undefined && !stopping) {
+  start('scheduler', 'scheduler/main.js', [
+    `--master=${opts.ha ? masterPorts.map((p) => `127.0.0.1:${p}`).join(',') : masterAddress}`,
+    `--spec=${servicePath}`, '--ip=127.0.0.1', `--port=${schedulerPort}`, `--work_dir=${join(workDir, 'scheduler')}`,
+  ], agentCount + 1);
+}
 if (!stopping) {
   const m = `http://${masterAddress}`;
   const pidOf = (name: string): string => String(members.find((x) => x.name === name)?.child.pid ?? '?');
@@ -278,7 +307,10 @@ ${masterPorts.map((p, k) => `  master-${k + 1} http://127.0.0.1:${p}   pid ${pid
   (standbys answer 307 to the leader; agents find it in etcd: --master=${etcdUrl})`
       : `  master   ${m}   pid ${pidOf('master')}   registry ${join(workDir, 'master', 'registry.db')}`
   }
-${agentLines}
+${agentLines}${
+    servicePath === undefined ? '' : `
+  scheduler http://${schedulerAddress}   pid ${pidOf('scheduler')}   spec ${servicePath}   state ${join(workDir, 'scheduler')}`
+  }
   logs     ${workDir}/<name>/daemon.log
 
 Try:
@@ -287,7 +319,12 @@ Try:
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
   curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
   node dist/cli/main.js agent list
-
+${
+    servicePath === undefined ? '' : `  node dist/cli/main.js plan show deploy --scheduler ${schedulerAddress}
+  node dist/cli/main.js plan continue deploy --scheduler ${schedulerAddress}
+  node dist/cli/main.js pod status --scheduler ${schedulerAddress}
+`
+  }
 ${
     opts.ha
       ? `Failover: find the leader with  curl -s -o /dev/null -w '%{redirect_url}\\n' http://127.0.0.1:${masterPorts[1]}/redirect

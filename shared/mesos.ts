@@ -95,7 +95,27 @@ export type TaskStatusReason =
   | 'REASON_INVALID_OFFERS'
   | 'REASON_RESOURCES_UNKNOWN'
   | 'REASON_FRAMEWORK_REMOVED'
-  | 'REASON_TASK_GROUP_INVALID';
+  | 'REASON_TASK_GROUP_INVALID'
+  | 'REASON_TASK_CHECK_STATUS_UPDATED'
+  | 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED';
+
+/** CheckInfo.Type / HealthCheck.Type without UNKNOWN (which no valid check has). */
+export type CheckType = 'COMMAND' | 'HTTP' | 'TCP';
+
+/**
+ * CheckStatusInfo: the result of a task's check (TaskInfo.check), as Mesos' built-in executors
+ * report it. The member of the check's type is always present; it is empty when there is no
+ * result (no check has completed yet, or the last one timed out or could not run).
+ */
+export interface CheckStatusInfo {
+  type?: CheckType | 'UNKNOWN';
+  /** WEXITSTATUS of the check command. */
+  command?: { exit_code?: number };
+  /** The HTTP status code of the response. */
+  http?: { status_code?: number };
+  /** Whether the TCP connection succeeded. */
+  tcp?: { succeeded?: boolean };
+}
 
 export interface TaskStatus {
   task_id: IdValue;
@@ -109,7 +129,10 @@ export interface TaskStatus {
   timestamp: number;
   /** 16 random bytes, base64. Updates without a uuid (master-generated) need no acknowledgement. */
   uuid?: string;
+  /** The task's health (TaskInfo.health_check) as of this update; see agent/checks.ts for when it is set. */
   healthy?: boolean;
+  /** The latest result of the task's check (TaskInfo.check); see agent/checks.ts for when it is set. */
+  check_status?: CheckStatusInfo;
   /** When the agent became unreachable (TASK_UNREACHABLE from the master), exact int64 ns. */
   unreachable_time?: { nanoseconds: bigint };
 }
@@ -145,6 +168,13 @@ export interface TaskInfo {
   command?: CommandInfo;
   kill_policy?: KillPolicy;
   labels?: { labels: Array<{ key: string; value?: string }> };
+  /**
+   * A Mesos CheckInfo (shared/proto.ts CHECK_INFO). Unknown here: the agent decodes and
+   * validates it again at launch (agent/checks.ts), whoever sent it.
+   */
+  check?: unknown;
+  /** A Mesos HealthCheck (shared/proto.ts HEALTH_CHECK); read like `check`. */
+  health_check?: unknown;
 }
 
 export interface AgentInfo {

@@ -8,7 +8,7 @@
  * A message description lists the fields Drydock knows with their proto types. Decoding keeps
  * exactly those fields, checked and normalised, so what is stored and echoed is never the
  * client's raw object. A repeated field is an array exactly when the client sent one. Sub-messages Drydock carries but never reads (a TaskInfo's container,
- * health check, discovery) are `json`: kept as sent, already bounded by parseWireJson.
+ * discovery) are `json`: kept as sent, already bounded by parseWireJson.
  * Pure: descriptions are plain data, decoding is a function of its input.
  */
 
@@ -250,6 +250,54 @@ const COMMAND_INFO = message('CommandInfo', () => ({
   user: optional('string'),
 }));
 
+const CHECK_TYPES = ['UNKNOWN', 'COMMAND', 'HTTP', 'TCP'] as const;
+const NETWORK_PROTOCOL = enumOf(['IPv4', 'IPv6']);
+
+/**
+ * CheckInfo (Mesos 1.4+ generalized check). The master decodes a TaskInfo's check with it (a
+ * wrong JSON type is a 400, as in Mesos) and passes it on; the agent decodes it again and
+ * validates what it means (agent/checks.ts: a negative interval, a missing command value are a
+ * TASK_ERROR).
+ */
+export const CHECK_INFO = message('CheckInfo', () => ({
+  type: optional(enumOf(CHECK_TYPES)),
+  command: optional(message('CheckInfo.Command', () => ({ command: required(COMMAND_INFO) }))),
+  http: optional(message('CheckInfo.Http', () => ({ port: required('uint32'), path: optional('string') }))),
+  tcp: optional(message('CheckInfo.Tcp', () => ({ port: required('uint32') }))),
+  delay_seconds: optional('double'),
+  interval_seconds: optional('double'),
+  timeout_seconds: optional('double'),
+}));
+
+/** HealthCheck, decoded like CHECK_INFO. */
+export const HEALTH_CHECK = message('HealthCheck', () => ({
+  type: optional(enumOf(CHECK_TYPES)),
+  command: optional(COMMAND_INFO),
+  http: optional(
+    message('HealthCheck.HTTPCheckInfo', () => ({
+      protocol: optional(NETWORK_PROTOCOL),
+      scheme: optional('string'),
+      port: required('uint32'),
+      path: optional('string'),
+      statuses: repeated('uint32'),
+    })),
+  ),
+  tcp: optional(message('HealthCheck.TCPCheckInfo', () => ({ protocol: optional(NETWORK_PROTOCOL), port: required('uint32') }))),
+  delay_seconds: optional('double'),
+  interval_seconds: optional('double'),
+  timeout_seconds: optional('double'),
+  consecutive_failures: optional('uint32'),
+  grace_period_seconds: optional('double'),
+}));
+
+/** CheckStatusInfo, in a TaskStatus: typed, so what the master stores and forwards is checked. */
+export const CHECK_STATUS_INFO = message('CheckStatusInfo', () => ({
+  type: optional(enumOf(CHECK_TYPES)),
+  command: optional(message('CheckStatusInfo.Command', () => ({ exit_code: optional('int32') }))),
+  http: optional(message('CheckStatusInfo.Http', () => ({ status_code: optional('uint32') }))),
+  tcp: optional(message('CheckStatusInfo.Tcp', () => ({ succeeded: optional('bool') }))),
+}));
+
 export const TASK_INFO = message('TaskInfo', () => ({
   name: required('string'),
   task_id: required(TASK_ID),
@@ -258,8 +306,8 @@ export const TASK_INFO = message('TaskInfo', () => ({
   executor: optional('json'),
   command: optional(COMMAND_INFO),
   container: optional('json'),
-  health_check: optional('json'),
-  check: optional('json'),
+  health_check: optional(HEALTH_CHECK),
+  check: optional(CHECK_INFO),
   kill_policy: optional(KILL_POLICY),
   data: optional('bytes'),
   labels: optional(LABELS),
@@ -374,6 +422,7 @@ export const TASK_STATUS = message('TaskStatus', () => ({
   timestamp: required('double'),
   uuid: optional('bytes'),
   healthy: optional('bool'),
+  check_status: optional(CHECK_STATUS_INFO),
 }));
 
 // ---- The v1 call decoder ---------------------------------------------------------------------

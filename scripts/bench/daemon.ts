@@ -9,9 +9,9 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AGENT_BIN, Daemon, MASTER_BIN, ROOT, type Exit, type LogRecord } from '../harness/daemon.js';
+import { AGENT_BIN, Daemon, MASTER_BIN, ROOT, SCHEDULER_BIN, type Exit, type LogRecord } from '../harness/daemon.js';
 
-export { AGENT_BIN, MASTER_BIN, ROOT, type Exit, type LogRecord };
+export { AGENT_BIN, MASTER_BIN, ROOT, SCHEDULER_BIN, type Exit, type LogRecord };
 /** The built sim-agents script and the storm floor server. */
 export const SIM_AGENTS_BIN = join(ROOT, 'dist', 'scripts', 'sim-agents.js');
 export const ECHO_SERVER_BIN = join(ROOT, 'dist', 'scripts', 'bench', 'echo-server.js');
@@ -90,4 +90,16 @@ export async function startAgent(master: string, opts: { resources?: string; hos
   ]);
   await daemon.waitForMsg('listening', {}, 20_000);
   return { daemon, workDir };
+}
+
+/**
+ * Starts drydock-scheduler against `master` with the spec file `spec`, its state in a temp dir,
+ * its API on 127.0.0.1:0; returns it once it logged `listening`. SIGTERM leaves its tasks
+ * running (the framework fails over), so whoever stops it stops the agents with SIGUSR1.
+ */
+export async function startScheduler(master: string, spec: string, flags: readonly string[] = []): Promise<{ daemon: Child; url: string; workDir: string }> {
+  const workDir = makeTempDir('drydock-bench-scheduler-');
+  const daemon = new Child('scheduler', SCHEDULER_BIN, [`--master=${master}`, `--spec=${spec}`, `--work_dir=${workDir}`, '--port=0', '--ip=127.0.0.1', ...flags]);
+  const rec = await daemon.waitForMsg('listening', {}, 20_000);
+  return { daemon, url: `http://127.0.0.1:${Number(rec['port'])}`, workDir };
 }

@@ -5,7 +5,7 @@
  * (performance.now(), in this process, as the scheduler sees it).
  */
 
-import { SchedulerClient, type SchedulerEvent } from '../../cli/scheduler-client.js';
+import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import type { Resource, TaskInfo } from '../../shared/mesos.js';
 
 /** An outstanding offer, as OFFERS carries it. */

@@ -19,7 +19,7 @@ import { simAgentAddress } from '../sim-agents.js';
 import { against, type BenchResult, type ResultRow } from './report.js';
 import { Child, SIM_AGENTS_BIN, removeTempDir, startMaster } from './daemon.js';
 import { BenchFramework } from './framework.js';
-import type { SchedulerEvent } from '../../cli/scheduler-client.js';
+import type { SchedulerEvent } from '../../scheduler/client.js';
 
 export interface MaintenanceOffersOptions {
   /** Simulated agents. Default 1,000. */

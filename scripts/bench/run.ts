@@ -27,6 +27,10 @@
  *   --fo-ttl=S            failover: --etcd_ttl in seconds (default 5)
  *   --er-machines=N       etcd-registry: machines in the schedule (default 10000)
  *   --er-agents=N         etcd-registry: agents in the storm (default 10000)
+ *   --sd-pods=N           service-deploy: pods deployed by drydock-scheduler (default 100)
+ *   --sd-agents=N         service-deploy: real agents, on 127.0.0.2 and up (default 10)
+ *   --sd-strategies=A,B   service-deploy: deploy phase strategies, a fresh cluster each (default serial,parallel)
+ *   --sv-pods=N           service-vacate: pods moved off the agent going into maintenance (default 20)
  */
 
 import { writeFileSync } from 'node:fs';
@@ -44,6 +48,8 @@ import { runMaintenanceOffers } from './maintenance-offers.js';
 import { runDrain } from './drain.js';
 import { runFailover } from './failover.js';
 import { runEtcdRegistry } from './etcd-registry.js';
+import { runServiceDeploy } from './service-deploy.js';
+import { runServiceVacate } from './service-vacate.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -70,6 +76,10 @@ const { values, positionals } = parseArgs({
     'fo-ttl': { type: 'string', default: '5' },
     'er-machines': { type: 'string', default: '10000' },
     'er-agents': { type: 'string', default: '10000' },
+    'sd-pods': { type: 'string', default: '100' },
+    'sd-agents': { type: 'string', default: '10' },
+    'sd-strategies': { type: 'string', default: 'serial,parallel' },
+    'sv-pods': { type: 'string', default: '20' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -82,6 +92,13 @@ function int(flag: string, text: string | undefined): number {
     process.exit(2);
   }
   return n;
+}
+
+/** A deploy phase strategy the service-deploy benchmark runs, or exit naming the flag and the value it got. */
+function strategy(flag: string, text: string): 'serial' | 'parallel' {
+  if (text === 'serial' || text === 'parallel') return text;
+  process.stderr.write(`bench: --${flag} takes serial and/or parallel, got '${text}'\n`);
+  process.exit(2);
 }
 
 const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
@@ -106,6 +123,12 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
   }),
   failover: () => runFailover({ agents: int('fo-agents', values['fo-agents']), ttlSeconds: int('fo-ttl', values['fo-ttl']) }),
   'etcd-registry': () => runEtcdRegistry({ machines: int('er-machines', values['er-machines']), repeats: int('mt-repeats', values['mt-repeats']), agents: int('er-agents', values['er-agents']) }),
+  'service-deploy': () => runServiceDeploy({
+    pods: int('sd-pods', values['sd-pods']),
+    agents: int('sd-agents', values['sd-agents']),
+    strategies: (values['sd-strategies'] ?? '').split(',').map((s) => strategy('sd-strategies', s.trim())),
+  }),
+  'service-vacate': () => runServiceVacate({ pods: int('sv-pods', values['sv-pods']) }),
 };
 
 if (values.help === true) {

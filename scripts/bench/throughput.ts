@@ -23,7 +23,7 @@ export interface ThroughputOptions {
 }
 
 /** Offered per agent: room for a bit more than its share, so float sums never leave the last task out. */
-function agentResources(perAgent: number): string {
+export function agentResources(perAgent: number): string {
   return `cpus:${(perAgent * 0.1 + 0.5).toFixed(1)};mem:100000;disk:100000;ports:[31000-32000]`;
 }
 
@@ -64,6 +64,44 @@ async function bareSpawns(n: number): Promise<number> {
   return ms;
 }
 
+/**
+ * Launches `tasks` benchmark tasks (ids `<prefix>-<n>`) from offers as they come, each offer
+ * taking as many as it fits and no agent more than `perAgent`, every ACCEPT sent without
+ * waiting for the previous; resolves once all are TASK_RUNNING with the ms from the first
+ * ACCEPT to the last TASK_RUNNING. Throws when a task fails or after `timeoutMs`.
+ */
+export async function launchSpread(f: BenchFramework, o: { tasks: number; perAgent: number; prefix: string; timeoutMs: number }): Promise<{ elapsedMs: number; acceptCalls: number }> {
+  const perAgentLaunched = new Map<string, number>();
+  const ids: string[] = [];
+  let first: number | undefined;
+  let acceptCalls = 0;
+  const accepts: Array<Promise<void>> = [];
+  // Launch from offers as they come, until every task is launched and running.
+  await f.until(() => {
+    for (;;) {
+      if (ids.length >= o.tasks) break;
+      const offer = f.takeOffer();
+      if (offer === undefined) break;
+      const room = Math.min(tasksFitting(offered(offer, 'cpus'), offered(offer, 'mem')), o.perAgent - (perAgentLaunched.get(offer.agent_id.value) ?? 0), o.tasks - ids.length);
+      if (room <= 0) {
+        // Keep the offer from coming back for this run; nothing more goes on that agent.
+        void f.client.call('DECLINE', { offer_ids: [offer.id], filters: { refuse_seconds: 600 } });
+        continue;
+      }
+      const tasks = Array.from({ length: room }, (_, k) => benchTask(`${o.prefix}-${ids.length + k}`, offer));
+      ids.push(...tasks.map((t) => t.task_id.value));
+      perAgentLaunched.set(offer.agent_id.value, (perAgentLaunched.get(offer.agent_id.value) ?? 0) + room);
+      first ??= performance.now();
+      acceptCalls++;
+      accepts.push(f.launch(offer, tasks));
+    }
+    if (f.failed.size > 0) throw new Error(`${f.failed.size} tasks did not start, e.g. ${[...f.failed].slice(0, 2).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+    return ids.length >= o.tasks && ids.every((id) => f.runningAt.has(id)) ? true : undefined;
+  }, o.timeoutMs, `${o.tasks} tasks TASK_RUNNING`);
+  await Promise.all(accepts);
+  return { elapsedMs: Math.max(...ids.map((id) => f.runningAt.get(id) ?? Number.NaN)) - (first ?? Number.NaN), acceptCalls };
+}
+
 export async function runThroughput(opts: ThroughputOptions): Promise<BenchResult> {
   const name = 'throughput';
   const perAgent = Math.ceil(opts.tasks / opts.agents);
@@ -83,34 +121,9 @@ export async function runThroughput(opts: ThroughputOptions): Promise<BenchResul
     await Promise.all(agents.map((a) => a.daemon.waitForMsg('registered', {}, 30_000)));
     fw = await BenchFramework.subscribe(master.address, 'drydock-bench-throughput');
     const f = fw;
-    const perAgentLaunched = new Map<string, number>();
-    let launched = 0;
-    let first: number | undefined;
-    const accepts: Array<Promise<void>> = [];
-    // Launch from offers as they come, until every task is launched and running.
-    await f.until(() => {
-      for (;;) {
-        if (launched >= opts.tasks) break;
-        const offer = f.takeOffer();
-        if (offer === undefined) break;
-        const room = Math.min(tasksFitting(offered(offer, 'cpus'), offered(offer, 'mem')), perAgent - (perAgentLaunched.get(offer.agent_id.value) ?? 0), opts.tasks - launched);
-        if (room <= 0) {
-          // Keep the offer from coming back for this run; nothing more goes on that agent.
-          void f.client.call('DECLINE', { offer_ids: [offer.id], filters: { refuse_seconds: 600 } });
-          continue;
-        }
-        const tasks = Array.from({ length: room }, (_, k) => benchTask(`tp-${launched + k}`, offer));
-        launched += room;
-        perAgentLaunched.set(offer.agent_id.value, (perAgentLaunched.get(offer.agent_id.value) ?? 0) + room);
-        first ??= performance.now();
-        acceptCalls++;
-        accepts.push(f.launch(offer, tasks));
-      }
-      if (f.failed.size > 0) throw new Error(`${f.failed.size} tasks did not start, e.g. ${[...f.failed].slice(0, 2).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
-      return f.runningAt.size >= opts.tasks ? true : undefined;
-    }, 120_000, `${opts.tasks} tasks TASK_RUNNING`);
-    await Promise.all(accepts);
-    elapsedMs = Math.max(...f.runningAt.values()) - (first ?? Number.NaN);
+    const spread = await launchSpread(f, { tasks: opts.tasks, perAgent, prefix: 'tp', timeoutMs: 120_000 });
+    elapsedMs = spread.elapsedMs;
+    acceptCalls = spread.acceptCalls;
     if (f.ackErrors > 0) notes.push(`${f.ackErrors} ACKNOWLEDGE calls failed`);
   } finally {
     // TEARDOWN must take every task down (each gets its kill policy: SIGTERM, `sleep` dies).

@@ -17,6 +17,7 @@ export const ROOT = ((): string => {
 /** The built daemons, the same files `npm start` and systemd run. */
 export const MASTER_BIN = join(ROOT, 'dist', 'master', 'main.js');
 export const AGENT_BIN = join(ROOT, 'dist', 'agent', 'main.js');
+export const SCHEDULER_BIN = join(ROOT, 'dist', 'scheduler', 'main.js');
 export const CLI_BIN = join(ROOT, 'dist', 'cli', 'main.js');
 
 /** One JSON log line. */

@@ -59,6 +59,9 @@ export class Step implements Element {
 
   storedStatus(): StepStatus { return this.stored; }
 
+  /** When a DELAYED step may be tried again (ms on the driver's clock), so a driver can wake then. */
+  delayedUntil(): number | undefined { return this.stored === 'DELAYED' ? this.delayedUntilMs : undefined; }
+
   /** The driver's report of progress: PREPARED, STARTING, STARTED, COMPLETE, PENDING again. */
   setStatus(status: StepStatus): void {
     this.stored = status;

@@ -16,12 +16,24 @@ export interface CliProcess {
 
 /** Starts `drydock ARGS --master=<master>`. */
 export function startCli(t: { after(fn: () => unknown): void }, master: MasterHandle, args: readonly string[]): CliProcess {
-  const child = spawn(process.execPath, [CLI_BIN, `--master=${master.address}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnCli(t, [`--master=${master.address}`, ...args]);
+}
+
+/**
+ * Starts `drydock ARGS` as it is (for commands that talk to something other than the master,
+ * like `drydock plan --scheduler=...`). `env` changes the test's environment for it: a value
+ * replaces, undefined removes.
+ */
+export function spawnCli(t: { after(fn: () => unknown): void }, args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliProcess {
+  const childEnv: Record<string, string | undefined> = { ...process.env, ...env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
+  const child = spawn(process.execPath, [CLI_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
   const run: CliProcess = {
     child,
     stdout: '',
     stderr: '',
-    exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal !== null ? -1 : null)))),
+    // 'close', not 'exit': a child may exit before its stdout and stderr are read to the end.
+    exited: new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal !== null ? -1 : null)))),
   };
   child.stdout?.setEncoding('utf8').on('data', (c: string) => (run.stdout += c));
   child.stderr?.setEncoding('utf8').on('data', (c: string) => (run.stderr += c));

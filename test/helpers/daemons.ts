@@ -11,10 +11,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AGENT_BIN, Daemon, MASTER_BIN, ROOT } from '../../scripts/harness/daemon.js';
+import { AGENT_BIN, Daemon, MASTER_BIN, ROOT, SCHEDULER_BIN } from '../../scripts/harness/daemon.js';
 import type { TestContext } from 'node:test';
 
-export { AGENT_BIN, CLI_BIN, Daemon, MASTER_BIN, ROOT, type Exit, type LogRecord } from '../../scripts/harness/daemon.js';
+export { AGENT_BIN, CLI_BIN, Daemon, MASTER_BIN, ROOT, SCHEDULER_BIN, type Exit, type LogRecord } from '../../scripts/harness/daemon.js';
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
 
 type Cleanup = Pick<TestContext, 'after'>;
@@ -93,6 +93,8 @@ export interface AgentOptions {
   env?: Record<string, string>;
   /** Wait for the `registered` log line (default true). */
   waitRegistered?: boolean;
+  /** How the agent is stopped at the end: SIGTERM (default; tasks survive) or SIGUSR1 (its tasks are killed first). */
+  stopSignal?: 'SIGTERM' | 'SIGUSR1';
 }
 
 /** Starts drydock-agent on loopback; stopped (SIGTERM: tasks survive, as under systemd) when the test ends. */
@@ -113,7 +115,7 @@ export async function startAgent(t: Cleanup, opts: AgentOptions): Promise<AgentH
   const daemon = new Daemon(AGENT_BIN, args, opts.env);
   // One hook, in this order: the daemon must be gone before its dir is removed.
   t.after(async () => {
-    await daemon.stop();
+    await daemon.stop(10_000, opts.stopSignal ?? 'SIGTERM');
     if (ownDir) removeDir(workDir);
   });
   const rec = await daemon.waitForMsg('listening', {}, 15_000);
@@ -124,6 +126,39 @@ export async function startAgent(t: Cleanup, opts: AgentOptions): Promise<AgentH
     agentId = String(reg['agentId']);
   }
   return { daemon, ip, port, url: `http://${ip}:${port}`, workDir, agentId };
+}
+
+export interface SchedulerHandle {
+  daemon: Daemon;
+  port: number;
+  /** `127.0.0.1:port`, the CLI's --scheduler value. */
+  address: string;
+  url: string;
+  workDir: string;
+}
+
+export interface SchedulerOptions {
+  master: string;
+  /** Path of the spec file. */
+  spec: string;
+  workDir?: string;
+  port?: number;
+  flags?: readonly string[];
+}
+
+/** Starts drydock-scheduler on loopback; stopped (SIGTERM: its tasks keep running, as a failover) when the test ends. */
+export async function startScheduler(t: Cleanup, opts: SchedulerOptions): Promise<SchedulerHandle> {
+  const ownDir = opts.workDir === undefined;
+  const workDir = opts.workDir ?? mkdtempSync(join(tmpdir(), 'drydock-scheduler-'));
+  const args = [`--master=${opts.master}`, `--spec=${opts.spec}`, '--ip=127.0.0.1', `--port=${opts.port ?? 0}`, `--work_dir=${workDir}`, ...(opts.flags ?? [])];
+  const daemon = new Daemon(SCHEDULER_BIN, args);
+  t.after(async () => {
+    await daemon.stop();
+    if (ownDir) removeDir(workDir);
+  });
+  const rec = await daemon.waitForMsg('listening', {}, 15_000);
+  const port = Number(rec['port']);
+  return { daemon, port, address: `127.0.0.1:${port}`, url: `http://127.0.0.1:${port}`, workDir };
 }
 
 /** POST /api/v1 with a JSON call; returns status, headers and parsed (or raw) body. */

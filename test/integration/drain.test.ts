@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SchedulerClient, type SchedulerEvent } from '../../cli/scheduler-client.js';
+import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { callApi, eventually, FIXTURES, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
 import { agentWorkDir, FRAMEWORK, FRAMEWORK_ID, shellTask, startFakeMaster } from '../helpers/fake-master.js';
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callApi, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
-import { SchedulerClient } from '../../cli/scheduler-client.js';
+import { SchedulerClient } from '../../scheduler/client.js';
 
 const skip = etcdMissing();
 

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as netConnect } from 'node:net';
-import { SchedulerClient, type SchedulerEvent } from '../../cli/scheduler-client.js';
+import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { CLOSE_CODES } from '../../shared/protocol.js';
 import { alive, callApi, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
 import { FakeAgent } from '../helpers/fake-agent.js';

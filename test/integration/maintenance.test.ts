@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SchedulerClient, type SchedulerEvent } from '../../cli/scheduler-client.js';
+import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { callApi, eventually, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

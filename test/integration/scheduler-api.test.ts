@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SchedulerClient, type SchedulerEvent } from '../../cli/scheduler-client.js';
+import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { alive, callApi, eventually, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
 
 const AGENT_FLAGS = ['--status_update_retry_interval=500ms'];

@@ -40,10 +40,12 @@ function target(file: string, spec: string): string {
 
 const RULES: Record<string, (to: string, typeOnly: boolean) => string | undefined> = {
   shared: (to, typeOnly) =>
-    ['agent', 'master', 'cli', 'scripts'].includes(to) ? `shared/ must not import ${to}/` :
+    ['agent', 'master', 'scheduler', 'cli', 'scripts'].includes(to) ? `shared/ must not import ${to}/` :
     IMPURE.includes(to) && !typeOnly ? `shared/ is pure: no ${to}` : undefined,
-  agent: (to) => (['master', 'cli', 'scripts', 'better-sqlite3'].includes(to) ? `agent/ must not import ${to}` : undefined),
-  master: (to) => (['agent', 'cli', 'scripts', 'execa', 'pidusage', 'systeminformation'].includes(to) ? `master/ must not import ${to}` : undefined),
+  agent: (to) => (['master', 'scheduler', 'cli', 'scripts', 'better-sqlite3'].includes(to) ? `agent/ must not import ${to}` : undefined),
+  master: (to) => (['agent', 'scheduler', 'cli', 'scripts', 'execa', 'pidusage', 'systeminformation'].includes(to) ? `master/ must not import ${to}` : undefined),
+  // The service scheduler is a framework: it speaks to the master over the scheduler API only.
+  scheduler: (to) => (['agent', 'master', 'cli', 'scripts', 'ws', 'execa', 'pidusage', 'systeminformation'].includes(to) ? `scheduler/ must not import ${to}` : undefined),
   cli: (to) => (['agent', 'master', 'scripts', 'ws', 'better-sqlite3'].includes(to) ? `cli/ talks HTTP only: no ${to}` : undefined),
 };
 

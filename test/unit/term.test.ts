@@ -143,6 +143,34 @@ test('a status update is recorded and announced; the acknowledgement goes to the
   term.dispose();
 });
 
+test('(health) check updates: each new one is announced to operators, a retry is not; statuses keep one per state (as Mesos)', async () => {
+  const { term, registry } = await setup();
+  const conn = new FakeConn(1);
+  const agentId = await registered(term, registry, conn);
+  const announced: unknown[] = [];
+  term.bus.subscribe((e) => {
+    if (e.type === 'TASK_UPDATED') announced.push(e.status.check_status ?? e.status.healthy ?? e.status.state);
+  });
+  const running = (uuid: string, extra: Record<string, unknown> = {}): AgentMessage => ({
+    type: 'STATUS_UPDATE',
+    framework_id: 'fw',
+    status: { task_id: { value: 't' }, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', timestamp: 1, uuid, ...extra },
+  });
+  const check = (code: number): Record<string, unknown> => ({ reason: 'REASON_TASK_CHECK_STATUS_UPDATED', check_status: { type: 'COMMAND', command: { exit_code: code } } });
+  await term.registration.handle(conn, running('u1'));
+  await term.registration.handle(conn, running('u2', check(1)));
+  await term.registration.handle(conn, running('u2', check(1)));
+  await term.registration.handle(conn, running('u3', check(0)));
+  await term.registration.handle(conn, running('u4', { reason: 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED', healthy: true }));
+  // A plain TASK_RUNNING again (no check reason, same state) is not announced.
+  await term.registration.handle(conn, running('u5'));
+  assert.deepEqual(announced, ['TASK_RUNNING', { type: 'COMMAND', command: { exit_code: 1 } }, { type: 'COMMAND', command: { exit_code: 0 } }, true]);
+  const task = term.agents.get(agentId)?.tasks?.get('fw\u0000t');
+  assert.deepEqual(task?.statuses.map((x) => x.uuid), ['u5']);
+  assert.equal(task?.status_update_uuid, 'u5');
+  term.dispose();
+});
+
 test('one timer pings every session; a silent agent is written unreachable first, then terminated', async () => {
   const { term, registry, clock } = await setup();
   const conn = new FakeConn(1);

@@ -1,0 +1,196 @@
+/**
+ * The CLI's way to a service scheduler's HTTP API (`drydock-scheduler`: `/v1/plans`, `/v1/pod`):
+ * where the scheduler is, one request, and how an answer a command did not expect is put to the
+ * operator. What each command asks and makes of the answer is in plan.ts and pod.ts; the only
+ * I/O here is `ask`.
+ */
+
+import { parseWireJson } from '../shared/json.js';
+import type { Checked } from './maintenance.js';
+
+/** Where `drydock-scheduler` listens unless told otherwise. */
+export const DEFAULT_SCHEDULER = '127.0.0.1:8088';
+const DEFAULT_PORT = '8088';
+
+/** How long one request may take, in milliseconds, before the scheduler counts as unreachable. */
+export const SCHEDULER_TIMEOUT_MS = 10_000;
+
+/** Exit statuses of `drydock plan` and `drydock pod`. */
+export const EXIT_OK = 0;
+/** The scheduler refused (400, 404), answered something unexpected, or could not be reached. */
+export const EXIT_FAILED = 1;
+/** The command line is wrong: a bad flag or argument; nothing was sent. */
+export const EXIT_USAGE = 2;
+
+/** One request to the scheduler: path below the base, query included; a body is JSON. */
+export interface ApiRequest {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: string;
+}
+
+/** What came back: an HTTP answer of any status, or why there was none. */
+export type Answer =
+  | { readonly kind: 'http'; readonly status: number; readonly statusText: string; readonly body: string }
+  | { readonly kind: 'unreachable'; readonly reason: string };
+
+/** What a command prints and how it exits: the pure parts decide it, the shells write it. */
+export interface Printed {
+  readonly exitCode: number;
+  /** Lines for stdout (one entry may hold several lines, e.g. pretty JSON). */
+  readonly out: readonly string[];
+  /** Lines for stderr; the shell puts `drydock: ` in front. */
+  readonly err: readonly string[];
+}
+
+/** Success (exit 0) with these stdout lines. */
+export const printedOk = (out: readonly string[]): Printed => ({ exitCode: EXIT_OK, out, err: [] });
+/** One error line on stderr, exit 1 unless told. */
+export const printedError = (line: string, exitCode = EXIT_FAILED): Printed => ({ exitCode, out: [], err: [line] });
+
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+/** host, host:port, [v6], [v6]:port, each with an optional /path prefix. */
+const HOST_PORT = /^(\[[0-9a-f:.]+\]|[^:/[\]\s]+)(:[0-9]+)?(\/.*)?$/i;
+
+/**
+ * The scheduler's base URL from `--scheduler`, else DRYDOCK_SCHEDULER, else 127.0.0.1:8088.
+ * `host` alone means port 8088. A scheme (http:// or https://) and a path prefix are kept, for a
+ * scheduler behind a proxy (`https://proxy/service/hello`).
+ */
+export function resolveScheduler(flag: string | undefined, env: Readonly<Record<string, string | undefined>>): Checked<string> {
+  const fromEnv = env['DRYDOCK_SCHEDULER'];
+  const source = flag !== undefined ? '--scheduler' : fromEnv !== undefined && fromEnv !== '' ? 'DRYDOCK_SCHEDULER' : undefined;
+  const raw = (flag ?? (source === undefined ? DEFAULT_SCHEDULER : fromEnv ?? '')).trim();
+  const bad = (why: string): Checked<string> => ({ ok: false, error: `${source ?? 'scheduler'} '${raw}': ${why}; write host:port (e.g. ${DEFAULT_SCHEDULER})` });
+  if (raw === '') return bad('empty');
+  let text = raw;
+  if (!SCHEME.test(raw)) {
+    const m = HOST_PORT.exec(raw);
+    if (m === null) return bad('not host:port');
+    text = `http://${m[1] ?? ''}${m[2] ?? `:${DEFAULT_PORT}`}${m[3] ?? ''}`;
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return bad('not host:port');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return bad(`${url.protocol}// is not http:// or https://`);
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') return bad('no query, fragment or credentials here');
+  return { ok: true, value: `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}` };
+}
+
+/**
+ * One line of text from the network, safe for a terminal: tabs and line breaks become spaces,
+ * other control characters (an escape sequence would repaint the operator's screen) `?`.
+ */
+export function oneLine(text: string): string {
+  return text.replace(/[\t\n\r]+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+/** The longest stretch of an unexpected body put in an error line. */
+const MAX_BODY_IN_ERROR = 300;
+
+function bodyText(body: string): string {
+  const t = oneLine(body.trim());
+  if (t === '') return '(no body)';
+  return t.length > MAX_BODY_IN_ERROR ? `${t.slice(0, MAX_BODY_IN_ERROR)}…` : t;
+}
+
+/** The line for a scheduler that cannot be reached. */
+export function unreachableLine(base: string, reason: string): string {
+  return `cannot reach the scheduler at ${base} (${reason}); set --scheduler or DRYDOCK_SCHEDULER`;
+}
+
+/**
+ * The error line for an answer a command does not take as success. A refusal the API defines
+ * (400, 404: `Plan deploy not found`) is shown with the scheduler's own text; anything else also
+ * names the request, as it points at the wrong address or a scheduler in trouble.
+ */
+export function failureLine(base: string, req: ApiRequest, answer: Answer): string {
+  if (answer.kind === 'unreachable') return unreachableLine(base, answer.reason);
+  if (answer.status === 400 || answer.status === 404) return `scheduler at ${base} answered ${answer.status}: ${bodyText(answer.body)}`;
+  const status = `${answer.status}${answer.statusText === '' ? '' : ` ${answer.statusText}`}`;
+  return `scheduler at ${base} answered ${status} to ${req.method} ${req.path}: ${bodyText(answer.body)}`;
+}
+
+/** The line for a success status whose body is not what the contract says. */
+export function malformedLine(base: string, req: ApiRequest, status: number, why: string): string {
+  return `scheduler at ${base} answered ${status} to ${req.method} ${req.path} with a body drydock cannot read: ${why}`;
+}
+
+/** An answer's body as JSON, read with the network bounds (shared/json.ts). */
+export function answerJson(body: string): Checked<unknown> {
+  try {
+    return { ok: true, value: parseWireJson(body) };
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** A plan or pod name as a path segment; `.` and `..` would be folded away by URL rules. */
+export function pathSegment(what: string, name: string): Checked<string> {
+  if (name === '') return { ok: false, error: `name a ${what}` };
+  if (name === '.' || name === '..') return { ok: false, error: `'${name}' is not a ${what} name` };
+  return { ok: true, value: encodeURIComponent(name) };
+}
+
+/**
+ * A JSON object read from the network. The readers below are what the decoders in plan.ts and
+ * pod.ts are made of: each throws an Error naming the field, which the decoder turns into its
+ * Checked error.
+ */
+export type Obj = Record<string, unknown>;
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A string field; an optional one left out reads as ''. */
+export function readString(o: Obj, key: string, where: string, optional = false): string {
+  const v = o[key];
+  if (typeof v === 'string') return v;
+  if (v === undefined && optional) return '';
+  throw new Error(`${where}.${key} is ${v === undefined ? 'missing' : 'not a string'}`);
+}
+
+/** An array field; an optional one left out reads as []. */
+export function readArray(o: Obj, key: string, where: string, optional = false): unknown[] {
+  const v = o[key];
+  if (Array.isArray(v)) return v;
+  if (v === undefined && optional) return [];
+  throw new Error(`${where}.${key} is ${v === undefined ? 'missing' : 'not an array'}`);
+}
+
+/** A value that must be an object. */
+export function readObject(v: unknown, where: string): Obj {
+  if (!isObj(v)) throw new Error(`${where} is not an object`);
+  return v;
+}
+
+/** The names of `GET /v1/plans` and `GET /v1/pod`. */
+export function decodeNames(value: unknown): Checked<string[]> {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return { ok: false, error: 'not an array of names' };
+  return { ok: true, value: value as string[] };
+}
+
+/** Why fetch failed, in a word the operator can search for: ECONNREFUSED, ENOTFOUND, a timeout. */
+function reasonOf(e: unknown, timeoutMs: number): string {
+  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer within ${timeoutMs / 1000}s`;
+  if (err.cause?.message === 'bad port') return 'fetch refuses this port (5060/5061 are blocked as SIP ports)';
+  return err.cause?.code ?? err.cause?.message ?? err.message ?? String(e);
+}
+
+/** Sends one request; never throws: a network failure is an `unreachable` answer. */
+export async function ask(base: string, req: ApiRequest, timeoutMs = SCHEDULER_TIMEOUT_MS): Promise<Answer> {
+  try {
+    const init: RequestInit = {
+      method: req.method,
+      headers: req.body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      signal: AbortSignal.timeout(timeoutMs),
+    };
+    if (req.body !== undefined) init.body = req.body;
+    const res = await fetch(`${base}${req.path}`, init);
+    return { kind: 'http', status: res.status, statusText: res.statusText, body: await res.text() };
+  } catch (e) {
+    return { kind: 'unreachable', reason: reasonOf(e, timeoutMs) };
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The scheduler's HTTP API (plans.md §6): `/v1/plans` through the shared plan handler, the pod
+ * endpoints (`/v1/pod`, `/v1/pod/status`, `/v1/pod/<name>/status|info|restart|replace`),
+ * `/v1/configurations` and `/v1/health`. Bad input gets a 4xx that says what is wrong; a bug
+ * answers 500 for that one request and is logged, never taking the scheduler down.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { plansApi } from '../shared/plans/api.js';
+import { isRunning } from '../shared/plans/status.js';
+import { readBodyOrAnswer, sendJson, sendText } from '../shared/http.js';
+import { stringifyJson } from '../shared/json.js';
+import type { Logger } from '../shared/log.js';
+import { isLive } from './pods.js';
+import type { Service } from './service.js';
+import type { TaskRecord } from './state.js';
+
+/** Bodies the API reads (plan start parameters) are small. */
+const MAX_BODY_BYTES = 1 << 20;
+
+export interface ApiPorts {
+  readonly service: Service;
+  readonly log: Logger;
+  /** Stored configurations: ids oldest first, and one by id as JSON text. */
+  readonly configIds: () => string[];
+  readonly config: (id: string) => string | undefined;
+}
+
+/** JSON with a status other than 200 (plan GETs answer 202/417, health its own code). */
+function json(res: ServerResponse, status: number, value: unknown): void {
+  const text = stringifyJson(value);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** A task as `/v1/pod/.../status` shows it: the Mesos state without `TASK_`. */
+function taskEntry(t: TaskRecord): Record<string, unknown> {
+  const e: Record<string, unknown> = { name: t.name, id: t.taskId, status: (t.status?.state ?? 'TASK_STAGING').replace(/^TASK_/, ''), hostname: t.hostname };
+  if ((t.info as { check?: unknown }).check !== undefined) e['ready'] = t.ready;
+  return e;
+}
+
+/**
+ * `/v1/health` as the SDK's codes: 318 until subscribed, 500 when the target configuration is in
+ * error, 207 while the rollout waits for the operator, 204/202 while it deploys, 203/205 while
+ * it recovers, 208 while a step backs off, 200 when all is deployed and nothing recovers.
+ */
+export function healthOf(service: Service): { code: number; reasons: string[] } {
+  if (!service.subscribed) return { code: 318, reasons: ['not subscribed to a master yet'] };
+  const plans = service.plans();
+  const deploy = plans.find((p) => p.name === 'deploy');
+  const recovery = plans.find((p) => p.name === 'recovery');
+  const d = deploy?.status() ?? 'COMPLETE';
+  const r = recovery?.status() ?? 'COMPLETE';
+  if (d === 'ERROR') return { code: 500, reasons: [`deploy plan is in error: ${deploy?.errors().join('; ') ?? ''}`] };
+  if (d === 'WAITING') return { code: 207, reasons: ['deploy plan waits for the operator (continue)'] };
+  if (d === 'DELAYED' || r === 'DELAYED') return { code: 208, reasons: ['a step is backing off after failures'] };
+  if (d === 'PENDING') return { code: 204, reasons: ['deploy plan is pending'] };
+  if (isRunning(d)) return { code: 202, reasons: ['deploy plan is in progress'] };
+  if (r === 'PENDING') return { code: 203, reasons: ['recovery plan is pending'] };
+  if (isRunning(r)) return { code: 205, reasons: ['recovery plan is in progress'] };
+  return { code: 200, reasons: [] };
+}
+
+async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://scheduler');
+  const path = url.pathname;
+  const method = req.method ?? 'GET';
+  const { service } = ports;
+
+  if (path === '/v1/plans' || path.startsWith('/v1/plans/')) {
+    const body = method === 'POST' ? await readBodyOrAnswer(req, res, MAX_BODY_BYTES) : '';
+    if (body === undefined) return;
+    const answer = plansApi(service.plans(), { method, path: path.slice('/v1/plans'.length), query: url.searchParams, body });
+    if (method === 'POST' && answer.status === 200) {
+      service.saveOverrides();
+      service.kick();
+    }
+    if ('json' in answer) {
+      json(res, answer.status, answer.json);
+    } else sendText(res, answer.status, answer.text, answer.allow === undefined ? {} : { Allow: answer.allow });
+    return;
+  }
+
+  const get = (): boolean => {
+    if (method === 'GET') return true;
+    sendText(res, 405, `405 Method Not Allowed. Expecting one of { 'GET' }, but received '${method}'.`, { Allow: 'GET' });
+    return false;
+  };
+
+  if (path === '/v1/pod') {
+    if (get()) sendJson(res, service.instances());
+    return;
+  }
+  if (path === '/v1/pod/status') {
+    if (!get()) return;
+    const pods = service.spec.pods.map((p) => ({
+      name: p.type,
+      instances: service.instances().filter((n) => n.startsWith(`${p.type}-`) && /^\d+$/.test(n.slice(p.type.length + 1))).map((n) => ({ name: n, tasks: service.instanceTasks(n).map(taskEntry) })),
+    }));
+    sendJson(res, { service: service.spec.name, pods });
+    return;
+  }
+  const pod = /^\/v1\/pod\/([^/]+)\/(status|info|restart|replace)$/.exec(path);
+  if (pod !== null) {
+    let name: string;
+    try {
+      name = decodeURIComponent(pod[1] as string);
+    } catch {
+      sendText(res, 404, 'Not found');
+      return;
+    }
+    const verb = pod[2] as string;
+    const known = service.instances().includes(name);
+    if (verb === 'status' || verb === 'info') {
+      if (!get()) return;
+      if (!known) return sendText(res, 404, `Pod ${name} not found`);
+      const tasks = service.instanceTasks(name);
+      if (verb === 'status') sendJson(res, { name, tasks: tasks.map(taskEntry) });
+      else sendJson(res, tasks.map((t) => (t.status === undefined ? { info: t.info } : { info: t.info, status: t.status })));
+      return;
+    }
+    if (method !== 'POST') {
+      sendText(res, 405, `405 Method Not Allowed. Expecting one of { 'POST' }, but received '${method}'.`, { Allow: 'POST' });
+      return;
+    }
+    const tasks = known ? service.restartPod(name, verb === 'replace') : undefined;
+    if (tasks === undefined) return sendText(res, 404, `Pod ${name} not found`);
+    ports.log.info(`pod ${verb}`, { pod: name, tasks: tasks.map((t) => t.taskId), live: tasks.filter(isLive).length });
+    sendJson(res, { pod: name, tasks: tasks.map((t) => t.name) });
+    return;
+  }
+  if (path === '/v1/configurations') {
+    if (get()) sendJson(res, ports.configIds());
+    return;
+  }
+  if (path === '/v1/configurations/targetId') {
+    if (get()) sendJson(res, service.configId);
+    return;
+  }
+  const cfg = /^\/v1\/configurations\/([^/]+)$/.exec(path);
+  if (cfg !== null) {
+    if (!get()) return;
+    const id = cfg[1] === 'target' ? service.configId : (cfg[1] as string);
+    const text = ports.config(id);
+    if (text === undefined) return sendText(res, 404, `Configuration ${id} not found`);
+    res.setHeader('Content-Type', 'application/json');
+    res.end(text);
+    return;
+  }
+  if (path === '/v1/health') {
+    if (!get()) return;
+    const h = healthOf(service);
+    json(res, h.code, url.searchParams.get('verbose') === 'true' ? { value: h.code, reasons: h.reasons } : { value: h.code });
+    return;
+  }
+  sendText(res, 404, 'Not found');
+}
+
+/** The API server (not yet listening). */
+export function apiServer(ports: ApiPorts): Server {
+  return createServer((req, res) => {
+    route(ports, req, res).catch((e: unknown) => {
+      ports.log.error('internal error', { path: req.url, error: e });
+      if (!res.headersSent) sendText(res, 500, `Internal error: ${(e as Error).message}`);
+      else res.destroy();
+    });
+  });
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+/**
+ * drydock-scheduler: an SDK-style service scheduler. Flags -> the spec file -> the target
+ * configuration (stored in the work dir) -> the service and its plans -> the HTTP API -> a
+ * framework subscribed to the master, re-subscribing with its framework id whenever the stream
+ * ends.
+ *
+ * Signals: SIGHUP re-reads the spec file (a config change: a new target and a new deploy plan);
+ * SIGTERM/SIGINT close the stream and exit 0, leaving the tasks running (the framework fails
+ * over: a restarted scheduler takes them back). Exit codes: 0 normal, 1 bad flags, an unusable
+ * spec with no stored target, or a framework the master has removed.
+ */
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { systemClock } from '../shared/clock.js';
+import { durationFlag, flagsOrExit, intFlag, optionalStringFlag, refine, stringFlag } from '../shared/flags.js';
+import { LOG_LEVELS, Logger, type LogLevel } from '../shared/log.js';
+import type { TaskStatus } from '../shared/mesos.js';
+import { apiServer } from './api.js';
+import { SchedulerClient, SubscribeError, type SchedulerEvent } from './client.js';
+import { chooseTarget } from './configs.js';
+import { Service, type MesosPort } from './service.js';
+import { StateStore } from './state.js';
+
+const PROGRAM = 'drydock-scheduler';
+const SUMMARY = 'A service scheduler: keeps one service (a YAML spec) running on a Drydock or Mesos master, with plans.';
+
+const FLAGS = {
+  master: stringFlag('The master, host:port; several separated by commas are tried in turn (default 127.0.0.1:5050).', '127.0.0.1:5050', 'HOST:PORT'),
+  spec: stringFlag('The service spec, a YAML file (required).', '', 'FILE'),
+  ip: stringFlag('Address the HTTP API listens on (default 0.0.0.0).', '0.0.0.0', 'IP'),
+  port: intFlag('Port of the HTTP API (default 8088); 0 picks one, logged in the `listening` line.', 8088, 0, 65535),
+  work_dir: stringFlag('Directory of the scheduler state (scheduler.db); created if missing (default /var/lib/drydock/scheduler).', '/var/lib/drydock/scheduler', 'DIR'),
+  framework_name: optionalStringFlag('Framework name (default: the service name).', 'NAME'),
+  failover_timeout: refine(durationFlag('How long the master keeps the tasks of a disconnected scheduler (default 1weeks).', 7 * 24 * 3600_000), (ms) => (ms > 0 ? undefined : 'must be greater than zero')),
+  backoff_initial: refine(durationFlag('First back-off before relaunching a pod that failed again (default 1secs); doubles per failure.', 1_000), (ms) => (ms > 0 ? undefined : 'must be greater than zero')),
+  backoff_max: refine(durationFlag('Longest back-off between relaunches (default 60secs).', 60_000), (ms) => (ms > 0 ? undefined : 'must be greater than zero')),
+  offer_hold: refine(durationFlag('How long an unused offer is held before it is declined (default 1secs).', 1_000), (ms) => (ms >= 0 ? undefined : 'must be zero or more')),
+  log_level: refine(stringFlag('debug, info, warn or error (default info).', 'info', 'LEVEL'), (v) => ((LOG_LEVELS as readonly string[]).includes(v) ? undefined : `must be one of ${LOG_LEVELS.join(', ')}`)),
+};
+
+function readSpec(path: string): string | Error {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    return new Error(`cannot read the spec file ${path}: ${(e as Error).message}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const flags = flagsOrExit(PROGRAM, SUMMARY, FLAGS, process.argv.slice(2));
+  if (flags.spec === '') {
+    process.stderr.write(`${PROGRAM}: --spec is required\n`);
+    process.exit(1);
+  }
+  const log = new Logger({ level: flags.log_level as LogLevel, bindings: { daemon: 'scheduler' } });
+  const store = StateStore.open(flags.work_dir);
+  const clock = systemClock;
+
+  const text = readSpec(flags.spec);
+  const first = chooseTarget(store, text instanceof Error ? { ok: false, errors: [text.message] } : text, clock.now());
+  if (first.kind === 'fatal') {
+    process.stderr.write(`${PROGRAM}: ${first.errors.join('\n')}\n`);
+    process.exit(1);
+  }
+  for (const e of first.errors) log.warn('spec refused, keeping the previous target', { error: e });
+  const frameworkName = flags.framework_name ?? first.spec.name;
+  const service = new Service(
+    {
+      store, clock, log: log.child({ component: 'service' }), frameworkName,
+      backoffInitialMs: flags.backoff_initial, backoffMaxMs: flags.backoff_max, offerHoldMs: flags.offer_hold,
+      configOf: (id) => first.configOf(id),
+    },
+    first.spec,
+    first.configId,
+  );
+  if (first.errors.length > 0) service.retarget(first.spec, first.configId, first.errors);
+
+  const server = apiServer({ service, log: log.child({ component: 'api' }), configIds: () => store.configIds(), config: (id) => store.config(id) });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(flags.port, flags.ip, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : flags.port;
+  log.info('listening', { ip: flags.ip, port, workDir: flags.work_dir, service: first.spec.name, configId: first.configId });
+
+  process.on('SIGHUP', () => {
+    const t = readSpec(flags.spec);
+    const next = chooseTarget(store, t instanceof Error ? { ok: false, errors: [t.message] } : t, clock.now());
+    if (next.kind === 'fatal') {
+      log.warn('spec reload failed', { errors: next.errors });
+      return;
+    }
+    log.info('spec reloaded', { configId: next.configId, changed: next.configId !== service.configId, errors: next.errors });
+    service.retarget(next.spec, next.configId, next.errors);
+  });
+
+  let stopping = false;
+  let client: SchedulerClient | undefined;
+  const stop = (): void => {
+    stopping = true;
+    client?.close();
+    service.close();
+    server.close();
+    store.close();
+    process.stdout.write('', () => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('unhandledRejection', (e) => log.error('unhandled rejection', { error: e as Error }));
+
+  const masters = flags.master.split(',').map((m) => m.trim()).filter((m) => m !== '');
+  const frameworkInfo = {
+    user: userInfo().username,
+    name: frameworkName,
+    failover_timeout: flags.failover_timeout / 1000,
+    checkpoint: true,
+    labels: { labels: [{ key: 'service', value: first.spec.name }] },
+  };
+  let attempt = 0;
+  for (let i = 0; !stopping; i = (i + 1) % masters.length) {
+    const master = masters[i] as string;
+    const frameworkId = store.frameworkId();
+    try {
+      client = await SchedulerClient.subscribe(master, frameworkInfo, frameworkId === undefined ? { timeoutMs: 15_000 } : { frameworkId, timeoutMs: 15_000 });
+    } catch (e) {
+      const message = (e as Error).message;
+      if (e instanceof SubscribeError && /has been removed|torn down/i.test(message)) {
+        log.error('the master removed this framework; its tasks are gone. Start with a fresh --work_dir to deploy again', { frameworkId, message });
+        process.stdout.write('', () => process.exit(1));
+        return;
+      }
+      attempt++;
+      const delay = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
+      log.warn('subscribe failed', { master, message, retryMs: delay });
+      await new Promise((r) => setTimeout(r, delay));
+      continue;
+    }
+    attempt = 0;
+    const c = client;
+    if (c.frameworkId !== frameworkId) store.setFrameworkId(c.frameworkId); // written before anything is launched under it
+    log.info('subscribed', { master, frameworkId: c.frameworkId });
+    service.onSubscribed(mesosPort(c));
+    const handle = (e: SchedulerEvent): void => {
+      try {
+        dispatch(service, e, log);
+      } catch (err) {
+        log.error('event failed', { type: e.type, error: err });
+      }
+    };
+    for (const e of c.received.slice(1)) handle(e);
+    c.onEvent = handle;
+    const reason = await c.ended;
+    service.onDisconnected();
+    if (stopping) return;
+    log.warn('stream ended; re-subscribing', { master, reason });
+    await new Promise((r) => setTimeout(r, 500));
+    i = (i + masters.length - 1) % masters.length; // the same master first
+  }
+}
+
+/** Scheduler events into the service. */
+function dispatch(service: Service, e: SchedulerEvent, log: Logger): void {
+  switch (e.type) {
+    case 'OFFERS': {
+      const o = e['offers'] as { offers?: Array<Record<string, unknown>>; inverse_offers?: Array<Record<string, unknown>> } | undefined;
+      if (o?.offers !== undefined) service.onOffers(o.offers);
+      if (o?.inverse_offers !== undefined) service.onInverseOffers(o.inverse_offers);
+      return;
+    }
+    case 'INVERSE_OFFERS':
+      service.onInverseOffers((e['inverse_offers'] as { inverse_offers?: Array<Record<string, unknown>> } | undefined)?.inverse_offers ?? []);
+      return;
+    case 'RESCIND':
+      service.onRescind(String((e['rescind'] as { offer_id?: { value?: string } } | undefined)?.offer_id?.value));
+      return;
+    case 'RESCIND_INVERSE_OFFER':
+      service.onRescindInverse(String((e['rescind_inverse_offer'] as { inverse_offer_id?: { value?: string } } | undefined)?.inverse_offer_id?.value));
+      return;
+    case 'UPDATE':
+      service.onUpdate((e['update'] as { status: TaskStatus }).status);
+      return;
+    case 'ERROR':
+      log.error('master sent ERROR', { message: (e['error'] as { message?: string } | undefined)?.message });
+      return;
+    default:
+      return; // HEARTBEAT, MESSAGE, FAILURE, UPDATE_OPERATION_STATUS: nothing to do
+  }
+}
+
+/** The Mesos port over one subscribed stream. A call the master refuses rejects with its answer. */
+function mesosPort(c: SchedulerClient): MesosPort {
+  const call = async (type: string, body: Record<string, unknown>): Promise<void> => {
+    const r = await c.call(type, body);
+    if (r.status !== 202 && r.status !== 200) throw new Error(`${type} answered ${r.status}: ${r.text.trim()}`);
+  };
+  const ids = (xs: readonly string[]): Array<{ value: string }> => xs.map((value) => ({ value }));
+  return {
+    launch: (offerId, tasks) => call('ACCEPT', { offer_ids: ids([offerId]), operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }], filters: { refuse_seconds: 0 } }),
+    decline: (offerIds, refuseSeconds) => call('DECLINE', { offer_ids: ids(offerIds), filters: { refuse_seconds: refuseSeconds } }),
+    kill: (taskId, agentId) => call('KILL', { task_id: { value: taskId }, agent_id: { value: agentId } }),
+    acknowledge: (agentId, taskId, uuid) => call('ACKNOWLEDGE', { agent_id: { value: agentId }, task_id: { value: taskId }, uuid }),
+    reconcile: (tasks) => call('RECONCILE', { tasks: tasks.map((t) => ({ task_id: { value: t.taskId }, agent_id: { value: t.agentId } })) }),
+    revive: () => call('REVIVE', {}),
+    acceptInverseOffers: (xs) => call('ACCEPT_INVERSE_OFFERS', { inverse_offer_ids: ids(xs) }),
+    declineInverseOffers: (xs, refuseSeconds) => call('DECLINE_INVERSE_OFFERS', { inverse_offer_ids: ids(xs), filters: { refuse_seconds: refuseSeconds } }),
+  };
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${PROGRAM}: ${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

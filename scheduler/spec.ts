@@ -1,0 +1,1119 @@
+/**
+ * The service spec: the YAML an operator writes (plans.md §7.1, the subset Drydock runs) read into
+ * a checked `ServiceSpec`, what may change between two configurations and what a change means for
+ * running pods (§7.2), and the canonical JSON the configuration store keeps.
+ *
+ * Pure: text in, plain data out. Nothing here throws on any input: the YAML comes from an operator
+ * and the JSON from a store row that may be damaged, so every problem is returned as a message that
+ * names the path, what was wrong and what was there.
+ */
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments, visit, type Alias } from 'yaml';
+import type { StrategyName } from '../shared/plans/strategy.js';
+import type { Goal, HealthCheckSpec, PhaseSpec, PlacementSpec, PlanSpec, PodSpec, ReadinessCheckSpec, ServiceSpec, StepsSpec, TaskSpec } from './spec-types.js';
+
+/**
+ * Longest spec accepted, in characters. Real specs are a few KiB (the SDK's largest, HDFS, about
+ * 30); 256 Ki bounds the parser's work on hostile text to well under a second.
+ */
+export const MAX_SPEC_CHARS = 256 * 1024;
+/**
+ * Alias uses (`*name`) allowed in one spec, each expansion counted: enough to share an `env:` or a
+ * check between tasks, far too few for an alias bomb ("billion laughs") to grow. The same guard as
+ * the `yaml` package's `maxAliasCount`, which only applies to `toJS()`; we walk the document
+ * ourselves (to keep numbers as written, see `envValue`), so we count.
+ */
+export const MAX_ALIASES = 50;
+/** Deepest nesting read; the deepest place a spec uses is a step's task list, 8 levels down. */
+export const MAX_DEPTH = 32;
+/** Values (scalars, lists, mappings, aliases expanded) in one spec: bounds the walk whatever the aliases do. */
+export const MAX_VALUES = 100_000;
+/** Errors reported for one spec; the rest are counted in a last line. */
+export const MAX_ERRORS = 50;
+/** Largest pod `count`: far above any cluster Drydock runs, and it keeps instance indexes small. */
+export const MAX_COUNT = 10_000;
+/**
+ * Longest duration, in seconds, for kill grace periods and check timings: one year. A bound keeps
+ * `seconds * 1e9` far inside an int64 of nanoseconds when the agent builds a Mesos `KillPolicy`.
+ */
+export const MAX_SECONDS = 31_536_000;
+/** Largest `max-consecutive-failures`. */
+export const MAX_FAILURES = 1_000_000;
+/** Longest name (service, pod type, task, plan, phase): one DNS label. */
+export const MAX_NAME_LENGTH = 63;
+
+const GOALS: readonly Goal[] = ['RUNNING', 'FINISH', 'ONCE'];
+const PLAN_STRATEGIES: readonly StrategyName[] = ['serial', 'parallel'];
+const PHASE_STRATEGIES: readonly StrategyName[] = ['serial', 'parallel', 'serial-canary', 'canary', 'parallel-canary'];
+/** Plans the scheduler builds itself (shared/plans/coordinator.ts ranks them); a YAML plan may not take their names. */
+const RESERVED_PLANS: readonly string[] = ['recovery', 'decommission', 'maintenance'];
+
+/**
+ * Service name: a DNS label (lowercase letters, digits, '-', not at either end), since it becomes
+ * the framework's name and appears in task ids. The SDK also accepts folder paths
+ * (`/team/hello`); Drydock does not.
+ */
+const SERVICE_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+/**
+ * Pod type and task names: parts of lowercase letters and digits joined by '-', each part starting
+ * with a letter. No part is all digits, so in `<type>-<index>` and `<type>-<index>-<task>` the index
+ * is the first all-digit part and the names can always be split back (`hello-0-server`).
+ */
+const POD_OR_TASK_NAME = /^[a-z][a-z0-9]*(-[a-z][a-z0-9]*)*$/;
+/** Plan and phase names: they appear in `/v1/plans/<plan>` and `?phase=<phase>`. */
+const PLAN_NAME = /^[a-z][a-z0-9-]*$/;
+/** Environment variable names as POSIX shells accept them. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** An instance index written as a string (JSON keys are always strings): decimal, no sign or leading zero. */
+const DECIMAL_INDEX = /^(0|[1-9][0-9]*)$/;
+
+// ---------------------------------------------------------------------------------------------
+// Reading YAML into a small tree
+
+/**
+ * A YAML value after parsing, aliases expanded. Scalars keep the text they were written with, so
+ * `VERSION: 1.10` reaches the task as "1.10", not "1.1" (the SDK's Jackson reader does the same).
+ */
+type Value =
+  | { readonly kind: 'map'; readonly entries: readonly Entry[] }
+  | { readonly kind: 'seq'; readonly items: readonly Value[] }
+  | { readonly kind: 'scalar'; readonly value: string | number | boolean | null; readonly text: string };
+interface Entry {
+  readonly key: string;
+  readonly value: Value;
+}
+type MapValue = Extract<Value, { kind: 'map' }>;
+type SeqValue = Extract<Value, { kind: 'seq' }>;
+
+const NULL: Value = { kind: 'scalar', value: null, text: '' };
+
+/** A limit hit while lowering the YAML tree: reported as the spec's only error. */
+class LowerError extends Error {}
+
+/** Outcome of parsing: the spec or every error found (at most MAX_ERRORS, then a count). */
+export type ParseResult = { ok: true; spec: ServiceSpec } | { ok: false; errors: string[] };
+
+/**
+ * Reads a service spec written in YAML 1.2 (JSON is YAML too). Refuses duplicate keys, more than
+ * one document, anything but a mapping at the top, `%YAML` versions other than 1.2, unknown tags,
+ * and every key it does not know (a typo such as `cpu:` must not be silently dropped). Fills in
+ * every default. Never throws.
+ */
+export function parseServiceSpec(text: string): ParseResult {
+  try {
+    return parseUnchecked(text);
+  } catch (e) {
+    // Nothing below should throw; if the YAML library does on some input, it is still an answer.
+    return { ok: false, errors: [`the spec could not be read: ${e instanceof Error ? e.message : String(e)}`] };
+  }
+}
+
+function parseUnchecked(text: string): ParseResult {
+  if (typeof text !== 'string') return fail(`the spec must be text, got ${typeof text}`);
+  if (text.length > MAX_SPEC_CHARS) return fail(`the spec is ${text.length} characters long; at most ${MAX_SPEC_CHARS} are accepted`);
+  const deepLine = tooDeepLine(text);
+  if (deepLine !== undefined) return fail(`line ${deepLine} nests more than ${MAX_NESTING_ESTIMATE} levels deep (counting indentation, '- ' and brackets)`);
+  const lines = new LineCounter();
+  const docs = parseAllDocuments(text, {
+    version: '1.2',
+    schema: 'core',
+    // Keys are names; `0:` and `"0":` are the same key, and a list as a key is an error.
+    stringKeys: true,
+    // Duplicate keys are refused, but by the lowering below: the library compares each key with
+    // every earlier one, minutes of work for a mapping of 100,000 keys.
+    uniqueKeys: false,
+    // YAML 1.1 merge keys (`<<: *base`) are not in YAML 1.2; they would be an unknown key.
+    merge: false,
+    strict: true,
+    prettyErrors: false,
+    lineCounter: lines,
+  });
+  if (!Array.isArray(docs) || docs.length === 0) return fail('the spec is empty: expected a mapping with name and pods');
+  if (docs.length > 1) return fail(`the spec must be one YAML document, got ${docs.length} (separated by ---)`);
+  const doc = docs[0];
+  if (doc === undefined) return fail('the spec is empty: expected a mapping with name and pods');
+
+  // Syntax errors and warnings (an unknown tag is only a warning to the library) end the read:
+  // checking a half-parsed tree would only add confusing errors. One line per problem; deep
+  // nesting makes the parser report the same exhaustion once per level.
+  const problems = new Errors();
+  const seen = new Set<string>();
+  for (const e of [...doc.errors, ...doc.warnings]) {
+    const pos = lines.linePos(e.pos[0]);
+    const message = `line ${pos.line}, column ${pos.col}: ${e.message}`;
+    if (e.code === 'RESOURCE_EXHAUSTION' ? seen.has(e.code) : seen.has(message)) continue;
+    seen.add(e.code === 'RESOURCE_EXHAUSTION' ? e.code : message);
+    problems.add(message);
+  }
+  if (problems.any()) return { ok: false, errors: problems.list() };
+  const version = doc.directives?.yaml;
+  if (version?.explicit === true && version.version !== '1.2') {
+    return fail(`%YAML ${version.version} is not accepted: the spec is read as YAML 1.2 (where yes and no are strings)`);
+  }
+
+  let root: Value;
+  const lowering = new Lowering(doc, lines);
+  try {
+    root = lowering.lower(doc.contents, 0);
+  } catch (e) {
+    if (e instanceof LowerError) return fail(e.message);
+    throw e;
+  }
+  if (lowering.duplicates.any()) return { ok: false, errors: lowering.duplicates.list() };
+  return readService(root);
+}
+
+/**
+ * The `yaml` package composes nested collections recursively. It catches its own stack overflow
+ * and reports it, but near the stack's end V8 may first have to compile one of the package's
+ * regular expressions, and a regexp compile that runs out of stack kills the process with a fatal
+ * "RegExpCompiler Allocation failed" (seen with `'- '.repeat(50_000)`) instead of throwing. So
+ * text that might nest that deep never reaches the parser. Real specs nest about 10 levels.
+ */
+const MAX_NESTING_ESTIMATE = 100;
+
+/**
+ * The first line (1-based) whose nesting may exceed MAX_NESTING_ESTIMATE, or undefined. An
+ * estimate that errs high, without recursion: the number of deeper indentations open above the
+ * line, plus the `- ` / `? ` / `: ` indicators that start it (`- - - x` is three lists), plus the
+ * brackets opened and not yet closed (quotes are ignored: a bracket in a string only adds).
+ */
+function tooDeepLine(text: string): number | undefined {
+  const indents: number[] = [];
+  let flow = 0;
+  let lineNo = 0;
+  let i = 0;
+  while (i <= text.length) {
+    lineNo++;
+    let end = text.indexOf('\n', i);
+    if (end === -1) end = text.length;
+    let p = i;
+    while (p < end && (text[p] === ' ' || text[p] === '\t')) p++;
+    if (p < end && text[p] !== '#' && text[p] !== '\r') {
+      const indent = p - i;
+      while (indents.length > 0 && (indents[indents.length - 1] ?? 0) >= indent) indents.pop();
+      indents.push(indent);
+      let compact = 0;
+      while (p + 1 <= end && (text[p] === '-' || text[p] === '?' || text[p] === ':') && (p + 1 === end || text[p + 1] === ' ' || text[p + 1] === '\t')) {
+        compact++;
+        p++;
+        while (p < end && (text[p] === ' ' || text[p] === '\t')) p++;
+      }
+      let deepest = flow;
+      for (let k = p; k < end; k++) {
+        const c = text[k];
+        if (c === '[' || c === '{') deepest = Math.max(deepest, ++flow);
+        else if ((c === ']' || c === '}') && flow > 0) flow--;
+      }
+      if (indents.length + compact + deepest > MAX_NESTING_ESTIMATE) return lineNo;
+    }
+    i = end + 1;
+  }
+  return undefined;
+}
+
+function fail(message: string): ParseResult {
+  return { ok: false, errors: [message] };
+}
+
+/** Turns the library's node tree into `Value`s, expanding aliases within MAX_ALIASES, MAX_DEPTH and MAX_VALUES. */
+class Lowering {
+  /** For each alias, the node it names: the last node anchored with that name before it (YAML 1.2 §3.2.2.2). */
+  readonly #targets = new Map<Alias, unknown>();
+  readonly #lines: LineCounter;
+  #aliases = 0;
+  #values = 0;
+  /** Keys given twice in one mapping (YAML requires keys to be unique; the SDK refuses them too). */
+  readonly duplicates = new Errors();
+
+  constructor(doc: Parameters<typeof visit>[0], lines: LineCounter) {
+    this.#lines = lines;
+    const anchors = new Map<string, unknown>();
+    // One walk in document order, as `Alias.resolve` does per alias (which would make N aliases cost N walks).
+    visit(doc, {
+      Node: (_key, node) => {
+        if (isAlias(node)) this.#targets.set(node, anchors.get(node.source));
+        else if (typeof node.anchor === 'string') anchors.set(node.anchor, node);
+      },
+    });
+  }
+
+  lower(node: unknown, depth: number): Value {
+    if (++this.#values > MAX_VALUES) throw new LowerError(`the spec has more than ${MAX_VALUES} values (counting what aliases repeat)`);
+    if (node === null || node === undefined) return NULL;
+    if (isAlias(node)) {
+      if (++this.#aliases > MAX_ALIASES) throw new LowerError(`the spec expands aliases more than ${MAX_ALIASES} times (a guard against alias bombs)`);
+      const target = this.#targets.get(node);
+      if (target === undefined) throw new LowerError(`alias *${node.source} names no anchor (&${node.source}) before it`);
+      return this.lower(target, depth);
+    }
+    if (isScalar(node)) {
+      const v = node.value;
+      const text = typeof node.source === 'string' ? node.source : String(v);
+      if (typeof v === 'string' || typeof v === 'boolean' || v === null) return { kind: 'scalar', value: v, text };
+      if (typeof v === 'number') return { kind: 'scalar', value: v, text };
+      // The core schema makes nothing else; anything that slips through is read as its text.
+      return { kind: 'scalar', value: text, text };
+    }
+    if (depth >= MAX_DEPTH) throw new LowerError(`the spec nests deeper than ${MAX_DEPTH} levels`);
+    if (isMap(node)) {
+      const entries: Entry[] = [];
+      const keys = new Set<string>();
+      for (const pair of node.items) {
+        const k: unknown = pair.key;
+        // stringKeys makes every scalar key a string; an alias used as a key is not resolved by it.
+        if (!isScalar(k) || typeof k.value !== 'string') throw new LowerError('mapping keys must be plain strings (an alias or a collection is not a key)');
+        if (keys.has(k.value)) {
+          const pos = this.#lines.linePos(k.range?.[0] ?? 0);
+          this.duplicates.add(`line ${pos.line}, column ${pos.col}: key ${JSON.stringify(clip(k.value, 40))} appears twice in one mapping`);
+          continue;
+        }
+        keys.add(k.value);
+        entries.push({ key: k.value, value: this.lower(pair.value, depth + 1) });
+      }
+      return { kind: 'map', entries };
+    }
+    if (isSeq(node)) return { kind: 'seq', items: node.items.map((item) => this.lower(item, depth + 1)) };
+    throw new LowerError('the spec holds a value of an unknown kind');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+/** Collects errors up to MAX_ERRORS and counts the rest. */
+class Errors {
+  readonly #list: string[] = [];
+  #more = 0;
+  add(message: string): void {
+    if (this.#list.length < MAX_ERRORS) this.#list.push(message);
+    else this.#more++;
+  }
+  any(): boolean {
+    return this.#list.length > 0;
+  }
+  list(): string[] {
+    return this.#more === 0 ? [...this.#list] : [...this.#list, `... and ${this.#more} more errors`];
+  }
+}
+
+/** Cuts a string for a message, so a hostile megabyte never lands in a log line. */
+function clip(s: string, max = 60): string {
+  return s.length <= max ? s : `${s.slice(0, max)}…`;
+}
+
+/** A path segment: names as they are, anything odd quoted (`pods."Hello World"`). */
+function segment(key: string): string {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(key) ? key : JSON.stringify(clip(key, 40));
+}
+
+function child(path: string, key: string): string {
+  return path === '' ? segment(key) : `${path}.${segment(key)}`;
+}
+
+/** What was received, for "got …": strings quoted, other scalars as written, collections by kind. */
+function describe(v: Value): string {
+  if (v.kind === 'map') return 'a mapping';
+  if (v.kind === 'seq') return 'a list';
+  if (typeof v.value === 'string') return JSON.stringify(clip(v.value));
+  if (v.value === null) return 'null';
+  return clip(v.text);
+}
+
+/** A compact rendering of a small value (placement rules), cut at about 80 characters. */
+function preview(v: Value): string {
+  let out = '';
+  const walk = (x: Value): void => {
+    if (out.length > 80) return;
+    if (x.kind === 'scalar') out += typeof x.value === 'string' ? JSON.stringify(clip(x.value, 40)) : clip(x.text, 40);
+    else if (x.kind === 'seq') {
+      out += '[';
+      x.items.forEach((item, i) => { if (i > 0) out += ','; walk(item); });
+      out += ']';
+    } else {
+      out += '{';
+      x.entries.forEach((e, i) => { if (i > 0) out += ','; out += `${JSON.stringify(clip(e.key, 40))}:`; walk(e.value); });
+      out += '}';
+    }
+  };
+  walk(v);
+  return clip(out, 80);
+}
+
+/** Levenshtein distance, for "did you mean"; keys are short. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    }
+    prev = row;
+  }
+  return prev[b.length] ?? 0;
+}
+
+/** The known key nearest a typo, within two edits; the first of equals wins. */
+function closest(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const k of known) {
+    const d = distance(key, k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Field readers: each reports its own error and returns undefined when the value is unusable.
+
+/** Reads a section: every key must be known; SDK keys Drydock does not run get their own message. */
+function checkKeys(map: MapValue, path: string, known: readonly string[], unsupported: readonly string[], errors: Errors): void {
+  for (const { key } of map.entries) {
+    if (known.includes(key)) continue;
+    const p = child(path, key);
+    if (unsupported.includes(key)) {
+      errors.add(`${p} is not supported by Drydock`);
+      continue;
+    }
+    const near = key.length <= 40 ? closest(key.toLowerCase(), known) : undefined;
+    errors.add(near === undefined ? `${p} is not a known key (expected ${known.join(', ')})` : `${p} is not a known key; did you mean ${near}?`);
+  }
+}
+
+/** The value under `key`; an explicit null (`env:` with nothing after it) counts as absent. */
+function field(map: MapValue, key: string): Value | undefined {
+  const v = map.entries.find((e) => e.key === key)?.value;
+  return v === undefined || (v.kind === 'scalar' && v.value === null) ? undefined : v;
+}
+
+function asMap(v: Value, path: string, errors: Errors): MapValue | undefined {
+  if (v.kind === 'map') return v;
+  errors.add(`${path} must be a mapping, got ${describe(v)}`);
+  return undefined;
+}
+
+function requireField(map: MapValue, key: string, path: string, errors: Errors): Value | undefined {
+  const v = field(map, key);
+  if (v === undefined) errors.add(`${child(path, key)} is required`);
+  return v;
+}
+
+/** A string that reaches a shell or an environment: non-empty (unless allowed) and without NUL, which execve cannot pass. */
+function readString(v: Value, path: string, errors: Errors, allowEmpty = false): string | undefined {
+  if (v.kind !== 'scalar' || typeof v.value !== 'string' || (!allowEmpty && v.value.trim() === '')) {
+    errors.add(`${path} must be a non-empty string, got ${describe(v)}`);
+    return undefined;
+  }
+  if (v.value.includes('\u0000')) {
+    errors.add(`${path} must not contain a NUL character`);
+    return undefined;
+  }
+  return v.value;
+}
+
+function readNumber(v: Value, path: string, errors: Errors, ok: (n: number) => boolean, what: string): number | undefined {
+  if (v.kind === 'scalar' && typeof v.value === 'number' && Number.isFinite(v.value) && ok(v.value)) return v.value;
+  errors.add(`${path} must be ${what}, got ${describe(v)}`);
+  return undefined;
+}
+
+const positive = (v: Value, path: string, errors: Errors): number | undefined => readNumber(v, path, errors, (n) => n > 0, 'a positive number');
+const positiveSeconds = (v: Value, path: string, errors: Errors): number | undefined =>
+  readNumber(v, path, errors, (n) => n > 0 && n <= MAX_SECONDS, `a positive number of seconds, at most ${MAX_SECONDS}`);
+const seconds = (v: Value, path: string, errors: Errors): number | undefined =>
+  readNumber(v, path, errors, (n) => n >= 0 && n <= MAX_SECONDS, `a number of seconds from 0 to ${MAX_SECONDS}`);
+const integer = (v: Value, path: string, errors: Errors, min: number, max: number): number | undefined =>
+  readNumber(v, path, errors, (n) => Number.isInteger(n) && n >= min && n <= max, `an integer from ${min} to ${max}`);
+
+function readBool(v: Value, path: string, errors: Errors): boolean | undefined {
+  if (v.kind === 'scalar' && typeof v.value === 'boolean') return v.value;
+  errors.add(`${path} must be true or false, got ${describe(v)}`);
+  return undefined;
+}
+
+function oneOf<T extends string>(v: Value, path: string, errors: Errors, allowed: readonly T[], hint = ''): T | undefined {
+  if (v.kind === 'scalar' && typeof v.value === 'string' && (allowed as readonly string[]).includes(v.value)) return v.value as T;
+  errors.add(`${path} must be one of ${allowed.join(', ')}, got ${describe(v)}${hint}`);
+  return undefined;
+}
+
+/** An optional field: its default when absent, its reading when present (undefined when unusable). */
+function optional<T>(map: MapValue, key: string, path: string, fallback: T, read: (v: Value, path: string) => T | undefined): T | undefined {
+  const v = field(map, key);
+  return v === undefined ? fallback : read(v, child(path, key));
+}
+
+/** Checks a name key; `what` says which kind of name, `rule` how to write one. */
+function checkName(name: string, path: string, pattern: RegExp, what: string, rule: string, errors: Errors): boolean {
+  if (name.length <= MAX_NAME_LENGTH && pattern.test(name)) return true;
+  errors.add(`${path} is not a valid ${what} name: ${rule}, at most ${MAX_NAME_LENGTH} characters`);
+  return false;
+}
+
+const POD_RULE = "lowercase letters and digits in parts joined by '-', each part starting with a letter";
+const PLAN_RULE = "a lowercase letter, then lowercase letters, digits or '-'";
+
+// ---------------------------------------------------------------------------------------------
+// The spec, section by section
+
+/** SDK keys Drydock does not run, per section: named "not supported" rather than "unknown". */
+const UNSUPPORTED_SERVICE = ['web-url', 'replacement-failure-policy'];
+const UNSUPPORTED_POD = [
+  'image', 'container', 'networks', 'rlimits', 'uris', 'resource-sets', 'volume', 'volumes', 'pre-reserved-role', 'secrets',
+  'share-pid-namespace', 'host-volumes', 'user', 'seccomp-unconfined', 'seccomp-profile-name', 'ipc-mode', 'shm-size',
+  'strategy', 'avoid-types', 'colocate-types',
+];
+const UNSUPPORTED_TASK = [
+  'labels', 'configs', 'gpus', 'ports', 'volume', 'volumes', 'resource-set', 'discovery', 'transport-encryption', 'uris',
+  'secrets', 'rlimits',
+];
+
+function readService(root: Value): ParseResult {
+  const errors = new Errors();
+  if (root.kind !== 'map') return fail(`the spec must be a mapping with name and pods, got ${describe(root)}`);
+  // `scheduler:` (principal, user, …) configures the SDK's own process; Drydock takes those from flags.
+  checkKeys(root, '', ['name', 'scheduler', 'pods', 'plans'], UNSUPPORTED_SERVICE, errors);
+
+  let name: string | undefined;
+  const nameValue = requireField(root, 'name', '', errors);
+  if (nameValue !== undefined) {
+    if (nameValue.kind === 'scalar' && typeof nameValue.value === 'string' && nameValue.value.length <= MAX_NAME_LENGTH && SERVICE_NAME.test(nameValue.value)) name = nameValue.value;
+    else errors.add(`name must be lowercase letters, digits and '-' (not first or last), at most ${MAX_NAME_LENGTH} characters, got ${describe(nameValue)}`);
+  }
+
+  const pods: PodSpec[] = [];
+  /** Every pod type key and its task keys, valid or not: plans are checked against what was written, so one bad pod does not cascade. */
+  const written = new Map<string, Set<string>>();
+  const podsValue = requireField(root, 'pods', '', errors);
+  const podsMap = podsValue === undefined ? undefined : asMap(podsValue, 'pods', errors);
+  if (podsMap !== undefined) {
+    if (podsMap.entries.length === 0) errors.add('pods must have at least one pod type');
+    for (const { key, value } of podsMap.entries) {
+      const pod = readPod(key, value, child('pods', key), errors, written);
+      if (pod !== undefined) pods.push(pod);
+    }
+  }
+
+  const plans: PlanSpec[] = [];
+  const plansValue = field(root, 'plans');
+  const plansMap = plansValue === undefined ? undefined : asMap(plansValue, 'plans', errors);
+  for (const { key, value } of plansMap?.entries ?? []) {
+    const plan = readPlan(key, value, child('plans', key), errors, written);
+    if (plan !== undefined) plans.push(plan);
+  }
+  // Without a `deploy` plan, the SDK's default: the pod types one after the other, each one
+  // instance at a time. It comes first, as the plan the scheduler runs first.
+  if (!(plansMap?.entries ?? []).some((e) => e.key === 'deploy')) {
+    plans.unshift({ name: 'deploy', strategy: 'serial', phases: pods.map((p) => ({ name: p.type, strategy: 'serial', pod: p.type, steps: undefined })) });
+  }
+
+  if (errors.any() || name === undefined) return { ok: false, errors: errors.list() };
+  return { ok: true, spec: { name, pods, plans } };
+}
+
+function readPod(type: string, value: Value, path: string, errors: Errors, written: Map<string, Set<string>>): PodSpec | undefined {
+  const nameOk = checkName(type, path, POD_OR_TASK_NAME, 'pod type', POD_RULE, errors);
+  const taskKeys = new Set<string>();
+  written.set(type, taskKeys);
+  const map = asMap(value, path, errors);
+  if (map === undefined) return undefined;
+  checkKeys(map, path, ['count', 'placement', 'allow-decommission', 'tasks'], UNSUPPORTED_POD, errors);
+
+  const countValue = requireField(map, 'count', path, errors);
+  const count = countValue === undefined ? undefined : integer(countValue, child(path, 'count'), errors, 0, MAX_COUNT);
+  const placement = readPlacement(field(map, 'placement'), child(path, 'placement'), errors);
+  const allowDecommission = optional(map, 'allow-decommission', path, false, (v, p) => readBool(v, p, errors));
+
+  const tasks: TaskSpec[] = [];
+  let tasksOk = true;
+  const tasksValue = requireField(map, 'tasks', path, errors);
+  const tasksMap = tasksValue === undefined ? undefined : asMap(tasksValue, child(path, 'tasks'), errors);
+  if (tasksMap !== undefined) {
+    if (tasksMap.entries.length === 0) errors.add(`${child(path, 'tasks')} must have at least one task`);
+    for (const { key, value: taskValue } of tasksMap.entries) {
+      taskKeys.add(key);
+      const task = readTask(key, taskValue, child(child(path, 'tasks'), key), errors);
+      if (task === undefined) tasksOk = false;
+      else tasks.push(task);
+    }
+  }
+  if (!nameOk || count === undefined || placement === undefined || allowDecommission === undefined || tasksMap === undefined || !tasksOk) return undefined;
+  return { type, count, placement, allowDecommission, tasks };
+}
+
+const NO_PLACEMENT: PlacementSpec = { uniqueHostname: false, text: '' };
+const UNIQUE = 'hostname:UNIQUE';
+
+/**
+ * `hostname:UNIQUE`, `[["hostname","UNIQUE"]]` as a YAML list, or the SDK's string form
+ * `'[["hostname","UNIQUE"]]'`. Absent, empty (`''`, what an SDK template renders when its
+ * placement variable is unset) and `[]` mean no rule. Marathon's other operators (GROUP_BY, LIKE,
+ * CLUSTER, MAX_PER, …) are refused rather than ignored: a rule that is not enforced is a surprise.
+ */
+function readPlacement(v: Value | undefined, path: string, errors: Errors): PlacementSpec | undefined {
+  if (v === undefined) return NO_PLACEMENT;
+  const refuse = (shown: string): undefined => {
+    errors.add(`${path}: unsupported placement rule ${shown} (Drydock supports ${UNIQUE})`);
+    return undefined;
+  };
+  if (v.kind === 'scalar' && typeof v.value === 'string') {
+    const text = v.value.trim();
+    if (text === '') return NO_PLACEMENT;
+    if (text === UNIQUE) return { uniqueHostname: true, text };
+    if (text.startsWith('[')) {
+      let rules: unknown;
+      try {
+        rules = JSON.parse(text);
+      } catch {
+        return refuse(describe(v));
+      }
+      const kind = placementRules(rules);
+      if (kind === 'none') return NO_PLACEMENT;
+      if (kind === 'unique') return { uniqueHostname: true, text };
+    }
+    return refuse(describe(v));
+  }
+  if (v.kind === 'seq') {
+    const plain = v.items.map((rule) => (rule.kind === 'seq' ? rule.items.map((x) => (x.kind === 'scalar' ? x.value : undefined)) : undefined));
+    const kind = placementRules(plain);
+    if (kind === 'none') return NO_PLACEMENT;
+    if (kind === 'unique') return { uniqueHostname: true, text: JSON.stringify(plain) };
+    return refuse(preview(v));
+  }
+  return refuse(v.kind === 'map' ? preview(v) : describe(v));
+}
+
+/** Marathon constraints as data: `[]`, `[["hostname","UNIQUE"]]`, or something Drydock does not enforce. */
+function placementRules(rules: unknown): 'none' | 'unique' | 'other' {
+  if (!Array.isArray(rules)) return 'other';
+  if (rules.length === 0) return 'none';
+  const [rule] = rules as unknown[];
+  return rules.length === 1 && Array.isArray(rule) && rule.length === 2 && rule[0] === 'hostname' && rule[1] === 'UNIQUE' ? 'unique' : 'other';
+}
+
+function readTask(name: string, value: Value, path: string, errors: Errors): TaskSpec | undefined {
+  const nameOk = checkName(name, path, POD_OR_TASK_NAME, 'task', POD_RULE, errors);
+  const map = asMap(value, path, errors);
+  if (map === undefined) return undefined;
+  checkKeys(map, path, ['goal', 'essential', 'cmd', 'cpus', 'memory', 'env', 'kill-grace-period', 'readiness-check', 'health-check'], UNSUPPORTED_TASK, errors);
+
+  const goal = optional<Goal>(map, 'goal', path, 'RUNNING', (v, p) => oneOf(v, p, errors, GOALS));
+  const essential = optional(map, 'essential', path, true, (v, p) => readBool(v, p, errors));
+  const cmdValue = requireField(map, 'cmd', path, errors);
+  const cmd = cmdValue === undefined ? undefined : readString(cmdValue, child(path, 'cmd'), errors);
+  const cpusValue = requireField(map, 'cpus', path, errors);
+  const cpus = cpusValue === undefined ? undefined : positive(cpusValue, child(path, 'cpus'), errors);
+  const memoryValue = requireField(map, 'memory', path, errors);
+  const memoryMb = memoryValue === undefined ? undefined : positive(memoryValue, child(path, 'memory'), errors);
+  const env = optional<Readonly<Record<string, string>>>(map, 'env', path, {}, (v, p) => readEnv(v, p, errors));
+  const killGracePeriodS = optional(map, 'kill-grace-period', path, 3, (v, p) => seconds(v, p, errors));
+  const readinessCheck = optional<ReadinessCheckSpec | undefined | null>(map, 'readiness-check', path, null, (v, p) => readReadiness(v, p, errors));
+  const healthCheck = optional<HealthCheckSpec | undefined | null>(map, 'health-check', path, null, (v, p) => readHealth(v, p, errors));
+
+  if (!nameOk || goal === undefined || essential === undefined || cmd === undefined || cpus === undefined || memoryMb === undefined || env === undefined ||
+    killGracePeriodS === undefined || readinessCheck === undefined || healthCheck === undefined) return undefined;
+  // null above stands for "absent" (undefined already means "unusable").
+  return {
+    name, goal, essential, cmd, cpus, memoryMb, env, killGracePeriodS,
+    readinessCheck: readinessCheck ?? undefined,
+    healthCheck: healthCheck ?? undefined,
+  };
+}
+
+/**
+ * Environment values may be strings, numbers or booleans, all passed as the text written
+ * (`1.10` stays "1.10", `0755` stays "0755", `yes` is just a string in YAML 1.2).
+ */
+function readEnv(v: Value, path: string, errors: Errors): Readonly<Record<string, string>> | undefined {
+  const map = asMap(v, path, errors);
+  if (map === undefined) return undefined;
+  const out: Array<[string, string]> = [];
+  let ok = true;
+  for (const { key, value } of map.entries) {
+    const p = child(path, key);
+    if (!ENV_NAME.test(key)) {
+      errors.add(`${p} is not a valid environment variable name: letters, digits and '_', not starting with a digit`);
+      ok = false;
+      continue;
+    }
+    if (value.kind !== 'scalar' || value.value === null) {
+      errors.add(`${p} must be a string, number or boolean, got ${describe(value)}`);
+      ok = false;
+      continue;
+    }
+    const text = typeof value.value === 'string' ? value.value : value.text;
+    if (text.includes('\u0000')) {
+      errors.add(`${p} must not contain a NUL character`);
+      ok = false;
+      continue;
+    }
+    out.push([key, text]);
+  }
+  // fromEntries defines own properties, so even an env var named __proto__ is plain data.
+  return ok ? Object.fromEntries(out) : undefined;
+}
+
+/** The four timings both checks share: interval 5 s, delay 0 s, timeout 10 s by default. */
+function readTimings(map: MapValue, path: string, errors: Errors): { cmd: string; intervalS: number; delayS: number; timeoutS: number } | undefined {
+  const cmdValue = requireField(map, 'cmd', path, errors);
+  const cmd = cmdValue === undefined ? undefined : readString(cmdValue, child(path, 'cmd'), errors);
+  const intervalS = optional(map, 'interval', path, 5, (v, p) => positiveSeconds(v, p, errors));
+  const delayS = optional(map, 'delay', path, 0, (v, p) => seconds(v, p, errors));
+  const timeoutS = optional(map, 'timeout', path, 10, (v, p) => positiveSeconds(v, p, errors));
+  if (cmd === undefined || intervalS === undefined || delayS === undefined || timeoutS === undefined) return undefined;
+  return { cmd, intervalS, delayS, timeoutS };
+}
+
+function readReadiness(v: Value, path: string, errors: Errors): ReadinessCheckSpec | undefined {
+  const map = asMap(v, path, errors);
+  if (map === undefined) return undefined;
+  checkKeys(map, path, ['cmd', 'interval', 'delay', 'timeout'], [], errors);
+  return readTimings(map, path, errors);
+}
+
+function readHealth(v: Value, path: string, errors: Errors): HealthCheckSpec | undefined {
+  const map = asMap(v, path, errors);
+  if (map === undefined) return undefined;
+  checkKeys(map, path, ['cmd', 'interval', 'delay', 'timeout', 'grace-period', 'max-consecutive-failures'], [], errors);
+  const timings = readTimings(map, path, errors);
+  const gracePeriodS = optional(map, 'grace-period', path, 30, (x, p) => seconds(x, p, errors));
+  const maxConsecutiveFailures = optional(map, 'max-consecutive-failures', path, 3, (x, p) => integer(x, p, errors, 1, MAX_FAILURES));
+  if (timings === undefined || gracePeriodS === undefined || maxConsecutiveFailures === undefined) return undefined;
+  return { ...timings, gracePeriodS, maxConsecutiveFailures };
+}
+
+function readPlan(name: string, value: Value, path: string, errors: Errors, pods: ReadonlyMap<string, ReadonlySet<string>>): PlanSpec | undefined {
+  let nameOk = checkName(name, path, PLAN_NAME, 'plan', PLAN_RULE, errors);
+  if (nameOk && RESERVED_PLANS.includes(name)) {
+    errors.add(`${path} is the name of a plan the scheduler builds itself; choose another name`);
+    nameOk = false;
+  }
+  const map = asMap(value, path, errors);
+  if (map === undefined) return undefined;
+  checkKeys(map, path, ['strategy', 'phases'], [], errors);
+  // Canary is phase-only by design (plans.md §4.3): a canary plan would gate every phase.
+  const strategy = optional<StrategyName>(map, 'strategy', path, 'serial', (v, p) => oneOf(v, p, errors, PLAN_STRATEGIES, ' (canary strategies go on phases)'));
+  const phasesValue = requireField(map, 'phases', path, errors);
+  const phasesMap = phasesValue === undefined ? undefined : asMap(phasesValue, child(path, 'phases'), errors);
+  const phases: PhaseSpec[] = [];
+  let phasesOk = phasesMap !== undefined;
+  if (phasesMap !== undefined) {
+    if (phasesMap.entries.length === 0) {
+      errors.add(`${child(path, 'phases')} must have at least one phase`);
+      phasesOk = false;
+    }
+    for (const { key, value: phaseValue } of phasesMap.entries) {
+      const phase = readPhase(key, phaseValue, child(child(path, 'phases'), key), errors, pods);
+      if (phase === undefined) phasesOk = false;
+      else phases.push(phase);
+    }
+  }
+  if (!nameOk || strategy === undefined || !phasesOk) return undefined;
+  return { name, strategy, phases };
+}
+
+function readPhase(name: string, value: Value, path: string, errors: Errors, pods: ReadonlyMap<string, ReadonlySet<string>>): PhaseSpec | undefined {
+  const nameOk = checkName(name, path, PLAN_NAME, 'phase', PLAN_RULE, errors);
+  const map = asMap(value, path, errors);
+  if (map === undefined) return undefined;
+  checkKeys(map, path, ['strategy', 'pod', 'steps'], [], errors);
+  const strategy = optional<StrategyName>(map, 'strategy', path, 'serial', (v, p) => oneOf(v, p, errors, PHASE_STRATEGIES));
+  let pod: string | undefined;
+  const podValue = requireField(map, 'pod', path, errors);
+  if (podValue !== undefined) {
+    if (podValue.kind === 'scalar' && typeof podValue.value === 'string' && pods.has(podValue.value)) pod = podValue.value;
+    else errors.add(`${child(path, 'pod')} must be a pod type under pods (${clip([...pods.keys()].map((k) => clip(k, 20)).join(', '), 120)}), got ${describe(podValue)}`);
+  }
+  // Steps name tasks, so they can only be checked against a known pod.
+  const stepsValue = field(map, 'steps');
+  const steps = stepsValue === undefined ? null : pod === undefined ? undefined : readSteps(stepsValue, child(path, 'steps'), errors, pod, pods.get(pod) ?? new Set());
+  if (!nameOk || strategy === undefined || pod === undefined || steps === undefined) return undefined;
+  return { name, strategy, pod, steps: steps ?? undefined };
+}
+
+/**
+ * `steps:` is a list of one-key mappings: `- default: [[a], [b]]` or `- 0: [[a, b]]`. Each key is
+ * `default` or an instance index; an index need not be below the pod's count, since the count
+ * may grow later, but it must be below MAX_COUNT, since no instance could ever have it. Each
+ * value is a list of task groups, each group one step. Indexes without an entry use `default`;
+ * whether one is needed is the plan builder's question, as it knows the count at the time.
+ */
+function readSteps(v: Value, path: string, errors: Errors, pod: string, tasks: ReadonlySet<string>): StepsSpec | null | undefined {
+  if (v.kind !== 'seq' || v.items.length === 0) {
+    errors.add(`${path} must be a non-empty list of mappings such as - default: [[first], [second]], got ${describe(v)}`);
+    return undefined;
+  }
+  const byIndex: Array<[string, readonly (readonly string[])[]]> = [];
+  let fallback: readonly (readonly string[])[] | undefined;
+  let ok = true;
+  const seen = new Set<string>();
+  v.items.forEach((item, i) => {
+    const p = `${path}[${i}]`;
+    if (item.kind !== 'map' || item.entries.length !== 1) {
+      errors.add(`${p} must be a mapping with one key (default or an instance index), got ${item.kind === 'map' ? `${item.entries.length} keys` : describe(item)}`);
+      ok = false;
+      return;
+    }
+    const entry = item.entries[0];
+    if (entry === undefined) return;
+    const index = entry.key === 'default' ? 'default' : DECIMAL_INDEX.test(entry.key) && Number(entry.key) < MAX_COUNT ? String(Number(entry.key)) : undefined;
+    if (index === undefined) {
+      errors.add(`${p} key must be default or an instance index from 0 to ${MAX_COUNT - 1}, got ${JSON.stringify(clip(entry.key))}`);
+      ok = false;
+      return;
+    }
+    if (seen.has(index)) {
+      errors.add(`${p} repeats ${index === 'default' ? 'default' : `index ${index}`}`);
+      ok = false;
+      return;
+    }
+    seen.add(index);
+    const groups = readGroups(entry.value, child(p, entry.key), errors, pod, tasks);
+    if (groups === undefined) ok = false;
+    else if (index === 'default') fallback = groups;
+    else byIndex.push([index, groups]);
+  });
+  return ok ? { byIndex: Object.fromEntries(byIndex), default: fallback } : undefined;
+}
+
+function readGroups(v: Value, path: string, errors: Errors, pod: string, tasks: ReadonlySet<string>): string[][] | undefined {
+  if (v.kind !== 'seq' || v.items.length === 0) {
+    errors.add(`${path} must be a non-empty list of task lists such as [[first], [second]], got ${describe(v)}`);
+    return undefined;
+  }
+  const groups: string[][] = [];
+  // A task twice in one entry would be launched by one step and found already running by the next.
+  const listed = new Set<string>();
+  let ok = true;
+  v.items.forEach((group, g) => {
+    const gp = `${path}[${g}]`;
+    if (group.kind !== 'seq' || group.items.length === 0) {
+      errors.add(`${gp} must be a non-empty list of task names, got ${describe(group)}`);
+      ok = false;
+      return;
+    }
+    const names: string[] = [];
+    group.items.forEach((t, k) => {
+      const tp = `${gp}[${k}]`;
+      if (t.kind !== 'scalar' || typeof t.value !== 'string' || !tasks.has(t.value)) {
+        errors.add(`${tp} must be a task of pod ${pod} (${clip([...tasks].join(', '), 120)}), got ${describe(t)}`);
+        ok = false;
+      } else if (listed.has(t.value)) {
+        errors.add(`${tp} lists task ${t.value} a second time`);
+        ok = false;
+      } else {
+        listed.add(t.value);
+        names.push(t.value);
+      }
+    });
+    groups.push(names);
+  });
+  return ok ? groups : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Changes between configurations
+
+/**
+ * What a new configuration may not change from the target one (plans.md §7.2). Empty: the new
+ * one may become the target. Each rule:
+ * - `name`: it is the framework's identity; tasks and stored state are found by it.
+ * - a pod type's `count` may shrink only when the new spec says `allow-decommission: true` for it
+ *   (the SDK's `PodSpecsCannotShrink`): removing instances is a decision, not a typo's side effect.
+ * - a pod type may disappear only when the old spec allowed decommission for it, or had count 0
+ *   (then there is nothing to remove).
+ * - a task's `goal` may not change: the goal says what a stored task state means (a RUNNING
+ *   task that exited failed and is recovered; a FINISH or ONCE task that exited 0 is done), so a
+ *   change would reinterpret the state of instances already running. Rename the task instead:
+ *   the old one goes away with its pods' relaunch and the new one starts from nothing.
+ * Placement, resources, commands, env and checks may change: they only need a relaunch.
+ */
+export function validateUpdate(previous: ServiceSpec, next: ServiceSpec): string[] {
+  const errors: string[] = [];
+  if (previous.name !== next.name) errors.push(`name cannot change (from ${JSON.stringify(previous.name)} to ${JSON.stringify(next.name)}): it identifies the service and its state`);
+  for (const old of previous.pods) {
+    const path = `pods.${old.type}`;
+    const now = next.pods.find((p) => p.type === old.type);
+    if (now === undefined) {
+      if (!old.allowDecommission && old.count > 0) errors.push(`${path} cannot be removed: its ${old.count} instances may only be decommissioned when the current configuration has allow-decommission: true`);
+      continue;
+    }
+    if (now.count < old.count && !now.allowDecommission) {
+      errors.push(`${path}.count cannot shrink from ${old.count} to ${now.count} unless ${path}.allow-decommission is true`);
+    }
+    for (const task of old.tasks) {
+      const after = now.tasks.find((t) => t.name === task.name);
+      if (after !== undefined && after.goal !== task.goal) {
+        errors.push(`${path}.tasks.${task.name}.goal cannot change from ${task.goal} to ${after.goal}; give the task a new name instead`);
+      }
+    }
+  }
+  return errors;
+}
+
+/**
+ * Whether an instance launched from `previous` must be relaunched to be at `next`: when its set of
+ * tasks changed or any task changed in a way that reaches the process. `count`, `placement` and
+ * `allow-decommission` say where and how many, not what runs, so they do not (the SDK's cleanup
+ * rewrites the label instead of relaunching for those, plans.md §7.2).
+ */
+export function podNeedsRelaunch(previous: PodSpec, next: PodSpec): boolean {
+  if (previous.type !== next.type || previous.tasks.length !== next.tasks.length) return true;
+  return previous.tasks.some((t) => {
+    const after = next.tasks.find((n) => n.name === t.name);
+    return after === undefined || taskNeedsRelaunch(t, after);
+  });
+}
+
+/**
+ * Whether a task launched from `previous` must be relaunched to be at `next`: every field reaches
+ * the process or its supervision (command, resources, env, kill grace, checks, goal, essential).
+ * The order of env entries does not.
+ */
+export function taskNeedsRelaunch(previous: TaskSpec, next: TaskSpec): boolean {
+  return JSON.stringify(storedTask(previous, true)) !== JSON.stringify(storedTask(next, true));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Canonical JSON for the configuration store
+
+/**
+ * The spec as stored: fields in the declaration order of spec-types.ts, absent checks and steps
+ * as null, env in its YAML order, step indexes ascending. The same spec always gives the same
+ * text, so equal configurations are equal strings.
+ */
+export function specJson(spec: ServiceSpec): string {
+  return JSON.stringify({
+    name: spec.name,
+    pods: spec.pods.map((p) => ({
+      type: p.type,
+      count: p.count,
+      placement: { uniqueHostname: p.placement.uniqueHostname, text: p.placement.text },
+      allowDecommission: p.allowDecommission,
+      tasks: p.tasks.map((t) => storedTask(t, false)),
+    })),
+    plans: spec.plans.map((plan) => ({
+      name: plan.name,
+      strategy: plan.strategy,
+      phases: plan.phases.map((ph) => ({
+        name: ph.name,
+        strategy: ph.strategy,
+        pod: ph.pod,
+        steps: ph.steps === undefined ? null : {
+          byIndex: Object.fromEntries(Object.keys(ph.steps.byIndex).sort((a, b) => Number(a) - Number(b)).map((k) => [k, ph.steps?.byIndex[k] ?? []])),
+          default: ph.steps.default ?? null,
+        },
+      })),
+    })),
+  });
+}
+
+/** A task in stored form; `sortEnv` for comparisons where the order of env entries does not matter. */
+function storedTask(t: TaskSpec, sortEnv: boolean): unknown {
+  const env = Object.entries(t.env);
+  if (sortEnv) env.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    name: t.name,
+    goal: t.goal,
+    essential: t.essential,
+    cmd: t.cmd,
+    cpus: t.cpus,
+    memoryMb: t.memoryMb,
+    env: Object.fromEntries(env),
+    killGracePeriodS: t.killGracePeriodS,
+    readinessCheck: t.readinessCheck === undefined ? null : { cmd: t.readinessCheck.cmd, intervalS: t.readinessCheck.intervalS, delayS: t.readinessCheck.delayS, timeoutS: t.readinessCheck.timeoutS },
+    healthCheck: t.healthCheck === undefined ? null : {
+      cmd: t.healthCheck.cmd, intervalS: t.healthCheck.intervalS, delayS: t.healthCheck.delayS, timeoutS: t.healthCheck.timeoutS,
+      gracePeriodS: t.healthCheck.gracePeriodS, maxConsecutiveFailures: t.healthCheck.maxConsecutiveFailures,
+    },
+  };
+}
+
+/** Same configuration: equal canonical JSON (so env order counts; a reordered env is a new configuration that relaunches nothing). */
+export function specEquals(a: ServiceSpec, b: ServiceSpec): boolean {
+  return specJson(a) === specJson(b);
+}
+
+/** A stored spec read back, or why it cannot be. */
+export type StoredSpecResult = { ok: true; spec: ServiceSpec } | { ok: false; error: string };
+
+/**
+ * Reads a spec written by `specJson`. A damaged row (bad JSON, a missing or mistyped field, a
+ * phase naming a pod that is not there) gives an error naming the first bad field, never an
+ * exception or a half-typed spec that fails later in the plan builder.
+ */
+export function specFromJson(text: string): StoredSpecResult {
+  try {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      return { ok: false, error: `stored spec is not JSON: ${e instanceof Error ? e.message : String(e)}` };
+    }
+    return { ok: true, spec: decodeService(raw) };
+  } catch (e) {
+    if (e instanceof StoredError) return { ok: false, error: `stored spec: ${e.message}` };
+    return { ok: false, error: `stored spec could not be read: ${e instanceof Error ? e.message : String(e)}` };
+  }
+}
+
+class StoredError extends Error {}
+
+function shown(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(clip(v));
+  if (Array.isArray(v)) return 'a list';
+  if (v === null) return 'null';
+  if (typeof v === 'object') return 'an object';
+  return clip(String(v));
+}
+
+function bad(path: string, what: string, v: unknown): never {
+  throw new StoredError(`${path} must be ${what}, got ${shown(v)}`);
+}
+
+function obj(v: unknown, path: string): Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) bad(path, 'an object', v);
+  return v as Record<string, unknown>;
+}
+
+function list(v: unknown, path: string): unknown[] {
+  if (!Array.isArray(v)) bad(path, 'a list', v);
+  return v;
+}
+
+/** A field of a stored object: own properties only, so `constructor` or `__proto__` are never read from a prototype. */
+function own(o: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(o, key) ? o[key] : undefined;
+}
+
+function str(v: unknown, path: string, nonEmpty = true): string {
+  if (typeof v !== 'string' || (nonEmpty && v === '')) bad(path, 'a string', v);
+  return v;
+}
+
+function num(v: unknown, path: string, ok: (n: number) => boolean, what: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) bad(path, what, v);
+  return v;
+}
+
+function bool(v: unknown, path: string): boolean {
+  if (typeof v !== 'boolean') bad(path, 'true or false', v);
+  return v;
+}
+
+function pick<T extends string>(v: unknown, path: string, allowed: readonly T[]): T {
+  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) bad(path, `one of ${allowed.join(', ')}`, v);
+  return v as T;
+}
+
+function named(v: unknown, path: string, pattern: RegExp): string {
+  const s = str(v, path);
+  if (s.length > MAX_NAME_LENGTH || !pattern.test(s)) bad(path, 'a valid name', s);
+  return s;
+}
+
+function decodeService(raw: unknown): ServiceSpec {
+  const o = obj(raw, 'spec');
+  const name = named(own(o, 'name'), 'name', SERVICE_NAME);
+  const pods = list(own(o, 'pods'), 'pods').map((p, i) => decodePod(p, `pods[${i}]`));
+  if (pods.length === 0) bad('pods', 'a non-empty list', []);
+  const plans = list(own(o, 'plans'), 'plans').map((p, i) => decodePlan(p, `plans[${i}]`, pods));
+  return { name, pods, plans };
+}
+
+function decodePod(raw: unknown, path: string): PodSpec {
+  const o = obj(raw, path);
+  const placement = obj(own(o, 'placement'), `${path}.placement`);
+  const tasks = list(own(o, 'tasks'), `${path}.tasks`).map((t, i) => decodeTask(t, `${path}.tasks[${i}]`));
+  if (tasks.length === 0) bad(`${path}.tasks`, 'a non-empty list', []);
+  return {
+    type: named(own(o, 'type'), `${path}.type`, POD_OR_TASK_NAME),
+    count: num(own(o, 'count'), `${path}.count`, (n) => Number.isInteger(n) && n >= 0 && n <= MAX_COUNT, `an integer from 0 to ${MAX_COUNT}`),
+    placement: { uniqueHostname: bool(own(placement, 'uniqueHostname'), `${path}.placement.uniqueHostname`), text: str(own(placement, 'text'), `${path}.placement.text`, false) },
+    allowDecommission: bool(own(o, 'allowDecommission'), `${path}.allowDecommission`),
+    tasks,
+  };
+}
+
+const isPositive = (n: number): boolean => n > 0;
+const isSeconds = (n: number): boolean => n >= 0 && n <= MAX_SECONDS;
+
+function decodeTask(raw: unknown, path: string): TaskSpec {
+  const o = obj(raw, path);
+  const envObj = obj(own(o, 'env'), `${path}.env`);
+  const env = Object.fromEntries(Object.entries(envObj).map(([k, v]) => {
+    if (!ENV_NAME.test(k)) bad(`${path}.env`, 'keyed by environment variable names', k);
+    return [k, str(v, `${path}.env.${k}`, false)];
+  }));
+  const rc = own(o, 'readinessCheck');
+  const hc = own(o, 'healthCheck');
+  return {
+    name: named(own(o, 'name'), `${path}.name`, POD_OR_TASK_NAME),
+    goal: pick(own(o, 'goal'), `${path}.goal`, GOALS),
+    essential: bool(own(o, 'essential'), `${path}.essential`),
+    cmd: str(own(o, 'cmd'), `${path}.cmd`),
+    cpus: num(own(o, 'cpus'), `${path}.cpus`, isPositive, 'a positive number'),
+    memoryMb: num(own(o, 'memoryMb'), `${path}.memoryMb`, isPositive, 'a positive number'),
+    env,
+    killGracePeriodS: num(own(o, 'killGracePeriodS'), `${path}.killGracePeriodS`, isSeconds, 'a number of seconds'),
+    readinessCheck: rc === null || rc === undefined ? undefined : decodeTimings(rc, `${path}.readinessCheck`),
+    healthCheck: hc === null || hc === undefined ? undefined : decodeHealth(hc, `${path}.healthCheck`),
+  };
+}
+
+function decodeTimings(raw: unknown, path: string): ReadinessCheckSpec {
+  const o = obj(raw, path);
+  return {
+    cmd: str(own(o, 'cmd'), `${path}.cmd`),
+    intervalS: num(own(o, 'intervalS'), `${path}.intervalS`, isPositive, 'a positive number'),
+    delayS: num(own(o, 'delayS'), `${path}.delayS`, isSeconds, 'a number of seconds'),
+    timeoutS: num(own(o, 'timeoutS'), `${path}.timeoutS`, isPositive, 'a positive number'),
+  };
+}
+
+function decodeHealth(raw: unknown, path: string): HealthCheckSpec {
+  const o = obj(raw, path);
+  return {
+    ...decodeTimings(raw, path),
+    gracePeriodS: num(own(o, 'gracePeriodS'), `${path}.gracePeriodS`, isSeconds, 'a number of seconds'),
+    maxConsecutiveFailures: num(own(o, 'maxConsecutiveFailures'), `${path}.maxConsecutiveFailures`, (n) => Number.isInteger(n) && n >= 1, 'a positive integer'),
+  };
+}
+
+function decodePlan(raw: unknown, path: string, pods: readonly PodSpec[]): PlanSpec {
+  const o = obj(raw, path);
+  return {
+    name: named(own(o, 'name'), `${path}.name`, PLAN_NAME),
+    strategy: pick(own(o, 'strategy'), `${path}.strategy`, PLAN_STRATEGIES),
+    phases: list(own(o, 'phases'), `${path}.phases`).map((p, i) => decodePhase(p, `${path}.phases[${i}]`, pods)),
+  };
+}
+
+function decodePhase(raw: unknown, path: string, pods: readonly PodSpec[]): PhaseSpec {
+  const o = obj(raw, path);
+  const podName = str(own(o, 'pod'), `${path}.pod`);
+  const pod = pods.find((p) => p.type === podName);
+  if (pod === undefined) bad(`${path}.pod`, 'a pod type of the spec', podName);
+  const rawSteps = own(o, 'steps');
+  let steps: StepsSpec | undefined;
+  if (rawSteps !== null && rawSteps !== undefined) {
+    const s = obj(rawSteps, `${path}.steps`);
+    const groups = (v: unknown, p: string): string[][] => list(v, p).map((g, i) => list(g, `${p}[${i}]`).map((t, k) => {
+      const name = str(t, `${p}[${i}][${k}]`);
+      if (!pod.tasks.some((x) => x.name === name)) bad(`${p}[${i}][${k}]`, `a task of pod ${pod.type}`, name);
+      return name;
+    }));
+    const byIndex = Object.fromEntries(Object.entries(obj(own(s, 'byIndex'), `${path}.steps.byIndex`)).map(([k, v]) => {
+      if (!DECIMAL_INDEX.test(k)) bad(`${path}.steps.byIndex`, 'keyed by instance indexes', k);
+      return [k, groups(v, `${path}.steps.byIndex.${k}`)];
+    }));
+    const d = own(s, 'default');
+    steps = { byIndex, default: d === null || d === undefined ? undefined : groups(d, `${path}.steps.default`) };
+  }
+  return {
+    name: named(own(o, 'name'), `${path}.name`, PLAN_NAME),
+    strategy: pick(own(o, 'strategy'), `${path}.strategy`, PHASE_STRATEGIES),
+    pod: pod.type,
+    steps,
+  };
+}

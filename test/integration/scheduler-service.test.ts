@@ -1,0 +1,377 @@
+/**
+ * drydock-scheduler end to end: a real master, real agents running real tasks, the scheduler as
+ * a child process, driven through its HTTP API the way an operator (or the CLI) does: deploy
+ * gated by readiness checks and a canary, a config change that moves only the pods that differ,
+ * recovery after kill -9, pod replace, decommission, a scheduler restart mid-rollout that keeps
+ * the operator's overrides, and maintenance: pods moved off a machine before its window
+ * (inverse offer accepted), or the inverse offer declined when there is no room.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Daemon, eventually, SCHEDULER_BIN, startAgent, startMaster, startScheduler, tempDir, type AgentHandle, type MasterHandle, type SchedulerHandle } from '../helpers/daemons.js';
+import type { PlanInfo } from '../../shared/plans/commands.js';
+import { cliFinished, spawnCli } from '../helpers/cli.js';
+
+interface TaskEntry { name: string; id: string; status: string; hostname: string; ready?: boolean }
+interface PodStatus { service: string; pods: Array<{ name: string; instances: Array<{ name: string; tasks: TaskEntry[] }> }> }
+
+async function request(url: string, method = 'GET', body?: string): Promise<{ status: number; text: string; json: unknown }> {
+  const res = await fetch(url, { method, ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/json' } }), signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  let json: unknown;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { status: res.status, text, json };
+}
+
+const plan = async (s: SchedulerHandle, name: string): Promise<PlanInfo> => (await request(`${s.url}/v1/plans/${name}`)).json as PlanInfo;
+const pods = async (s: SchedulerHandle): Promise<TaskEntry[]> => ((await request(`${s.url}/v1/pod/status`)).json as PodStatus).pods.flatMap((p) => p.instances.flatMap((i) => i.tasks));
+const steps = (p: PlanInfo): Record<string, string> => Object.fromEntries(p.phases.flatMap((ph) => ph.steps.map((st) => [st.name, st.status])));
+
+async function waitPlan(s: SchedulerHandle, name: string, check: (p: PlanInfo) => boolean, what: string, timeoutMs = 20_000): Promise<PlanInfo> {
+  let last: PlanInfo | undefined;
+  try {
+    return await eventually(async () => {
+      const r = await request(`${s.url}/v1/plans/${name}`);
+      if (r.status === 404) return undefined;
+      last = r.json as PlanInfo;
+      return check(last) ? last : undefined;
+    }, timeoutMs, 100, what);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; last ${name} plan: ${JSON.stringify(last)}`);
+  }
+}
+
+interface Cluster { master: MasterHandle; agents: AgentHandle[]; dir: string }
+
+/** A master and agents (killing their tasks when the test ends). */
+async function cluster(t: TestContext, hostnames: readonly string[], resources = 'cpus:2;mem:1024'): Promise<Cluster> {
+  const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
+  const agents = await Promise.all(hostnames.map((hostname) => startAgent(t, { master: master.address, hostname, resources, stopSignal: 'SIGUSR1' })));
+  return { master, agents, dir: tempDir(t, 'drydock-service-') };
+}
+
+function spec(dir: string, yaml: string, file = 'service.yml'): string {
+  const path = join(dir, file);
+  writeFileSync(path, yaml);
+  return path;
+}
+
+/** One pod type `hello` with `count` instances; readiness waits for a gate file unless `gate` is undefined. */
+function helloYaml(o: { count: number; env?: string; strategy?: string; gate?: string; placement?: string; extra?: string; allowDecommission?: boolean }): string {
+  const ready = o.gate === undefined ? 'test -f ready' : `test -f ${o.gate}/$TASK_NAME`;
+  return `name: hello
+pods:
+  hello:
+    count: ${o.count}
+${o.placement === undefined ? '' : `    placement: ${o.placement}\n`}${o.allowDecommission ? '    allow-decommission: true\n' : ''}    tasks:
+      server:
+        cmd: 'echo $$ > pid; touch ready; exec sleep 1000'
+        cpus: 0.1
+        memory: 16
+        env: { GREETING: ${o.env ?? 'hi'} }
+        kill-grace-period: 1
+        readiness-check: { cmd: '${ready}', interval: 0.1, delay: 0, timeout: 5 }
+${o.extra ?? ''}plans:
+  deploy:
+    strategy: serial
+    phases:
+      hello-deploy: { pod: hello, strategy: ${o.strategy ?? 'serial'} }
+`;
+}
+
+const SCHEDULER_FLAGS = ['--offer_hold=200ms', '--backoff_initial=200ms', '--backoff_max=2secs'];
+
+test('deploy: a step stays STARTED until its readiness check passes; a canary waits for continue, and a plan-level continue releases it', async (t) => {
+  const c = await cluster(t, ['agent-a', 'agent-b']);
+  const gate = tempDir(t, 'drydock-gate-');
+  const s = await startScheduler(t, { master: c.master.address, spec: spec(c.dir, helloYaml({ count: 3, strategy: 'serial-canary', gate })), flags: SCHEDULER_FLAGS });
+
+  // The canary holds the first step: nothing launches until the operator says continue.
+  let p = await waitPlan(s, 'deploy', (x) => x.status === 'WAITING', 'deploy WAITING on the canary');
+  assert.deepEqual(steps(p), { 'hello-0:[server]': 'WAITING', 'hello-1:[server]': 'WAITING', 'hello-2:[server]': 'PENDING' });
+  await eventually(async () => ((await request(`${s.url}/v1/health`)).status === 207 ? true : undefined), 10_000, 100, 'health 207: waiting for the operator');
+  assert.equal((await pods(s)).length, 0);
+  // The CLI draws the tree.
+  const shown = await cliFinished(spawnCli(t, ['plan', 'show', 'deploy', `--scheduler=${s.address}`]));
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /^deploy \(serial\) WAITING\n.*hello-deploy \(serial-canary\) WAITING\n.*hello-0:\[server\] WAITING/s);
+
+  // A plan-level continue (here through the CLI) releases the waiting canary phase (the SDK answered 208 here).
+  const r = await cliFinished(spawnCli(t, ['plan', 'continue', 'deploy', `--scheduler=${s.address}`]));
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Received cmd: continue/);
+  p = await waitPlan(s, 'deploy', (x) => steps(x)['hello-0:[server]'] === 'STARTED', 'hello-0 STARTED (running, not ready)');
+  const running = await eventually(async () => (await pods(s)).find((x) => x.name === 'hello-0-server' && x.status === 'RUNNING'), 10_000, 100, 'hello-0-server RUNNING');
+  assert.equal(running.ready, false);
+  // Still not ready a while later: the step does not complete on TASK_RUNNING alone.
+  await new Promise((res) => setTimeout(res, 500));
+  assert.equal(steps(await plan(s, 'deploy'))['hello-0:[server]'], 'STARTED');
+  assert.equal(steps(await plan(s, 'deploy'))['hello-1:[server]'], 'WAITING');
+
+  writeFileSync(join(gate, 'hello-0-server'), '');
+  p = await waitPlan(s, 'deploy', (x) => steps(x)['hello-0:[server]'] === 'COMPLETE', 'hello-0 COMPLETE once ready');
+  // The second canary step still waits for the operator.
+  assert.equal(steps(p)['hello-1:[server]'], 'WAITING');
+  assert.equal(p.status, 'WAITING');
+
+  for (const n of ['hello-1-server', 'hello-2-server']) writeFileSync(join(gate, n), '');
+  assert.equal((await request(`${s.url}/v1/plans/deploy/continue?phase=hello-deploy`, 'POST')).status, 200);
+  // `plan show --watch` redraws until the plan is COMPLETE, then exits 0.
+  const watched = await cliFinished(spawnCli(t, ['plan', 'show', 'deploy', '--watch', '--interval=100ms', `--scheduler=${s.address}`]), 20_000);
+  assert.equal(watched.code, 0, watched.stderr);
+  assert.match(watched.stdout, /deploy \(serial\) COMPLETE/);
+  p = await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy COMPLETE');
+  const again = await cliFinished(spawnCli(t, ['plan', 'continue', 'deploy', `--scheduler=${s.address}`]));
+  assert.equal(again.code, 0, 'continue of a COMPLETE plan: 208, informational');
+  const missing = await cliFinished(spawnCli(t, ['pod', 'status', 'hello-9', `--scheduler=${s.address}`]));
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /Pod hello-9 not found/);
+  assert.equal((await request(`${s.url}/v1/plans/deploy`)).status, 200);
+  const tasks = await pods(s);
+  assert.deepEqual(tasks.map((x) => [x.name, x.status, x.ready]), [['hello-0-server', 'RUNNING', true], ['hello-1-server', 'RUNNING', true], ['hello-2-server', 'RUNNING', true]]);
+  // Every task carries its configuration.
+  const info = (await request(`${s.url}/v1/pod/hello-1/info`)).json as Array<{ info: { labels: { labels: Array<{ key: string; value: string }> } } }>;
+  const target = (await request(`${s.url}/v1/configurations/targetId`)).json as string;
+  assert.equal(info[0]?.info.labels.labels.find((l) => l.key === 'target_configuration')?.value, target);
+  assert.equal((await request(`${s.url}/v1/health`)).status, 200);
+});
+
+test('config change: only the pods that differ are relaunched, in plan order, onto the new target', async (t) => {
+  const c = await cluster(t, ['agent-a', 'agent-b']);
+  const world = (greeting: string): string => `  world:
+    count: 2
+    tasks:
+      server:
+        cmd: 'touch ready; exec sleep 1000'
+        cpus: 0.1
+        memory: 16
+        env: { GREETING: ${greeting} }
+        readiness-check: { cmd: 'test -f ready', interval: 0.1 }
+`;
+  const yaml = (greeting: string): string => helloYaml({ count: 2 }).replace('plans:\n  deploy:\n    strategy: serial\n    phases:\n      hello-deploy: { pod: hello, strategy: serial }\n', '') + world(greeting);
+  const path = spec(c.dir, yaml('one'));
+  const s = await startScheduler(t, { master: c.master.address, spec: path, flags: SCHEDULER_FLAGS });
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'first deploy');
+  const before = new Map((await pods(s)).map((x) => [x.name, x.id]));
+  const firstTarget = (await request(`${s.url}/v1/configurations/targetId`)).json;
+
+  writeFileSync(path, yaml('two'));
+  s.daemon.signal('SIGHUP');
+  await eventually(async () => ((await request(`${s.url}/v1/configurations/targetId`)).json !== firstTarget ? true : undefined), 10_000, 100, 'a new target');
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE' && Object.keys(steps(x)).length === 4, 'deploy of the change');
+  const after = new Map((await pods(s)).map((x) => [x.name, x.id]));
+  // hello did not change: same tasks. world changed: new tasks.
+  assert.equal(after.get('hello-0-server'), before.get('hello-0-server'));
+  assert.equal(after.get('hello-1-server'), before.get('hello-1-server'));
+  assert.notEqual(after.get('world-0-server'), before.get('world-0-server'));
+  assert.notEqual(after.get('world-1-server'), before.get('world-1-server'));
+  // world-0 was relaunched before world-1 (serial phase, plan order).
+  const launches = s.daemon.records.filter((r) => r.msg === 'launching' && String(r['step']).startsWith('world')).map((r) => String(r['step']));
+  assert.deepEqual(launches.slice(-2), ['world-0:[server]', 'world-1:[server]']);
+
+  // A spec that may not become the target (count shrinks without allow-decommission) leaves the target alone and shows on the plan.
+  writeFileSync(path, yaml('two').replace('count: 2\n    tasks', 'count: 1\n    tasks'));
+  s.daemon.signal('SIGHUP');
+  const refused = await waitPlan(s, 'deploy', (x) => x.status === 'ERROR', 'deploy ERROR with the refused spec');
+  assert.match(refused.errors.join('\n'), /count/);
+  assert.equal((await request(`${s.url}/v1/plans/deploy`)).status, 417);
+  assert.equal((await pods(s)).length, 4);
+});
+
+test('recovery: a task killed with kill -9 is relaunched in place with back-off; pod replace moves it; count shrink decommissions', async (t) => {
+  const c = await cluster(t, ['agent-a', 'agent-b']);
+  const path = spec(c.dir, helloYaml({ count: 2, allowDecommission: true }));
+  const s = await startScheduler(t, { master: c.master.address, spec: path, flags: SCHEDULER_FLAGS });
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy');
+  const first = (await pods(s)).find((x) => x.name === 'hello-0-server');
+  assert.ok(first);
+  // The task's pid, as its agent logged it when the task started running.
+  const pid = Number(c.agents.flatMap((a) => a.daemon.records).find((r) => r.msg === 'task running' && r['taskId'] === first.id)?.['pid']);
+  assert.ok(pid > 0, 'the agent logs the pid of the task it launched');
+  process.kill(pid, 'SIGKILL');
+
+  const recovery = await waitPlan(s, 'recovery', (x) => x.status === 'COMPLETE' && x.phases.length === 1, 'recovery of hello-0');
+  assert.equal(recovery.phases[0]?.name, 'hello-0:[server]');
+  const relaunched = await eventually(async () => (await pods(s)).find((x) => x.name === 'hello-0-server' && x.id !== first.id && x.ready === true), 10_000, 100, 'hello-0 relaunched and ready');
+  assert.equal(relaunched.hostname, first.hostname, 'relaunched in place');
+
+  // replace: relaunched on the other agent.
+  const r = await request(`${s.url}/v1/pod/hello-0/replace`, 'POST');
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, { pod: 'hello-0', tasks: ['hello-0-server'] });
+  const moved = await eventually(async () => (await pods(s)).find((x) => x.name === 'hello-0-server' && x.id !== relaunched.id && x.ready === true), 10_000, 100, 'hello-0 replaced');
+  assert.notEqual(moved.hostname, first.hostname, 'replace relaunches elsewhere');
+  assert.equal((await request(`${s.url}/v1/pod/hello-9/replace`, 'POST')).status, 404);
+
+  // count 2 -> 1 with allow-decommission: hello-1 is killed and forgotten.
+  writeFileSync(path, helloYaml({ count: 1, allowDecommission: true }));
+  s.daemon.signal('SIGHUP');
+  await waitPlan(s, 'decommission', (x) => x.status === 'COMPLETE', 'decommission of hello-1');
+  await eventually(async () => ((await pods(s)).map((x) => x.name).join() === 'hello-0-server' ? true : undefined), 10_000, 100, 'only hello-0 left');
+  assert.deepEqual((await request(`${s.url}/v1/pod`)).json, ['hello-0']);
+});
+
+test('a scheduler restarted mid-rollout takes its tasks back and keeps the operator\'s overrides', async (t) => {
+  const c = await cluster(t, ['agent-a', 'agent-b']);
+  const workDir = tempDir(t, 'drydock-scheduler-state-');
+  const path = spec(c.dir, helloYaml({ count: 3, strategy: 'serial-canary' }));
+  const opts = { master: c.master.address, spec: path, workDir, flags: SCHEDULER_FLAGS };
+  let s = await startScheduler(t, opts);
+  const firstRun = s;
+  await waitPlan(s, 'deploy', (x) => x.status === 'WAITING', 'canary');
+  assert.equal((await request(`${s.url}/v1/plans/deploy/continue?phase=hello-deploy`, 'POST')).status, 200);
+  await waitPlan(s, 'deploy', (x) => steps(x)['hello-0:[server]'] === 'COMPLETE', 'hello-0 deployed');
+  // The operator pauses the rollout, then the scheduler restarts.
+  assert.equal((await request(`${s.url}/v1/plans/deploy/interrupt`, 'POST')).status, 200);
+  const before = await pods(s);
+  await s.daemon.stop();
+
+  s = await startScheduler(t, opts);
+  const p = await waitPlan(s, 'deploy', (x) => steps(x)['hello-0:[server]'] === 'COMPLETE', 'the rebuilt plan');
+  assert.equal(p.status, 'WAITING', 'still paused after the restart');
+  assert.equal(steps(p)['hello-1:[server]'], 'WAITING', 'the second canary step still waits');
+  // The restarted scheduler re-subscribed with the same framework id and kept the running task.
+  const after = await eventually(async () => {
+    const x = await pods(s);
+    return x.length === 1 && x[0]?.status === 'RUNNING' ? x : undefined;
+  }, 10_000, 100, 'hello-0 reconciled');
+  assert.equal(after[0]?.id, before[0]?.id);
+  const sub = await s.daemon.waitForMsg('subscribed', {}, 10_000);
+  assert.equal(sub['frameworkId'], firstRun.daemon.records.find((r) => r.msg === 'subscribed')?.['frameworkId']);
+  // The plan stays put: nothing new launches while it is interrupted.
+  await new Promise((res) => setTimeout(res, 600));
+  assert.equal((await pods(s)).length, 1);
+  // continue (plan level) releases the plan; the next continue the canary's second step.
+  assert.equal((await request(`${s.url}/v1/plans/deploy/continue`, 'POST')).status, 200);
+  assert.equal((await request(`${s.url}/v1/plans/deploy/continue`, 'POST')).status, 200);
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy finished after the restart');
+});
+
+/** Schedules a maintenance window on one machine, starting now. */
+async function scheduleMaintenance(m: MasterHandle, hostname: string, ip = '127.0.0.1'): Promise<void> {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const body = `{"windows":[{"machine_ids":[{"hostname":"${hostname}","ip":"${ip}"}],"unavailability":{"start":{"nanoseconds":${now}},"duration":{"nanoseconds":3600000000000}}}]}`;
+  const r = await request(`${m.url}/maintenance/schedule`, 'POST', body);
+  assert.equal(r.status, 200, r.text);
+}
+
+async function maintenanceAnswer(m: MasterHandle, hostname: string): Promise<string | undefined> {
+  const st = (await request(`${m.url}/maintenance/status`)).json as { draining_machines?: Array<{ id: { hostname: string }; statuses?: Array<{ status: string }> }> };
+  return st.draining_machines?.find((d) => d.id.hostname === hostname)?.statuses?.[0]?.status;
+}
+
+test('maintenance: pods leave a machine before its window, replacement first, and the inverse offer is accepted', async (t) => {
+  const c = await cluster(t, ['agent-a', 'agent-b', 'agent-c']);
+  const s = await startScheduler(t, { master: c.master.address, spec: spec(c.dir, helloYaml({ count: 3 })), flags: SCHEDULER_FLAGS });
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy');
+  const tasks = await pods(s);
+  const host = tasks[0]?.hostname ?? '';
+  const onHost = tasks.filter((x) => x.hostname === host).length;
+  assert.ok(onHost >= 1);
+
+  // Watch the ready count while the machine is vacated: it must never drop below 3.
+  let minReady = Infinity;
+  let watching = true;
+  const watcher = (async () => {
+    for (let i = 0; watching && i < 400; i++) {
+      const ready = (await pods(s)).filter((x) => x.status === 'RUNNING' && x.ready === true).length;
+      minReady = Math.min(minReady, ready);
+      await new Promise((res) => setTimeout(res, 25));
+    }
+  })();
+  await scheduleMaintenance(c.master, host);
+  const p = await waitPlan(s, 'maintenance', (x) => x.status === 'COMPLETE' && x.phases.length === 1, 'pods moved off the machine');
+  assert.equal(p.phases[0]?.name, host);
+  assert.equal(p.phases[0]?.steps.length, onHost);
+  await eventually(async () => ((await maintenanceAnswer(c.master, host)) === 'ACCEPT' ? true : undefined), 15_000, 100, 'inverse offer ACCEPT');
+  watching = false;
+  await watcher;
+  const now = await pods(s);
+  assert.equal(now.filter((x) => x.hostname === host).length, 0, 'nothing of the service left on the machine');
+  assert.equal(now.filter((x) => x.status === 'RUNNING' && x.ready === true).length, 3);
+  assert.ok(minReady >= 3, `ready pods dropped to ${minReady} during the move`);
+});
+
+test('maintenance: with no room elsewhere the inverse offer is declined and the step says why', async (t) => {
+  const c = await cluster(t, ['agent-a', 'agent-b']);
+  const s = await startScheduler(t, { master: c.master.address, spec: spec(c.dir, helloYaml({ count: 2, placement: 'hostname:UNIQUE' })), flags: SCHEDULER_FLAGS });
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy');
+  await scheduleMaintenance(c.master, 'agent-a');
+  await eventually(async () => ((await maintenanceAnswer(c.master, 'agent-a')) === 'DECLINE' ? true : undefined), 15_000, 100, 'inverse offer DECLINE');
+  const p = await plan(s, 'maintenance');
+  const step = p.phases[0]?.steps[0];
+  assert.equal(step?.status, 'PENDING');
+  assert.match(step?.message ?? '', /cannot move: no offer fits .*hostname:UNIQUE rules out agent-b/);
+  // The pod stays where it is, running.
+  assert.ok((await pods(s)).some((x) => x.hostname === 'agent-a' && x.status === 'RUNNING'));
+});
+
+test('bad input: the API answers 4xx with a reason and never 5xx; a bad spec or flag stops the start with a clear error', async (t) => {
+  const master = await startMaster(t);
+  const dir = tempDir(t, 'drydock-service-');
+  const s = await startScheduler(t, { master: master.address, spec: spec(dir, helloYaml({ count: 1 })), flags: SCHEDULER_FLAGS });
+  const cases: Array<[string, string, string | undefined, number, RegExp?]> = [
+    ['GET', '/v1/plans/%ZZ', undefined, 404],
+    ['GET', '/v1/plans/nope', undefined, 404, /^Plan nope not found$/],
+    ['POST', '/v1/plans', undefined, 405],
+    ['GET', '/v1/plans/deploy/continue', undefined, 405],
+    ['POST', '/v1/plans/deploy/start', '{"not a name":"x"}', 400, /not a valid environment variable name/],
+    ['POST', '/v1/plans/deploy/start', '{"A":{"nested":1}}', 400, /must be a string/],
+    ['POST', '/v1/plans/deploy/start', '[', 400],
+    ['POST', '/v1/plans/deploy/start', '['.repeat(100_000), 400],
+    ['POST', '/v1/plans/deploy/start', `{"A":"${'x'.repeat(2 << 20)}"}`, 413],
+    ['POST', '/v1/plans/deploy/forceComplete?step=x', undefined, 400, /Missing phase/],
+    ['POST', '/v1/plans/deploy/restart?phase=nope', undefined, 404, /^Phase nope not found$/],
+    ['POST', '/v1/plans/deploy/restart?phase=hello-deploy&step=nope', undefined, 404, /^Step nope not found$/],
+    ['GET', '/v1/pod/%E0%A4%A/status', undefined, 404],
+    ['GET', '/v1/pod/hello-7/status', undefined, 404, /^Pod hello-7 not found$/],
+    ['POST', '/v1/pod/hello-0/status', undefined, 405],
+    ['PUT', '/v1/pod/hello-0/restart', undefined, 405],
+    ['POST', '/v1/pod/__proto__/replace', undefined, 404],
+    ['GET', '/v1/configurations/nope', undefined, 404],
+    ['DELETE', '/v1/health', undefined, 405],
+    ['GET', '/v1/nothing', undefined, 404],
+  ];
+  for (const [method, path, body, status, text] of cases) {
+    const r = await request(`${s.url}${path}`, method, body);
+    assert.equal(r.status, status, `${method} ${path}: ${r.text.slice(0, 200)}`);
+    if (text !== undefined) assert.match(r.text, text, `${method} ${path}`);
+  }
+  assert.equal((await request(`${s.url}/v1/plans`)).status, 200, 'still serving');
+
+  // Starting with a spec that cannot run, or a bad flag: exit 1 with what is wrong, nothing listens.
+  const bad = spec(dir, 'name: hello\npods:\n  hello:\n    count: -1\n    tasks: {}\n', 'bad.yml');
+  for (const [args, expected] of [
+    [[`--spec=${bad}`], /pods\.hello\.count/],
+    [[`--spec=${join(dir, 'missing.yml')}`], /cannot read the spec file/],
+    [[], /--spec is required/],
+    [[`--spec=${bad}`, '--port=70000'], /port/],
+  ] as const) {
+    const d = new Daemon(SCHEDULER_BIN, [`--master=${master.address}`, `--work_dir=${join(dir, 'state')}`, ...args]);
+    t.after(() => d.stop());
+    const exit = await d.exited;
+    assert.equal(exit.code, 1, `${args.join(' ')}: ${d.stderr}`);
+    assert.match(d.stderr, expected);
+  }
+});
+
+test('an agent drained without a window: its pods are relaunched elsewhere by the maintenance plan, not in place', async (t) => {
+  const c = await cluster(t, ['agent-a', 'agent-b']);
+  const s = await startScheduler(t, { master: c.master.address, spec: spec(c.dir, helloYaml({ count: 2 })), flags: SCHEDULER_FLAGS });
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy');
+  const host = (await pods(s))[0]?.hostname ?? '';
+  const agent = c.agents[['agent-a', 'agent-b'].indexOf(host)];
+  assert.ok(agent?.agentId);
+  const r = await request(`${c.master.url}/api/v1`, 'POST', JSON.stringify({ type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agent.agentId } } }));
+  assert.equal(r.status, 200, r.text);
+  const p = await waitPlan(s, 'maintenance', (x) => x.status === 'COMPLETE' && x.phases.length === 1, 'pods relaunched off the drained agent');
+  assert.equal(p.phases[0]?.name, host);
+  const now = await eventually(async () => {
+    const x = await pods(s);
+    return x.length === 2 && x.every((y) => y.ready === true && y.hostname !== host) ? x : undefined;
+  }, 10_000, 100, 'both pods ready elsewhere');
+  assert.equal(now.length, 2);
+  assert.equal((await plan(s, 'recovery')).phases.length, 0, 'recovery did not try to relaunch them in place');
+});
