@@ -26,7 +26,18 @@
  *   (Mesos' executor repeats `healthy:false` on every failure; Drydock sends it once.) Failures
  *   within `grace_period_seconds` of the task start are not counted until a probe has passed
  *   once. After `consecutive_failures` counted failures in a row the task is killed with its
- *   kill policy.
+ *   kill policy; it ends TASK_KILLED, `healthy: false`, reason
+ *   REASON_TASK_HEALTH_CHECK_STATUS_UPDATED, a message giving the count.
+ * - Fields: every update of a task with a check that the executor side sends (STARTING, RUNNING,
+ *   KILLING, the terminal one) carries `check_status`, the latest result; TASK_RUNNING updates
+ *   carry `healthy` once there is a verdict. A (health) check update still queued behind an
+ *   unacknowledged one is replaced by a newer one of its kind (agent/supervisor.ts).
+ * - HTTP probes GET http://127.0.0.1:<port><path> (::1 with protocol IPv6) and report the first
+ *   status code without following redirects (3xx passes a health check, as in Mesos); a refused
+ *   connection has no result. TCP probes report `succeeded` true or false. HTTPS is refused.
+ * - Checking stops when the task is killed (a drain's kill included) or ends, and when the agent
+ *   stops; the probe under way is killed. Nothing is checkpointed: after a restart a re-adopted
+ *   task is checked from scratch.
  */
 
 import type { Clock, TimerHandle } from '../shared/clock.js';
@@ -51,11 +62,13 @@ export interface CheckTiming {
   timeoutMs: number | undefined;
 }
 
+/** A validated TaskInfo.check. */
 export interface CheckSpec {
   probe: Probe;
   timing: CheckTiming;
 }
 
+/** A validated TaskInfo.health_check. */
 export interface HealthSpec {
   probe: Probe;
   timing: CheckTiming;
@@ -71,8 +84,9 @@ export interface TaskChecks {
   health: HealthSpec | undefined;
 }
 
-/** Mesos' defaults (include/mesos/mesos.proto), in seconds. */
+/** CheckInfo's defaults in Mesos (include/mesos/mesos.proto), in seconds. */
 export const CHECK_DEFAULTS = { delaySeconds: 15, intervalSeconds: 10, timeoutSeconds: 20 } as const;
+/** HealthCheck's defaults in Mesos, in seconds (consecutive_failures a count). */
 export const HEALTH_CHECK_DEFAULTS = { ...CHECK_DEFAULTS, consecutiveFailures: 3, gracePeriodSeconds: 10 } as const;
 
 /**
@@ -81,6 +95,7 @@ export const HEALTH_CHECK_DEFAULTS = { ...CHECK_DEFAULTS, consecutiveFailures: 3
  */
 export const MIN_INTERVAL_MS = 10;
 
+/** A parse result: the value, or the TASK_ERROR message. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 type RawType = CheckType | 'UNKNOWN';
@@ -299,10 +314,12 @@ export interface HealthState {
   reported: boolean | undefined;
 }
 
+/** The state when checking begins at `startedMs`. */
 export function initialHealth(startedMs: number): HealthState {
   return { startedMs, initializing: true, failures: 0, reported: undefined };
 }
 
+/** What a health result means for the task. */
 export interface HealthDecision {
   state: HealthState;
   /** Send a TASK_RUNNING update with this `healthy`. */
@@ -335,10 +352,13 @@ export interface ProbeRun {
   abort(): void;
 }
 
+/** Starts a probe (agent/probes.ts runProbe, bound to a task's sandbox and environment). */
 export type ProbeRunner = (probe: Probe) => ProbeRun;
 
+/** A Checker's lifecycle: not started, between probes, a probe under way, stopped for good. */
 export type CheckerState = 'idle' | 'waiting' | 'probing' | 'stopped';
 
+/** What a Checker probes, when, and whom it tells. */
 export interface CheckerOptions {
   clock: Clock;
   probe: Probe;
@@ -433,6 +453,7 @@ export class Checker {
   }
 }
 
+/** What a TaskChecking needs: time, a probe runner, and the supervisor's hands. */
 export interface TaskCheckingOptions {
   clock: Clock;
   run: ProbeRunner;
@@ -446,6 +467,7 @@ export interface TaskCheckingOptions {
   onError: (e: unknown) => void;
 }
 
+/** A TaskChecking's lifecycle: created with its task, checking while it runs, stopped when it is killed or ends. */
 export type TaskCheckingState = 'idle' | 'checking' | 'stopped';
 
 /**

@@ -447,8 +447,9 @@ export class Service {
     const now = this.#o.clock.now();
     for (const plan of this.plans()) plan.expireDelays(now);
     for (const [step, work] of this.#work) this.#evaluate(step, work);
-    this.#noticeFailures();
-    this.#noticeMaintenance();
+    const busy = this.#busyInstances();
+    this.#noticeFailures(busy);
+    this.#noticeMaintenance(busy);
     if (this.#deploy.status() === 'COMPLETE' && !this.#o.store.deployedOnce()) this.#o.store.setDeployedOnce();
 
     const launches = new Map<string, TaskInfo[]>();
@@ -542,21 +543,25 @@ export class Service {
     return [...this.#work].filter(([, w]) => w.kind === 'move' && w.fromAgent === agentId).map(([step, work]) => ({ step, work }));
   }
 
-  /** Whether any step not yet complete works on this instance (then recovery and maintenance leave it alone). */
-  #busy(podType: string, index: number, except?: Step): boolean {
+  /**
+   * Instances (`hello-0`) some step not yet complete works on: recovery and maintenance leave
+   * them alone. A step that is held (its plan not started or paused, or a canary waiting) and has
+   * launched nothing does not own its pod. Computed once per cycle, and updated as steps are added.
+   */
+  #busyInstances(): Set<string> {
+    const planOf = new Map<Step, Plan>();
+    for (const plan of this.plans()) for (const s of plan.steps()) planOf.set(s, plan);
+    const busy = new Set<string>();
     for (const [step, w] of this.#work) {
-      if (step === except || w.pod.type !== podType || w.index !== index) continue;
       if (step.status() === 'COMPLETE') continue;
-      const plan = this.plans().find((p) => p.steps().includes(step));
-      // A step held (its plan not started, paused, or a canary waiting) that launched nothing does not own the pod.
-      if (w.launched.length === 0 && (step.status() === 'WAITING' || plan?.isInterrupted() === true)) continue;
-      return true;
+      if (w.launched.length === 0 && (step.status() === 'WAITING' || planOf.get(step)?.isInterrupted() === true)) continue;
+      busy.add(instanceName(w.pod.type, w.index));
     }
-    return false;
+    return busy;
   }
 
   /** Goal-RUNNING tasks that ended on their own become recovery phases (one per instance). */
-  #noticeFailures(): void {
+  #noticeFailures(busy: Set<string>): void {
     for (const pod of this.#spec.pods) {
       for (let index = 0; index < pod.count; index++) {
         const failed: TaskRecord[] = [];
@@ -565,10 +570,11 @@ export class Service {
           const cur = this.#current(pod.type, index, task.name);
           if (cur !== undefined && ended(cur)) failed.push(cur);
         }
-        if (failed.length === 0 || this.#busy(pod.type, index)) continue;
+        if (failed.length === 0 || busy.has(instanceName(pod.type, index))) continue;
         // Ended on a machine going into maintenance: the maintenance plan moves it.
         if (failed.some((t) => this.#draining.has(t.agentId) || this.#inverse.has(t.agentId) || t.status?.reason === 'REASON_AGENT_DRAINING')) {
           this.#addMove(failed[0]?.agentId ?? '', pod, index, failed.map((t) => t.task));
+          busy.add(instanceName(pod.type, index));
           continue;
         }
         const essential = failed.some((t) => this.#taskSpec(pod, t.task)?.essential !== false);
@@ -584,6 +590,7 @@ export class Service {
           this.#recoveryPhases.splice(previous, 1);
         }
         this.#recoveryPhases.push(newPhase(name, 'parallel', [withAsset]));
+        busy.add(instanceName(pod.type, index));
         // A task that outlived the longest back-off was stable: its failure starts the count afresh.
         const stable = failed.every((t) => this.#o.clock.now() - t.launchedAtMs > this.#o.backoffMaxMs);
         const failures = (stable ? 0 : this.#failures.get(instanceName(pod.type, index)) ?? 0) + 1;
@@ -599,7 +606,7 @@ export class Service {
   }
 
   /** A machine is going into maintenance: each instance with live tasks there gets a move step. */
-  #noticeMaintenance(): void {
+  #noticeMaintenance(busy: Set<string>): void {
     for (const agentId of this.#inverse.keys()) {
       const byInstance = new Map<string, TaskRecord[]>();
       for (const t of this.#tasks.values()) {
@@ -611,14 +618,14 @@ export class Service {
         const first = recs[0] as TaskRecord;
         const pod = this.#spec.pods.find((p) => p.type === first.podType);
         if (pod === undefined || first.index >= pod.count) continue; // being decommissioned
-        if (this.#busy(pod.type, first.index)) continue;
+        if (busy.has(instanceName(pod.type, first.index))) continue;
         this.#addMove(agentId, pod, first.index, recs.map((t) => t.task));
+        busy.add(instanceName(pod.type, first.index));
       }
     }
   }
 
   #addMove(agentId: string, pod: PodSpec, index: number, tasks: readonly string[]): void {
-    if (this.#busy(pod.type, index)) return;
     const host = this.#inverse.get(agentId)?.hostname ?? [...this.#tasks.values()].find((t) => t.agentId === agentId)?.hostname ?? agentId;
     // The pod's other goal-RUNNING tasks move with it (a pod lives on one agent).
     const all = pod.tasks.filter((t) => t.goal === 'RUNNING' || tasks.includes(t.name)).map((t) => t.name);

@@ -12,18 +12,18 @@ import type { StrategyName } from '../shared/plans/strategy.js';
 import type { Goal, HealthCheckSpec, PhaseSpec, PlacementSpec, PlanSpec, PodSpec, ReadinessCheckSpec, ServiceSpec, StepsSpec, TaskSpec } from './spec-types.js';
 
 /**
- * Longest spec accepted, in characters. Real specs are a few KiB (the SDK's largest, HDFS, about
- * 30); 256 Ki bounds the parser's work on hostile text to well under a second.
+ * Longest spec accepted, in characters. Real specs are a few KiB; 256 Ki bounds the parser's work
+ * on hostile text to about a second.
  */
 export const MAX_SPEC_CHARS = 256 * 1024;
 /**
  * Alias uses (`*name`) allowed in one spec, each expansion counted: enough to share an `env:` or a
  * check between tasks, far too few for an alias bomb ("billion laughs") to grow. The same guard as
  * the `yaml` package's `maxAliasCount`, which only applies to `toJS()`; we walk the document
- * ourselves (to keep numbers as written, see `envValue`), so we count.
+ * ourselves (to keep numbers as written, see `readEnv`), so we count.
  */
 export const MAX_ALIASES = 50;
-/** Deepest nesting read; the deepest place a spec uses is a step's task list, 8 levels down. */
+/** Deepest nesting read; the deepest place a spec uses, a step's task list, is 9 levels down. */
 export const MAX_DEPTH = 32;
 /** Values (scalars, lists, mappings, aliases expanded) in one spec: bounds the walk whatever the aliases do. */
 export const MAX_VALUES = 100_000;
@@ -82,7 +82,6 @@ interface Entry {
   readonly value: Value;
 }
 type MapValue = Extract<Value, { kind: 'map' }>;
-type SeqValue = Extract<Value, { kind: 'seq' }>;
 
 const NULL: Value = { kind: 'scalar', value: null, text: '' };
 
@@ -174,8 +173,9 @@ const MAX_NESTING_ESTIMATE = 100;
 /**
  * The first line (1-based) whose nesting may exceed MAX_NESTING_ESTIMATE, or undefined. An
  * estimate that errs high, without recursion: the number of deeper indentations open above the
- * line, plus the `- ` / `? ` / `: ` indicators that start it (`- - - x` is three lists), plus the
- * brackets opened and not yet closed (quotes are ignored: a bracket in a string only adds).
+ * line, plus its longest run of `- ` / `? ` / `: ` indicators, plus the brackets opened and not
+ * yet closed (quotes are ignored: a bracket in a string only adds). JSON on one line stays
+ * exact: its colons follow a quote, so they make no run.
  */
 function tooDeepLine(text: string): number | undefined {
   const indents: number[] = [];
@@ -192,19 +192,24 @@ function tooDeepLine(text: string): number | undefined {
       const indent = p - i;
       while (indents.length > 0 && (indents[indents.length - 1] ?? 0) >= indent) indents.pop();
       indents.push(indent);
-      let compact = 0;
-      while (p + 1 <= end && (text[p] === '-' || text[p] === '?' || text[p] === ':') && (p + 1 === end || text[p + 1] === ' ' || text[p + 1] === '\t')) {
-        compact++;
-        p++;
-        while (p < end && (text[p] === ' ' || text[p] === '\t')) p++;
-      }
+      // The longest run of indicators separated only by blanks: `- - - x` is three lists deep.
+      let run = 0;
+      let longestRun = 0;
       let deepest = flow;
       for (let k = p; k < end; k++) {
         const c = text[k];
+        if (c === ' ' || c === '\t') continue;
+        const blankBefore = k === p || text[k - 1] === ' ' || text[k - 1] === '\t';
+        const blankAfter = k + 1 === end || text[k + 1] === ' ' || text[k + 1] === '\t' || text[k + 1] === '\r';
+        if ((c === '-' || c === '?' || c === ':') && blankBefore && blankAfter) {
+          longestRun = Math.max(longestRun, ++run);
+          continue;
+        }
+        run = 0;
         if (c === '[' || c === '{') deepest = Math.max(deepest, ++flow);
         else if ((c === ']' || c === '}') && flow > 0) flow--;
       }
-      if (indents.length + compact + deepest > MAX_NESTING_ESTIMATE) return lineNo;
+      if (indents.length + longestRun + deepest > MAX_NESTING_ESTIMATE) return lineNo;
     }
     i = end + 1;
   }
@@ -249,8 +254,7 @@ class Lowering {
     if (isScalar(node)) {
       const v = node.value;
       const text = typeof node.source === 'string' ? node.source : String(v);
-      if (typeof v === 'string' || typeof v === 'boolean' || v === null) return { kind: 'scalar', value: v, text };
-      if (typeof v === 'number') return { kind: 'scalar', value: v, text };
+      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null) return { kind: 'scalar', value: v, text };
       // The core schema makes nothing else; anything that slips through is read as its text.
       return { kind: 'scalar', value: text, text };
     }
@@ -398,9 +402,9 @@ function requireField(map: MapValue, key: string, path: string, errors: Errors):
   return v;
 }
 
-/** A string that reaches a shell or an environment: non-empty (unless allowed) and without NUL, which execve cannot pass. */
-function readString(v: Value, path: string, errors: Errors, allowEmpty = false): string | undefined {
-  if (v.kind !== 'scalar' || typeof v.value !== 'string' || (!allowEmpty && v.value.trim() === '')) {
+/** A command for a shell: not blank, and without NUL, which execve cannot pass. */
+function readString(v: Value, path: string, errors: Errors): string | undefined {
+  if (v.kind !== 'scalar' || typeof v.value !== 'string' || v.value.trim() === '') {
     errors.add(`${path} must be a non-empty string, got ${describe(v)}`);
     return undefined;
   }
@@ -412,7 +416,8 @@ function readString(v: Value, path: string, errors: Errors, allowEmpty = false):
 }
 
 function readNumber(v: Value, path: string, errors: Errors, ok: (n: number) => boolean, what: string): number | undefined {
-  if (v.kind === 'scalar' && typeof v.value === 'number' && Number.isFinite(v.value) && ok(v.value)) return v.value;
+  // -0 (YAML `-0`) becomes 0: JSON writes both as 0, and a stored spec must read back equal.
+  if (v.kind === 'scalar' && typeof v.value === 'number' && Number.isFinite(v.value) && ok(v.value)) return v.value === 0 ? 0 : v.value;
   errors.add(`${path} must be ${what}, got ${describe(v)}`);
   return undefined;
 }
@@ -993,7 +998,7 @@ function str(v: unknown, path: string, nonEmpty = true): string {
 
 function num(v: unknown, path: string, ok: (n: number) => boolean, what: string): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) bad(path, what, v);
-  return v;
+  return v === 0 ? 0 : v;
 }
 
 function bool(v: unknown, path: string): boolean {
@@ -1017,8 +1022,19 @@ function decodeService(raw: unknown): ServiceSpec {
   const name = named(own(o, 'name'), 'name', SERVICE_NAME);
   const pods = list(own(o, 'pods'), 'pods').map((p, i) => decodePod(p, `pods[${i}]`));
   if (pods.length === 0) bad('pods', 'a non-empty list', []);
+  unique(pods.map((p) => p.type), 'pods', 'pod type');
   const plans = list(own(o, 'plans'), 'plans').map((p, i) => decodePlan(p, `plans[${i}]`, pods));
+  unique(plans.map((p) => p.name), 'plans', 'plan');
   return { name, pods, plans };
+}
+
+/** Names that were keys of one YAML mapping, so a row with the same one twice was not written by specJson. */
+function unique(names: readonly string[], path: string, what: string): void {
+  const seen = new Set<string>();
+  for (const n of names) {
+    if (seen.has(n)) throw new StoredError(`${path} has the ${what} ${JSON.stringify(clip(n))} twice`);
+    seen.add(n);
+  }
 }
 
 function decodePod(raw: unknown, path: string): PodSpec {
@@ -1026,6 +1042,7 @@ function decodePod(raw: unknown, path: string): PodSpec {
   const placement = obj(own(o, 'placement'), `${path}.placement`);
   const tasks = list(own(o, 'tasks'), `${path}.tasks`).map((t, i) => decodeTask(t, `${path}.tasks[${i}]`));
   if (tasks.length === 0) bad(`${path}.tasks`, 'a non-empty list', []);
+  unique(tasks.map((t) => t.name), `${path}.tasks`, 'task');
   return {
     type: named(own(o, 'type'), `${path}.type`, POD_OR_TASK_NAME),
     count: num(own(o, 'count'), `${path}.count`, (n) => Number.isInteger(n) && n >= 0 && n <= MAX_COUNT, `an integer from 0 to ${MAX_COUNT}`),
@@ -1082,10 +1099,12 @@ function decodeHealth(raw: unknown, path: string): HealthCheckSpec {
 
 function decodePlan(raw: unknown, path: string, pods: readonly PodSpec[]): PlanSpec {
   const o = obj(raw, path);
+  const phases = list(own(o, 'phases'), `${path}.phases`).map((p, i) => decodePhase(p, `${path}.phases[${i}]`, pods));
+  unique(phases.map((p) => p.name), `${path}.phases`, 'phase');
   return {
     name: named(own(o, 'name'), `${path}.name`, PLAN_NAME),
     strategy: pick(own(o, 'strategy'), `${path}.strategy`, PLAN_STRATEGIES),
-    phases: list(own(o, 'phases'), `${path}.phases`).map((p, i) => decodePhase(p, `${path}.phases[${i}]`, pods)),
+    phases,
   };
 }
 

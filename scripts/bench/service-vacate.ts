@@ -21,6 +21,7 @@
  */
 
 import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { against, type BenchResult, type ResultRow } from './report.js';
 import { summarize } from './stats.js';
@@ -91,6 +92,7 @@ export async function runServiceVacate(opts: ServiceVacateOptions): Promise<Benc
     await b.daemon.waitForMsg('registered', {}, 30_000);
     await new Promise((r) => setTimeout(r, SETTLE_MS));
 
+    const load = loadavg()[0] ?? Number.NaN;
     const mark = s.daemon.records.length;
     const t0 = Date.now();
     await scheduleMaintenance(master.url, maintenanceScheduleBody(AGENT_A.hostname, AGENT_A.ip, t0, 3_600_000));
@@ -126,6 +128,7 @@ export async function runServiceVacate(opts: ServiceVacateOptions): Promise<Benc
     const onB = after.filter((t) => t.hostname === AGENT_B.hostname && t.status === 'RUNNING' && t.ready === true).length;
     const onA = after.filter((t) => t.hostname === AGENT_A.hostname).length;
     notes.push(`${onB}/${opts.pods} ready on ${AGENT_B.hostname}, ${onA} left on ${AGENT_A.hostname}`);
+    notes.push(`load average ${load.toFixed(1)} on ${cpus().length} cores`);
     rows.push({
       benchmark: name,
       metric: `vacate ${opts.pods} pods: maintenance POST -> inverse offer ACCEPT`,

@@ -6,7 +6,7 @@
  */
 
 import type { PlanInfo } from '../../shared/plans/commands.js';
-import type { LogRecord } from './daemon.js';
+import type { Child, LogRecord } from './daemon.js';
 
 /** Flags every benchmark scheduler gets: offers held 200 ms, as in the integration tests. */
 export const SCHEDULER_FLAGS = ['--offer_hold=200ms'] as const;
@@ -142,4 +142,18 @@ export async function scheduleMaintenance(masterUrl: string, body: string): Prom
 export async function maintenanceAnswer(masterUrl: string, hostname: string, frameworkId: string): Promise<string | undefined> {
   const st = (await getJson(`${masterUrl}/maintenance/status`)) as { draining_machines?: Array<{ id: { hostname?: string }; statuses?: Array<{ status: string; framework_id?: { value?: string } }> }> };
   return st.draining_machines?.find((d) => d.id.hostname === hostname)?.statuses?.find((s) => s.framework_id?.value === frameworkId)?.status;
+}
+
+/**
+ * Waits (bounded) until `daemon` has logged `n` records matching `pred`, checking its records
+ * every POLL_MS: no request reaches the daemon while it works.
+ */
+export async function waitForLines(daemon: Child, pred: (r: LogRecord) => boolean, n: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (daemon.records.filter(pred).length >= n) return;
+    if (!daemon.running) throw new Error(`${daemon.name} exited (stderr: ${daemon.stderr.slice(-500)}) before logging ${n} matching lines`);
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${n} matching lines from ${daemon.name}`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
 }

@@ -79,6 +79,8 @@ test('defaults: every optional field filled in, and the default deploy plan', ()
     '        cmd: run', '        cpus: 0.5', '        memory: 64', '        env:', '        readiness-check:', 'plans:',
   ].join('\n');
   assert.deepEqual(parsed(yaml), service([pod()]));
+  // YAML's -0 is stored as 0 and must read back equal.
+  assert.ok(Object.is(parsed(yaml.replace('count: 2', 'count: -0')).pods[0]?.count, 0));
   const checks = parsed(minimal((s) => {
     s.pods.web.tasks.server['readiness-check'] = { cmd: 'test -f ready' };
     s.pods.web.tasks.server['health-check'] = { cmd: 'curl -f localhost' };
@@ -221,7 +223,7 @@ test('YAML-level refusals', () => {
     ['null', '~', ['the spec must be a mapping with name and pods, got null']],
     ['duplicate key', 'name: a\nname: b\n', ['line 2, column 1: key "name" appears twice in one mapping']],
     ['duplicate key, once quoted', 'pods:\n  0: x\n  "0": y\n  0: z\n', ['line 3, column 3: key "0" appears twice in one mapping', 'line 4, column 3: key "0" appears twice in one mapping']],
-    ['duplicate key in JSON', '{"name": "a", "pods": {"web": {"count": 1, "count": 2}}}', ['line 1, column 41: key "count" appears twice in one mapping']],
+    ['duplicate key in JSON', '{"name": "a", "pods": {"web": {"count": 1, "count": 2}}}', ['line 1, column 44: key "count" appears twice in one mapping']],
     ['tab indentation', 'pods:\n\tweb: 1\n', ['line 2, column 1: Tabs are not allowed as indentation']],
     ['unclosed flow', 'name: [a\n', ['line 2, column 1: Flow sequence in block collection must be sufficiently indented and end with a ]']],
     ['unknown tag', 'name: !secret a\n', ['line 1, column 7: Unresolved tag: !secret']],
@@ -233,7 +235,7 @@ test('YAML-level refusals', () => {
     ['too deep', `name: ${'['.repeat(40)}${']'.repeat(40)}\n`, ['the spec nests deeper than 32 levels']],
     ['too many values', `x: [${'1,'.repeat(100_001)}1]\n`, ['the spec has more than 100000 values (counting what aliases repeat)']],
     ['too deep for the parser', `x: ${'- '.repeat(50_000)}`, ["line 1 nests more than 100 levels deep (counting indentation, '- ' and brackets)"]],
-    ['too deep across lines', `x:\n${'{\n'.repeat(101)}`, ["line 102 nests more than 100 levels deep (counting indentation, '- ' and brackets)"]],
+    ['too deep across lines', `x:\n${'{\n'.repeat(101)}`, ["line 101 nests more than 100 levels deep (counting indentation, '- ' and brackets)"]],
     ['too long', `name: ${'a'.repeat(MAX_SPEC_CHARS)}`, [`the spec is ${MAX_SPEC_CHARS + 6} characters long; at most ${MAX_SPEC_CHARS} are accepted`]],
   ];
   for (const [name, text, want] of cases) assert.deepEqual(errorsOf(text), want, name);
@@ -504,7 +506,8 @@ test('specFromJson refuses a damaged row with the first bad field', () => {
     ['phase pod', damage((s) => { s.plans[0].phases[0].pod = 'gone'; }), 'stored spec: plans[0].phases[0].pod must be a pod type of the spec, got "gone"'],
     ['step task', damage((s) => { s.plans[0].phases[0].steps = { byIndex: { 0: [['nope']] }, default: null }; }), 'stored spec: plans[0].phases[0].steps.byIndex.0[0][0] must be a task of pod hello, got "nope"'],
     ['step index', damage((s) => { s.plans[0].phases[0].steps = { byIndex: { x: [['server']] }, default: null }; }), 'stored spec: plans[0].phases[0].steps.byIndex must be keyed by instance indexes, got "x"'],
-    ['prototype keys are not fields', damage((s) => { delete s.pods[0].tasks[0].cmd; s.pods[0].tasks[0] = { ...s.pods[0].tasks[0] }; }), 'stored spec: pods[0].tasks[0].cmd must be a string, got undefined'],
+    ['pod twice', damage((s) => { s.pods.push(s.pods[0]); }), 'stored spec: pods has the pod type "hello" twice'],
+    ['cmd missing', damage((s) => { delete s.pods[0].tasks[0].cmd; }), 'stored spec: pods[0].tasks[0].cmd must be a string, got undefined'],
   ];
   for (const [name, text, want] of cases) {
     const r = specFromJson(text);

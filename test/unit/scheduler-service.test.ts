@@ -1,0 +1,177 @@
+/**
+ * The service's decisions with a fake at its seam (the Mesos port) and a manual clock, over a
+ * real state store in a temp dir: what it launches on which offer, when a readiness check
+ * completes a step, the back-off of a crash-looping pod, and when an inverse offer is declined
+ * (only after a pod there has found no room for a while) or accepted.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../shared/clock.js';
+import { silentLogger } from '../../shared/log.js';
+import type { TaskInfo, TaskState, TaskStatus } from '../../shared/mesos.js';
+import { Service, type MesosPort } from '../../scheduler/service.js';
+import { parseServiceSpec } from '../../scheduler/spec.js';
+import { StateStore } from '../../scheduler/state.js';
+import { tempDir } from '../helpers/daemons.js';
+
+class FakeMesos implements MesosPort {
+  readonly launched: Array<{ offerId: string; tasks: TaskInfo[] }> = [];
+  readonly killed: string[] = [];
+  readonly declinedOffers: string[] = [];
+  readonly inverse: Array<['ACCEPT' | 'DECLINE', string[]]> = [];
+  async launch(offerId: string, tasks: readonly TaskInfo[]): Promise<void> { this.launched.push({ offerId, tasks: [...tasks] }); }
+  async decline(ids: readonly string[]): Promise<void> { this.declinedOffers.push(...ids); }
+  async kill(taskId: string): Promise<void> { this.killed.push(taskId); }
+  async acknowledge(): Promise<void> {}
+  async reconcile(): Promise<void> {}
+  async revive(): Promise<void> {}
+  async acceptInverseOffers(ids: readonly string[]): Promise<void> { this.inverse.push(['ACCEPT', [...ids]]); }
+  async declineInverseOffers(ids: readonly string[]): Promise<void> { this.inverse.push(['DECLINE', [...ids]]); }
+}
+
+/** Lets the service's coalesced cycle run. */
+const tick = (): Promise<void> => new Promise((r) => setImmediate(() => setImmediate(r)));
+
+const YAML = `name: hello
+pods:
+  hello:
+    count: 2
+    tasks:
+      server:
+        cmd: exec sleep 1000
+        cpus: 0.5
+        memory: 64
+        readiness-check: { cmd: test -f ready, interval: 1 }
+`;
+
+function setup(t: TestContext, yaml = YAML): { service: Service; mesos: FakeMesos; clock: ManualClock } {
+  const parsed = parseServiceSpec(yaml);
+  assert.ok(parsed.ok, JSON.stringify(parsed));
+  const store = StateStore.open(tempDir(t, 'drydock-service-unit-'));
+  t.after(() => store.close());
+  const clock = new ManualClock();
+  const service = new Service(
+    { store, clock, log: silentLogger, frameworkName: 'hello', backoffInitialMs: 1_000, backoffMaxMs: 8_000, offerHoldMs: 0, configOf: () => parsed.spec },
+    parsed.spec,
+    'cfg-1',
+  );
+  t.after(() => service.close());
+  const mesos = new FakeMesos();
+  service.onSubscribed(mesos);
+  return { service, mesos, clock };
+}
+
+let offerSeq = 0;
+function offer(agent: string, cpus = 2, mem = 1024, unavailableFromNs?: bigint): Record<string, unknown> {
+  const o: Record<string, unknown> = {
+    id: { value: `offer-${++offerSeq}` }, agent_id: { value: agent }, hostname: agent,
+    resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: cpus } }, { name: 'mem', type: 'SCALAR', scalar: { value: mem } }],
+  };
+  if (unavailableFromNs !== undefined) o['unavailability'] = { start: { nanoseconds: unavailableFromNs } };
+  return o;
+}
+
+function update(info: TaskInfo, state: TaskState, extra: Partial<TaskStatus> & Record<string, unknown> = {}): TaskStatus {
+  return { task_id: info.task_id, agent_id: info.agent_id, state, source: 'SOURCE_EXECUTOR', timestamp: 0, ...extra } as TaskStatus;
+}
+
+const ready = (info: TaskInfo): TaskStatus => update(info, 'TASK_RUNNING', { check_status: { type: 'COMMAND', command: { exit_code: 0 } } });
+const stepStatuses = (s: Service, plan: string): string[] => s.plans().find((p) => p.name === plan)?.steps().map((x) => `${x.name} ${x.status()}`) ?? [];
+
+test('deploy: one instance at a time, each step COMPLETE only once its readiness check passes', async (t) => {
+  const { service, mesos } = setup(t);
+  service.onOffers([offer('a')]);
+  await tick();
+  assert.equal(mesos.launched.length, 1, 'serial: one launch');
+  const first = mesos.launched[0]?.tasks[0] as TaskInfo;
+  assert.equal(first.name, 'hello-0-server');
+  service.onUpdate(update(first, 'TASK_RUNNING'));
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] STARTED', 'hello-1:[server] PENDING']);
+  service.onUpdate(update(first, 'TASK_RUNNING', { check_status: { type: 'COMMAND', command: { exit_code: 1 } } }));
+  await tick();
+  assert.equal(stepStatuses(service, 'deploy')[0], 'hello-0:[server] STARTED', 'a failing check keeps the step STARTED');
+  service.onUpdate(ready(first));
+  service.onOffers([offer('a', 1.5, 960)]);
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] COMPLETE', 'hello-1:[server] STARTING']);
+  assert.equal(mesos.launched[1]?.tasks[0]?.name, 'hello-1-server');
+});
+
+test('recovery: a crash loop backs off 0, 1, 2, 4 s, and a task that outlived the longest back-off starts afresh', async (t) => {
+  const { service, mesos, clock } = setup(t, YAML.replace('count: 2', 'count: 1'));
+  const launchReady = async (): Promise<TaskInfo> => {
+    service.onOffers([offer('a')]);
+    await tick();
+    const info = mesos.launched.at(-1)?.tasks[0] as TaskInfo;
+    service.onUpdate(ready(info));
+    await tick();
+    return info;
+  };
+  let info = await launchReady();
+  assert.equal(service.plans().find((p) => p.name === 'deploy')?.status(), 'COMPLETE');
+  const gaps: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const launches = mesos.launched.length;
+    service.onUpdate(update(info, 'TASK_FAILED'));
+    await tick();
+    let waited = 0;
+    while (mesos.launched.length === launches && waited < 10_000) {
+      service.onOffers([offer('a')]);
+      await tick();
+      if (mesos.launched.length > launches) break;
+      clock.advance(250);
+      waited += 250;
+      await tick();
+    }
+    gaps.push(waited);
+    info = mesos.launched.at(-1)?.tasks[0] as TaskInfo;
+    assert.equal(info.agent_id.value, 'a', 'relaunched in place');
+    service.onUpdate(ready(info));
+    await tick();
+  }
+  assert.deepEqual(gaps, [0, 1_000, 2_000, 4_000]);
+  // Stable for longer than the longest back-off: the next failure relaunches at once.
+  clock.advance(9_000);
+  const launches = mesos.launched.length;
+  service.onUpdate(update(info, 'TASK_FAILED'));
+  service.onOffers([offer('a')]);
+  await tick();
+  assert.equal(mesos.launched.length, launches + 1);
+});
+
+test('maintenance: no room elsewhere is declined only after a while; once the pod has moved the inverse offer is accepted', async (t) => {
+  const { service, mesos, clock } = setup(t, YAML.replace('count: 2', 'count: 1'));
+  service.onOffers([offer('a')]);
+  await tick();
+  const old = mesos.launched[0]?.tasks[0] as TaskInfo;
+  service.onUpdate(ready(old));
+  await tick();
+
+  service.onInverseOffers([{ id: { value: 'inv-1' }, agent_id: { value: 'a' }, url: { address: { hostname: 'a' } } }]);
+  await tick();
+  assert.deepEqual(mesos.inverse, [], 'no answer yet: no offer has been seen, so no room is not known');
+  clock.advance(3_500);
+  service.onOffers([offer('b', 0.1, 16)]); // too small
+  await tick();
+  assert.deepEqual(mesos.inverse, [['DECLINE', ['inv-1']]]);
+  assert.match(stepStatuses(service, 'maintenance')[0] ?? '', /PENDING/);
+
+  // Room appears: the replacement goes first, the old task is killed once the replacement is ready.
+  service.onOffers([offer('c', 2, 1024, 10n ** 18n), offer('d')]);
+  await tick();
+  const replacement = mesos.launched[1]?.tasks[0] as TaskInfo;
+  assert.equal(replacement.agent_id.value, 'd', 'an agent without a window is preferred');
+  assert.deepEqual(mesos.killed, [], 'the old task runs until the replacement is ready');
+  service.onUpdate(ready(replacement));
+  await tick();
+  assert.deepEqual(mesos.killed, [old.task_id.value]);
+  service.onInverseOffers([{ id: { value: 'inv-2' }, agent_id: { value: 'a' } }]);
+  await tick();
+  assert.equal(mesos.inverse.length, 1, 'still holding a task there: no answer');
+  service.onUpdate(update(old, 'TASK_KILLED'));
+  await tick();
+  assert.deepEqual(mesos.inverse.at(-1), ['ACCEPT', ['inv-1', 'inv-2']]);
+  assert.deepEqual(stepStatuses(service, 'maintenance'), ['hello-0:[server] COMPLETE']);
+  assert.equal(stepStatuses(service, 'recovery').length, 0, 'the expected exit of the old task is not a failure');
+});
