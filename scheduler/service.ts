@@ -109,6 +109,9 @@ export class Service {
   #timer: TimerHandle | undefined;
   #lastRevive = 0;
   #closed = false;
+  /** Task ids whose latest status is in memory but not yet written (see #flush). */
+  readonly #unwritten = new Set<string>();
+  readonly #unacknowledged: Array<{ agentId: string; taskId: string; uuid: string }> = [];
 
   constructor(options: ServiceOptions, spec: ServiceSpec, configId: string) {
     this.#o = options;
@@ -307,7 +310,10 @@ export class Service {
     // Offers held from an earlier stream are gone with it.
     this.#offers.clear();
     this.#inverse.clear();
-    void mesos.reconcile(live).catch((e: unknown) => this.#o.log.warn('reconcile failed', { error: e }));
+    // Explicit for what we know (the master answers even for tasks it lost), then implicit: the
+    // master reports every task it has for us, so one we have no record of (launched just before
+    // a crash, its record lost) is found and killed.
+    void mesos.reconcile(live).then(() => mesos.reconcile([])).catch((e: unknown) => this.#o.log.warn('reconcile failed', { error: e }));
     this.kick();
   }
 
@@ -370,17 +376,32 @@ export class Service {
         agentId: status.agent_id?.value ?? rec.agentId,
         permanentlyFailed: rec.permanentlyFailed || status.state === 'TASK_GONE_BY_OPERATOR',
       };
-      this.#o.store.putTasks([next]);
       this.#tasks.set(next.taskId, next);
+      this.#unwritten.add(next.taskId);
       if (status.reason === 'REASON_AGENT_DRAINING' && isTerminal(status.state)) this.#draining.add(next.agentId);
     } else if (!isTerminal(status.state) && status.agent_id !== undefined && this.#mesos !== undefined) {
       // A task this scheduler does not know (its record was erased): nobody should run it.
       void this.#mesos.kill(status.task_id.value, status.agent_id.value).catch(() => {});
     }
-    if (status.uuid !== undefined && status.agent_id !== undefined && this.#mesos !== undefined) {
-      void this.#mesos.acknowledge(status.agent_id.value, status.task_id.value, status.uuid).catch((e: unknown) => this.#o.log.warn('acknowledge failed', { taskId: status.task_id.value, error: e }));
-    }
+    if (status.uuid !== undefined && status.agent_id !== undefined) this.#unacknowledged.push({ agentId: status.agent_id.value, taskId: status.task_id.value, uuid: status.uuid });
     this.kick();
+  }
+
+  /**
+   * Writes the statuses received since the last flush in one transaction, then acknowledges them:
+   * an update is acknowledged only once it is on disk, and a burst of updates (a parallel
+   * deploy) costs one fsync instead of one each.
+   */
+  #flush(): void {
+    if (this.#unwritten.size > 0) {
+      const records = [...this.#unwritten].map((id) => this.#tasks.get(id)).filter((t): t is TaskRecord => t !== undefined);
+      this.#unwritten.clear();
+      this.#o.store.putTasks(records);
+    }
+    const acks = this.#unacknowledged.splice(0);
+    const mesos = this.#mesos;
+    if (mesos === undefined) return;
+    for (const a of acks) void mesos.acknowledge(a.agentId, a.taskId, a.uuid).catch((e: unknown) => this.#o.log.warn('acknowledge failed', { taskId: a.taskId, error: e }));
   }
 
   // ---------------------------------------------------------------- pod verbs
@@ -430,6 +451,7 @@ export class Service {
     setImmediate(() => {
       this.#cycleQueued = false;
       try {
+        this.#flush();
         this.#cycle();
       } catch (e) {
         this.#o.log.error('cycle failed', { error: e });
@@ -438,6 +460,7 @@ export class Service {
   }
 
   close(): void {
+    if (!this.#closed) this.#flush();
     this.#closed = true;
     this.#timer?.cancel();
   }
@@ -506,12 +529,20 @@ export class Service {
     if (due.length > 0) {
       for (const id of due) this.#offers.delete(id);
       // Short refusals while work waits for room, so the next round of offers comes soon.
-      void mesos.decline(due, wantOffers ? 1 : 5).catch(() => {});
+      // Short refusals while any plan has work left (the next step will want offers soon, from
+      // every agent, so placement can spread); long ones when the service is at rest.
+      void mesos.decline(due, wantOffers || this.#workLeft() ? 1 : 5).catch(() => {});
     }
-    if (wantOffers && this.#offers.size === 0 && now - this.#lastRevive >= 1_000) {
+    // A step found no room in what is held: ask for everything again (clears our refusals).
+    if (wantOffers && now - this.#lastRevive >= 1_000) {
       this.#lastRevive = now;
       void mesos.revive().catch(() => {});
     }
+  }
+
+  /** Whether a plan that is not held has steps left to do. */
+  #workLeft(): boolean {
+    return this.plans().some((p) => !p.isInterrupted() && p.status() !== 'COMPLETE');
   }
 
   /** Inverse offers: ACCEPT when the agent holds none of this service's tasks; DECLINE when a pod there cannot be moved. */

@@ -1,6 +1,6 @@
 /**
  * The scheduler the master benchmarks play: a framework on the real master's scheduler API
- * (cli/scheduler-client.ts) that keeps the outstanding offers, launches `sleep` tasks on
+ * (scheduler/client.ts) that keeps the outstanding offers, launches `sleep` tasks on
  * them, acknowledges every update at once and notes when each task reached TASK_RUNNING
  * (performance.now(), in this process, as the scheduler sees it).
  */

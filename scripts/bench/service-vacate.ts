@@ -17,7 +17,9 @@
  * the 20 pods, all launched at once on one agent as the replacements are. A vacate cannot beat
  * one readiness: ratio = vacate / readiness p50. The note breaks the vacate down from the
  * scheduler's log lines (inverse offer received, replacements launched, old tasks killed,
- * inverse offer accepted), in ms after the POST.
+ * inverse offer accepted), in ms after the POST, and separates the agents' part from the
+ * scheduler's: 'task launched' -> the agent's 'check status changed' to exit 0, for the deploy
+ * on A and the move to B, and B's check passing -> the scheduler's kill of that pod's old task.
  */
 
 import { writeFileSync } from 'node:fs';
@@ -48,6 +50,22 @@ const ms = (v: number): string => `${Math.round(v)} ms`;
 function firstTime(records: readonly LogRecord[], from: number, pred: (r: LogRecord) => boolean): number {
   const r = records.slice(from).find(pred);
   return r === undefined ? Number.NaN : logTimeMs(r);
+}
+
+/** A task id's pod instance and task (`bench-3-server__<uuid>` -> `bench-3-server`). */
+const podOf = (taskId: string): string => taskId.split('__')[0] ?? taskId;
+
+/** From an agent's log: when it launched each task, and when each task's check first passed (epoch ms, by task id). */
+function agentTimes(records: readonly LogRecord[]): { launched: Map<string, number>; ready: Map<string, number> } {
+  const launched = new Map<string, number>();
+  const ready = new Map<string, number>();
+  for (const r of records) {
+    const id = String(r['taskId']);
+    if (r.msg === 'task launched') launched.set(id, logTimeMs(r));
+    const passed = (r['checkStatus'] as { command?: { exit_code?: unknown } } | undefined)?.command?.exit_code === 0;
+    if (r.msg === 'check status changed' && passed && !ready.has(id)) ready.set(id, logTimeMs(r));
+  }
+  return { launched, ready };
 }
 
 export async function runServiceVacate(opts: ServiceVacateOptions): Promise<BenchResult> {
@@ -123,11 +141,24 @@ export async function runServiceVacate(opts: ServiceVacateOptions): Promise<Benc
       `${kills.length} old tasks killed ${rel(t0 + breakdown.firstKillMs)}-${rel(t0 + breakdown.lastKillMs)}, accepted (scheduler log) ${rel(t0 + breakdown.acceptedMs)}`,
     );
     notes.push(`readiness p99 ${ms(readiness.p99)}, max ${ms(readiness.max)}`);
+    // The agents' side of readiness ('task launched' -> check passed), deploy on A and move on B,
+    // and how long after B's check passed the scheduler killed the pod's old task on A.
+    const onA = agentTimes(a.daemon.records);
+    const onB = agentTimes(b.daemon.records);
+    const agentDeploy = summarize(delays(onA.launched, onA.ready));
+    const agentMove = summarize(delays(onB.launched, onB.ready));
+    const killedAt = new Map<string, number>();
+    for (const r of recs.slice(mark)) if (r.msg === 'killing task') killedAt.set(podOf(String(r['taskId'])), logTimeMs(r));
+    const readyByPod = new Map([...onB.ready].map(([id, t]) => [podOf(id), t]));
+    const killLag = summarize(delays(readyByPod, killedAt));
+    context['agentReadinessMs'] = { deploy: agentDeploy, move: agentMove };
+    context['readyToKillMs'] = killLag;
+    notes.push(`agent 'task launched' -> check passed p50: deploy ${ms(agentDeploy.p50)}, move ${ms(agentMove.p50)}; B's check passed -> old task killed p50 ${ms(killLag.p50)}, max ${ms(killLag.max)}`);
 
     const after = await podTasks(s.url);
-    const onB = after.filter((t) => t.hostname === AGENT_B.hostname && t.status === 'RUNNING' && t.ready === true).length;
-    const onA = after.filter((t) => t.hostname === AGENT_A.hostname).length;
-    notes.push(`${onB}/${opts.pods} ready on ${AGENT_B.hostname}, ${onA} left on ${AGENT_A.hostname}`);
+    const readyOnB = after.filter((t) => t.hostname === AGENT_B.hostname && t.status === 'RUNNING' && t.ready === true).length;
+    const leftOnA = after.filter((t) => t.hostname === AGENT_A.hostname).length;
+    notes.push(`${readyOnB}/${opts.pods} ready on ${AGENT_B.hostname}, ${leftOnA} left on ${AGENT_A.hostname}`);
     notes.push(`load average ${load.toFixed(1)} on ${cpus().length} cores`);
     rows.push({
       benchmark: name,

@@ -1,6 +1,6 @@
 /**
  * Agent draining end to end: a real master, real agents, a framework through
- * cli/scheduler-client.ts. DRAIN_AGENT caps grace periods, tags kill updates with
+ * scheduler/client.ts. DRAIN_AGENT caps grace periods, tags kill updates with
  * REASON_AGENT_DRAINING, waits for acknowledgements before DRAINED, survives restarts of
  * either daemon, and marks agents gone; DEACTIVATE / REACTIVATE stop and resume offers.
  */

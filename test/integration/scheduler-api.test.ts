@@ -1,6 +1,6 @@
 /**
  * The scheduler API end to end: a real master, real agents on 127.0.0.2 / 127.0.0.3, and the
- * Mesos scheduler client of cli/scheduler-client.ts.
+ * Mesos scheduler client of scheduler/client.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

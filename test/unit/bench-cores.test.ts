@@ -1,6 +1,7 @@
 /**
  * The pure pieces of the benchmarks and sim agents: quantiles, table rendering, /proc/<pid>/stat
- * parsing, and sim-agent source addresses. Tables of cases, no processes.
+ * parsing, sim-agent source addresses, and the service benchmarks' spec, maintenance body and
+ * log-time arithmetic. Tables of cases, no processes.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +9,8 @@ import { quantile, summarize } from '../../scripts/bench/stats.js';
 import { against, allGoalsMet, formatNumber, renderTable, type BenchResult } from '../../scripts/bench/report.js';
 import { parseProcStat } from '../../scripts/bench/procfs.js';
 import { intToIpv4, ipv4ToInt, simAgentAddress } from '../../scripts/sim-agents.js';
+import { benchServiceYaml, delays, gaps, logTimeMs, maintenanceScheduleBody } from '../../scripts/bench/service.js';
+import { parseServiceSpec } from '../../scheduler/spec.js';
 
 test('quantile: nearest rank, always a measured sample', () => {
   const fifty = Array.from({ length: 50 }, (_, i) => 50 - i); // 50..1, unsorted on purpose
@@ -80,4 +83,41 @@ test('sim agent addresses: base + k inside 127.0.0.0/8', () => {
   for (const [base, k, want] of cases) assert.equal(simAgentAddress(base, k), want);
   assert.throws(() => simAgentAddress('127.255.255.0', 300), /leaves 127/);
   assert.throws(() => ipv4ToInt('127.1.0'), /not an IPv4/);
+});
+
+test('benchServiceYaml: a spec the scheduler accepts, with the strategy, command and check asked for', () => {
+  const cases: Array<[Parameters<typeof benchServiceYaml>[0], { strategy: string; check: string | undefined }]> = [
+    [{ count: 100, strategy: 'serial', cmd: 'exec sleep 600', cpus: 0.1, memoryMb: 1 }, { strategy: 'serial', check: undefined }],
+    [{ count: 20, strategy: 'parallel', cmd: 'sleep 0.5; touch ready; exec sleep 600', cpus: 0.1, memoryMb: 1, readiness: { cmd: 'test -f "ready"', intervalS: 0.1 } }, { strategy: 'parallel', check: 'test -f "ready"' }],
+  ];
+  for (const [input, want] of cases) {
+    const r = parseServiceSpec(benchServiceYaml(input));
+    assert.ok(r.ok, r.ok ? '' : r.errors.join('; '));
+    const pod = r.spec.pods[0];
+    assert.equal(pod?.count, input.count);
+    assert.equal(pod?.tasks[0]?.cmd, input.cmd, 'the command reaches the task verbatim');
+    assert.equal(pod?.tasks[0]?.readinessCheck?.cmd, want.check);
+    if (want.check !== undefined) assert.equal(pod?.tasks[0]?.readinessCheck?.intervalS, 0.1);
+    assert.equal(r.spec.plans.find((p) => p.name === 'deploy')?.phases[0]?.strategy, want.strategy);
+  }
+});
+
+test('maintenanceScheduleBody: exact nanoseconds past 2^53, the machine as given', () => {
+  const text = maintenanceScheduleBody('agent-a', '127.0.0.2', 1_763_881_234_567, 3_600_000);
+  // Matched as text: JSON.parse would round the start to a double.
+  assert.match(text, /"start":\{"nanoseconds":1763881234567000000\}/);
+  const body = JSON.parse(text) as { windows: Array<{ machine_ids: unknown[]; unavailability: { duration: { nanoseconds: number } } }> };
+  assert.equal(body.windows.length, 1);
+  assert.deepEqual(body.windows[0]?.machine_ids, [{ hostname: 'agent-a', ip: '127.0.0.2' }]);
+  assert.equal(body.windows[0]?.unavailability.duration.nanoseconds, 3_600_000_000_000);
+});
+
+test('logTimeMs, gaps, delays: log times and differences', () => {
+  assert.equal(logTimeMs({ time: '2026-11-23T07:10:09.240Z' }), Date.UTC(2026, 10, 23, 7, 10, 9, 240));
+  assert.ok(Number.isNaN(logTimeMs({ msg: 'no time' })));
+  const gapCases: Array<[number[], number[]]> = [[[], []], [[5], []], [[1, 4, 10], [3, 6]]];
+  for (const [times, want] of gapCases) assert.deepEqual(gaps(times), want);
+  const starts = new Map([['a', 10], ['b', 20], ['c', 30]]);
+  const ends = new Map([['a', 15], ['c', 100], ['d', 1]]);
+  assert.deepEqual(delays(starts, ends), [5, 70], 'ids in only one map are left out');
 });
