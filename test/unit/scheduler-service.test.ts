@@ -175,3 +175,55 @@ test('maintenance: no room elsewhere is declined only after a while; once the po
   assert.deepEqual(stepStatuses(service, 'maintenance'), ['hello-0:[server] COMPLETE']);
   assert.equal(stepStatuses(service, 'recovery').length, 0, 'the expected exit of the old task is not a failure');
 });
+
+test('custom steps and goals: an init task (FINISH) then the server in the same pod on the same agent; a custom plan waits for start and passes its parameters', async (t) => {
+  const yaml = `name: app
+pods:
+  app:
+    count: 1
+    tasks:
+      init: { goal: FINISH, cmd: "true", cpus: 0.1, memory: 16 }
+      server: { cmd: exec sleep 1000, cpus: 0.1, memory: 16 }
+      backup: { goal: ONCE, cmd: echo $TARGET, cpus: 0.1, memory: 16 }
+plans:
+  deploy:
+    phases:
+      app-deploy: { pod: app, steps: [ { default: [[init], [server]] } ] }
+  backup:
+    phases:
+      save: { pod: app, steps: [ { default: [[backup]] } ] }
+`;
+  const { service, mesos } = setup(t, yaml);
+  assert.equal(service.plans().find((p) => p.name === 'backup')?.status(), 'WAITING', 'a custom plan waits for start');
+  service.onOffers([offer('a'), offer('b')]);
+  await tick();
+  assert.deepEqual(mesos.launched.flatMap((l) => l.tasks.map((x) => x.name)), ['app-0-init']);
+  const init = mesos.launched[0]?.tasks[0] as TaskInfo;
+  service.onUpdate(update(init, 'TASK_RUNNING'));
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['app-0:[init] STARTED', 'app-0:[server] PENDING'], 'FINISH is not done while it runs');
+  service.onUpdate(update(init, 'TASK_FINISHED'));
+  service.onOffers([offer('b'), offer(init.agent_id.value)]);
+  await tick();
+  const server = mesos.launched[1]?.tasks[0] as TaskInfo;
+  assert.equal(server.name, 'app-0-server');
+  service.onUpdate(update(server, 'TASK_RUNNING'));
+  await tick();
+  assert.equal(service.plans().find((p) => p.name === 'deploy')?.status(), 'COMPLETE');
+  assert.deepEqual(stepStatuses(service, 'recovery'), [], 'an init task that finished is not recovered');
+
+  // start with parameters: the backup runs beside the server, on its agent, with TARGET set.
+  const backup = service.plans().find((p) => p.name === 'backup');
+  assert.ok(backup);
+  const { startPlan } = await import('../../shared/plans/commands.js');
+  assert.equal(startPlan(backup, { TARGET: 's3://bucket' }).kind, 'done');
+  service.onOffers([offer('b'), offer(server.agent_id.value)]);
+  await tick();
+  const job = mesos.launched[2]?.tasks[0] as TaskInfo;
+  assert.equal(job.name, 'app-0-backup');
+  assert.equal(job.agent_id.value, server.agent_id.value, 'a pod lives on one agent');
+  assert.equal(job.command?.environment?.variables.find((v) => v.name === 'TARGET')?.value, 's3://bucket');
+  service.onUpdate(update(job, 'TASK_FINISHED'));
+  await tick();
+  assert.equal(backup.status(), 'COMPLETE');
+});
