@@ -664,8 +664,10 @@ export class Service {
     this.#work.set(step, { kind: 'move', pod, index, tasks: all, permanent: true, fromAgent: agentId, launched: [], killed: new Set() });
     let phase = this.#maintenancePhases.find((p) => p.name === host && p.status() !== 'COMPLETE');
     if (phase === undefined) {
-      // The phase holds this array: steps added later for the same machine join it.
-      phase = newPhase(host, 'parallel', []);
+      // The phase holds this array: steps added later for the same machine join it. A machine
+      // back for another window gets a new phase with a distinct name, so names stay addressable.
+      const earlier = this.#maintenancePhases.filter((p) => p.name === host || p.name.startsWith(`${host} (`)).length;
+      phase = newPhase(earlier === 0 ? host : `${host} (${earlier + 1})`, 'parallel', []);
       this.#maintenancePhases.push(phase);
     }
     (phase.children as Step[]).push(step);

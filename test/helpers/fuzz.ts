@@ -13,20 +13,11 @@
 import { CALL_TYPES } from '../../master/operator-api.js';
 import { AGENT_CALL_TYPES } from '../../agent/api.js';
 import { SCHEDULER_CALL_TYPES } from '../../shared/proto.js';
+import { mulberry32 } from './random.js';
 
 // ---- Seeded randomness ------------------------------------------------------------------------
 
-/** mulberry32: tiny, fast, and good enough to pick cases; the same seed gives the same stream. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
 
 export class Rng {
   readonly seed: number;

@@ -15,7 +15,7 @@ function verify(path: string): { status: number | null; stderr: string } {
   return { status: r.status, stderr: `${r.stdout}${r.stderr}`.trim() };
 }
 
-for (const unit of ['drydock-master.service', 'drydock-agent.service']) {
+for (const unit of ['drydock-master.service', 'drydock-agent.service', 'drydock-scheduler.service']) {
   test(`systemd-analyze verify ${unit} passes without a warning`, () => {
     const r = verify(join(ROOT, 'systemd', unit));
     assert.equal(r.stderr, '');

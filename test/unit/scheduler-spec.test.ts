@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
+import { mulberry32 } from '../helpers/random.js';
 import {
   MAX_ALIASES, MAX_ERRORS, MAX_SPEC_CHARS, parseServiceSpec, podNeedsRelaunch, specEquals, specFromJson, specJson, taskNeedsRelaunch, validateUpdate,
 } from '../../scheduler/spec.js';
@@ -519,17 +520,7 @@ test('specFromJson refuses a damaged row with the first bad field', () => {
 // ---------------------------------------------------------------------------------------------
 // Fuzz: refuse anything, never throw
 
-/** mulberry32 (as test/helpers/fuzz.ts, without that file's imports of the daemons' modules): a seeded stream. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 const SEED = Number(process.env['SPEC_FUZZ_SEED'] ?? 0x5bec);
 const HOSTILE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'name', 'pods', 'plans', 'count', 'tasks', 'cmd', 'cpus', 'env', 'steps', 'default', '0', '', 'hello', 'server', 'deploy', 'phases', 'pod', 'placement', 'goal', '-1'];
