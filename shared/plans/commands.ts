@@ -135,7 +135,9 @@ export function planInfo(plan: Plan): PlanInfo {
       name: phase.name,
       steps: phase.steps.map((step) => {
         const s = step.status();
-        return { id: step.id, name: step.name, status: s, message: `step ${step.name} [${step.id}] with status: ${s}${step.note ? `: ${step.note}` : ''}` };
+        // A held step says what it waits for, unless its driver said something more precise.
+        const note = step.note !== '' ? step.note : s === 'WAITING' ? 'held until an operator continues' : '';
+        return { id: step.id, name: step.name, status: s, message: `step ${step.name} [${step.id}] with status: ${s}${note ? `: ${note}` : ''}` };
       }),
       strategy: phase.strategy.name,
       status: phase.status(),
