@@ -7,8 +7,8 @@
  * and the JSON from a store row that may be damaged, so every problem is returned as a message that
  * names the path, what was wrong and what was there.
  */
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments, visit, type Alias } from 'yaml';
 import type { StrategyName } from '../shared/plans/strategy.js';
+import { checkKeys, childPath, clip, describe, ErrorList, field, readYaml, type YamlLimits, type YamlMap, type YamlValue } from '../shared/yaml-tree.js';
 import type { Goal, HealthCheckSpec, PhaseSpec, PlacementSpec, PlanSpec, PodSpec, ReadinessCheckSpec, ServiceSpec, StepsSpec, TaskSpec } from './spec-types.js';
 
 /**
@@ -19,8 +19,8 @@ export const MAX_SPEC_CHARS = 256 * 1024;
 /**
  * Alias uses (`*name`) allowed in one spec, each expansion counted: enough to share an `env:` or a
  * check between tasks, far too few for an alias bomb ("billion laughs") to grow. The same guard as
- * the `yaml` package's `maxAliasCount`, which only applies to `toJS()`; we walk the document
- * ourselves (to keep numbers as written, see `readEnv`), so we count.
+ * the `yaml` package's `maxAliasCount`, which only applies to `toJS()`; shared/yaml-tree.ts walks
+ * the document itself (to keep numbers as written, see `readEnv`), so it counts.
  */
 export const MAX_ALIASES = 50;
 /** Deepest nesting read; the deepest place a spec uses, a step's task list, is 9 levels down. */
@@ -28,7 +28,7 @@ export const MAX_DEPTH = 32;
 /** Values (scalars, lists, mappings, aliases expanded) in one spec: bounds the walk whatever the aliases do. */
 export const MAX_VALUES = 100_000;
 /** Errors reported for one spec; the rest are counted in a last line. */
-export const MAX_ERRORS = 50;
+export { MAX_ERRORS } from '../shared/yaml-tree.js';
 /** Largest pod `count`: far above any cluster Drydock runs, and it keeps instance indexes small. */
 export const MAX_COUNT = 10_000;
 /**
@@ -67,26 +67,10 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DECIMAL_INDEX = /^(0|[1-9][0-9]*)$/;
 
 // ---------------------------------------------------------------------------------------------
-// Reading YAML into a small tree
+// Reading the YAML (shared/yaml-tree.ts does the parsing and its guards)
 
-/**
- * A YAML value after parsing, aliases expanded. Scalars keep the text they were written with, so
- * `VERSION: 1.10` reaches the task as "1.10", not "1.1" (the SDK's Jackson reader does the same).
- */
-type Value =
-  | { readonly kind: 'map'; readonly entries: readonly Entry[] }
-  | { readonly kind: 'seq'; readonly items: readonly Value[] }
-  | { readonly kind: 'scalar'; readonly value: string | number | boolean | null; readonly text: string };
-interface Entry {
-  readonly key: string;
-  readonly value: Value;
-}
-type MapValue = Extract<Value, { kind: 'map' }>;
-
-const NULL: Value = { kind: 'scalar', value: null, text: '' };
-
-/** A limit hit while lowering the YAML tree: reported as the spec's only error. */
-class LowerError extends Error {}
+/** The limits a spec is read with. */
+const SPEC_LIMITS: YamlLimits = { maxChars: MAX_SPEC_CHARS, maxAliases: MAX_ALIASES, maxDepth: MAX_DEPTH, maxValues: MAX_VALUES };
 
 /** Outcome of parsing: the spec or every error found (at most MAX_ERRORS, then a count). */
 export type ParseResult = { ok: true; spec: ServiceSpec } | { ok: false; errors: string[] };
@@ -98,235 +82,27 @@ export type ParseResult = { ok: true; spec: ServiceSpec } | { ok: false; errors:
  * every default. Never throws.
  */
 export function parseServiceSpec(text: string): ParseResult {
+  const read = readYaml(text, 'the spec', SPEC_LIMITS, { empty: 'the spec is empty: expected a mapping with name and pods' });
+  if (!read.ok) return read;
   try {
-    return parseUnchecked(text);
+    return readService(read.value);
   } catch (e) {
-    // Nothing below should throw; if the YAML library does on some input, it is still an answer.
+    // Nothing below should throw; if it does on some input, it is still an answer.
     return { ok: false, errors: [`the spec could not be read: ${e instanceof Error ? e.message : String(e)}`] };
   }
-}
-
-function parseUnchecked(text: string): ParseResult {
-  if (typeof text !== 'string') return fail(`the spec must be text, got ${typeof text}`);
-  if (text.length > MAX_SPEC_CHARS) return fail(`the spec is ${text.length} characters long; at most ${MAX_SPEC_CHARS} are accepted`);
-  const deepLine = tooDeepLine(text);
-  if (deepLine !== undefined) return fail(`line ${deepLine} nests more than ${MAX_NESTING_ESTIMATE} levels deep (counting indentation, '- ' and brackets)`);
-  const lines = new LineCounter();
-  const docs = parseAllDocuments(text, {
-    version: '1.2',
-    schema: 'core',
-    // Keys are names; `0:` and `"0":` are the same key, and a list as a key is an error.
-    stringKeys: true,
-    // Duplicate keys are refused, but by the lowering below: the library compares each key with
-    // every earlier one, minutes of work for a mapping of 100,000 keys.
-    uniqueKeys: false,
-    // YAML 1.1 merge keys (`<<: *base`) are not in YAML 1.2; they would be an unknown key.
-    merge: false,
-    strict: true,
-    prettyErrors: false,
-    lineCounter: lines,
-  });
-  if (!Array.isArray(docs) || docs.length === 0) return fail('the spec is empty: expected a mapping with name and pods');
-  if (docs.length > 1) return fail(`the spec must be one YAML document, got ${docs.length} (separated by ---)`);
-  const doc = docs[0];
-  if (doc === undefined) return fail('the spec is empty: expected a mapping with name and pods');
-
-  // Syntax errors and warnings (an unknown tag is only a warning to the library) end the read:
-  // checking a half-parsed tree would only add confusing errors. One line per problem; deep
-  // nesting makes the parser report the same exhaustion once per level.
-  const problems = new Errors();
-  const seen = new Set<string>();
-  for (const e of [...doc.errors, ...doc.warnings]) {
-    const pos = lines.linePos(e.pos[0]);
-    const message = `line ${pos.line}, column ${pos.col}: ${e.message}`;
-    if (e.code === 'RESOURCE_EXHAUSTION' ? seen.has(e.code) : seen.has(message)) continue;
-    seen.add(e.code === 'RESOURCE_EXHAUSTION' ? e.code : message);
-    problems.add(message);
-  }
-  if (problems.any()) return { ok: false, errors: problems.list() };
-  const version = doc.directives?.yaml;
-  if (version?.explicit === true && version.version !== '1.2') {
-    return fail(`%YAML ${version.version} is not accepted: the spec is read as YAML 1.2 (where yes and no are strings)`);
-  }
-
-  let root: Value;
-  const lowering = new Lowering(doc, lines);
-  try {
-    root = lowering.lower(doc.contents, 0);
-  } catch (e) {
-    if (e instanceof LowerError) return fail(e.message);
-    throw e;
-  }
-  if (lowering.duplicates.any()) return { ok: false, errors: lowering.duplicates.list() };
-  return readService(root);
-}
-
-/**
- * The `yaml` package composes nested collections recursively. It catches its own stack overflow
- * and reports it, but near the stack's end V8 may first have to compile one of the package's
- * regular expressions, and a regexp compile that runs out of stack kills the process with a fatal
- * "RegExpCompiler Allocation failed" (seen with `'- '.repeat(50_000)`) instead of throwing. So
- * text that might nest that deep never reaches the parser. Real specs nest about 10 levels.
- */
-const MAX_NESTING_ESTIMATE = 100;
-
-/**
- * The first line (1-based) whose nesting may exceed MAX_NESTING_ESTIMATE, or undefined. An
- * estimate that errs high, without recursion: the number of deeper indentations open above the
- * line, plus its longest run of `- ` / `? ` / `: ` indicators, plus the brackets opened and not
- * yet closed (quotes are ignored: a bracket in a string only adds). JSON on one line stays
- * exact: its colons follow a quote, so they make no run.
- */
-function tooDeepLine(text: string): number | undefined {
-  const indents: number[] = [];
-  let flow = 0;
-  let lineNo = 0;
-  let i = 0;
-  while (i <= text.length) {
-    lineNo++;
-    let end = text.indexOf('\n', i);
-    if (end === -1) end = text.length;
-    let p = i;
-    while (p < end && (text[p] === ' ' || text[p] === '\t')) p++;
-    if (p < end && text[p] !== '#' && text[p] !== '\r') {
-      const indent = p - i;
-      while (indents.length > 0 && (indents[indents.length - 1] ?? 0) >= indent) indents.pop();
-      indents.push(indent);
-      // The longest run of indicators separated only by blanks: `- - - x` is three lists deep.
-      let run = 0;
-      let longestRun = 0;
-      let deepest = flow;
-      for (let k = p; k < end; k++) {
-        const c = text[k];
-        if (c === ' ' || c === '\t') continue;
-        const blankBefore = k === p || text[k - 1] === ' ' || text[k - 1] === '\t';
-        const blankAfter = k + 1 === end || text[k + 1] === ' ' || text[k + 1] === '\t' || text[k + 1] === '\r';
-        if ((c === '-' || c === '?' || c === ':') && blankBefore && blankAfter) {
-          longestRun = Math.max(longestRun, ++run);
-          continue;
-        }
-        run = 0;
-        if (c === '[' || c === '{') deepest = Math.max(deepest, ++flow);
-        else if ((c === ']' || c === '}') && flow > 0) flow--;
-      }
-      if (indents.length + longestRun + deepest > MAX_NESTING_ESTIMATE) return lineNo;
-    }
-    i = end + 1;
-  }
-  return undefined;
 }
 
 function fail(message: string): ParseResult {
   return { ok: false, errors: [message] };
 }
 
-/** Turns the library's node tree into `Value`s, expanding aliases within MAX_ALIASES, MAX_DEPTH and MAX_VALUES. */
-class Lowering {
-  /** For each alias, the node it names: the last node anchored with that name before it (YAML 1.2 §3.2.2.2). */
-  readonly #targets = new Map<Alias, unknown>();
-  readonly #lines: LineCounter;
-  #aliases = 0;
-  #values = 0;
-  /** Keys given twice in one mapping (YAML requires keys to be unique; the SDK refuses them too). */
-  readonly duplicates = new Errors();
-
-  constructor(doc: Parameters<typeof visit>[0], lines: LineCounter) {
-    this.#lines = lines;
-    const anchors = new Map<string, unknown>();
-    // One walk in document order, as `Alias.resolve` does per alias (which would make N aliases cost N walks).
-    visit(doc, {
-      Node: (_key, node) => {
-        if (isAlias(node)) this.#targets.set(node, anchors.get(node.source));
-        else if (typeof node.anchor === 'string') anchors.set(node.anchor, node);
-      },
-    });
-  }
-
-  lower(node: unknown, depth: number): Value {
-    if (++this.#values > MAX_VALUES) throw new LowerError(`the spec has more than ${MAX_VALUES} values (counting what aliases repeat)`);
-    if (node === null || node === undefined) return NULL;
-    if (isAlias(node)) {
-      if (++this.#aliases > MAX_ALIASES) throw new LowerError(`the spec expands aliases more than ${MAX_ALIASES} times (a guard against alias bombs)`);
-      const target = this.#targets.get(node);
-      if (target === undefined) throw new LowerError(`alias *${node.source} names no anchor (&${node.source}) before it`);
-      return this.lower(target, depth);
-    }
-    if (isScalar(node)) {
-      const v = node.value;
-      const text = typeof node.source === 'string' ? node.source : String(v);
-      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null) return { kind: 'scalar', value: v, text };
-      // The core schema makes nothing else; anything that slips through is read as its text.
-      return { kind: 'scalar', value: text, text };
-    }
-    if (depth >= MAX_DEPTH) throw new LowerError(`the spec nests deeper than ${MAX_DEPTH} levels`);
-    if (isMap(node)) {
-      const entries: Entry[] = [];
-      const keys = new Set<string>();
-      for (const pair of node.items) {
-        const k: unknown = pair.key;
-        // stringKeys makes every scalar key a string; an alias used as a key is not resolved by it.
-        if (!isScalar(k) || typeof k.value !== 'string') throw new LowerError('mapping keys must be plain strings (an alias or a collection is not a key)');
-        if (keys.has(k.value)) {
-          const pos = this.#lines.linePos(k.range?.[0] ?? 0);
-          this.duplicates.add(`line ${pos.line}, column ${pos.col}: key ${JSON.stringify(clip(k.value, 40))} appears twice in one mapping`);
-          continue;
-        }
-        keys.add(k.value);
-        entries.push({ key: k.value, value: this.lower(pair.value, depth + 1) });
-      }
-      return { kind: 'map', entries };
-    }
-    if (isSeq(node)) return { kind: 'seq', items: node.items.map((item) => this.lower(item, depth + 1)) };
-    throw new LowerError('the spec holds a value of an unknown kind');
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Messages
 
-/** Collects errors up to MAX_ERRORS and counts the rest. */
-class Errors {
-  readonly #list: string[] = [];
-  #more = 0;
-  add(message: string): void {
-    if (this.#list.length < MAX_ERRORS) this.#list.push(message);
-    else this.#more++;
-  }
-  any(): boolean {
-    return this.#list.length > 0;
-  }
-  list(): string[] {
-    return this.#more === 0 ? [...this.#list] : [...this.#list, `... and ${this.#more} more errors`];
-  }
-}
-
-/** Cuts a string for a message, so a hostile megabyte never lands in a log line. */
-function clip(s: string, max = 60): string {
-  return s.length <= max ? s : `${s.slice(0, max)}…`;
-}
-
-/** A path segment: names as they are, anything odd quoted (`pods."Hello World"`). */
-function segment(key: string): string {
-  return /^[A-Za-z0-9_-]{1,64}$/.test(key) ? key : JSON.stringify(clip(key, 40));
-}
-
-function child(path: string, key: string): string {
-  return path === '' ? segment(key) : `${path}.${segment(key)}`;
-}
-
-/** What was received, for "got …": strings quoted, other scalars as written, collections by kind. */
-function describe(v: Value): string {
-  if (v.kind === 'map') return 'a mapping';
-  if (v.kind === 'seq') return 'a list';
-  if (typeof v.value === 'string') return JSON.stringify(clip(v.value));
-  if (v.value === null) return 'null';
-  return clip(v.text);
-}
-
 /** A compact rendering of a small value (placement rules), cut at about 80 characters. */
-function preview(v: Value): string {
+function preview(v: YamlValue): string {
   let out = '';
-  const walk = (x: Value): void => {
+  const walk = (x: YamlValue): void => {
     if (out.length > 80) return;
     if (x.kind === 'scalar') out += typeof x.value === 'string' ? JSON.stringify(clip(x.value, 40)) : clip(x.text, 40);
     else if (x.kind === 'seq') {
@@ -343,67 +119,23 @@ function preview(v: Value): string {
   return clip(out, 80);
 }
 
-/** Levenshtein distance, for "did you mean"; keys are short. */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? 0;
-}
-
-/** The known key nearest a typo, within two edits; the first of equals wins. */
-function closest(key: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const k of known) {
-    const d = distance(key, k);
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return best;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Field readers: each reports its own error and returns undefined when the value is unusable.
 
-/** Reads a section: every key must be known; SDK keys Drydock does not run get their own message. */
-function checkKeys(map: MapValue, path: string, known: readonly string[], unsupported: readonly string[], errors: Errors): void {
-  for (const { key } of map.entries) {
-    if (known.includes(key)) continue;
-    const p = child(path, key);
-    if (unsupported.includes(key)) {
-      errors.add(`${p} is not supported by Drydock`);
-      continue;
-    }
-    const near = key.length <= 40 ? closest(key.toLowerCase(), known) : undefined;
-    errors.add(near === undefined ? `${p} is not a known key (expected ${known.join(', ')})` : `${p} is not a known key; did you mean ${near}?`);
-  }
-}
-
-/** The value under `key`; an explicit null (`env:` with nothing after it) counts as absent. */
-function field(map: MapValue, key: string): Value | undefined {
-  const v = map.entries.find((e) => e.key === key)?.value;
-  return v === undefined || (v.kind === 'scalar' && v.value === null) ? undefined : v;
-}
-
-function asMap(v: Value, path: string, errors: Errors): MapValue | undefined {
+function asMap(v: YamlValue, path: string, errors: ErrorList): YamlMap | undefined {
   if (v.kind === 'map') return v;
   errors.add(`${path} must be a mapping, got ${describe(v)}`);
   return undefined;
 }
 
-function requireField(map: MapValue, key: string, path: string, errors: Errors): Value | undefined {
+function requireField(map: YamlMap, key: string, path: string, errors: ErrorList): YamlValue | undefined {
   const v = field(map, key);
-  if (v === undefined) errors.add(`${child(path, key)} is required`);
+  if (v === undefined) errors.add(`${childPath(path, key)} is required`);
   return v;
 }
 
 /** A command for a shell: not blank, and without NUL, which execve cannot pass. */
-function readString(v: Value, path: string, errors: Errors): string | undefined {
+function readString(v: YamlValue, path: string, errors: ErrorList): string | undefined {
   if (v.kind !== 'scalar' || typeof v.value !== 'string' || v.value.trim() === '') {
     errors.add(`${path} must be a non-empty string, got ${describe(v)}`);
     return undefined;
@@ -415,41 +147,41 @@ function readString(v: Value, path: string, errors: Errors): string | undefined 
   return v.value;
 }
 
-function readNumber(v: Value, path: string, errors: Errors, ok: (n: number) => boolean, what: string): number | undefined {
+function readNumber(v: YamlValue, path: string, errors: ErrorList, ok: (n: number) => boolean, what: string): number | undefined {
   // -0 (YAML `-0`) becomes 0: JSON writes both as 0, and a stored spec must read back equal.
   if (v.kind === 'scalar' && typeof v.value === 'number' && Number.isFinite(v.value) && ok(v.value)) return v.value === 0 ? 0 : v.value;
   errors.add(`${path} must be ${what}, got ${describe(v)}`);
   return undefined;
 }
 
-const positive = (v: Value, path: string, errors: Errors): number | undefined => readNumber(v, path, errors, (n) => n > 0, 'a positive number');
-const positiveSeconds = (v: Value, path: string, errors: Errors): number | undefined =>
+const positive = (v: YamlValue, path: string, errors: ErrorList): number | undefined => readNumber(v, path, errors, (n) => n > 0, 'a positive number');
+const positiveSeconds = (v: YamlValue, path: string, errors: ErrorList): number | undefined =>
   readNumber(v, path, errors, (n) => n > 0 && n <= MAX_SECONDS, `a positive number of seconds, at most ${MAX_SECONDS}`);
-const seconds = (v: Value, path: string, errors: Errors): number | undefined =>
+const seconds = (v: YamlValue, path: string, errors: ErrorList): number | undefined =>
   readNumber(v, path, errors, (n) => n >= 0 && n <= MAX_SECONDS, `a number of seconds from 0 to ${MAX_SECONDS}`);
-const integer = (v: Value, path: string, errors: Errors, min: number, max: number): number | undefined =>
+const integer = (v: YamlValue, path: string, errors: ErrorList, min: number, max: number): number | undefined =>
   readNumber(v, path, errors, (n) => Number.isInteger(n) && n >= min && n <= max, `an integer from ${min} to ${max}`);
 
-function readBool(v: Value, path: string, errors: Errors): boolean | undefined {
+function readBool(v: YamlValue, path: string, errors: ErrorList): boolean | undefined {
   if (v.kind === 'scalar' && typeof v.value === 'boolean') return v.value;
   errors.add(`${path} must be true or false, got ${describe(v)}`);
   return undefined;
 }
 
-function oneOf<T extends string>(v: Value, path: string, errors: Errors, allowed: readonly T[], hint = ''): T | undefined {
+function oneOf<T extends string>(v: YamlValue, path: string, errors: ErrorList, allowed: readonly T[], hint = ''): T | undefined {
   if (v.kind === 'scalar' && typeof v.value === 'string' && (allowed as readonly string[]).includes(v.value)) return v.value as T;
   errors.add(`${path} must be one of ${allowed.join(', ')}, got ${describe(v)}${hint}`);
   return undefined;
 }
 
 /** An optional field: its default when absent, its reading when present (undefined when unusable). */
-function optional<T>(map: MapValue, key: string, path: string, fallback: T, read: (v: Value, path: string) => T | undefined): T | undefined {
+function optional<T>(map: YamlMap, key: string, path: string, fallback: T, read: (v: YamlValue, path: string) => T | undefined): T | undefined {
   const v = field(map, key);
-  return v === undefined ? fallback : read(v, child(path, key));
+  return v === undefined ? fallback : read(v, childPath(path, key));
 }
 
 /** Checks a name key; `what` says which kind of name, `rule` how to write one. */
-function checkName(name: string, path: string, pattern: RegExp, what: string, rule: string, errors: Errors): boolean {
+function checkName(name: string, path: string, pattern: RegExp, what: string, rule: string, errors: ErrorList): boolean {
   if (name.length <= MAX_NAME_LENGTH && pattern.test(name)) return true;
   errors.add(`${path} is not a valid ${what} name: ${rule}, at most ${MAX_NAME_LENGTH} characters`);
   return false;
@@ -473,11 +205,11 @@ const UNSUPPORTED_TASK = [
   'secrets', 'rlimits',
 ];
 
-function readService(root: Value): ParseResult {
-  const errors = new Errors();
+function readService(root: YamlValue): ParseResult {
+  const errors = new ErrorList();
   if (root.kind !== 'map') return fail(`the spec must be a mapping with name and pods, got ${describe(root)}`);
   // `scheduler:` (principal, user, …) configures the SDK's own process; Drydock takes those from flags.
-  checkKeys(root, '', ['name', 'scheduler', 'pods', 'plans'], UNSUPPORTED_SERVICE, errors);
+  checkKeys(root, '', ['name', 'scheduler', 'pods', 'plans'], errors, UNSUPPORTED_SERVICE);
 
   let name: string | undefined;
   const nameValue = requireField(root, 'name', '', errors);
@@ -494,7 +226,7 @@ function readService(root: Value): ParseResult {
   if (podsMap !== undefined) {
     if (podsMap.entries.length === 0) errors.add('pods must have at least one pod type');
     for (const { key, value } of podsMap.entries) {
-      const pod = readPod(key, value, child('pods', key), errors, written);
+      const pod = readPod(key, value, childPath('pods', key), errors, written);
       if (pod !== undefined) pods.push(pod);
     }
   }
@@ -503,7 +235,7 @@ function readService(root: Value): ParseResult {
   const plansValue = field(root, 'plans');
   const plansMap = plansValue === undefined ? undefined : asMap(plansValue, 'plans', errors);
   for (const { key, value } of plansMap?.entries ?? []) {
-    const plan = readPlan(key, value, child('plans', key), errors, written);
+    const plan = readPlan(key, value, childPath('plans', key), errors, written);
     if (plan !== undefined) plans.push(plan);
   }
   // Without a `deploy` plan, the SDK's default: the pod types one after the other, each one
@@ -516,28 +248,28 @@ function readService(root: Value): ParseResult {
   return { ok: true, spec: { name, pods, plans } };
 }
 
-function readPod(type: string, value: Value, path: string, errors: Errors, written: Map<string, Set<string>>): PodSpec | undefined {
+function readPod(type: string, value: YamlValue, path: string, errors: ErrorList, written: Map<string, Set<string>>): PodSpec | undefined {
   const nameOk = checkName(type, path, POD_OR_TASK_NAME, 'pod type', POD_RULE, errors);
   const taskKeys = new Set<string>();
   written.set(type, taskKeys);
   const map = asMap(value, path, errors);
   if (map === undefined) return undefined;
-  checkKeys(map, path, ['count', 'placement', 'allow-decommission', 'tasks'], UNSUPPORTED_POD, errors);
+  checkKeys(map, path, ['count', 'placement', 'allow-decommission', 'tasks'], errors, UNSUPPORTED_POD);
 
   const countValue = requireField(map, 'count', path, errors);
-  const count = countValue === undefined ? undefined : integer(countValue, child(path, 'count'), errors, 0, MAX_COUNT);
-  const placement = readPlacement(field(map, 'placement'), child(path, 'placement'), errors);
+  const count = countValue === undefined ? undefined : integer(countValue, childPath(path, 'count'), errors, 0, MAX_COUNT);
+  const placement = readPlacement(field(map, 'placement'), childPath(path, 'placement'), errors);
   const allowDecommission = optional(map, 'allow-decommission', path, false, (v, p) => readBool(v, p, errors));
 
   const tasks: TaskSpec[] = [];
   let tasksOk = true;
   const tasksValue = requireField(map, 'tasks', path, errors);
-  const tasksMap = tasksValue === undefined ? undefined : asMap(tasksValue, child(path, 'tasks'), errors);
+  const tasksMap = tasksValue === undefined ? undefined : asMap(tasksValue, childPath(path, 'tasks'), errors);
   if (tasksMap !== undefined) {
-    if (tasksMap.entries.length === 0) errors.add(`${child(path, 'tasks')} must have at least one task`);
+    if (tasksMap.entries.length === 0) errors.add(`${childPath(path, 'tasks')} must have at least one task`);
     for (const { key, value: taskValue } of tasksMap.entries) {
       taskKeys.add(key);
-      const task = readTask(key, taskValue, child(child(path, 'tasks'), key), errors);
+      const task = readTask(key, taskValue, childPath(childPath(path, 'tasks'), key), errors);
       if (task === undefined) tasksOk = false;
       else tasks.push(task);
     }
@@ -555,7 +287,7 @@ const UNIQUE = 'hostname:UNIQUE';
  * placement variable is unset) and `[]` mean no rule. Marathon's other operators (GROUP_BY, LIKE,
  * CLUSTER, MAX_PER, …) are refused rather than ignored: a rule that is not enforced is a surprise.
  */
-function readPlacement(v: Value | undefined, path: string, errors: Errors): PlacementSpec | undefined {
+function readPlacement(v: YamlValue | undefined, path: string, errors: ErrorList): PlacementSpec | undefined {
   if (v === undefined) return NO_PLACEMENT;
   const refuse = (shown: string): undefined => {
     errors.add(`${path}: unsupported placement rule ${shown} (Drydock supports ${UNIQUE})`);
@@ -596,20 +328,20 @@ function placementRules(rules: unknown): 'none' | 'unique' | 'other' {
   return rules.length === 1 && Array.isArray(rule) && rule.length === 2 && rule[0] === 'hostname' && rule[1] === 'UNIQUE' ? 'unique' : 'other';
 }
 
-function readTask(name: string, value: Value, path: string, errors: Errors): TaskSpec | undefined {
+function readTask(name: string, value: YamlValue, path: string, errors: ErrorList): TaskSpec | undefined {
   const nameOk = checkName(name, path, POD_OR_TASK_NAME, 'task', POD_RULE, errors);
   const map = asMap(value, path, errors);
   if (map === undefined) return undefined;
-  checkKeys(map, path, ['goal', 'essential', 'cmd', 'cpus', 'memory', 'env', 'kill-grace-period', 'readiness-check', 'health-check'], UNSUPPORTED_TASK, errors);
+  checkKeys(map, path, ['goal', 'essential', 'cmd', 'cpus', 'memory', 'env', 'kill-grace-period', 'readiness-check', 'health-check'], errors, UNSUPPORTED_TASK);
 
   const goal = optional<Goal>(map, 'goal', path, 'RUNNING', (v, p) => oneOf(v, p, errors, GOALS));
   const essential = optional(map, 'essential', path, true, (v, p) => readBool(v, p, errors));
   const cmdValue = requireField(map, 'cmd', path, errors);
-  const cmd = cmdValue === undefined ? undefined : readString(cmdValue, child(path, 'cmd'), errors);
+  const cmd = cmdValue === undefined ? undefined : readString(cmdValue, childPath(path, 'cmd'), errors);
   const cpusValue = requireField(map, 'cpus', path, errors);
-  const cpus = cpusValue === undefined ? undefined : positive(cpusValue, child(path, 'cpus'), errors);
+  const cpus = cpusValue === undefined ? undefined : positive(cpusValue, childPath(path, 'cpus'), errors);
   const memoryValue = requireField(map, 'memory', path, errors);
-  const memoryMb = memoryValue === undefined ? undefined : positive(memoryValue, child(path, 'memory'), errors);
+  const memoryMb = memoryValue === undefined ? undefined : positive(memoryValue, childPath(path, 'memory'), errors);
   const env = optional<Readonly<Record<string, string>>>(map, 'env', path, {}, (v, p) => readEnv(v, p, errors));
   const killGracePeriodS = optional(map, 'kill-grace-period', path, 3, (v, p) => seconds(v, p, errors));
   const readinessCheck = optional<ReadinessCheckSpec | undefined | null>(map, 'readiness-check', path, null, (v, p) => readReadiness(v, p, errors));
@@ -629,13 +361,13 @@ function readTask(name: string, value: Value, path: string, errors: Errors): Tas
  * Environment values may be strings, numbers or booleans, all passed as the text written
  * (`1.10` stays "1.10", `0755` stays "0755", `yes` is just a string in YAML 1.2).
  */
-function readEnv(v: Value, path: string, errors: Errors): Readonly<Record<string, string>> | undefined {
+function readEnv(v: YamlValue, path: string, errors: ErrorList): Readonly<Record<string, string>> | undefined {
   const map = asMap(v, path, errors);
   if (map === undefined) return undefined;
   const out: Array<[string, string]> = [];
   let ok = true;
   for (const { key, value } of map.entries) {
-    const p = child(path, key);
+    const p = childPath(path, key);
     if (!ENV_NAME.test(key)) {
       errors.add(`${p} is not a valid environment variable name: letters, digits and '_', not starting with a digit`);
       ok = false;
@@ -659,9 +391,9 @@ function readEnv(v: Value, path: string, errors: Errors): Readonly<Record<string
 }
 
 /** The four timings both checks share: interval 5 s, delay 0 s, timeout 10 s by default. */
-function readTimings(map: MapValue, path: string, errors: Errors): { cmd: string; intervalS: number; delayS: number; timeoutS: number } | undefined {
+function readTimings(map: YamlMap, path: string, errors: ErrorList): { cmd: string; intervalS: number; delayS: number; timeoutS: number } | undefined {
   const cmdValue = requireField(map, 'cmd', path, errors);
-  const cmd = cmdValue === undefined ? undefined : readString(cmdValue, child(path, 'cmd'), errors);
+  const cmd = cmdValue === undefined ? undefined : readString(cmdValue, childPath(path, 'cmd'), errors);
   const intervalS = optional(map, 'interval', path, 5, (v, p) => positiveSeconds(v, p, errors));
   const delayS = optional(map, 'delay', path, 0, (v, p) => seconds(v, p, errors));
   const timeoutS = optional(map, 'timeout', path, 10, (v, p) => positiveSeconds(v, p, errors));
@@ -669,17 +401,17 @@ function readTimings(map: MapValue, path: string, errors: Errors): { cmd: string
   return { cmd, intervalS, delayS, timeoutS };
 }
 
-function readReadiness(v: Value, path: string, errors: Errors): ReadinessCheckSpec | undefined {
+function readReadiness(v: YamlValue, path: string, errors: ErrorList): ReadinessCheckSpec | undefined {
   const map = asMap(v, path, errors);
   if (map === undefined) return undefined;
-  checkKeys(map, path, ['cmd', 'interval', 'delay', 'timeout'], [], errors);
+  checkKeys(map, path, ['cmd', 'interval', 'delay', 'timeout'], errors);
   return readTimings(map, path, errors);
 }
 
-function readHealth(v: Value, path: string, errors: Errors): HealthCheckSpec | undefined {
+function readHealth(v: YamlValue, path: string, errors: ErrorList): HealthCheckSpec | undefined {
   const map = asMap(v, path, errors);
   if (map === undefined) return undefined;
-  checkKeys(map, path, ['cmd', 'interval', 'delay', 'timeout', 'grace-period', 'max-consecutive-failures'], [], errors);
+  checkKeys(map, path, ['cmd', 'interval', 'delay', 'timeout', 'grace-period', 'max-consecutive-failures'], errors);
   const timings = readTimings(map, path, errors);
   const gracePeriodS = optional(map, 'grace-period', path, 30, (x, p) => seconds(x, p, errors));
   const maxConsecutiveFailures = optional(map, 'max-consecutive-failures', path, 3, (x, p) => integer(x, p, errors, 1, MAX_FAILURES));
@@ -687,7 +419,7 @@ function readHealth(v: Value, path: string, errors: Errors): HealthCheckSpec | u
   return { ...timings, gracePeriodS, maxConsecutiveFailures };
 }
 
-function readPlan(name: string, value: Value, path: string, errors: Errors, pods: ReadonlyMap<string, ReadonlySet<string>>): PlanSpec | undefined {
+function readPlan(name: string, value: YamlValue, path: string, errors: ErrorList, pods: ReadonlyMap<string, ReadonlySet<string>>): PlanSpec | undefined {
   let nameOk = checkName(name, path, PLAN_NAME, 'plan', PLAN_RULE, errors);
   if (nameOk && RESERVED_PLANS.includes(name)) {
     errors.add(`${path} is the name of a plan the scheduler builds itself; choose another name`);
@@ -695,20 +427,20 @@ function readPlan(name: string, value: Value, path: string, errors: Errors, pods
   }
   const map = asMap(value, path, errors);
   if (map === undefined) return undefined;
-  checkKeys(map, path, ['strategy', 'phases'], [], errors);
+  checkKeys(map, path, ['strategy', 'phases'], errors);
   // Canary is phase-only by design (plans.md §4.3): a canary plan would gate every phase.
   const strategy = optional<StrategyName>(map, 'strategy', path, 'serial', (v, p) => oneOf(v, p, errors, PLAN_STRATEGIES, ' (canary strategies go on phases)'));
   const phasesValue = requireField(map, 'phases', path, errors);
-  const phasesMap = phasesValue === undefined ? undefined : asMap(phasesValue, child(path, 'phases'), errors);
+  const phasesMap = phasesValue === undefined ? undefined : asMap(phasesValue, childPath(path, 'phases'), errors);
   const phases: PhaseSpec[] = [];
   let phasesOk = phasesMap !== undefined;
   if (phasesMap !== undefined) {
     if (phasesMap.entries.length === 0) {
-      errors.add(`${child(path, 'phases')} must have at least one phase`);
+      errors.add(`${childPath(path, 'phases')} must have at least one phase`);
       phasesOk = false;
     }
     for (const { key, value: phaseValue } of phasesMap.entries) {
-      const phase = readPhase(key, phaseValue, child(child(path, 'phases'), key), errors, pods);
+      const phase = readPhase(key, phaseValue, childPath(childPath(path, 'phases'), key), errors, pods);
       if (phase === undefined) phasesOk = false;
       else phases.push(phase);
     }
@@ -717,21 +449,21 @@ function readPlan(name: string, value: Value, path: string, errors: Errors, pods
   return { name, strategy, phases };
 }
 
-function readPhase(name: string, value: Value, path: string, errors: Errors, pods: ReadonlyMap<string, ReadonlySet<string>>): PhaseSpec | undefined {
+function readPhase(name: string, value: YamlValue, path: string, errors: ErrorList, pods: ReadonlyMap<string, ReadonlySet<string>>): PhaseSpec | undefined {
   const nameOk = checkName(name, path, PLAN_NAME, 'phase', PLAN_RULE, errors);
   const map = asMap(value, path, errors);
   if (map === undefined) return undefined;
-  checkKeys(map, path, ['strategy', 'pod', 'steps'], [], errors);
+  checkKeys(map, path, ['strategy', 'pod', 'steps'], errors);
   const strategy = optional<StrategyName>(map, 'strategy', path, 'serial', (v, p) => oneOf(v, p, errors, PHASE_STRATEGIES));
   let pod: string | undefined;
   const podValue = requireField(map, 'pod', path, errors);
   if (podValue !== undefined) {
     if (podValue.kind === 'scalar' && typeof podValue.value === 'string' && pods.has(podValue.value)) pod = podValue.value;
-    else errors.add(`${child(path, 'pod')} must be a pod type under pods (${clip([...pods.keys()].map((k) => clip(k, 20)).join(', '), 120)}), got ${describe(podValue)}`);
+    else errors.add(`${childPath(path, 'pod')} must be a pod type under pods (${clip([...pods.keys()].map((k) => clip(k, 20)).join(', '), 120)}), got ${describe(podValue)}`);
   }
   // Steps name tasks, so they can only be checked against a known pod.
   const stepsValue = field(map, 'steps');
-  const steps = stepsValue === undefined ? null : pod === undefined ? undefined : readSteps(stepsValue, child(path, 'steps'), errors, pod, pods.get(pod) ?? new Set());
+  const steps = stepsValue === undefined ? null : pod === undefined ? undefined : readSteps(stepsValue, childPath(path, 'steps'), errors, pod, pods.get(pod) ?? new Set());
   if (!nameOk || strategy === undefined || pod === undefined || steps === undefined) return undefined;
   return { name, strategy, pod, steps: steps ?? undefined };
 }
@@ -743,7 +475,7 @@ function readPhase(name: string, value: Value, path: string, errors: Errors, pod
  * value is a list of task groups, each group one step. Indexes without an entry use `default`;
  * whether one is needed is the plan builder's question, as it knows the count at the time.
  */
-function readSteps(v: Value, path: string, errors: Errors, pod: string, tasks: ReadonlySet<string>): StepsSpec | null | undefined {
+function readSteps(v: YamlValue, path: string, errors: ErrorList, pod: string, tasks: ReadonlySet<string>): StepsSpec | null | undefined {
   if (v.kind !== 'seq' || v.items.length === 0) {
     errors.add(`${path} must be a non-empty list of mappings such as - default: [[first], [second]], got ${describe(v)}`);
     return undefined;
@@ -773,7 +505,7 @@ function readSteps(v: Value, path: string, errors: Errors, pod: string, tasks: R
       return;
     }
     seen.add(index);
-    const groups = readGroups(entry.value, child(p, entry.key), errors, pod, tasks);
+    const groups = readGroups(entry.value, childPath(p, entry.key), errors, pod, tasks);
     if (groups === undefined) ok = false;
     else if (index === 'default') fallback = groups;
     else byIndex.push([index, groups]);
@@ -781,7 +513,7 @@ function readSteps(v: Value, path: string, errors: Errors, pod: string, tasks: R
   return ok ? { byIndex: Object.fromEntries(byIndex), default: fallback } : undefined;
 }
 
-function readGroups(v: Value, path: string, errors: Errors, pod: string, tasks: ReadonlySet<string>): string[][] | undefined {
+function readGroups(v: YamlValue, path: string, errors: ErrorList, pod: string, tasks: ReadonlySet<string>): string[][] | undefined {
   if (v.kind !== 'seq' || v.items.length === 0) {
     errors.add(`${path} must be a non-empty list of task lists such as [[first], [second]], got ${describe(v)}`);
     return undefined;

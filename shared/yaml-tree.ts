@@ -1,13 +1,10 @@
 /**
  * Operator-written YAML (or JSON, which is YAML too) read safely into a small plain tree, and the
  * wording helpers its checkers share. Pure and total: text in, a tree or error lines out, never a
- * throw. The guards are the ones the service spec (scheduler/spec.ts) grew: a size cap, a
- * nesting estimate run before the parser, duplicate keys refused, aliases counted as they expand,
- * one document only, YAML 1.2 core schema. They live here so the master's maintenance plan spec
- * reads YAML the same way without importing scheduler/ (layering.test.ts forbids that).
- *
- * scheduler/spec.ts still carries its own copy of this code (it predates this module); moving it
- * onto this one is a mechanical follow-up that changes none of its messages.
+ * throw. The guards: a size cap, a nesting estimate run before the parser, duplicate keys
+ * refused, aliases counted as they expand, one document only, YAML 1.2 core schema. Both the
+ * service spec (scheduler/spec.ts) and the master's maintenance plan spec read YAML through here,
+ * so neither imports the other's layer (layering.test.ts forbids that).
  */
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments, visit, type Alias } from 'yaml';
 
@@ -50,24 +47,36 @@ const NULL: YamlValue = { kind: 'scalar', value: null, text: '' };
 
 export type YamlRead = { ok: true; value: YamlValue } | { ok: false; errors: string[] };
 
+/** How one read words its refusals. Every field is optional. */
+export interface YamlReadOptions {
+  /** The refusal of a document with nothing in it (default `<what> is empty`), so a caller can say what it expected. */
+  readonly empty?: string;
+}
+
+/** Cuts `s` to `max` characters unless the options say to quote whole. */
+type Cut = (s: string, max: number) => string;
+
 /**
  * Reads one YAML 1.2 document into a tree. Refuses text over the size cap, text that may nest
  * deeper than the parser survives, syntax errors and warnings (an unknown tag), more than one
  * document, `%YAML` versions other than 1.2, keys that are not plain strings, duplicate keys and
  * alias bombs. `what` names the document in messages ("the spec", "the plan"). Never throws.
  */
-export function readYaml(text: string, what: string, limits: YamlLimits = DEFAULT_YAML_LIMITS): YamlRead {
+export function readYaml(text: string, what: string, limits: YamlLimits = DEFAULT_YAML_LIMITS, options: YamlReadOptions = {}): YamlRead {
+  // Messages never quote the input whole: long text is cut (the parser's at 300 characters,
+  // alias names at 40, a thrown error's message at 200).
+  const cut: Cut = clip;
   try {
-    return readUnchecked(text, what, limits);
+    return readUnchecked(text, what, limits, options.empty ?? `${what} is empty`, cut);
   } catch (e) {
     // Nothing below should throw; if the YAML library does on some input, it is still an answer.
-    return { ok: false, errors: [`${what} could not be read: ${e instanceof Error ? clip(e.message, 200) : 'unknown error'}`] };
+    return { ok: false, errors: [`${what} could not be read: ${e instanceof Error ? cut(e.message, 200) : 'unknown error'}`] };
   }
 }
 
 const refuse = (message: string): YamlRead => ({ ok: false, errors: [message] });
 
-function readUnchecked(text: string, what: string, limits: YamlLimits): YamlRead {
+function readUnchecked(text: string, what: string, limits: YamlLimits, empty: string, cut: Cut): YamlRead {
   if (typeof text !== 'string') return refuse(`${what} must be text, got ${typeof text}`);
   if (text.length > limits.maxChars) return refuse(`${what} is ${text.length} characters long; at most ${limits.maxChars} are accepted`);
   const deepLine = tooDeepLine(text);
@@ -87,10 +96,10 @@ function readUnchecked(text: string, what: string, limits: YamlLimits): YamlRead
     prettyErrors: false,
     lineCounter: lines,
   });
-  if (!Array.isArray(docs) || docs.length === 0) return refuse(`${what} is empty`);
+  if (!Array.isArray(docs) || docs.length === 0) return refuse(empty);
   if (docs.length > 1) return refuse(`${what} must be one YAML document, got ${docs.length} (separated by ---)`);
   const doc = docs[0];
-  if (doc === undefined) return refuse(`${what} is empty`);
+  if (doc === undefined) return refuse(empty);
 
   // Syntax errors and warnings end the read: checking a half-parsed tree would only add confusing
   // errors. One line per problem; deep nesting makes the parser report exhaustion once per level.
@@ -98,7 +107,7 @@ function readUnchecked(text: string, what: string, limits: YamlLimits): YamlRead
   const seen = new Set<string>();
   for (const e of [...doc.errors, ...doc.warnings]) {
     const pos = lines.linePos(e.pos[0]);
-    const message = `line ${pos.line}, column ${pos.col}: ${clip(e.message, 300)}`;
+    const message = `line ${pos.line}, column ${pos.col}: ${cut(e.message, 300)}`;
     const key = e.code === 'RESOURCE_EXHAUSTION' ? e.code : message;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -109,7 +118,7 @@ function readUnchecked(text: string, what: string, limits: YamlLimits): YamlRead
   if (version?.explicit === true && version.version !== '1.2') {
     return refuse(`%YAML ${version.version} is not accepted: ${what} is read as YAML 1.2 (where yes and no are strings)`);
   }
-  const lowering = new Lowering(doc, lines, limits, what);
+  const lowering = new Lowering(doc, lines, limits, what, cut);
   let root: YamlValue;
   try {
     root = lowering.lower(doc.contents, 0);
@@ -182,15 +191,17 @@ class Lowering {
   readonly #lines: LineCounter;
   readonly #limits: YamlLimits;
   readonly #what: string;
+  readonly #cut: Cut;
   #aliases = 0;
   #values = 0;
   /** Keys given twice in one mapping: YAML requires keys to be unique, and a silent "last wins" hides typos. */
   readonly duplicates = new ErrorList();
 
-  constructor(doc: Parameters<typeof visit>[0], lines: LineCounter, limits: YamlLimits, what: string) {
+  constructor(doc: Parameters<typeof visit>[0], lines: LineCounter, limits: YamlLimits, what: string, cut: Cut) {
     this.#lines = lines;
     this.#limits = limits;
     this.#what = what;
+    this.#cut = cut;
     const anchors = new Map<string, unknown>();
     // One walk in document order (`Alias.resolve` walks once per alias: N aliases, N walks).
     visit(doc, {
@@ -207,7 +218,7 @@ class Lowering {
     if (isAlias(node)) {
       if (++this.#aliases > this.#limits.maxAliases) throw new LowerError(`${this.#what} expands aliases more than ${this.#limits.maxAliases} times (a guard against alias bombs)`);
       const target = this.#targets.get(node);
-      if (target === undefined) throw new LowerError(`alias *${clip(node.source, 40)} names no anchor (&${clip(node.source, 40)}) before it`);
+      if (target === undefined) throw new LowerError(`alias *${this.#cut(node.source, 40)} names no anchor (&${this.#cut(node.source, 40)}) before it`);
       return this.lower(target, depth);
     }
     if (isScalar(node)) {
@@ -314,11 +325,18 @@ export function field(map: YamlMap, key: string): YamlValue | undefined {
   return v === undefined || (v.kind === 'scalar' && v.value === null) ? undefined : v;
 }
 
-/** Every key of a mapping must be known; an unknown one is named, with the nearest known key if any. */
-export function checkKeys(map: YamlMap, path: string, known: readonly string[], errors: ErrorList): void {
+/**
+ * Every key of a mapping must be known; an unknown one is named, with the nearest known key if any.
+ * Keys in `unsupported` (the SDK's, which Drydock does not run) are "not supported" instead.
+ */
+export function checkKeys(map: YamlMap, path: string, known: readonly string[], errors: ErrorList, unsupported: readonly string[] = []): void {
   for (const { key } of map.entries) {
     if (known.includes(key)) continue;
     const p = childPath(path, key);
+    if (unsupported.includes(key)) {
+      errors.add(`${p} is not supported by Drydock`);
+      continue;
+    }
     const near = closest(key, known);
     errors.add(near === undefined ? `${p} is not a known key (expected ${known.join(', ')})` : `${p} is not a known key; did you mean ${near}?`);
   }
