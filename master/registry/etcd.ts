@@ -11,14 +11,19 @@
  *   <prefix>/registry/frameworks/<id>      DurableFramework
  *   <prefix>/registry/maintenance/current  which generation of the schedule is current
  *   <prefix>/registry/maintenance/g<n>/<i> that generation's schedule, in chunks
+ *   <prefix>/registry/maintenance-plans/<name>                  a maintenance plan's record (StoredPlan)
+ *   <prefix>/registry/maintenance-plan-chunks/<name>/spec/<i>   its spec's UTF-8, in chunks, written once
+ *   <prefix>/registry/maintenance-plan-chunks/<name>/g<n>/<i>   progress generation n's UTF-8, in chunks
  *
  * Every change is one transaction of a few small keys, so no value nears etcd's request limit
- * however large the cluster; the one exception, a schedule of tens of thousands of machines,
- * is written as a new generation in chunks and made current by one transaction, so it too
- * changes atomically. With a fence (the leader's election key and its create_revision, the
- * epoch) every transaction is guarded by it: a deposed master's write fails with
- * RegistryFencedError and changes nothing. Order of recovery is creation order
- * (create_revision), as SQLite's rowid.
+ * however large the cluster. The exceptions are written in chunks as a new generation and
+ * made current by one transaction, so they too change atomically: a schedule of tens of
+ * thousands of machines, and a maintenance plan's spec and progress (the progress of 10,000
+ * steps is ~4.5 MB of JSON; etcd refuses any request over 1.5 MiB, and the etcd3 client then
+ * opens its circuit breaker), whose small record says which chunks are current. With a fence
+ * (the leader's election key and its create_revision, the epoch) every transaction is guarded
+ * by it: a deposed master's write fails with RegistryFencedError and changes nothing. Order of
+ * recovery is creation order (create_revision), as SQLite's rowid; plans by createdNs, then name.
  */
 
 import type { Etcd3, IOperation } from 'etcd3';
@@ -26,10 +31,14 @@ import type { DrainConfig } from '../../shared/drain.js';
 import { fail } from '../../shared/errors.js';
 import { parseJson, stringifyJson } from '../../shared/json.js';
 import {
+  MAINTENANCE_PLAN_NAME,
+  maintenancePlanProblem,
+  maintenancePlanProgressProblem,
   RegistryFencedError,
   type DurableAgent,
   type DurableFramework,
   type DurableMachine,
+  type DurableMaintenancePlan,
   type DurableSchedule,
   type GoneAgent,
   type RecoveredAgent,
@@ -52,6 +61,28 @@ const CHUNKS_PER_TXN = 8;
 
 /** Operations per grouped transaction: under etcd's default --max-txn-ops of 128. */
 const MAX_OPS = 120;
+
+/** Bytes per chunk of a maintenance plan's spec or progress (raw UTF-8, no JSON escaping to inflate it). */
+const PLAN_CHUNK_BYTES = 512 * 1024;
+/**
+ * Chunk bytes per transaction: etcd refuses a request over --max-request-bytes (1.5 MiB by
+ * default) with an opaque gRPC error; the other 0.5 MiB is room for keys, the plan's record,
+ * compares and framing. Reads stay far below gRPC's 4 MiB message limit: one chunk per get.
+ */
+const PLAN_TXN_BYTES = 1024 * 1024;
+
+/** A maintenance plan's record: where its text is. Plain JSON (createdNs in decimal: exact beyond 2^53). */
+interface StoredPlan {
+  name: string;
+  createdNs: string;
+  /** Chunks under maintenance-plan-chunks/<name>/spec/, and their total length in bytes. */
+  spec: { chunks: number; bytes: number };
+  /** The current generation: chunks under maintenance-plan-chunks/<name>/g<generation>/. */
+  progress: { generation: number; chunks: number; bytes: number };
+}
+
+/** A compare of a transaction: a key's create or mod revision against a number. */
+type Compare = readonly [string, 'Create' | 'Mod', '>' | '==', number];
 
 interface QueuedWrite {
   /** A plain write, groupable with its neighbours. */
@@ -129,8 +160,10 @@ export class EtcdRegistry implements Registry {
     });
     const gone: GoneAgent[] = (byKind.get('gone') ?? []).map(({ id, value }) => ({ id, goneTimeNs: BigInt(value as bigint) }));
     const maintenance = await this.#loadSchedule();
+    const plans = await this.#loadPlans();
     const state: RegistryState = { agents, frameworks, maintenance };
     if (gone.length > 0) state.goneAgents = gone;
+    if (plans.length > 0) state.maintenancePlans = plans;
     return state;
   }
 
@@ -208,6 +241,59 @@ export class EtcdRegistry implements Registry {
     });
   }
 
+  createMaintenancePlan(plan: DurableMaintenancePlan): Promise<void> {
+    const problem = maintenancePlanProblem(plan);
+    if (problem !== undefined) return Promise.reject(problem);
+    const { name } = plan;
+    const record = `maintenance-plans/${name}`;
+    const base = `maintenance-plan-chunks/${name}/`;
+    return this.#track(async () => {
+      // First clear what a create that failed half-way may have left under this name; guarded
+      // by the name being free, that transaction is also the check: refused, nothing written.
+      if (!(await this.#txnIf([this.#absent(record)], [this.#client.delete().prefix(this.#p + base)]))) throw fail('MAINTENANCE_PLAN_EXISTS', name);
+      const spec = chunksOf(plan.spec);
+      const progress = chunksOf(plan.progress);
+      const stored: StoredPlan = { name, createdNs: plan.createdNs.toString(), spec: { chunks: spec.chunks.length, bytes: spec.bytes }, progress: { generation: 1, chunks: progress.chunks.length, bytes: progress.bytes } };
+      const puts = [...spec.chunks.map((value, i) => ({ key: `${base}spec/${i}`, value })), ...progress.chunks.map((value, i) => ({ key: `${base}g1/${i}`, value }))];
+      // The record comes last: until it exists the plan does not, whatever chunks are there.
+      // Writes run one at a time and only this master writes (fenced), so the name is still free.
+      if (!(await this.#writeChunks([this.#absent(record)], puts, [this.#putText(record, JSON.stringify(stored))]))) throw fail('MAINTENANCE_PLAN_EXISTS', name);
+    });
+  }
+
+  updateMaintenancePlanProgress(name: string, progress: string): Promise<void> {
+    const problem = maintenancePlanProgressProblem(name, progress);
+    if (problem !== undefined) return Promise.reject(problem);
+    const unknown = (): Error => new Error(`updateMaintenancePlanProgress: maintenance plan '${name}' is not in the registry`);
+    const record = `maintenance-plans/${name}`;
+    const base = `maintenance-plan-chunks/${name}/`;
+    return this.#track(async () => {
+      if (!MAINTENANCE_PLAN_NAME.test(name)) throw unknown();
+      const kv = (await this.#client.get(this.#p + record).exec()).kvs[0];
+      if (kv === undefined) throw unknown();
+      const stored = JSON.parse(kv.value.toString('utf8')) as StoredPlan;
+      const old = stored.progress.generation;
+      const generation = old + 1;
+      const text = chunksOf(progress);
+      const next: StoredPlan = { ...stored, progress: { generation, chunks: text.chunks.length, bytes: text.bytes } };
+      // A new generation, made current by the transaction that rewrites the record and drops the
+      // old one. Chunks an earlier failed attempt left under g<generation> are overwritten or,
+      // past the count, dropped with that generation. Guarded by the record being the one read.
+      const ok = await this.#writeChunks(
+        [[this.#p + record, 'Mod', '==', Number(kv.mod_revision)]],
+        text.chunks.map((value, i) => ({ key: `${base}g${generation}/${i}`, value })),
+        [this.#putText(record, JSON.stringify(next)), this.#client.delete().prefix(`${this.#p}${base}g${old}/`)],
+      );
+      if (!ok) throw new Error(`updateMaintenancePlanProgress: maintenance plan '${name}' was deleted or changed while its progress was written`);
+    });
+  }
+
+  deleteMaintenancePlan(name: string): Promise<void> {
+    // A name no plan can have is unknown, so a no-op; it must not become part of a key either.
+    if (!MAINTENANCE_PLAN_NAME.test(name)) return this.#track(() => Promise.resolve());
+    return this.#txn([], [this.#del(`maintenance-plans/${name}`), this.#client.delete().prefix(`${this.#p}maintenance-plan-chunks/${name}/`)]);
+  }
+
   /** Refuses new writes, then waits for those already made. The etcd client is its owner's to close. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -220,6 +306,10 @@ export class EtcdRegistry implements Registry {
     return this.#client.put(this.#p + key).value(stringifyJson(value));
   }
 
+  #putText(key: string, value: string | Buffer): IOperation {
+    return this.#client.put(this.#p + key).value(value);
+  }
+
   #del(key: string): IOperation {
     return this.#client.delete().key(this.#p + key);
   }
@@ -228,11 +318,11 @@ export class EtcdRegistry implements Registry {
     return ['agents', 'unreachable', 'deactivated', 'drains', 'drained'].map((k) => this.#del(`${k}/${agentId}`));
   }
 
-  #exists(key: string): [string, 'Create', '>', number] {
+  #exists(key: string): Compare {
     return [this.#p + key, 'Create', '>', 0];
   }
 
-  #absent(key: string): [string, 'Create', '==', number] {
+  #absent(key: string): Compare {
     return [this.#p + key, 'Create', '==', 0];
   }
 
@@ -252,11 +342,11 @@ export class EtcdRegistry implements Registry {
    * Commits `ops` if the compares hold and, when fenced, this master still holds its election
    * key with its epoch. False when a compare failed; a lost fence throws RegistryFencedError.
    */
-  async #txnIf(compares: ReadonlyArray<readonly [string, 'Create', '>' | '==', number]>, ops: IOperation[]): Promise<boolean> {
-    const all = [...compares];
+  async #txnIf(compares: readonly Compare[], ops: IOperation[]): Promise<boolean> {
+    const all: Compare[] = [...compares];
     if (this.#fence !== undefined) all.push([this.#fence.key, 'Create', '==', Number(this.#fence.epoch)]);
     // A transaction starts with a compare: with none to make, one that always holds (any key's create_revision is > -1).
-    const first = all[0] ?? ([this.#p, 'Create', '>', -1] as const);
+    const first: Compare = all[0] ?? [this.#p, 'Create', '>', -1];
     let b = this.#client.if(first[0], first[1], first[2], first[3]);
     for (const c of all.slice(1)) b = b.and(c[0], c[1], c[2], c[3]);
     const r = await b.then(...ops).commit();
@@ -418,6 +508,76 @@ export class EtcdRegistry implements Registry {
     this.#generation = generation;
     this.#schedule = schedule;
   }
+
+  // ---- Maintenance plans, in chunks -------------------------------------------------------------
+
+  /**
+   * Puts chunks in transactions of at most PLAN_TXN_BYTES each, every one guarded by `guard`;
+   * the last also carries `last` (the record that makes them current). False as soon as a
+   * guard fails: what the earlier transactions wrote is not current, so it is not seen.
+   */
+  async #writeChunks(guard: readonly Compare[], chunks: ReadonlyArray<{ key: string; value: Buffer }>, last: IOperation[]): Promise<boolean> {
+    const groups: Array<Array<{ key: string; value: Buffer }>> = [[]];
+    let bytes = 0;
+    for (const c of chunks) {
+      const group = groups[groups.length - 1] as Array<{ key: string; value: Buffer }>;
+      if (group.length > 0 && bytes + c.value.length > PLAN_TXN_BYTES) {
+        groups.push([c]);
+        bytes = c.value.length;
+      } else {
+        group.push(c);
+        bytes += c.value.length;
+      }
+    }
+    for (const [i, group] of groups.entries()) {
+      const ops = group.map((c) => this.#putText(c.key, c.value));
+      if (i === groups.length - 1) ops.push(...last);
+      if (!(await this.#txnIf(guard, ops))) return false;
+    }
+    return true;
+  }
+
+  /** Every plan's record, then its spec and current progress chunk by chunk; by createdNs, then name. */
+  async #loadPlans(): Promise<DurableMaintenancePlan[]> {
+    const records: StoredPlan[] = [];
+    for await (const kv of this.#scan(`${this.#p}maintenance-plans/`)) records.push(JSON.parse(kv.value) as StoredPlan);
+    const plans = await Promise.all(
+      records.map(async (r): Promise<DurableMaintenancePlan> => {
+        const base = `maintenance-plan-chunks/${r.name}/`;
+        const [spec, progress] = await Promise.all([
+          this.#readChunks(`${base}spec/`, r.spec, `the spec of maintenance plan '${r.name}'`),
+          this.#readChunks(`${base}g${r.progress.generation}/`, r.progress, `the progress of maintenance plan '${r.name}'`),
+        ]);
+        return { name: r.name, spec, progress, createdNs: BigInt(r.createdNs) };
+      }),
+    );
+    return plans.sort((a, b) => (a.createdNs !== b.createdNs ? (a.createdNs < b.createdNs ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** One text from its chunks, one get each (a range of them could pass gRPC's 4 MiB message limit). */
+  async #readChunks(prefix: string, size: { chunks: number; bytes: number }, what: string): Promise<string> {
+    const parts = await Promise.all(
+      Array.from({ length: size.chunks }, async (_, i) => {
+        const b = await this.#client.get(`${this.#p}${prefix}${i}`).buffer();
+        if (b === null) throw new Error(`${what} in etcd is missing chunk ${i} of ${size.chunks}`);
+        return b;
+      }),
+    );
+    const all = Buffer.concat(parts);
+    if (all.length !== size.bytes) throw new Error(`${what} in etcd is ${all.length} bytes where its record says ${size.bytes}`);
+    return all.toString('utf8');
+  }
+}
+
+/**
+ * A text's UTF-8 in chunks of PLAN_CHUNK_BYTES. Cut at byte offsets, a chunk may end inside a
+ * character; the text is decoded only once its chunks are joined again.
+ */
+function chunksOf(text: string): { chunks: Buffer[]; bytes: number } {
+  const all = Buffer.from(text, 'utf8');
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < all.length; i += PLAN_CHUNK_BYTES) chunks.push(all.subarray(i, i + PLAN_CHUNK_BYTES));
+  return { chunks, bytes: all.length };
 }
 
 function agentDoc(a: DurableAgent): DurableAgent {

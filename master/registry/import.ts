@@ -12,11 +12,12 @@ export interface ImportSummary {
   goneAgents: number;
   frameworks: number;
   machines: number;
+  maintenancePlans: number;
 }
 
 /** Is a registry empty (nothing to overwrite)? */
 export function isEmptyRegistry(s: RegistryState): boolean {
-  return s.agents.length === 0 && s.frameworks.length === 0 && (s.goneAgents ?? []).length === 0 && s.maintenance.windows.length === 0;
+  return s.agents.length === 0 && s.frameworks.length === 0 && (s.goneAgents ?? []).length === 0 && s.maintenance.windows.length === 0 && (s.maintenancePlans ?? []).length === 0;
 }
 
 /** Writes `from` into `to`, in the order the original writes happened. */
@@ -32,10 +33,13 @@ export async function importRegistry(from: RegistryState, to: Registry): Promise
   for (const g of from.goneAgents ?? []) await to.markAgentGone(g.id, g.goneTimeNs);
   for (const f of from.frameworks) await to.addFramework(f);
   if (from.maintenance.windows.length > 0) await to.updateSchedule(from.maintenance);
+  // Progress and all: a plan that was running resumes in etcd at the step it was in.
+  for (const p of from.maintenancePlans ?? []) await to.createMaintenancePlan(p);
   return {
     agents: from.agents.length,
     goneAgents: (from.goneAgents ?? []).length,
     frameworks: from.frameworks.length,
     machines: from.maintenance.windows.reduce((n, w) => n + w.machines.length, 0),
+    maintenancePlans: (from.maintenancePlans ?? []).length,
   };
 }

@@ -55,6 +55,15 @@ export const MIGRATIONS: readonly string[] = [
      id TEXT PRIMARY KEY,
      gone_time_ns INTEGER NOT NULL
    ) STRICT`,
+  // 5: maintenance plans (issue 12). Spec and progress are the driver's JSON text, kept as
+  // written and never read here; progress is rewritten as the plan moves. created_ns orders
+  // them on recovery (exact int64 ns).
+  `CREATE TABLE maintenance_plans (
+     name TEXT PRIMARY KEY,
+     spec TEXT NOT NULL,
+     progress TEXT NOT NULL,
+     created_ns INTEGER NOT NULL
+   ) STRICT`,
 ];
 
 /** The schema version this code writes and understands. */

@@ -3,8 +3,9 @@
  * method per durable change (Mesos' registrar operations). A write's promise resolves only
  * once the change is durable, so callers acknowledge nothing before that.
  *
- * Agents (admission, reachability, drain, deactivation, gone), frameworks, and the
- * maintenance schedule with machine modes; each backend change is a numbered migration.
+ * Agents (admission, reachability, drain, deactivation, gone), frameworks, the maintenance
+ * schedule with machine modes, and maintenance plans (spec and progress, opaque text); each
+ * backend change is a numbered migration.
  * Every write goes through master/commit.ts: written first, applied to memory after.
  *
  * Tasks are not here: agents re-report them when they re-register (Mesos recovery).
@@ -88,6 +89,45 @@ export interface DurableSchedule {
   windows: Array<{ unavailability: { startNs: bigint; durationNs?: bigint }; machines: DurableMachine[] }>;
 }
 
+/** A maintenance plan as the registry keeps it: its spec and its progress, as JSON text the registry does not read. */
+export interface DurableMaintenancePlan {
+  /** Unique, [a-z][a-z0-9-]*, at most 63 characters (MAINTENANCE_PLAN_NAME). */
+  name: string;
+  /** The plan's spec as submitted (canonical JSON text). Written once, at creation. */
+  spec: string;
+  /** Per-step states and the operator's overrides (JSON text); rewritten as the plan moves. */
+  progress: string;
+  /** When it was created (ns since the epoch), for ordering. */
+  createdNs: bigint;
+}
+
+/** What a maintenance plan's name must look like (a DNS label): it is also part of etcd keys. */
+export const MAINTENANCE_PLAN_NAME = /^[a-z][a-z0-9-]{0,62}$/;
+
+/**
+ * Why a plan cannot be kept as given, or undefined. Both are broken invariants (the driver
+ * validates names first; JSON.stringify never makes lone surrogates), so plain Errors: a bad
+ * name would address other keys in etcd, and a lone surrogate would not survive UTF-8 (both
+ * backends store UTF-8), so the text would not come back as written.
+ */
+export function maintenancePlanProblem(plan: DurableMaintenancePlan): Error | undefined {
+  if (!MAINTENANCE_PLAN_NAME.test(plan.name)) return new Error(`createMaintenancePlan: '${plan.name}' is not a maintenance plan name ([a-z][a-z0-9-]*, at most 63 characters)`);
+  return textProblem('createMaintenancePlan', plan.name, { spec: plan.spec, progress: plan.progress });
+}
+
+/** Why a progress text cannot be kept, or undefined (see maintenancePlanProblem). */
+export function maintenancePlanProgressProblem(name: string, progress: string): Error | undefined {
+  return textProblem('updateMaintenancePlanProgress', name, { progress });
+}
+
+function textProblem(op: string, name: string, texts: Record<string, string>): Error | undefined {
+  for (const [field, text] of Object.entries(texts)) {
+    // With the u flag a surrogate pair is one code point: only a lone surrogate matches.
+    if (/\p{Cs}/u.test(text)) return new Error(`${op}: the ${field} of maintenance plan '${name}' has a lone surrogate, which UTF-8 cannot keep`);
+  }
+  return undefined;
+}
+
 /** Everything durable, as a freshly started master needs it. */
 export interface RegistryState {
   agents: RecoveredAgent[];
@@ -97,6 +137,8 @@ export interface RegistryState {
   goneAgents?: GoneAgent[];
   /** The maintenance schedule (`{windows: []}` when none). */
   maintenance: DurableSchedule;
+  /** Maintenance plans, by createdNs then name; left out when there are none. */
+  maintenancePlans?: DurableMaintenancePlan[];
 }
 
 /** One backend-independent interface; SQLite today, etcd later (the same test suite runs against both). */
@@ -134,6 +176,23 @@ export interface Registry {
   startMaintenance(machineKeys: readonly string[]): Promise<void>;
   /** Machines (by key) leave the schedule (they are UP again); windows left empty are dropped. */
   stopMaintenance(machineKeys: readonly string[]): Promise<void>;
+  /**
+   * Keeps a new maintenance plan, spec and first progress together. A name already kept is
+   * refused with MAINTENANCE_PLAN_EXISTS (409) and nothing is written. A name that is not
+   * MAINTENANCE_PLAN_NAME, or text with a lone surrogate, is refused with a plain Error (a
+   * broken invariant: the driver validates first). Spec and progress may be of any size: etcd
+   * keeps them in chunks.
+   */
+  createMaintenancePlan(plan: DurableMaintenancePlan): Promise<void>;
+  /**
+   * Replaces a plan's progress whole (readers see the old text or the new one, never a mix).
+   * An unknown name is refused with a plain Error and nothing is written: the driver writes
+   * progress only for plans it holds, so a miss means memory and registry disagree, as for
+   * markAgentUnreachable.
+   */
+  updateMaintenancePlanProgress(name: string, progress: string): Promise<void>;
+  /** Forgets a plan, spec and progress. Unknown names are a no-op. */
+  deleteMaintenancePlan(name: string): Promise<void>;
   /** Flushes queued writes, then closes. Later writes reject with REGISTRY_CLOSED. */
   close(): Promise<void>;
 }

@@ -15,7 +15,22 @@ import { join } from 'node:path';
 import type { AgentSelf } from '../../shared/protocol.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import type { DrainConfig } from '../../shared/drain.js';
-import { RegistryFencedError, type DurableAgent, type DurableFramework, type DurableMachine, type DurableSchedule, type GoneAgent, type Reachability, type RecoveredAgent, type Registry, type RegistryState } from './registry.js';
+import {
+  MAINTENANCE_PLAN_NAME,
+  maintenancePlanProblem,
+  maintenancePlanProgressProblem,
+  RegistryFencedError,
+  type DurableAgent,
+  type DurableFramework,
+  type DurableMachine,
+  type DurableMaintenancePlan,
+  type DurableSchedule,
+  type GoneAgent,
+  type Reachability,
+  type RecoveredAgent,
+  type Registry,
+  type RegistryState,
+} from './registry.js';
 
 /**
  * At most one commit per this many ms. When registrations trickle in one per event-loop turn,
@@ -68,6 +83,13 @@ interface WindowRow {
   position: bigint;
   start_ns: bigint;
   duration_ns: bigint | null;
+}
+
+interface PlanRow {
+  name: string;
+  spec: string;
+  progress: string;
+  created_ns: bigint;
 }
 
 interface MachineRow {
@@ -125,6 +147,13 @@ export class SqliteRegistry implements Registry {
     agentExists: Database.Statement;
     all: Database.Statement;
     allGone: Database.Statement;
+  };
+  /** Maintenance plans (migration 5). */
+  readonly #planStmt: {
+    insert: Database.Statement;
+    progress: Database.Statement;
+    remove: Database.Statement;
+    all: Database.Statement;
   };
   readonly #writeOne: (w: QueuedWrite) => void;
   readonly #commitBatch: (batch: QueuedWrite[]) => Map<QueuedWrite, Error>;
@@ -191,6 +220,13 @@ export class SqliteRegistry implements Registry {
       all: db.prepare(`SELECT agent_id, drain_state, max_grace_period_ns, mark_gone, started_time_ns, drained_time_ns FROM agent_drains`).safeIntegers(true),
       allGone: db.prepare(`SELECT id, gone_time_ns FROM gone_agents ORDER BY rowid`).safeIntegers(true),
     };
+    this.#planStmt = {
+      // DO NOTHING, then `changes` says whether the name was free: no read before the write.
+      insert: db.prepare(`INSERT INTO maintenance_plans (name, spec, progress, created_ns) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`),
+      progress: db.prepare(`UPDATE maintenance_plans SET progress = ? WHERE name = ?`),
+      remove: db.prepare(`DELETE FROM maintenance_plans WHERE name = ?`),
+      all: db.prepare(`SELECT name, spec, progress, created_ns FROM maintenance_plans ORDER BY created_ns, name`).safeIntegers(true),
+    };
     // Nested better-sqlite3 transactions are savepoints: one write failing rolls back only itself.
     this.#writeOne = db.transaction((w: QueuedWrite) => w.run());
     this.#commitBatch = db.transaction((batch: QueuedWrite[]) => {
@@ -230,7 +266,41 @@ export class SqliteRegistry implements Registry {
       }),
     );
     const goneAgents = this.#recoverDrains(agents);
-    return Promise.resolve({ agents, frameworks, maintenance: this.#recoverSchedule(), ...(goneAgents.length > 0 ? { goneAgents } : {}) });
+    const maintenancePlans = (this.#planStmt.all.all() as PlanRow[]).map(
+      (row): DurableMaintenancePlan => ({ name: row.name, spec: row.spec, progress: row.progress, createdNs: BigInt(row.created_ns) }),
+    );
+    return Promise.resolve({
+      agents,
+      frameworks,
+      maintenance: this.#recoverSchedule(),
+      ...(goneAgents.length > 0 ? { goneAgents } : {}),
+      ...(maintenancePlans.length > 0 ? { maintenancePlans } : {}),
+    });
+  }
+
+  createMaintenancePlan(plan: DurableMaintenancePlan): Promise<void> {
+    const problem = maintenancePlanProblem(plan);
+    if (problem !== undefined) return Promise.reject(problem);
+    const { name, spec, progress, createdNs } = plan;
+    return this.#enqueue(() => {
+      // Throwing rolls back this write's savepoint only; the rest of the batch commits.
+      if (this.#planStmt.insert.run(name, spec, progress, createdNs).changes === 0) throw fail('MAINTENANCE_PLAN_EXISTS', name);
+    });
+  }
+
+  updateMaintenancePlanProgress(name: string, progress: string): Promise<void> {
+    const problem = maintenancePlanProgressProblem(name, progress);
+    if (problem !== undefined) return Promise.reject(problem);
+    return this.#enqueue(() => {
+      if (this.#planStmt.progress.run(progress, name).changes === 0) throw new Error(`updateMaintenancePlanProgress: maintenance plan '${name}' is not in the registry`);
+    });
+  }
+
+  deleteMaintenancePlan(name: string): Promise<void> {
+    return this.#enqueue(() => {
+      // A name no plan can have is unknown, so a no-op (as etcd, where it must not become a key).
+      if (MAINTENANCE_PLAN_NAME.test(name)) this.#planStmt.remove.run(name);
+    });
   }
 
   #recoverSchedule(): DurableSchedule {

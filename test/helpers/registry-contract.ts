@@ -6,7 +6,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { DrydockError } from '../../shared/errors.js';
-import type { DurableAgent, Registry } from '../../master/registry/registry.js';
+import type { DurableAgent, DurableMaintenancePlan, Registry } from '../../master/registry/registry.js';
 
 /** A backend under test: `open` may be called again on the same place after close (a restart). */
 export interface RegistryBackend {
@@ -26,6 +26,37 @@ export function agent(id: string, over: Partial<DurableAgent> = {}): DurableAgen
     registeredTimeNs: 1_700_000_000_123_456_789n,
     ...over,
   };
+}
+
+/** A maintenance plan's record; createdNs beyond 2^53 on purpose. */
+export function maintenancePlan(name: string, over: Partial<DurableMaintenancePlan> = {}): DurableMaintenancePlan {
+  return {
+    name,
+    spec: JSON.stringify({ name, machines: { attributes: { zone: 'a' } }, group_by: 'rack', strategy: 'serial', budget: { max_down: 2 } }),
+    progress: JSON.stringify({ steps: [{ machine: 'h1', status: 'PENDING' }], overrides: [] }),
+    createdNs: 1_764_000_000_123_456_789n,
+    ...over,
+  };
+}
+
+/**
+ * The progress of a plan over `steps` machines as the driver might keep it (~450 bytes a step),
+ * with 2- and 4-byte UTF-8 characters so that chunks cut at byte offsets split characters.
+ */
+export function bigProgress(steps: number, tag = ''): string {
+  return JSON.stringify({
+    steps: Array.from({ length: steps }, (_, i) => ({
+      id: `6f1c2b9e-4d3a-4f7e-9b1a-${String(i).padStart(12, '0')}`,
+      machine: { hostname: `host-${String(i).padStart(5, '0')}.rack-${i % 40}.zone-a.example.org`, ip: `10.${(i >> 8) & 255}.${i & 255}.7` },
+      status: i % 3 === 0 ? 'COMPLETE' : 'PENDING',
+      mode: 'UP',
+      agentId: `2c3f9a1e-7b6d-4c5e-8f9a-0b1c2d3e4f50-S${i}`,
+      drain: { state: 'DRAINED', startedNs: '1764000000123456789', drainedNs: '1764000042123456789' },
+      waitingFor: `${tag}réponse de « framework-${i % 7} » 😀`.slice(0, 20 + (i % 13)),
+      updatedNs: '1764000200123456789',
+    })),
+    overrides: [{ step: 'host-00001', action: 'force-complete', by: tag }],
+  });
 }
 
 /** The contract every Registry backend must meet. */
@@ -190,6 +221,156 @@ export function registrySuite(backend: RegistryBackend): void {
       assert.equal(agents[0]?.version, '9');
       assert.equal(agents[0]?.reachability, 'REACHABLE');
       await r.close();
+    });
+
+    test('maintenance plans: spec and progress come back exactly as written, createdNs to the digit', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      // Quotes, backslashes, newlines, NUL, 2- and 4-byte UTF-8: the registry keeps text, it reads nothing.
+      const a = maintenancePlan('kernel-2026-11', { spec: '{"name":"kernel-2026-11","on_down":{"command":"reboot \\"{hostname}\\"\\n"},"note":"é 😀 \u0000 end"}', createdNs: 9_223_372_036_854_775_807n });
+      const b = maintenancePlan('b', { progress: '', spec: ' not even JSON ' });
+      await r.createMaintenancePlan(a);
+      await r.createMaintenancePlan(b);
+      await r.close();
+      const r2 = open();
+      const state = await r2.recover();
+      assert.deepEqual(state.maintenancePlans, [b, a]);
+      assert.equal(typeof state.maintenancePlans?.[1]?.createdNs, 'bigint');
+      await r2.close();
+    });
+
+    test('maintenance plans: a name taken is refused with MAINTENANCE_PLAN_EXISTS and changes nothing', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await r.createMaintenancePlan(maintenancePlan('p'));
+      await r.updateMaintenancePlanProgress('p', '{"steps":"moved"}');
+      const isExists = (e: unknown) => e instanceof DrydockError && e.code === 'MAINTENANCE_PLAN_EXISTS' && e.status === 409 && e.message === "Maintenance plan 'p' already exists";
+      await assert.rejects(r.createMaintenancePlan(maintenancePlan('p', { spec: '{"other":1}', progress: '{}', createdNs: 1n })), isExists);
+      // Made together: the first wins, the second is refused, and the write beside them still lands.
+      const results = await Promise.allSettled([r.createMaintenancePlan(maintenancePlan('q', { spec: '"first"' })), r.createMaintenancePlan(maintenancePlan('q', { spec: '"second"' })), r.admitAgent(agent('a'))]);
+      assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'rejected', 'fulfilled']);
+      assert.ok(results[1]?.status === 'rejected' && results[1].reason instanceof DrydockError && results[1].reason.message === "Maintenance plan 'q' already exists");
+      await r.close();
+      const r2 = open();
+      const state = await r2.recover();
+      assert.deepEqual(state.maintenancePlans, [maintenancePlan('p', { progress: '{"steps":"moved"}' }), maintenancePlan('q', { spec: '"first"' })]);
+      assert.deepEqual(state.agents.map((x) => x.id), ['a']);
+      await r2.close();
+    });
+
+    test('maintenance plans: progress is replaced whole, the last write wins across a reopen; an unknown name is refused', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await r.createMaintenancePlan(maintenancePlan('p'));
+      await r.createMaintenancePlan(maintenancePlan('other'));
+      await Promise.all([1, 2, 3, 4, 5].map((i) => r.updateMaintenancePlanProgress('p', `{"step":${i}}`)));
+      await r.updateMaintenancePlanProgress('other', '{"long":"' + 'x'.repeat(1000) + '"}');
+      await r.updateMaintenancePlanProgress('other', '{}');
+      // Unknown (or never a name): refused, and nothing is created by it.
+      await assert.rejects(r.updateMaintenancePlanProgress('nope', '{}'), (e: unknown) => e instanceof Error && !(e instanceof DrydockError) && e.message.includes("maintenance plan 'nope' is not in the registry"));
+      await assert.rejects(r.updateMaintenancePlanProgress('../p', '{}'));
+      await r.close();
+      const r2 = open();
+      assert.deepEqual((await r2.recover()).maintenancePlans, [maintenancePlan('other', { progress: '{}' }), maintenancePlan('p', { progress: '{"step":5}' })]);
+      await r2.updateMaintenancePlanProgress('p', '{"step":6}');
+      await r2.close();
+      const r3 = open();
+      assert.deepEqual((await r3.recover()).maintenancePlans?.map((p) => p.progress), ['{}', '{"step":6}']);
+      await r3.close();
+    });
+
+    test('maintenance plans: deleted with their progress; unknown names are a no-op; a name can be reused', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await r.createMaintenancePlan(maintenancePlan('p'));
+      await r.createMaintenancePlan(maintenancePlan('keep'));
+      await r.updateMaintenancePlanProgress('p', '{"old":true}');
+      await r.deleteMaintenancePlan('p');
+      await r.deleteMaintenancePlan('p');
+      await r.deleteMaintenancePlan('never-there');
+      await r.deleteMaintenancePlan('Not/A/Name');
+      await assert.rejects(r.updateMaintenancePlanProgress('p', '{}'));
+      assert.deepEqual((await r.recover()).maintenancePlans?.map((p) => p.name), ['keep']);
+      await r.createMaintenancePlan(maintenancePlan('p', { progress: '{"fresh":true}', createdNs: 1_764_000_000_123_456_790n }));
+      await r.deleteMaintenancePlan('keep');
+      await r.close();
+      const r2 = open();
+      assert.deepEqual((await r2.recover()).maintenancePlans, [maintenancePlan('p', { progress: '{"fresh":true}', createdNs: 1_764_000_000_123_456_790n })]);
+      await r2.deleteMaintenancePlan('p');
+      // None left: the field is left out, as goneAgents.
+      assert.deepEqual(await r2.recover(), { agents: [], frameworks: [], maintenance: { windows: [] } });
+      await r2.close();
+    });
+
+    test('maintenance plans: recovered by createdNs, then name, whatever the order of creation', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      const plans = [
+        maintenancePlan('zeta', { createdNs: 5n }),
+        maintenancePlan('last', { createdNs: 9_223_372_036_854_775_807n }),
+        maintenancePlan('alpha', { createdNs: 5n }),
+        maintenancePlan('first', { createdNs: 3n }),
+        maintenancePlan('beyond-2-53', { createdNs: 9_007_199_254_740_993n }),
+        maintenancePlan('beyond-2-53-too', { createdNs: 9_007_199_254_740_992n }),
+      ];
+      await Promise.all(plans.map((p) => r.createMaintenancePlan(p)));
+      await r.close();
+      const r2 = open();
+      assert.deepEqual((await r2.recover()).maintenancePlans?.map((p) => p.name), ['first', 'alpha', 'zeta', 'beyond-2-53-too', 'beyond-2-53', 'last']);
+      await r2.close();
+    });
+
+    test('maintenance plans: a 2 MB progress and a 1 MB spec round-trip, through several rewrites', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      const spec = JSON.stringify({ name: 'fleet', machines: { hostnames: Array.from({ length: 20_000 }, (_, i) => `host-${i}.rack-${i % 40}.zone-a.example.org=10.${(i >> 8) & 255}.${i & 255}.7 é`) } });
+      const first = bigProgress(6_000, 'first');
+      const second = bigProgress(11_000, 'second');
+      assert.ok(Buffer.byteLength(spec) > 1_000_000 && Buffer.byteLength(first) > 2_000_000 && Buffer.byteLength(second) > 4_000_000);
+      await r.createMaintenancePlan(maintenancePlan('fleet', { spec, progress: first }));
+      await r.createMaintenancePlan(maintenancePlan('small'));
+      await r.close();
+      let r2 = open();
+      assert.deepEqual((await r2.recover()).maintenancePlans, [maintenancePlan('fleet', { spec, progress: first }), maintenancePlan('small')]);
+      await r2.updateMaintenancePlanProgress('fleet', second);
+      await r2.close();
+      r2 = open();
+      const back = (await r2.recover()).maintenancePlans?.[0];
+      assert.equal(back?.spec, spec);
+      assert.equal(back?.progress, second);
+      await r2.updateMaintenancePlanProgress('fleet', '{"done":true}');
+      await r2.close();
+      r2 = open();
+      assert.deepEqual((await r2.recover()).maintenancePlans, [maintenancePlan('fleet', { spec, progress: '{"done":true}' }), maintenancePlan('small')]);
+      await r2.close();
+    });
+
+    test('maintenance plans: a bad name or text UTF-8 cannot keep is refused, nothing written', async (t) => {
+      const r = backend.create(t)();
+      for (const name of ['', 'Upper', '9lives', 'a/b', 'a'.repeat(64), 'trailing\n']) {
+        await assert.rejects(r.createMaintenancePlan(maintenancePlan(name)), (e: unknown) => e instanceof Error && !(e instanceof DrydockError), name);
+      }
+      await r.createMaintenancePlan(maintenancePlan('a'.repeat(63)));
+      await assert.rejects(r.createMaintenancePlan(maintenancePlan('lone', { progress: '{"x":"\ud800"}' })), /lone surrogate/);
+      await assert.rejects(r.updateMaintenancePlanProgress('a'.repeat(63), '"\udc00"'), /lone surrogate/);
+      assert.deepEqual((await r.recover()).maintenancePlans, [maintenancePlan('a'.repeat(63))]);
+      await r.close();
+    });
+
+    test('maintenance plans: writes after close are refused, those queued before are flushed', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await r.createMaintenancePlan(maintenancePlan('p'));
+      const queued = [r.createMaintenancePlan(maintenancePlan('q')), r.updateMaintenancePlanProgress('p', '{"queued":true}')];
+      await r.close();
+      await Promise.all(queued);
+      const closed = (e: unknown) => e instanceof DrydockError && e.code === 'REGISTRY_CLOSED';
+      await assert.rejects(r.createMaintenancePlan(maintenancePlan('late')), closed);
+      await assert.rejects(r.updateMaintenancePlanProgress('p', '{"late":true}'), closed);
+      await assert.rejects(r.deleteMaintenancePlan('p'), closed);
+      const r2 = open();
+      assert.deepEqual((await r2.recover()).maintenancePlans, [maintenancePlan('p', { progress: '{"queued":true}' }), maintenancePlan('q')]);
+      await r2.close();
     });
 
     test('writes after close are refused, writes queued before close are flushed', async (t) => {

@@ -1,7 +1,7 @@
 /**
  * The registry contract on etcd (a real etcd-server): the same suite as SQLite, each test
  * under its own cluster prefix of one etcd; then what only etcd has: fencing by the leader's
- * election key, and a schedule too large for one etcd request.
+ * election key, and a schedule or a maintenance plan too large for one etcd request.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import { importRegistry, isEmptyRegistry } from '../../master/registry/import.js
 import { openSqliteRegistry } from '../../master/registry/sqlite.js';
 import { tempDir } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd, type EtcdHandle } from '../helpers/etcd.js';
-import { agent, registrySuite } from '../helpers/registry-contract.js';
+import { agent, bigProgress, maintenancePlan, registrySuite } from '../helpers/registry-contract.js';
 
 const skip = etcdMissing();
 
@@ -73,14 +73,72 @@ if (skip !== undefined) {
       await from.addFramework({ id: 'f', info: { user: 'u', name: 'f', id: { value: 'f' } }, registeredTimeNs: 3n });
       await from.updateSchedule({ windows: [{ unavailability: { startNs: 1_443_830_400_000_000_001n }, machines: [{ key: 'k', id: { hostname: 'h', ip: '10.0.0.1' }, mode: 'DRAINING' }] }] });
       await from.startMaintenance(['k']);
+      await from.createMaintenancePlan(maintenancePlan('later', { createdNs: 2n }));
+      await from.createMaintenancePlan(maintenancePlan('running', { createdNs: 1n, progress: bigProgress(6_000) }));
+      await from.updateMaintenancePlanProgress('running', bigProgress(6_001, 'at step 4,000'));
       const state = await from.recover();
+      assert.equal(state.maintenancePlans?.length, 2);
       await from.close();
       const to = new EtcdRegistry(client, '/imported');
       assert.equal(isEmptyRegistry(await to.recover()), true);
-      assert.deepEqual(await importRegistry(state, to), { agents: 3, goneAgents: 1, frameworks: 1, machines: 1 });
+      assert.deepEqual(await importRegistry(state, to), { agents: 3, goneAgents: 1, frameworks: 1, machines: 1, maintenancePlans: 2 });
       assert.deepEqual(await new EtcdRegistry(client, '/imported').recover(), state);
       assert.equal(isEmptyRegistry(await to.recover()), false);
       await to.close();
+    });
+
+    test('maintenance plan writes are guarded by the election key too', async () => {
+      const electionKey = '/fenced-plans/election/master/a';
+      const epoch = BigInt((await client.put(electionKey).value('{"id":"a"}').exec()).header.revision);
+      const r = new EtcdRegistry(client, '/fenced-plans', { key: electionKey, epoch });
+      await r.createMaintenancePlan(maintenancePlan('p'));
+      await client.delete().key(electionKey).exec();
+      await assert.rejects(r.createMaintenancePlan(maintenancePlan('q')), RegistryFencedError);
+      await assert.rejects(r.updateMaintenancePlanProgress('p', bigProgress(3_000)), RegistryFencedError);
+      await assert.rejects(r.deleteMaintenancePlan('p'), RegistryFencedError);
+      assert.deepEqual((await new EtcdRegistry(client, '/fenced-plans').recover()).maintenancePlans, [maintenancePlan('p')]);
+      await r.close();
+    });
+
+    test('a plan\'s progress over etcd\'s request limit is written in chunks; only the current generation is kept', async () => {
+      // 10,000 steps at ~390 bytes: one request this size is refused by etcd (--max-request-bytes, 1.5 MiB).
+      const progress = bigProgress(10_000);
+      assert.ok(Buffer.byteLength(progress) > 1.5 * 1024 * 1024);
+      // (On a client of its own: the etcd3 client counts the refusal as a failing host and opens
+      // its circuit breaker, so every request after it fails for a while. A master must never send one.)
+      const probe = etcd.client();
+      await assert.rejects(probe.put('/too-big/one-request').value(progress).exec(), /RESOURCE_EXHAUSTED|too large/);
+      const r = new EtcdRegistry(client, '/plans');
+      await r.createMaintenancePlan(maintenancePlan('fleet', { progress }));
+      await r.updateMaintenancePlanProgress('fleet', bigProgress(10_000, 'again'));
+      await r.updateMaintenancePlanProgress('fleet', bigProgress(2_000, 'smaller'));
+      const keys = await client.getAll().prefix('/plans/registry/maintenance-plan').keys();
+      assert.deepEqual(keys.sort(), ['/plans/registry/maintenance-plan-chunks/fleet/g3/0', '/plans/registry/maintenance-plan-chunks/fleet/g3/1', '/plans/registry/maintenance-plan-chunks/fleet/spec/0', '/plans/registry/maintenance-plans/fleet']);
+      const record = JSON.parse((await client.get('/plans/registry/maintenance-plans/fleet').string()) ?? '') as Record<string, unknown>;
+      assert.deepEqual(record, { name: 'fleet', createdNs: '1764000000123456789', spec: { chunks: 1, bytes: Buffer.byteLength(maintenancePlan('fleet').spec) }, progress: { generation: 3, chunks: 2, bytes: Buffer.byteLength(bigProgress(2_000, 'smaller')) } });
+      await r.deleteMaintenancePlan('fleet');
+      assert.deepEqual(await client.getAll().prefix('/plans/registry/maintenance-plan').keys(), []);
+      await r.close();
+    });
+
+    test('chunks a failed write left are never read: no plan without its record; the next write clears or supersedes them', async () => {
+      const p = '/leftovers/registry/';
+      // A create that died before its record: chunks, no plan.
+      await client.put(`${p}maintenance-plan-chunks/x/spec/0`).value('stale spec').exec();
+      await client.put(`${p}maintenance-plan-chunks/x/g1/7`).value('stale progress').exec();
+      const r = new EtcdRegistry(client, '/leftovers');
+      assert.equal((await r.recover()).maintenancePlans, undefined);
+      await r.createMaintenancePlan(maintenancePlan('x'));
+      assert.deepEqual((await client.getAll().prefix(`${p}maintenance-plan-chunks/x/`).keys()).sort(), [`${p}maintenance-plan-chunks/x/g1/0`, `${p}maintenance-plan-chunks/x/spec/0`]);
+      // An update that died before its record: the next generation's chunks, not current.
+      await client.put(`${p}maintenance-plan-chunks/x/g2/0`).value('half-written').exec();
+      await client.put(`${p}maintenance-plan-chunks/x/g2/5`).value('half-written').exec();
+      assert.deepEqual((await new EtcdRegistry(client, '/leftovers').recover()).maintenancePlans, [maintenancePlan('x')]);
+      await r.updateMaintenancePlanProgress('x', '{"next":1}');
+      await r.updateMaintenancePlanProgress('x', '{"next":2}');
+      assert.deepEqual((await client.getAll().prefix(`${p}maintenance-plan-chunks/x/`).keys()).sort(), [`${p}maintenance-plan-chunks/x/g3/0`, `${p}maintenance-plan-chunks/x/spec/0`]);
+      assert.deepEqual((await new EtcdRegistry(client, '/leftovers').recover()).maintenancePlans, [maintenancePlan('x', { progress: '{"next":2}' })]);
+      await r.close();
     });
 
     test('a schedule of 50,000 machines fits: written as chunks, made current in one transaction', async () => {

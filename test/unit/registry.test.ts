@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/daemons.js';
-import { agent, registrySuite } from '../helpers/registry-contract.js';
+import { agent, maintenancePlan, registrySuite } from '../helpers/registry-contract.js';
 import { openSqliteRegistry, REGISTRY_FILE } from '../../master/registry/sqlite.js';
-import { SCHEMA_VERSION } from '../../master/registry/migrations.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../master/registry/migrations.js';
 
 registrySuite({
   name: 'sqlite',
@@ -41,6 +41,44 @@ describe('SQLite registry specifics', () => {
       () => openSqliteRegistry(dir),
       (e: unknown) => e instanceof DrydockError && e.code === 'REGISTRY_SCHEMA_TOO_NEW' && e.message.includes(`version ${SCHEMA_VERSION + 1} is newer`),
     );
+  });
+
+  test('a registry of schema 4 (before maintenance plans) migrates to the latest and keeps what it had', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    const db = new Database(join(dir, REGISTRY_FILE));
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version (version) VALUES (4)');
+    for (const sql of MIGRATIONS.slice(0, 4)) db.exec(sql);
+    db.prepare(`INSERT INTO agents (id, info_json, registered_time_ns, reachability) VALUES ('a', ?, 5, 'REACHABLE')`).run(JSON.stringify({ info: agent('a').info, version: '0.1.0', capabilities: [] }));
+    db.close();
+    const r = openSqliteRegistry(dir);
+    await r.createMaintenancePlan(maintenancePlan('p'));
+    const state = await r.recover();
+    assert.deepEqual(state.agents.map((a) => a.id), ['a']);
+    assert.deepEqual(state.maintenancePlans, [maintenancePlan('p')]);
+    await r.close();
+    const check = new Database(join(dir, REGISTRY_FILE), { readonly: true });
+    t.after(() => check.close());
+    assert.equal((check.prepare('SELECT version FROM schema_version').get() as { version: number }).version, SCHEMA_VERSION);
+  });
+
+  test('maintenance plan writes share the group commit: one transaction, and a refused create rolls back alone', async (t) => {
+    const r = openSqliteRegistry(tempDir(t, 'drydock-registry-'));
+    t.after(() => void r.close());
+    await r.createMaintenancePlan(maintenancePlan('p'));
+    const commits = r.stats.commits;
+    const results = await Promise.allSettled([
+      r.updateMaintenancePlanProgress('p', '{"a":1}'),
+      r.createMaintenancePlan(maintenancePlan('p', { progress: '{"clobbered":true}' })),
+      r.createMaintenancePlan(maintenancePlan('q')),
+      r.admitAgent(agent('x')),
+      r.deleteMaintenancePlan('q'),
+      r.updateMaintenancePlanProgress('p', '{"a":2}'),
+    ]);
+    assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    assert.equal(r.stats.commits, commits + 1);
+    const state = await r.recover();
+    assert.deepEqual(state.maintenancePlans, [maintenancePlan('p', { progress: '{"a":2}' })]);
+    assert.deepEqual(state.agents.map((a) => a.id), ['x']);
   });
 
   test('group commit: many concurrent admits land in one transaction, each promise after the commit', async (t) => {

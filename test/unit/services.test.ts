@@ -46,6 +46,9 @@ class FakeRegistry {
       updateSchedule: write('schedule'),
       startMaintenance: write('down'),
       stopMaintenance: write('up'),
+      createMaintenancePlan: write('create maintenance plan'),
+      updateMaintenancePlanProgress: write('maintenance plan progress'),
+      deleteMaintenancePlan: write('delete maintenance plan'),
       close: () => Promise.resolve(),
     };
   }

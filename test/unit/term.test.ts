@@ -12,7 +12,7 @@ import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
 import type { AgentConnection } from '../../master/ports.js';
 import { Term } from '../../master/term.js';
 import { resolveMasterConfig } from '../../master/config.js';
-import { RegistryFencedError, type DurableAgent, type DurableFramework, type DurableSchedule, type Registry, type RegistryState } from '../../master/registry/registry.js';
+import { RegistryFencedError, type DurableAgent, type DurableFramework, type DurableMaintenancePlan, type DurableSchedule, type Registry, type RegistryState } from '../../master/registry/registry.js';
 
 /** A registry that records writes and commits them only when told to (or fails them all, with `fail`). */
 class HeldRegistry implements Registry {
@@ -44,6 +44,9 @@ class HeldRegistry implements Registry {
   updateSchedule(s: DurableSchedule): Promise<void> { return this.#hold(`update schedule ${s.windows.length}`); }
   startMaintenance(keys: readonly string[]): Promise<void> { return this.#hold(`start maintenance ${keys.length}`); }
   stopMaintenance(keys: readonly string[]): Promise<void> { return this.#hold(`stop maintenance ${keys.length}`); }
+  createMaintenancePlan(p: DurableMaintenancePlan): Promise<void> { return this.#hold(`create maintenance plan ${p.name}`); }
+  updateMaintenancePlanProgress(name: string): Promise<void> { return this.#hold(`maintenance plan progress ${name}`); }
+  deleteMaintenancePlan(name: string): Promise<void> { return this.#hold(`delete maintenance plan ${name}`); }
   close(): Promise<void> { return Promise.resolve(); }
   commit(): void {
     for (const r of this.#pending.splice(0)) r();
