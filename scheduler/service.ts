@@ -170,19 +170,14 @@ export class Service {
 
   #taskSpec(pod: PodSpec, task: string): TaskSpec | undefined { return pod.tasks.find((t) => t.name === task); }
 
-  /** The task of an instance now in service (not retiring); the latest launched wins. */
-  #current(podType: string, index: number, task: string): TaskRecord | undefined {
+  /**
+   * The latest launched task of that name: by default the one in service (not retiring); with
+   * `retiring`, whatever ran last, which says where an instance ran before its relaunch.
+   */
+  #current(podType: string, index: number, task: string, retiring = false): TaskRecord | undefined {
     const name = taskName(podType, index, task);
     let best: TaskRecord | undefined;
-    for (const t of this.#tasks.values()) if (t.name === name && !t.retiring && (best === undefined || t.launchedAtMs >= best.launchedAtMs)) best = t;
-    return best;
-  }
-
-  /** The latest task of that name, retiring or not: where an instance ran before. */
-  #latest(podType: string, index: number, task: string): TaskRecord | undefined {
-    const name = taskName(podType, index, task);
-    let best: TaskRecord | undefined;
-    for (const t of this.#tasks.values()) if (t.name === name && (best === undefined || t.launchedAtMs >= best.launchedAtMs)) best = t;
+    for (const t of this.#tasks.values()) if (t.name === name && (retiring || !t.retiring) && (best === undefined || t.launchedAtMs >= best.launchedAtMs)) best = t;
     return best;
   }
 
@@ -723,18 +718,13 @@ export class Service {
         step.note = `replacement ready; stopping the old tasks on ${old[0]?.hostname ?? work.fromAgent}`;
         return;
       }
-      this.#forget(old);
-    }
-    if (work.kind === 'deploy' || work.kind === 'recover' || work.kind === 'custom') {
-      // Tasks this step replaced are gone now: forget them.
-      this.#forget([...this.#tasks.values()].filter((t) => t.retiring && !isLive(t) && t.podType === work.pod.type && t.index === work.index));
     }
     step.setStatus('COMPLETE');
     step.note = '';
-    if (work.kind === 'recover' || work.kind === 'move') {
-      const replaced = [...this.#tasks.values()].filter((t) => t.podType === work.pod.type && t.index === work.index && !work.launched.includes(t.taskId) && !isLive(t) && work.tasks.includes(t.task));
-      this.#forget(replaced);
-    }
+    // What this step replaced has ended: forget it (tasks of these names it did not launch, and
+    // anything of the instance retired on the way).
+    this.#forget([...this.#tasks.values()].filter((t) =>
+      t.podType === work.pod.type && t.index === work.index && !isLive(t) && !work.launched.includes(t.taskId) && (t.retiring || work.tasks.includes(t.task))));
   }
 
   #forget(recs: readonly TaskRecord[]): void {
@@ -788,7 +778,7 @@ export class Service {
     if (work.fromAgent !== undefined && (work.kind === 'move' || work.permanent)) exclude.add(work.fromAgent);
     let agentId = siblings[0]?.agentId;
     if (work.kind === 'recover' && !work.permanent && agentId === undefined) agentId = work.fromAgent; // in place (plans.md §8: TRANSIENT)
-    const before = work.tasks.map((t) => this.#latest(work.pod.type, work.index, t)).find((r) => r !== undefined);
+    const before = work.tasks.map((t) => this.#current(work.pod.type, work.index, t, true)).find((r) => r !== undefined);
     const preferAgent = work.kind === 'move' || work.permanent ? undefined : before?.agentId;
     const placement = choosePlacement({ cpus, memMb, avoidHosts, agentId, excludeAgents: exclude, preferAgent }, [...this.#offers.values()]);
     if (!placement.ok) {
