@@ -7,7 +7,7 @@
  * at a time through `serial`.
  */
 
-import { fail, type DrydockError } from '../shared/errors.js';
+import { DrydockError, fail } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { RegistryFencedError, type Registry } from './registry/registry.js';
 
@@ -37,6 +37,8 @@ export class Commits {
       const err = e instanceof Error ? e : new Error(String(e));
       this.#log.error('registry write failed', { op, ...ids, error: err });
       if (err instanceof RegistryFencedError) this.#onFenced(err);
+      // A refusal the registry states as a domain error (a maintenance plan name already kept) is the caller's answer as it is.
+      if (err instanceof DrydockError && err.code === 'MAINTENANCE_PLAN_EXISTS') return { ok: false, error: err };
       return { ok: false, error: fail('REGISTRY_WRITE_FAILED', err.message) };
     }
     return { ok: true, value: apply() };

@@ -97,8 +97,22 @@ export class Drainer {
 
   /** DRAIN_AGENT, in the serial queue of drain and maintenance commands. */
   drain(agentId: string, config: DrainConfig): Promise<DrainCallResult> {
+    return this.#drain(agentId, config, false);
+  }
+
+  /**
+   * DRAIN_AGENT by the master itself (a maintenance plan): the same call, except that an agent of
+   * a scheduled machine may be drained. Mesos refuses that to operators so that a drain and a
+   * maintenance window do not fight; a plan drains exactly the machines it scheduled.
+   */
+  drainScheduled(agentId: string, config: DrainConfig): Promise<DrainCallResult> {
+    return this.#drain(agentId, config, true);
+  }
+
+  #drain(agentId: string, config: DrainConfig, scheduledOk: boolean): Promise<DrainCallResult> {
     return this.#o.commits.serial(async () => {
-      const refused = refuseDrain(agentId, this.#target(agentId));
+      const target = this.#target(agentId);
+      const refused = refuseDrain(agentId, scheduledOk ? { ...target, scheduledMachine: undefined } : target);
       if (refused !== undefined) return refusal(refused);
       const startedNs = nowNs(this.#clock.now());
       const r = await this.#o.commits.write('DRAIN_AGENT', { agentId }, (reg) => reg.drainAgent(agentId, config, startedNs), () => {

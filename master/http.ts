@@ -16,6 +16,7 @@ import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler-api.js';
 import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from './maintenance-api.js';
 import { sendError, sendJson, sendText } from '../shared/http.js';
 import { readApiBody } from './http-exchange.js';
+import { handleMaintenancePlansRequest, isMaintenancePlansPath } from './maintenance-plans-api.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
@@ -95,7 +96,8 @@ async function route(routes: TermRoutes, req: IncomingMessage, res: ServerRespon
     return;
   }
   const maintenance = maintenanceRoute(path);
-  const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined;
+  const plansRoute = isMaintenancePlansPath(path);
+  const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined || plansRoute;
   if (!termRoute) {
     req.resume();
     return sendError(res, fail('NOT_FOUND'));
@@ -113,6 +115,7 @@ async function route(routes: TermRoutes, req: IncomingMessage, res: ServerRespon
   if (API_PATHS.has(path)) return api(term, req, res);
   if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, req, res);
   if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, req, res);
+  if (plansRoute) return handleMaintenancePlansRequest(term.maintenancePlans, req, res);
 }
 
 async function api(term: Term, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -13,7 +13,7 @@ import type { Logger } from '../shared/log.js';
 import { machineKey, type MachineId } from '../shared/machine.js';
 import type { Commits } from './commit.js';
 import type { MachineChange, MasterEvents } from './events.js';
-import { validateSchedule, validateTransition, type MaintenanceChange, type MaintenanceState, type Schedule } from './maintenance.js';
+import { validateSchedule, validateTransition, type MaintenanceChange, type MaintenanceState, type Schedule, type Unavailability } from './maintenance.js';
 import type { Registry } from './registry/registry.js';
 
 export interface MaintainerOptions {
@@ -32,8 +32,31 @@ export class Maintainer {
 
   /** Resolves with the validation or write error, or undefined once durable and applied. */
   updateSchedule(schedule: Schedule): Promise<DrydockError | undefined> {
+    return this.#scheduleCommand(() => schedule);
+  }
+
+  /**
+   * The maintenance plans' internal path: one machine gets this unavailability, merged into the
+   * schedule as it is when the command runs (in the serial queue, so an operator's schedule POST
+   * queued before it is kept). The machine leaves any other window; windows left empty are dropped.
+   */
+  scheduleMachine(id: MachineId, unavailability: Unavailability): Promise<DrydockError | undefined> {
+    return this.#scheduleCommand((current) => {
+      const rest = withoutMachine(current, id);
+      return { windows: [...rest.windows, { machineIds: [{ ...id }], unavailability: { ...unavailability } }] };
+    });
+  }
+
+  /** The maintenance plans' internal path: the machine leaves the schedule (refused by validation once it is DOWN, as Mesos does). */
+  unscheduleMachine(id: MachineId): Promise<DrydockError | undefined> {
+    return this.#scheduleCommand((current) => withoutMachine(current, id));
+  }
+
+  #scheduleCommand(build: (current: Schedule) => Schedule): Promise<DrydockError | undefined> {
     const m = this.#o.maintenance;
-    return this.#command('SCHEDULED', () => validateSchedule(schedule, m.machines), (reg) => reg.updateSchedule(m.durableSchedule(schedule)), () => m.applySchedule(schedule));
+    let schedule: Schedule | undefined;
+    const get = (): Schedule => (schedule ??= build(m.currentSchedule()));
+    return this.#command('SCHEDULED', () => validateSchedule(get(), m.machines), (reg) => reg.updateSchedule(m.durableSchedule(get())), () => m.applySchedule(get()));
   }
 
   /** DRAINING machines go DOWN; their agents are then removed by registration. */
@@ -61,4 +84,14 @@ export class Maintainer {
       return undefined;
     });
   }
+}
+
+/** The schedule without one machine; windows left empty are dropped (Mesos refuses empty windows). */
+function withoutMachine(schedule: Schedule, id: MachineId): Schedule {
+  const key = machineKey(id);
+  return {
+    windows: schedule.windows
+      .map((w) => ({ machineIds: w.machineIds.filter((x) => machineKey(x) !== key), unavailability: w.unavailability }))
+      .filter((w) => w.machineIds.length > 0),
+  };
 }

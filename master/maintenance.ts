@@ -467,6 +467,16 @@ export class MaintenanceState {
 
   // ---- Views -----------------------------------------------------------------------------
 
+  /** The schedule as kept now, as a `Schedule` a command can change and submit again. */
+  currentSchedule(): Schedule {
+    return {
+      windows: this.#windows.map((w) => ({
+        machineIds: w.keys.map((k) => ({ ...(this.#machines.get(k)?.id ?? {}) })),
+        unavailability: { ...w.unavailability },
+      })),
+    };
+  }
+
   /** The Schedule JSON (`{}` when empty): machine ids as scheduled. */
   scheduleJson(): Record<string, unknown> {
     if (this.#windows.length === 0) return {};

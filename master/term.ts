@@ -20,6 +20,7 @@ import { Drainer } from './drainer.js';
 import { MasterEvents } from './events.js';
 import { MaintenanceState } from './maintenance.js';
 import { Maintainer } from './maintainer.js';
+import { MaintenancePlans } from './maintenance-plans.js';
 import { masterInfoJson, type MasterIdentity } from './master-info.js';
 import { createOperatorStreams, type OperatorStreams } from './operator-stream.js';
 import { Registration } from './registration.js';
@@ -62,6 +63,8 @@ export class Term {
   readonly schedulers: Schedulers;
   readonly drainer: Drainer;
   readonly maintainer: Maintainer;
+  /** Maintenance plans (issue 12): recovered from the registry, driven while the term serves. */
+  readonly maintenancePlans: MaintenancePlans;
   readonly sessions: AgentSessions;
   readonly streams: OperatorStreams;
   readonly #o: TermOptions;
@@ -125,9 +128,32 @@ export class Term {
 
     // Listener order is the order services act on one event: offers and task fates first, then
     // drains (which re-check what the frameworks service just changed), then registration.
+    // The plans' driver acts through the other services' internal paths, given as functions.
+    const drainer = this.drainer;
+    const maintainer = this.maintainer;
+    const schedulers = this.schedulers;
+    this.maintenancePlans = new MaintenancePlans({
+      ...ports,
+      agents: this.agents,
+      maintenance: this.maintenance,
+      log: log.child({ component: 'maintenance-plans' }),
+      actions: {
+        scheduleMachine: (id, u) => maintainer.scheduleMachine(id, u),
+        unscheduleMachine: (id) => maintainer.unscheduleMachine(id),
+        drain: (agentId, config) => drainer.drainScheduled(agentId, config),
+        reactivate: (agentId) => drainer.reactivate(agentId),
+        down: (ids) => maintainer.startMaintenance(ids),
+        up: (ids) => maintainer.stopMaintenance(ids),
+        frameworkName: (id) => schedulers.frameworks.get(id)?.info.name ?? '',
+      },
+    });
+    this.maintenancePlans.recover(state);
+
     this.#listeners.push(this.schedulers.start(), this.drainer.start(), this.registration.start());
     this.sessions = new AgentSessions(this.registration, () => this.#state === 'SERVING', o.epoch, log.child({ component: 'agent-sessions' }));
     this.streams = createOperatorStreams(this, o.clock, log.child({ component: 'operator-stream' }));
+    // Last: plans act on the model the services above keep, and hear events after them.
+    this.#listeners.push(this.maintenancePlans.start());
     const counts = this.agents.counts();
     log.info('term started', { epoch: this.epoch, agents: counts.recovered, unreachable: counts.unreachable, frameworks: state.frameworks.length });
   }
@@ -160,6 +186,7 @@ export class Term {
     this.#state = 'ENDED';
     this.streams.close();
     this.sessions.close();
+    this.maintenancePlans.dispose();
     this.schedulers.stop();
     this.registration.dispose(reason);
     for (const off of this.#listeners.splice(0)) off();

@@ -10,7 +10,7 @@ import { isRunning } from '../shared/plans/status.js';
 import { readBodyOrAnswer, sendJson, sendText } from '../shared/http.js';
 import { stringifyJson } from '../shared/json.js';
 import type { Logger } from '../shared/log.js';
-import { isLive } from './pods.js';
+import { isLive, parseInstance } from './pods.js';
 import type { Service } from './service.js';
 import type { TaskRecord } from './state.js';
 
@@ -93,9 +93,10 @@ async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse)
   }
   if (path === '/v1/pod/status') {
     if (!get()) return;
-    const pods = service.spec.pods.map((p) => ({
-      name: p.type,
-      instances: service.instances().filter((n) => n.startsWith(`${p.type}-`) && /^\d+$/.test(n.slice(p.type.length + 1))).map((n) => ({ name: n, tasks: service.instanceTasks(n).map(taskEntry) })),
+    const types = service.spec.pods.map((p) => p.type);
+    const pods = types.map((type) => ({
+      name: type,
+      instances: service.instances().filter((n) => parseInstance(n, types)?.podType === type).map((n) => ({ name: n, tasks: service.instanceTasks(n).map(taskEntry) })),
     }));
     sendJson(res, { service: service.spec.name, pods });
     return;

@@ -73,8 +73,8 @@ async function main(): Promise<void> {
     },
     first.spec,
     first.configId,
+    first.errors,
   );
-  if (first.errors.length > 0) service.retarget(first.spec, first.configId, first.errors);
 
   const server = apiServer({ service, log: log.child({ component: 'api' }), configIds: () => store.configIds(), config: (id) => store.config(id) });
   await new Promise<void>((resolve, reject) => {

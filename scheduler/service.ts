@@ -113,10 +113,12 @@ export class Service {
   readonly #unwritten = new Set<string>();
   readonly #unacknowledged: Array<{ agentId: string; taskId: string; uuid: string }> = [];
 
-  constructor(options: ServiceOptions, spec: ServiceSpec, configId: string) {
+  /** `errors`: why the spec given at start did not become the target (shown on the deploy plan). */
+  constructor(options: ServiceOptions, spec: ServiceSpec, configId: string, errors: readonly string[] = []) {
     this.#o = options;
     this.#spec = spec;
     this.#configId = configId;
+    this.#specErrors = [...errors];
     for (const t of options.store.tasks()) this.#tasks.set(t.taskId, t);
     // The plans hold these arrays: phases added to them appear in the plans.
     this.#recovery = newPlan('recovery', 'parallel', this.#recoveryPhases);

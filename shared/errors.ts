@@ -103,6 +103,15 @@ export const ERRORS = {
   // Maintenance plans (issue 12).
   /** A maintenance plan of that name is already kept (the registry refuses it too, writing nothing). */
   MAINTENANCE_PLAN_EXISTS: { status: 409, message: (name: string) => `Maintenance plan '${name}' already exists` },
+  /** The POSTed spec does not parse or check: every problem, one per line (nothing was written). */
+  MAINTENANCE_PLAN_SPEC_INVALID: { status: 400, message: (errors: string) => `Invalid maintenance plan spec:\n${errors}` },
+  /** The spec selects no machine the master knows, or names hostnames no machine has (nothing was written). */
+  MAINTENANCE_PLAN_SELECTION_INVALID: { status: 400, message: (detail: string) => `Maintenance plan selects no usable machines: ${detail}` },
+  /** DELETE of a plan that is still working on machines. */
+  MAINTENANCE_PLAN_NOT_FINISHED: {
+    status: 409,
+    message: (name: string, status: string) => `Maintenance plan '${name}' is ${status}: only a COMPLETE or stopped plan can be deleted (stop it first)`,
+  },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,0 +1,678 @@
+/**
+ * The maintenance-plan service (issue 12): the driver of maintenance plans inside a term. It holds
+ * the plans (spec, machine selection, the plan engine's `Plan`, one `StepState` per machine, the
+ * operator's overrides), recovers them from the registry when the term starts, and drives them:
+ * on a timer at the earliest `nextWakeMs` and on every bus event about agents and machines, each
+ * started step is advanced (maintenance-plan-step.ts), and each PENDING step the plan's strategy
+ * offers is started once `budgetAllows` says so. Progress is written through the commit path
+ * *before* the step's actions are carried out, so a master that dies in between re-issues them.
+ *
+ * Choices:
+ *  - A POSTed plan starts at once: an operator who creates a plan means it to run (canary phases
+ *    still hold for `continue`). `interrupt` right after creation holds it before any window
+ *    reaches a framework only if it lands first, so a spec that must wait uses a canary strategy.
+ *  - `continue` also releases steps AWAITING_OPERATOR (up_when: operator) in its scope: the
+ *    engine's verb has no step parameter, and the operator who sees such a step says continue.
+ *  - A hook's process lives in this process only; a hook recorded `running` at recovery (or whose
+ *    process is not ours) is reported `interrupted` to the step machine.
+ * Actions go through the other services' internal paths given as ports (schedule merge, drain
+ * of a scheduled machine, machine down/up, reactivate); this module imports no service class.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { type DrainConfig } from '../shared/drain.js';
+import { fail, type DrydockError } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+import { agentMachineId, machineKey, type MachineId } from '../shared/machine.js';
+import type { Attribute } from '../shared/mesos.js';
+import { isTerminal } from '../shared/mesos.js';
+import { plansApi, type PlansAnswer } from '../shared/plans/api.js';
+import { applyOverrides, overridesOf, type PlanOverrides } from '../shared/plans/overrides.js';
+import type { Plan, Step } from '../shared/plans/plan.js';
+import { coordinate } from '../shared/plans/coordinator.js';
+import type { TimerHandle } from '../shared/clock.js';
+import { budgetAllows, type BudgetAgent } from './maintenance-plan-budget.js';
+import { parseMaintenancePlanSpec, planFromSpec, planSteps, selectMachines, type ClusterMachine, type MachineSelection, type MaintenancePlanSpec } from './maintenance-plan-spec.js';
+import {
+  advanceStep, forceCompleteStep, isOut, newStepState, restartStep, stepStatusOf, stopStep,
+  type HookReport, type MachineObservation, type StepAction, type StepState,
+} from './maintenance-plan-step.js';
+import type { MasterEvent } from './events.js';
+import type { Unavailability } from './maintenance.js';
+import type { ServiceModel, ServicePorts } from './ports.js';
+import type { DurableMaintenancePlan, RegistryState } from './registry/registry.js';
+
+/** A hook's output kept per attempt: the last 4 KiB. */
+export const HOOK_OUTPUT_BYTES = 4096;
+/** While a step waits for inverse offer answers (no bus event carries them), look again this often. */
+const ANSWER_POLL_MS = 1000;
+/** After SIGTERM to a hook that must stop, SIGKILL after this long. */
+const HOOK_KILL_AFTER_MS = 5000;
+
+/** What the driver needs of the other services: their internal paths, as functions (wired in term.ts). */
+export interface PlanActionPorts {
+  scheduleMachine(id: MachineId, unavailability: Unavailability): Promise<DrydockError | undefined>;
+  unscheduleMachine(id: MachineId): Promise<DrydockError | undefined>;
+  /** DRAIN_AGENT allowed on a scheduled machine. */
+  drain(agentId: string, config: DrainConfig): Promise<DrydockError | undefined>;
+  reactivate(agentId: string): Promise<DrydockError | undefined>;
+  down(ids: readonly MachineId[]): Promise<DrydockError | undefined>;
+  up(ids: readonly MachineId[]): Promise<DrydockError | undefined>;
+  /** A framework's name, '' when unknown. */
+  frameworkName(frameworkId: string): string;
+}
+
+export interface MaintenancePlansOptions extends ServicePorts, ServiceModel {
+  actions: PlanActionPorts;
+}
+
+/** The durable record of one on_down attempt. */
+interface HookRecord {
+  attempt: number;
+  status: 'running' | 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
+  code: number | null;
+  signal: string | null;
+  /** The last HOOK_OUTPUT_BYTES of stdout and stderr together. */
+  output: string;
+}
+
+/** Per step, what is kept besides its StepState. */
+interface StepRecord {
+  state: StepState;
+  /** How many times the operator continued this step (AWAITING_OPERATOR). */
+  continues: number;
+  hook: HookRecord | null;
+}
+
+/** The progress JSON a plan's registry row keeps. */
+interface Progress {
+  version: 1;
+  selection: MachineSelection;
+  overrides: PlanOverrides;
+  /** By `phase/step`. */
+  steps: Record<string, StepRecord>;
+}
+
+interface HeldPlan {
+  readonly name: string;
+  readonly specText: string;
+  readonly spec: MaintenancePlanSpec;
+  readonly selection: MachineSelection;
+  readonly plan: Plan;
+  readonly createdNs: bigint;
+  /** By `phase/step`, with the phase and engine step. */
+  readonly steps: Map<string, { readonly phase: string; readonly step: Step; record: StepRecord }>;
+  deleted: boolean;
+}
+
+/** The answer the HTTP shell sends: JSON, or text with a status. */
+export type PlansHttpAnswer = PlansAnswer;
+
+const keyOf = (phase: string, step: string): string => `${phase}/${step}`;
+
+/** An attribute's value as Mesos prints it in text (`rack:r1`, `n:2`, `ports:[1-2]`, `s:{a,b}`). */
+export function attributeText(a: Attribute): string {
+  if (a.text !== undefined) return a.text.value;
+  if (a.scalar !== undefined) return String(a.scalar.value);
+  if (a.ranges !== undefined) return `[${a.ranges.range.map((r) => `${r.begin}-${r.end}`).join(',')}]`;
+  if (a.set !== undefined) return `{${a.set.item.join(',')}}`;
+  return '';
+}
+
+export class MaintenancePlans {
+  readonly #o: MaintenancePlansOptions;
+  readonly #log: Logger;
+  readonly #plans = new Map<string, HeldPlan>();
+  /** Hook processes of this process, by `plan\0phase/step\0attempt`. */
+  readonly #hooks = new Map<string, ChildProcess>();
+  #timer: TimerHandle | undefined;
+  #timerAt: number | undefined;
+  #running = false;
+  #again = false;
+  #disposed = false;
+
+  constructor(o: MaintenancePlansOptions) {
+    this.#o = o;
+    this.#log = o.log;
+  }
+
+  // ---- Lifecycle ---------------------------------------------------------------------------
+
+  /** Rebuilds every plan from the registry's rows. A row that no longer parses is logged and left alone. */
+  recover(state: RegistryState): void {
+    for (const row of state.maintenancePlans ?? []) {
+      try {
+        const held = this.#rebuild(row);
+        if (held === undefined) continue;
+        // A hook recorded running has no process in this master: the step machine hears `interrupted`.
+        for (const s of held.steps.values()) if (s.record.hook?.status === 'running') s.record.hook = { ...s.record.hook, status: 'interrupted' };
+        this.#plans.set(held.name, held);
+      } catch (e) {
+        this.#log.error('maintenance plan not recovered', { plan: row.name, error: e });
+      }
+    }
+    if (this.#plans.size > 0) this.#log.info('maintenance plans recovered', { plans: this.#plans.size });
+  }
+
+  /** Listens for events about agents and machines, and drives once. Returns the unsubscribe. */
+  start(): () => void {
+    const off = this.#o.bus.subscribe((e: MasterEvent) => {
+      switch (e.type) {
+        case 'AGENT_ADDED':
+        case 'AGENT_RECONNECTED':
+        case 'AGENT_DISCONNECTED':
+        case 'AGENT_UNREACHABLE':
+        case 'AGENT_REMOVED':
+        case 'AGENT_GONE':
+        case 'AGENT_UPDATED':
+        case 'MACHINE_UPDATED':
+          this.kick();
+          return;
+        default:
+          return;
+      }
+    });
+    this.kick();
+    return off;
+  }
+
+  /** Stops timers and hook processes (a hook of a term that ended is reported interrupted by the next term). */
+  dispose(): void {
+    this.#disposed = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    for (const child of this.#hooks.values()) killHook(child);
+    this.#hooks.clear();
+  }
+
+  // ---- HTTP ----------------------------------------------------------------------------------
+
+  names(): string[] {
+    return [...this.#plans.values()].filter((p) => !p.deleted).map((p) => p.name);
+  }
+
+  /** `POST /v1/maintenance/plans`: parse, select, refuse an empty selection, write, then run. */
+  async create(text: string): Promise<{ ok: true; message: string } | { ok: false; error: DrydockError }> {
+    const parsed = parseMaintenancePlanSpec(text);
+    if (!parsed.ok) return { ok: false, error: fail('MAINTENANCE_PLAN_SPEC_INVALID', parsed.errors.join('\n')) };
+    const spec = parsed.spec;
+    const selection = selectMachines(spec, this.#clusterMachines());
+    if (selection.unmatched.length > 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', `no known machine has hostname ${selection.unmatched.join(', ')}`) };
+    const count = selection.phases.reduce((n, p) => n + p.machines.length, 0);
+    if (count === 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', 'the selection matches no machine the master knows') };
+    const { commits } = this.#o;
+    const result = await commits.serial(async () => {
+      if (this.#plans.has(spec.name)) return { ok: false as const, error: fail('MAINTENANCE_PLAN_EXISTS', spec.name) };
+      const createdNs = BigInt(this.#o.clock.now()) * 1_000_000n;
+      const held = this.#build(spec.name, text, spec, selection, createdNs, undefined);
+      const row: DurableMaintenancePlan = { name: spec.name, spec: text, progress: this.#progressText(held), createdNs };
+      const w = await commits.write('CREATE_MAINTENANCE_PLAN', { plan: spec.name }, (r) => r.createMaintenancePlan(row), () => this.#plans.set(spec.name, held));
+      return w.ok ? { ok: true as const } : { ok: false as const, error: w.error };
+    });
+    if (!result.ok) return result;
+    this.#log.info('maintenance plan created', { plan: spec.name, machines: count, phases: selection.phases.length });
+    this.kick();
+    return { ok: true, message: `created maintenance plan ${spec.name}: ${count} machines in ${selection.phases.length} phases` };
+  }
+
+  /** `DELETE /v1/maintenance/plans/<name>`: only a COMPLETE or stopped plan. */
+  async delete(name: string): Promise<DrydockError | undefined> {
+    const { commits } = this.#o;
+    return commits.serial(async () => {
+      const held = this.#plans.get(name);
+      if (held === undefined || held.deleted) return fail('PLAN_NOT_FOUND', name);
+      const status = held.plan.status();
+      const stopped = held.plan.isInterrupted() && [...held.steps.values()].every((s) => !isOut(s.record.state.stage));
+      if (status !== 'COMPLETE' && !stopped) return fail('MAINTENANCE_PLAN_NOT_FINISHED', name, status);
+      const w = await commits.write('DELETE_MAINTENANCE_PLAN', { plan: name }, (r) => r.deleteMaintenancePlan(name), () => {
+        held.deleted = true;
+        this.#plans.delete(name);
+      });
+      if (!w.ok) return w.error;
+      this.#log.info('maintenance plan deleted', { plan: name });
+      return undefined;
+    });
+  }
+
+  /**
+   * `/v1/maintenance/plans/<name>[/<verb>]` through the shared `/v1/plans` handler; a verb that
+   * succeeds is applied to the step states and persisted before the answer.
+   */
+  async request(method: string, path: string, query: URLSearchParams, body: string): Promise<PlansAnswer> {
+    const plans = [...this.#plans.values()].filter((p) => !p.deleted);
+    if (method !== 'POST') return plansApi(plans.map((p) => p.plan), { method, path, query, body });
+    const { commits } = this.#o;
+    const out = await commits.serial(async () => {
+      const live = [...this.#plans.values()].filter((p) => !p.deleted);
+      let parts: string[] = [];
+      try {
+        parts = path.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
+      } catch {
+        parts = [];
+      }
+      const held = parts.length === 2 ? live.find((p) => p.name === parts[0]) : undefined;
+      const verb = parts[1];
+      let answer = plansApi(live.map((p) => p.plan), { method, path, query, body });
+      if (held === undefined) return { answer, actions: [] as StepAction[], held };
+      const phaseRef = query.get('phase') || undefined;
+      const stepRef = query.get('step') || undefined;
+      let actions: StepAction[] = [];
+      if (verb === 'continue' && (answer.status === 200 || answer.status === 208)) {
+        const bumped = this.#continueAwaiting(held, phaseRef);
+        if (bumped > 0 && answer.status === 208) answer = { status: 200, json: { message: 'Received cmd: continue' } };
+      }
+      if (answer.status === 200) actions = this.#applyVerb(held, verb ?? '', phaseRef, stepRef);
+      else return { answer, actions, held: undefined };
+      const w = await commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (r) => r.updateMaintenancePlanProgress(held.name, this.#progressText(held)), () => undefined);
+      if (!w.ok) return { answer: { status: w.error.status, text: w.error.message } as PlansAnswer, actions: [], held: undefined };
+      return { answer, actions, held };
+    });
+    if (out.held !== undefined) {
+      for (const a of out.actions) await this.#carryOut(out.held, a);
+      this.kick();
+    }
+    return out.answer;
+  }
+
+  /** Steps AWAITING_OPERATOR in scope get one more continue; how many. */
+  #continueAwaiting(held: HeldPlan, phaseRef: string | undefined): number {
+    let n = 0;
+    for (const s of held.steps.values()) {
+      if (phaseRef !== undefined && s.phase !== phaseRef) continue;
+      if (s.record.state.stage !== 'AWAITING_OPERATOR') continue;
+      s.record = { ...s.record, continues: s.record.continues + 1 };
+      n++;
+    }
+    return n;
+  }
+
+  /** Lays a verb the engine accepted onto the step states; returns the undo actions to carry out. */
+  #applyVerb(held: HeldPlan, verb: string, phaseRef: string | undefined, stepRef: string | undefined): StepAction[] {
+    const now = this.#o.clock.now();
+    const actions: StepAction[] = [];
+    const inScope = (phase: string, step: Step): boolean => {
+      if (phaseRef === undefined) return true;
+      const ph = held.plan.child(phaseRef);
+      if (ph === undefined || ph.name !== phase) return false;
+      if (stepRef === undefined) return true;
+      return ph.child(stepRef) === step;
+    };
+    for (const s of held.steps.values()) {
+      const state = s.record.state;
+      switch (verb) {
+        case 'stop': {
+          const r = stopStep(state);
+          actions.push(...r.actions);
+          s.record = { ...s.record, state: r.state };
+          break;
+        }
+        case 'forceComplete': {
+          if (!inScope(s.phase, s.step) || state.stage === 'COMPLETE') break;
+          const r = forceCompleteStep(state, now);
+          actions.push(...r.actions);
+          s.record = { ...s.record, state: r.state };
+          break;
+        }
+        case 'restart':
+        case 'start': {
+          // The engine put the step back to PENDING (restart, or start of a COMPLETE plan).
+          if (verb === 'restart' && !inScope(s.phase, s.step)) break;
+          if (s.step.storedStatus() !== 'PENDING' || state.stage === 'PENDING') break;
+          s.record = { ...s.record, state: restartStep(state, now) };
+          break;
+        }
+        default:
+          break;
+      }
+      // A run that starts over counts its on_down attempts from 1 again: forget the old run's record.
+      if (s.record.state.hookAttempt === 0 && s.record.hook !== null) s.record = { ...s.record, hook: null };
+      this.#showStep(s.step, s.record.state, s.record.state.stage === 'ERROR' ? (s.record.state.error ?? 'ERROR') : s.step.note);
+    }
+    return actions;
+  }
+
+  // ---- The loop ------------------------------------------------------------------------------
+
+  /** Drive soon (coalesced: one pass at a time, another right after if kicked meanwhile). */
+  kick(): void {
+    if (this.#disposed) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = true;
+    void this.#drive().finally(() => {
+      this.#running = false;
+      if (this.#again && !this.#disposed) {
+        this.#again = false;
+        this.kick();
+      }
+    });
+  }
+
+  async #drive(): Promise<void> {
+    let wake: number | undefined;
+    try {
+      for (let pass = 0; pass < 20; pass++) {
+        const r = await this.#pass();
+        wake = r.wake;
+        if (!r.changed || this.#disposed) break;
+      }
+    } catch (e) {
+      this.#log.error('maintenance plan pass failed', { error: e });
+      wake = this.#o.clock.now() + 5000;
+    }
+    this.#arm(wake);
+  }
+
+  #arm(at: number | undefined): void {
+    if (this.#disposed || at === undefined) return;
+    if (this.#timer !== undefined && this.#timerAt !== undefined && this.#timerAt <= at) return;
+    this.#timer?.cancel();
+    this.#timerAt = at;
+    this.#timer = this.#o.clock.setTimer(Math.max(0, at - this.#o.clock.now()), () => {
+      this.#timer = undefined;
+      this.#timerAt = undefined;
+      this.kick();
+    });
+  }
+
+  /** One pass over every plan: advance started steps, start offered ones the budget allows. */
+  async #pass(): Promise<{ changed: boolean; wake: number | undefined }> {
+    let changed = false;
+    let wake: number | undefined;
+    const soon = (at: number | undefined): void => {
+      if (at !== undefined) wake = wake === undefined ? at : Math.min(wake, at);
+    };
+    const plans = [...this.#plans.values()].filter((p) => !p.deleted);
+    const offered = new Set(coordinate(plans.map((p) => p.plan)).map((c) => c.step));
+    for (const held of plans) {
+      for (const [key, s] of held.steps) {
+        if (this.#disposed || held.deleted) return { changed, wake: undefined };
+        const state = s.record.state;
+        if (state.stage === 'COMPLETE' || state.stage === 'ERROR') {
+          this.#showStep(s.step, state, state.stage === 'ERROR' ? (state.error ?? 'ERROR') : '');
+          continue;
+        }
+        if (state.stage === 'PENDING') {
+          if (!offered.has(s.step) || s.step.isInterrupted()) continue;
+          const verdict = budgetAllows({
+            candidate: { phase: s.phase, name: state.name, machine: state.machine },
+            steps: [...held.steps.values()].map((x) => ({ phase: x.phase, name: x.record.state.name, machine: x.record.state.machine, stage: x.record.state.stage })),
+            otherPlans: plans.filter((p) => p !== held).map((p) => ({ plan: p.name, machines: [...p.steps.values()].filter((x) => isOut(x.record.state.stage)).map((x) => x.record.state.machine) })),
+            agents: this.#budgetAgents(),
+            budget: held.spec.budget,
+            maxParallel: held.spec.maxParallel,
+          });
+          if (!verdict.ok) {
+            s.step.note = verdict.reason;
+            continue;
+          }
+        }
+        const now = this.#o.clock.now();
+        const adv = advanceStep(state, this.#observe(held, key, s.record), held.spec, now);
+        soon(adv.nextWakeMs);
+        if (adv.state.stage === 'WAITING_FRAMEWORKS') soon(now + ANSWER_POLL_MS);
+        const moved = JSON.stringify(adv.state) !== JSON.stringify(state);
+        if (moved) {
+          // Durable first: the new state is written before any action is carried out.
+          const w = await this.#o.commits.serial(async () => {
+            if (held.deleted || s.record.state !== state) return { ok: false as const };
+            s.record = { ...s.record, state: adv.state };
+            const r = await this.#o.commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (reg) => reg.updateMaintenancePlanProgress(held.name, this.#progressText(held)), () => undefined);
+            if (!r.ok) s.record = { ...s.record, state };
+            return { ok: r.ok };
+          });
+          if (!w.ok) {
+            soon(now + 5000);
+            continue;
+          }
+          changed = true;
+          if (adv.entered.length > 0) this.#log.info('maintenance step moved', { plan: held.name, step: key, stages: adv.entered });
+        }
+        this.#showStep(s.step, s.record.state, adv.waitingFor);
+        if (moved) for (const a of adv.actions) await this.#carryOut(held, a);
+      }
+    }
+    return { changed, wake };
+  }
+
+  /** The engine's view of a step: its status from the state, its note the one line an operator reads. */
+  #showStep(step: Step, state: StepState, waitingFor: string): void {
+    step.setStatus(stepStatusOf(state));
+    step.note = state.stage === 'ERROR' ? (state.error ?? 'ERROR') : state.left !== null && state.stage === 'PENDING' ? `left ${state.left.text}` : waitingFor;
+  }
+
+  // ---- Observations --------------------------------------------------------------------------
+
+  #observe(held: HeldPlan, key: string, record: StepRecord): MachineObservation {
+    const { maintenance, agents } = this.#o;
+    const id = record.state.machine;
+    const m = maintenance.get(id);
+    const agentObs: MachineObservation['agents'][number][] = [];
+    const frameworkIds = new Set<string>();
+    for (const agentId of maintenance.agentsOn(machineKey(id))) {
+      const e = agents.get(agentId);
+      if (e === undefined) continue;
+      agentObs.push({ id: agentId, connected: e.phase === 'REGISTERED' && e.connected, active: !e.deactivated, drainState: e.drain?.state });
+      for (const t of e.tasks?.values() ?? []) if (!isTerminal(t.state)) frameworkIds.add(t.framework_id.value);
+    }
+    const frameworks = [...frameworkIds].map((fid) => ({ id: fid, name: this.#o.actions.frameworkName(fid), answer: m?.statuses.get(fid)?.status }));
+    const unavailability = m?.unavailability === undefined ? undefined : { startNs: m.unavailability.startNs, durationNs: m.unavailability.durationNs };
+    return { mode: m?.mode, unavailability, agents: agentObs, frameworks, hook: this.#hookReport(held, key, record.hook), continues: record.continues };
+  }
+
+  #hookReport(held: HeldPlan, key: string, hook: HookRecord | null): HookReport | undefined {
+    if (hook === null) return undefined;
+    switch (hook.status) {
+      case 'running':
+        // Recorded running but not ours: a process of an earlier term.
+        return this.#hooks.has(hookKey(held.name, key, hook.attempt)) ? { attempt: hook.attempt, status: 'running' } : { attempt: hook.attempt, status: 'interrupted' };
+      case 'succeeded': return { attempt: hook.attempt, status: 'succeeded', code: hook.code ?? 0, output: hook.output };
+      case 'failed': return { attempt: hook.attempt, status: 'failed', code: hook.code, signal: hook.signal ?? undefined, output: hook.output };
+      case 'timed_out': return { attempt: hook.attempt, status: 'timed_out', output: hook.output };
+      case 'interrupted': return { attempt: hook.attempt, status: 'interrupted' };
+    }
+  }
+
+  #clusterMachines(): ClusterMachine[] {
+    const out: ClusterMachine[] = [];
+    for (const e of this.#o.agents.all()) {
+      if (this.#o.agents.isGone(e.id)) continue;
+      out.push({ id: agentMachineId(e.info.hostname, e.info.ip), attributes: attributesOf(e.info.attributes) });
+    }
+    // Scheduled machines without an agent are known too (no attributes).
+    for (const m of this.#o.maintenance.machines.values()) out.push({ id: m.id, attributes: {} });
+    return out;
+  }
+
+  #budgetAgents(): BudgetAgent[] {
+    return [...this.#o.agents.all()].map((e) => ({
+      id: e.id,
+      machine: agentMachineId(e.info.hostname, e.info.ip),
+      attributes: attributesOf(e.info.attributes),
+      active: e.phase === 'REGISTERED' && e.connected && !e.deactivated,
+    }));
+  }
+
+  // ---- Actions -------------------------------------------------------------------------------
+
+  async #carryOut(held: HeldPlan, a: StepAction): Promise<void> {
+    const { actions } = this.#o;
+    let error: DrydockError | undefined;
+    switch (a.type) {
+      case 'schedule':
+        error = await actions.scheduleMachine(a.machine, { startNs: a.startNs, durationNs: a.durationNs });
+        break;
+      case 'unschedule':
+        error = await actions.unscheduleMachine(a.machine);
+        break;
+      case 'drain':
+        for (const id of a.agentIds) {
+          const e = await actions.drain(id, { maxGracePeriodNs: a.maxGracePeriodNs, markGone: false });
+          error ??= e;
+        }
+        break;
+      case 'reactivate':
+        for (const id of a.agentIds) {
+          const e = await actions.reactivate(id);
+          error ??= e;
+        }
+        break;
+      case 'down':
+        error = await actions.down([a.machine]);
+        // Already DOWN counts as done.
+        if (error?.code === 'MACHINE_NOT_DRAINING' && this.#o.maintenance.get(a.machine)?.mode === 'DOWN') error = undefined;
+        break;
+      case 'up':
+        error = await actions.up([a.machine]);
+        if (error?.code === 'MACHINE_NOT_DOWN' && this.#o.maintenance.get(a.machine)?.mode !== 'DOWN') error = undefined;
+        break;
+      case 'run_hook':
+        await this.#runHook(held, a);
+        break;
+      case 'cancel_hook': {
+        const key = this.#stepKeyOf(held, a.machine);
+        const child = key === undefined ? undefined : this.#hooks.get(hookKey(held.name, key, a.attempt));
+        if (child !== undefined) killHook(child);
+        break;
+      }
+    }
+    // Every action is safe to repeat: the step machine issues it again after REISSUE_AFTER_MS.
+    if (error !== undefined) this.#log.warn('maintenance plan action refused', { plan: held.name, action: a.type, error: error.message });
+  }
+
+  #stepKeyOf(held: HeldPlan, machine: MachineId): string | undefined {
+    const k = machineKey(machine);
+    for (const [key, s] of held.steps) if (machineKey(s.record.state.machine) === k) return key;
+    return undefined;
+  }
+
+  /** Starts an on_down attempt at most once: recorded `running` durably before the process starts. */
+  async #runHook(held: HeldPlan, a: Extract<StepAction, { type: 'run_hook' }>): Promise<void> {
+    const key = this.#stepKeyOf(held, a.machine);
+    if (key === undefined) return;
+    const s = held.steps.get(key);
+    if (s === undefined || (s.record.hook !== null && s.record.hook.attempt >= a.attempt)) return;
+    const ok = await this.#updateRecord(held, s, { attempt: a.attempt, status: 'running', code: null, signal: null, output: '' });
+    if (!ok || this.#disposed) return;
+    const child = spawn('/bin/sh', ['-c', a.command], { env: { ...process.env, ...a.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const hk = hookKey(held.name, key, a.attempt);
+    this.#hooks.set(hk, child);
+    let output = '';
+    const keep = (chunk: Buffer): void => {
+      output += chunk.toString('utf8');
+      if (output.length > HOOK_OUTPUT_BYTES * 2) output = output.slice(-HOOK_OUTPUT_BYTES);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    let timedOut = false;
+    const timer = this.#o.clock.setTimer(a.timeoutMs, () => {
+      timedOut = true;
+      killHook(child);
+    });
+    this.#log.info('on_down started', { plan: held.name, step: key, attempt: a.attempt, pid: child.pid });
+    const finish = (code: number | null, signal: NodeJS.Signals | null, spawnError?: Error): void => {
+      timer.cancel();
+      if (this.#hooks.get(hk) !== child) return;
+      this.#hooks.delete(hk);
+      if (this.#disposed) return;
+      const tail = tailBytes(spawnError === undefined ? output : `${output}${spawnError.message}\n`);
+      const status: HookRecord['status'] = timedOut ? 'timed_out' : code === 0 ? 'succeeded' : 'failed';
+      this.#log.info('on_down ended', { plan: held.name, step: key, attempt: a.attempt, code, signal, status });
+      void this.#updateRecord(held, s, { attempt: a.attempt, status, code, signal, output: tail }).then(() => this.kick());
+    };
+    child.on('error', (e) => finish(null, null, e));
+    child.on('close', (code, signal) => finish(code, signal));
+  }
+
+  async #updateRecord(held: HeldPlan, s: { record: StepRecord }, hook: HookRecord): Promise<boolean> {
+    return this.#o.commits.serial(async () => {
+      if (held.deleted) return false;
+      // An outcome of an attempt the step no longer runs (stopped, restarted) is not kept.
+      if (hook.status !== 'running' && (s.record.hook?.attempt !== hook.attempt || s.record.hook.status !== 'running')) return false;
+      const before = s.record;
+      s.record = { ...s.record, hook };
+      const r = await this.#o.commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (reg) => reg.updateMaintenancePlanProgress(held.name, this.#progressText(held)), () => undefined);
+      if (!r.ok) s.record = before;
+      return r.ok;
+    });
+  }
+
+  // ---- Building and storing ------------------------------------------------------------------
+
+  #build(name: string, specText: string, spec: MaintenancePlanSpec, selection: MachineSelection, createdNs: bigint, progress: Progress | undefined): HeldPlan {
+    const plan = planFromSpec(spec, selection);
+    const machines = planSteps(selection);
+    const steps = new Map<string, { phase: string; step: Step; record: StepRecord }>();
+    let i = 0;
+    for (const phase of plan.phases) {
+      for (const step of phase.steps) {
+        const m = machines[i++];
+        if (m === undefined) continue;
+        const key = keyOf(phase.name, step.name);
+        const stored = progress?.steps[key];
+        const record: StepRecord = stored ?? { state: newStepState(m.machine, m.step), continues: 0, hook: null };
+        steps.set(key, { phase: phase.name, step, record });
+      }
+    }
+    if (progress !== undefined) applyOverrides(plan, progress.overrides);
+    for (const s of steps.values()) this.#showStep(s.step, s.record.state, '');
+    return { name, specText, spec, selection, plan, createdNs, steps, deleted: false };
+  }
+
+  #rebuild(row: DurableMaintenancePlan): HeldPlan | undefined {
+    const parsed = parseMaintenancePlanSpec(row.spec);
+    if (!parsed.ok) {
+      this.#log.error('maintenance plan spec no longer parses', { plan: row.name, errors: parsed.errors.slice(0, 5) });
+      return undefined;
+    }
+    const progress = JSON.parse(row.progress) as Progress;
+    return this.#build(row.name, row.spec, parsed.spec, progress.selection, row.createdNs, progress);
+  }
+
+  #progressText(held: HeldPlan): string {
+    const steps: Record<string, StepRecord> = {};
+    for (const [key, s] of held.steps) steps[key] = s.record;
+    const progress: Progress = { version: 1, selection: held.selection, overrides: overridesOf(held.plan), steps };
+    return JSON.stringify(progress);
+  }
+}
+
+function hookKey(plan: string, step: string, attempt: number): string {
+  return `${plan}\u0000${step}\u0000${attempt}`;
+}
+
+/** SIGTERM to the hook's process group, SIGKILL after HOOK_KILL_AFTER_MS if it is still there. */
+function killHook(child: ChildProcess): void {
+  const pid = child.pid;
+  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const signal = (sig: NodeJS.Signals): void => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      try {
+        child.kill(sig);
+      } catch {
+        // gone already
+      }
+    }
+  };
+  signal('SIGTERM');
+  const t = setTimeout(() => {
+    if (child.exitCode === null && child.signalCode === null) signal('SIGKILL');
+  }, HOOK_KILL_AFTER_MS);
+  t.unref();
+}
+
+function tailBytes(text: string): string {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= HOOK_OUTPUT_BYTES) return text;
+  // Cut at a character boundary and drop replacement characters a split sequence would make.
+  return buf.subarray(buf.length - HOOK_OUTPUT_BYTES).toString('utf8').replace(/^\uFFFD+/, '');
+}
+
+function attributesOf(attributes: readonly Attribute[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const a of attributes) if (!Object.hasOwn(out, a.name)) out[a.name] = attributeText(a);
+  return out;
+}
