@@ -23,6 +23,16 @@ export function resolveMaster(flag: string | undefined, env: Readonly<Record<str
   return raw.replace(/^https?:\/\//, '').replace(/\/+$/, '');
 }
 
+/** The line for a `--master` (or DRYDOCK_MASTER) that is no master spec. */
+export function badMasterLine(master: string, why: string): string {
+  return `--master ${master}: ${why}`;
+}
+
+/** The line for a master spec through which no leader was found. */
+export function noLeaderLine(master: string): string {
+  return `no leading master found through ${master}; set --master or DRYDOCK_MASTER`;
+}
+
 export class MasterClient {
   readonly #master: string;
   readonly #timeoutMs: number;
@@ -37,9 +47,9 @@ export class MasterClient {
   async #leader(): Promise<string> {
     if (this.#base !== undefined) return this.#base;
     const spec = parseMasterSpec(this.#master);
-    if (!spec.ok) throw new ApiError(0, `--master ${this.#master}: ${spec.error}`);
+    if (!spec.ok) throw new ApiError(0, badMasterLine(this.#master, spec.error));
     const leader = await findLeader(spec.value, fetch);
-    if (leader === undefined) throw new ApiError(0, `no leading master found through ${this.#master}; set --master or DRYDOCK_MASTER`);
+    if (leader === undefined) throw new ApiError(0, noLeaderLine(this.#master));
     this.#base = `http://${leader}`;
     return this.#base;
   }

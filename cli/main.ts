@@ -11,10 +11,23 @@ import { drainAgent, listAgents, simpleAgentCommand } from './drain-command.js';
 import type { DrainFlags } from './drain.js';
 import { RUN_DEFAULTS, checkRunFlags, type RunFlags } from './run.js';
 import { runCommand } from './run-command.js';
-import { listPlans, planVerb, showPlan, type SchedulerFlags, type ShowFlags } from './plan-command.js';
+import {
+  MASTER_PLANS,
+  SCHEDULER_PLANS,
+  createPlan,
+  deletePlan,
+  listPlans,
+  planVerb,
+  showPlan,
+  type MasterFlags,
+  type PlanApi,
+  type PlanFlags,
+  type SchedulerFlags,
+  type ShowFlags,
+} from './plan-command.js';
 import type { VerbFlags } from './plan.js';
 import { listPods, podAction, podInfo, podStatus } from './pod-command.js';
-import { EXIT_USAGE } from './service-api.js';
+import { EXIT_USAGE, type Target } from './service-api.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
 
 interface TaskJson {
@@ -77,7 +90,7 @@ agent
   .argument('<agent>', 'agent id or hostname')
   .action(async (id: string) => exit(await simpleAgentCommand(client(), 'gone', id)));
 
-const maintenance = program.command('maintenance').description('the maintenance schedule (Mesos maintenance primitives) and machine status');
+const maintenance = program.command('maintenance').description('the maintenance schedule (Mesos maintenance primitives), machine status, and maintenance plans');
 
 maintenance
   .command('schedule')
@@ -150,25 +163,36 @@ program
     process.exit(code);
   });
 
-/** The exit statuses of the commands that talk to a service scheduler, for their help. */
-const SERVICE_EXIT_HELP = `
+/**
+ * The exit statuses of the commands that talk to a service scheduler (plan, pod) or to the
+ * master's maintenance plans, for their help.
+ */
+function exitHelp(kind: Target['kind']): string {
+  return `
 Exit status:
-  0    done; also when the scheduler answers 208 (already reported or completed)
-  1    the scheduler refused (400, 404), answered something else unexpected, or could not be reached
+  0    done; also when the ${kind} answers 208 (already reported or completed)
+  1    the ${kind} refused (400, 404${kind === 'master' ? ', 409' : ''}), answered something else unexpected, or could not be reached
   2    usage: a bad flag or argument (nothing was sent)
   130  Ctrl-C (plan show --watch)`;
+}
 
 /**
- * A command that talks to a service scheduler (drydock-scheduler): --scheduler, --json and the
- * exit statuses. The scheduler is not the master: --master does not apply.
+ * A command of a plan or pod API: --json and the exit statuses. A scheduler's takes --scheduler
+ * (the scheduler is not the master: --master does not apply); the master's use the program's
+ * --master, found as the other master commands find it.
  */
-function serviceCommand(parent: Command, name: string, description: string): Command {
-  return parent
-    .command(name)
-    .description(description)
-    .option('--scheduler <host:port>', 'the service scheduler, host:port (default: $DRYDOCK_SCHEDULER, else 127.0.0.1:8088)')
-    .option('--json', 'print the scheduler\'s JSON answer as it is')
-    .addHelpText('after', SERVICE_EXIT_HELP);
+function apiCommand(kind: Target['kind'], parent: Command, name: string, description: string): Command {
+  const c = parent.command(name).description(description);
+  if (kind === 'scheduler') c.option('--scheduler <host:port>', 'the service scheduler, host:port (default: $DRYDOCK_SCHEDULER, else 127.0.0.1:8088)');
+  return c.option('--json', `print the ${kind}'s JSON answer as it is`).addHelpText('after', exitHelp(kind));
+}
+
+const serviceCommand = (parent: Command, name: string, description: string): Command => apiCommand('scheduler', parent, name, description);
+
+/** A maintenance plan command's flags with the program's --master. */
+function masterFlags<T extends PlanFlags>(opts: T): T {
+  const master = program.opts<{ master?: string }>().master;
+  return master === undefined ? opts : { ...opts, master };
 }
 
 /**
@@ -178,59 +202,79 @@ function serviceCommand(parent: Command, name: string, description: string): Com
  */
 const usageExit = (e: CommanderError): never => process.exit(e.exitCode === 0 ? 0 : EXIT_USAGE);
 
+/** The verbs that take --phase (and --step): command, alias, help. */
+const TARGETED_VERBS: ReadonlyArray<readonly [string, string | undefined, string, 'phase' | 'phase and step']> = [
+  ['continue', 'resume', 'continue a held plan or phase (a canary phase: its next step)', 'phase'],
+  ['interrupt', 'pause', 'hold a plan or phase: what is launched finishes, nothing new starts', 'phase'],
+  ['force-complete', undefined, 'mark a plan, phase or step COMPLETE without doing its work', 'phase and step'],
+  ['restart', 'force-restart', 'restart a plan, phase or step: released and put back to PENDING (clearing back-off)', 'phase and step'],
+];
+
+/**
+ * The plan commands both plan APIs share (list, show, stop, continue, interrupt, force-complete,
+ * restart), under `parent`; `start` is the scheduler's only (a maintenance plan starts when
+ * created).
+ */
+function planCommands(parent: Command, api: PlanApi, kind: Target['kind']): void {
+  const flags = kind === 'master' ? masterFlags : <T extends PlanFlags>(opts: T): T => opts;
+  const verb = (command: string) => async (name: string, opts: PlanFlags & VerbFlags) => exit(await planVerb(api, command, name, flags(opts)));
+
+  apiCommand(kind, parent, 'list', 'list the plans, one name a line')
+    .action(async (opts: PlanFlags) => exit(await listPlans(api, flags(opts))));
+
+  apiCommand(kind, parent, 'show', 'show a plan as a tree: phases, steps, their statuses and what a step waits for, then the plan\'s errors; 417 (plan ERROR) is shown too')
+    .argument('<plan>', 'plan name, e.g. deploy')
+    .option('--watch', 'redraw until the plan is COMPLETE (exit 0); keeps watching through ERROR (a step may be restarted); gives up (exit 1) after 30s without an answer')
+    .option('--interval <duration>', 'with --watch, time between polls, 100ms to 1hrs (default: 1secs)')
+    .action(async (name: string, opts: ShowFlags) => exit(await showPlan(api, name, flags(opts))));
+
+  if (kind === 'scheduler') {
+    apiCommand(kind, parent, 'start', 'start a plan (a COMPLETE one runs again), with parameters that become its tasks\' environment')
+      .argument('<plan>', 'plan name')
+      .option('-p, --parameter <KEY=VALUE>', 'an environment variable for the plan\'s tasks; repeat for more (the last of a key wins)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+      .action(verb('start'));
+  }
+
+  apiCommand(kind, parent, 'stop', 'stop a plan: hold it and put every step back to PENDING (continue, or start, begins again)')
+    .argument('<plan>', 'plan name')
+    .action(verb('stop'));
+
+  for (const [name, alias, description, takes] of TARGETED_VERBS) {
+    const c = apiCommand(kind, parent, name, description);
+    if (alias !== undefined) c.alias(alias);
+    c.argument('<plan>', 'plan name').option('--phase <phase>', 'the phase, by name or id');
+    if (takes === 'phase and step') c.option('--step <step>', 'the step within --phase, by name or id');
+    c.action(verb(name));
+  }
+}
+
 const plan = program
   .command('plan')
   .description('plans of a service scheduler (deploy, recovery, ...): list, show, start, stop, continue, interrupt, force-complete, restart')
-  .addHelpText('after', SERVICE_EXIT_HELP)
+  .addHelpText('after', exitHelp('scheduler'))
+  .exitOverride(usageExit);
+planCommands(plan, SCHEDULER_PLANS, 'scheduler');
+
+const maintenancePlan = maintenance
+  .command('plan')
+  .description('maintenance plans on the master: take machines through DRAINING, DOWN and UP, a step per machine (create, list, show, stop, continue, interrupt, force-complete, restart, delete)')
+  .addHelpText('after', exitHelp('master'))
   .exitOverride(usageExit);
 
-serviceCommand(plan, 'list', 'list the plans, one name a line')
-  .action(async (opts: SchedulerFlags) => exit(await listPlans(opts)));
+apiCommand('master', maintenancePlan, 'create', 'create a maintenance plan from a spec (YAML or JSON) and start it; the master checks the spec and lists every error')
+  .argument('<file>', 'the spec, or - for stdin')
+  .action(async (file: string, opts: MasterFlags) => exit(await createPlan(file, masterFlags(opts))));
 
-serviceCommand(plan, 'show', 'show a plan as a tree: phases, steps, their statuses and what a step waits for, then the plan\'s errors; 417 (plan ERROR) is shown too')
-  .argument('<plan>', 'plan name, e.g. deploy')
-  .option('--watch', 'redraw until the plan is COMPLETE (exit 0); keeps watching through ERROR (a step may be restarted); gives up (exit 1) after 30s without an answer')
-  .option('--interval <duration>', 'with --watch, time between polls, 100ms to 1hrs (default: 1secs)')
-  .action(async (name: string, opts: ShowFlags) => exit(await showPlan(name, opts)));
+planCommands(maintenancePlan, MASTER_PLANS, 'master');
 
-serviceCommand(plan, 'start', 'start a plan (a COMPLETE one runs again), with parameters that become its tasks\' environment')
+apiCommand('master', maintenancePlan, 'delete', 'delete a maintenance plan that is COMPLETE or stopped (409 otherwise)')
   .argument('<plan>', 'plan name')
-  .option('-p, --parameter <KEY=VALUE>', 'an environment variable for the plan\'s tasks; repeat for more (the last of a key wins)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
-  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('start', name, opts)));
-
-serviceCommand(plan, 'stop', 'stop a plan: hold it and put every step back to PENDING (start or continue begins again)')
-  .argument('<plan>', 'plan name')
-  .action(async (name: string, opts: SchedulerFlags) => exit(await planVerb('stop', name, opts)));
-
-serviceCommand(plan, 'continue', 'continue a held plan or phase (a canary phase: its next step)')
-  .alias('resume')
-  .argument('<plan>', 'plan name')
-  .option('--phase <phase>', 'the phase, by name or id')
-  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('continue', name, opts)));
-
-serviceCommand(plan, 'interrupt', 'hold a plan or phase: what is launched finishes, nothing new starts')
-  .alias('pause')
-  .argument('<plan>', 'plan name')
-  .option('--phase <phase>', 'the phase, by name or id')
-  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('interrupt', name, opts)));
-
-serviceCommand(plan, 'force-complete', 'mark a plan, phase or step COMPLETE without doing its work')
-  .argument('<plan>', 'plan name')
-  .option('--phase <phase>', 'the phase, by name or id')
-  .option('--step <step>', 'the step within --phase, by name or id')
-  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('force-complete', name, opts)));
-
-serviceCommand(plan, 'restart', 'restart a plan, phase or step: released and put back to PENDING (clearing back-off)')
-  .alias('force-restart')
-  .argument('<plan>', 'plan name')
-  .option('--phase <phase>', 'the phase, by name or id')
-  .option('--step <step>', 'the step within --phase, by name or id')
-  .action(async (name: string, opts: SchedulerFlags & VerbFlags) => exit(await planVerb('restart', name, opts)));
+  .action(async (name: string, opts: MasterFlags) => exit(await deletePlan(name, masterFlags(opts))));
 
 const pod = program
   .command('pod')
   .description('pod instances of a service scheduler (hello-0, hello-1, ...): list, status, info, restart, replace')
-  .addHelpText('after', SERVICE_EXIT_HELP)
+  .addHelpText('after', exitHelp('scheduler'))
   .exitOverride(usageExit);
 
 serviceCommand(pod, 'list', 'list the pod instances, one name a line')

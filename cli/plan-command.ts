@@ -1,17 +1,25 @@
 /**
- * `drydock plan`'s shell: list, show [--watch], and the verbs (start, stop, continue/resume,
- * interrupt/pause, force-complete, restart/force-restart) against a service scheduler's
- * `/v1/plans`. It sends the requests, prints, polls, sleeps and handles Ctrl-C; every decision
- * is in plan.ts. Each function returns the exit status (service-api.ts: 0, 1, 2; 130 after
- * Ctrl-C).
+ * The plan commands' shell, for both plan APIs (plan.ts PlanRoot): `drydock plan` against a
+ * service scheduler's `/v1/plans` and `drydock maintenance plan` against the master's
+ * `/v1/maintenance/plans`: list, show [--watch], the verbs (start, stop, continue/resume,
+ * interrupt/pause, force-complete, restart/force-restart), and the master's create and delete.
+ * It finds the target, sends the requests, prints, polls, sleeps and handles Ctrl-C; every
+ * decision is in plan.ts. Each function returns the exit status (service-api.ts: 0, 1, 2; 130
+ * after Ctrl-C).
  */
 
+import { readFile } from 'node:fs/promises';
+import { badMasterLine, noLeaderLine, resolveMaster } from './client.js';
 import {
+  MAINTENANCE_PLANS,
   PLAN_COMMANDS,
-  PLAN_LIST_REQUEST,
+  SERVICE_PLANS,
   WATCH_GIVE_UP_MS,
   WATCH_START,
   listOutcome,
+  planCreateRequest,
+  planDeleteRequest,
+  planListRequest,
   planPoll,
   planShowRequest,
   planVerbRequest,
@@ -19,16 +27,18 @@ import {
   verbOutcome,
   watchIntervalMs,
   watchStep,
+  type PlanRoot,
   type VerbFlags,
   type WatchOptions,
 } from './plan.js';
-import { EXIT_USAGE, ask, resolveScheduler, type Answer, type ApiRequest, type Printed } from './service-api.js';
+import { EXIT_FAILED, EXIT_USAGE, ask, resolveScheduler, type Answer, type ApiRequest, type Printed, type Target } from './service-api.js';
 import { EXIT_INTERRUPTED, ansiPaint, eraseFrame, plainPaint, screenIo, screenRows, type ScreenIo, type TerminalIo } from './terminal.js';
+import { findLeader, parseMasterSpec, type MasterSpec } from '../shared/detection.js';
 
 /** The real terminal; `drydock: ` in front of errors. */
 export const processScreen: ScreenIo = screenIo('drydock');
 
-/** The shells' way to the scheduler: `ask` in the process, a fake in a test. */
+/** The shells' way to the scheduler or master: `ask` in the process, a fake in a test. */
 export type Send = (base: string, req: ApiRequest) => Promise<Answer>;
 
 /** The flags every `drydock plan` and `drydock pod` command takes. */
@@ -39,20 +49,47 @@ export interface SchedulerFlags {
   json?: boolean;
 }
 
-export interface ShowFlags extends SchedulerFlags {
+/** The flags every `drydock maintenance plan` command takes (--master is the program's). */
+export interface MasterFlags {
+  /** The master: host:port, a list, or etcd://… (default $DRYDOCK_MASTER, else 127.0.0.1:5050). */
+  master?: string;
+  /** Print the master's JSON answer instead of text. */
+  json?: boolean;
+}
+
+/** The flags of a plan command, whichever API it speaks to. */
+export type PlanFlags = SchedulerFlags & MasterFlags;
+
+export interface ShowFlags extends PlanFlags {
   watch?: boolean;
   /** Mesos duration between polls with --watch (default 1secs). */
   interval?: string;
 }
 
-/** Where the commands run: the process's environment and terminal, and a way to the scheduler. */
+/** Where the commands run: the process's environment, terminal and files, and a way to the API. */
 export interface Shell {
   readonly io: ScreenIo;
   readonly send: Send;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The leading master's host:port through a master spec (shared/detection.ts), or undefined. */
+  readonly findLeader: (spec: MasterSpec) => Promise<string | undefined>;
+  /** A file's text; `-` is stdin. Rejects with the file's error. */
+  readonly readInput: (file: string) => Promise<string>;
 }
 
-export const processShell: Shell = { io: processScreen, send: ask, env: process.env };
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export const processShell: Shell = {
+  io: processScreen,
+  send: ask,
+  env: process.env,
+  findLeader: (spec) => findLeader(spec, fetch),
+  readInput: (file) => (file === '-' ? readStdin() : readFile(file, 'utf8')),
+};
 
 /** Writes what a pure part decided; returns its exit status. */
 export function print(io: TerminalIo, p: Printed): number {
@@ -61,40 +98,78 @@ export function print(io: TerminalIo, p: Printed): number {
   return p.exitCode;
 }
 
-/** The scheduler's base URL, or undefined after saying why the flag or variable is wrong. */
-export function schedulerBase(flags: SchedulerFlags, shell: Shell): string | undefined {
+/** The scheduler, or undefined after saying why the flag or variable is wrong. */
+export function schedulerTarget(flags: SchedulerFlags, shell: Shell): Target | undefined {
   const r = resolveScheduler(flags.scheduler, shell.env);
-  if (r.ok) return r.value;
+  if (r.ok) return { kind: 'scheduler', base: r.value };
   shell.io.err(r.error);
   return undefined;
 }
+
+/**
+ * The leading master, found as the other master commands find it (client.ts): --master, else
+ * DRYDOCK_MASTER, else 127.0.0.1:5050; a list or etcd:// asks for the leader. A standby named
+ * directly answers 307 to the leader, which `ask` follows. A bad spec is exit 2 (nothing was
+ * sent), no leader found exit 1.
+ */
+async function leadingMaster(flags: MasterFlags, shell: Shell): Promise<Target | number> {
+  const master = resolveMaster(flags.master, shell.env);
+  const spec = parseMasterSpec(master);
+  if (!spec.ok) return usage(shell.io, badMasterLine(master, spec.error));
+  const leader = await shell.findLeader(spec.value);
+  if (leader === undefined) {
+    shell.io.err(noLeaderLine(master));
+    return EXIT_FAILED;
+  }
+  return { kind: 'master', base: `http://${leader}` };
+}
+
+/** Which plans a command works on: where they are (root) and who serves them (target). */
+export interface PlanApi {
+  readonly root: PlanRoot;
+  /** The target, or the exit status after saying why there is none. */
+  locate(flags: PlanFlags, shell: Shell): Promise<Target | number>;
+}
+
+/** `drydock plan`: a service scheduler's plans. */
+export const SCHEDULER_PLANS: PlanApi = {
+  root: SERVICE_PLANS,
+  locate: async (flags, shell) => schedulerTarget(flags, shell) ?? EXIT_USAGE,
+};
+
+/** `drydock maintenance plan`: the master's maintenance plans. */
+export const MASTER_PLANS: PlanApi = {
+  root: MAINTENANCE_PLANS,
+  locate: leadingMaster,
+};
 
 function usage(io: TerminalIo, error: string): number {
   io.err(error);
   return EXIT_USAGE;
 }
 
-/** `drydock plan list`. */
-export async function listPlans(flags: SchedulerFlags, shell: Shell = processShell): Promise<number> {
-  const base = schedulerBase(flags, shell);
-  if (base === undefined) return EXIT_USAGE;
-  return print(shell.io, listOutcome(base, await shell.send(base, PLAN_LIST_REQUEST), flags.json === true));
+/** `drydock [maintenance] plan list`. */
+export async function listPlans(api: PlanApi, flags: PlanFlags, shell: Shell = processShell): Promise<number> {
+  const at = await api.locate(flags, shell);
+  if (typeof at === 'number') return at;
+  const req = planListRequest(api.root);
+  return print(shell.io, listOutcome(at, req, await shell.send(at.base, req), flags.json === true));
 }
 
-/** `drydock plan show <plan> [--watch [--interval D]]`. */
-export async function showPlan(name: string, flags: ShowFlags, shell: Shell = processShell): Promise<number> {
+/** `drydock [maintenance] plan show <plan> [--watch [--interval D]]`. */
+export async function showPlan(api: PlanApi, name: string, flags: ShowFlags, shell: Shell = processShell): Promise<number> {
   const { io } = shell;
-  const base = schedulerBase(flags, shell);
-  if (base === undefined) return EXIT_USAGE;
-  const req = planShowRequest(name);
+  const req = planShowRequest(api.root, name);
   if (!req.ok) return usage(io, req.error);
   if (flags.watch !== true && flags.interval !== undefined) return usage(io, '--interval is for --watch');
   const interval = watchIntervalMs(flags.interval);
   if (!interval.ok) return usage(io, interval.error);
+  const at = await api.locate(flags, shell);
+  if (typeof at === 'number') return at;
   const json = flags.json === true;
   const paint = io.colour && !json ? ansiPaint : plainPaint;
-  if (flags.watch !== true) return print(io, showOutcome(base, name, req.value, await shell.send(base, req.value), json, paint));
-  return watchPlan(base, req.value, { name, json, tty: io.tty, paint, intervalMs: interval.value, giveUpMs: WATCH_GIVE_UP_MS }, shell);
+  if (flags.watch !== true) return print(io, showOutcome(at, name, req.value, await shell.send(at.base, req.value), json, paint));
+  return watchPlan(at, req.value, { name, from: at.kind, json, tty: io.tty, paint, intervalMs: interval.value, giveUpMs: WATCH_GIVE_UP_MS }, shell);
 }
 
 /**
@@ -102,7 +177,7 @@ export async function showPlan(name: string, flags: ShowFlags, shell: Shell = pr
  * terminal the previous frame is erased first, so the tree redraws in place. Ctrl-C ends the
  * watch at once, even mid-request or mid-sleep, with 130; the plan is the scheduler's and goes on.
  */
-async function watchPlan(base: string, req: ApiRequest, o: WatchOptions, shell: Shell): Promise<number> {
+async function watchPlan(at: Target, req: ApiRequest, o: WatchOptions, shell: Shell): Promise<number> {
   const { io } = shell;
   let stop: () => void = () => undefined;
   const stopped = new Promise<'stopped'>((resolve) => (stop = () => resolve('stopped')));
@@ -111,9 +186,9 @@ async function watchPlan(base: string, req: ApiRequest, o: WatchOptions, shell: 
   try {
     let state = WATCH_START;
     for (;;) {
-      const answer = await Promise.race([shell.send(base, req), stopped]);
+      const answer = await Promise.race([shell.send(at.base, req), stopped]);
       if (answer === 'stopped') break;
-      const step = watchStep(state, planPoll(base, req, answer), io.nowMs(), o);
+      const step = watchStep(state, planPoll(at, req, answer), io.nowMs(), o);
       state = step.state;
       if (step.draw !== undefined) {
         if (o.tty && !o.json) {
@@ -133,17 +208,41 @@ async function watchPlan(base: string, req: ApiRequest, o: WatchOptions, shell: 
   }
 }
 
+/** Checks the request first (a usage error sends nothing), then finds the target, sends it and prints the answer. */
+async function sendOne(api: PlanApi, req: { ok: true; value: ApiRequest } | { ok: false; error: string }, flags: PlanFlags, shell: Shell): Promise<number> {
+  if (!req.ok) return usage(shell.io, req.error);
+  const at = await api.locate(flags, shell);
+  if (typeof at === 'number') return at;
+  return print(shell.io, verbOutcome(at, req.value, await shell.send(at.base, req.value), flags.json === true));
+}
+
 /**
- * `drydock plan <command> <plan>` for the verbs; `command` is the CLI's name for it (aliases
- * included, see PLAN_COMMANDS).
+ * `drydock [maintenance] plan <command> <plan>` for the verbs; `command` is the CLI's name for
+ * it (aliases included, see PLAN_COMMANDS).
  */
-export async function planVerb(command: string, name: string, flags: SchedulerFlags & VerbFlags, shell: Shell = processShell): Promise<number> {
-  const { io } = shell;
+export async function planVerb(api: PlanApi, command: string, name: string, flags: PlanFlags & VerbFlags, shell: Shell = processShell): Promise<number> {
   const verb = Object.hasOwn(PLAN_COMMANDS, command) ? PLAN_COMMANDS[command] : undefined;
-  if (verb === undefined) return usage(io, `unknown plan command '${command}'`);
-  const base = schedulerBase(flags, shell);
-  if (base === undefined) return EXIT_USAGE;
-  const req = planVerbRequest(verb, name, flags);
-  if (!req.ok) return usage(io, req.error);
-  return print(io, verbOutcome(base, req.value, await shell.send(base, req.value), flags.json === true));
+  if (verb === undefined) return usage(shell.io, `unknown plan command '${command}'`);
+  return sendOne(api, planVerbRequest(api.root, verb, name, flags), flags, shell);
+}
+
+/**
+ * `drydock maintenance plan create FILE|-`: the spec's text as it is, to the master, which
+ * checks it, creates the plan and starts it (200, its message), or lists every error (400).
+ */
+export async function createPlan(file: string, flags: MasterFlags, shell: Shell = processShell): Promise<number> {
+  const source = file === '-' ? 'stdin' : file;
+  let text: string;
+  try {
+    text = await shell.readInput(file);
+  } catch (e) {
+    shell.io.err(`cannot read ${source}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    return EXIT_FAILED;
+  }
+  return sendOne(MASTER_PLANS, planCreateRequest(text, source), flags, shell);
+}
+
+/** `drydock maintenance plan delete <plan>`: the master deletes a COMPLETE or stopped plan (else 409). */
+export async function deletePlan(name: string, flags: MasterFlags, shell: Shell = processShell): Promise<number> {
+  return sendOne(MASTER_PLANS, planDeleteRequest(name), flags, shell);
 }

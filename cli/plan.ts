@@ -1,8 +1,9 @@
 /**
- * `drydock plan`'s decisions, as pure functions: the request each command sends to a service
- * scheduler's `/v1/plans` (plans.md §6.1), reading a plan's JSON, drawing it as a tree, what an
- * answer means (text, exit status), and what `plan show --watch` does at each poll. The shell
- * is plan-command.ts.
+ * `drydock plan`'s and `drydock maintenance plan`'s decisions, as pure functions: the request
+ * each command sends to a service scheduler's `/v1/plans` (plans.md §6.1) or the master's
+ * `/v1/maintenance/plans` (issue 12: the same verbs, codes and JSON, plus create and delete),
+ * reading a plan's JSON, drawing it as a tree, what an answer means (text, exit status), and
+ * what `plan show --watch` does at each poll. The shell is plan-command.ts.
  *
  * The verbs and their aliases follow the SDK CLI (plans.md §6.2): `pause` is interrupt, `resume`
  * is continue, `force-restart` is restart. A 208 ("already reported or completed") is news, not a
@@ -32,6 +33,7 @@ import {
   type Answer,
   type ApiRequest,
   type Printed,
+  type Target,
 } from './service-api.js';
 import type { Colour, Paint } from './terminal.js';
 
@@ -71,13 +73,42 @@ export interface VerbFlags {
   parameter?: string[];
 }
 
-/** `GET /v1/plans`. */
-export const PLAN_LIST_REQUEST: ApiRequest = { method: 'GET', path: '/v1/plans' };
+/** Where a plan API lives: a service scheduler's plans, or the master's maintenance plans. */
+export type PlanRoot = '/v1/plans' | '/v1/maintenance/plans';
 
-/** `GET /v1/plans/<plan>`. */
-export function planShowRequest(plan: string): Checked<ApiRequest> {
+/** A service scheduler's plans. */
+export const SERVICE_PLANS: PlanRoot = '/v1/plans';
+/** The master's maintenance plans. */
+export const MAINTENANCE_PLANS: PlanRoot = '/v1/maintenance/plans';
+
+/** `GET <root>`. */
+export function planListRequest(root: PlanRoot): ApiRequest {
+  return { method: 'GET', path: root };
+}
+
+/** `<method> <root>/<plan>`: show (GET) or, for a maintenance plan, delete (DELETE). */
+function onePlanRequest(method: 'GET' | 'DELETE', root: PlanRoot, plan: string): Checked<ApiRequest> {
   const seg = pathSegment('plan', plan);
-  return seg.ok ? { ok: true, value: { method: 'GET', path: `/v1/plans/${seg.value}` } } : seg;
+  return seg.ok ? { ok: true, value: { method, path: `${root}/${seg.value}` } } : seg;
+}
+
+/** `GET <root>/<plan>`. */
+export function planShowRequest(root: PlanRoot, plan: string): Checked<ApiRequest> {
+  return onePlanRequest('GET', root, plan);
+}
+
+/** `DELETE /v1/maintenance/plans/<plan>`: only the master deletes plans (a COMPLETE or stopped one). */
+export function planDeleteRequest(plan: string): Checked<ApiRequest> {
+  return onePlanRequest('DELETE', MAINTENANCE_PLANS, plan);
+}
+
+/**
+ * `POST /v1/maintenance/plans` with a spec's text as it is: the master reads YAML or JSON (YAML
+ * holds JSON) and lists every error itself (400), so the CLI only refuses an empty file.
+ */
+export function planCreateRequest(spec: string, source: string): Checked<ApiRequest> {
+  if (spec.trim() === '') return { ok: false, error: `${source} is empty; write a maintenance plan spec (YAML or JSON)` };
+  return { ok: true, value: { method: 'POST', path: MAINTENANCE_PLANS, body: spec, contentType: 'application/yaml' } };
 }
 
 /**
@@ -97,8 +128,8 @@ export function startParameters(flags: readonly string[]): Checked<Record<string
   return { ok: true, value: Object.fromEntries(entries) };
 }
 
-/** `POST /v1/plans/<plan>/<verb>[?phase=&step=]`, with `start`'s parameters as its body. */
-export function planVerbRequest(verb: PlanVerb, plan: string, flags: VerbFlags): Checked<ApiRequest> {
+/** `POST <root>/<plan>/<verb>[?phase=&step=]`, with `start`'s parameters as its body. */
+export function planVerbRequest(root: PlanRoot, verb: PlanVerb, plan: string, flags: VerbFlags): Checked<ApiRequest> {
   const seg = pathSegment('plan', plan);
   if (!seg.ok) return seg;
   const takes = TARGETS[verb];
@@ -113,7 +144,7 @@ export function planVerbRequest(verb: PlanVerb, plan: string, flags: VerbFlags):
   if (flags.phase !== undefined) query.set('phase', flags.phase);
   if (flags.step !== undefined) query.set('step', flags.step);
   const q = query.toString() === '' ? '' : `?${query.toString()}`;
-  const path = `/v1/plans/${seg.value}/${verb}${q}`;
+  const path = `${root}/${seg.value}/${verb}${q}`;
   if (verb !== 'start') return { ok: true, value: { method: 'POST', path } };
   // The SDK CLI always sends an object, `{}` when there are no parameters.
   const params = startParameters(flags.parameter ?? []);
@@ -245,11 +276,11 @@ export function renderPlan(name: string, plan: PlanView, paint: Paint): string[]
 }
 
 /** `drydock plan list`: the names, one a line (or the JSON array). */
-export function listOutcome(base: string, answer: Answer, json: boolean): Printed {
-  if (answer.kind !== 'http' || answer.status !== 200) return printedError(failureLine(base, PLAN_LIST_REQUEST, answer));
+export function listOutcome(at: Target, req: ApiRequest, answer: Answer, json: boolean): Printed {
+  if (answer.kind !== 'http' || answer.status !== 200) return printedError(failureLine(at, req, answer));
   const value = answerJson(answer.body);
   const names = value.ok ? decodeNames(value.value) : value;
-  if (!names.ok || !value.ok) return printedError(malformedLine(base, PLAN_LIST_REQUEST, answer.status, names.ok ? '' : names.error));
+  if (!names.ok || !value.ok) return printedError(malformedLine(at, req, answer.status, names.ok ? '' : names.error));
   return printedOk(json ? [formatJson(value.value)] : names.value.map(oneLine));
 }
 
@@ -264,15 +295,15 @@ export type PlanPoll =
   | { readonly kind: 'fatal'; readonly error: string };
 
 /** Classifies one answer to `GET /v1/plans/<plan>` (see PlanPoll). */
-export function planPoll(base: string, req: ApiRequest, answer: Answer): PlanPoll {
-  if (answer.kind === 'unreachable') return { kind: 'transient', error: unreachableLine(base, answer.reason) };
+export function planPoll(at: Target, req: ApiRequest, answer: Answer): PlanPoll {
+  if (answer.kind === 'unreachable') return { kind: 'transient', error: unreachableLine(at, answer.reason) };
   if (answer.status === 200 || answer.status === 202 || answer.status === 417) {
     const value = answerJson(answer.body);
     const plan = value.ok ? decodePlan(value.value) : value;
-    if (!value.ok || !plan.ok) return { kind: 'fatal', error: malformedLine(base, req, answer.status, plan.ok ? '' : plan.error) };
+    if (!value.ok || !plan.ok) return { kind: 'fatal', error: malformedLine(at, req, answer.status, plan.ok ? '' : plan.error) };
     return { kind: 'plan', plan: plan.value, json: value.value };
   }
-  return { kind: answer.status >= 500 ? 'transient' : 'fatal', error: failureLine(base, req, answer) };
+  return { kind: answer.status >= 500 ? 'transient' : 'fatal', error: failureLine(at, req, answer) };
 }
 
 /**
@@ -280,8 +311,8 @@ export function planPoll(base: string, req: ApiRequest, answer: Answer): PlanPol
  * ERROR included (417): the command's job is to show it, and the status is in what it prints.
  * Anything but a plan is an error, exit 1.
  */
-export function showOutcome(base: string, name: string, req: ApiRequest, answer: Answer, json: boolean, paint: Paint): Printed {
-  const poll = planPoll(base, req, answer);
+export function showOutcome(at: Target, name: string, req: ApiRequest, answer: Answer, json: boolean, paint: Paint): Printed {
+  const poll = planPoll(at, req, answer);
   if (poll.kind !== 'plan') return printedError(poll.error);
   return printedOk(json ? [formatJson(poll.json)] : renderPlan(name, poll.plan, paint));
 }
@@ -290,14 +321,15 @@ export function showOutcome(base: string, name: string, req: ApiRequest, answer:
 const ALREADY = 'Command has already been reported or completed';
 
 /**
- * A verb's answer: 200 prints the scheduler's message (exit 0); 208 prints that the command
- * was already reported or completed (exit 0; on stderr with --json, which keeps stdout JSON);
- * 400 and 404 print the scheduler's reason, anything else what came back (exit 1).
+ * A verb's answer (and create's and delete's): 200 prints the scheduler's or master's message
+ * (exit 0); 208 prints that the command was already reported or completed (exit 0; on stderr
+ * with --json, which keeps stdout JSON); 400, 404 and 409 print the reason, every line of it,
+ * anything else what came back (exit 1).
  */
-export function verbOutcome(base: string, req: ApiRequest, answer: Answer, json: boolean): Printed {
+export function verbOutcome(at: Target, req: ApiRequest, answer: Answer, json: boolean): Printed {
   if (answer.kind === 'http' && answer.status === 200) {
     const value = answerJson(answer.body);
-    if (!value.ok) return json ? printedError(malformedLine(base, req, 200, value.error)) : printedOk([oneLine(answer.body.trim())]);
+    if (!value.ok) return json ? printedError(malformedLine(at, req, 200, value.error)) : printedOk([oneLine(answer.body.trim())]);
     if (json) return printedOk([formatJson(value.value)]);
     const message = isObj(value.value) && typeof value.value['message'] === 'string' ? value.value['message'] : stringifyJson(value.value);
     return printedOk([oneLine(message)]);
@@ -306,7 +338,7 @@ export function verbOutcome(base: string, req: ApiRequest, answer: Answer, json:
     const text = oneLine(answer.body.trim()) || ALREADY;
     return json ? { exitCode: EXIT_OK, out: [], err: [text] } : printedOk([text]);
   }
-  return printedError(failureLine(base, req, answer));
+  return printedError(failureLine(at, req, answer));
 }
 
 /** `--interval` for `--watch`: a Mesos duration (`1secs`, `500ms`), from 100ms to 1hrs. */
@@ -319,7 +351,7 @@ export function watchIntervalMs(text: string | undefined): Checked<number> {
   return { ok: true, value: Number(d.ns / 1_000_000n) };
 }
 
-/** How long `--watch` keeps trying a scheduler that does not answer (or answers 5xx), in ms. */
+/** How long `--watch` keeps trying a scheduler (or master) that does not answer (or answers 5xx), in ms. */
 export const WATCH_GIVE_UP_MS = 30_000;
 
 /** What `--watch` remembers between polls. */
@@ -328,7 +360,7 @@ export interface WatchState {
   readonly plan: string | undefined;
   /** What is on the screen (TTY) or was printed last (pipe): the unit of "changed?". */
   readonly shown: string | undefined;
-  /** When the current run of failed polls began (ms); undefined while the scheduler answers. */
+  /** When the current run of failed polls began (ms); undefined while the target answers. */
   readonly failingSinceMs: number | undefined;
 }
 
@@ -337,6 +369,8 @@ export const WATCH_START: WatchState = { plan: undefined, shown: undefined, fail
 
 export interface WatchOptions {
   readonly name: string;
+  /** What is polled, for the line that says it answers again. */
+  readonly from: Target['kind'];
   /** One compact JSON line per change instead of the tree. */
   readonly json: boolean;
   /** Redraw in place with a footer (a terminal), or append (a pipe). */
@@ -377,7 +411,7 @@ export function watchStep(state: WatchState, poll: PlanPoll, nowMs: number, o: W
       const done = poll.plan.status === 'COMPLETE';
       const plan = o.json ? `${stringifyJson(poll.json)}\n` : `${renderPlan(o.name, poll.plan, o.paint).join('\n')}\n`;
       const shown = frame(plan, done ? '' : footer(`watching ${oneLine(o.name)} every ${formatDuration(msToNs(o.intervalMs))} until COMPLETE; Ctrl-C stops watching`));
-      const back = state.failingSinceMs !== undefined && !(o.tty && !o.json) ? { err: 'the scheduler answers again' } : {};
+      const back = state.failingSinceMs !== undefined && !(o.tty && !o.json) ? { err: `the ${o.from} answers again` } : {};
       const next: WatchState = { plan, shown, failingSinceMs: undefined };
       return { state: next, ...back, ...(shown !== state.shown ? { draw: shown } : {}), ...(done ? { exitCode: EXIT_OK } : {}) };
     }

@@ -15,48 +15,48 @@ import {
   podStatusRequest,
   type PodAction,
 } from './pod.js';
-import { print, processShell, schedulerBase, type SchedulerFlags, type Shell } from './plan-command.js';
+import { print, processShell, schedulerTarget, type SchedulerFlags, type Shell } from './plan-command.js';
 import { EXIT_USAGE } from './service-api.js';
 
 /** `drydock pod list`. */
 export async function listPods(flags: SchedulerFlags, shell: Shell = processShell): Promise<number> {
-  const base = schedulerBase(flags, shell);
-  if (base === undefined) return EXIT_USAGE;
-  return print(shell.io, podListOutcome(base, await shell.send(base, POD_LIST_REQUEST), flags.json === true));
+  const at = schedulerTarget(flags, shell);
+  if (at === undefined) return EXIT_USAGE;
+  return print(shell.io, podListOutcome(at, await shell.send(at.base, POD_LIST_REQUEST), flags.json === true));
 }
 
 /** `drydock pod status [<pod>]`: every instance of the service, or one. */
 export async function podStatus(pod: string | undefined, flags: SchedulerFlags, shell: Shell = processShell): Promise<number> {
-  const base = schedulerBase(flags, shell);
-  if (base === undefined) return EXIT_USAGE;
+  const at = schedulerTarget(flags, shell);
+  if (at === undefined) return EXIT_USAGE;
   const req = podStatusRequest(pod);
   if (!req.ok) {
     shell.io.err(req.error);
     return EXIT_USAGE;
   }
-  return print(shell.io, podStatusOutcome(base, req.value, pod !== undefined, await shell.send(base, req.value), flags.json === true));
+  return print(shell.io, podStatusOutcome(at, req.value, pod !== undefined, await shell.send(at.base, req.value), flags.json === true));
 }
 
 /** `drydock pod info <pod>`: JSON either way (see podInfoOutcome). */
 export async function podInfo(pod: string, flags: SchedulerFlags, shell: Shell = processShell): Promise<number> {
-  const base = schedulerBase(flags, shell);
-  if (base === undefined) return EXIT_USAGE;
+  const at = schedulerTarget(flags, shell);
+  if (at === undefined) return EXIT_USAGE;
   const req = podInfoRequest(pod);
   if (!req.ok) {
     shell.io.err(req.error);
     return EXIT_USAGE;
   }
-  return print(shell.io, podInfoOutcome(base, req.value, await shell.send(base, req.value)));
+  return print(shell.io, podInfoOutcome(at, req.value, await shell.send(at.base, req.value)));
 }
 
 /** `drydock pod restart|replace <pod>`. */
 export async function podAction(action: PodAction, pod: string, flags: SchedulerFlags, shell: Shell = processShell): Promise<number> {
-  const base = schedulerBase(flags, shell);
-  if (base === undefined) return EXIT_USAGE;
+  const at = schedulerTarget(flags, shell);
+  if (at === undefined) return EXIT_USAGE;
   const req = podActionRequest(action, pod);
   if (!req.ok) {
     shell.io.err(req.error);
     return EXIT_USAGE;
   }
-  return print(shell.io, podActionOutcome(base, action, req.value, await shell.send(base, req.value), flags.json === true));
+  return print(shell.io, podActionOutcome(at, action, req.value, await shell.send(at.base, req.value), flags.json === true));
 }

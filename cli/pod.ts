@@ -27,6 +27,7 @@ import {
   type ApiRequest,
   type Obj,
   type Printed,
+  type Target,
 } from './service-api.js';
 
 /** What `POST /v1/pod/<name>/<action>` does: restart the tasks in place, or replace them (relaunched anew). */
@@ -175,24 +176,24 @@ export function podStatusRows(instances: readonly PodInstanceView[]): string[][]
 }
 
 /** The body of a 200 as JSON and decoded, or the error line for a body that is not what the contract says. */
-function read200<T>(base: string, req: ApiRequest, answer: Answer, decode: (v: unknown) => Checked<T>): { ok: true; value: T; json: unknown } | { ok: false; printed: Printed } {
-  if (answer.kind !== 'http' || answer.status !== 200) return { ok: false, printed: printedError(failureLine(base, req, answer)) };
+function read200<T>(at: Target, req: ApiRequest, answer: Answer, decode: (v: unknown) => Checked<T>): { ok: true; value: T; json: unknown } | { ok: false; printed: Printed } {
+  if (answer.kind !== 'http' || answer.status !== 200) return { ok: false, printed: printedError(failureLine(at, req, answer)) };
   const value = answerJson(answer.body);
   const decoded = value.ok ? decode(value.value) : value;
-  if (!value.ok || !decoded.ok) return { ok: false, printed: printedError(malformedLine(base, req, 200, decoded.ok ? '' : decoded.error)) };
+  if (!value.ok || !decoded.ok) return { ok: false, printed: printedError(malformedLine(at, req, 200, decoded.ok ? '' : decoded.error)) };
   return { ok: true, value: decoded.value, json: value.value };
 }
 
 /** `drydock pod list`: the instance names, one a line (or the JSON array). */
-export function podListOutcome(base: string, answer: Answer, json: boolean): Printed {
-  const r = read200(base, POD_LIST_REQUEST, answer, decodeNames);
+export function podListOutcome(at: Target, answer: Answer, json: boolean): Printed {
+  const r = read200(at, POD_LIST_REQUEST, answer, decodeNames);
   if (!r.ok) return r.printed;
   return printedOk(json ? [formatJson(r.json)] : r.value.map(oneLine));
 }
 
 /** `drydock pod status [<pod>]`: the table (or the JSON). */
-export function podStatusOutcome(base: string, req: ApiRequest, one: boolean, answer: Answer, json: boolean): Printed {
-  const r = read200(base, req, answer, one
+export function podStatusOutcome(at: Target, req: ApiRequest, one: boolean, answer: Answer, json: boolean): Printed {
+  const r = read200(at, req, answer, one
     ? (v) => { const i = decodeInstanceStatus(v); return i.ok ? { ok: true as const, value: [i.value] } : i; }
     : (v) => { const s = decodeServiceStatus(v); return s.ok ? { ok: true as const, value: s.value.pods.flatMap((p) => p.instances) } : s; });
   if (!r.ok) return r.printed;
@@ -204,14 +205,14 @@ export function podStatusOutcome(base: string, req: ApiRequest, one: boolean, an
  * `drydock pod info <pod>`: the tasks' Mesos TaskInfo and latest TaskStatus, as JSON with or
  * without --json (they are Mesos objects; a table would drop what one looks them up for).
  */
-export function podInfoOutcome(base: string, req: ApiRequest, answer: Answer): Printed {
-  const r = read200(base, req, answer, decodeInfo);
+export function podInfoOutcome(at: Target, req: ApiRequest, answer: Answer): Printed {
+  const r = read200(at, req, answer, decodeInfo);
   return r.ok ? printedOk([formatJson(r.json)]) : r.printed;
 }
 
 /** `drydock pod restart|replace <pod>`: which tasks the scheduler acts on. */
-export function podActionOutcome(base: string, action: PodAction, req: ApiRequest, answer: Answer, json: boolean): Printed {
-  const r = read200(base, req, answer, decodeAction);
+export function podActionOutcome(at: Target, action: PodAction, req: ApiRequest, answer: Answer, json: boolean): Printed {
+  const r = read200(at, req, answer, decodeAction);
   if (!r.ok) return r.printed;
   if (json) return printedOk([formatJson(r.json)]);
   const tasks = r.value.tasks.length === 0 ? 'no tasks' : r.value.tasks.map(oneLine).join(', ');

@@ -1,8 +1,9 @@
 /**
- * The CLI's way to a service scheduler's HTTP API (`drydock-scheduler`: `/v1/plans`, `/v1/pod`):
- * where the scheduler is, one request, and how an answer a command did not expect is put to the
- * operator. What each command asks and makes of the answer is in plan.ts and pod.ts; the only
- * I/O here is `ask`.
+ * The CLI's way to the plan and pod HTTP APIs: a service scheduler's (`drydock-scheduler`:
+ * `/v1/plans`, `/v1/pod`) and the master's maintenance plans (`/v1/maintenance/plans`, the same
+ * verbs, codes and JSON): where the scheduler is, one request, and how an answer a command did
+ * not expect is put to the operator. What each command asks and makes of the answer is in
+ * plan.ts and pod.ts; the only I/O here is `ask`.
  */
 
 import { parseWireJson } from '../shared/json.js';
@@ -15,18 +16,33 @@ const DEFAULT_PORT = '8088';
 /** How long one request may take, in milliseconds, before the scheduler counts as unreachable. */
 export const SCHEDULER_TIMEOUT_MS = 10_000;
 
-/** Exit statuses of `drydock plan` and `drydock pod`. */
+/** Exit statuses of `drydock plan`, `drydock pod` and `drydock maintenance plan`. */
 export const EXIT_OK = 0;
-/** The scheduler refused (400, 404), answered something unexpected, or could not be reached. */
+/** The scheduler (or master) refused (400, 404, 409), answered something unexpected, or could not be reached. */
 export const EXIT_FAILED = 1;
 /** The command line is wrong: a bad flag or argument; nothing was sent. */
 export const EXIT_USAGE = 2;
 
-/** One request to the scheduler: path below the base, query included; a body is JSON. */
+/** What a command talks to: a service scheduler or the (leading) master, and its base URL. */
+export interface Target {
+  readonly kind: 'scheduler' | 'master';
+  /** `http://host:port`, with a path prefix for a scheduler behind a proxy. */
+  readonly base: string;
+}
+
+/** How the operator points the CLI elsewhere, for the line that says a target is unreachable. */
+const SET_TARGET: Readonly<Record<Target['kind'], string>> = {
+  scheduler: '--scheduler or DRYDOCK_SCHEDULER',
+  master: '--master or DRYDOCK_MASTER',
+};
+
+/** One request: path below the base, query included; a body is JSON unless `contentType` says otherwise. */
 export interface ApiRequest {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   readonly path: string;
   readonly body?: string;
+  /** The body's media type; default application/json. */
+  readonly contentType?: string;
 }
 
 /** What came back: an HTTP answer of any status, or why there was none. */
@@ -97,26 +113,42 @@ function bodyText(body: string): string {
   return t.length > MAX_BODY_IN_ERROR ? `${t.slice(0, MAX_BODY_IN_ERROR)}…` : t;
 }
 
-/** The line for a scheduler that cannot be reached. */
-export function unreachableLine(base: string, reason: string): string {
-  return `cannot reach the scheduler at ${base} (${reason}); set --scheduler or DRYDOCK_SCHEDULER`;
+/** The most lines of a refusal's text shown (the master lists every error of a spec, a line each). */
+const MAX_REFUSAL_LINES = 20;
+
+/**
+ * A refusal's text: its lines, each made safe and bounded, the later ones indented under the
+ * first (the master's 400 for a bad spec is `Invalid maintenance plan spec:` and an error a line).
+ */
+function refusalText(body: string): string {
+  const lines = body.trim().split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+  if (lines.length <= 1) return bodyText(body);
+  const shown = lines.slice(0, MAX_REFUSAL_LINES).map(bodyText);
+  if (lines.length > MAX_REFUSAL_LINES) shown.push(`(${lines.length - MAX_REFUSAL_LINES} more lines)`);
+  return shown.join('\n  ');
+}
+
+/** The line for a scheduler (or master) that cannot be reached. */
+export function unreachableLine(at: Target, reason: string): string {
+  return `cannot reach the ${at.kind} at ${at.base} (${reason}); set ${SET_TARGET[at.kind]}`;
 }
 
 /**
  * The error line for an answer a command does not take as success. A refusal the API defines
- * (400, 404: `Plan deploy not found`) is shown with the scheduler's own text; anything else also
- * names the request, as it points at the wrong address or a scheduler in trouble.
+ * (400, 404: `Plan deploy not found`; the master's 409) is shown with the target's own text, every
+ * line of it; anything else also names the request, as it points at the wrong address or a
+ * target in trouble.
  */
-export function failureLine(base: string, req: ApiRequest, answer: Answer): string {
-  if (answer.kind === 'unreachable') return unreachableLine(base, answer.reason);
-  if (answer.status === 400 || answer.status === 404) return `scheduler at ${base} answered ${answer.status}: ${bodyText(answer.body)}`;
+export function failureLine(at: Target, req: ApiRequest, answer: Answer): string {
+  if (answer.kind === 'unreachable') return unreachableLine(at, answer.reason);
+  if (answer.status === 400 || answer.status === 404 || answer.status === 409) return `${at.kind} at ${at.base} answered ${answer.status}: ${refusalText(answer.body)}`;
   const status = `${answer.status}${answer.statusText === '' ? '' : ` ${answer.statusText}`}`;
-  return `scheduler at ${base} answered ${status} to ${req.method} ${req.path}: ${bodyText(answer.body)}`;
+  return `${at.kind} at ${at.base} answered ${status} to ${req.method} ${req.path}: ${bodyText(answer.body)}`;
 }
 
 /** The line for a success status whose body is not what the contract says. */
-export function malformedLine(base: string, req: ApiRequest, status: number, why: string): string {
-  return `scheduler at ${base} answered ${status} to ${req.method} ${req.path} with a body drydock cannot read: ${why}`;
+export function malformedLine(at: Target, req: ApiRequest, status: number, why: string): string {
+  return `${at.kind} at ${at.base} answered ${status} to ${req.method} ${req.path} with a body drydock cannot read: ${why}`;
 }
 
 /** An answer's body as JSON, read with the network bounds (shared/json.ts). */
@@ -179,12 +211,15 @@ function reasonOf(e: unknown, timeoutMs: number): string {
   return err.cause?.code ?? err.cause?.message ?? err.message ?? String(e);
 }
 
-/** Sends one request; never throws: a network failure is an `unreachable` answer. */
+/**
+ * Sends one request; never throws: a network failure is an `unreachable` answer. A standby
+ * master's 307 to the leader is followed (fetch's default; the body is a string, so it is sent again).
+ */
 export async function ask(base: string, req: ApiRequest, timeoutMs = SCHEDULER_TIMEOUT_MS): Promise<Answer> {
   try {
     const init: RequestInit = {
       method: req.method,
-      headers: req.body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      headers: req.body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': req.contentType ?? 'application/json' },
       signal: AbortSignal.timeout(timeoutMs),
     };
     if (req.body !== undefined) init.body = req.body;

@@ -6,10 +6,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  MAINTENANCE_PLANS,
   PLAN_COMMANDS,
+  SERVICE_PLANS,
   WATCH_START,
   decodePlan,
   listOutcome,
+  planCreateRequest,
+  planDeleteRequest,
+  planListRequest,
   planPoll,
   planShowRequest,
   planVerbRequest,
@@ -37,13 +42,14 @@ import {
   podStatusRequest,
   podStatusRows,
 } from '../../cli/pod.js';
-import { resolveScheduler, failureLine, oneLine, type Answer, type ApiRequest } from '../../cli/service-api.js';
+import { resolveScheduler, failureLine, oneLine, type Answer, type ApiRequest, type Target } from '../../cli/service-api.js';
 import { ansiPaint, eraseFrame, plainPaint, screenRows, visibleText, wantsColour, type ScreenIo } from '../../cli/terminal.js';
-import { listPlans, planVerb, showPlan, type Shell } from '../../cli/plan-command.js';
+import { MASTER_PLANS, SCHEDULER_PLANS, createPlan, deletePlan, listPlans, planVerb, showPlan, type Shell } from '../../cli/plan-command.js';
 import { podStatus } from '../../cli/pod-command.js';
 import type { PlanInfo } from '../../shared/plans/commands.js';
 
-const BASE = 'http://127.0.0.1:8088';
+const BASE: Target = { kind: 'scheduler', base: 'http://127.0.0.1:8088' };
+const LIST = planListRequest(SERVICE_PLANS);
 
 const http = (status: number, body: unknown, statusText = ''): Answer => ({
   kind: 'http',
@@ -94,10 +100,10 @@ test('PlanInfo from shared/plans is readable as the CLI\'s PlanView (a type chec
 });
 
 test('requests: list, show, and every verb and alias with its path, query and body', () => {
-  assert.deepEqual(planShowRequest('deploy'), { ok: true, value: { method: 'GET', path: '/v1/plans/deploy' } });
-  assert.deepEqual(planShowRequest('a b/c'), { ok: true, value: { method: 'GET', path: '/v1/plans/a%20b%2Fc' } });
-  assert.equal(planShowRequest('..').ok, false);
-  assert.equal(planShowRequest('').ok, false);
+  assert.deepEqual(planShowRequest(SERVICE_PLANS, 'deploy'), { ok: true, value: { method: 'GET', path: '/v1/plans/deploy' } });
+  assert.deepEqual(planShowRequest(SERVICE_PLANS, 'a b/c'), { ok: true, value: { method: 'GET', path: '/v1/plans/a%20b%2Fc' } });
+  assert.equal(planShowRequest(SERVICE_PLANS, '..').ok, false);
+  assert.equal(planShowRequest(SERVICE_PLANS, '').ok, false);
 
   const cases: Array<[string, VerbFlags, string, string | undefined]> = [
     ['start', {}, '/v1/plans/deploy/start', '{}'],
@@ -115,7 +121,7 @@ test('requests: list, show, and every verb and alias with its path, query and bo
   for (const [command, flags, path, body] of cases) {
     const verb = PLAN_COMMANDS[command];
     assert.ok(verb !== undefined, command);
-    const r = planVerbRequest(verb, 'deploy', flags);
+    const r = planVerbRequest(SERVICE_PLANS, verb, 'deploy', flags);
     assert.ok(r.ok, `${command} ${JSON.stringify(flags)}: ${r.ok ? '' : r.error}`);
     assert.deepEqual(r.value, body === undefined ? { method: 'POST', path } : { method: 'POST', path, body }, command);
   }
@@ -123,7 +129,7 @@ test('requests: list, show, and every verb and alias with its path, query and bo
 });
 
 test('requests: flags a verb does not take, --step without --phase, empty names, bad -p are refused before sending', () => {
-  const refused: Array<[Parameters<typeof planVerbRequest>[0], VerbFlags, RegExp]> = [
+  const refused: Array<[Parameters<typeof planVerbRequest>[1], VerbFlags, RegExp]> = [
     ['stop', { phase: 'p' }, /stop takes no --phase/],
     ['continue', { phase: 'p', step: 's' }, /continue takes no --step/],
     ['interrupt', { step: 's' }, /interrupt takes no --step/],
@@ -135,11 +141,11 @@ test('requests: flags a verb does not take, --step without --phase, empty names,
     ['start', { parameter: ['=1'] }, /-p '=1': empty KEY/],
   ];
   for (const [verb, flags, want] of refused) {
-    const r = planVerbRequest(verb, 'deploy', flags);
+    const r = planVerbRequest(SERVICE_PLANS, verb, 'deploy', flags);
     assert.equal(r.ok, false, `${verb} ${JSON.stringify(flags)}`);
     assert.match(r.ok ? '' : r.error, want);
   }
-  assert.equal(planVerbRequest('stop', '', {}).ok, false);
+  assert.equal(planVerbRequest(SERVICE_PLANS, 'stop', '', {}).ok, false);
   // A parameter named __proto__ is a parameter.
   const p = startParameters(['__proto__=x']);
   assert.ok(p.ok);
@@ -262,11 +268,11 @@ test('exit statuses: show, verbs and list for 200/202/208/400/404/417/500/unreac
     assert.deepEqual(verbOutcome(BASE, verb, answer, asJson), { exitCode: code, out, err }, `verb ${name}`);
   }
 
-  assert.deepEqual(listOutcome(BASE, http(200, ['deploy', 'recovery']), false), { exitCode: 0, out: ['deploy', 'recovery'], err: [] });
-  assert.deepEqual(listOutcome(BASE, http(200, ['deploy']), true), { exitCode: 0, out: ['[\n  "deploy"\n]'], err: [] });
-  assert.equal(listOutcome(BASE, http(200, [1]), false).exitCode, 1);
-  assert.equal(listOutcome(BASE, http(503, ''), false).exitCode, 1);
-  assert.equal(listOutcome(BASE, DOWN, false).exitCode, 1);
+  assert.deepEqual(listOutcome(BASE, LIST, http(200, ['deploy', 'recovery']), false), { exitCode: 0, out: ['deploy', 'recovery'], err: [] });
+  assert.deepEqual(listOutcome(BASE, LIST, http(200, ['deploy']), true), { exitCode: 0, out: ['[\n  "deploy"\n]'], err: [] });
+  assert.equal(listOutcome(BASE, LIST, http(200, [1]), false).exitCode, 1);
+  assert.equal(listOutcome(BASE, LIST, http(503, ''), false).exitCode, 1);
+  assert.equal(listOutcome(BASE, LIST, DOWN, false).exitCode, 1);
 });
 
 test('unexpected bodies in error lines are one line, bounded, without escape sequences', () => {
@@ -278,7 +284,7 @@ test('unexpected bodies in error lines are one line, bounded, without escape seq
 });
 
 test('--watch: drawn when changed, COMPLETE ends it with 0, ERROR does not, 404 ends it with 1', () => {
-  const o: WatchOptions = { name: 'deploy', json: false, tty: false, paint: plainPaint, intervalMs: 1000, giveUpMs: 30_000 };
+  const o: WatchOptions = { name: 'deploy', from: 'scheduler', json: false, tty: false, paint: plainPaint, intervalMs: 1000, giveUpMs: 30_000 };
   const req: ApiRequest = { method: 'GET', path: '/v1/plans/deploy' };
   const poll = (a: Answer): PlanPoll => planPoll(BASE, req, a);
   let s: WatchState = WATCH_START;
@@ -309,7 +315,7 @@ test('--watch: drawn when changed, COMPLETE ends it with 0, ERROR does not, 404 
 });
 
 test('--watch: an unreachable scheduler (or a 5xx) is retried, said once on a pipe, given up after the bound', () => {
-  const o: WatchOptions = { name: 'deploy', json: false, tty: false, paint: plainPaint, intervalMs: 1000, giveUpMs: 30_000 };
+  const o: WatchOptions = { name: 'deploy', from: 'scheduler', json: false, tty: false, paint: plainPaint, intervalMs: 1000, giveUpMs: 30_000 };
   const req: ApiRequest = { method: 'GET', path: '/v1/plans/deploy' };
   let s = watchStep(WATCH_START, planPoll(BASE, req, http(202, planJson('WAITING'))), 0, o).state;
   const f1 = watchStep(s, planPoll(BASE, req, DOWN), 1000, o);
@@ -330,7 +336,7 @@ test('--watch: an unreachable scheduler (or a 5xx) is retried, said once on a pi
 });
 
 test('--watch on a terminal: a footer says what is watched or what fails; COMPLETE drops it', () => {
-  const o: WatchOptions = { name: 'deploy', json: false, tty: true, paint: plainPaint, intervalMs: 2000, giveUpMs: 30_000 };
+  const o: WatchOptions = { name: 'deploy', from: 'scheduler', json: false, tty: true, paint: plainPaint, intervalMs: 2000, giveUpMs: 30_000 };
   const req: ApiRequest = { method: 'GET', path: '/v1/plans/deploy' };
   const a = watchStep(WATCH_START, planPoll(BASE, req, http(202, planJson('WAITING'))), 0, o);
   assert.match(a.draw ?? '', /PENDING\nwatching deploy every 2secs until COMPLETE; Ctrl-C stops watching\n$/);
@@ -460,7 +466,13 @@ function fakeShell(answers: (req: ApiRequest, n: number) => Answer, over: Partia
     ...over,
   };
   return {
-    shell: { io, env: {}, send: async (_b, req) => { sent.push(req); return answers(req, sent.length); } },
+    shell: {
+      io,
+      env: {},
+      send: async (_b, req) => { sent.push(req); return answers(req, sent.length); },
+      findLeader: async (spec) => (spec.kind === 'fixed' ? spec.address : undefined),
+      readInput: async (file) => { if (file === 'missing.yaml') throw Object.assign(new Error('no such file'), { code: 'ENOENT' }); return file === 'empty.yaml' ? ' \n' : 'name: kernel\n'; },
+    },
     out,
     err,
     raw,
@@ -471,20 +483,20 @@ function fakeShell(answers: (req: ApiRequest, n: number) => Answer, over: Partia
 
 test('shell: list, a verb, usage errors (exit 2, nothing sent), pod status', async () => {
   const f = fakeShell(() => http(200, ['deploy']));
-  assert.equal(await listPlans({}, f.shell), 0);
+  assert.equal(await listPlans(SCHEDULER_PLANS, {}, f.shell), 0);
   assert.deepEqual(f.out, ['deploy']);
 
   const v = fakeShell(() => http(208, 'Command has already been reported or completed'));
-  assert.equal(await planVerb('pause', 'deploy', { phase: 'p' }, v.shell), 0);
+  assert.equal(await planVerb(SCHEDULER_PLANS, 'pause', 'deploy', { phase: 'p' }, v.shell), 0);
   assert.deepEqual(v.sent, [{ method: 'POST', path: '/v1/plans/deploy/interrupt?phase=p' }]);
   assert.deepEqual(v.out, ['Command has already been reported or completed']);
 
   const u = fakeShell(() => http(200, {}));
-  assert.equal(await planVerb('start', 'deploy', { parameter: ['NOPE'] }, u.shell), 2);
-  assert.equal(await planVerb('restart', 'deploy', { step: 's' }, u.shell), 2);
-  assert.equal(await showPlan('deploy', { interval: '1secs' }, u.shell), 2);
-  assert.equal(await showPlan('deploy', { watch: true, interval: '1' }, u.shell), 2);
-  assert.equal(await listPlans({ scheduler: 'a b' }, u.shell), 2);
+  assert.equal(await planVerb(SCHEDULER_PLANS, 'start', 'deploy', { parameter: ['NOPE'] }, u.shell), 2);
+  assert.equal(await planVerb(SCHEDULER_PLANS, 'restart', 'deploy', { step: 's' }, u.shell), 2);
+  assert.equal(await showPlan(SCHEDULER_PLANS, 'deploy', { interval: '1secs' }, u.shell), 2);
+  assert.equal(await showPlan(SCHEDULER_PLANS, 'deploy', { watch: true, interval: '1' }, u.shell), 2);
+  assert.equal(await listPlans(SCHEDULER_PLANS, { scheduler: 'a b' }, u.shell), 2);
   assert.deepEqual(u.sent, []);
   assert.equal(u.err.length, 5);
 
@@ -499,7 +511,7 @@ test('shell: --watch on a pipe prints each change and ends on COMPLETE', async (
     const status = sequence[n - 1] ?? 'COMPLETE';
     return http(status === 'COMPLETE' ? 200 : status === 'ERROR' ? 417 : 202, planJson(status));
   });
-  assert.equal(await showPlan('deploy', { watch: true }, f.shell), 0);
+  assert.equal(await showPlan(SCHEDULER_PLANS, 'deploy', { watch: true }, f.shell), 0);
   assert.equal(f.sent.length, 5);
   assert.deepEqual(f.raw.map((r) => r.split('\n')[0]), ['deploy (serial) WAITING', 'deploy (serial) ERROR', 'deploy (serial) COMPLETE']);
   assert.ok(f.raw.every((r) => !r.includes('\u001b')), 'no escape sequences on a pipe');
@@ -508,7 +520,7 @@ test('shell: --watch on a pipe prints each change and ends on COMPLETE', async (
 test('shell: --watch on a terminal erases the previous frame; gives up after 30s unreachable; Ctrl-C exits 130', async () => {
   let n = 0;
   const t = fakeShell(() => (++n === 1 ? http(202, planJson('WAITING')) : DOWN), { tty: true, colour: true, size: () => ({ columns: 80, rows: 50 }) });
-  assert.equal(await showPlan('deploy', { watch: true, interval: '5secs' }, t.shell), 1);
+  assert.equal(await showPlan(SCHEDULER_PLANS, 'deploy', { watch: true, interval: '5secs' }, t.shell), 1);
   assert.match(t.raw[0] ?? '', /^deploy \(serial\) \u001b\[33mWAITING/, 'coloured on a terminal, nothing to erase at first');
   assert.match(t.raw[1] ?? '', /^\u001b\[7F\u001b\[J/, '6 tree lines and the footer erased');
   assert.match(t.raw[2] ?? '', /^\u001b\[8F\u001b\[J/, 'the failure footer wraps at 80 columns: one row more');
@@ -516,9 +528,86 @@ test('shell: --watch on a terminal erases the previous frame; gives up after 30s
   assert.ok(n <= 9, `bounded: ${n} polls`);
 
   const c = fakeShell(() => http(202, planJson('WAITING')));
-  const running = showPlan('deploy', { watch: true }, c.shell);
+  const running = showPlan(SCHEDULER_PLANS, 'deploy', { watch: true }, c.shell);
   await new Promise((r) => setImmediate(r));
   c.sigint();
   assert.equal(await running, 130);
   assert.deepEqual(c.err, ['stopped watching deploy; the plan goes on']);
+});
+
+test('maintenance plans: the same requests under /v1/maintenance/plans, plus create (the spec as it is) and delete', () => {
+  assert.deepEqual(planListRequest(MAINTENANCE_PLANS), { method: 'GET', path: '/v1/maintenance/plans' });
+  assert.deepEqual(planShowRequest(MAINTENANCE_PLANS, 'kernel-2026-11'), { ok: true, value: { method: 'GET', path: '/v1/maintenance/plans/kernel-2026-11' } });
+  const verbs: Array<[string, VerbFlags, string]> = [
+    ['continue', { phase: 'r1' }, '/v1/maintenance/plans/kernel/continue?phase=r1'],
+    ['interrupt', {}, '/v1/maintenance/plans/kernel/interrupt'],
+    ['stop', {}, '/v1/maintenance/plans/kernel/stop'],
+    ['force-complete', { phase: 'r1', step: 'maint-a' }, '/v1/maintenance/plans/kernel/forceComplete?phase=r1&step=maint-a'],
+    ['restart', { phase: 'r1', step: 'maint-a' }, '/v1/maintenance/plans/kernel/restart?phase=r1&step=maint-a'],
+  ];
+  for (const [command, flags, path] of verbs) {
+    const verb = PLAN_COMMANDS[command];
+    assert.ok(verb !== undefined, command);
+    assert.deepEqual(planVerbRequest(MAINTENANCE_PLANS, verb, 'kernel', flags), { ok: true, value: { method: 'POST', path } }, command);
+  }
+  assert.deepEqual(planDeleteRequest('a b'), { ok: true, value: { method: 'DELETE', path: '/v1/maintenance/plans/a%20b' } });
+  assert.equal(planDeleteRequest('..').ok, false);
+  const spec = 'name: kernel\nmachines: all\n';
+  assert.deepEqual(planCreateRequest(spec, 'plan.yaml'), { ok: true, value: { method: 'POST', path: '/v1/maintenance/plans', body: spec, contentType: 'application/yaml' } });
+  assert.deepEqual(planCreateRequest(' \n', 'stdin'), { ok: false, error: 'stdin is empty; write a maintenance plan spec (YAML or JSON)' });
+});
+
+test('master answers: its name and --master in the lines, 409 and every line of a 400 shown', () => {
+  const at: Target = { kind: 'master', base: 'http://127.0.0.1:5050' };
+  const create: ApiRequest = { method: 'POST', path: '/v1/maintenance/plans', body: 'x' };
+  assert.deepEqual(verbOutcome(at, create, http(200, { message: 'created maintenance plan k: 1 machines in 1 phases' }), false), { exitCode: 0, out: ['created maintenance plan k: 1 machines in 1 phases'], err: [] });
+  assert.deepEqual(verbOutcome(at, create, http(400, 'Invalid maintenance plan spec:\nwindw is not a known key\nname must be \u001b[31m\n'), false), {
+    exitCode: 1,
+    out: [],
+    err: ['master at http://127.0.0.1:5050 answered 400: Invalid maintenance plan spec:\n  windw is not a known key\n  name must be ?[31m'],
+  });
+  assert.deepEqual(verbOutcome(at, create, http(409, 'Maintenance plan k already exists'), false).err, ['master at http://127.0.0.1:5050 answered 409: Maintenance plan k already exists']);
+  assert.deepEqual(verbOutcome(at, create, DOWN, false).err, ['cannot reach the master at http://127.0.0.1:5050 (ECONNREFUSED); set --master or DRYDOCK_MASTER']);
+  const many = failureLine(at, create, http(400, Array.from({ length: 30 }, (_, i) => `e${i}`).join('\n')));
+  assert.equal(many.split('\n').length, 21, 'the first 20 lines and how many more');
+  assert.match(many, /\n {2}\(10 more lines\)$/);
+  const o: WatchOptions = { name: 'k', from: 'master', json: false, tty: false, paint: plainPaint, intervalMs: 1000, giveUpMs: 30_000 };
+  const failing = watchStep(WATCH_START, { kind: 'transient', error: 'down' }, 0, o);
+  assert.equal(watchStep(failing.state, planPoll(at, { method: 'GET', path: '/v1/maintenance/plans/k' }, http(202, planJson('WAITING'))), 1000, o).err, 'the master answers again');
+});
+
+test('shell, maintenance plans: the master from --master / DRYDOCK_MASTER, create from a file, delete, usage and lookup failures', async () => {
+  const f = fakeShell(() => http(200, ['kernel']));
+  assert.equal(await listPlans(MASTER_PLANS, { master: '10.0.0.1:5050' }, f.shell), 0);
+  assert.deepEqual([f.out, f.sent], [['kernel'], [{ method: 'GET', path: '/v1/maintenance/plans' }]]);
+
+  const c = fakeShell(() => http(200, { message: 'created maintenance plan kernel: 2 machines in 1 phases' }));
+  assert.equal(await createPlan('plan.yaml', {}, c.shell), 0);
+  assert.deepEqual(c.sent, [{ method: 'POST', path: '/v1/maintenance/plans', body: 'name: kernel\n', contentType: 'application/yaml' }]);
+  assert.deepEqual(c.out, ['created maintenance plan kernel: 2 machines in 1 phases']);
+
+  const d = fakeShell(() => http(409, 'only a COMPLETE or stopped plan can be deleted'));
+  assert.equal(await deletePlan('kernel', {}, d.shell), 1);
+  assert.deepEqual(d.sent, [{ method: 'DELETE', path: '/v1/maintenance/plans/kernel' }]);
+  assert.deepEqual(d.err, ['master at http://127.0.0.1:5050 answered 409: only a COMPLETE or stopped plan can be deleted']);
+
+  const v = fakeShell(() => http(200, { message: 'Received cmd: continue' }));
+  assert.equal(await planVerb(MASTER_PLANS, 'continue', 'kernel', { phase: 'all' }, v.shell), 0);
+  assert.deepEqual(v.sent, [{ method: 'POST', path: '/v1/maintenance/plans/kernel/continue?phase=all' }]);
+
+  const u = fakeShell(() => http(200, {}));
+  assert.equal(await createPlan('missing.yaml', {}, u.shell), 1);
+  assert.equal(await createPlan('empty.yaml', {}, u.shell), 2);
+  assert.equal(await deletePlan('', {}, u.shell), 2);
+  assert.equal(await listPlans(MASTER_PLANS, { master: 'not a master' }, u.shell), 2);
+  // A list of masters is asked for the leader (this fake finds none): exit 1, nothing sent.
+  assert.equal(await showPlan(MASTER_PLANS, 'kernel', { master: 'm1:5050,m2:5050' }, u.shell), 1);
+  assert.deepEqual(u.sent, []);
+  assert.deepEqual(u.err, [
+    'cannot read missing.yaml: ENOENT',
+    'empty.yaml is empty; write a maintenance plan spec (YAML or JSON)',
+    'name a plan',
+    "--master not a master: expected host:port, a list host:port,host:port, or etcd://host:port/prefix",
+    'no leading master found through m1:5050,m2:5050; set --master or DRYDOCK_MASTER',
+  ]);
 });
