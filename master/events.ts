@@ -6,13 +6,27 @@
  * listener cannot read back once the change is applied (a removed agent's tasks).
  */
 
+import type { MachineId } from '../shared/machine.js';
 import type { FrameworkInfo, Task, TaskState, TaskStatus } from '../shared/mesos.js';
+import type { Status, StepStatus } from '../shared/plans/status.js';
+import type { StepStage } from './maintenance-plan-step.js';
 
 /** How an agent's drain or activation changed (the Drydock `AGENT_UPDATED` event). */
 export type AgentChange = 'DRAINING' | 'DRAINED' | 'DEACTIVATED' | 'REACTIVATED';
 
 /** How machines' modes changed (the Drydock `MACHINE_UPDATED` event). */
 export type MachineChange = 'SCHEDULED' | 'DOWN' | 'UP';
+
+/** One step of a maintenance plan as it is now (the Drydock `MAINTENANCE_PLAN_UPDATED` event). */
+export interface MaintenanceStepChange {
+  readonly phase: string;
+  readonly name: string;
+  readonly machine: MachineId;
+  readonly stage: StepStage;
+  readonly status: StepStatus;
+  /** What the step waits for, as the plan JSON's step message says it ('' once COMPLETE; the error in ERROR). */
+  readonly waitingFor: string;
+}
 
 export type MasterEvent =
   /**
@@ -47,6 +61,15 @@ export type MasterEvent =
   | { type: 'STATUS_UPDATE'; agentId: string; frameworkId: string; status: TaskStatus }
   /** A scheduler's acknowledgement reached the agent's record (a drain may be done now). */
   | { type: 'TASK_ACKNOWLEDGED'; agentId: string; frameworkId: string; taskId: string }
+  /** Drydock: a maintenance plan was created (and started); `machines` is the size of its selection. */
+  | { type: 'MAINTENANCE_PLAN_ADDED'; plan: string; status: Status; machines: number }
+  /**
+   * Drydock: a maintenance plan's step changed stage, status or waiting-for text (a countdown
+   * ticking is not a change), or, without `step`, the plan's status alone changed (interrupt).
+   */
+  | { type: 'MAINTENANCE_PLAN_UPDATED'; plan: string; status: Status; step?: MaintenanceStepChange }
+  /** Drydock: a COMPLETE or stopped maintenance plan was deleted. */
+  | { type: 'MAINTENANCE_PLAN_REMOVED'; plan: string }
   | { type: 'FRAMEWORK_ADDED'; frameworkId: string }
   | { type: 'FRAMEWORK_UPDATED'; frameworkId: string }
   | { type: 'FRAMEWORK_REMOVED'; frameworkId: string };

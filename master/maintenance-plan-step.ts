@@ -234,6 +234,14 @@ export function shortDuration(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
+/**
+ * A waiting-for text with its running times (shortDuration's `45s`, `3m12s`, `1h02m`) masked: two
+ * texts that differ only as a countdown ticks say the same thing, and the event stream sends one.
+ */
+export function steadyText(text: string): string {
+  return text.replace(/\b\d+(?:h\d{2}m|m\d{2}s|s)\b/g, '#');
+}
+
 /** A list for a one-line text: the first five, then how many more. */
 function listText(items: readonly string[]): string {
   return items.length <= 5 ? items.join(', ') : `${items.slice(0, 5).join(', ')} and ${items.length - 5} more`;

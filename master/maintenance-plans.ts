@@ -6,6 +6,9 @@
  * started step is advanced (maintenance-plan-step.ts), and each PENDING step the plan's strategy
  * offers is started once `budgetAllows` says so. Progress is written through the commit path
  * *before* the step's actions are carried out, so a master that dies in between re-issues them.
+ * Each change is then announced on the bus (MAINTENANCE_PLAN_ADDED / _UPDATED / _REMOVED, the
+ * operator stream's Drydock extension events): a step's stage, status or waiting-for text, once
+ * per change, never per pass.
  *
  * Choices:
  *  - A POSTed plan starts at once: an operator who creates a plan means it to run (canary phases
@@ -33,10 +36,11 @@ import type { TimerHandle } from '../shared/clock.js';
 import { budgetAllows, type BudgetAgent } from './maintenance-plan-budget.js';
 import { parseMaintenancePlanSpec, planFromSpec, planSteps, selectMachines, type ClusterMachine, type MachineSelection, type MaintenancePlanSpec } from './maintenance-plan-spec.js';
 import {
-  advanceStep, forceCompleteStep, isOut, newStepState, restartStep, stepStatusOf, stopStep,
+  advanceStep, forceCompleteStep, isOut, newStepState, restartStep, steadyText, stepStatusOf, stopStep,
   type HookReport, type MachineObservation, type StepAction, type StepState,
 } from './maintenance-plan-step.js';
-import type { MasterEvent } from './events.js';
+import type { Status } from '../shared/plans/status.js';
+import type { MaintenanceStepChange, MasterEvent } from './events.js';
 import type { Unavailability } from './maintenance.js';
 import type { ServiceModel, ServicePorts } from './ports.js';
 import type { DurableMaintenancePlan, RegistryState } from './registry/registry.js';
@@ -92,6 +96,13 @@ interface Progress {
   steps: Record<string, StepRecord>;
 }
 
+/** One step of a held plan: its phase, the engine's step, and its record. */
+interface HeldStep {
+  readonly phase: string;
+  readonly step: Step;
+  record: StepRecord;
+}
+
 interface HeldPlan {
   readonly name: string;
   readonly specText: string;
@@ -100,7 +111,7 @@ interface HeldPlan {
   readonly plan: Plan;
   readonly createdNs: bigint;
   /** By `phase/step`, with the phase and engine step. */
-  readonly steps: Map<string, { readonly phase: string; readonly step: Step; record: StepRecord }>;
+  readonly steps: Map<string, HeldStep>;
   deleted: boolean;
 }
 
@@ -124,6 +135,12 @@ export class MaintenancePlans {
   readonly #plans = new Map<string, HeldPlan>();
   /** Hook processes of this process, by `plan\0phase/step\0attempt`. */
   readonly #hooks = new Map<string, ChildProcess>();
+  /**
+   * What the operator event stream was last told of each plan: its status, and per step (by
+   * `phase/step`) its stage, status and steady waiting-for text. The loop passes often (every
+   * second while frameworks are asked); an event goes out only when one of these changed.
+   */
+  readonly #announced = new Map<string, { status: Status; steps: Map<string, string> }>();
   #timer: TimerHandle | undefined;
   #timerAt: number | undefined;
   #running = false;
@@ -146,6 +163,8 @@ export class MaintenancePlans {
         // A hook recorded running has no process in this master: the step machine hears `interrupted`.
         for (const s of held.steps.values()) if (s.record.hook?.status === 'running') s.record.hook = { ...s.record.hook, status: 'interrupted' };
         this.#plans.set(held.name, held);
+        // A new term's subscribers start from its state: only later changes are events.
+        this.#seed(held);
       } catch (e) {
         this.#log.error('maintenance plan not recovered', { plan: row.name, error: e });
       }
@@ -205,7 +224,11 @@ export class MaintenancePlans {
       const createdNs = BigInt(this.#o.clock.now()) * 1_000_000n;
       const held = this.#build(spec.name, text, spec, selection, createdNs, undefined);
       const row: DurableMaintenancePlan = { name: spec.name, spec: text, progress: this.#progressText(held), createdNs };
-      const w = await commits.write('CREATE_MAINTENANCE_PLAN', { plan: spec.name }, (r) => r.createMaintenancePlan(row), () => this.#plans.set(spec.name, held));
+      const w = await commits.write('CREATE_MAINTENANCE_PLAN', { plan: spec.name }, (r) => r.createMaintenancePlan(row), () => {
+        this.#plans.set(spec.name, held);
+        this.#seed(held);
+        this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_ADDED', plan: spec.name, status: held.plan.status(), machines: count });
+      });
       return w.ok ? { ok: true as const } : { ok: false as const, error: w.error };
     });
     if (!result.ok) return result;
@@ -226,6 +249,8 @@ export class MaintenancePlans {
       const w = await commits.write('DELETE_MAINTENANCE_PLAN', { plan: name }, (r) => r.deleteMaintenancePlan(name), () => {
         held.deleted = true;
         this.#plans.delete(name);
+        this.#announced.delete(name);
+        this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_REMOVED', plan: name });
       });
       if (!w.ok) return w.error;
       this.#log.info('maintenance plan deleted', { plan: name });
@@ -264,6 +289,7 @@ export class MaintenancePlans {
       else return { answer, actions, held: undefined };
       const w = await commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (r) => r.updateMaintenancePlanProgress(held.name, this.#progressText(held)), () => undefined);
       if (!w.ok) return { answer: { status: w.error.status, text: w.error.message } as PlansAnswer, actions: [], held: undefined };
+      this.#announcePlan(held);
       return { answer, actions, held };
     });
     if (out.held !== undefined) {
@@ -391,6 +417,7 @@ export class MaintenancePlans {
         const state = s.record.state;
         if (state.stage === 'COMPLETE' || state.stage === 'ERROR') {
           this.#showStep(s.step, state, state.stage === 'ERROR' ? (state.error ?? 'ERROR') : '');
+          this.#announceStep(held, key, s);
           continue;
         }
         if (state.stage === 'PENDING') {
@@ -405,6 +432,7 @@ export class MaintenancePlans {
           });
           if (!verdict.ok) {
             s.step.note = verdict.reason;
+            this.#announceStep(held, key, s);
             continue;
           }
         }
@@ -430,8 +458,10 @@ export class MaintenancePlans {
           if (adv.entered.length > 0) this.#log.info('maintenance step moved', { plan: held.name, step: key, stages: adv.entered });
         }
         this.#showStep(s.step, s.record.state, adv.waitingFor);
+        this.#announceStep(held, key, s);
         if (moved) for (const a of adv.actions) await this.#carryOut(held, a);
       }
+      this.#announcePlanStatus(held);
     }
     return { changed, wake };
   }
@@ -440,6 +470,42 @@ export class MaintenancePlans {
   #showStep(step: Step, state: StepState, waitingFor: string): void {
     step.setStatus(stepStatusOf(state));
     step.note = state.stage === 'ERROR' ? (state.error ?? 'ERROR') : state.left !== null && state.stage === 'PENDING' ? `left ${state.left.text}` : waitingFor;
+  }
+
+  // ---- The operator event stream -------------------------------------------------------------
+
+  /** Takes a plan's present state as already told (no events for it). */
+  #seed(held: HeldPlan): void {
+    const steps = new Map<string, string>();
+    for (const [key, s] of held.steps) steps.set(key, changeKey(s));
+    this.#announced.set(held.name, { status: held.plan.status(), steps });
+  }
+
+  /** MAINTENANCE_PLAN_UPDATED for a step whose stage, status or steady waiting-for text changed since the last one. */
+  #announceStep(held: HeldPlan, key: string, s: HeldStep): void {
+    const last = this.#announced.get(held.name);
+    if (last === undefined || held.deleted) return;
+    const k = changeKey(s);
+    if (last.steps.get(key) === k) return;
+    last.steps.set(key, k);
+    last.status = held.plan.status();
+    this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: held.name, status: last.status, step: stepChange(s) });
+  }
+
+  /** MAINTENANCE_PLAN_UPDATED without a step when only the plan's status changed (interrupt, a phase's canary). */
+  #announcePlanStatus(held: HeldPlan): void {
+    const last = this.#announced.get(held.name);
+    if (last === undefined || held.deleted) return;
+    const status = held.plan.status();
+    if (status === last.status) return;
+    last.status = status;
+    this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: held.name, status });
+  }
+
+  /** After an operator's verb: every step it changed, then the plan. */
+  #announcePlan(held: HeldPlan): void {
+    for (const [key, s] of held.steps) this.#announceStep(held, key, s);
+    this.#announcePlanStatus(held);
   }
 
   // ---- Observations --------------------------------------------------------------------------
@@ -636,6 +702,16 @@ export class MaintenancePlans {
     const progress: Progress = { version: 1, selection: held.selection, overrides: overridesOf(held.plan), steps };
     return JSON.stringify(progress);
   }
+}
+
+/** What makes a step's event: stage, stored status, and the waiting-for text with its countdowns masked. */
+function changeKey(s: HeldStep): string {
+  return `${s.record.state.stage}\u0000${s.step.storedStatus()}\u0000${steadyText(s.step.note)}`;
+}
+
+function stepChange(s: HeldStep): MaintenanceStepChange {
+  const state = s.record.state;
+  return { phase: s.phase, name: state.name, machine: state.machine, stage: state.stage, status: s.step.storedStatus(), waitingFor: s.step.note };
 }
 
 function hookKey(plan: string, step: string, attempt: number): string {

@@ -54,7 +54,22 @@ export type StreamRecord =
   /** Drydock: an agent's drain or activation changed; the agent as GET_AGENTS writes it. */
   | { type: 'AGENT_UPDATED'; agent_updated: { agent: Record<string, unknown> } }
   /** Drydock: machines' modes changed; those machines, and the whole GET_MAINTENANCE_STATUS `status`. */
-  | { type: 'MACHINE_UPDATED'; machine_updated: { machine_ids: Array<Record<string, string>>; status: Record<string, unknown> } };
+  | { type: 'MACHINE_UPDATED'; machine_updated: { machine_ids: Array<Record<string, string>>; status: Record<string, unknown> } }
+  /** Drydock: a maintenance plan was created; its name, status and number of machines. */
+  | { type: 'MAINTENANCE_PLAN_ADDED'; maintenance_plan_added: { name: string; status: string; machines: number } }
+  /** Drydock: a maintenance plan's step (or, without `step`, only the plan's status) changed. */
+  | { type: 'MAINTENANCE_PLAN_UPDATED'; maintenance_plan_updated: { name: string; status: string; step?: MaintenanceStepJson } }
+  | { type: 'MAINTENANCE_PLAN_REMOVED'; maintenance_plan_removed: { name: string } };
+
+/** A maintenance plan's step on the stream: the machine as the schedule writes it, and the plan JSON's words. */
+export interface MaintenanceStepJson {
+  phase: string;
+  name: string;
+  machine_id: Record<string, string>;
+  stage: string;
+  status: string;
+  waiting_for: string;
+}
 
 /** The first record: the snapshot, and how often heartbeats come (Mesos writes a double, 15.0). */
 export function subscribedRecord(getStateJson: unknown, heartbeatIntervalMs: number): StreamRecord {
@@ -91,6 +106,16 @@ export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord 
     }
     case 'MACHINE_UPDATED':
       return { type: 'MACHINE_UPDATED', machine_updated: { machine_ids: view.machineIds(event.machineKeys), status: view.maintenanceStatus() } };
+    case 'MAINTENANCE_PLAN_ADDED':
+      return { type: 'MAINTENANCE_PLAN_ADDED', maintenance_plan_added: { name: event.plan, status: event.status, machines: event.machines } };
+    case 'MAINTENANCE_PLAN_UPDATED': {
+      // The event carries the step as it was when it changed: the plan may have moved on by now.
+      const s = event.step;
+      const step: MaintenanceStepJson | undefined = s === undefined ? undefined : { phase: s.phase, name: s.name, machine_id: machineIdJson(s.machine), stage: s.stage, status: s.status, waiting_for: s.waitingFor };
+      return { type: 'MAINTENANCE_PLAN_UPDATED', maintenance_plan_updated: { name: event.plan, status: event.status, ...(step === undefined ? {} : { step }) } };
+    }
+    case 'MAINTENANCE_PLAN_REMOVED':
+      return { type: 'MAINTENANCE_PLAN_REMOVED', maintenance_plan_removed: { name: event.plan } };
     case 'TASK_ADDED': {
       const task = view.task(event.agentId, event.frameworkId, event.taskId);
       return task === undefined ? undefined : { type: 'TASK_ADDED', task_added: { task } };

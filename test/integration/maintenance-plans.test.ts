@@ -3,11 +3,20 @@
  * distinct hostnames and rack attributes. A machine taken DOWN shuts its agent down (exit 0);
  * the test then restarts the agent once the machine is UP again, as a systemd unit
  * (`Restart=always`) or `npm start`'s cluster would. Also: a master restart mid-plan resumes at
- * the step it was in, and a table of bad input (400/404/405/409, never 5xx).
+ * the step it was in, and a table of bad input (400/404/405/409, never 5xx). And: a framework
+ * that declines the inverse offer (the wait says so, then the drain goes on; the operator event
+ * stream shows each change once), an on_down hook that fails (ERROR, the plan pauses, restart
+ * goes on), and with etcd a kill -9 failover mid-plan.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { steadyText } from '../../master/maintenance-plan-step.js';
+import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { callApi, eventually, startAgent, startMaster, tempDir, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
+import { etcdMissing, startEtcd } from '../helpers/etcd.js';
+import { EventStream, type Rec } from '../helpers/event-stream.js';
 import { freePort } from '../helpers/ports.js';
 
 interface Answer { status: number; text: string; json: unknown }
@@ -193,4 +202,195 @@ test('bad input: 400 with every error, 404, 405, 409; nothing is written', async
   }
   assert.deepEqual((await call(m.url, 'GET', '/v1/maintenance/plans')).json, []);
   assert.equal((await call(m.url, 'GET', '/maintenance/schedule')).text, '{}');
+});
+
+// ---- A framework that declines -------------------------------------------------------------
+
+type Offer = { id: { value: string }; agent_id: { value: string } };
+type UpdateStatus = { state: string; uuid?: string; agent_id: unknown; task_id: { value: string } };
+const statusOf = (e: SchedulerEvent): UpdateStatus => (e['update'] as { status: UpdateStatus }).status;
+
+/** The plan events of the stream for one plan, as `maintenance_plan_updated` bodies. */
+interface StepJson { phase: string; name: string; machine_id: Record<string, string>; stage: string; status: string; waiting_for: string }
+const planUpdates = (s: EventStream, plan: string): Array<{ index: number; status: string; step?: StepJson }> =>
+  s.records.flatMap((r: Rec, index) => {
+    if (r.type !== 'MAINTENANCE_PLAN_UPDATED') return [];
+    const u = r['maintenance_plan_updated'] as { name: string; status: string; step?: StepJson };
+    return u.name === plan ? [{ index, status: u.status, ...(u.step === undefined ? {} : { step: u.step }) }] : [];
+  });
+
+test('a framework that declines: the step says who declines while it waits wait_for_frameworks, then drains (the task is killed); the event stream shows each change once, in order', { timeout: 120_000 }, async (t) => {
+  const m = await startMaster(t, { flags: ['--allocation_interval=200ms'] });
+  const fleet = new Fleet(t, () => m.address, () => m.url, [{ hostname: 'decl-a', rack: 'r1' }]);
+  t.after(() => fleet.stop());
+  await fleet.start();
+  const agentId = fleet.current.get('decl-a')?.agentId as string;
+
+  // A framework with a task on the machine: it acknowledges every update and declines every inverse offer.
+  const fw = await SchedulerClient.subscribe(m.address, { user: 'root', name: 'decliner' });
+  t.after(() => fw.close());
+  const declined: number[] = [];
+  fw.onEvent = (e) => {
+    if (e.type === 'UPDATE') {
+      const st = statusOf(e);
+      if (st.uuid !== undefined) void fw.call('ACKNOWLEDGE', { agent_id: st.agent_id, task_id: st.task_id, uuid: st.uuid }).catch(() => undefined);
+    }
+    if (e.type === 'INVERSE_OFFERS') {
+      const ids = (e['inverse_offers'] as { inverse_offers: Array<{ id: { value: string } }> }).inverse_offers.map((o) => o.id);
+      declined.push(fw.received.length - 1);
+      void fw.call('DECLINE_INVERSE_OFFERS', { inverse_offer_ids: ids, filters: { refuse_seconds: 0 } }).catch(() => undefined);
+    }
+  };
+  const offerEvent = await fw.next((e) => e.type === 'OFFERS' && (e['offers'] as { offers: Offer[] }).offers.some((o) => o.agent_id.value === agentId), 10_000, 'an offer for decl-a');
+  const offer = (e => (e['offers'] as { offers: Offer[] }).offers.find((o) => o.agent_id.value === agentId) as Offer)(offerEvent);
+  const task = { name: 'sleeper', task_id: { value: 'sleeper' }, agent_id: { value: agentId }, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } }], command: { value: 'sleep 600' } };
+  const launched = await fw.call('ACCEPT', { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }], filters: { refuse_seconds: 0 } });
+  assert.equal(launched.status, 202, launched.text);
+  await fw.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'sleeper' && statusOf(e).state === 'TASK_RUNNING', 15_000, 'sleeper RUNNING');
+
+  const stream = await EventStream.open(m);
+  t.after(() => stream.close());
+  await stream.waitFor((r) => r.type === 'HEARTBEAT', 0, 5_000, 'first HEARTBEAT');
+
+  const spec = JSON.stringify({ name: 'decline', machines: { hostnames: ['decl-a'] }, window: '1hrs', wait_for_frameworks: '2secs', max_grace_period: '1secs', settle: '1secs', up_when: 'agent_registered' });
+  assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans', spec)).status, 200);
+  const addedAt = await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_ADDED', 0, 5_000, 'MAINTENANCE_PLAN_ADDED');
+  assert.deepEqual(stream.records[addedAt]?.['maintenance_plan_added'], { name: 'decline', status: 'PENDING', machines: 1 });
+
+  // While it waits, the step names the framework as declining.
+  const waiting = await eventually(async () => {
+    const step = (await planOf(m.url, 'decline')).plan.phases[0]?.steps[0];
+    return step !== undefined && /decliner \(DECLINED\)/.test(step.message) ? step : undefined;
+  }, 15_000, 50, 'the step naming decliner as DECLINED');
+  assert.match(waiting.message, /: waiting for inverse offer answers: decliner \(DECLINED\) — \d+s left of 2secs$/);
+  assert.equal(waiting.status, 'STARTING');
+  assert.ok(declined.length >= 1, 'the framework declined');
+  const killedBefore = fw.received.length;
+  assert.ok(!fw.received.some((e) => e.type === 'UPDATE' && statusOf(e).state === 'TASK_KILLED'), 'nothing killed while the step waits');
+
+  // After the wait the drain kills the task, and the plan completes once the agent is back.
+  const killed = await fw.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'sleeper' && statusOf(e).state === 'TASK_KILLED', 20_000, 'sleeper KILLED by the drain');
+  assert.ok(fw.received.indexOf(killed) >= killedBefore);
+  await eventually(async () => {
+    const p = await planOf(m.url, 'decline');
+    assert.notEqual(p.plan.status, 'ERROR', JSON.stringify(p.plan));
+    return p.status === 200 ? true : undefined;
+  }, 60_000, 250, 'plan COMPLETE');
+  await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_UPDATED' && (r['maintenance_plan_updated'] as { status: string }).status === 'COMPLETE', addedAt, 5_000, 'the COMPLETE event');
+
+  // The stream: the step's changes in stage order, DECLINED shown before DRAINING, each change once (a countdown is not a change).
+  const updates = planUpdates(stream, 'decline').filter((u) => u.step !== undefined);
+  const steps = updates.map((u) => u.step as StepJson);
+  for (const st of steps) assert.deepEqual([st.phase, st.name, st.machine_id], ['all', 'decl-a', { hostname: 'decl-a', ip: '127.0.0.1' }]);
+  const stages = steps.map((st) => st.stage).filter((x, i, all) => all[i - 1] !== x);
+  assert.deepEqual(stages, ['SCHEDULED', 'WAITING_FRAMEWORKS', 'DRAINING', 'DOWN', 'UP', 'SETTLING', 'COMPLETE'], JSON.stringify(steps));
+  const declinedAt = steps.findIndex((st) => st.stage === 'WAITING_FRAMEWORKS' && /decliner \(DECLINED\)/.test(st.waiting_for));
+  assert.ok(declinedAt !== -1 && declinedAt < steps.findIndex((st) => st.stage === 'DRAINING'), JSON.stringify(steps));
+  for (let i = 1; i < steps.length; i++) {
+    const [a, b] = [steps[i - 1] as StepJson, steps[i] as StepJson];
+    assert.notDeepEqual([a.stage, a.status, steadyText(a.waiting_for)], [b.stage, b.status, steadyText(b.waiting_for)], `event ${i} repeats ${JSON.stringify(b)}`);
+  }
+  assert.ok(steps.filter((st) => st.stage === 'WAITING_FRAMEWORKS').length <= 3, `a ticking wait is not an event per tick: ${JSON.stringify(steps)}`);
+  assert.deepEqual(steps.at(-1), { phase: 'all', name: 'decl-a', machine_id: { hostname: 'decl-a', ip: '127.0.0.1' }, stage: 'COMPLETE', status: 'COMPLETE', waiting_for: '' });
+
+  // Deleting the plan is MAINTENANCE_PLAN_REMOVED.
+  assert.equal((await call(m.url, 'DELETE', '/v1/maintenance/plans/decline')).status, 200);
+  const removed = await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_REMOVED', addedAt, 5_000, 'MAINTENANCE_PLAN_REMOVED');
+  assert.deepEqual(stream.records[removed]?.['maintenance_plan_removed'], { name: 'decline' });
+});
+
+// ---- A hook that fails -----------------------------------------------------------------------
+
+test('an on_down hook that fails: the step goes to ERROR with the exit status and output, the plan pauses there, restart with the hook fixed goes on to COMPLETE', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, 'drydock-mplan-hook-');
+  const hookFile = join(dir, 'hook.sh');
+  writeFileSync(hookFile, 'echo broken; exit 3\n');
+  const m = await startMaster(t);
+  const fleet = new Fleet(t, () => m.address, () => m.url, [{ hostname: 'hook-a', rack: 'r1' }, { hostname: 'hook-b', rack: 'r1' }]);
+  t.after(() => fleet.stop());
+  await fleet.start();
+  const spec = JSON.stringify({
+    name: 'hooks', machines: { hostnames: ['hook-a', 'hook-b'] }, phase_strategy: 'serial', window: '1hrs', wait_for_frameworks: '1secs', settle: '1secs',
+    up_when: 'agent_registered', on_down: { command: `sh ${hookFile}`, timeout: '30secs' },
+  });
+  assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans', spec)).status, 200);
+
+  const failed = await eventually(async () => {
+    const p = await planOf(m.url, 'hooks');
+    return p.plan.phases[0]?.steps[0]?.status === 'ERROR' ? p : undefined;
+  }, 30_000, 100, 'hook-a in ERROR');
+  const [a, b] = failed.plan.phases[0]?.steps ?? [];
+  assert.equal(a?.name, 'hook-a');
+  assert.match(a?.message ?? '', /: on_down of hook-a failed with exit status 3 \(attempt 1\); last output: broken$/);
+  assert.equal(failed.plan.status, 'ERROR');
+  assert.equal(failed.status, 417);
+  // The plan pauses there: hook-b does not start, and hook-a stays DOWN (a stated mode).
+  await new Promise((r) => setTimeout(r, 2000));
+  const paused = await planOf(m.url, 'hooks');
+  assert.equal(paused.plan.phases[0]?.steps[1]?.status, 'PENDING', JSON.stringify(paused.plan));
+  assert.equal(b?.status, 'PENDING');
+  const status = (await call(m.url, 'GET', '/maintenance/status')).text;
+  assert.match(status, /down_machines.*hook-a/);
+  assert.doesNotMatch(status, /hook-b/);
+
+  // Fix the hook, restart the step: the hook runs again (attempt 2), and the plan goes on through hook-b.
+  writeFileSync(hookFile, 'echo fixed; exit 0\n');
+  const restarted = await call(m.url, 'POST', '/v1/maintenance/plans/hooks/restart?phase=all&step=hook-a');
+  assert.equal(restarted.status, 200, restarted.text);
+  const done = await eventually(async () => {
+    const p = await planOf(m.url, 'hooks');
+    return p.status === 200 ? p.plan : undefined;
+  }, 90_000, 250, 'plan COMPLETE after restart');
+  assert.deepEqual(done.phases[0]?.steps.map((s) => [s.name, s.status]), [['hook-a', 'COMPLETE'], ['hook-b', 'COMPLETE']]);
+  await m.daemon.waitForLog((r) => r['msg'] === 'on_down ended' && String(r['step']).endsWith('/hook-a') && r['attempt'] === 2 && r['status'] === 'succeeded', 1000, 'hook-a attempt 2');
+  await m.daemon.waitForLog((r) => r['msg'] === 'on_down ended' && String(r['step']).endsWith('/hook-b') && r['status'] === 'succeeded', 1000, 'hook-b');
+  // hook-b went DOWN only after hook-a's restart.
+  assert.deepEqual(fleet.exits.map((e) => e.hostname), ['hook-a', 'hook-b']);
+  assert.equal((await call(m.url, 'GET', '/maintenance/status')).text, '{}');
+});
+
+// ---- Failover mid-plan (etcd) ------------------------------------------------------------------
+
+const skipEtcd = etcdMissing();
+
+async function leaderOf(masters: readonly MasterHandle[], after: ReadonlyMap<MasterHandle, number> = new Map()): Promise<MasterHandle> {
+  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.slice(after.get(m) ?? 0).some((r) => r['msg'] === 'term started')), 15_000, 50, 'a leader');
+}
+
+test('with etcd: kill -9 of the leader while a step waits for the operator; the standby has the plan at the same step, continue through it, COMPLETE', { skip: skipEtcd, timeout: 120_000 }, async (t) => {
+  const etcd = await startEtcd(t);
+  const flags = [`--etcd=etcd://${etcd.endpoint}/mplan-ha`, '--etcd_ttl=2secs'];
+  const a = await startMaster(t, { flags });
+  const b = await startMaster(t, { flags });
+  let leader = await leaderOf([a, b]);
+  const fleet = new Fleet(t, () => `etcd://${etcd.endpoint}/mplan-ha`, () => leader.url, [{ hostname: 'ha-a', rack: 'r1' }]);
+  t.after(() => fleet.stop());
+  await fleet.start();
+  const spec = JSON.stringify({ name: 'ha', machines: { hostnames: ['ha-a'] }, window: '1hrs', wait_for_frameworks: '1secs', settle: '1secs', up_when: 'operator' });
+  assert.equal((await call(leader.url, 'POST', '/v1/maintenance/plans', spec)).status, 200);
+  await eventually(async () => {
+    const step = (await planOf(leader.url, 'ha')).plan.phases[0]?.steps[0];
+    return step?.message.includes('waiting for the operator') === true ? step : undefined;
+  }, 30_000, 100, 'AWAITING_OPERATOR on the first leader');
+
+  const standby = leader === a ? b : a;
+  const seen = new Map([[standby, standby.daemon.records.length]]);
+  leader.daemon.signal('SIGKILL');
+  await leader.daemon.exited;
+  leader = await leaderOf([standby], seen);
+  const after = await eventually(async () => {
+    const r = await call(leader.url, 'GET', '/v1/maintenance/plans/ha').catch(() => undefined);
+    return r !== undefined && r.status !== 503 && r.status !== 307 ? r : undefined;
+  }, 15_000, 100, 'the new leader serving the plan');
+  const plan = after.json as { phases: Array<{ steps: Array<{ name: string; status: string; message: string }> }> };
+  assert.equal(after.status, 202, after.text);
+  assert.equal(plan.phases[0]?.steps[0]?.status, 'STARTING');
+  assert.match(plan.phases[0]?.steps[0]?.message ?? '', /waiting for the operator/);
+  assert.match((await call(leader.url, 'GET', '/maintenance/status')).text, /down_machines.*ha-a/);
+
+  const cont = await call(leader.url, 'POST', '/v1/maintenance/plans/ha/continue');
+  assert.equal(cont.status, 200, cont.text);
+  await eventually(async () => ((await planOf(leader.url, 'ha')).status === 200 ? true : undefined), 60_000, 250, 'plan COMPLETE on the new leader');
+  assert.equal((await call(leader.url, 'GET', '/maintenance/status')).text, '{}');
+  assert.deepEqual(fleet.exits.map((e) => e.code), [0]);
 });

@@ -1,95 +1,14 @@
 /**
- * The operator event stream (SUBSCRIBE) of the real built master, read raw: fetch's body
- * stream through shared/recordio.ts's RecordReader. Agents are fake ws agents, so the test
+ * The operator event stream (SUBSCRIBE) of the real built master, read raw (test/helpers/
+ * event-stream.ts: fetch's body through shared/recordio.ts's RecordReader). Agents are fake ws agents, so the test
  * decides exactly when they register, update, reconnect and get replaced.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callApi, eventually, startMaster, type MasterHandle } from '../helpers/daemons.js';
+import { callApi, eventually, startMaster } from '../helpers/daemons.js';
+import { EventStream, type Rec } from '../helpers/event-stream.js';
 import { FakeAgent } from '../helpers/fake-agent.js';
-import { RecordReader } from '../../shared/recordio.js';
 import type { TaskStatus } from '../../shared/mesos.js';
-
-type Rec = Record<string, unknown> & { type: string };
-
-/** One SUBSCRIBE response, read as it arrives. */
-class EventStream {
-  readonly records: Rec[] = [];
-  readonly status: number;
-  readonly headers: Headers;
-  /** Resolves when the body ends: 'END' for a clean end, or the error's message. */
-  readonly ended: Promise<string>;
-  readonly #abort: AbortController;
-  #waiters: Array<() => void> = [];
-
-  private constructor(res: Response, abort: AbortController) {
-    this.status = res.status;
-    this.headers = res.headers;
-    this.#abort = abort;
-    this.ended = this.#pump(res);
-  }
-
-  static async open(m: MasterHandle, path = '/api/v1'): Promise<EventStream> {
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), 10_000);
-    const res = await fetch(`${m.url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ type: 'SUBSCRIBE' }),
-      signal: abort.signal,
-    });
-    clearTimeout(timer);
-    return new EventStream(res, abort);
-  }
-
-  async #pump(res: Response): Promise<string> {
-    const reader = new RecordReader();
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        for (const text of reader.push(Buffer.from(chunk))) this.records.push(JSON.parse(text) as Rec);
-        this.#notify();
-      }
-      return 'END';
-    } catch (e) {
-      return (e as Error).message;
-    } finally {
-      this.#notify();
-    }
-  }
-
-  /** Index of the first record at or after `from` matching `pred`; rejects after timeoutMs. */
-  waitFor(pred: (r: Rec) => boolean, from = 0, timeoutMs = 5_000, what = 'record'): Promise<number> {
-    const find = (): number => this.records.findIndex((r, i) => i >= from && pred(r));
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        const i = find();
-        if (i === -1) return;
-        clearTimeout(timer);
-        this.#waiters = this.#waiters.filter((w) => w !== check);
-        resolve(i);
-      };
-      const timer = setTimeout(() => {
-        this.#waiters = this.#waiters.filter((w) => w !== check);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; got ${this.records.map((r) => r.type).join(',')}`));
-      }, timeoutMs);
-      this.#waiters.push(check);
-      check();
-    });
-  }
-
-  /** Types of the records in [from, to), heartbeats left out. */
-  eventsBetween(from: number, to: number): string[] {
-    return this.records.slice(from, to).map((r) => r.type).filter((t) => t !== 'HEARTBEAT');
-  }
-
-  close(): void {
-    this.#abort.abort();
-  }
-
-  #notify(): void {
-    for (const w of [...this.#waiters]) w();
-  }
-}
 
 const HEARTBEAT_FLAGS = ['--heartbeat_interval=200ms'];
 

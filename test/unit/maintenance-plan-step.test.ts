@@ -15,6 +15,7 @@ import {
   newStepState,
   restartStep,
   shortDuration,
+  steadyText,
   stepStatusOf,
   stopStep,
   REISSUE_AFTER_MS,
@@ -422,6 +423,18 @@ test('restart: where each stage resumes', () => {
 test('shortDuration', () => {
   const cases: Array<[number, string]> = [[0, '0s'], [1, '1s'], [59_000, '59s'], [60_000, '1m00s'], [192_000, '3m12s'], [3_600_000, '1h00m'], [3_725_000, '1h02m'], [-5, '0s']];
   for (const [ms, want] of cases) assert.equal(shortDuration(ms), want, String(ms));
+});
+
+test('steadyText masks countdowns only: a ticking wait is one text for the event stream', () => {
+  const cases: Array<[string, string]> = [
+    ['waiting for inverse offer answers: fw (DECLINED) — 45s left of 2secs', 'waiting for inverse offer answers: fw (DECLINED) — # left of 2secs'],
+    ['on_down running (attempt 1): 3m12s of 15mins', 'on_down running (attempt 1): # of 15mins'],
+    ['waiting — 1h02m left until its window starts', 'waiting — # left until its window starts'],
+    ['waiting for the operator: continue this step to bring the machine UP', 'waiting for the operator: continue this step to bring the machine UP'],
+    ['agents 10s2 and 5secs stay', 'agents 10s2 and 5secs stay'],
+  ];
+  for (const [text, want] of cases) assert.equal(steadyText(text), want, text);
+  for (let ms = 0; ms < 4 * 3_600_000; ms += 61_013) assert.equal(steadyText(`${shortDuration(ms)} left`), '# left', String(ms));
 });
 
 const SEED = Number(process.env['STEP_FUZZ_SEED'] ?? 0x57e9);
