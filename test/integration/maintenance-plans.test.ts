@@ -394,3 +394,48 @@ test('with etcd: kill -9 of the leader while a step waits for the operator; the 
   assert.equal((await call(leader.url, 'GET', '/maintenance/status')).text, '{}');
   assert.deepEqual(fleet.exits.map((e) => e.code), [0]);
 });
+
+test('a three-rack plan with a canary per rack: each rack\'s first machines wait for continue; racks go one after another', async (t) => {
+  const m = await startMaster(t);
+  const machines: MachineSpec[] = [
+    { hostname: 'canary-a', rack: 'r1' }, { hostname: 'canary-b', rack: 'r1' },
+    { hostname: 'canary-c', rack: 'r2' }, { hostname: 'canary-d', rack: 'r3' },
+  ];
+  const fleet = new Fleet(t, () => m.address, () => m.url, machines);
+  t.after(() => fleet.stop());
+  await fleet.start();
+  const spec = JSON.stringify({
+    name: 'three-racks', machines: 'all', group_by: 'rack', strategy: 'serial', phase_strategy: 'serial-canary',
+    notice: '0secs', window: '1hrs', wait_for_frameworks: '1secs', settle: '1secs', up_when: 'agent_registered',
+  });
+  const created = await call(m.url, 'POST', '/v1/maintenance/plans', spec);
+  assert.equal(created.status, 200, created.text);
+
+  // Each rack's canary holds its first machines: nothing is scheduled until the operator says continue.
+  let p = await planOf(m.url, 'three-racks');
+  assert.equal(p.plan.status, 'WAITING');
+  assert.deepEqual(p.plan.phases.map((ph) => [ph.name, ph.status]), [['r1', 'WAITING'], ['r2', 'WAITING'], ['r3', 'WAITING']]);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await call(m.url, 'GET', '/maintenance/schedule')).text, '{}', 'a held canary schedules nothing');
+
+  assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans/three-racks/continue?phase=r1')).status, 200);
+  await eventually(async () => {
+    const x = await planOf(m.url, 'three-racks');
+    const [a, b] = x.plan.phases[0]?.steps ?? [];
+    return a?.status === 'COMPLETE' && b?.status === 'WAITING' ? true : undefined;
+  }, 60_000, 250, 'canary-a done, canary-b held');
+  // The second canary step needs its own continue; r2 and r3 each wait for theirs, and only after r1 (serial).
+  assert.equal(fleet.exits.length, 1, 'only canary-a has been taken down so far');
+  for (const phase of ['r1', 'r2', 'r3']) {
+    await eventually(async () => {
+      const x = await planOf(m.url, 'three-racks');
+      const ph = x.plan.phases.find((y) => y.name === phase);
+      if (ph?.status === 'COMPLETE') return true;
+      if (ph?.steps.some((s) => s.status === 'WAITING')) await call(m.url, 'POST', `/v1/maintenance/plans/three-racks/continue?phase=${phase}`);
+      return undefined;
+    }, 60_000, 250, `${phase} COMPLETE`);
+  }
+  p = await planOf(m.url, 'three-racks');
+  assert.equal(p.status, 200);
+  assert.deepEqual(fleet.exits.map((e) => e.hostname), ['canary-a', 'canary-b', 'canary-c', 'canary-d'], 'one machine at a time, in rack order');
+});
