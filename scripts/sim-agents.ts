@@ -4,6 +4,7 @@
  *
  *   node dist/scripts/sim-agents.js --master=127.0.0.1:5050 --count=N [--first=1]
  *        [--ip-base=127.1.0.0] [--concurrency=128] [--run-tasks] [--wait-go]
+ *        [--racks=N] [--draining] [--restart-after-shutdown=100ms]
  *
  * Sim agent k is `sim-<k>`. With --ip-base each one binds its own loopback source address
  * (base + k): every source address has its own ephemeral port range, so 10,000 sessions
@@ -11,6 +12,13 @@
  * address gets. Pings are answered by `ws` itself. With --run-tasks a RUN_TASK is answered
  * with a TASK_RUNNING update (no process) and a KILL_TASK with TASK_KILLED, so throughput
  * benchmarks can drive the master's task path.
+ *
+ * --racks=N gives agent k the attribute `rack:r<1 + (k-1) mod N>` (maintenance plans group by
+ * it); --draining advertises AGENT_DRAINING so DRAIN_AGENT (and a plan's drain) accepts the
+ * agent; --restart-after-shutdown makes an agent the master shut down (its machine went DOWN)
+ * behave like a real one under a supervisor that restarts it: after that delay it registers
+ * again with its agent id (the checkpoint's), and while the master refuses it (`Machine is
+ * DOWN`) it tries again after the same delay, until it is back.
  *
  * --warmup=N first registers N throw-away sessions with an in-process server (JIT warm-up).
  *
@@ -53,6 +61,16 @@ export interface SimAgentsOptions {
    * closes re-registers with the current leader, keeping its agent id (HA failover). Default false.
    */
   follow?: boolean;
+  /** Give agent k the attribute `rack:r<1 + (k-1) mod racks>`. Default: no rack attribute. */
+  racks?: number;
+  /** Advertise the AGENT_DRAINING capability. Default false (the capability list is empty). */
+  draining?: boolean;
+  /**
+   * After a SHUTDOWN of a registered session, wait this long (ms), then register again with the
+   * same agent id, again every this long while refused, as a supervised agent restarted after its
+   * machine came back UP. Default: off (a shut-down agent stays away).
+   */
+  restartAfterShutdownMs?: number;
   /** Called after each REGISTERED, with the number registered so far. */
   onProgress?: (registered: number) => void;
 }
@@ -80,6 +98,10 @@ export interface SimAgentCounters {
   /** Of those, re-registered with the leader (with follow). */
   rejoined: number;
   tasksRunning: number;
+  /** SHUTDOWNs of registered sessions (their machine went DOWN, or the agent was removed). */
+  shutdowns: number;
+  /** With restartAfterShutdownMs: agents back registered after a SHUTDOWN. */
+  restarted: number;
   updatesSent: number;
   acksReceived: number;
 }
@@ -131,7 +153,7 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
     const leader = await findLeader(spec.value, fetch);
     return leader === undefined ? undefined : `ws://${leader}${AGENT_SESSION_PATH}`;
   };
-  const counters: SimAgentCounters = { registered: 0, failed: 0, lost: 0, rejoined: 0, tasksRunning: 0, updatesSent: 0, acksReceived: 0 };
+  const counters: SimAgentCounters = { registered: 0, failed: 0, lost: 0, rejoined: 0, tasksRunning: 0, shutdowns: 0, restarted: 0, updatesSent: 0, acksReceived: 0 };
   const sockets = new Set<WebSocket>();
   const errors = new Set<string>();
   let closing = false;
@@ -142,6 +164,7 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
   function serve(ws: WebSocket, agentId: string, k: number): void {
     // The simulated tasks this agent runs (task id -> framework id), so a DRAIN can end them.
     const running = new Map<string, string>();
+    let shutdown = false;
     ws.on('message', (data, isBinary) => {
       const d = decodeMasterMessage(data, isBinary);
       if (!d.ok) {
@@ -153,6 +176,8 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
         case 'REGISTERED':
           break; // a duplicate answer to our one REGISTER; nothing to do
         case 'SHUTDOWN':
+          shutdown = true;
+          counters.shutdowns++;
           ws.close(CLOSE_CODES.GOING_AWAY, 'shutdown');
           break;
         case 'RUN_TASK':
@@ -175,6 +200,11 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
     ws.on('close', () => {
       sockets.delete(ws);
       if (closing) return;
+      // A supervised agent the master shut down: its tasks are gone; it comes back after a restart.
+      if (shutdown && options.restartAfterShutdownMs !== undefined) {
+        void restartAgent(k, agentId, options.restartAfterShutdownMs);
+        return;
+      }
       counters.lost++;
       // Following the leader: back with the same id, wherever the leader is now.
       if (options.follow === true) void runAgent(k, agentId);
@@ -220,9 +250,13 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
             { name: 'disk', type: 'SCALAR' as const, scalar: { value: 10000 } },
             { name: 'ports', type: 'RANGES' as const, ranges: { range: [{ begin: 31000, end: 32000 }] } },
           ],
-          attributes: [{ name: 'sim', type: 'TEXT' as const, text: { value: 'true' } }],
+          attributes: [
+            { name: 'sim', type: 'TEXT' as const, text: { value: 'true' } },
+            ...(options.racks === undefined ? [] : [{ name: 'rack', type: 'TEXT' as const, text: { value: `r${1 + ((k - 1) % options.racks)}` } }]),
+          ],
         };
-        ws.send(encode(registerMessage(1, self, { capabilities: [], ...(agentId === undefined ? {} : { agentId }) })));
+        const capabilities = options.draining === true ? ['AGENT_DRAINING'] : [];
+        ws.send(encode(registerMessage(1, self, { capabilities, ...(agentId === undefined ? {} : { agentId }) })));
       });
       ws.on('message', (data, isBinary) => {
         const d = decodeMasterMessage(data, isBinary);
@@ -232,6 +266,30 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
         // Anything else before REGISTERED is out of order; ignore it as an agent would.
       });
     });
+  }
+
+  /**
+   * A restarted agent: after `delayMs`, register with the checkpointed id; refused (machine still
+   * DOWN) or failed, try again after `delayMs` (a supervisor's restart delay), until back or closing.
+   */
+  async function restartAgent(k: number, agentId: string, delayMs: number): Promise<void> {
+    while (!closing) {
+      await new Promise((res) => setTimeout(res, delayMs));
+      if (closing) return;
+      const r = await attempt(k, agentId);
+      if (!r.ok) continue;
+      r.ws.removeAllListeners('close');
+      r.ws.removeAllListeners('error');
+      r.ws.on('error', () => {});
+      if (closing) {
+        r.ws.terminate();
+        return;
+      }
+      sockets.add(r.ws);
+      serve(r.ws, r.agentId, k);
+      counters.restarted++;
+      return;
+    }
   }
 
   async function runAgent(k: number, agentId?: string): Promise<void> {
@@ -321,6 +379,9 @@ const FLAGS = {
   'wait-go': boolFlag('Print {"msg":"ready"} and wait for a line "go" on stdin before connecting. Default false.', false),
   'attempt-timeout': durationFlag('Give up one attempt (connect + REGISTERED) after this long. Default 20secs.', 20_000),
   attempts: intFlag('Attempts per agent before it counts as failed. Default 3.', 3, 1, 100),
+  racks: intFlag('Give agent k the attribute rack:r<1 + (k-1) mod racks>; 0: no rack attribute. Default 0.', 0, 0, 10_000),
+  draining: boolFlag('Advertise the AGENT_DRAINING capability (DRAIN_AGENT and maintenance plans need it). Default false.', false),
+  'restart-after-shutdown': durationFlag('After the master shuts a registered agent down (machine DOWN), register it again with its id after this long, and again every this long while refused, as a restarted agent. 0: stay away. Default 0.', 0),
   warmup: intFlag('Before connecting (and before `ready`), register this many throw-away sessions with an in-process server, so the clock does not time the JIT compiling the client path. Default 0.', 0, 0, 5_000),
 } as const;
 
@@ -360,6 +421,9 @@ async function main(): Promise<void> {
     runTasks: f['run-tasks'],
     attemptTimeoutMs: f['attempt-timeout'],
     attempts: f.attempts,
+    draining: f.draining,
+    ...(f.racks > 0 ? { racks: f.racks } : {}),
+    ...(f['restart-after-shutdown'] > 0 ? { restartAfterShutdownMs: f['restart-after-shutdown'] } : {}),
     ...(f['ip-base'] === undefined ? {} : { ipBase: f['ip-base'] }),
     onProgress: (n) => {
       if (n >= nextReport && n < f.count) {
@@ -374,7 +438,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     void sims.close().then(() => {
-      line('closed', { lost: sims.counters.lost, tasksRunning: sims.counters.tasksRunning, updatesSent: sims.counters.updatesSent, acksReceived: sims.counters.acksReceived });
+      line('closed', { lost: sims.counters.lost, shutdowns: sims.counters.shutdowns, restarted: sims.counters.restarted, tasksRunning: sims.counters.tasksRunning, updatesSent: sims.counters.updatesSent, acksReceived: sims.counters.acksReceived });
       process.exit(0);
     });
   };

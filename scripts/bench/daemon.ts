@@ -52,9 +52,9 @@ export function removeTempDir(dir: string): void {
  * a Ctrl-C) still stops it. Records are bounded: benchmarks run long and chatty.
  */
 export class Child extends Daemon {
-  constructor(name: string, script: string, args: readonly string[], options: { stdin?: boolean; env?: Record<string, string> } = {}) {
+  constructor(name: string, script: string, args: readonly string[], options: { stdin?: boolean; env?: Record<string, string>; nodeArgs?: readonly string[] } = {}) {
     requireBuilt(script);
-    super(script, args, options.env ?? {}, { name, maxRecords: 2_000, ...(options.stdin === true ? { stdin: true } : {}) });
+    super(script, args, options.env ?? {}, { name, maxRecords: 2_000, ...(options.stdin === true ? { stdin: true } : {}), ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }) });
     live.add(this);
     void this.exited.then(() => live.delete(this));
   }
@@ -65,10 +65,10 @@ export class Child extends Daemon {
   }
 }
 
-/** Starts drydock-master on 127.0.0.1:0 in a temp dir; returns it once it logged `listening`. */
-export async function startMaster(flags: readonly string[] = [], opts: { standby?: boolean } = {}): Promise<{ daemon: Child; address: string; url: string; workDir: string }> {
+/** Starts drydock-master on 127.0.0.1:0 in a temp dir (`nodeArgs` for node itself); returns it once it logged `listening`. */
+export async function startMaster(flags: readonly string[] = [], opts: { standby?: boolean; nodeArgs?: readonly string[] } = {}): Promise<{ daemon: Child; address: string; url: string; workDir: string }> {
   const workDir = makeTempDir('drydock-bench-master-');
-  const daemon = new Child('master', MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${workDir}`, ...flags]);
+  const daemon = new Child('master', MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${workDir}`, ...flags], opts.nodeArgs === undefined ? {} : { nodeArgs: opts.nodeArgs });
   const rec = await daemon.waitForMsg('listening', {}, 20_000);
   // An HA master listens before it leads: wait until it serves.
   if (opts.standby !== true && flags.some((f) => f.startsWith('--etcd='))) await daemon.waitForMsg('term started', {}, 20_000);

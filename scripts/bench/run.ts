@@ -31,6 +31,12 @@
  *   --sd-agents=N         service-deploy: real agents, on 127.0.0.2 and up (default 10)
  *   --sd-strategies=A,B   service-deploy: deploy phase strategies, a fresh cluster each (default serial,parallel)
  *   --sv-pods=N           service-vacate: pods moved off the agent going into maintenance (default 20)
+ *   --mp-agents=N         maintenance-plan: simulated agents, one machine each (default 1000)
+ *   --mp-racks=N          maintenance-plan: racks, attribute rack:r1..rN (default 20)
+ *   --mp-max-down=N       maintenance-plan: the plan's max_down and the floor's parallel machines (default 50)
+ *   --mp-plans=N          maintenance-plan: plans at once for the CPU figure (default 10)
+ *   --mp-restart-ms=MS    maintenance-plan: a shut-down sim agent's restart delay (default 100)
+ *   --mp-cpu-prof=DIR     maintenance-plan: run the masters with --cpu-prof into DIR
  */
 
 import { writeFileSync } from 'node:fs';
@@ -50,6 +56,7 @@ import { runFailover } from './failover.js';
 import { runEtcdRegistry } from './etcd-registry.js';
 import { runServiceDeploy } from './service-deploy.js';
 import { runServiceVacate } from './service-vacate.js';
+import { runMaintenancePlan } from './maintenance-plan.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -80,6 +87,12 @@ const { values, positionals } = parseArgs({
     'sd-agents': { type: 'string', default: '10' },
     'sd-strategies': { type: 'string', default: 'serial,parallel' },
     'sv-pods': { type: 'string', default: '20' },
+    'mp-agents': { type: 'string', default: '1000' },
+    'mp-racks': { type: 'string', default: '20' },
+    'mp-max-down': { type: 'string', default: '50' },
+    'mp-plans': { type: 'string', default: '10' },
+    'mp-restart-ms': { type: 'string', default: '100' },
+    'mp-cpu-prof': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -129,6 +142,15 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     strategies: (values['sd-strategies'] ?? '').split(',').map((s) => strategy('sd-strategies', s.trim())),
   }),
   'service-vacate': () => runServiceVacate({ pods: int('sv-pods', values['sv-pods']) }),
+  'maintenance-plan': () => runMaintenancePlan({
+    agents: int('mp-agents', values['mp-agents']),
+    racks: int('mp-racks', values['mp-racks']),
+    maxDown: int('mp-max-down', values['mp-max-down']),
+    plans: int('mp-plans', values['mp-plans']),
+    restartMs: int('mp-restart-ms', values['mp-restart-ms']),
+    ipBase: '127.5.0.0',
+    ...(values['mp-cpu-prof'] === undefined ? {} : { cpuProfDir: values['mp-cpu-prof'] }),
+  }),
 };
 
 if (values.help === true) {

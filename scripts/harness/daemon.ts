@@ -39,6 +39,8 @@ export interface DaemonOptions {
    * long benchmarks. Default: all (tests wait on record indexes).
    */
   maxRecords?: number;
+  /** Options for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS refuses). Default none. */
+  nodeArgs?: readonly string[];
 }
 
 /** One running daemon and everything it printed. */
@@ -56,7 +58,7 @@ export class Daemon {
   /** Runs `node bin args`, with `env` added to this process's environment. */
   constructor(bin: string, args: readonly string[], env: Record<string, string> = {}, o: DaemonOptions = {}) {
     this.name = o.name ?? bin.split('/').slice(-2).join('/');
-    this.child = spawn(process.execPath, [bin, ...args], {
+    this.child = spawn(process.execPath, [...(o.nodeArgs ?? []), bin, ...args], {
       stdio: [o.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...env },
     });
