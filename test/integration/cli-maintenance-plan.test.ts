@@ -58,6 +58,8 @@ test('drydock maintenance plan: create, list, show with the step\'s note, contin
   ].join('\n'));
 
   const watch = startCli(t, master, ['maintenance', 'plan', 'show', 'cli', '--watch', '--interval', '200ms']);
+  // The watch draws the held step before the operator continues (a loaded machine may start it late).
+  await eventually(() => (watch.stdout.includes('waiting for the operator') ? true : undefined), 15_000, 50, 'the watch to draw the held step');
   assert.deepEqual(await drydock(t, master, ['maintenance', 'plan', 'continue', 'cli']), { code: 0, stdout: 'Received cmd: continue\n', stderr: '' });
   // Once the machine is UP again, its agent comes back and the step settles.
   await eventually(async () => {
