@@ -105,43 +105,48 @@ export class Drainer {
    * a scheduled machine may be drained. Mesos refuses that to operators so that a drain and a
    * maintenance window do not fight; a plan drains exactly the machines it scheduled.
    */
-  drainScheduled(agentId: string, config: DrainConfig): Promise<DrainCallResult> {
-    return this.#drain(agentId, config, true);
+  drainScheduled(items: readonly { agentId: string; config: DrainConfig }[]): Promise<DrainCallResult[]> {
+    // One command for all: validated one by one, written together (one group commit), each
+    // applied and announced as its write completes.
+    return this.#o.commits.serial(() => Promise.all(items.map((i) => this.#drainNow(i.agentId, i.config, true))));
   }
 
   #drain(agentId: string, config: DrainConfig, scheduledOk: boolean): Promise<DrainCallResult> {
-    return this.#o.commits.serial(async () => {
-      const target = this.#target(agentId);
-      const refused = refuseDrain(agentId, scheduledOk ? { ...target, scheduledMachine: undefined } : target);
-      if (refused !== undefined) return refusal(refused);
-      const startedNs = nowNs(this.#clock.now());
-      const r = await this.#o.commits.write('DRAIN_AGENT', { agentId }, (reg) => reg.drainAgent(agentId, config, startedNs), () => {
-        const e = this.#o.agents.get(agentId);
-        // Removed while the write committed: its row went with it.
-        if (e === undefined) return undefined;
-        const registered = e.phase === 'REGISTERED';
-        e.deactivated = true;
-        e.drain = {
-          state: 'DRAINING',
-          config,
-          startedNs,
-          estimatedStartNs: registered ? truncateToSecondsNs(startedNs) : undefined,
-          drainedNs: undefined,
-          sentMs: undefined,
-        };
-        return e;
-      });
-      if (!r.ok) return r.error;
-      const e = r.value;
+    return this.#o.commits.serial(() => this.#drainNow(agentId, config, scheduledOk));
+  }
+
+  /** The drain itself; only inside the serial queue. */
+  async #drainNow(agentId: string, config: DrainConfig, scheduledOk: boolean): Promise<DrainCallResult> {
+    const target = this.#target(agentId);
+    const refused = refuseDrain(agentId, scheduledOk ? { ...target, scheduledMachine: undefined } : target);
+    if (refused !== undefined) return refusal(refused);
+    const startedNs = nowNs(this.#clock.now());
+    const r = await this.#o.commits.write('DRAIN_AGENT', { agentId }, (reg) => reg.drainAgent(agentId, config, startedNs), () => {
+      const e = this.#o.agents.get(agentId);
+      // Removed while the write committed: its row went with it.
       if (e === undefined) return undefined;
-      this.#log.info('agent draining', { agentId, maxGracePeriodNs: config.maxGracePeriodNs, markGone: config.markGone, phase: e.phase, connected: e.connected });
-      this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change: 'DRAINING' });
-      if (e.phase === 'REGISTERED') {
-        this.#sendDrain(e);
-        await this.check(agentId);
-      }
-      return undefined;
+      const registered = e.phase === 'REGISTERED';
+      e.deactivated = true;
+      e.drain = {
+        state: 'DRAINING',
+        config,
+        startedNs,
+        estimatedStartNs: registered ? truncateToSecondsNs(startedNs) : undefined,
+        drainedNs: undefined,
+        sentMs: undefined,
+      };
+      return e;
     });
+    if (!r.ok) return r.error;
+    const e = r.value;
+    if (e === undefined) return undefined;
+    this.#log.info('agent draining', { agentId, maxGracePeriodNs: config.maxGracePeriodNs, markGone: config.markGone, phase: e.phase, connected: e.connected });
+    this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change: 'DRAINING' });
+    if (e.phase === 'REGISTERED') {
+      this.#sendDrain(e);
+      await this.check(agentId);
+    }
+    return undefined;
   }
 
   /** DEACTIVATE_AGENT: idempotent; works on draining agents too. */

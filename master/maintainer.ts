@@ -36,20 +36,28 @@ export class Maintainer {
   }
 
   /**
-   * The maintenance plans' internal path: one machine gets this unavailability, merged into the
+   * The maintenance plans' internal path: each machine gets its unavailability, merged into the
    * schedule as it is when the command runs (in the serial queue, so an operator's schedule POST
-   * queued before it is kept). The machine leaves any other window; windows left empty are dropped.
+   * queued before it is kept). Each machine leaves any other window; machines with the same
+   * unavailability share one window; windows left empty are dropped. One schedule write for all.
    */
-  scheduleMachine(id: MachineId, unavailability: Unavailability): Promise<DrydockError | undefined> {
+  scheduleMachines(items: readonly { id: MachineId; unavailability: Unavailability }[]): Promise<DrydockError | undefined> {
     return this.#scheduleCommand((current) => {
-      const rest = withoutMachine(current, id);
-      return { windows: [...rest.windows, { machineIds: [{ ...id }], unavailability: { ...unavailability } }] };
+      const windows = new Map<string, Schedule['windows'][number]>();
+      for (const { id, unavailability } of items) {
+        const k = `${unavailability.startNs}/${unavailability.durationNs ?? ''}`;
+        let w = windows.get(k);
+        if (w === undefined) windows.set(k, (w = { machineIds: [], unavailability: { ...unavailability } }));
+        w.machineIds.push({ ...id });
+      }
+      const rest = withoutMachines(current, items.map((i) => i.id));
+      return { windows: [...rest.windows, ...windows.values()] };
     });
   }
 
-  /** The maintenance plans' internal path: the machine leaves the schedule (refused by validation once it is DOWN, as Mesos does). */
-  unscheduleMachine(id: MachineId): Promise<DrydockError | undefined> {
-    return this.#scheduleCommand((current) => withoutMachine(current, id));
+  /** The maintenance plans' internal path: the machines leave the schedule (refused by validation once one is DOWN, as Mesos does). */
+  unscheduleMachines(ids: readonly MachineId[]): Promise<DrydockError | undefined> {
+    return this.#scheduleCommand((current) => withoutMachines(current, ids));
   }
 
   #scheduleCommand(build: (current: Schedule) => Schedule): Promise<DrydockError | undefined> {
@@ -86,12 +94,12 @@ export class Maintainer {
   }
 }
 
-/** The schedule without one machine; windows left empty are dropped (Mesos refuses empty windows). */
-function withoutMachine(schedule: Schedule, id: MachineId): Schedule {
-  const key = machineKey(id);
+/** The schedule without these machines; windows left empty are dropped (Mesos refuses empty windows). */
+function withoutMachines(schedule: Schedule, ids: readonly MachineId[]): Schedule {
+  const keys = new Set(ids.map(machineKey));
   return {
     windows: schedule.windows
-      .map((w) => ({ machineIds: w.machineIds.filter((x) => machineKey(x) !== key), unavailability: w.unavailability }))
+      .map((w) => ({ machineIds: w.machineIds.filter((x) => !keys.has(machineKey(x))), unavailability: w.unavailability }))
       .filter((w) => w.machineIds.length > 0),
   };
 }

@@ -62,45 +62,103 @@ function groupText(attributes: Readonly<Record<string, string>>): string {
   return pairs.length === 0 ? 'in the cluster' : `with ${pairs.join(', ')}`;
 }
 
-/** Whether the candidate step may start now, and if not, why (the text shown on the waiting step). */
-export function budgetAllows(input: BudgetInput): BudgetVerdict {
-  const { candidate, budget } = input;
-  const key = machineKey(candidate.machine);
+/**
+ * The budget of one plan for one pass of the driver: built once from the plan's steps, the
+ * machines other plans are working on and the agents, then asked for each offered step in turn.
+ * A step that starts is `take`n, so the next candidate of the same pass sees it out. Asking is
+ * cheap (a map lookup and a count for the common refusal), so a plan of thousands of steps can
+ * ask for each of them on every pass.
+ *
+ * `busy` (machine key -> plan name) is shared by the plans of a pass: a step one plan starts is
+ * at once a machine the others may not touch. The constructor adds this plan's out steps to it.
+ */
+export class PlanBudget {
+  readonly #plan: string;
+  readonly #budget: BudgetSpec;
+  readonly #maxParallel: number | undefined;
+  readonly #busy: Map<string, string>;
+  /** This plan's out steps, by machine key. */
+  readonly #out = new Map<string, { readonly phase: string; readonly name: string }>();
+  /** The agents of the min_active_agents group with their machine keys; undefined without that rule. */
+  readonly #group: readonly { readonly active: boolean; readonly key: string }[] | undefined;
+  /** The max_down refusal while #out is unchanged (the same for every candidate not out). */
+  #maxDownReason: string | undefined;
 
-  for (const other of input.otherPlans) {
-    if (other.machines.some((m) => machineKey(m) === key)) {
-      return { ok: false, reason: `budget: ${candidate.name} is in plan ${other.plan} (two plans never work on the same machine)` };
+  constructor(input: Omit<BudgetInput, 'candidate' | 'otherPlans'> & { readonly plan: string; readonly busy: Map<string, string> }) {
+    this.#plan = input.plan;
+    this.#budget = input.budget;
+    this.#maxParallel = input.maxParallel;
+    this.#busy = input.busy;
+    for (const s of input.steps) {
+      if (!isOut(s.stage)) continue;
+      const key = machineKey(s.machine);
+      this.#out.set(key, { phase: s.phase, name: s.name });
+      if (!this.#busy.has(key)) this.#busy.set(key, input.plan);
     }
+    const min = input.budget.minActiveAgents;
+    this.#group = min === undefined ? undefined : input.agents.filter((a) => attributesMatch(a.attributes, min.attributes)).map((a) => ({ active: a.active, key: machineKey(a.machine) }));
   }
 
-  // The candidate itself never counts against its own start.
-  const out = input.steps.filter((s) => isOut(s.stage) && machineKey(s.machine) !== key);
-  if (budget.maxDown !== undefined && out.length >= budget.maxDown) {
-    return { ok: false, reason: `budget: ${out.length} of max_down ${budget.maxDown} machines out (${names(out.map((s) => s.name))})` };
-  }
+  /** Whether the candidate step may start now, and if not, why (the text shown on the waiting step). */
+  allows(candidate: BudgetInput['candidate']): BudgetVerdict {
+    const budget = this.#budget;
+    const key = machineKey(candidate.machine);
 
-  if (input.maxParallel !== undefined) {
-    const running = out.filter((s) => s.phase === candidate.phase);
-    if (running.length >= input.maxParallel) {
-      return { ok: false, reason: `budget: ${running.length} of max_parallel ${input.maxParallel} steps of phase ${candidate.phase} running (${names(running.map((s) => s.name))})` };
+    const other = this.#busy.get(key);
+    if (other !== undefined && other !== this.#plan) {
+      return { ok: false, reason: `budget: ${candidate.name} is in plan ${other} (two plans never work on the same machine)` };
     }
-  }
 
-  const min = budget.minActiveAgents;
-  if (min !== undefined) {
-    const group = input.agents.filter((a) => attributesMatch(a.attributes, min.attributes));
-    const mine = group.filter((a) => a.active && machineKey(a.machine) === key);
-    // A machine with no active agent in the group takes nothing from it: the rule protects the
-    // group's capacity, and holding an unrelated machine back would not restore any.
-    if (mine.length > 0) {
-      // Agents on machines already out (in any plan) are counted as gone even while still active:
-      // a step that has scheduled but not yet drained will take them away shortly.
-      const away = new Set([...out.map((s) => machineKey(s.machine)), ...input.otherPlans.flatMap((p) => p.machines.map(machineKey)), key]);
-      const left = group.filter((a) => a.active && !away.has(machineKey(a.machine))).length;
-      if (left < min.count) {
-        return { ok: false, reason: `budget: starting ${candidate.name} would leave ${left} active agents ${groupText(min.attributes)}, fewer than min_active_agents ${min.count}` };
+    // The candidate itself never counts against its own start.
+    const self = this.#out.has(key);
+    const outCount = this.#out.size - (self ? 1 : 0);
+    if (budget.maxDown !== undefined && outCount >= budget.maxDown) {
+      if (self) return { ok: false, reason: this.#maxDownText(key) };
+      return { ok: false, reason: (this.#maxDownReason ??= this.#maxDownText(undefined)) };
+    }
+
+    if (this.#maxParallel !== undefined) {
+      const running = [...this.#out].filter(([k, s]) => k !== key && s.phase === candidate.phase).map(([, s]) => s.name);
+      if (running.length >= this.#maxParallel) {
+        return { ok: false, reason: `budget: ${running.length} of max_parallel ${this.#maxParallel} steps of phase ${candidate.phase} running (${names(running)})` };
       }
     }
+
+    const min = budget.minActiveAgents;
+    if (min !== undefined && this.#group !== undefined) {
+      // A machine with no active agent in the group takes nothing from it: the rule protects the
+      // group's capacity, and holding an unrelated machine back would not restore any.
+      if (this.#group.some((a) => a.active && a.key === key)) {
+        // Agents on machines already out (in any plan) are counted as gone even while still active:
+        // a step that has scheduled but not yet drained will take them away shortly.
+        let left = 0;
+        for (const a of this.#group) if (a.active && a.key !== key && !this.#busy.has(a.key)) left++;
+        if (left < min.count) {
+          return { ok: false, reason: `budget: starting ${candidate.name} would leave ${left} active agents ${groupText(min.attributes)}, fewer than min_active_agents ${min.count}` };
+        }
+      }
+    }
+    return { ok: true };
   }
-  return { ok: true };
+
+  /** The candidate started: it is out from now on, for this plan and the others of the pass. */
+  take(candidate: BudgetInput['candidate']): void {
+    const key = machineKey(candidate.machine);
+    this.#out.set(key, { phase: candidate.phase, name: candidate.name });
+    if (!this.#busy.has(key)) this.#busy.set(key, this.#plan);
+    this.#maxDownReason = undefined;
+  }
+
+  #maxDownText(exclude: string | undefined): string {
+    const out = [...this.#out].filter(([k]) => k !== exclude).map(([, s]) => s.name);
+    return `budget: ${out.length} of max_down ${this.#budget.maxDown} machines out (${names(out)})`;
+  }
+}
+
+/** Whether the candidate step may start now, and if not, why: the one-question form of PlanBudget. */
+export function budgetAllows(input: BudgetInput): BudgetVerdict {
+  const busy = new Map<string, string>();
+  for (const other of input.otherPlans) for (const m of other.machines) if (!busy.has(machineKey(m))) busy.set(machineKey(m), other.plan);
+  // This plan's own name must differ from every other plan's; the pure form has none, so use one no plan can have.
+  return new PlanBudget({ ...input, plan: '\u0000this plan', busy }).allows(input.candidate);
 }

@@ -33,11 +33,11 @@ import { applyOverrides, overridesOf, type PlanOverrides } from '../shared/plans
 import type { Plan, Step } from '../shared/plans/plan.js';
 import { coordinate } from '../shared/plans/coordinator.js';
 import type { TimerHandle } from '../shared/clock.js';
-import { budgetAllows, type BudgetAgent } from './maintenance-plan-budget.js';
+import { PlanBudget, type BudgetAgent } from './maintenance-plan-budget.js';
 import { parseMaintenancePlanSpec, planFromSpec, planSteps, selectMachines, type ClusterMachine, type MachineSelection, type MaintenancePlanSpec } from './maintenance-plan-spec.js';
 import {
   advanceStep, forceCompleteStep, isOut, newStepState, restartStep, steadyText, stepStatusOf, stopStep,
-  type HookReport, type MachineObservation, type StepAction, type StepState,
+  type HookReport, type MachineObservation, type StepAction, type StepAdvance, type StepState,
 } from './maintenance-plan-step.js';
 import type { Status } from '../shared/plans/status.js';
 import type { MaintenanceStepChange, MasterEvent } from './events.js';
@@ -54,10 +54,11 @@ const HOOK_KILL_AFTER_MS = 5000;
 
 /** What the driver needs of the other services: their internal paths, as functions (wired in term.ts). */
 export interface PlanActionPorts {
-  scheduleMachine(id: MachineId, unavailability: Unavailability): Promise<DrydockError | undefined>;
-  unscheduleMachine(id: MachineId): Promise<DrydockError | undefined>;
-  /** DRAIN_AGENT allowed on a scheduled machine. */
-  drain(agentId: string, config: DrainConfig): Promise<DrydockError | undefined>;
+  /** Each machine gets its window, in one schedule write. */
+  scheduleMachines(items: readonly { id: MachineId; unavailability: Unavailability }[]): Promise<DrydockError | undefined>;
+  unscheduleMachines(ids: readonly MachineId[]): Promise<DrydockError | undefined>;
+  /** DRAIN_AGENT allowed on a scheduled machine, for each agent (one command, one answer per agent). */
+  drain(items: readonly { agentId: string; config: DrainConfig }[]): Promise<(DrydockError | undefined)[]>;
   reactivate(agentId: string): Promise<DrydockError | undefined>;
   down(ids: readonly MachineId[]): Promise<DrydockError | undefined>;
   up(ids: readonly MachineId[]): Promise<DrydockError | undefined>;
@@ -85,6 +86,23 @@ interface StepRecord {
   /** How many times the operator continued this step (AWAITING_OPERATOR). */
   continues: number;
   hook: HookRecord | null;
+}
+
+/** One step's decision in a pass: the record it was made from and the advance; `written` once durable. */
+interface Decision {
+  readonly held: HeldPlan;
+  readonly key: string;
+  readonly s: HeldStep;
+  readonly from: StepRecord;
+  readonly adv: StepAdvance;
+  readonly moved: boolean;
+  written: boolean;
+}
+
+/** The actions of one step, in order. */
+interface StepActions {
+  readonly held: HeldPlan;
+  readonly actions: readonly StepAction[];
 }
 
 /** The progress JSON a plan's registry row keeps. */
@@ -141,6 +159,10 @@ export class MaintenancePlans {
    * second while frameworks are asked); an event goes out only when one of these changed.
    */
   readonly #announced = new Map<string, { status: Status; steps: Map<string, string> }>();
+  /** Step events waiting for #flushAnnounced, by plan and step key. */
+  readonly #toAnnounce = new Map<HeldPlan, Map<string, HeldStep>>();
+  /** The record each finished step (COMPLETE, ERROR) was last shown with: passes skip it until it changes. */
+  readonly #shown = new WeakMap<HeldStep, StepRecord>();
   #timer: TimerHandle | undefined;
   #timerAt: number | undefined;
   #running = false;
@@ -277,10 +299,10 @@ export class MaintenancePlans {
       const held = parts.length === 2 ? live.find((p) => p.name === parts[0]) : undefined;
       const verb = parts[1];
       let answer = plansApi(live.map((p) => p.plan), { method, path, query, body });
-      if (held === undefined) return { answer, actions: [] as StepAction[], held };
+      if (held === undefined) return { answer, actions: [] as StepActions[], held };
       const phaseRef = query.get('phase') || undefined;
       const stepRef = query.get('step') || undefined;
-      let actions: StepAction[] = [];
+      let actions: StepActions[] = [];
       if (verb === 'continue' && (answer.status === 200 || answer.status === 208)) {
         const bumped = this.#continueAwaiting(held, phaseRef);
         if (bumped > 0 && answer.status === 208) answer = { status: 200, json: { message: 'Received cmd: continue' } };
@@ -293,7 +315,7 @@ export class MaintenancePlans {
       return { answer, actions, held };
     });
     if (out.held !== undefined) {
-      for (const a of out.actions) await this.#carryOut(out.held, a);
+      await this.#carryOut(out.actions);
       this.kick();
     }
     return out.answer;
@@ -312,9 +334,9 @@ export class MaintenancePlans {
   }
 
   /** Lays a verb the engine accepted onto the step states; returns the undo actions to carry out. */
-  #applyVerb(held: HeldPlan, verb: string, phaseRef: string | undefined, stepRef: string | undefined): StepAction[] {
+  #applyVerb(held: HeldPlan, verb: string, phaseRef: string | undefined, stepRef: string | undefined): StepActions[] {
     const now = this.#o.clock.now();
-    const actions: StepAction[] = [];
+    const actions: StepActions[] = [];
     const inScope = (phase: string, step: Step): boolean => {
       if (phaseRef === undefined) return true;
       const ph = held.plan.child(phaseRef);
@@ -327,14 +349,14 @@ export class MaintenancePlans {
       switch (verb) {
         case 'stop': {
           const r = stopStep(state);
-          actions.push(...r.actions);
+          if (r.actions.length > 0) actions.push({ held, actions: r.actions });
           s.record = { ...s.record, state: r.state };
           break;
         }
         case 'forceComplete': {
           if (!inScope(s.phase, s.step) || state.stage === 'COMPLETE') break;
           const r = forceCompleteStep(state, now);
-          actions.push(...r.actions);
+          if (r.actions.length > 0) actions.push({ held, actions: r.actions });
           s.record = { ...s.record, state: r.state };
           break;
         }
@@ -402,68 +424,99 @@ export class MaintenancePlans {
     });
   }
 
-  /** One pass over every plan: advance started steps, start offered ones the budget allows. */
+  /**
+   * One pass over every plan: advance started steps, start offered ones the budget allows. The
+   * decisions of the whole pass are made first, inside the serial queue, and written together
+   * (one progress write per plan that moved, all in one group commit); only then are the actions
+   * of every step that moved carried out, batched by kind (one schedule write for all the
+   * windows, one drain command for all the agents, ...). A pass that moves 50 steps costs a
+   * handful of commits, not 100.
+   */
   async #pass(): Promise<{ changed: boolean; wake: number | undefined }> {
-    let changed = false;
     let wake: number | undefined;
     const soon = (at: number | undefined): void => {
       if (at !== undefined) wake = wake === undefined ? at : Math.min(wake, at);
     };
-    const plans = [...this.#plans.values()].filter((p) => !p.deleted);
-    const offered = new Set(coordinate(plans.map((p) => p.plan)).map((c) => c.step));
-    for (const held of plans) {
-      for (const [key, s] of held.steps) {
-        if (this.#disposed || held.deleted) return { changed, wake: undefined };
-        const state = s.record.state;
-        if (state.stage === 'COMPLETE' || state.stage === 'ERROR') {
-          this.#showStep(s.step, state, state.stage === 'ERROR' ? (state.error ?? 'ERROR') : '');
-          this.#announceStep(held, key, s);
-          continue;
-        }
-        if (state.stage === 'PENDING') {
-          if (!offered.has(s.step) || s.step.isInterrupted()) continue;
-          const verdict = budgetAllows({
-            candidate: { phase: s.phase, name: state.name, machine: state.machine },
-            steps: [...held.steps.values()].map((x) => ({ phase: x.phase, name: x.record.state.name, machine: x.record.state.machine, stage: x.record.state.stage })),
-            otherPlans: plans.filter((p) => p !== held).map((p) => ({ plan: p.name, machines: [...p.steps.values()].filter((x) => isOut(x.record.state.stage)).map((x) => x.record.state.machine) })),
-            agents: this.#budgetAgents(),
-            budget: held.spec.budget,
-            maxParallel: held.spec.maxParallel,
-          });
-          if (!verdict.ok) {
-            s.step.note = verdict.reason;
-            this.#announceStep(held, key, s);
-            continue;
-          }
-        }
-        const now = this.#o.clock.now();
-        const adv = advanceStep(state, this.#observe(held, key, s.record), held.spec, now);
-        soon(adv.nextWakeMs);
-        if (adv.state.stage === 'WAITING_FRAMEWORKS') soon(now + ANSWER_POLL_MS);
-        const moved = JSON.stringify(adv.state) !== JSON.stringify(state);
-        if (moved) {
-          // Durable first: the new state is written before any action is carried out.
-          const w = await this.#o.commits.serial(async () => {
-            if (held.deleted || s.record.state !== state) return { ok: false as const };
-            s.record = { ...s.record, state: adv.state };
-            const r = await this.#o.commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (reg) => reg.updateMaintenancePlanProgress(held.name, this.#progressText(held)), () => undefined);
-            if (!r.ok) s.record = { ...s.record, state };
-            return { ok: r.ok };
-          });
-          if (!w.ok) {
-            soon(now + 5000);
-            continue;
-          }
-          changed = true;
-          if (adv.entered.length > 0) this.#log.info('maintenance step moved', { plan: held.name, step: key, stages: adv.entered });
-        }
-        this.#showStep(s.step, s.record.state, adv.waitingFor);
-        this.#announceStep(held, key, s);
-        if (moved) for (const a of adv.actions) await this.#carryOut(held, a);
+    const decided = await this.#o.commits.serial(async () => {
+      const plans = [...this.#plans.values()].filter((p) => !p.deleted);
+      if (this.#disposed || plans.length === 0) return [];
+      const offered = new Set(coordinate(plans.map((p) => p.plan)).map((c) => c.step));
+      const now = this.#o.clock.now();
+      const moves: Decision[] = [];
+      // Every plan's budget first, so that each sees the machines all the others have out.
+      const busy = new Map<string, string>();
+      let agents: BudgetAgent[] | undefined;
+      const budgets = new Map<HeldPlan, PlanBudget>();
+      for (const held of plans) {
+        const steps = [...held.steps.values()].map((x) => ({ phase: x.phase, name: x.record.state.name, machine: x.record.state.machine, stage: x.record.state.stage }));
+        if (held.spec.budget.minActiveAgents !== undefined) agents ??= this.#budgetAgents();
+        budgets.set(held, new PlanBudget({ plan: held.name, busy, steps, agents: agents ?? [], budget: held.spec.budget, maxParallel: held.spec.maxParallel }));
       }
-      this.#announcePlanStatus(held);
+      for (const held of plans) {
+        const budget = budgets.get(held);
+        if (budget === undefined) continue;
+        for (const [key, s] of held.steps) {
+          const state = s.record.state;
+          if (state.stage === 'COMPLETE' || state.stage === 'ERROR') {
+            // Shown once per record: a finished step changes only through an operator's verb (a new record).
+            if (this.#shown.get(s) === s.record && s.step.storedStatus() === stepStatusOf(state)) continue;
+            this.#showStep(s.step, state, state.stage === 'ERROR' ? (state.error ?? 'ERROR') : '');
+            this.#announceStep(held, key, s);
+            this.#shown.set(s, s.record);
+            continue;
+          }
+          if (state.stage === 'PENDING') {
+            if (!offered.has(s.step) || s.step.isInterrupted()) continue;
+            const candidate = { phase: s.phase, name: state.name, machine: state.machine };
+            const verdict = budget.allows(candidate);
+            if (!verdict.ok) {
+              s.step.note = verdict.reason;
+              this.#announceStep(held, key, s);
+              continue;
+            }
+            budget.take(candidate);
+          }
+          const adv = advanceStep(state, this.#observe(held, key, s.record), held.spec, now);
+          soon(adv.nextWakeMs);
+          if (adv.state.stage === 'WAITING_FRAMEWORKS') soon(now + ANSWER_POLL_MS);
+          moves.push({ held, key, s, from: s.record, adv, moved: JSON.stringify(adv.state) !== JSON.stringify(state), written: false });
+        }
+      }
+      // Durable first: each plan's new states are written before any action is carried out.
+      const byPlan = new Map<HeldPlan, Decision[]>();
+      for (const m of moves) {
+        if (!m.moved) continue;
+        const list = byPlan.get(m.held);
+        if (list === undefined) byPlan.set(m.held, [m]);
+        else list.push(m);
+      }
+      await Promise.all([...byPlan].map(async ([held, list]) => {
+        const next = new Map<HeldStep, StepRecord>(list.map((m) => [m.s, { ...m.from, state: m.adv.state }]));
+        const w = await this.#o.commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name, steps: list.length }, (reg) => reg.updateMaintenancePlanProgress(held.name, this.#progressText(held, next)), () => {
+          for (const m of list) {
+            m.s.record = next.get(m.s) ?? m.s.record;
+            m.written = true;
+          }
+        });
+        if (!w.ok) soon(now + 5000);
+      }));
+      return moves;
+    });
+    let changed = false;
+    const actions: StepActions[] = [];
+    for (const m of decided) {
+      if (m.written) {
+        changed = true;
+        if (m.adv.entered.length > 0) this.#log.info('maintenance step moved', { plan: m.held.name, step: m.key, stages: m.adv.entered });
+        if (m.adv.actions.length > 0) actions.push({ held: m.held, actions: m.adv.actions });
+      }
+      if (m.held.deleted) continue;
+      this.#showStep(m.s.step, m.s.record.state, m.adv.waitingFor);
+      this.#announceStep(m.held, m.key, m.s);
     }
-    return { changed, wake };
+    this.#flushAnnounced();
+    await this.#carryOut(actions);
+    return { changed, wake: this.#disposed ? undefined : wake };
   }
 
   /** The engine's view of a step: its status from the state, its note the one line an operator reads. */
@@ -481,31 +534,49 @@ export class MaintenancePlans {
     this.#announced.set(held.name, { status: held.plan.status(), steps });
   }
 
-  /** MAINTENANCE_PLAN_UPDATED for a step whose stage, status or steady waiting-for text changed since the last one. */
+  /**
+   * MAINTENANCE_PLAN_UPDATED for a step whose stage, status or steady waiting-for text changed
+   * since the last one: queued here, sent by #flushAnnounced with the plan's status (computed
+   * once per plan and flush: it reads every step, so once per step would be quadratic).
+   */
   #announceStep(held: HeldPlan, key: string, s: HeldStep): void {
     const last = this.#announced.get(held.name);
     if (last === undefined || held.deleted) return;
     const k = changeKey(s);
     if (last.steps.get(key) === k) return;
     last.steps.set(key, k);
-    last.status = held.plan.status();
-    this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: held.name, status: last.status, step: stepChange(s) });
+    let queued = this.#toAnnounce.get(held);
+    if (queued === undefined) this.#toAnnounce.set(held, (queued = new Map()));
+    queued.set(key, s);
   }
 
-  /** MAINTENANCE_PLAN_UPDATED without a step when only the plan's status changed (interrupt, a phase's canary). */
-  #announcePlanStatus(held: HeldPlan): void {
-    const last = this.#announced.get(held.name);
-    if (last === undefined || held.deleted) return;
-    const status = held.plan.status();
-    if (status === last.status) return;
-    last.status = status;
-    this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: held.name, status });
+  /**
+   * Sends the queued step events, each with its plan's status now, then MAINTENANCE_PLAN_UPDATED
+   * without a step for each plan whose status alone changed (interrupt, a phase's canary).
+   */
+  #flushAnnounced(): void {
+    const queued = [...this.#toAnnounce];
+    this.#toAnnounce.clear();
+    for (const [held, steps] of queued) {
+      const last = this.#announced.get(held.name);
+      if (last === undefined || held.deleted) continue;
+      last.status = held.plan.status();
+      for (const s of steps.values()) this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: held.name, status: last.status, step: stepChange(s) });
+    }
+    for (const held of this.#plans.values()) {
+      const last = this.#announced.get(held.name);
+      if (last === undefined || held.deleted) continue;
+      const status = held.plan.status();
+      if (status === last.status) continue;
+      last.status = status;
+      this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: held.name, status });
+    }
   }
 
   /** After an operator's verb: every step it changed, then the plan. */
   #announcePlan(held: HeldPlan): void {
     for (const [key, s] of held.steps) this.#announceStep(held, key, s);
-    this.#announcePlanStatus(held);
+    this.#flushAnnounced();
   }
 
   // ---- Observations --------------------------------------------------------------------------
@@ -562,49 +633,64 @@ export class MaintenancePlans {
 
   // ---- Actions -------------------------------------------------------------------------------
 
-  async #carryOut(held: HeldPlan, a: StepAction): Promise<void> {
-    const { actions } = this.#o;
-    let error: DrydockError | undefined;
-    switch (a.type) {
-      case 'schedule':
-        error = await actions.scheduleMachine(a.machine, { startNs: a.startNs, durationNs: a.durationNs });
-        break;
-      case 'unschedule':
-        error = await actions.unscheduleMachine(a.machine);
-        break;
-      case 'drain':
-        for (const id of a.agentIds) {
-          const e = await actions.drain(id, { maxGracePeriodNs: a.maxGracePeriodNs, markGone: false });
-          error ??= e;
-        }
-        break;
-      case 'reactivate':
-        for (const id of a.agentIds) {
-          const e = await actions.reactivate(id);
-          error ??= e;
-        }
-        break;
-      case 'down':
-        error = await actions.down([a.machine]);
-        // Already DOWN counts as done.
-        if (error?.code === 'MACHINE_NOT_DRAINING' && this.#o.maintenance.get(a.machine)?.mode === 'DOWN') error = undefined;
-        break;
-      case 'up':
-        error = await actions.up([a.machine]);
-        if (error?.code === 'MACHINE_NOT_DOWN' && this.#o.maintenance.get(a.machine)?.mode !== 'DOWN') error = undefined;
-        break;
-      case 'run_hook':
-        await this.#runHook(held, a);
-        break;
-      case 'cancel_hook': {
-        const key = this.#stepKeyOf(held, a.machine);
-        const child = key === undefined ? undefined : this.#hooks.get(hookKey(held.name, key, a.attempt));
+  /**
+   * Carries out the actions of several steps: each step's in its order, the steps side by side.
+   * Round k takes the k-th action of every step and does each kind of action once for all of
+   * them (one schedule command for every window, one drain command for every agent, one DOWN for
+   * every machine, ...). A batch the master refuses (one machine of it moved on meanwhile) is
+   * tried again one by one, so one refusal never holds back the others.
+   * Every action is safe to repeat: the step machine issues it again after REISSUE_AFTER_MS.
+   */
+  async #carryOut(steps: readonly StepActions[]): Promise<void> {
+    const rounds = Math.max(0, ...steps.map((s) => s.actions.length));
+    for (let k = 0; k < rounds && !this.#disposed; k++) {
+      const round = steps.flatMap((s) => (s.actions[k] === undefined ? [] : [{ held: s.held, a: s.actions[k] as StepAction }]));
+      const of = <T extends StepAction['type']>(type: T): { held: HeldPlan; a: Extract<StepAction, { type: T }> }[] =>
+        round.filter((x): x is { held: HeldPlan; a: Extract<StepAction, { type: T }> } => x.a.type === type);
+      await this.#batch(of('schedule'), (xs) => this.#o.actions.scheduleMachines(xs.map((x) => ({ id: x.a.machine, unavailability: { startNs: x.a.startNs, durationNs: x.a.durationNs } }))));
+      await this.#batch(of('unschedule'), (xs) => this.#o.actions.unscheduleMachines(xs.map((x) => x.a.machine)));
+      const drains = of('drain');
+      if (drains.length > 0) {
+        const items = drains.flatMap((x) => x.a.agentIds.map((agentId) => ({ x, agentId, config: { maxGracePeriodNs: x.a.maxGracePeriodNs, markGone: false } })));
+        const results = await this.#o.actions.drain(items.map((i) => ({ agentId: i.agentId, config: i.config })));
+        results.forEach((e, i) => this.#refused(items[i]?.x.held, 'drain', e));
+      }
+      for (const x of of('reactivate')) for (const id of x.a.agentIds) this.#refused(x.held, 'reactivate', await this.#o.actions.reactivate(id));
+      // Already DOWN counts as done; already out of DOWN too.
+      const mode = (m: MachineId): string | undefined => this.#o.maintenance.get(m)?.mode;
+      await this.#batch(of('down'), (xs) => this.#o.actions.down(xs.map((x) => x.a.machine)), (x, e) => (e.code === 'MACHINE_NOT_DRAINING' && mode(x.a.machine) === 'DOWN' ? undefined : e));
+      await this.#batch(of('up'), (xs) => this.#o.actions.up(xs.map((x) => x.a.machine)), (x, e) => (e.code === 'MACHINE_NOT_DOWN' && mode(x.a.machine) !== 'DOWN' ? undefined : e));
+      await Promise.all(of('run_hook').map((x) => this.#runHook(x.held, x.a)));
+      for (const x of of('cancel_hook')) {
+        const key = this.#stepKeyOf(x.held, x.a.machine);
+        const child = key === undefined ? undefined : this.#hooks.get(hookKey(x.held.name, key, x.a.attempt));
         if (child !== undefined) killHook(child);
-        break;
       }
     }
-    // Every action is safe to repeat: the step machine issues it again after REISSUE_AFTER_MS.
-    if (error !== undefined) this.#log.warn('maintenance plan action refused', { plan: held.name, action: a.type, error: error.message });
+  }
+
+  /** One call for the whole batch; if it is refused, one call per item, each error judged by `excuse`. */
+  async #batch<X extends { held: HeldPlan; a: StepAction }>(
+    xs: readonly X[],
+    call: (xs: readonly X[]) => Promise<DrydockError | undefined>,
+    excuse: (x: X, e: DrydockError) => DrydockError | undefined = (_x, e) => e,
+  ): Promise<void> {
+    if (xs.length === 0) return;
+    const e = await call(xs);
+    if (e === undefined) return;
+    if (xs.length === 1) {
+      const x = xs[0] as X;
+      this.#refused(x.held, x.a.type, excuse(x, e));
+      return;
+    }
+    for (const x of xs) {
+      const one = await call([x]);
+      this.#refused(x.held, x.a.type, one === undefined ? undefined : excuse(x, one));
+    }
+  }
+
+  #refused(held: HeldPlan | undefined, action: string, error: DrydockError | undefined): void {
+    if (error !== undefined) this.#log.warn('maintenance plan action refused', { plan: held?.name, action, error: error.message });
   }
 
   #stepKeyOf(held: HeldPlan, machine: MachineId): string | undefined {
@@ -696,9 +782,10 @@ export class MaintenancePlans {
     return this.#build(row.name, row.spec, parsed.spec, progress.selection, row.createdNs, progress);
   }
 
-  #progressText(held: HeldPlan): string {
+  /** The plan's progress JSON; `next` replaces the records of some steps (the ones a pass is about to write). */
+  #progressText(held: HeldPlan, next?: ReadonlyMap<HeldStep, StepRecord>): string {
     const steps: Record<string, StepRecord> = {};
-    for (const [key, s] of held.steps) steps[key] = s.record;
+    for (const [key, s] of held.steps) steps[key] = next?.get(s) ?? s.record;
     const progress: Progress = { version: 1, selection: held.selection, overrides: overridesOf(held.plan), steps };
     return JSON.stringify(progress);
   }

@@ -14,11 +14,9 @@ import type { ForeignTaskReason, RegistrationRequest, UnreachableReason } from '
 import { AGENT_GONE_MESSAGE } from './drain.js';
 import type { AgentConnection, AgentLink, ServiceModel, ServicePorts } from './ports.js';
 import { tombstoneKey } from './task-fate.js';
+import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../shared/protocol.js';
 
-/** What an agent registering from a DOWN machine is told, backticks included (Mesos §4.7). */
-export const MACHINE_DOWN_MESSAGE = 'Machine is `DOWN`';
-/** The ShutdownMessage (and the removal reason) of `/machine/down` (Mesos §2). */
-export const MACHINE_DOWN_REMOVAL = "Operator initiated 'Machine DOWN'";
+export { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL };
 
 export interface RegistrationOptions extends ServicePorts, ServiceModel {
   /** This master's id: new agent ids are derived from it. */

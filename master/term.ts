@@ -138,9 +138,9 @@ export class Term {
       maintenance: this.maintenance,
       log: log.child({ component: 'maintenance-plans' }),
       actions: {
-        scheduleMachine: (id, u) => maintainer.scheduleMachine(id, u),
-        unscheduleMachine: (id) => maintainer.unscheduleMachine(id),
-        drain: (agentId, config) => drainer.drainScheduled(agentId, config),
+        scheduleMachines: (items) => maintainer.scheduleMachines(items),
+        unscheduleMachines: (ids) => maintainer.unscheduleMachines(ids),
+        drain: (items) => drainer.drainScheduled(items),
         reactivate: (agentId) => drainer.reactivate(agentId),
         down: (ids) => maintainer.startMaintenance(ids),
         up: (ids) => maintainer.stopMaintenance(ids),
