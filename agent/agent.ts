@@ -16,6 +16,7 @@ import { AgentApi } from './api.js';
 import { Checkpoint, type DrainRecord } from './checkpoint.js';
 import type { DrainConfigWire } from '../shared/drain.js';
 import type { AgentConfig } from './config.js';
+import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../shared/protocol.js';
 import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
 import { Supervisor } from './supervisor.js';
@@ -57,6 +58,8 @@ export class Agent {
   #port = 0;
   /** The drain being carried out (checkpointed in meta/drain.json), until no task is left. */
   #drain: DrainRecord | undefined;
+  /** Since when the master has been refusing this agent because its machine is DOWN. */
+  #downSinceMs: number | undefined;
 
   constructor(config: AgentConfig, deps: AgentDeps) {
     this.config = config;
@@ -105,6 +108,10 @@ export class Agent {
           frameworks: this.#supervisor.frameworks(),
         }),
         registered: (agentId) => {
+          if (this.#downSinceMs !== undefined) {
+            this.#log.info('machine is UP again: registered', { downForMs: this.#clock.now() - this.#downSinceMs });
+            this.#downSinceMs = undefined;
+          }
           if (agentId !== this.#agentId) this.#checkpoint.writeAgent({ hostname: config.hostname, ip: config.ip, agent_id: agentId });
           this.#agentId = agentId;
           this.#streams.resendAll();
@@ -214,6 +221,11 @@ export class Agent {
   }
 
   async #masterShutdown(message: string, wasRegistered: boolean): Promise<void> {
+    const down = message === MACHINE_DOWN_MESSAGE || message === MACHINE_DOWN_REMOVAL;
+    if (down && this.config.downRetryIntervalMs > 0 && this.#lifecycle === 'running') {
+      await this.#waitWhileDown(message, wasRegistered);
+      return;
+    }
     this.#log.warn('shutdown by master', { message, registered: wasRegistered });
     if (!wasRegistered) process.stderr.write(`drydock-agent: the master refused this agent: ${message}\n`);
     try {
@@ -221,6 +233,25 @@ export class Agent {
     } finally {
       this.#onShutdown?.();
     }
+  }
+
+  /**
+   * The machine is DOWN: the master removed this agent (or refused its registration). The tasks
+   * are killed as on any shutdown (a DOWN machine runs nothing), but the agent stays: it registers
+   * again every --down_retry_interval, and is taken back once an operator or a maintenance plan
+   * brings the machine UP. So a machine that is not rebooted, or whose agent started before the
+   * plan said UP, comes back without anyone restarting the agent by hand.
+   */
+  async #waitWhileDown(message: string, wasRegistered: boolean): Promise<void> {
+    const first = this.#downSinceMs === undefined;
+    this.#downSinceMs ??= this.#clock.now();
+    if (first) {
+      this.#log.warn('machine is DOWN: killing tasks, registering again until it is UP', { message, registered: wasRegistered, tasks: this.#supervisor.live, retryMs: this.config.downRetryIntervalMs });
+    } else {
+      this.#log.debug('machine still DOWN', { downForMs: this.#clock.now() - this.#downSinceMs });
+    }
+    if (this.#supervisor.live > 0) await this.#supervisor.killAll(this.#maxGraceMs() + SHUTDOWN_SLACK_MS);
+    if (this.#lifecycle === 'running') this.#session.resume(this.config.downRetryIntervalMs);
   }
 
   #sendUpdate(frameworkId: string, status: TaskStatus): boolean {

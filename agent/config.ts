@@ -104,6 +104,10 @@ export const AGENT_FLAGS = {
     durationFlag('How long to wait for REGISTERED after connecting before trying again. Default: 15secs.', 15_000),
     positive('the registration timeout'),
   ),
+  down_retry_interval: durationFlag(
+    'When the master shuts this agent down because its machine is DOWN, kill the tasks and register again this often until the machine is UP, instead of exiting. 0: exit 0, as Mesos agents do (the systemd unit sets 5secs). Default: 0.',
+    0,
+  ),
   log_level: logLevelFlag(),
 } satisfies Record<string, Flag<unknown>>;
 
@@ -121,6 +125,8 @@ export interface AgentConfig {
   readonly registrationBackoffFactorMs: number;
   readonly statusUpdateRetryIntervalMs: number;
   readonly registrationTimeoutMs: number;
+  /** 0: exit on a machine-DOWN shutdown. */
+  readonly downRetryIntervalMs: number;
   readonly logLevel: LogLevel;
 }
 
@@ -168,6 +174,7 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
     registrationBackoffFactorMs: values.registration_backoff_factor,
     statusUpdateRetryIntervalMs: values.status_update_retry_interval,
     registrationTimeoutMs: values.registration_timeout,
+    downRetryIntervalMs: values.down_retry_interval,
     logLevel: values.log_level,
   });
 }

@@ -4,7 +4,8 @@
  * nothing about tasks; it hands decoded messages to its owner.
  *
  * Lifecycle: idle → waiting (backoff) → connecting → registering → registered, back to waiting
- * when the socket drops, and closed for good after close() or a SHUTDOWN from the master.
+ * when the socket drops, and closed after close() or a SHUTDOWN from the master. After a SHUTDOWN
+ * because the machine is DOWN, the owner may resume(): waiting again, to register once it is UP.
  */
 
 import { WebSocket, type RawData } from 'ws';
@@ -51,6 +52,8 @@ export class Session {
   readonly #o: SessionOptions;
   readonly #random: () => number;
   #state: SessionState = 'idle';
+  /** close() or terminate() was called: never connect again (resume() included). */
+  #stopped = false;
   #ws: WebSocket | undefined;
   #attempt = 0;
   #requestId = 0;
@@ -99,9 +102,24 @@ export class Session {
     return true;
   }
 
+  /**
+   * After a SHUTDOWN the master will take back (the machine is DOWN): connect and register again
+   * after `delayMs`, with a fresh backoff. A no-op unless the session was closed by a SHUTDOWN.
+   */
+  resume(delayMs: number): void {
+    if (this.#state !== 'closed' || this.#stopped) return;
+    this.#state = 'waiting';
+    this.#attempt = 0;
+    this.#timer = this.#o.clock.setTimer(delayMs, () => this.#connect());
+  }
+
   /** Graceful stop: closes the socket with GOING_AWAY and never reconnects. */
   close(): void {
-    if (this.#state === 'closed') return;
+    this.#stopped = true;
+    if (this.#state === 'closed') {
+      this.#clearTimers();
+      return;
+    }
     this.#state = 'closed';
     this.#clearTimers();
     const ws = this.#ws;
@@ -111,6 +129,7 @@ export class Session {
 
   /** Forced stop: drops the socket without a close handshake. */
   terminate(): void {
+    this.#stopped = true;
     this.#state = 'closed';
     this.#clearTimers();
     this.#ws?.terminate();

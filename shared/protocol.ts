@@ -22,6 +22,11 @@ export const AGENT_SESSION_PATH = '/agent/session';
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 /** WebSocket close codes (4000-4999 are for applications). */
+/** What an agent registering from a DOWN machine is told, backticks included (Mesos §4.7). */
+export const MACHINE_DOWN_MESSAGE = 'Machine is `DOWN`';
+/** The ShutdownMessage (and the removal reason) of `/machine/down` (Mesos §2). */
+export const MACHINE_DOWN_REMOVAL = "Operator initiated 'Machine DOWN'";
+
 export const CLOSE_CODES = {
   /** The peer sent a frame that does not decode. */
   PROTOCOL_ERROR: 4400,
@@ -202,7 +207,11 @@ type MasterMessageBody =
       max_ping_timeouts: number;
     }
   | {
-      /** The agent must stop its tasks and exit; it is not welcome back (e.g. ``Machine is `DOWN` ``). */
+      /**
+       * The agent must stop its tasks and go away. For MACHINE_DOWN_MESSAGE / MACHINE_DOWN_REMOVAL
+       * it is welcome back once its machine is UP (the agent registers again after
+       * --down_retry_interval); for any other message (an agent marked gone) never.
+       */
       type: 'SHUTDOWN';
       message: string;
     }

@@ -1,8 +1,9 @@
 /**
  * Maintenance plans end to end (issue 12): a real master and three real agents on loopback, with
  * distinct hostnames and rack attributes. A machine taken DOWN shuts its agent down (exit 0);
- * the test then restarts the agent once the machine is UP again, as a systemd unit
- * (`Restart=always`) or `npm start`'s cluster would. Also: a master restart mid-plan resumes at
+ * the test then restarts the agent once the machine is UP again, as `npm start`'s cluster would.
+ * An agent with --down_retry_interval (as the systemd unit runs it) instead stays, and registers
+ * again by itself once the machine is UP. Also: a master restart mid-plan resumes at
  * the step it was in, and a table of bad input (400/404/405/409, never 5xx). And: a framework
  * that declines the inverse offer (the wait says so, then the drain goes on; the operator event
  * stream shows each change once), an on_down hook that fails (ERROR, the plan pauses, restart
@@ -135,6 +136,30 @@ test('a two-rack plan takes every machine DRAINING -> DOWN -> UP and completes; 
   // A COMPLETE plan can be deleted.
   assert.equal((await call(m.url, 'DELETE', '/v1/maintenance/plans/racks')).status, 200);
   assert.deepEqual((await call(m.url, 'GET', '/v1/maintenance/plans')).json, []);
+});
+
+test('an agent with --down_retry_interval stays through DOWN: refused while DOWN, registered again with its id once UP, no restart', async (t) => {
+  const m = await startMaster(t);
+  const a = await startAgent(t, { master: m.address, hostname: 'stay-a', flags: ['--attributes=rack:r1', '--down_retry_interval=200ms'], stopSignal: 'SIGUSR1' });
+  // The hook keeps the machine DOWN for a second: the agent tries to register meanwhile and is refused.
+  const spec = JSON.stringify({ name: 'stay', machines: { hostnames: ['stay-a'] }, window: '1hrs', wait_for_frameworks: 0, settle: '1secs', up_when: 'agent_registered', on_down: { command: 'sleep 1', timeout: '30secs' } });
+  assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans', spec)).status, 200);
+  await eventually(async () => {
+    const p = await planOf(m.url, 'stay');
+    assert.notEqual(p.plan.status, 'ERROR', JSON.stringify(p.plan));
+    return p.status === 200 ? true : undefined;
+  }, 60_000, 250, 'plan COMPLETE');
+  assert.ok(a.daemon.running, `the agent is still running: ${a.daemon.stderr.slice(-500)}`);
+  const down = await a.daemon.waitForMsg('machine is DOWN: killing tasks, registering again until it is UP', {}, 1000);
+  assert.equal(down['retryMs'], 200);
+  await m.daemon.waitForLog((r) => r['msg'] === 'agent refused' && r['reason'] === 'Machine is `DOWN`' && r['hostname'] === 'stay-a', 1000, 'a registration refused while DOWN');
+  const back = await a.daemon.waitForMsg('machine is UP again: registered', {}, 1000);
+  assert.ok(Number(back['downForMs']) >= 1000, JSON.stringify(back));
+  const registered = a.daemon.records.filter((r) => r.msg === 'registered');
+  assert.deepEqual(registered.map((r) => r['agentId']), [a.agentId, a.agentId]);
+  const agents = await callApi(m.url, { type: 'GET_AGENTS' });
+  const list = (agents.json as { get_agents: { agents: Array<{ active: boolean; agent_info: { hostname: string; id: { value: string } } }> } }).get_agents.agents;
+  assert.deepEqual(list.map((x) => [x.agent_info.hostname, x.agent_info.id.value, x.active]), [['stay-a', a.agentId, true]]);
 });
 
 test('a master restart mid-plan resumes at the step it was in (up_when: operator, then continue)', async (t) => {
