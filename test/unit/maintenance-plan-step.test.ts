@@ -26,7 +26,8 @@ import {
   type StepStage,
   type StepState,
 } from '../../master/maintenance-plan-step.js';
-import { budgetAllows, type BudgetAgent, type BudgetInput, type BudgetStep } from '../../master/maintenance-plan-budget.js';
+import { machineKey } from '../../shared/machine.js';
+import { budgetAllows, PlanBudget, type BudgetAgent, type BudgetInput, type BudgetStep } from '../../master/maintenance-plan-budget.js';
 import { mulberry32 } from '../helpers/random.js';
 
 function spec(extra = ''): MaintenancePlanSpec {
@@ -536,4 +537,25 @@ test('budget: a long list of machines out is cut in the reason', () => {
   const steps = Array.from({ length: 8 }, (_, i) => bstep(i + 1, 'DOWN'));
   const r = budgetAllows(input({ candidate: 9, budget: { maxDown: 8, minActiveAgents: undefined }, steps }));
   assert.deepEqual(r, { ok: false, reason: 'budget: 8 of max_down 8 machines out (agent-1, agent-2, agent-3, agent-4, agent-5 and 3 more)' });
+});
+
+test('budget within a pass: each step taken counts for the next candidate, in this plan and the others', () => {
+  // Two plans share one `busy` map, as the driver's pass builds them.
+  const busy = new Map<string, string>();
+  const a = new PlanBudget({ plan: 'a', busy, steps: [bstep(1, 'DRAINING'), bstep(2, 'PENDING'), bstep(3, 'PENDING'), bstep(4, 'PENDING')], agents: AGENTS, budget: { maxDown: 3, minActiveAgents: undefined }, maxParallel: undefined });
+  const b = new PlanBudget({ plan: 'b', busy, steps: [bstep(4, 'PENDING'), bstep(5, 'PENDING')], agents: AGENTS, budget: { maxDown: undefined, minActiveAgents: { attributes: { zone: 'a' }, count: 8 } }, maxParallel: undefined });
+  const c = (n: number) => ({ phase: 'r1', name: `agent-${n}`, machine: host(n) });
+  assert.deepEqual(a.allows(c(2)), { ok: true });
+  a.take(c(2));
+  assert.deepEqual(a.allows(c(3)), { ok: true });
+  a.take(c(3));
+  // max_down 3 is reached by the two started in this pass.
+  assert.deepEqual(a.allows(c(4)), { ok: false, reason: 'budget: 3 of max_down 3 machines out (agent-1, agent-2, agent-3)' });
+  // Plan b sees a's machines at once: agent-2 is a's now, and a's three machines count as gone for min_active_agents.
+  assert.deepEqual(b.allows(c(2)), { ok: false, reason: 'budget: agent-2 is in plan a (two plans never work on the same machine)' });
+  // Zone a has 11 active agents; a's three machines and agent-5 itself leave 7.
+  assert.deepEqual(b.allows(c(5)), { ok: false, reason: 'budget: starting agent-5 would leave 7 active agents with zone=a, fewer than min_active_agents 8' });
+  // Before plan a took agent-2 and agent-3, the same question had room: 11 - 1 - 1 = 9.
+  const fresh = new PlanBudget({ plan: 'b', busy: new Map([[machineKey(host(1)), 'a']]), steps: [], agents: AGENTS, budget: { maxDown: undefined, minActiveAgents: { attributes: { zone: 'a' }, count: 8 } }, maxParallel: undefined });
+  assert.deepEqual(fresh.allows(c(5)), { ok: true });
 });
