@@ -53,6 +53,7 @@ export class AgentSessions {
     const log = this.#log;
     const conn: AgentConnection = {
       id,
+      remote,
       send: (msg) => {
         if (ws.readyState === WebSocket.OPEN) ws.send(encode({ ...msg, epoch: this.#epoch }));
       },

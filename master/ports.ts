@@ -38,6 +38,8 @@ export interface AgentLink {
 export interface AgentConnection {
   /** Unique per master process. */
   readonly id: number;
+  /** The peer's address as the socket sees it (not what the agent claims). */
+  readonly remote: string;
   /** Sends if the socket is open; drops otherwise (the agent re-registers and resends). */
   send(msg: MasterMessage): void;
   /** Graceful close with a code and a reason (at most 123 bytes; the shell truncates). */

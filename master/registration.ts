@@ -173,6 +173,7 @@ export class Registration implements AgentLink {
     }
     // A REGISTER repeated on a registered session without an id means the same agent.
     const claimed = msg.agent_id ?? this.#sessionAgent.get(conn.id);
+    if (this.#refuseIfHeld(conn, msg, claimed)) return;
     const req: RegistrationRequest = { agentId: claimed, info: msg.agent, version: msg.version, capabilities: msg.capabilities };
     const plan = agents.planRegistration(req, nowNs(clock.now()), () => `${this.#o.masterId}-S${this.#nextAgent++}`);
 
@@ -246,6 +247,28 @@ export class Registration implements AgentLink {
     // unreachable, an id the master never saw); a known agent reconnecting is not "added".
     const type = plan.kind === 'REREGISTERED' ? 'AGENT_RECONNECTED' : 'AGENT_ADDED';
     this.#o.bus.emit({ type, agentId: plan.agentId, tasksBefore, frameworks: msg.frameworks });
+  }
+
+  /**
+   * An agent id whose session is live (connected, answering pings) is not taken over by a session
+   * from another address, neither the address the agent claims (ip:port) nor the one its socket
+   * comes from: the impostor is closed with ID_IN_USE and nothing changes. The same agent on a new
+   * socket from the same address (a restarted agent whose old socket the master has not seen
+   * close yet) still replaces its old session. Once the live session fails its pings the id is
+   * free again; binding an id to a principal comes with agent authentication.
+   */
+  #refuseIfHeld(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>, claimed: string | undefined): boolean {
+    if (claimed === undefined) return false;
+    const live = this.#o.agents.get(claimed);
+    if (live === undefined || live.phase !== 'REGISTERED' || !live.connected || live.sessionId === undefined || live.sessionId === conn.id) return false;
+    const liveConn = this.#connections.get(live.sessionId);
+    if (liveConn === undefined) return false;
+    const sameAddress = live.info.ip === msg.agent.ip && live.info.port === msg.agent.port && liveConn.remote === conn.remote;
+    if (sameAddress) return false;
+    const reason = `agent ${claimed} is connected from another address`;
+    this.#o.log.warn('agent refused', { reason: 'ID_IN_USE', agentId: claimed, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, remote: conn.remote, liveIp: live.info.ip, livePort: live.info.port, liveRemote: liveConn.remote });
+    conn.close(CLOSE_CODES.ID_IN_USE, reason);
+    return true;
   }
 
   /** Sends SHUTDOWN `Machine is \`DOWN\`` and closes the session when the agent's machine is DOWN. */

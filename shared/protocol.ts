@@ -32,6 +32,11 @@ export const CLOSE_CODES = {
   PROTOCOL_ERROR: 4400,
   /** The master told the agent to shut down; the agent must not reconnect. */
   SHUTDOWN: 4401,
+  /**
+   * The agent id is held by a live session from another address: refused until that session
+   * fails its pings. The agent backs off and tries again.
+   */
+  ID_IN_USE: 4403,
   /** A newer session for the same agent replaced this one. */
   REPLACED: 4409,
   /** The daemon is stopping. */

@@ -25,6 +25,8 @@ import {
 export interface AgentDoubleOptions {
   /** Answer the master's pings (default true). */
   autoPong?: boolean;
+  /** Connect from this local address (a loopback address other than 127.0.0.1, as another machine). */
+  localAddress?: string;
 }
 
 export interface RegisterOptions {
@@ -141,7 +143,7 @@ export class AgentDouble {
   /** Opens a session to the master at `url` (http://ip:port). */
   static connect(url: string, opts: AgentDoubleOptions & { self?: Partial<AgentSelf> } = {}): Promise<AgentDouble> {
     const wsUrl = url.replace(/^http/, 'ws') + AGENT_SESSION_PATH;
-    const ws = new WebSocket(wsUrl, { autoPong: opts.autoPong ?? true });
+    const ws = new WebSocket(wsUrl, { autoPong: opts.autoPong ?? true, ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }) });
     const agent = new AgentDouble(ws, agentSelf(opts.self));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('fake agent: connect timed out')), 5_000);

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callApi, eventually, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
-import { FakeAgent } from '../helpers/fake-agent.js';
+import { FakeAgent, registerMessage } from '../helpers/fake-agent.js';
 import { CLOSE_CODES } from '../../shared/protocol.js';
 
 interface AgentJson {
@@ -215,6 +215,41 @@ test('a new agent at the ip:port of a disconnected one replaces it; an older ses
   assert.equal((await second.waitClosed()).code, CLOSE_CODES.REPLACED);
   const agent = (await getAgents(m)).agents.find((x) => x.agent_info.id.value === r2.agent_id);
   assert.equal(agent?.active, true);
+});
+
+test('a live agent is not taken over: a REGISTER with its id from another address is closed ID_IN_USE and changes nothing; once its session is gone, the id is free', async (t) => {
+  const m = await startMaster(t);
+  const real = await connect(m);
+  t.after(() => real.close());
+  const r = await real.register();
+  // Another claimed address, the same socket address.
+  const other = await connect(m, { self: { hostname: real.self.hostname, ip: '127.0.0.1' } });
+  t.after(() => other.close());
+  other.send(registerMessage(1, other.self, { agentId: r.agent_id }));
+  assert.equal((await other.waitClosed()).code, CLOSE_CODES.ID_IN_USE);
+  // The claimed address of the real agent, but a socket from another loopback address.
+  const spoof = await connect(m, { self: { ...real.self }, localAddress: '127.0.0.9' });
+  t.after(() => spoof.close());
+  spoof.send(registerMessage(1, spoof.self, { agentId: r.agent_id }));
+  const closed = await spoof.waitClosed();
+  assert.deepEqual(closed, { code: CLOSE_CODES.ID_IN_USE, reason: `agent ${r.agent_id} is connected from another address` });
+  await m.daemon.waitForMsg('agent refused', { reason: 'ID_IN_USE', agentId: r.agent_id, remote: '127.0.0.9' }, 3_000);
+  // Nothing changed: the real session is open and the agent active at its own address.
+  assert.equal(real.closed, undefined);
+  const agents = (await getAgents(m)).agents;
+  assert.deepEqual(agents.map((a) => [a.agent_info.id.value, a.agent_info.port, a.active]), [[r.agent_id, real.self.port, true]]);
+  assert.ok(!other.messages.some((x) => x.type === 'REGISTERED') && !spoof.messages.some((x) => x.type === 'REGISTERED'));
+  // The same agent on a new socket from its own address still replaces its old session.
+  const again = await connect(m, { self: { ...real.self } });
+  t.after(() => again.close());
+  assert.equal((await again.register({ agentId: r.agent_id })).agent_id, r.agent_id);
+  assert.equal((await real.waitClosed()).code, CLOSE_CODES.REPLACED);
+  // Once that session is gone, the id may be registered from elsewhere (binding ids to principals needs authentication).
+  again.terminate();
+  await eventually(async () => ((await getAgents(m)).agents[0]?.active === false ? true : undefined), 3_000, 20, 'agent disconnected');
+  const moved = await connect(m, { self: { hostname: real.self.hostname }, localAddress: '127.0.0.9' });
+  t.after(() => moved.close());
+  assert.equal((await moved.register({ agentId: r.agent_id })).agent_id, r.agent_id);
 });
 
 test('an agent_id the master never saw is accepted as that id; tasks and status updates show in GET_TASKS', async (t) => {
