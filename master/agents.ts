@@ -122,6 +122,33 @@ function addressKey(info: AgentSelf): string | undefined {
   return info.port === 0 ? undefined : `${info.ip}:${info.port}`;
 }
 
+/** Where a registration comes from: its session, the address the agent claims, and the socket's peer address. */
+export interface RegistrationOrigin {
+  readonly sessionId: number;
+  readonly ip: string;
+  readonly port: number;
+  readonly remote: string;
+}
+
+/**
+ * Whether a registration claiming an id must be refused because a live session holds that id
+ * from another address: the text to close it with, or undefined. Live means registered,
+ * connected and on another session whose peer address is known (`liveRemote`); another address
+ * means another claimed ip:port or another socket peer. The same agent from its own address (a
+ * restarted agent whose old socket has not been seen to close) is not refused: it replaces its
+ * session. Pure.
+ */
+export function takeoverRefusal(
+  claimed: string,
+  live: { readonly phase: AgentPhase; readonly connected: boolean; readonly sessionId: number | undefined; readonly info: { readonly ip: string; readonly port: number } } | undefined,
+  liveRemote: string | undefined,
+  origin: RegistrationOrigin,
+): string | undefined {
+  if (live === undefined || live.phase !== 'REGISTERED' || !live.connected || live.sessionId === undefined || live.sessionId === origin.sessionId || liveRemote === undefined) return undefined;
+  if (live.info.ip === origin.ip && live.info.port === origin.port && liveRemote === origin.remote) return undefined;
+  return `agent ${claimed} is connected from another address`;
+}
+
 /** How many completed tasks the master remembers (Mesos --max_completed_tasks_per_framework is 1000). */
 export const MAX_COMPLETED_TASKS = 1000;
 

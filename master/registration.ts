@@ -10,7 +10,7 @@ import type { TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import { agentMachineId } from '../shared/machine.js';
 import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
-import type { ForeignTaskReason, RegistrationRequest, UnreachableReason } from './agents.js';
+import { takeoverRefusal, type ForeignTaskReason, type RegistrationRequest, type UnreachableReason } from './agents.js';
 import { AGENT_GONE_MESSAGE } from './drain.js';
 import type { AgentConnection, AgentLink, ServiceModel, ServicePorts } from './ports.js';
 import { tombstoneKey } from './task-fate.js';
@@ -260,13 +260,10 @@ export class Registration implements AgentLink {
   #refuseIfHeld(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>, claimed: string | undefined): boolean {
     if (claimed === undefined) return false;
     const live = this.#o.agents.get(claimed);
-    if (live === undefined || live.phase !== 'REGISTERED' || !live.connected || live.sessionId === undefined || live.sessionId === conn.id) return false;
-    const liveConn = this.#connections.get(live.sessionId);
-    if (liveConn === undefined) return false;
-    const sameAddress = live.info.ip === msg.agent.ip && live.info.port === msg.agent.port && liveConn.remote === conn.remote;
-    if (sameAddress) return false;
-    const reason = `agent ${claimed} is connected from another address`;
-    this.#o.log.warn('agent refused', { reason: 'ID_IN_USE', agentId: claimed, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, remote: conn.remote, liveIp: live.info.ip, livePort: live.info.port, liveRemote: liveConn.remote });
+    const liveRemote = live?.sessionId === undefined ? undefined : this.#connections.get(live.sessionId)?.remote;
+    const reason = takeoverRefusal(claimed, live, liveRemote, { sessionId: conn.id, ip: msg.agent.ip, port: msg.agent.port, remote: conn.remote });
+    if (reason === undefined) return false;
+    this.#o.log.warn('agent refused', { reason: 'ID_IN_USE', agentId: claimed, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, remote: conn.remote, liveIp: live?.info.ip, livePort: live?.info.port, liveRemote });
     conn.close(CLOSE_CODES.ID_IN_USE, reason);
     return true;
   }

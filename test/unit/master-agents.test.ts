@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { nowNs } from '../../shared/duration.js';
 import type { AgentSelf } from '../../shared/protocol.js';
-import { AgentTable, type RegistrationKind, type RegistrationRequest, type RegistrationWrite } from '../../master/agents.js';
+import { AgentTable, takeoverRefusal, type RegistrationKind, type RegistrationRequest, type RegistrationWrite } from '../../master/agents.js';
 import type { RecoveredAgent } from '../../master/registry/registry.js';
 
 const LIMITS = { pingTimeoutMs: 1_000, maxPingTimeouts: 3, reregisterTimeoutMs: 10_000 };
@@ -225,4 +225,23 @@ describe('foreignTask: a session speaks only for its own agent', () => {
     ['a task nobody has (the agent runs it; Mesos forwards these)', 'a', 'new', undefined, undefined],
   ];
   for (const [name, agent, task, claimed, want] of cases) test(name, () => assert.equal(table.foreignTask(agent, 'f', task, claimed), want));
+});
+
+test('takeoverRefusal: a live id is refused only to another address', () => {
+  const live = { phase: 'REGISTERED' as const, connected: true, sessionId: 1, info: { ip: '10.0.0.1', port: 5051 } };
+  const origin = { sessionId: 2, ip: '10.0.0.1', port: 5051, remote: '10.0.0.1' };
+  const refused = 'agent S1 is connected from another address';
+  const cases: Array<[string, Parameters<typeof takeoverRefusal>[1], string | undefined, Partial<typeof origin>, string | undefined]> = [
+    ['the same agent from its own address replaces its session', live, '10.0.0.1', {}, undefined],
+    ['another claimed ip', live, '10.0.0.1', { ip: '10.0.0.9' }, refused],
+    ['another claimed port', live, '10.0.0.1', { port: 5052 }, refused],
+    ['its claimed address from another socket peer', live, '10.0.0.1', { remote: '10.0.0.9' }, refused],
+    ['an id the master does not know', undefined, undefined, { ip: '10.0.0.9' }, undefined],
+    ['a disconnected agent: the id is free', { ...live, connected: false }, '10.0.0.1', { ip: '10.0.0.9' }, undefined],
+    ['an unreachable agent: the id is free', { ...live, phase: 'UNREACHABLE' }, '10.0.0.1', { ip: '10.0.0.9' }, undefined],
+    ['a recovered agent not back yet', { ...live, phase: 'RECOVERED', connected: false, sessionId: undefined }, undefined, { ip: '10.0.0.9' }, undefined],
+    ['a REGISTER repeated on the live session itself', live, '10.0.0.1', { sessionId: 1, ip: '10.0.0.9' }, undefined],
+    ['the live session already gone from the connections', live, undefined, { ip: '10.0.0.9' }, undefined],
+  ];
+  for (const [name, l, liveRemote, over, want] of cases) assert.equal(takeoverRefusal('S1', l, liveRemote, { ...origin, ...over }), want, name);
 });
