@@ -40,20 +40,22 @@ export class AgentSessions {
   }
 
   /** Completes the WebSocket handshake and attaches the session. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  /** `principal`: who the upgrade authenticated as (undefined: anonymous), bound to the session. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, principal?: string): void {
     if (!this.#serving()) {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#attach(ws, req.socket.remoteAddress ?? ''));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#attach(ws, req.socket.remoteAddress ?? '', principal));
   }
 
-  #attach(ws: WebSocket, remote: string): void {
+  #attach(ws: WebSocket, remote: string, principal: string | undefined): void {
     const id = ++seq;
     const log = this.#log;
     const conn: AgentConnection = {
       id,
       remote,
+      principal,
       send: (msg) => {
         if (ws.readyState === WebSocket.OPEN) ws.send(encode({ ...msg, epoch: this.#epoch }));
       },

@@ -4,7 +4,7 @@
  */
 
 import { hostname as osHostname } from 'node:os';
-import { durationFlag, flagList, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag, type FlagResult } from '../shared/flags.js';
+import { boolFlag, durationFlag, flagList, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag, type FlagResult, type FlagValues } from '../shared/flags.js';
 import { LOG_LEVELS, type LogLevel } from '../shared/log.js';
 
 /** Program name used in --help and error lines. */
@@ -63,6 +63,23 @@ export const MASTER_FLAGS = {
   etcd_ttl: refine(durationFlag('TTL of the leader lease in etcd, whole seconds (default 5secs; a dead leader is replaced within about this long).', 5_000), (ms) =>
     ms < 1000 || ms % 1000 !== 0 ? 'must be whole seconds, at least 1secs' : undefined,
   ),
+  // Security (issue 13). Mesos' flag names; everything is off by default, as in Mesos.
+  authenticate_http_readwrite: boolFlag('Require credentials (--credentials) for calls that change state: the operator API\'s mutating calls, POSTs to the maintenance endpoints and maintenance plans (default false).', false),
+  authenticate_http_readonly: boolFlag('Require credentials for calls that only read: GET_* calls, SUBSCRIBE, and GETs of the maintenance endpoints and plans (default false).', false),
+  authenticate_frameworks: boolFlag('Require credentials for the scheduler API (/api/v1/scheduler); a framework\'s principal must then be the one it authenticates as (default false).', false),
+  authenticate_http_frameworks: boolFlag('Mesos\' name for the same switch for HTTP frameworks: either turns it on (default false).', false),
+  authenticate_agents: boolFlag('Require agents to authenticate on their WebSocket upgrade (drydock-agent --credential); an agent id stays bound to the principal that registered it (default false).', false),
+  credentials: optionalStringFlag('File of principals and secrets: Mesos\' JSON {"credentials":[{"principal":...,"secret":...,"tokens":[...]}]} or one "principal secret" per line. It must not be readable by others. Presented credentials are checked even where not required. Default: none.', 'FILE'),
+  acls: optionalStringFlag('ACLs in Mesos\' format, as JSON text or a file path (file:// allowed): {"permissive":false,"drain_agents":[{"principals":{"values":["ops"]},"agents":{"values":["rack:r1"]}}]}. Default: none, every caller may do everything.', 'JSON|FILE'),
+  tls_cert_file: optionalStringFlag('PEM certificate (chain) to serve HTTPS and WSS on --port; needs --tls_key_file. Plain HTTP to the port then gets a clear error. Default: none, plain HTTP.', 'FILE'),
+  tls_key_file: optionalStringFlag('PEM private key of --tls_cert_file; must not be readable by others. Default: none.', 'FILE'),
+  tls_ca_file: optionalStringFlag('PEM CA certificates that client certificates must chain to (with --tls_require_client_cert). Default: none.', 'FILE'),
+  tls_require_client_cert: boolFlag('Mutual TLS: refuse clients (agents, CLI, schedulers) without a certificate from --tls_ca_file (default false).', false),
+  etcd_ca_file: optionalStringFlag('With --etcd: PEM CA that etcd\'s server certificate must chain to; the endpoints are then reached over TLS. Default: none, plain HTTP.', 'FILE'),
+  etcd_cert_file: optionalStringFlag('With --etcd: PEM client certificate for etcd (needs --etcd_key_file). Default: none.', 'FILE'),
+  etcd_key_file: optionalStringFlag('With --etcd: PEM private key of --etcd_cert_file. Default: none.', 'FILE'),
+  etcd_user: optionalStringFlag('With --etcd: etcd user name (needs --etcd_password_file). Default: none.', 'USER'),
+  etcd_password_file: optionalStringFlag('With --etcd: file holding the etcd user\'s password; must not be readable by others. Default: none.', 'FILE'),
   log_level: {
     ...stringFlag(`Lowest level logged: ${LOG_LEVELS.join(', ')} (default info).`, 'info', 'LEVEL'),
     parse: (t: string) =>
@@ -92,8 +109,40 @@ export interface MasterConfig {
   readonly etcdTtlMs: number;
   /** --registry_import: a single master's registry.db to move into etcd once. */
   readonly registryImport: string | undefined;
+  /** Security flags (issue 13), as given; files are read by security.ts at start. */
+  readonly security: SecurityConfig;
+  /** TLS on --port: undefined for plain HTTP. */
+  readonly tls: TlsServerConfig | undefined;
+  /** TLS and credentials towards etcd. */
+  readonly etcdAuth: EtcdAuthConfig;
   /** The flags as GET_FLAGS writes them: name and Mesos-style text value. */
   readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+}
+
+export interface SecurityConfig {
+  readonly authenticateHttpReadwrite: boolean;
+  readonly authenticateHttpReadonly: boolean;
+  readonly authenticateFrameworks: boolean;
+  readonly authenticateAgents: boolean;
+  readonly credentialsFile: string | undefined;
+  /** --acls as given: JSON text, or a path. */
+  readonly acls: string | undefined;
+}
+
+/** A daemon's HTTPS/WSS server side (master and agent). */
+export interface TlsServerConfig {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string | undefined;
+  readonly requireClientCert: boolean;
+}
+
+export interface EtcdAuthConfig {
+  readonly caFile: string | undefined;
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  readonly user: string | undefined;
+  readonly passwordFile: string | undefined;
 }
 
 export type ConfigResult = { kind: 'ok'; config: MasterConfig } | { kind: 'help'; text: string } | { kind: 'error'; error: string };
@@ -103,6 +152,8 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
   const r: FlagResult<typeof MASTER_FLAGS> = resolveFlags(MASTER_PROGRAM, SUMMARY, MASTER_FLAGS, argv, env);
   if (r.kind !== 'ok') return r;
   const v = r.values;
+  const problem = securityProblem(v);
+  if (problem !== undefined) return { kind: 'error', error: problem };
   const config: MasterConfig = {
     ip: v.ip,
     port: v.port,
@@ -118,6 +169,19 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
     etcd: v.etcd === undefined ? undefined : (parseEtcdUrl(v.etcd) as { ok: true; value: { endpoints: string[]; prefix: string } }).value,
     etcdTtlMs: v.etcd_ttl,
     registryImport: v.registry_import,
+    security: Object.freeze({
+      authenticateHttpReadwrite: v.authenticate_http_readwrite,
+      authenticateHttpReadonly: v.authenticate_http_readonly,
+      authenticateFrameworks: v.authenticate_frameworks || v.authenticate_http_frameworks,
+      authenticateAgents: v.authenticate_agents,
+      credentialsFile: v.credentials,
+      acls: v.acls,
+    }),
+    tls:
+      v.tls_cert_file === undefined || v.tls_key_file === undefined
+        ? undefined
+        : Object.freeze({ certFile: v.tls_cert_file, keyFile: v.tls_key_file, caFile: v.tls_ca_file, requireClientCert: v.tls_require_client_cert }),
+    etcdAuth: Object.freeze({ caFile: v.etcd_ca_file, certFile: v.etcd_cert_file, keyFile: v.etcd_key_file, user: v.etcd_user, passwordFile: v.etcd_password_file }),
     flags: Object.freeze(flagList(MASTER_FLAGS, v)),
   };
   return { kind: 'ok', config: Object.freeze(config) };
@@ -132,4 +196,18 @@ export function parseEtcdUrl(text: string): { ok: true; value: { endpoints: stri
   const prefix = (m[2] ?? '/drydock').replace(/\/+$/, '');
   if (prefix === '') return { ok: false, error: 'the key prefix must not be empty' };
   return { ok: true, value: { endpoints, prefix } };
+}
+
+/** Flags that only make sense together, named as the operator typed them. Pure. */
+function securityProblem(v: FlagValues<typeof MASTER_FLAGS>): string | undefined {
+  const auth = (['authenticate_http_readwrite', 'authenticate_http_readonly', 'authenticate_frameworks', 'authenticate_http_frameworks', 'authenticate_agents'] as const).filter((f) => v[f]);
+  if (auth.length > 0 && v.credentials === undefined) return `--${auth[0]} needs --credentials=FILE (the principals and secrets to check)`;
+  if ((v.tls_cert_file === undefined) !== (v.tls_key_file === undefined)) return '--tls_cert_file and --tls_key_file go together';
+  if (v.tls_require_client_cert && v.tls_ca_file === undefined) return '--tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)';
+  if (v.tls_require_client_cert && v.tls_cert_file === undefined) return '--tls_require_client_cert needs --tls_cert_file and --tls_key_file';
+  if ((v.etcd_cert_file === undefined) !== (v.etcd_key_file === undefined)) return '--etcd_cert_file and --etcd_key_file go together';
+  if ((v.etcd_user === undefined) !== (v.etcd_password_file === undefined)) return '--etcd_user and --etcd_password_file go together';
+  const etcdSecurity = [v.etcd_ca_file, v.etcd_cert_file, v.etcd_user].some((x) => x !== undefined);
+  if (etcdSecurity && v.etcd === undefined) return '--etcd_ca_file, --etcd_cert_file and --etcd_user need --etcd';
+  return undefined;
 }

@@ -17,6 +17,8 @@ import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } fro
 import { sendError, sendJson, sendText } from '../shared/http.js';
 import { readApiBody } from './http-exchange.js';
 import { handleMaintenancePlansRequest, isMaintenancePlansPath } from './maintenance-plans-api.js';
+import type { Realm } from './authentication.js';
+import { MasterSecurity } from './security.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
@@ -34,10 +36,10 @@ export interface TermRoutes {
 }
 
 /** Builds the HTTP server; the caller listens. */
-export function createMasterServer(routes: TermRoutes, logger: Logger): Server {
+export function createMasterServer(routes: TermRoutes, logger: Logger, security: MasterSecurity = MasterSecurity.open()): Server {
   const log = logger;
   const server = createServer((req, res) => {
-    route(routes, req, res).catch((e: unknown) => {
+    route(routes, security, req, res).catch((e: unknown) => {
       log.error('internal error', { where: 'http', method: req.method, url: req.url, error: e });
       if (!res.headersSent) sendText(res, 500, fail('INTERNAL', e instanceof Error ? e.message : String(e)).message);
       else res.destroy();
@@ -52,7 +54,13 @@ export function createMasterServer(routes: TermRoutes, logger: Logger): Server {
         return;
       }
       try {
-        term.sessions.handleUpgrade(req, socket, head);
+        const auth = security.authenticate(header(req, 'authorization'), 'drydock-agent');
+        if (!auth.ok) {
+          const body = auth.error.message;
+          socket.end(`HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nWWW-Authenticate: ${auth.headers['WWW-Authenticate'] ?? ''}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+          return;
+        }
+        term.sessions.handleUpgrade(req, socket, head, auth.access.principal);
       } catch (e) {
         log.error('internal error', { where: 'upgrade', error: e });
         socket.destroy();
@@ -74,7 +82,17 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? u : u.slice(0, q);
 }
 
-async function route(routes: TermRoutes, req: IncomingMessage, res: ServerResponse): Promise<void> {
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** GET and HEAD only read; every other method may change state. */
+function readOnlyMethod(method: string | undefined): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
+async function route(routes: TermRoutes, security: MasterSecurity, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = pathOf(req.url);
   if (HEALTH_PATHS.has(path)) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
@@ -112,21 +130,51 @@ async function route(routes: TermRoutes, req: IncomingMessage, res: ServerRespon
     res.end();
     return;
   }
-  if (API_PATHS.has(path)) return api(term, req, res);
-  if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, req, res);
-  if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, req, res);
-  if (plansRoute) return handleMaintenancePlansRequest(term.maintenancePlans, req, res);
+  if (API_PATHS.has(path)) return api(term, security, req, res);
+  // The other routes know their realm from the path and method alone: authenticate first.
+  const realm: Realm = SCHEDULER_PATHS.has(path) ? 'mesos-master-scheduler' : readOnlyMethod(req.method) ? 'mesos-master-readonly' : 'mesos-master-readwrite';
+  const auth = security.authenticate(header(req, 'authorization'), realm);
+  if (!auth.ok) {
+    req.resume();
+    if (realm !== 'mesos-master-readonly') security.audit({ principal: undefined, action: `${req.method ?? ''} ${path}`, object: '', outcome: 'unauthenticated', status: auth.error.status });
+    return sendError(res, auth.error, auth.headers);
+  }
+  const access = auth.access;
+  if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, req, res, access);
+  if (realm === 'mesos-master-readwrite') security.auditWhenDone(access, res, `${req.method ?? ''} ${path}`);
+  if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, req, res, access);
+  if (plansRoute) return handleMaintenancePlansRequest(term.maintenancePlans, req, res, access);
 }
 
-async function api(term: Term, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Operator calls that only read: answered in the read-only realm (Drydock splits /api/v1 by call; Mesos puts all of it under read-write). */
+function readOnlyCall(type: string): boolean {
+  return type.startsWith('GET_') || type === 'SUBSCRIBE' || type === 'LIST_FILES' || type === 'READ_FILE';
+}
+
+async function api(term: Term, security: MasterSecurity, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // Wrong credentials are refused before the body is read; missing ones once the call (and so its realm) is known.
+  const presented = header(req, 'authorization');
+  const early = security.authenticate(presented, 'mesos-master-readonly');
+  if (!early.ok && (presented !== undefined || security.requires('mesos-master-readwrite'))) {
+    req.resume();
+    return sendError(res, early.error, { 'WWW-Authenticate': 'Basic realm="mesos-master-readwrite"' });
+  }
   const body = await readApiBody(req, res);
   if (body === undefined) return;
   const parsed = parseApiCall(body, req.headers['accept']);
   if (!parsed.ok) return sendError(res, parsed.error);
+  const realm: Realm = readOnlyCall(parsed.call.type) ? 'mesos-master-readonly' : 'mesos-master-readwrite';
+  const auth = security.authenticate(presented, realm);
+  if (!auth.ok) {
+    if (realm === 'mesos-master-readwrite') security.audit({ principal: undefined, action: parsed.call.type, object: '', outcome: 'unauthenticated', status: auth.error.status });
+    return sendError(res, auth.error, auth.headers);
+  }
+  const access = auth.access;
   // The one call whose answer stays open: same framing checks as the others, then a stream.
-  if (parsed.call.type === 'SUBSCRIBE') return term.streams.subscribe(res);
+  if (parsed.call.type === 'SUBSCRIBE') return term.streams.subscribe(res, access);
+  if (realm === 'mesos-master-readwrite') security.auditWhenDone(access, res, parsed.call.type);
   // Maintenance calls write the registry before answering, so they are answered asynchronously.
-  const answer = (await answerMaintenanceCall(term, parsed.call)) ?? (await answerCall(term, parsed.call));
+  const answer = (await answerMaintenanceCall(term, parsed.call, access)) ?? (await answerCall(term, parsed.call, access));
   if (!answer.ok) return sendError(res, answer.error);
   if (answer.json === undefined) {
     res.writeHead(200, { 'Content-Length': 0 });

@@ -16,6 +16,7 @@ import { fail } from '../shared/errors.js';
 import { Logger } from '../shared/log.js';
 import { MASTER_PROGRAM, resolveMasterConfig } from './config.js';
 import { createMasterServer } from './http.js';
+import { loadSecurity } from './security.js';
 import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
 import { advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
 import { EtcdRegistry } from './registry/etcd.js';
@@ -39,6 +40,14 @@ async function main(): Promise<void> {
   }
   const config = resolved.config;
   const logger = new Logger({ level: config.logLevel, bindings: { component: 'master' } });
+  // Credentials and ACLs are read once, before anything listens: a bad file stops the start.
+  const secured = loadSecurity(config.security, logger);
+  if (!secured.ok) {
+    logger.error('security configuration refused', { error: secured.error });
+    process.stderr.write(`${MASTER_PROGRAM}: ${secured.error}\n`);
+    process.exit(1);
+  }
+  const security = secured.security;
 
   // One master: its SQLite file, leading from the start. HA: etcd for both (a registry per
   // term, guarded by that term's election key).
@@ -69,6 +78,7 @@ async function main(): Promise<void> {
       unavailable: () => (everLed || etcd !== undefined ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
     },
     logger.child({ component: 'http' }),
+    security,
   );
 
   try {
@@ -144,7 +154,7 @@ async function main(): Promise<void> {
       const ended = new Promise<string>((resolve) => (lost = resolve));
       let started: Term;
       try {
-        started = await Term.start({ config, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason) });
+        started = await Term.start({ config, security, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason) });
       } catch (e) {
         logger.error('term failed to start', { error: e });
         await leadership.resign();

@@ -12,7 +12,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type DrydockError, fail } from '../shared/errors.js';
 import { parseWireJson } from '../shared/json.js';
 import type { MachineId } from '../shared/machine.js';
-import { parseMachineList, parseMachinesMessage, parseSchedule, type Parsed } from './maintenance.js';
+import { parseMachineList, parseMachinesMessage, parseSchedule, scheduleChanges, type Parsed, type Schedule } from './maintenance.js';
+import { machineObject } from './acl-objects.js';
+import type { Access } from './security.js';
 import type { TermView } from './term-view.js';
 import { MAX_API_BODY_BYTES, type CallAnswer, type OperatorCall } from './operator-api.js';
 import { readBodyOrAnswer, sendError, sendJson } from '../shared/http.js';
@@ -35,7 +37,7 @@ export function maintenanceRoute(path: string): Route | undefined {
 }
 
 /** Handles one request on a maintenance route. */
-export async function handleMaintenanceRequest(term: TermView, route: Route, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleMaintenanceRequest(term: TermView, route: Route, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
   const method = req.method ?? '';
   const allowed = METHODS[route];
   if (!allowed.includes(method)) {
@@ -44,7 +46,7 @@ export async function handleMaintenanceRequest(term: TermView, route: Route, req
   }
   if (method === 'GET') {
     req.resume();
-    const json = route === 'SCHEDULE' ? term.maintenance.scheduleJson() : term.maintenance.statusJson();
+    const json = route === 'SCHEDULE' ? scheduleView(term, access) : statusView(term, access);
     return sendJson(res, json, jsonpCallback(req.url));
   }
   const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
@@ -60,11 +62,14 @@ export async function handleMaintenanceRequest(term: TermView, route: Route, req
     if (typeof json !== 'object' || json === null || Array.isArray(json)) return sendError(res, fail('MAINTENANCE_BODY_INVALID', 'Unexpected JSON type parsed'));
     const schedule = parseSchedule(json as Record<string, unknown>);
     if (!schedule.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', schedule.message));
-    outcome = await term.maintainer.updateSchedule(schedule.value);
+    outcome = mayUpdate(term, access, schedule.value) ?? (await term.maintainer.updateSchedule(schedule.value));
   } else {
     const ids = parseMachineList(json);
     if (!ids.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', ids.message));
-    outcome = route === 'DOWN' ? await term.maintainer.startMaintenance(ids.value) : await term.maintainer.stopMaintenance(ids.value);
+    outcome =
+      route === 'DOWN'
+        ? (mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.maintainer.startMaintenance(ids.value)))
+        : (mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.maintainer.stopMaintenance(ids.value)));
   }
   if (outcome !== undefined) return sendError(res, outcome);
   res.writeHead(200, { 'Content-Length': 0 });
@@ -76,12 +81,12 @@ export async function handleMaintenanceRequest(term: TermView, route: Route, req
  * Mesos wraps them (`Failed to convert JSON into Call protobuf: ...`); validation failures
  * carry the same bare messages as the legacy endpoints (Mesos returns them unwrapped).
  */
-export async function answerMaintenanceCall(term: TermView, call: OperatorCall): Promise<CallAnswer | undefined> {
+export async function answerMaintenanceCall(term: TermView, call: OperatorCall, access: Access): Promise<CallAnswer | undefined> {
   switch (call.type) {
     case 'GET_MAINTENANCE_SCHEDULE':
-      return { ok: true, json: { type: call.type, get_maintenance_schedule: { schedule: term.maintenance.scheduleJson() } } };
+      return { ok: true, json: { type: call.type, get_maintenance_schedule: { schedule: scheduleView(term, access) } } };
     case 'GET_MAINTENANCE_STATUS':
-      return { ok: true, json: { type: call.type, get_maintenance_status: { status: term.maintenance.statusJson() } } };
+      return { ok: true, json: { type: call.type, get_maintenance_status: { status: statusView(term, access) } } };
     case 'UPDATE_MAINTENANCE_SCHEDULE': {
       const sub = call.body['update_maintenance_schedule'] as Record<string, unknown>;
       const raw = sub['schedule'];
@@ -89,18 +94,53 @@ export async function answerMaintenanceCall(term: TermView, call: OperatorCall):
       if (typeof raw !== 'object' || Array.isArray(raw)) return converted(`Not expecting a JSON ${Array.isArray(raw) ? 'array' : typeof raw} for field 'schedule'`);
       const schedule = parseSchedule(raw as Record<string, unknown>, 'update_maintenance_schedule.schedule.');
       if (!schedule.ok) return converted(schedule.message);
-      return done(await term.maintainer.updateSchedule(schedule.value));
+      return done(mayUpdate(term, access, schedule.value) ?? (await term.maintainer.updateSchedule(schedule.value)));
     }
     case 'START_MAINTENANCE':
     case 'STOP_MAINTENANCE': {
       const sub = call.body[call.type.toLowerCase()] as Record<string, unknown>;
       const ids: Parsed<MachineId[]> = parseMachinesMessage(sub);
       if (!ids.ok) return converted(ids.message);
-      return done(call.type === 'START_MAINTENANCE' ? await term.maintainer.startMaintenance(ids.value) : await term.maintainer.stopMaintenance(ids.value));
+      if (call.type === 'START_MAINTENANCE') return done(mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.maintainer.startMaintenance(ids.value)));
+      return done(mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.maintainer.stopMaintenance(ids.value)));
     }
     default:
       return undefined;
   }
+}
+
+// ---- Authorization: machines by hostname, ip and the attributes of their agents -------------------
+
+/** The schedule as this caller may see it (get_maintenance_schedules): other machines left out. */
+function scheduleView(term: TermView, access: Access): Record<string, unknown> {
+  if (!access.filters) return term.maintenance.scheduleJson();
+  const may = access.approver('get_maintenance_schedules');
+  return term.maintenance.scheduleJson((id) => may(machineObject(id, term.maintenance, term.agents)));
+}
+
+/** The cluster status as this caller may see it (get_maintenance_statuses). */
+function statusView(term: TermView, access: Access): Record<string, unknown> {
+  if (!access.filters) return term.maintenance.statusJson();
+  const may = access.approver('get_maintenance_statuses');
+  return term.maintenance.statusJson((id) => may(machineObject(id, term.maintenance, term.agents)));
+}
+
+/**
+ * update_maintenance_schedules: allowed only if every machine the update adds, removes or moves
+ * to another time is allowed (a rack team cannot drop another rack's window by leaving it out).
+ */
+function mayUpdate(term: TermView, access: Access, next: Schedule): DrydockError | undefined {
+  const changed = scheduleChanges(term.maintenance.currentSchedule(), next);
+  if (changed.length === 0) {
+    access.note('update_maintenance_schedules', 'no machine changed');
+    return undefined;
+  }
+  return access.checkAll('update_maintenance_schedules', changed.map((id) => machineObject(id, term.maintenance, term.agents)));
+}
+
+/** start_maintenances / stop_maintenances: every machine of the list. */
+function mayMove(term: TermView, access: Access, action: 'start_maintenances' | 'stop_maintenances', ids: readonly MachineId[]): DrydockError | undefined {
+  return access.checkAll(action, ids.map((id) => machineObject(id, term.maintenance, term.agents)));
 }
 
 function converted(message: string): CallAnswer {

@@ -9,6 +9,7 @@ import { readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.
 import { stringifyJson } from '../shared/json.js';
 import type { MaintenancePlans } from './maintenance-plans.js';
 import { MAX_API_BODY_BYTES } from './operator-api.js';
+import type { Access } from './security.js';
 
 const PREFIX = '/v1/maintenance/plans';
 
@@ -18,7 +19,7 @@ export function isMaintenancePlansPath(path: string): boolean {
 }
 
 /** Handles one request; `plans` is the current term's service. */
-export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://master');
   const sub = url.pathname.slice(PREFIX.length);
   const method = req.method ?? 'GET';

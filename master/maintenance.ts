@@ -478,21 +478,23 @@ export class MaintenanceState {
   }
 
   /** The Schedule JSON (`{}` when empty): machine ids as scheduled. */
-  scheduleJson(): Record<string, unknown> {
-    if (this.#windows.length === 0) return {};
-    return {
-      windows: this.#windows.map((w) => ({
-        machine_ids: w.keys.map((k) => machineIdJson(this.#machines.get(k)?.id ?? {})),
-        unavailability: unavailabilityJson(w.unavailability),
-      })),
-    };
+  scheduleJson(visible?: (id: MachineId) => boolean): Record<string, unknown> {
+    const windows: unknown[] = [];
+    for (const w of this.#windows) {
+      const ids = w.keys.map((k) => this.#machines.get(k)?.id ?? {}).filter((id) => visible === undefined || visible(id));
+      // As Mesos: machines the caller may not see are left out, and a window left empty is dropped.
+      if (ids.length === 0) continue;
+      windows.push({ machine_ids: ids.map(machineIdJson), unavailability: unavailabilityJson(w.unavailability) });
+    }
+    return windows.length === 0 ? {} : { windows };
   }
 
   /** The ClusterStatus JSON (`{}` when empty): UP machines are never listed, empty lists are left out. */
-  statusJson(): Record<string, unknown> {
+  statusJson(visible?: (id: MachineId) => boolean): Record<string, unknown> {
     const draining: unknown[] = [];
     const down: unknown[] = [];
     for (const m of this.#machines.values()) {
+      if (visible !== undefined && m.mode !== 'UP' && !visible(m.id)) continue;
       if (m.mode === 'DRAINING') {
         const entry: Record<string, unknown> = { id: machineIdJson(m.id) };
         if (m.statuses.size > 0) {
@@ -514,4 +516,25 @@ export class MaintenanceState {
     if (m?.unavailability !== undefined) j['unavailability'] = unavailabilityJson(m.unavailability);
     return j;
   }
+}
+
+/**
+ * The machines a new schedule adds, removes, or moves to another window time, compared with the
+ * current one (what update_maintenance_schedules must allow, machine by machine). Pure.
+ */
+export function scheduleChanges(current: Schedule, next: Schedule): MachineId[] {
+  const when = (u: Unavailability): string => `${u.startNs}/${u.durationNs ?? ''}`;
+  const before = new Map<string, { id: MachineId; at: string }>();
+  for (const w of current.windows) for (const id of w.machineIds) before.set(machineKey(id), { id, at: when(w.unavailability) });
+  const changed: MachineId[] = [];
+  const seen = new Set<string>();
+  for (const w of next.windows) {
+    for (const id of w.machineIds) {
+      const key = machineKey(id);
+      seen.add(key);
+      if (before.get(key)?.at !== when(w.unavailability)) changed.push(id);
+    }
+  }
+  for (const [key, b] of before) if (!seen.has(key)) changed.push(b.id);
+  return changed;
 }

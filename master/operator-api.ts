@@ -17,6 +17,9 @@ import { parseMaxGracePeriod, type DrainConfig } from '../shared/drain.js';
 import { drainInfoJson, drainRecordJson } from './drain.js';
 import type { FrameworkEntry } from './frameworks.js';
 import type { TermView } from './term-view.js';
+import type { AclAction } from './authorization.js';
+import { agentEntryObject } from './acl-objects.js';
+import { describeObject, type Access } from './security.js';
 
 /** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
 export const CALL_TYPES = [
@@ -91,13 +94,13 @@ export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: Drydo
  * Answers a validated call from the master's state. Calls that change durable state answer
  * once the registry has the change (a promise); the others at once.
  */
-export function answerCall(term: TermView, call: OperatorCall): CallAnswer | Promise<CallAnswer> {
+export function answerCall(term: TermView, call: OperatorCall, access: Access): CallAnswer | Promise<CallAnswer> {
   switch (call.type) {
     case 'DRAIN_AGENT':
     case 'DEACTIVATE_AGENT':
     case 'REACTIVATE_AGENT':
     case 'MARK_AGENT_GONE':
-      return answerAgentCall(term, call);
+      return answerAgentCall(term, call, access);
     case 'GET_HEALTH':
       return ok({ type: 'GET_HEALTH', get_health: { healthy: true } });
     case 'GET_VERSION':
@@ -143,16 +146,35 @@ export function parseDrainConfig(sub: Record<string, unknown>): { ok: true; conf
   return { ok: true, config: { maxGracePeriodNs: grace.ns, markGone } };
 }
 
-async function answerAgentCall(term: TermView, call: OperatorCall): Promise<CallAnswer> {
+/** The ACL action of each agent call (Mesos' names). */
+const AGENT_CALL_ACTIONS = {
+  DRAIN_AGENT: 'drain_agents',
+  DEACTIVATE_AGENT: 'deactivate_agents',
+  REACTIVATE_AGENT: 'reactivate_agents',
+  MARK_AGENT_GONE: 'mark_agents_gone',
+} as const satisfies Partial<Record<CallType, AclAction>>;
+
+async function answerAgentCall(term: TermView, call: OperatorCall, access: Access): Promise<CallAnswer> {
   const subName = call.type.toLowerCase();
   const id = agentIdOf(call, subName);
   if (!id.ok) return { ok: false, error: id.error };
   const sub = id.sub;
+  // Authorization comes before any lookup answer (as in Mesos): an unknown agent is an unknown
+  // object, which only ANY/NONE entries match, so a principal limited to some machines learns nothing.
+  const object = agentEntryObject(term.agents.get(id.id)) ?? { agentId: id.id };
+  const refused = access.check(AGENT_CALL_ACTIONS[call.type as keyof typeof AGENT_CALL_ACTIONS], object);
+  if (refused !== undefined) return { ok: false, error: refused };
   let error: DrydockError | undefined;
   switch (call.type) {
     case 'DRAIN_AGENT': {
       const parsed = parseDrainConfig(sub);
       if (!parsed.ok) return { ok: false, error: parsed.error };
+      // mark_gone also needs the right to mark the agent gone (Mesos).
+      if (parsed.config.markGone) {
+        const gone = access.check('mark_agents_gone', object);
+        if (gone !== undefined) return { ok: false, error: gone };
+        access.note('drain_agents', describeObject(object));
+      }
       error = await term.drainer.drain(id.id, parsed.config);
       break;
     }

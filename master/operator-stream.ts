@@ -21,6 +21,7 @@ import { encodeRecord } from '../shared/recordio.js';
 import type { MasterEvent, MasterEvents } from './events.js';
 import type { TermView } from './term-view.js';
 import { agentJson, frameworkJson, getState } from './operator-api.js';
+import type { Access } from './security.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
 
@@ -226,7 +227,7 @@ export class OperatorStreams {
    * Answers a validated SUBSCRIBE: 200 with a chunked RecordIO body that stays open. The
    * caller has done the framing checks; after close() the answer is 503.
    */
-  subscribe(res: ServerResponse): void {
+  subscribe(res: ServerResponse, access?: Access): void {
     if (this.#state !== 'OPEN') {
       const text = 'Master is shutting down';
       res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });

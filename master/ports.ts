@@ -40,6 +40,8 @@ export interface AgentConnection {
   readonly id: number;
   /** The peer's address as the socket sees it (not what the agent claims). */
   readonly remote: string;
+  /** The principal the WebSocket upgrade authenticated as; undefined when anonymous. */
+  readonly principal: string | undefined;
   /** Sends if the socket is open; drops otherwise (the agent re-registers and resends). */
   send(msg: MasterMessage): void;
   /** Graceful close with a code and a reason (at most 123 bytes; the shell truncates). */

@@ -14,6 +14,7 @@ import type { TermView } from './term-view.js';
 import type { FrameworkStream } from './schedulers.js';
 import { sendError } from '../shared/http.js';
 import { readApiBody } from './http-exchange.js';
+import type { Access } from './security.js';
 
 /** Paths of the scheduler endpoint (libprocess delegation and the DC/OS prefix, as for /api/v1). */
 export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler', '/master/api/v1/scheduler', '/mesos/api/v1/scheduler']);
@@ -21,7 +22,7 @@ export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler'
 // ---- The HTTP shell ------------------------------------------------------------------------
 
 /** Handles one request on a scheduler path. */
-export async function handleSchedulerRequest(term: TermView, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleSchedulerRequest(term: TermView, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
   const body = await readApiBody(req, res);
   if (body === undefined) return;
   const parsed = parseSchedulerCall(body);

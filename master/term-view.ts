@@ -12,9 +12,12 @@ import type { MaintenanceState } from './maintenance.js';
 import type { Maintainer } from './maintainer.js';
 import type { MasterIdentity } from './master-info.js';
 import type { Schedulers } from './schedulers.js';
+import type { MasterSecurity } from './security.js';
 
 export interface TermView {
   readonly config: MasterConfig;
+  /** Authentication, ACLs and the audit log (issue 13). */
+  readonly security: MasterSecurity;
   readonly identity: MasterIdentity;
   readonly processStartMs: number;
   readonly electedMs: number;

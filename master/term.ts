@@ -26,9 +26,12 @@ import { createOperatorStreams, type OperatorStreams } from './operator-stream.j
 import { Registration } from './registration.js';
 import type { Registry, RegistryState } from './registry/registry.js';
 import { Schedulers } from './schedulers.js';
+import { MasterSecurity } from './security.js';
 
 export interface TermOptions {
   config: MasterConfig;
+  /** The process's authentication, ACLs and audit log (open when not given: tests). */
+  security?: MasterSecurity;
   registry: Registry;
   identity: MasterIdentity;
   /** The term's epoch (solo: 1; etcd: the election key's create_revision). */
@@ -48,6 +51,7 @@ export type TermState = 'SERVING' | 'ENDED';
 
 export class Term {
   readonly config: MasterConfig;
+  readonly security: MasterSecurity;
   readonly identity: MasterIdentity;
   readonly epoch: bigint;
   readonly processStartMs: number;
@@ -81,6 +85,7 @@ export class Term {
   private constructor(o: TermOptions, state: RegistryState) {
     this.#o = o;
     this.config = o.config;
+    this.security = o.security ?? MasterSecurity.open();
     this.identity = o.identity;
     this.epoch = o.epoch;
     this.processStartMs = o.processStartMs;

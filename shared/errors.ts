@@ -43,6 +43,26 @@ export const ERRORS = {
   /** The registry write behind a state-changing call failed: nothing changed. */
   REGISTRY_WRITE_FAILED: { status: 503, message: (detail: string) => `Failed to update the registry: ${detail}` },
 
+  // Security (issue 13).
+  /** Credentials required and missing, or presented and wrong: Mesos' bare body, with WWW-Authenticate. */
+  UNAUTHORIZED: { status: 401, message: () => '401 Unauthorized.' },
+  /** An ACL refuses: names the action, the principal and what it was about. */
+  FORBIDDEN: {
+    status: 403,
+    message: (action: string, principal: string | undefined, object: string) =>
+      `Forbidden: ${principal === undefined ? 'an anonymous caller' : `principal '${principal}'`} may not ${action}${object === '' ? '' : ` on ${object}`}`,
+  },
+  /** A framework id is bound to the principal that registered it. */
+  FRAMEWORK_PRINCIPAL_MISMATCH: {
+    status: 403,
+    message: (frameworkId: string, owner: string, principal: string | undefined) =>
+      `Framework '${frameworkId}' belongs to principal '${owner}', not to ${principal === undefined ? 'an anonymous caller' : `'${principal}'`}`,
+  },
+  /** SUBSCRIBE whose FrameworkInfo.principal is not the authenticated principal (Mesos' check). */
+  FRAMEWORK_PRINCIPAL_NOT_AUTHENTICATED: {
+    status: 403,
+    message: (claimed: string, principal: string) => `Framework principal '${claimed}' does not match authenticated principal '${principal}'`,
+  },
   // ---- The master's own machinery: registry, scheduler API, maintenance, internal faults.
   /** The registry was written by a newer master; opening it could corrupt what that master knows. */
   REGISTRY_SCHEMA_TOO_NEW: {

@@ -59,6 +59,7 @@ class FakeConn implements AgentConnection {
   closed: { code: number; reason: string } | undefined;
   terminated = false;
   readonly remote = '127.0.0.1';
+  readonly principal: string | undefined = undefined;
   constructor(readonly id: number) {}
   send(m: MasterMessage): void { this.sent.push(m); }
   close(code: number, reason: string): void { this.closed = { code, reason }; }

@@ -1,0 +1,212 @@
+/**
+ * The master's security, one object for the process: the authenticator (`--credentials`), which
+ * realms require it (`--authenticate_*`), the authorizer (`--acls`) and the audit log. Built once
+ * at start from the files (`loadSecurity`), handed to the router and to every term.
+ *
+ * Per request the router makes an `Access`: the caller's principal, and the checks the handlers
+ * ask (`check` answers the 403 to send, `approver` filters views). The router writes one `audit`
+ * line per mutating call from what the checks noted: principal, action, object, outcome.
+ */
+
+import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { parseCredentials } from '../shared/credentials.js';
+import { fail, type DrydockError } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+import { readSecretFile } from '../shared/secrets.js';
+import { Authenticator, challenge, type Realm } from './authentication.js';
+import { parseAcls, Authorizer, type AclAction, type AclObject, type MachineObject } from './authorization.js';
+import type { SecurityConfig } from './config.js';
+
+/** What the audit line says of a call's end. */
+export type AuditOutcome = 'allowed' | 'denied' | 'unauthenticated' | 'failed';
+
+export type Authenticated = { ok: true; access: Access } | { ok: false; error: DrydockError; headers: Record<string, string> };
+
+export class MasterSecurity {
+  readonly config: SecurityConfig;
+  readonly authenticator: Authenticator | undefined;
+  readonly authorizer: Authorizer;
+  readonly #audit: Logger | undefined;
+  readonly #log: Logger | undefined;
+
+  constructor(o: { config: SecurityConfig; authenticator?: Authenticator | undefined; authorizer?: Authorizer | undefined; log?: Logger | undefined }) {
+    this.config = o.config;
+    this.authenticator = o.authenticator;
+    this.authorizer = o.authorizer ?? new Authorizer(undefined);
+    this.#log = o.log?.child({ component: 'security' });
+    this.#audit = o.log?.child({ component: 'audit' });
+  }
+
+  /** No authentication, no ACLs, no audit lines: what the master does without security flags (and unit tests). */
+  static open(): MasterSecurity {
+    return new MasterSecurity({ config: OPEN });
+  }
+
+  /** Whether a realm refuses anonymous callers. */
+  requires(realm: Realm): boolean {
+    switch (realm) {
+      case 'mesos-master-readonly':
+        return this.config.authenticateHttpReadonly;
+      case 'mesos-master-readwrite':
+        return this.config.authenticateHttpReadwrite;
+      case 'mesos-master-scheduler':
+        return this.config.authenticateFrameworks;
+      case 'drydock-agent':
+        return this.config.authenticateAgents;
+    }
+  }
+
+  /**
+   * Authenticates one request in a realm. Presented credentials are always checked (a wrong
+   * secret is a 401 even where none is required: a caller must not be silently anonymous);
+   * none presented is anonymous unless the realm requires them.
+   */
+  authenticate(header: string | undefined, realm: Realm): Authenticated {
+    const presented = header !== undefined && header !== '';
+    if (!presented) {
+      if (this.requires(realm)) return this.#unauthorized(realm, 'no credentials');
+      return { ok: true, access: new Access(this, undefined) };
+    }
+    if (this.authenticator === undefined) {
+      // Credentials sent to a master that has none: only refused where they are required.
+      if (this.requires(realm)) return this.#unauthorized(realm, 'no credentials configured');
+      return { ok: true, access: new Access(this, undefined) };
+    }
+    const a = this.authenticator.authenticate(header);
+    if (a.kind === 'principal') return { ok: true, access: new Access(this, a.principal) };
+    if (a.kind === 'anonymous') return this.requires(realm) ? this.#unauthorized(realm, 'no credentials') : { ok: true, access: new Access(this, undefined) };
+    return this.#unauthorized(realm, a.reason);
+  }
+
+  #unauthorized(realm: Realm, reason: string): Authenticated {
+    this.#log?.info('authentication refused', { realm, reason });
+    return { ok: false, error: fail('UNAUTHORIZED'), headers: { 'WWW-Authenticate': challenge(realm) } };
+  }
+
+  /** Writes the audit line of a mutating call once its answer is sent: the outcome follows the status. */
+  auditWhenDone(access: Access, res: ServerResponse, call: string): void {
+    res.once('finish', () => {
+      const noted = access.noted;
+      this.audit({ principal: access.principal, action: noted === undefined ? call : `${call} ${noted.action}`, object: noted?.object ?? '', outcome: outcomeOf(res.statusCode), status: res.statusCode });
+    });
+  }
+
+  /** One audit line: who did what to what, and how it ended. */
+  audit(entry: { principal: string | undefined; action: string; object: string; outcome: AuditOutcome; status?: number; detail?: string }): void {
+    this.#audit?.info('audit', { principal: entry.principal ?? null, action: entry.action, object: entry.object, outcome: entry.outcome, ...(entry.status === undefined ? {} : { status: entry.status }), ...(entry.detail === undefined ? {} : { detail: entry.detail }) });
+  }
+}
+
+function outcomeOf(status: number): AuditOutcome {
+  if (status === 401) return 'unauthenticated';
+  if (status === 403) return 'denied';
+  return status < 400 ? 'allowed' : 'failed';
+}
+
+const OPEN: SecurityConfig = Object.freeze({
+  authenticateHttpReadwrite: false,
+  authenticateHttpReadonly: false,
+  authenticateFrameworks: false,
+  authenticateAgents: false,
+  credentialsFile: undefined,
+  acls: undefined,
+});
+
+/** One caller's rights for one request. */
+export class Access {
+  readonly security: MasterSecurity;
+  /** Undefined: anonymous. */
+  readonly principal: string | undefined;
+  /** The action and object the handler checked last: what the audit line names. */
+  noted: { action: string; object: string } | undefined;
+
+  constructor(security: MasterSecurity, principal: string | undefined) {
+    this.security = security;
+    this.principal = principal;
+  }
+
+  /** Whether this caller may do `action` to `object`. */
+  allows(action: AclAction, object: AclObject): boolean {
+    return this.security.authorizer.allows(action, this.principal, object);
+  }
+
+  /** undefined when allowed, else the 403 to answer. Notes the action and object for the audit line. */
+  check(action: AclAction, object: AclObject): DrydockError | undefined {
+    const described = describeObject(object);
+    this.noted = { action, object: described };
+    if (this.allows(action, object)) return undefined;
+    return fail('FORBIDDEN', action, this.principal, described);
+  }
+
+  /** Checks every object (all must be allowed: a schedule update, a list of machines); the first refusal is answered. */
+  checkAll(action: AclAction, objects: readonly AclObject[]): DrydockError | undefined {
+    const may = this.approver(action);
+    this.noted = { action, object: objects.length === 1 ? describeObject(objects[0]) : `${objects.length} machines` };
+    for (const o of objects) if (!may(o)) return fail('FORBIDDEN', action, this.principal, describeObject(o));
+    return undefined;
+  }
+
+  /** Notes what a call acts on without an ACL check (calls with no action: the audit line still names them). */
+  note(action: string, object: string): void {
+    this.noted = { action, object };
+  }
+
+  /** A decision function for filtering many objects of one action. */
+  approver(action: AclAction): (object: AclObject) => boolean {
+    return this.security.authorizer.approver(action, this.principal);
+  }
+
+  /** Whether views need filtering at all (no ACLs: everything is visible). */
+  get filters(): boolean {
+    return this.security.authorizer.enabled;
+  }
+}
+
+/** An ACL object in words, for 403s and audit lines. */
+export function describeObject(o: AclObject): string {
+  if (o === undefined) return '';
+  if (typeof o === 'string') return `'${o}'`;
+  return describeMachine(o);
+}
+
+function describeMachine(o: MachineObject): string {
+  const where = o.hostname !== undefined && o.ip !== undefined ? `${o.hostname} (${o.ip})` : (o.hostname ?? (o.ip === undefined ? '' : `(${o.ip})`));
+  if (o.agentId !== undefined) return where === '' ? `agent ${o.agentId}` : `agent ${o.agentId} on ${where}`;
+  return `machine ${where}`;
+}
+
+/** Reads `--credentials` and `--acls` into the process's security; an error names the flag and what is wrong. */
+export function loadSecurity(config: SecurityConfig, log: Logger): { ok: true; security: MasterSecurity } | { ok: false; error: string } {
+  let authenticator: Authenticator | undefined;
+  if (config.credentialsFile !== undefined) {
+    const read = readSecretFile(config.credentialsFile, '--credentials');
+    if (!read.ok) return { ok: false, error: read.error };
+    const parsed = parseCredentials(read.text);
+    if (!parsed.ok) return { ok: false, error: `--credentials ${config.credentialsFile}: ${parsed.error}` };
+    authenticator = new Authenticator(parsed.value);
+  }
+  let authorizer: Authorizer | undefined;
+  if (config.acls !== undefined) {
+    const text = aclsText(config.acls);
+    if (!text.ok) return { ok: false, error: text.error };
+    const parsed = parseAcls(text.text);
+    if (!parsed.ok) return { ok: false, error: `--acls: ${parsed.error}` };
+    authorizer = new Authorizer(parsed.value);
+    log.info('acls loaded', { entries: parsed.value.count, permissive: parsed.value.permissive });
+  }
+  return { ok: true, security: new MasterSecurity({ config, authenticator, authorizer, log }) };
+}
+
+/** `--acls` is JSON text, or a path (`file://` allowed, as Mesos). ACLs are not secret: any mode is fine. */
+function aclsText(value: string): { ok: true; text: string } | { ok: false; error: string } {
+  const v = value.trim();
+  if (v.startsWith('{')) return { ok: true, text: v };
+  const path = v.startsWith('file://') ? v.slice('file://'.length) : v;
+  try {
+    return { ok: true, text: readFileSync(path, 'utf8') };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return { ok: false, error: `--acls: ${path} is neither JSON nor a readable file (${code === 'ENOENT' ? 'no such file' : (code ?? String(e))})` };
+  }
+}
