@@ -10,6 +10,9 @@ import { stringifyJson } from '../shared/json.js';
 import type { MaintenancePlans } from './maintenance-plans.js';
 import { MAX_API_BODY_BYTES } from './operator-api.js';
 import type { Access } from './security.js';
+import type { DrydockError } from '../shared/errors.js';
+import type { MachineId } from '../shared/machine.js';
+import type { AclAction, MachineObject } from './authorization.js';
 
 const PREFIX = '/v1/maintenance/plans';
 
@@ -18,15 +21,28 @@ export function isMaintenancePlansPath(path: string): boolean {
   return path === PREFIX || path.startsWith(`${PREFIX}/`);
 }
 
-/** Handles one request; `plans` is the current term's service. */
-export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
+/**
+ * Handles one request; `plans` is the current term's service, `objectOf` turns a machine into an
+ * ACL object. A plan is authorized by its machines: every one must be allowed (view, create,
+ * update for the verbs, delete), so a rack team's rights end at its rack.
+ */
+export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req: IncomingMessage, res: ServerResponse, access: Access, objectOf: (id: MachineId) => MachineObject): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://master');
   const sub = url.pathname.slice(PREFIX.length);
   const method = req.method ?? 'GET';
+  const planCheck = (action: AclAction, name: string | undefined): DrydockError | undefined => {
+    if (!access.filters || name === undefined) return undefined;
+    const machines = plans.machinesOf(name);
+    // An unknown plan is left to the handler's own 404.
+    if (machines === undefined) return undefined;
+    const refused = access.checkAll(action, machines.map(objectOf));
+    access.note(action, `maintenance plan ${name}`);
+    return refused;
+  };
   if (sub === '' || sub === '/') {
     if (method === 'GET' || method === 'HEAD') {
       req.resume();
-      return sendJson(res, plans.names());
+      return sendJson(res, plans.names().filter((name) => planCheck('view_maintenance_plans', name) === undefined));
     }
     if (method !== 'POST') {
       req.resume();
@@ -34,22 +50,35 @@ export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req
     }
     const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
     if (text === undefined) return;
-    const created = await plans.create(text);
+    const created = await plans.create(text, (machines) => {
+      const refused = access.checkAll('create_maintenance_plans', machines.map(objectOf));
+      access.note('create_maintenance_plans', `${machines.length} machines`);
+      return refused;
+    });
     if (!created.ok) return sendError(res, created.error);
     return sendJson(res, { message: created.message });
   }
   const parts = sub.split('/').filter((p) => p !== '');
+  let planName: string | undefined;
+  try {
+    planName = parts[0] === undefined ? undefined : decodeURIComponent(parts[0]);
+  } catch {
+    planName = undefined;
+  }
   if (method === 'DELETE' && parts.length === 1) {
     req.resume();
-    let name: string;
-    try {
-      name = decodeURIComponent(parts[0] ?? '');
-    } catch {
-      return sendText(res, 404, '404 Not Found.');
-    }
+    if (planName === undefined) return sendText(res, 404, '404 Not Found.');
+    const name = planName;
+    const forbidden = planCheck('delete_maintenance_plans', name);
+    if (forbidden !== undefined) return sendError(res, forbidden);
     const refused = await plans.delete(name);
     if (refused !== undefined) return sendError(res, refused);
     return sendJson(res, { message: `deleted maintenance plan ${name}` });
+  }
+  const forbidden = planCheck(method === 'GET' || method === 'HEAD' ? 'view_maintenance_plans' : 'update_maintenance_plans', planName);
+  if (forbidden !== undefined) {
+    req.resume();
+    return sendError(res, forbidden);
   }
   const body = method === 'POST' ? await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES) : '';
   if (body === undefined) return;

@@ -231,8 +231,18 @@ export class MaintenancePlans {
     return [...this.#plans.values()].filter((p) => !p.deleted).map((p) => p.name);
   }
 
-  /** `POST /v1/maintenance/plans`: parse, select, refuse an empty selection, write, then run. */
-  async create(text: string): Promise<{ ok: true; message: string } | { ok: false; error: DrydockError }> {
+  /** The machines a plan works on (undefined: no such plan): what its ACL checks name. */
+  machinesOf(name: string): MachineId[] | undefined {
+    const held = this.#plans.get(name);
+    if (held === undefined || held.deleted) return undefined;
+    return held.selection.phases.flatMap((p) => p.machines);
+  }
+
+  /**
+   * `POST /v1/maintenance/plans`: parse, select, refuse an empty selection, ask `authorize` about
+   * the selected machines (create_maintenance_plans), write, then run.
+   */
+  async create(text: string, authorize?: (machines: readonly MachineId[]) => DrydockError | undefined): Promise<{ ok: true; message: string } | { ok: false; error: DrydockError }> {
     const parsed = parseMaintenancePlanSpec(text);
     if (!parsed.ok) return { ok: false, error: fail('MAINTENANCE_PLAN_SPEC_INVALID', parsed.errors.join('\n')) };
     const spec = parsed.spec;
@@ -240,6 +250,8 @@ export class MaintenancePlans {
     if (selection.unmatched.length > 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', `no known machine has hostname ${selection.unmatched.join(', ')}`) };
     const count = selection.phases.reduce((n, p) => n + p.machines.length, 0);
     if (count === 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', 'the selection matches no machine the master knows') };
+    const refused = authorize?.(selection.phases.flatMap((p) => p.machines));
+    if (refused !== undefined) return { ok: false, error: refused };
     const { commits } = this.#o;
     const result = await commits.serial(async () => {
       if (this.#plans.has(spec.name)) return { ok: false as const, error: fail('MAINTENANCE_PLAN_EXISTS', spec.name) };
