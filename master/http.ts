@@ -19,6 +19,7 @@ import { readApiBody } from './http-exchange.js';
 import { handleMaintenancePlansRequest, isMaintenancePlansPath } from './maintenance-plans-api.js';
 import type { Realm } from './authentication.js';
 import { MasterSecurity } from './security.js';
+import { machineObject } from './acl-objects.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
@@ -143,7 +144,7 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
   if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, req, res, access);
   if (realm === 'mesos-master-readwrite') security.auditWhenDone(access, res, `${req.method ?? ''} ${path}`);
   if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, req, res, access);
-  if (plansRoute) return handleMaintenancePlansRequest(term.maintenancePlans, req, res, access);
+  if (plansRoute) return handleMaintenancePlansRequest(term.maintenancePlans, req, res, access, (id) => machineObject(id, term.maintenance, term.agents));
 }
 
 /** Operator calls that only read: answered in the read-only realm (Drydock splits /api/v1 by call; Mesos puts all of it under read-write). */
