@@ -3,12 +3,13 @@
  * (reference §0.3 and §3). Bad input gets a 4xx with Mesos' message and changes nothing.
  */
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fail } from '../shared/errors.js';
 import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.js';
 import type { Logger } from '../shared/log.js';
 import { callMessage, decodeCall, type CallSpec } from '../shared/proto.js';
+import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
 
 /** Largest request body accepted: agent calls are tiny. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -21,6 +22,8 @@ export interface ApiOptions {
   /** False while the agent recovers its checkpoint (503). */
   ready: () => boolean;
   handle: CallHandler;
+  /** --tls_cert_file: serve HTTPS (plain HTTP on the port gets a 400 saying so). */
+  tls?: ServerTls | undefined;
 }
 
 /** Every agent::Call type of Mesos 1.12 (names outside it are dropped by the parser, like Mesos' optional enum). */
@@ -39,19 +42,26 @@ const AGENT_CALL_SPEC: CallSpec<string> = { message: callMessage('agent.Call', A
 
 export class AgentApi {
   readonly #o: ApiOptions;
-  readonly #server: Server;
+  readonly #server: HttpListener;
 
   constructor(options: ApiOptions) {
     this.#o = options;
-    this.#server = createServer((req, res) => {
+    const request = (req: IncomingMessage, res: ServerResponse): void => {
       this.#route(req, res).catch((e: unknown) => {
         this.#o.log.error('api request failed', { url: req.url, error: e as Error });
         if (!res.headersSent) sendText(res, 500, 'Internal Server Error');
         else res.destroy();
       });
-    });
-    this.#server.requestTimeout = 30_000;
-    this.#server.headersTimeout = 10_000;
+    };
+    this.#server = createHttpListener(
+      { request },
+      {
+        tls: options.tls,
+        requestTimeoutMs: 30_000,
+        headersTimeoutMs: 10_000,
+        onRefused: (r) => this.#o.log.warn(r.kind === 'plain-http' ? 'plain HTTP on the TLS port refused' : 'TLS handshake failed', { ...r }),
+      },
+    );
   }
 
   /** Binds; resolves with the actual port (port 0 picks one). */

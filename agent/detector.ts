@@ -7,12 +7,14 @@
 
 import type { Logger } from '../shared/log.js';
 import { findLeader, type MasterSpec } from '../shared/detection.js';
+import { PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 
 export type Detector = () => Promise<string | undefined>;
 
-export function detector(spec: MasterSpec, log: Logger): Detector {
+/** `transport`: the session's (with --tls_ca_file, masters are asked over https with its CA). */
+export function detector(spec: MasterSpec, log: Logger, transport: ClientTransport = PLAIN_TRANSPORT): Detector {
   return async () => {
-    const leader = await findLeader(spec, fetch);
+    const leader = await findLeader(spec, transport.fetch, undefined, transport.tls ? 'https' : 'http');
     if (leader === undefined) log.warn('no leading master found', { spec: spec.kind });
     return leader;
   };

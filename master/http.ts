@@ -6,7 +6,8 @@
  * master down: every handler's failure becomes a 500 with a message and a log line.
  */
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AgentSessions } from './agent-sessions.js';
@@ -19,6 +20,7 @@ import { readApiBody } from './http-exchange.js';
 import { handleMaintenancePlansRequest, isMaintenancePlansPath } from './maintenance-plans-api.js';
 import type { Realm } from './authentication.js';
 import { MasterSecurity } from './security.js';
+import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
 import { machineObject } from './acl-objects.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
@@ -36,17 +38,20 @@ export interface TermRoutes {
   unavailable(): DrydockError;
 }
 
-/** Builds the HTTP server; the caller listens. */
-export function createMasterServer(routes: TermRoutes, logger: Logger, security: MasterSecurity = MasterSecurity.open()): Server {
+/**
+ * Builds the HTTP server; the caller listens. With `tls` (--tls_cert_file) the port serves HTTPS
+ * and WSS, and a plain-HTTP request on it gets a 400 that says to use https:// (shared/tls-server.ts).
+ */
+export function createMasterServer(routes: TermRoutes, logger: Logger, security: MasterSecurity = MasterSecurity.open(), tls?: ServerTls): HttpListener {
   const log = logger;
-  const server = createServer((req, res) => {
+  const request = (req: IncomingMessage, res: ServerResponse): void => {
     route(routes, security, req, res).catch((e: unknown) => {
       log.error('internal error', { where: 'http', method: req.method, url: req.url, error: e });
       if (!res.headersSent) sendText(res, 500, fail('INTERNAL', e instanceof Error ? e.message : String(e)).message);
       else res.destroy();
     });
-  });
-  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
+  };
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
     if (AgentSessions.handles(pathOf(req.url))) {
       const term = routes.current();
@@ -69,12 +74,19 @@ export function createMasterServer(routes: TermRoutes, logger: Logger, security:
       return;
     }
     socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 14\r\n\r\n404 Not Found.');
-  });
-  server.on('clientError', (_err, socket) => {
+  };
+  const clientError = (_err: Error, socket: Duplex): void => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
-  });
-  return server;
+  };
+  return createHttpListener(
+    { request, upgrade, clientError },
+    {
+      tls,
+      // A refused handshake is the client's problem, but an operator setting up mutual TLS needs to see it.
+      onRefused: (r) => log.warn(r.kind === 'plain-http' ? 'plain HTTP on the TLS port refused' : 'TLS handshake failed', { ...r }),
+    },
+  );
 }
 
 function pathOf(url: string | undefined): string {
@@ -131,7 +143,7 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
     res.end();
     return;
   }
-  if (API_PATHS.has(path)) return api(term, security, req, res);
+  if (API_PATHS.has(path)) return api(term, security, path, req, res);
   // The other routes know their realm from the path and method alone: authenticate first.
   const realm: Realm = SCHEDULER_PATHS.has(path) ? 'mesos-master-scheduler' : readOnlyMethod(req.method) ? 'mesos-master-readonly' : 'mesos-master-readwrite';
   const auth = security.authenticate(header(req, 'authorization'), realm);
@@ -152,12 +164,15 @@ function readOnlyCall(type: string): boolean {
   return type.startsWith('GET_') || type === 'SUBSCRIBE' || type === 'LIST_FILES' || type === 'READ_FILE';
 }
 
-async function api(term: Term, security: MasterSecurity, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function api(term: Term, security: MasterSecurity, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   // Wrong credentials are refused before the body is read; missing ones once the call (and so its realm) is known.
   const presented = header(req, 'authorization');
   const early = security.authenticate(presented, 'mesos-master-readonly');
-  if (!early.ok && (presented !== undefined || security.requires('mesos-master-readwrite'))) {
+  // With both realms required, no call can pass anonymously: refuse before reading, in Mesos' realm for /api/v1.
+  if (!early.ok && (presented !== undefined || (security.requires('mesos-master-readwrite') && security.requires('mesos-master-readonly')))) {
     req.resume();
+    // The body is not read from a caller that failed authentication: the audit line names the path.
+    security.audit({ principal: undefined, action: `POST ${path}`, object: '', outcome: 'unauthenticated', status: early.error.status });
     return sendError(res, early.error, { 'WWW-Authenticate': 'Basic realm="mesos-master-readwrite"' });
   }
   const body = await readApiBody(req, res);

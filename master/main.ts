@@ -17,6 +17,9 @@ import { Logger } from '../shared/log.js';
 import { MASTER_PROGRAM, resolveMasterConfig } from './config.js';
 import { createMasterServer } from './http.js';
 import { loadSecurity } from './security.js';
+import { etcdClientOptions, probeEtcd } from './etcd-client.js';
+import { readSecretFile } from '../io/secrets.js';
+import { loadServerTls, type ServerTls } from '../io/tls-server.js';
 import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
 import { advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
 import { EtcdRegistry } from './registry/etcd.js';
@@ -48,11 +51,41 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const security = secured.security;
+  // TLS files too: a key readable by others, or one that does not match its certificate, stops the start.
+  let tls: ServerTls | undefined;
+  if (config.tls !== undefined) {
+    const loaded = loadServerTls(config.tls);
+    if (!loaded.ok) {
+      logger.error('TLS configuration refused', { error: loaded.error });
+      process.stderr.write(`${MASTER_PROGRAM}: ${loaded.error}\n`);
+      process.exit(1);
+    }
+    tls = loaded.tls;
+  }
 
   // One master: its SQLite file, leading from the start. HA: etcd for both (a registry per
-  // term, guarded by that term's election key).
+  // term, guarded by that term's election key). One etcd client, with its TLS and user, serves
+  // leadership, the registry and the standby's election watch.
   let sqlite: Registry | undefined;
-  const etcd = config.etcd === undefined ? undefined : new Etcd3({ hosts: config.etcd.endpoints.map((h) => `http://${h}`) });
+  let etcd: Etcd3 | undefined;
+  if (config.etcd !== undefined) {
+    const options = etcdClientOptions(config.etcd.endpoints, config.etcdAuth, readSecretFile);
+    if (!options.ok) {
+      logger.error('etcd configuration refused', { error: options.error });
+      process.stderr.write(`${MASTER_PROGRAM}: ${options.error}\n`);
+      process.exit(1);
+    }
+    etcd = new Etcd3(options.options);
+    // A wrong user or password would otherwise leave the master waiting on etcd, silently.
+    const probe = await probeEtcd(etcd, config.etcd.prefix, config.etcdAuth, 10_000);
+    if (probe.kind === 'refused') {
+      logger.error('etcd refused the master', { error: probe.error });
+      process.stderr.write(`${MASTER_PROGRAM}: ${probe.error}\n`);
+      etcd.close();
+      process.exit(1);
+    }
+    if (probe.kind === 'unreachable') logger.warn('etcd not reachable yet', { endpoints: config.etcd.endpoints, error: probe.error });
+  }
   if (etcd === undefined) {
     try {
       sqlite = openSqliteRegistry(config.workDir);
@@ -79,6 +112,7 @@ async function main(): Promise<void> {
     },
     logger.child({ component: 'http' }),
     security,
+    tls,
   );
 
   try {
@@ -102,7 +136,7 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const identity: MasterIdentity = { id: randomUUID(), hostname: config.hostname, ip: advertisedIp(config.ip), port };
-  const listening = { ip: config.ip, port, masterId: identity.id, hostname: config.hostname, workDir: config.workDir };
+  const listening = { ip: config.ip, port, masterId: identity.id, hostname: config.hostname, workDir: config.workDir, tls: tls !== undefined };
 
   const leadership: Leadership =
     etcd === undefined || config.etcd === undefined

@@ -69,15 +69,19 @@ export function leaderFromRedirect(location: string | null): string | undefined 
 /** The fetch a caller lends `findLeader` (the global one, in the agent and the CLI). */
 export type Fetch = (url: string, init: { method?: string; body?: string; redirect?: 'manual'; signal?: AbortSignal }) => Promise<{ ok: boolean; status: number; headers: { get(name: string): string | null }; json(): Promise<unknown> }>;
 
-/** The leading master's `host:port`, or undefined when none is known (each probe bounded by `timeoutMs`). */
-export async function findLeader(spec: MasterSpec, fetchFn: Fetch, timeoutMs = 2_000): Promise<string | undefined> {
+/**
+ * The leading master's `host:port`, or undefined when none is known (each probe bounded by
+ * `timeoutMs`). `masterScheme` is how the masters of a list are asked for `/redirect` (https
+ * when the caller verifies them with a CA); etcd's JSON gateway is always asked over http.
+ */
+export async function findLeader(spec: MasterSpec, fetchFn: Fetch, timeoutMs = 2_000, masterScheme: 'http' | 'https' = 'http'): Promise<string | undefined> {
   switch (spec.kind) {
     case 'fixed':
       return spec.address;
     case 'list':
       for (const m of spec.addresses) {
         try {
-          const r = await fetchFn(`http://${m}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+          const r = await fetchFn(`${masterScheme}://${m}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
           const leader = r.status === 307 ? leaderFromRedirect(r.headers.get('location')) : undefined;
           if (leader !== undefined) return leader;
         } catch {

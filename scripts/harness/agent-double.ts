@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
 import type { TaskStatus } from '../../shared/mesos.js';
 import { DRYDOCK_VERSION } from '../../shared/version.js';
+import type { ClientTransport } from '../../io/transport.js';
 import {
   AGENT_SESSION_PATH,
   decodeMasterMessage,
@@ -27,6 +28,8 @@ export interface AgentDoubleOptions {
   autoPong?: boolean;
   /** Connect from this local address (a loopback address other than 127.0.0.1, as another machine). */
   localAddress?: string;
+  /** TLS material (CA, client certificate) and headers for the upgrade, as a real agent's (shared/transport.ts). Default: none. */
+  transport?: ClientTransport;
 }
 
 export interface RegisterOptions {
@@ -140,10 +143,10 @@ export class AgentDouble {
     });
   }
 
-  /** Opens a session to the master at `url` (http://ip:port). */
+  /** Opens a session to the master at `url` (http://ip:port, or https://ip:port: wss://). */
   static connect(url: string, opts: AgentDoubleOptions & { self?: Partial<AgentSelf> } = {}): Promise<AgentDouble> {
     const wsUrl = url.replace(/^http/, 'ws') + AGENT_SESSION_PATH;
-    const ws = new WebSocket(wsUrl, { autoPong: opts.autoPong ?? true, ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }) });
+    const ws = new WebSocket(wsUrl, { ...(opts.transport?.ws ?? {}), autoPong: opts.autoPong ?? true, ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }) });
     const agent = new AgentDouble(ws, agentSelf(opts.self));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('fake agent: connect timed out')), 5_000);

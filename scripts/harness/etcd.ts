@@ -1,14 +1,17 @@
 /**
  * A throwaway etcd (Debian's etcd-server) for tests and benchmarks: one member on free
  * loopback ports, its data in a temp dir (on /dev/shm when there is one), fast raft timings
- * (1 s leases are granted as 1 s); stop() ends it by its PID and removes its data.
+ * (1 s leases are granted as 1 s); stop() ends it by its PID and removes its data. With `tls`
+ * (certificates from certs.ts) its client URL is https, optionally requiring client
+ * certificates; the peer URL stays plain (one member, loopback).
  */
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { clientTransport, PLAIN_TRANSPORT } from '../../io/transport.js';
 
 export const ETCD_BIN = '/usr/bin/etcd';
 
@@ -16,7 +19,26 @@ export interface EtcdProcess {
   /** `127.0.0.1:port`, the client endpoint. */
   endpoint: string;
   pid: number;
+  /** Whether the client endpoint speaks TLS (https://). */
+  tls: boolean;
   stop(): Promise<void>;
+}
+
+/** etcd's TLS: its server certificate, the CA that signed it (and client certificates), and whether a client certificate is required. */
+export interface EtcdTls {
+  certFile: string;
+  keyFile: string;
+  /** The CA of certFile: the health probe verifies etcd with it; with clientCertAuth, etcd's --trusted-ca-file. */
+  caFile: string;
+  /**
+   * etcd --client-cert-auth --trusted-ca-file: refuse clients without a certificate from caFile
+   * (default false). etcd 3.4 requires client certificates as soon as --trusted-ca-file is given,
+   * so it is passed only here.
+   */
+  clientCertAuth?: boolean;
+  /** The client certificate the health probe presents (needed with clientCertAuth). */
+  clientCertFile?: string;
+  clientKeyFile?: string;
 }
 
 function freePort(): Promise<number> {
@@ -31,15 +53,30 @@ function freePort(): Promise<number> {
 }
 
 /** Starts one etcd member and resolves once it answers /health (bounded: 10 s). */
-export async function startEtcdProcess(): Promise<EtcdProcess> {
+export async function startEtcdProcess(opts: { tls?: EtcdTls } = {}): Promise<EtcdProcess> {
   if (!existsSync(ETCD_BIN)) throw new Error(`${ETCD_BIN} is missing: apt-get install etcd-server`);
   const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'drydock-etcd-'));
   const [client, peer] = [await freePort(), await freePort()];
+  const tls = opts.tls;
+  const scheme = tls === undefined ? 'http' : 'https';
+  const tlsArgs =
+    tls === undefined ? [] : ['--cert-file', tls.certFile, '--key-file', tls.keyFile, ...(tls.clientCertAuth === true ? ['--client-cert-auth', '--trusted-ca-file', tls.caFile] : [])];
+  const probe =
+    tls === undefined
+      ? PLAIN_TRANSPORT
+      : clientTransport({
+          tls: {
+            ca: readFileSync(tls.caFile, 'utf8'),
+            cert: tls.clientCertFile === undefined ? undefined : readFileSync(tls.clientCertFile, 'utf8'),
+            key: tls.clientKeyFile === undefined ? undefined : readFileSync(tls.clientKeyFile, 'utf8'),
+          },
+        });
   const child = spawn(
     ETCD_BIN,
     [
       '--name', 't', '--data-dir', dir,
-      '--listen-client-urls', `http://127.0.0.1:${client}`, '--advertise-client-urls', `http://127.0.0.1:${client}`,
+      '--listen-client-urls', `${scheme}://127.0.0.1:${client}`, '--advertise-client-urls', `${scheme}://127.0.0.1:${client}`,
+      ...tlsArgs,
       '--listen-peer-urls', `http://127.0.0.1:${peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
       '--initial-cluster', `t=http://127.0.0.1:${peer}`, '--initial-cluster-state', 'new',
       '--heartbeat-interval', '10', '--election-timeout', '100', '--logger', 'zap', '--log-level', 'error',
@@ -61,7 +98,7 @@ export async function startEtcdProcess(): Promise<EtcdProcess> {
   };
   for (let i = 0; i < 200; i++) {
     try {
-      const r = await fetch(`http://127.0.0.1:${client}/health`, { signal: AbortSignal.timeout(500) });
+      const r = await probe.fetch(`${scheme}://127.0.0.1:${client}/health`, { signal: AbortSignal.timeout(500) });
       if (r.ok && ((await r.json()) as { health?: string }).health === 'true') break;
     } catch {
       // not listening yet
@@ -72,5 +109,5 @@ export async function startEtcdProcess(): Promise<EtcdProcess> {
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { endpoint: `127.0.0.1:${client}`, pid: child.pid ?? -1, stop };
+  return { endpoint: `127.0.0.1:${client}`, pid: child.pid ?? -1, tls: tls !== undefined, stop };
 }

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AGENT_BIN, Daemon, MASTER_BIN, ROOT, SCHEDULER_BIN } from '../../scripts/harness/daemon.js';
 import type { TestContext } from 'node:test';
+import { PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
 
 export { AGENT_BIN, CLI_BIN, Daemon, MASTER_BIN, ROOT, SCHEDULER_BIN, type Exit, type LogRecord } from '../../scripts/harness/daemon.js';
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
@@ -44,8 +45,19 @@ export interface MasterHandle {
   port: number;
   /** `ip:port`, the agent's --master value. */
   address: string;
+  /** `http://ip:port`, or `https://` with TLS. */
   url: string;
   workDir: string;
+}
+
+/** A daemon's TLS server flags (paths from scripts/harness/certs.ts' makeCertificates). */
+export interface ServerTlsFiles {
+  certFile: string;
+  keyFile: string;
+  /** The master's --tls_ca_file (client certificates chain to it). */
+  caFile?: string;
+  /** The master's --tls_require_client_cert. */
+  requireClientCert?: boolean;
 }
 
 export interface MasterOptions {
@@ -54,6 +66,19 @@ export interface MasterOptions {
   port?: number;
   flags?: readonly string[];
   env?: Record<string, string>;
+  /** Serve HTTPS/WSS: --tls_cert_file, --tls_key_file (and --tls_ca_file, --tls_require_client_cert). */
+  tls?: ServerTlsFiles;
+}
+
+/** The TLS flags of a master's ServerTlsFiles. */
+function masterTlsFlags(tls: ServerTlsFiles | undefined): string[] {
+  if (tls === undefined) return [];
+  return [
+    `--tls_cert_file=${tls.certFile}`,
+    `--tls_key_file=${tls.keyFile}`,
+    ...(tls.caFile === undefined ? [] : [`--tls_ca_file=${tls.caFile}`]),
+    ...(tls.requireClientCert === true ? ['--tls_require_client_cert'] : []),
+  ];
 }
 
 /** Starts drydock-master on loopback, port 0 unless given; stopped when the test ends. */
@@ -61,7 +86,7 @@ export async function startMaster(t: Cleanup, opts: MasterOptions = {}): Promise
   const ip = opts.ip ?? '127.0.0.1';
   const ownDir = opts.workDir === undefined;
   const workDir = opts.workDir ?? mkdtempSync(join(tmpdir(), 'drydock-master-'));
-  const daemon = new Daemon(MASTER_BIN, [`--ip=${ip}`, `--port=${opts.port ?? 0}`, `--work_dir=${workDir}`, ...(opts.flags ?? [])], opts.env);
+  const daemon = new Daemon(MASTER_BIN, [`--ip=${ip}`, `--port=${opts.port ?? 0}`, `--work_dir=${workDir}`, ...masterTlsFlags(opts.tls), ...(opts.flags ?? [])], opts.env);
   // One hook, in this order: the daemon must be gone before its dir is removed.
   t.after(async () => {
     await daemon.stop();
@@ -69,7 +94,7 @@ export async function startMaster(t: Cleanup, opts: MasterOptions = {}): Promise
   });
   const rec = await daemon.waitForMsg('listening', {}, 15_000);
   const port = Number(rec['port']);
-  return { daemon, ip, port, address: `${ip}:${port}`, url: `http://${ip}:${port}`, workDir };
+  return { daemon, ip, port, address: `${ip}:${port}`, url: `${opts.tls === undefined ? 'http' : 'https'}://${ip}:${port}`, workDir };
 }
 
 export interface AgentHandle {
@@ -95,6 +120,11 @@ export interface AgentOptions {
   waitRegistered?: boolean;
   /** How the agent is stopped at the end: SIGTERM (default; tasks survive) or SIGUSR1 (its tasks are killed first). */
   stopSignal?: 'SIGTERM' | 'SIGUSR1';
+  /**
+   * TLS: `caFile` verifies the master (wss://); `certFile`/`keyFile` serve the agent API over
+   * HTTPS and are the client certificate towards the master.
+   */
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
 }
 
 /** Starts drydock-agent on loopback; stopped (SIGTERM: tasks survive, as under systemd) when the test ends. */
@@ -110,6 +140,9 @@ export async function startAgent(t: Cleanup, opts: AgentOptions): Promise<AgentH
     `--hostname=${opts.hostname ?? 'agent-test'}`,
     `--resources=${opts.resources ?? 'cpus:4;mem:4096;disk:10000;ports:[31000-32000]'}`,
     '--registration_backoff_factor=10ms',
+    ...(opts.tls?.caFile === undefined ? [] : [`--tls_ca_file=${opts.tls.caFile}`]),
+    ...(opts.tls?.certFile === undefined ? [] : [`--tls_cert_file=${opts.tls.certFile}`]),
+    ...(opts.tls?.keyFile === undefined ? [] : [`--tls_key_file=${opts.tls.keyFile}`]),
     ...(opts.flags ?? []),
   ];
   const daemon = new Daemon(AGENT_BIN, args, opts.env);
@@ -125,7 +158,7 @@ export async function startAgent(t: Cleanup, opts: AgentOptions): Promise<AgentH
     const reg = await daemon.waitForMsg('registered', {}, 15_000);
     agentId = String(reg['agentId']);
   }
-  return { daemon, ip, port, url: `http://${ip}:${port}`, workDir, agentId };
+  return { daemon, ip, port, url: `${opts.tls?.certFile === undefined ? 'http' : 'https'}://${ip}:${port}`, workDir, agentId };
 }
 
 export interface SchedulerHandle {
@@ -161,15 +194,19 @@ export async function startScheduler(t: Cleanup, opts: SchedulerOptions): Promis
   return { daemon, port, address: `127.0.0.1:${port}`, url: `http://127.0.0.1:${port}`, workDir };
 }
 
-/** POST /api/v1 with a JSON call; returns status, headers and parsed (or raw) body. */
+/**
+ * POST /api/v1 with a JSON call; returns status, headers and parsed (or raw) body. `transport`
+ * (shared/transport.ts) carries a CA and client certificate for https:// URLs, and its headers.
+ */
 export async function callApi(
   url: string,
   body: unknown,
   headers: Record<string, string> = { 'content-type': 'application/json' },
+  transport: ClientTransport = PLAIN_TRANSPORT,
 ): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
-  const res = await fetch(`${url}/api/v1`, {
+  const res = await transport.fetch(`${url}/api/v1`, {
     method: 'POST',
-    headers,
+    headers: { ...transport.headers, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });

@@ -4,9 +4,9 @@
  * reason; under CI=true a missing etcd fails.
  */
 
-import { existsSync } from 'node:fs';
-import { Etcd3 } from 'etcd3';
-import { ETCD_BIN, startEtcdProcess } from '../../scripts/harness/etcd.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { Etcd3, type IOptions } from 'etcd3';
+import { ETCD_BIN, startEtcdProcess, type EtcdTls } from '../../scripts/harness/etcd.js';
 
 export { ETCD_BIN };
 
@@ -26,9 +26,21 @@ export interface EtcdHandle {
   stop(): Promise<void>;
 }
 
-/** Starts one etcd member; `after` stops it and removes its data. */
-export async function startEtcd(t: { after(fn: () => unknown): void }): Promise<EtcdHandle> {
-  const etcd = await startEtcdProcess();
+/** Starts one etcd member (over TLS with `tls`); `after` stops it and removes its data. */
+export async function startEtcd(t: { after(fn: () => unknown): void }, opts: { tls?: EtcdTls } = {}): Promise<EtcdHandle> {
+  const etcd = await startEtcdProcess(opts);
+  const tls = opts.tls;
+  // The clients handed out trust etcd's CA and present the client certificate when there is one.
+  const options: IOptions =
+    tls === undefined
+      ? { hosts: [`http://${etcd.endpoint}`] }
+      : {
+          hosts: [`https://${etcd.endpoint}`],
+          credentials: {
+            rootCertificate: readFileSync(tls.caFile),
+            ...(tls.clientCertFile === undefined || tls.clientKeyFile === undefined ? {} : { certChain: readFileSync(tls.clientCertFile), privateKey: readFileSync(tls.clientKeyFile) }),
+          },
+        };
   const clients: Etcd3[] = [];
   const stop = async (): Promise<void> => {
     for (const c of clients.splice(0)) c.close();
@@ -39,7 +51,7 @@ export async function startEtcd(t: { after(fn: () => unknown): void }): Promise<
     endpoint: etcd.endpoint,
     pid: etcd.pid,
     client() {
-      const c = new Etcd3({ hosts: [`http://${etcd.endpoint}`] });
+      const c = new Etcd3(options);
       clients.push(c);
       return c;
     },

@@ -1,5 +1,5 @@
 /**
- * The dependency direction is a rule: shared/ is the leaf and pure; agent/ and master/ import
+ * The dependency direction is a rule: shared/ is the leaf and pure; io/ (shared I/O) sits on it; agent/ and master/ import
  * shared/ and never each other; cli/ talks HTTP only. This walks every import and fails on a
  * wrong one.
  */
@@ -30,7 +30,7 @@ function importsOf(file: string): Array<{ spec: string; typeOnly: boolean }> {
 }
 
 /** Node built-ins that would make shared/ do I/O at run time (their types alone are fine: they are erased). */
-const IMPURE = ['node:fs', 'node:net', 'node:http', 'node:child_process', 'ws', 'better-sqlite3', 'execa', 'systeminformation', 'pidusage'];
+const IMPURE = ['node:fs', 'node:net', 'node:http', 'node:https', 'node:tls', 'node:child_process', 'ws', 'undici', 'better-sqlite3', 'execa', 'systeminformation', 'pidusage'];
 
 /** Top-level folder an import resolves into, or the package name for bare specifiers. */
 function target(file: string, spec: string): string {
@@ -41,7 +41,10 @@ function target(file: string, spec: string): string {
 const RULES: Record<string, (to: string, typeOnly: boolean) => string | undefined> = {
   shared: (to, typeOnly) =>
     ['agent', 'master', 'scheduler', 'cli', 'scripts'].includes(to) ? `shared/ must not import ${to}/` :
-    IMPURE.includes(to) && !typeOnly ? `shared/ is pure: no ${to}` : undefined,
+    IMPURE.includes(to) && !typeOnly ? `shared/ is pure: no ${to}` : to === 'io' ? 'shared/ is pure: no io/' : undefined,
+  // io/: the I/O the daemons and clients share (secret files, TLS listeners, client transports).
+  // It sits on shared/ and under everything else.
+  io: (to) => (['agent', 'master', 'scheduler', 'cli', 'scripts', 'ws', 'better-sqlite3'].includes(to) ? `io/ must not import ${to}/` : undefined),
   agent: (to) => (['master', 'scheduler', 'cli', 'scripts', 'better-sqlite3'].includes(to) ? `agent/ must not import ${to}` : undefined),
   master: (to) => (['agent', 'scheduler', 'cli', 'scripts', 'execa', 'pidusage', 'systeminformation'].includes(to) ? `master/ must not import ${to}` : undefined),
   // The service scheduler is a framework: it speaks to the master over the scheduler API only.
@@ -75,7 +78,7 @@ test('the import walk sees a wrong import (self-check)', () => {
 /** Every relative import of every source file, as repo paths (`master/term.ts` -> `master/agents.ts`), type-only ones included. */
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const top of ['shared', 'master', 'agent', 'cli', 'scripts', 'test']) {
+  for (const top of ['shared', 'io', 'master', 'agent', 'cli', 'scripts', 'test']) {
     for (const file of sources(join(ROOT, top))) {
       const to = importsOf(file)
         .filter(({ spec }) => spec.startsWith('.'))

@@ -10,7 +10,7 @@
  */
 
 import { Agent } from 'undici';
-import { authorizationHeader, type ClientCredential } from './credentials.js';
+import { authorizationHeader, type ClientCredential } from '../shared/credentials.js';
 import { readSecretFile } from './secrets.js';
 
 /** PEM material for the client side of TLS. */

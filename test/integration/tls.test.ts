@@ -1,0 +1,219 @@
+/**
+ * TLS on the wire (issue 13, Transport): the master serves HTTPS and WSS on its one port, a real
+ * agent verifies it with --tls_ca_file and registers over wss://, an operator with the right CA
+ * is served and one with the wrong CA is not, plain HTTP gets a 400 that says to use https://,
+ * mutual TLS refuses clients without a certificate from the CA, a key readable by others stops
+ * the start. The agent API serves HTTPS too. In HA mode the masters reach etcd over TLS (with a
+ * client certificate) and as an etcd user. Certificates come from a throwaway CA (openssl).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeCertificates, type Certificates } from '../../scripts/harness/certs.js';
+import { AgentDouble } from '../../scripts/harness/agent-double.js';
+import { clientTransport, type ClientTransport } from '../../io/transport.js';
+import { AGENT_BIN, callApi, Daemon, eventually, MASTER_BIN, removeDir, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { etcdMissing, startEtcd } from '../helpers/etcd.js';
+
+const PLAIN_ANSWER = 'This port speaks TLS: use https:// (and wss:// for agents)\n';
+const ETCDCTL = '/usr/bin/etcdctl';
+const skipEtcd = etcdMissing();
+
+/** A CA with its certificates, and an unrelated second CA (the wrong-CA cases). */
+function pki(t: { after(fn: () => unknown): void }): { c: Certificates; other: Certificates; dir: string } {
+  const dir = tempDir(t, 'drydock-tls-');
+  return { c: makeCertificates(dir), other: makeCertificates(dir, 'other'), dir };
+}
+
+/** A client trusting `caFile`, presenting a client certificate when given. */
+function client(caFile: string, cert?: { certFile: string; keyFile: string }): ClientTransport {
+  return clientTransport({ tls: { ca: readFileSync(caFile, 'utf8'), cert: cert === undefined ? undefined : readFileSync(cert.certFile, 'utf8'), key: cert === undefined ? undefined : readFileSync(cert.keyFile, 'utf8') } });
+}
+
+type Agents = { get_agents: { agents: Array<{ agent_info: { id: { value: string }; hostname: string } }> } };
+
+/** POST a call over plain HTTP to a port; resolves with status, content type and body. */
+async function plainCall(address: string, body: string): Promise<[number, string | null, string]> {
+  const r = await fetch(`http://${address}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(5000) });
+  return [r.status, r.headers.get('content-type'), await r.text()];
+}
+
+test('a TLS master: an agent with --tls_ca_file registers over wss, an operator with the CA is served over https, the wrong CA and plain HTTP are refused', { timeout: 60_000 }, async (t) => {
+  const { c, other } = pki(t);
+  const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile } });
+  assert.match(m.url, /^https:\/\//);
+  assert.equal((await m.daemon.waitForMsg('listening'))['tls'], true);
+  const agent = await startAgent(t, { master: m.address, tls: { caFile: c.caFile } });
+  assert.ok(agent.daemon.records.some((r) => r.msg === 'registering' && r['master'] === m.address));
+
+  // The operator with the CA sees the agent.
+  const ok = await callApi(m.url, { type: 'GET_AGENTS' }, undefined, client(c.caFile));
+  assert.equal(ok.status, 200);
+  assert.deepEqual((ok.json as Agents).get_agents.agents.map((a) => a.agent_info.id.value), [agent.agentId]);
+
+  // The wrong CA: the handshake fails, nothing is answered.
+  await assert.rejects(callApi(m.url, { type: 'GET_AGENTS' }, undefined, client(other.caFile)), (e: Error) => {
+    assert.match(String((e.cause as { code?: string } | undefined)?.code), /UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED/);
+    return true;
+  });
+  await m.daemon.waitForMsg('TLS handshake failed');
+
+  // Plain HTTP to the TLS port: a 400 that says what to do, and the master stays up.
+  assert.deepEqual(await plainCall(m.address, '{"type":"GET_HEALTH"}'), [400, 'text/plain; charset=utf-8', PLAIN_ANSWER]);
+  await m.daemon.waitForMsg('plain HTTP on the TLS port refused');
+  assert.equal((await callApi(m.url, { type: 'GET_HEALTH' }, undefined, client(c.caFile))).status, 200);
+
+  // An agent that forgot --tls_ca_file is told why it cannot connect, and does not register.
+  const plainAgent = await startAgent(t, { master: m.address, hostname: 'plain-agent', port: 0, waitRegistered: false });
+  const err = await plainAgent.daemon.waitForMsg('master connection error', {}, 10_000);
+  assert.match(String(err['error']), /Unexpected server response: 400/);
+  assert.match(String(err['hint']), /--tls_ca_file/);
+  assert.equal(plainAgent.daemon.records.some((r) => r.msg === 'registered'), false);
+
+  // The stop path closes the TLS port with sessions open: SIGTERM, exit 0.
+  assert.deepEqual(await m.daemon.stop(5_000), { code: 0, signal: null });
+});
+
+test('mutual TLS (--tls_require_client_cert): clients without a certificate from the CA are refused; the agent presents its own and serves its API over https', { timeout: 60_000 }, async (t) => {
+  const { c, other } = pki(t);
+  const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, requireClientCert: true } });
+  // The agent's one certificate serves its API and is its client certificate towards the master.
+  const agent = await startAgent(t, { master: m.address, tls: { caFile: c.caFile, certFile: c.certFile, keyFile: c.keyFile } });
+  assert.ok(agent.agentId !== undefined);
+
+  const call = { type: 'GET_AGENTS' };
+  await assert.rejects(callApi(m.url, call, undefined, client(c.caFile)), 'no client certificate');
+  await assert.rejects(callApi(m.url, call, undefined, client(c.caFile, { certFile: other.clientCertFile, keyFile: other.clientKeyFile })), 'a certificate from another CA');
+  const ok = await callApi(m.url, call, undefined, client(c.caFile, { certFile: c.clientCertFile, keyFile: c.clientKeyFile }));
+  assert.equal(ok.status, 200);
+  assert.deepEqual((ok.json as Agents).get_agents.agents.map((a) => a.agent_info.id.value), [agent.agentId]);
+  assert.ok(m.daemon.records.some((r) => r.msg === 'TLS handshake failed' && /certificate/.test(String(r['error']))), 'the refusal is logged with its reason');
+
+  // WebSocket sessions: refused without a client certificate, accepted with one.
+  await assert.rejects(AgentDouble.connect(m.url, { transport: client(c.caFile) }).then((d) => d.register({ timeoutMs: 3000 })));
+  const double = await AgentDouble.connect(m.url, { transport: client(c.caFile, { certFile: c.clientCertFile, keyFile: c.clientKeyFile }) });
+  t.after(() => double.close());
+  assert.equal((await double.register()).type, 'REGISTERED');
+
+  // An agent with the CA but no certificate of its own never registers.
+  const bare = await startAgent(t, { master: m.address, hostname: 'no-cert', waitRegistered: false, tls: { caFile: c.caFile } });
+  await bare.daemon.waitForMsg('master connection error', {}, 10_000);
+  assert.equal(bare.daemon.records.some((r) => r.msg === 'registered'), false);
+
+  // The agent API over https: the CA verifies it, plain HTTP gets the 400.
+  assert.match(agent.url, /^https:\/\//);
+  const health = await callApi(agent.url, { type: 'GET_HEALTH' }, undefined, client(c.caFile));
+  assert.deepEqual([health.status, health.json], [200, { type: 'GET_HEALTH', get_health: { healthy: true } }]);
+  assert.deepEqual(await plainCall(`${agent.ip}:${agent.port}`, '{"type":"GET_HEALTH"}'), [400, 'text/plain; charset=utf-8', PLAIN_ANSWER]);
+  await assert.rejects(callApi(agent.url, { type: 'GET_HEALTH' }, undefined, client(other.caFile)));
+  // Its API closes with a keep-alive TLS connection open: SIGTERM, exit 0, in time.
+  assert.deepEqual(await agent.daemon.stop(5_000), { code: 0, signal: null });
+});
+
+test('a key readable by others stops the start (exit 1, the message names the file): master and agent', { timeout: 30_000 }, async (t) => {
+  const { c, dir } = pki(t);
+  const openKey = join(dir, 'open-key.pem');
+  copyFileSync(c.keyFile, openKey);
+  chmodSync(openKey, 0o644);
+  const work = tempDir(t);
+  const master = new Daemon(MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${join(work, 'm')}`, `--tls_cert_file=${c.certFile}`, `--tls_key_file=${openKey}`]);
+  t.after(() => master.stop());
+  assert.deepEqual(await master.exited, { code: 1, signal: null });
+  assert.equal(master.stderr, `drydock-master: --tls_key_file ${openKey} is readable by others (mode 0644); run chmod 600 on it\n`);
+  assert.equal(master.records.some((r) => r.msg === 'listening'), false);
+
+  const agent = new Daemon(AGENT_BIN, ['--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${join(work, 'a')}`, '--resources=cpus:1;mem:128;disk:128;ports:[31000-31001]', `--tls_cert_file=${c.certFile}`, `--tls_key_file=${openKey}`]);
+  t.after(() => agent.stop());
+  assert.deepEqual(await agent.exited, { code: 1, signal: null });
+  assert.equal(agent.stderr, `drydock-agent: --tls_key_file ${openKey} is readable by others (mode 0644); run chmod 600 on it\n`);
+
+  // A key that is not the certificate's is refused at start too, naming both files.
+  const other = makeCertificates(dir, 'third');
+  const mismatch = new Daemon(MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${join(work, 'm2')}`, `--tls_cert_file=${c.certFile}`, `--tls_key_file=${other.keyFile}`]);
+  t.after(() => mismatch.stop());
+  assert.deepEqual(await mismatch.exited, { code: 1, signal: null });
+  assert.match(mismatch.stderr, new RegExp(`--tls_cert_file ${c.certFile} and --tls_key_file ${other.keyFile} cannot serve TLS: .*key values mismatch`));
+});
+
+async function leaderOf(masters: readonly MasterHandle[]): Promise<MasterHandle> {
+  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.some((r) => r.msg === 'term started')), 15_000, 50, 'a leader');
+}
+
+test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss', { skip: skipEtcd, timeout: 90_000 }, async (t) => {
+  const { c } = pki(t);
+  const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, clientCertAuth: true, clientCertFile: c.clientCertFile, clientKeyFile: c.clientKeyFile } });
+  const prefix = '/tls-ha';
+  const flags = [`--etcd=etcd://${etcd.endpoint}${prefix}`, `--etcd_ca_file=${c.caFile}`, `--etcd_cert_file=${c.clientCertFile}`, `--etcd_key_file=${c.clientKeyFile}`, '--etcd_ttl=2secs'];
+  const tls = { certFile: c.certFile, keyFile: c.keyFile };
+  const a = await startMaster(t, { flags, tls });
+  const b = await startMaster(t, { flags, tls });
+  const leader = await leaderOf([a, b]);
+  const standby = leader === a ? b : a;
+  // The election is in etcd, read over TLS with the test's own client.
+  const keys = await etcd.client().getAll().prefix(`${prefix}/election/master/`).keys();
+  assert.equal(keys.length, 2);
+
+  const agent = await startAgent(t, { master: `${standby.address},${leader.address}`, tls: { caFile: c.caFile } });
+  const r = await callApi(leader.url, { type: 'GET_AGENTS' }, undefined, client(c.caFile));
+  assert.deepEqual((r.json as Agents).get_agents.agents.map((x) => x.agent_info.id.value), [agent.agentId]);
+  assert.ok(agent.daemon.records.some((x) => x.msg === 'leading master' && x['master'] === leader.address), 'found through the standby\'s /redirect over https');
+
+  // A master without the client certificate cannot reach this etcd, and says so.
+  const work = mkdtempSync(join(tmpdir(), 'drydock-master-'));
+  const noCert = new Daemon(MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${work}`, `--etcd=etcd://${etcd.endpoint}${prefix}`, `--etcd_ca_file=${c.caFile}`]);
+  t.after(async () => {
+    await noCert.stop();
+    removeDir(work);
+  });
+  const warn = await noCert.waitForMsg('etcd not reachable yet', {}, 15_000);
+  assert.match(String(warn['error']), /--etcd_ca_file is the CA of its certificate, and whether it requires a client certificate \(--etcd_cert_file\)/);
+});
+
+test('etcd user and password: a master with --etcd_user leads; a wrong password or a password file readable by others stops the start', { skip: skipEtcd ?? (existsSync(ETCDCTL) ? undefined : `${ETCDCTL} is missing (apt-get install etcd-client)`), timeout: 90_000 }, async (t) => {
+  const { c, dir } = pki(t);
+  const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile } });
+  const prefix = '/auth-test';
+  const ctl = (...args: string[]): void => {
+    execFileSync(ETCDCTL, [`--endpoints=https://${etcd.endpoint}`, `--cacert=${c.caFile}`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, env: { ...process.env, ETCDCTL_API: '3' } });
+  };
+  // etcd's own users: root to enable auth, and a drydock user with readwrite on the prefix only.
+  ctl('user', 'add', 'root:root-secret');
+  ctl('role', 'add', 'drydock');
+  ctl('role', 'grant-permission', 'drydock', 'readwrite', `${prefix}/`, '--prefix=true');
+  ctl('user', 'add', 'drydock:dd-secret');
+  ctl('user', 'grant-role', 'drydock', 'drydock');
+  ctl('user', 'add', 'outsider:out-secret');
+  ctl('auth', 'enable');
+  const secret = (name: string, text: string, mode: number): string => {
+    const p = join(dir, name);
+    writeFileSync(p, text, { mode });
+    chmodSync(p, mode);
+    return p;
+  };
+  const base = [`--etcd=etcd://${etcd.endpoint}${prefix}`, `--etcd_ca_file=${c.caFile}`, '--etcd_ttl=2secs'];
+
+  const m = await startMaster(t, { flags: [...base, '--etcd_user=drydock', `--etcd_password_file=${secret('pw', 'dd-secret\n', 0o600)}`] });
+  await leaderOf([m]);
+  assert.equal((await callApi(m.url, { type: 'GET_HEALTH' })).status, 200);
+
+  const refused = async (flags: string[], stderr: RegExp): Promise<void> => {
+    const work = mkdtempSync(join(tmpdir(), 'drydock-master-'));
+    const d = new Daemon(MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${work}`, ...flags]);
+    t.after(async () => {
+      await d.stop();
+      removeDir(work);
+    });
+    const exit = await Promise.race([d.exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 15_000).unref())]);
+    assert.deepEqual(exit, { code: 1, signal: null }, `${flags.join(' ')}: ${d.stderr}`);
+    assert.match(d.stderr, stderr);
+    assert.doesNotMatch(d.stderr, /dd-secret|not-it|out-secret/, 'no password in the message');
+  };
+  await refused([...base, '--etcd_user=drydock', `--etcd_password_file=${secret('wrong', 'not-it\n', 0o600)}`], /^drydock-master: etcd refused user 'drydock': .*authentication failed.*\(check --etcd_user and --etcd_password_file\)$/m);
+  const open = secret('open', 'dd-secret\n', 0o644);
+  await refused([...base, '--etcd_user=drydock', `--etcd_password_file=${open}`], new RegExp(`^drydock-master: --etcd_password_file ${open} is readable by others`, 'm'));
+  await refused([...base, '--etcd_user=outsider', `--etcd_password_file=${secret('out', 'out-secret', 0o600)}`], /^drydock-master: etcd user 'outsider' may not read \/auth-test\/: grant it a role/m);
+  await refused(base, /^drydock-master: etcd requires authentication: give --etcd_user and --etcd_password_file$/m);
+});
