@@ -21,6 +21,8 @@ import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
 import { Supervisor } from './supervisor.js';
 import { groupUsage } from './usage.js';
+import type { ClientTransport } from '../io/transport.js';
+import type { ServerTls } from '../io/tls-server.js';
 
 /** The process exit code for a checkpoint that belongs to another identity (sysexits EX_CONFIG). */
 export const EX_CONFIG = 78;
@@ -41,6 +43,10 @@ export interface AgentDeps {
   random?: () => number;
   /** Called once the agent has stopped because the master said so (exit 0). */
   onShutdown?: () => void;
+  /** How the session and leader detection reach the master (TLS, headers). Default: plain. */
+  transport?: ClientTransport;
+  /** --tls_cert_file: the agent API serves HTTPS. */
+  serverTls?: ServerTls | undefined;
 }
 
 export class Agent {
@@ -83,10 +89,11 @@ export class Agent {
     });
     // Several masters (a list, or etcd://): find the leader at every connect.
     const spec = parseMasterSpec(config.master);
-    const detect = spec.ok && spec.value.kind !== 'fixed' ? detector(spec.value, deps.log.child({ component: 'detector' })) : undefined;
+    const detect = spec.ok && spec.value.kind !== 'fixed' ? detector(spec.value, deps.log.child({ component: 'detector' }), deps.transport) : undefined;
     this.#session = new Session({
       master: config.master,
       ...(detect === undefined ? {} : { detect }),
+      ...(deps.transport === undefined ? {} : { transport: deps.transport }),
       backoffFactorMs: config.registrationBackoffFactorMs,
       registrationTimeoutMs: config.registrationTimeoutMs,
       clock: deps.clock,
@@ -125,6 +132,7 @@ export class Agent {
       log: deps.log.child({ component: 'api' }),
       ready: () => this.#lifecycle === 'running' || this.#lifecycle === 'stopping',
       handle: (type) => this.#call(type),
+      tls: deps.serverTls,
     });
   }
 
@@ -167,7 +175,7 @@ export class Agent {
       const why = code === 'EADDRINUSE' ? 'the address is already in use (another agent?)' : code === 'EADDRNOTAVAIL' ? 'no interface has that address (check --ip)' : code;
       return { ok: false, exitCode: 1, message: `cannot listen on ${cfg.ip}:${cfg.port}: ${why}` };
     }
-    this.#log.info('listening', { ip: cfg.ip, port: this.#port });
+    this.#log.info('listening', { ip: cfg.ip, port: this.#port, tls: cfg.tls.certFile !== undefined });
     // The identity is written once the agent can serve (a start that fails on a bad --ip must
     // not claim the work dir), and before the first registration, so that a later start with
     // other flags is caught.

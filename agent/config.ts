@@ -21,6 +21,8 @@ import {
   type FlagValues,
 } from '../shared/flags.js';
 import type { MachineFacts, MachineProbe } from './machine.js';
+import { parseClientCredential, type ClientCredential } from '../shared/credentials.js';
+import { readSecretFile } from '../io/secrets.js';
 
 export type { MachineProbe };
 
@@ -108,6 +110,17 @@ export const AGENT_FLAGS = {
     'When the master shuts this agent down because its machine is DOWN, kill the tasks and register again this often until the machine is UP, instead of exiting. 0: exit 0, as Mesos agents do (the systemd unit sets 5secs). Default: 0.',
     0,
   ),
+  // TLS (issue 13), libprocess-style: one certificate serves the agent API and is presented to
+  // the master as the client certificate (mutual TLS).
+  tls_cert_file: optionalStringFlag('PEM certificate (chain): the agent API serves HTTPS with it, and the agent presents it to the master (for --tls_require_client_cert). Needs --tls_key_file. Default: none, plain HTTP.', 'FILE'),
+  tls_key_file: optionalStringFlag('PEM private key of --tls_cert_file; must not be readable by others. Default: none.', 'FILE'),
+  // Mesos' agent flag: the principal (and secret) the agent authenticates as on its WebSocket
+  // upgrade, for a master with --authenticate_agents. Read once at start; an unsafe mode stops it.
+  credential: optionalStringFlag(
+    'File with the credential the agent authenticates to the master with: Mesos\' JSON {"principal":...,"secret":...}, one "principal secret" line, or {"token":...} for a bearer token. It must not be readable by others (chmod 600). Default: none, anonymous.',
+    'FILE',
+  ),
+  tls_ca_file: optionalStringFlag('PEM CA the master\'s certificate must chain to: the agent then reaches the master over wss:// and https://. Default: none, plain ws:// and http://.', 'FILE'),
   log_level: logLevelFlag(),
 } satisfies Record<string, Flag<unknown>>;
 
@@ -128,6 +141,17 @@ export interface AgentConfig {
   /** 0: exit on a machine-DOWN shutdown. */
   readonly downRetryIntervalMs: number;
   readonly logLevel: LogLevel;
+  /** TLS files as given (read by loadAgentTls at start). */
+  readonly tls: AgentTlsFiles;
+  /** --credential as given (read by loadAgentCredential at start); undefined: anonymous. */
+  readonly credentialFile: string | undefined;
+}
+
+/** The agent's TLS flags: its own certificate (API server, client certificate) and the master's CA. */
+export interface AgentTlsFiles {
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  readonly caFile: string | undefined;
 }
 
 /** Resolves argv and the environment into flag values, or help text, or an error naming the flag. */
@@ -135,6 +159,9 @@ export function resolveAgentFlags(argv: readonly string[], env: Readonly<Record<
   const r = resolveFlags(AGENT_PROGRAM, AGENT_SUMMARY, AGENT_FLAGS, argv, env);
   if (r.kind === 'ok' && r.values.master === undefined) {
     return { kind: 'error', error: "Missing required flag '--master' (host:port of the master; or set DRYDOCK_MASTER)" };
+  }
+  if (r.kind === 'ok' && (r.values.tls_cert_file === undefined) !== (r.values.tls_key_file === undefined)) {
+    return { kind: 'error', error: '--tls_cert_file and --tls_key_file go together' };
   }
   return r;
 }
@@ -176,5 +203,20 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
     registrationTimeoutMs: values.registration_timeout,
     downRetryIntervalMs: values.down_retry_interval,
     logLevel: values.log_level,
+    tls: Object.freeze({ certFile: values.tls_cert_file, keyFile: values.tls_key_file, caFile: values.tls_ca_file }),
+    credentialFile: values.credential,
   });
+}
+
+/**
+ * Reads `--credential`: refused when others may read it (shared/secrets.ts) or when it is no
+ * credential; the error names the flag and the file, never the secret.
+ */
+export function loadAgentCredential(path: string | undefined): { ok: true; credential: ClientCredential | undefined } | { ok: false; error: string } {
+  if (path === undefined) return { ok: true, credential: undefined };
+  const read = readSecretFile(path, '--credential');
+  if (!read.ok) return read;
+  const parsed = parseClientCredential(read.text);
+  if (!parsed.ok) return { ok: false, error: `--credential ${path}: ${parsed.error}` };
+  return { ok: true, credential: parsed.value };
 }

@@ -11,8 +11,10 @@
 import { systemClock } from '../shared/clock.js';
 import { Logger } from '../shared/log.js';
 import { Agent } from './agent.js';
-import { AGENT_PROGRAM, agentConfig, resolveAgentFlags } from './config.js';
+import { AGENT_PROGRAM, agentConfig, loadAgentCredential, resolveAgentFlags } from './config.js';
 import { machineProbe } from './machine.js';
+import { loadAgentTls } from './tls.js';
+import { clientTransport } from '../io/transport.js';
 
 async function main(): Promise<void> {
   const flags = resolveAgentFlags(process.argv.slice(2), process.env);
@@ -27,6 +29,23 @@ async function main(): Promise<void> {
   }
   const config = await agentConfig(flags.values, machineProbe);
   const log = new Logger({ level: config.logLevel, bindings: { daemon: 'agent' } });
+  // TLS files are read once, before anything listens: an unsafe key mode stops the start.
+  const tls = loadAgentTls(config.tls);
+  if (!tls.ok) {
+    process.stderr.write(`${AGENT_PROGRAM}: ${tls.error}\n`);
+    log.error('TLS configuration refused', { error: tls.error });
+    process.exitCode = 1;
+    return;
+  }
+  // The credential too: a file others may read stops the start (exit 1), as a key would.
+  const credential = loadAgentCredential(config.credentialFile);
+  if (!credential.ok) {
+    process.stderr.write(`${AGENT_PROGRAM}: ${credential.error}\n`);
+    log.error('credential refused', { error: credential.error });
+    process.exitCode = 1;
+    return;
+  }
+  const transport = clientTransport({ credential: credential.credential, tls: tls.tls.client });
 
   let exiting = false;
   const exit = (code: number): void => {
@@ -36,7 +55,7 @@ async function main(): Promise<void> {
     process.stdout.write('', () => process.exit(code));
   };
 
-  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0) });
+  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0), transport, serverTls: tls.tls.server });
 
   process.on('unhandledRejection', (e) => log.error('unhandled rejection', { error: e as Error }));
   process.on('SIGTERM', () => void agent.close().then(() => exit(0), () => exit(0)));
@@ -44,7 +63,10 @@ async function main(): Promise<void> {
   process.on('SIGUSR1', () => void agent.shutdown().then(() => exit(0), () => exit(0)));
   process.on('SIGHUP', () => log.info('SIGHUP ignored'));
 
-  log.info('starting', { master: config.master, hostname: config.hostname, ip: config.ip, workDir: config.workDir });
+  // Who the agent authenticates as, never the secret.
+  const c = credential.credential;
+  const authenticatesAs = c === undefined ? 'nobody (anonymous)' : c.kind === 'basic' ? `principal '${c.principal}'` : 'a bearer token';
+  log.info('starting', { master: config.master, hostname: config.hostname, ip: config.ip, workDir: config.workDir, authenticatesAs });
   const started = await agent.start();
   if (!started.ok) {
     process.stderr.write(`${AGENT_PROGRAM}: ${started.message}\n`);

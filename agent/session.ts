@@ -13,6 +13,7 @@ import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, MAX_FRAME_BYTES, assertNever, decodeMasterMessage, encode, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
 import { registrationDelayMs } from './backoff.js';
+import type { ClientTransport } from '../io/transport.js';
 
 export type SessionState = 'idle' | 'waiting' | 'connecting' | 'registering' | 'registered' | 'closed';
 
@@ -46,6 +47,8 @@ export interface SessionOptions {
   log: Logger;
   owner: SessionOwner;
   random?: () => number;
+  /** How the socket reaches the master: with TLS (--tls_ca_file) wss:// and its CA and client certificate, and the transport's headers. Default: plain ws://. */
+  transport?: ClientTransport;
 }
 
 export class Session {
@@ -85,7 +88,7 @@ export class Session {
   }
 
   get url(): string {
-    return `ws://${this.#address}${AGENT_SESSION_PATH}`;
+    return `${this.#o.transport?.tls === true ? 'wss' : 'ws'}://${this.#address}${AGENT_SESSION_PATH}`;
   }
 
   /** Starts connecting (after the first backoff delay, as Mesos does). */
@@ -172,7 +175,7 @@ export class Session {
   }
 
   #open(): void {
-    const ws = new WebSocket(this.url, { maxPayload: MAX_FRAME_BYTES, handshakeTimeout: this.#o.registrationTimeoutMs });
+    const ws = new WebSocket(this.url, { ...(this.#o.transport?.ws ?? {}), maxPayload: MAX_FRAME_BYTES, handshakeTimeout: this.#o.registrationTimeoutMs });
     this.#ws = ws;
     ws.on('open', () => {
       if (this.#ws !== ws) return;
@@ -206,11 +209,20 @@ export class Session {
       if (this.#ws === ws) this.#armWatchdog();
     });
     ws.on('error', (e) => {
-      if (this.#ws === ws) this.#o.log.warn('master connection error', { master: this.#address, error: e.message });
+      if (this.#ws !== ws) return;
+      // A 401 on the upgrade: said plainly, then retried with backoff like any failed connect
+      // (the operator may fix the credential or the master's --credentials meanwhile).
+      const refused = credentialRefusal(e.message, this.#o.transport?.headers['authorization'] !== undefined);
+      if (refused !== undefined) this.#o.log.error('master refused our credentials (401)', { master: this.#address, status: 401, hint: refused });
+      else this.#o.log.warn('master connection error', { master: this.#address, error: e.message, ...transportHint(e.message, this.#o.transport?.tls === true) });
     });
     ws.on('close', (code, reason) => {
       if (this.#ws !== ws) return;
-      this.#o.log.warn('master connection closed', { code, reason: reason.toString() });
+      if (code === CLOSE_CODES.NOT_ALLOWED) {
+        this.#o.log.error('master refused this agent', { master: this.#address, code, reason: reason.toString(), hint: 'the agent id is bound to another principal, or the register_agents ACL refuses this principal: check --credential and the master\'s --acls' });
+      } else {
+        this.#o.log.warn('master connection closed', { code, reason: reason.toString() });
+      }
       this.#drop(ws, undefined, undefined);
     });
   }
@@ -323,4 +335,25 @@ export class Session {
     }
     this.#o.clock.setTimer(2000, () => ws.terminate());
   }
+}
+
+/**
+ * What to tell the operator when the master answered the upgrade 401 (ws reports it as
+ * `Unexpected server response: 401`), or undefined for any other error. Pure.
+ */
+export function credentialRefusal(error: string, presented: boolean): string | undefined {
+  if (!/Unexpected server response: 401\b/.test(error)) return undefined;
+  return presented
+    ? 'the master does not accept this credential: check that --credential names a principal and secret in the master\'s --credentials'
+    : 'the master requires agents to authenticate (--authenticate_agents): start the agent with --credential=FILE';
+}
+
+/**
+ * A hint for the two transport mismatches whose errors do not say what is wrong: a TLS master
+ * answers plain ws:// with a 400, and a plain master does not speak TLS. Pure.
+ */
+export function transportHint(error: string, tls: boolean): { hint: string } | Record<string, never> {
+  if (!tls && /Unexpected server response: 400/.test(error)) return { hint: 'the master may serve TLS: give --tls_ca_file to connect with wss://' };
+  if (tls && /wrong version number|packet length too long|ECONNRESET/i.test(error)) return { hint: 'the master may not serve TLS: drop --tls_ca_file, or give the master --tls_cert_file and --tls_key_file' };
+  return {};
 }

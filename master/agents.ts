@@ -63,6 +63,8 @@ export interface AgentEntry {
   deactivated: boolean;
   /** The drain, while the master has drain state for the agent (drain.ts). */
   drain: AgentDrain | undefined;
+  /** The principal its id is bound to (the first that registered it authenticated); undefined while only anonymous. */
+  principal: string | undefined;
 }
 
 /** The timeouts the table decides with, in milliseconds. */
@@ -78,6 +80,8 @@ export interface RegistrationRequest {
   info: AgentSelf;
   version: string;
   capabilities: string[];
+  /** Who the session authenticated as; undefined: anonymous. */
+  principal?: string | undefined;
 }
 
 /** The kind of (re-)registration, named after the case in Mesos' master. */
@@ -104,6 +108,8 @@ export interface RegistrationPlan {
   replaces: string | undefined;
   /** The durable record to write (for ADMIT / READMIT). */
   durable: DurableAgent;
+  /** A known agent, unbound until now, is bound to the request's principal (its first authenticated registration). */
+  binds: boolean;
 }
 
 /** Why an agent became unreachable. */
@@ -131,22 +137,71 @@ export interface RegistrationOrigin {
 }
 
 /**
- * Whether a registration claiming an id must be refused because a live session holds that id
- * from another address: the text to close it with, or undefined. Live means registered,
- * connected and on another session whose peer address is known (`liveRemote`); another address
- * means another claimed ip:port or another socket peer. The same agent from its own address (a
- * restarted agent whose old socket has not been seen to close) is not refused: it replaces its
- * session. Pure.
+ * Why a principal may not register (or re-register) an agent id, or undefined: the id is bound
+ * to another principal. `bound` is the principal the id is bound to (undefined: unknown id, or
+ * one only ever registered anonymously, which the first authenticated registration binds);
+ * `presented` is who the session authenticated as (undefined: anonymous). An anonymous session
+ * never speaks for a bound id, with or without `--authenticate_agents`. The text goes to the
+ * refused session, so it does not name the bound principal. Pure.
  */
-export function takeoverRefusal(
+export function principalRefusal(claimed: string, bound: string | undefined, presented: string | undefined): string | undefined {
+  if (bound === undefined || presented === bound) return undefined;
+  return presented === undefined ? `agent ${claimed} is bound to a principal; this session is anonymous` : `agent ${claimed} is bound to another principal`;
+}
+
+/** The live session as takeoverDecision reads it: the agent's entry. */
+export interface LiveAgent {
+  readonly phase: AgentPhase;
+  readonly connected: boolean;
+  readonly sessionId: number | undefined;
+  readonly info: { readonly ip: string; readonly port: number };
+  /** Liveness rounds in a row whose ping went unanswered. */
+  readonly missedPings: number;
+}
+
+/** What pinging a live session showed: it answered (a pong came), or stayed silent past the probe's bound. */
+export interface ProbeResult {
+  readonly sessionId: number;
+  readonly answered: boolean;
+}
+
+/**
+ * What to do with a registration claiming an id some session may hold:
+ * - ALLOW: no live session holds it (or this one does), or the live one may be replaced;
+ * - PROBE: ping the live session `sessionId`, wait a bounded time, and decide again with the result;
+ * - REFUSE: close the newcomer with ID_IN_USE and `reason`; nothing changes.
+ */
+export type TakeoverDecision = { kind: 'ALLOW' } | { kind: 'PROBE'; sessionId: number } | { kind: 'REFUSE'; reason: string };
+
+/**
+ * Whether a registration may take an id over from a live session (registered, connected, on
+ * another session whose peer address is known: `liveRemote`). A live session that has missed a
+ * ping, or that stays silent when probed, has failed its pings: the id is free. One that answers
+ * keeps it:
+ * - without `--authenticate_agents`, against another address (another claimed ip:port or another
+ *   socket peer). The same agent from its own address (a restarted agent whose old socket has not
+ *   been seen to close) replaces its session at once, as it always has;
+ * - with `--authenticate_agents`, against any second session, its own address and principal
+ *   included: an address proves nothing there, and a principal is shared by many agents. A
+ *   restarted agent's old socket is dead, so the probe goes unanswered and it comes back.
+ * The principal binding is checked before, by principalRefusal. Pure.
+ */
+export function takeoverDecision(
   claimed: string,
-  live: { readonly phase: AgentPhase; readonly connected: boolean; readonly sessionId: number | undefined; readonly info: { readonly ip: string; readonly port: number } } | undefined,
+  live: LiveAgent | undefined,
   liveRemote: string | undefined,
   origin: RegistrationOrigin,
-): string | undefined {
-  if (live === undefined || live.phase !== 'REGISTERED' || !live.connected || live.sessionId === undefined || live.sessionId === origin.sessionId || liveRemote === undefined) return undefined;
-  if (live.info.ip === origin.ip && live.info.port === origin.port && liveRemote === origin.remote) return undefined;
-  return `agent ${claimed} is connected from another address`;
+  o: { readonly authenticateAgents: boolean; readonly probe?: ProbeResult | undefined },
+): TakeoverDecision {
+  if (live === undefined || live.phase !== 'REGISTERED' || !live.connected || live.sessionId === undefined || live.sessionId === origin.sessionId || liveRemote === undefined) return { kind: 'ALLOW' };
+  // "Until the live session has failed its pings": one unanswered round is a failure.
+  if (live.missedPings > 0) return { kind: 'ALLOW' };
+  const sameAddress = live.info.ip === origin.ip && live.info.port === origin.port && liveRemote === origin.remote;
+  if (!o.authenticateAgents && sameAddress) return { kind: 'ALLOW' };
+  // A probe of another session (the live one changed while it ran) says nothing about this one.
+  if (o.probe === undefined || o.probe.sessionId !== live.sessionId) return { kind: 'PROBE', sessionId: live.sessionId };
+  if (!o.probe.answered) return { kind: 'ALLOW' };
+  return { kind: 'REFUSE', reason: o.authenticateAgents ? `agent ${claimed} has a live session that answers pings` : `agent ${claimed} is connected from another address` };
 }
 
 /** How many completed tasks the master remembers (Mesos --max_completed_tasks_per_framework is 1000). */
@@ -233,17 +288,25 @@ export class AgentTable {
     // one is not connected: two live sessions cannot both own one ip:port, so a connected holder
     // means reported addresses are not unique (simulated agents, NAT), not that the machine's
     // agent was replaced. A restarted agent's old socket has closed by the time it registers again.
+    // Nor is an agent bound to another principal removed: its address is no credential.
     const holderEntry = holder === undefined || holder === agentId ? undefined : this.#agents.get(holder);
-    const replaces = holderEntry !== undefined && !holderEntry.connected ? holderEntry.id : undefined;
+    const mayReplace = holderEntry !== undefined && !holderEntry.connected && (holderEntry.principal === undefined || holderEntry.principal === req.principal);
+    const replaces = mayReplace ? holderEntry.id : undefined;
 
+    // The binding is kept; an unbound agent is bound by its first authenticated registration
+    // (the caller refused any other principal before: principalRefusal).
+    const principal = known?.principal ?? req.principal;
+    const binds = known !== undefined && known.principal === undefined && principal !== undefined;
+    if (binds && write === 'NONE') write = 'ADMIT';
     const durable: DurableAgent = {
       id: agentId,
       info: req.info,
       version: req.version,
       capabilities: req.capabilities,
       registeredTimeNs: known?.registeredTimeNs ?? nowNs,
+      ...(principal === undefined ? {} : { principal }),
     };
-    return { agentId, kind, write, replaces, durable };
+    return { agentId, kind, write, replaces, durable, binds };
   }
 
   /**
@@ -267,6 +330,7 @@ export class AgentTable {
       entry.version = req.version;
       entry.capabilities = req.capabilities;
       entry.registeredTimeNs = plan.durable.registeredTimeNs;
+      entry.principal = plan.durable.principal;
     }
     this.#recovered.delete(entry.id);
     this.#disconnected.delete(entry.id);
@@ -402,6 +466,8 @@ export class AgentTable {
     };
     if (task.kill_policy !== undefined) t.kill_policy = task.kill_policy;
     if (task.labels !== undefined) t.labels = task.labels;
+    // Mesos' Task.user: what view_tasks decides on (else the framework's user).
+    if (task.command?.user !== undefined && task.command.user !== '') t.user = task.command.user;
     (entry.tasks ??= new Map()).set(taskKey(frameworkId, task.task_id.value), t);
     return true;
   }
@@ -563,6 +629,7 @@ export class AgentTable {
       if (r.status_update_uuid !== undefined) t.status_update_uuid = r.status_update_uuid;
       if (r.task.kill_policy !== undefined) t.kill_policy = r.task.kill_policy;
       if (r.task.labels !== undefined) t.labels = r.task.labels;
+      if (r.task.command?.user !== undefined && r.task.command.user !== '') t.user = r.task.command.user;
       next.set(taskKey(r.framework_id, r.task.task_id.value), t);
     }
     entry.tasks = next.size === 0 ? undefined : next;
@@ -597,6 +664,7 @@ function newEntry(a: DurableAgent, phase: AgentPhase): AgentEntry {
     tasks: undefined,
     deactivated: false,
     drain: undefined,
+    principal: a.principal,
   };
 }
 

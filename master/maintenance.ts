@@ -278,6 +278,8 @@ export class MaintenanceState {
   #windows: KeptWindow[] = [];
   readonly #agentsOn = new Map<string, Set<string>>();
   readonly #machineOf = new Map<string, string>();
+  /** Last known agent attributes by machine key (not durable: rebuilt from registered agents each term). */
+  readonly #attributes = new Map<string, Readonly<Record<string, string>>>();
 
   /** Loads the registry's schedule (modes included) after a restart. Answers to inverse offers are not durable (§4.6). */
   recover(durable: DurableSchedule): void {
@@ -329,6 +331,16 @@ export class MaintenanceState {
     const set = this.#agentsOn.get(key);
     set?.delete(agentId);
     if (set?.size === 0) this.#agentsOn.delete(key);
+  }
+
+  /** Remembers the attributes of a machine's agents (for ACLs that name machines by attribute). */
+  noteAttributes(id: MachineId, attributes: Readonly<Record<string, string>>): void {
+    if (Object.keys(attributes).length > 0) this.#attributes.set(machineKey(id), attributes);
+  }
+
+  /** The last attributes an agent on this machine had, if any was seen by this term. */
+  attributesOf(id: MachineId): Readonly<Record<string, string>> | undefined {
+    return this.#attributes.get(machineKey(id));
   }
 
   /** The machine an agent runs on, if indexed. */

@@ -10,8 +10,11 @@ import type { TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import { agentMachineId } from '../shared/machine.js';
 import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
-import { takeoverRefusal, type ForeignTaskReason, type RegistrationRequest, type UnreachableReason } from './agents.js';
+import { principalRefusal, takeoverDecision, type ForeignTaskReason, type ProbeResult, type RegistrationRequest, type UnreachableReason } from './agents.js';
+import { agentObject } from './acl-objects.js';
 import { AGENT_GONE_MESSAGE } from './drain.js';
+import { describeObject, type MasterSecurity } from './security.js';
+import { fail } from '../shared/errors.js';
 import type { AgentConnection, AgentLink, ServiceModel, ServicePorts } from './ports.js';
 import { tombstoneKey } from './task-fate.js';
 import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../shared/protocol.js';
@@ -24,7 +27,23 @@ export interface RegistrationOptions extends ServicePorts, ServiceModel {
   /** The master pings this often; agents give up after `maxPingTimeouts` silent intervals. */
   pingIntervalMs: number;
   maxPingTimeouts: number;
+  /** `--authenticate_agents` (a second live session is refused even from the agent's own address) and the `register_agents` ACL. */
+  security: MasterSecurity;
+  /** How long a live session has to answer the ping that decides a takeover (ms). Default: the ping interval, at most TAKEOVER_PROBE_MS. */
+  takeoverProbeMs?: number;
 }
+
+/**
+ * The longest wait for a live session's pong when another session claims its id. A live agent
+ * answers in a round trip; a dead socket never does, and a restarted agent waits this long.
+ */
+export const TAKEOVER_PROBE_MS = 2_000;
+
+/** Why an agent was refused, as the `agent refused` log line's `reason` says it. */
+export type AgentRefusal = 'NOT_AUTHORIZED' | 'PRINCIPAL_MISMATCH' | 'ID_IN_USE';
+
+/** Probes in a row for one registration, at most: the live session changing under each would otherwise go on. */
+const MAX_TAKEOVER_PROBES = 3;
 
 export class Registration implements AgentLink {
   readonly #o: RegistrationOptions;
@@ -34,6 +53,10 @@ export class Registration implements AgentLink {
   readonly #sessionAgent = new Map<number, string>();
   /** Agents whose unreachability is being written (one write per agent at a time). */
   readonly #markingUnreachable = new Set<string>();
+  /** Agent id -> the registration for it under way (they run one at a time per id). */
+  readonly #registering = new Map<string, Promise<void>>();
+  /** Session id -> what waits for its next pong (takeover probes). */
+  readonly #probes = new Map<number, Array<(answered: boolean) => void>>();
   #nextAgent = 0;
   #ticker: TimerHandle | undefined;
   #recoveredTimer: TimerHandle | undefined;
@@ -62,6 +85,7 @@ export class Registration implements AgentLink {
   /** Stops timers and closes every session with GOING_AWAY. */
   dispose(reason: string): void {
     this.#running = false;
+    for (const sessionId of [...this.#probes.keys()]) this.#settleProbes(sessionId, false);
     this.#ticker?.cancel();
     this.#recoveredTimer?.cancel();
     for (const conn of this.#connections.values()) conn.close(CLOSE_CODES.GOING_AWAY, reason);
@@ -93,6 +117,8 @@ export class Registration implements AgentLink {
 
   disconnected(conn: AgentConnection): void {
     this.#connections.delete(conn.id);
+    // A closed session has failed its probe: the id it held is free.
+    this.#settleProbes(conn.id, false);
     const agentId = this.#sessionAgent.get(conn.id);
     if (agentId === undefined) return;
     this.#sessionAgent.delete(conn.id);
@@ -103,6 +129,7 @@ export class Registration implements AgentLink {
   }
 
   pong(conn: AgentConnection): void {
+    this.#settleProbes(conn.id, true);
     const agentId = this.#sessionAgent.get(conn.id);
     if (agentId !== undefined) this.#o.agents.pong(agentId);
   }
@@ -160,7 +187,30 @@ export class Registration implements AgentLink {
 
   // ---- Registration ----------------------------------------------------------------------
 
+  /**
+   * One registration per agent id at a time: the checks (binding, live session) and the write
+   * that follows them must not interleave with another session's for the same id, or two
+   * principals claiming an unbound id together could both pass and the second overwrite the
+   * first's binding. Different ids do not wait for each other.
+   */
   async #register(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>): Promise<void> {
+    // A REGISTER repeated on a registered session without an id means the same agent.
+    const claimed = msg.agent_id ?? this.#sessionAgent.get(conn.id);
+    if (claimed === undefined) return this.#registerAs(conn, msg, undefined);
+    const run = (this.#registering.get(claimed) ?? Promise.resolve()).then(() => this.#registerAs(conn, msg, claimed));
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#registering.set(claimed, settled);
+    try {
+      await run;
+    } finally {
+      if (this.#registering.get(claimed) === settled) this.#registering.delete(claimed);
+    }
+  }
+
+  async #registerAs(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>, claimed: string | undefined): Promise<void> {
     const { agents, maintenance, commits, clock, log } = this.#o;
     // Mesos `_registerSlave` / `_reregisterSlave`: an agent from a DOWN machine is shut down, nothing admitted.
     if (this.#refuseIfDown(conn, msg)) return;
@@ -171,10 +221,11 @@ export class Registration implements AgentLink {
       conn.close(CLOSE_CODES.SHUTDOWN, AGENT_GONE_MESSAGE);
       return;
     }
-    // A REGISTER repeated on a registered session without an id means the same agent.
-    const claimed = msg.agent_id ?? this.#sessionAgent.get(conn.id);
-    if (this.#refuseIfHeld(conn, msg, claimed)) return;
-    const req: RegistrationRequest = { agentId: claimed, info: msg.agent, version: msg.version, capabilities: msg.capabilities };
+    if (this.#refuseIfNotAuthorized(conn, msg, claimed)) return;
+    if (await this.#refuseIfHeld(conn, msg, claimed)) return;
+    // The session closed (or the term ended) while a probe ran: nothing to admit.
+    if (!this.#running || !this.#connections.has(conn.id)) return;
+    const req: RegistrationRequest = { agentId: claimed, info: msg.agent, version: msg.version, capabilities: msg.capabilities, principal: conn.principal };
     const plan = agents.planRegistration(req, nowNs(clock.now()), () => `${this.#o.masterId}-S${this.#nextAgent++}`);
 
     const committed = await commits.write(
@@ -237,8 +288,10 @@ export class Registration implements AgentLink {
         max_ping_timeouts: this.#o.maxPingTimeouts,
       });
     }
-    const fields = { agentId: plan.agentId, kind: plan.kind, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, tasks: msg.tasks.length };
+    const fields = { agentId: plan.agentId, kind: plan.kind, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, tasks: msg.tasks.length, principal: plan.durable.principal ?? null };
     log.info(plan.kind === 'NEW' ? 'agent registered' : 'agent reregistered', fields);
+    // An agent admitted anonymously (before --authenticate_agents) is bound on its first authenticated registration.
+    if (plan.binds) log.info('agent bound to principal', { agentId: plan.agentId, principal: plan.durable.principal });
     if (plan.replaces !== undefined) {
       log.info('agent removed', { agentId: plan.replaces, reason: 'REPLACED', by: plan.agentId });
       this.#o.bus.emit({ type: 'AGENT_REMOVED', agentId: plan.replaces, reason: 'REPLACED', tasks: replacedTasks });
@@ -250,22 +303,102 @@ export class Registration implements AgentLink {
   }
 
   /**
-   * An agent id whose session is live (connected, answering pings) is not taken over by a session
-   * from another address, neither the address the agent claims (ip:port) nor the one its socket
-   * comes from: the impostor is closed with ID_IN_USE and nothing changes. The same agent on a new
-   * socket from the same address (a restarted agent whose old socket the master has not seen
-   * close yet) still replaces its old session. Once the live session fails its pings the id is
-   * free again; binding an id to a principal comes with agent authentication.
+   * The `register_agents` ACL, on the agent as it asks to register (its claimed id, hostname, ip
+   * and attributes): refused, the session is closed NOT_ALLOWED and nothing is written.
    */
-  #refuseIfHeld(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>, claimed: string | undefined): boolean {
-    if (claimed === undefined) return false;
-    const live = this.#o.agents.get(claimed);
-    const liveRemote = live?.sessionId === undefined ? undefined : this.#connections.get(live.sessionId)?.remote;
-    const reason = takeoverRefusal(claimed, live, liveRemote, { sessionId: conn.id, ip: msg.agent.ip, port: msg.agent.port, remote: conn.remote });
-    if (reason === undefined) return false;
-    this.#o.log.warn('agent refused', { reason: 'ID_IN_USE', agentId: claimed, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, remote: conn.remote, liveIp: live?.info.ip, livePort: live?.info.port, liveRemote });
-    conn.close(CLOSE_CODES.ID_IN_USE, reason);
+  #refuseIfNotAuthorized(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>, claimed: string | undefined): boolean {
+    const security = this.#o.security;
+    const object = agentObject(claimed, msg.agent);
+    if (security.authorizer.allows('register_agents', conn.principal, object)) return false;
+    // The 403 text of the HTTP API (it names the action and principal), as the close reason.
+    const reason = fail('FORBIDDEN', 'register_agents', conn.principal, describeObject(object)).message;
+    this.#refuse(conn, msg, claimed, 'NOT_AUTHORIZED', CLOSE_CODES.NOT_ALLOWED, reason, { object: describeObject(object) });
     return true;
+  }
+
+  /**
+   * An agent id is not taken over (issue 13):
+   * - an id bound to a principal is refused to any other, and to anonymous sessions
+   *   (principalRefusal): closed NOT_ALLOWED;
+   * - an id whose session is live is refused while that session answers pings
+   *   (takeoverDecision): from another address, or with --authenticate_agents from anywhere;
+   *   closed ID_IN_USE. Whether it answers is asked, not guessed: the live session is pinged
+   *   and has `takeoverProbeMs` to pong. A dead socket the master has not seen close (a
+   *   restarted or rebooted agent) stays silent, and the newcomer replaces it.
+   * Nothing changes on a refusal. After each probe everything is decided again from the
+   * table as it is then (the live session may have closed, or the id been bound, meanwhile).
+   */
+  async #refuseIfHeld(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>, claimed: string | undefined): Promise<boolean> {
+    if (claimed === undefined) return false;
+    const origin = { sessionId: conn.id, ip: msg.agent.ip, port: msg.agent.port, remote: conn.remote };
+    const authenticateAgents = this.#o.security.config.authenticateAgents;
+    let probe: ProbeResult | undefined;
+    for (let probes = 0; ; probes++) {
+      const live = this.#o.agents.get(claimed);
+      const bound = principalRefusal(claimed, live?.principal, conn.principal);
+      if (bound !== undefined) {
+        this.#refuse(conn, msg, claimed, 'PRINCIPAL_MISMATCH', CLOSE_CODES.NOT_ALLOWED, bound, { boundPrincipal: live?.principal ?? null });
+        return true;
+      }
+      const liveRemote = live?.sessionId === undefined ? undefined : this.#connections.get(live.sessionId)?.remote;
+      const decision = takeoverDecision(claimed, live, liveRemote, origin, { authenticateAgents, probe });
+      if (decision.kind === 'ALLOW') return false;
+      const held = { liveIp: live?.info.ip, livePort: live?.info.port, liveRemote, liveSessionId: live?.sessionId };
+      if (decision.kind === 'REFUSE') {
+        this.#refuse(conn, msg, claimed, 'ID_IN_USE', CLOSE_CODES.ID_IN_USE, decision.reason, held);
+        return true;
+      }
+      if (probes >= MAX_TAKEOVER_PROBES) {
+        this.#refuse(conn, msg, claimed, 'ID_IN_USE', CLOSE_CODES.ID_IN_USE, `agent ${claimed} changed sessions while this one registered; try again`, held);
+        return true;
+      }
+      probe = { sessionId: decision.sessionId, answered: await this.#probe(decision.sessionId) };
+      if (!this.#running || !this.#connections.has(conn.id)) return true;
+      this.#o.log.info('agent session probed', { agentId: claimed, liveSessionId: decision.sessionId, answered: probe.answered, sessionId: conn.id, remote: conn.remote });
+    }
+  }
+
+  /** One refused registration: an `agent refused` line, an audit line, and the session closed with `code`. Nothing else changes. */
+  #refuse(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REGISTER' }>, claimed: string | undefined, why: AgentRefusal, code: number, reason: string, extra: Record<string, unknown>): void {
+    const principal = conn.principal ?? null;
+    this.#o.log.warn('agent refused', { reason: why, message: reason, agentId: claimed, principal, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, remote: conn.remote, ...extra });
+    const action = why === 'NOT_AUTHORIZED' ? 'REGISTER_AGENT register_agents' : 'REGISTER_AGENT';
+    this.#o.security.audit({ principal: conn.principal, action, object: describeObject(agentObject(claimed, msg.agent)), outcome: 'denied', detail: reason });
+    conn.close(code, reason);
+  }
+
+  /**
+   * Pings a live session and resolves true when it pongs within the probe's bound, false when
+   * it stays silent or closes. Any pong counts, an earlier ping's included: the socket is alive.
+   */
+  #probe(sessionId: number): Promise<boolean> {
+    const conn = this.#connections.get(sessionId);
+    if (conn === undefined) return Promise.resolve(false);
+    const boundMs = this.#o.takeoverProbeMs ?? Math.min(this.#o.pingIntervalMs, TAKEOVER_PROBE_MS);
+    return new Promise<boolean>((resolve) => {
+      let done = false;
+      const settle = (answered: boolean): void => {
+        if (done) return;
+        done = true;
+        timer.cancel();
+        const left = (this.#probes.get(sessionId) ?? []).filter((w) => w !== settle);
+        if (left.length === 0) this.#probes.delete(sessionId);
+        else this.#probes.set(sessionId, left);
+        resolve(answered);
+      };
+      const timer = this.#o.clock.setTimer(boundMs, () => settle(false));
+      const waiting = this.#probes.get(sessionId);
+      if (waiting === undefined) this.#probes.set(sessionId, [settle]);
+      else waiting.push(settle);
+      conn.ping();
+    });
+  }
+
+  #settleProbes(sessionId: number, answered: boolean): void {
+    const waiting = this.#probes.get(sessionId);
+    if (waiting === undefined) return;
+    this.#probes.delete(sessionId);
+    for (const w of waiting) w(answered);
   }
 
   /** Sends SHUTDOWN `Machine is \`DOWN\`` and closes the session when the agent's machine is DOWN. */
@@ -359,7 +492,7 @@ export class Registration implements AgentLink {
     if (committed.value === 'CAME_BACK') {
       const back = this.#o.agents.get(agentId);
       if (back !== undefined) {
-        const durable = { id: back.id, info: back.info, version: back.version, capabilities: back.capabilities, registeredTimeNs: back.registeredTimeNs };
+        const durable = { id: back.id, info: back.info, version: back.version, capabilities: back.capabilities, registeredTimeNs: back.registeredTimeNs, ...(back.principal === undefined ? {} : { principal: back.principal }) };
         await this.#o.commits.write('MARK_REACHABLE', { agentId }, (r) => r.markAgentReachable(durable), () => undefined);
       }
       return;

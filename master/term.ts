@@ -27,6 +27,7 @@ import { Registration } from './registration.js';
 import type { Registry, RegistryState } from './registry/registry.js';
 import { Schedulers } from './schedulers.js';
 import { MasterSecurity } from './security.js';
+import { attributeValues } from './authorization.js';
 
 export interface TermOptions {
   config: MasterConfig;
@@ -104,7 +105,10 @@ export class Term {
     this.agents.recover(state.agents, o.clock.now());
     this.agents.recoverGone((state.goneAgents ?? []).map((g) => g.id));
     this.maintenance.recover(state.maintenance);
-    for (const a of state.agents) this.maintenance.agentAdded(a.id, agentMachineId(a.info.hostname, a.info.ip));
+    for (const a of state.agents) {
+      this.maintenance.agentAdded(a.id, agentMachineId(a.info.hostname, a.info.ip));
+      this.maintenance.noteAttributes(agentMachineId(a.info.hostname, a.info.ip), attributeValues(a.info.attributes));
+    }
 
     const ports = { bus: this.bus, commits: this.commits, clock: o.clock };
     this.registration = new Registration({
@@ -112,6 +116,7 @@ export class Term {
       masterId: o.identity.id,
       pingIntervalMs: o.config.agentPingTimeoutMs,
       maxPingTimeouts: o.config.maxAgentPingTimeouts,
+      security: this.security,
       agents: this.agents,
       maintenance: this.maintenance,
       log: log.child({ component: 'registration' }),
@@ -159,6 +164,15 @@ export class Term {
     this.streams = createOperatorStreams(this, o.clock, log.child({ component: 'operator-stream' }));
     // Last: plans act on the model the services above keep, and hear events after them.
     this.#listeners.push(this.maintenancePlans.start());
+    // ACLs name machines by their agents' attributes (rack:r1); a machine keeps the last ones
+    // seen, so its rack team can still bring it UP once its agent is gone (DOWN).
+    this.#listeners.push(
+      this.bus.subscribe((e) => {
+        if (e.type !== 'AGENT_ADDED' && e.type !== 'AGENT_RECONNECTED') return;
+        const a = this.agents.get(e.agentId);
+        if (a !== undefined) this.maintenance.noteAttributes(agentMachineId(a.info.hostname, a.info.ip), attributeValues(a.info.attributes));
+      }),
+    );
     const counts = this.agents.counts();
     log.info('term started', { epoch: this.epoch, agents: counts.recovered, unreachable: counts.unreachable, frameworks: state.frameworks.length });
   }

@@ -33,10 +33,17 @@ export const CLOSE_CODES = {
   /** The master told the agent to shut down; the agent must not reconnect. */
   SHUTDOWN: 4401,
   /**
-   * The agent id is held by a live session from another address: refused until that session
-   * fails its pings. The agent backs off and tries again.
+   * The agent id is held by a live session that still answers pings: from another address,
+   * or (with `--authenticate_agents`) from anywhere. Refused until that session fails its
+   * pings. The agent backs off and tries again.
    */
   ID_IN_USE: 4403,
+  /**
+   * This principal may not register this agent: its id is bound to another principal, or the
+   * `register_agents` ACL refuses it. Nothing changed. The agent logs it as an error and keeps
+   * trying with backoff (the operator may fix its credential or the ACLs meanwhile).
+   */
+  NOT_ALLOWED: 4405,
   /** A newer session for the same agent replaced this one. */
   REPLACED: 4409,
   /** The daemon is stopping. */

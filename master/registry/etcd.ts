@@ -2,7 +2,7 @@
  * The registry in etcd (HA masters): the same Registry interface and contract as SQLite, with
  * the key layout of reference/etcd.md §6.2 under the cluster's prefix:
  *
- *   <prefix>/registry/agents/<id>          admitted agent (DurableAgent)
+ *   <prefix>/registry/agents/<id>          admitted agent (DurableAgent, with the principal it is bound to)
  *   <prefix>/registry/unreachable/<id>     when it was marked unreachable
  *   <prefix>/registry/deactivated/<id>     present while deactivated
  *   <prefix>/registry/drains/<id>          its drain: config, started
@@ -581,5 +581,8 @@ function chunksOf(text: string): { chunks: Buffer[]; bytes: number } {
 }
 
 function agentDoc(a: DurableAgent): DurableAgent {
-  return { id: a.id, info: a.info, version: a.version, capabilities: a.capabilities, registeredTimeNs: a.registeredTimeNs };
+  const doc: DurableAgent = { id: a.id, info: a.info, version: a.version, capabilities: a.capabilities, registeredTimeNs: a.registeredTimeNs };
+  // The binding travels with the record: a leader elected after a failover enforces it too.
+  if (a.principal !== undefined) doc.principal = a.principal;
+  return doc;
 }

@@ -23,7 +23,7 @@ export function isEmptyRegistry(s: RegistryState): boolean {
 /** Writes `from` into `to`, in the order the original writes happened. */
 export async function importRegistry(from: RegistryState, to: Registry): Promise<ImportSummary> {
   for (const a of from.agents) {
-    await to.admitAgent({ id: a.id, info: a.info, version: a.version, capabilities: a.capabilities, registeredTimeNs: a.registeredTimeNs });
+    await to.admitAgent({ id: a.id, info: a.info, version: a.version, capabilities: a.capabilities, registeredTimeNs: a.registeredTimeNs, ...(a.principal === undefined ? {} : { principal: a.principal }) });
     if (a.reachability === 'UNREACHABLE') await to.markAgentUnreachable(a.id, a.unreachableTimeNs ?? 0n);
     if (a.drain !== undefined) {
       await to.drainAgent(a.id, a.drain.config, a.drain.startedNs);

@@ -64,6 +64,9 @@ export const MIGRATIONS: readonly string[] = [
      progress TEXT NOT NULL,
      created_ns INTEGER NOT NULL
    ) STRICT`,
+  // 6: the principal an agent id is bound to (issue 13): NULL while the agent has only
+  // registered anonymously. A column, not part of info_json: it is not what the agent reports.
+  `ALTER TABLE agents ADD COLUMN principal TEXT`,
 ];
 
 /** The schema version this code writes and understands. */

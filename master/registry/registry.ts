@@ -39,6 +39,12 @@ export interface DurableAgent {
   capabilities: string[];
   /** When this agent was first admitted, in ns since the epoch (beyond 2^53: a bigint). */
   registeredTimeNs: bigint;
+  /**
+   * The principal the agent id is bound to: the one that first registered it authenticated.
+   * Left out while the agent has only registered anonymously. A write carries the whole record,
+   * so callers pass the binding on (admitting without it unbinds).
+   */
+  principal?: string;
 }
 
 /** An agent's drain as the registry keeps it (Mesos DrainInfo, plus when it started and ended). */

@@ -62,6 +62,7 @@ interface AgentRow {
   registered_time_ns: bigint;
   reachability: Reachability;
   unreachable_time_ns: bigint | null;
+  principal: string | null;
 }
 
 interface DrainRow {
@@ -178,17 +179,17 @@ export class SqliteRegistry implements Registry {
     this.#db = db;
     this.#stmt = {
       upsert: db.prepare(
-        `INSERT INTO agents (id, info_json, registered_time_ns, reachability, unreachable_time_ns)
-         VALUES (?, ?, ?, 'REACHABLE', NULL)
+        `INSERT INTO agents (id, info_json, registered_time_ns, reachability, unreachable_time_ns, principal)
+         VALUES (?, ?, ?, 'REACHABLE', NULL, ?)
          ON CONFLICT (id) DO UPDATE SET info_json = excluded.info_json, registered_time_ns = excluded.registered_time_ns,
-           reachability = 'REACHABLE', unreachable_time_ns = NULL`,
+           reachability = 'REACHABLE', unreachable_time_ns = NULL, principal = excluded.principal`,
       ),
       unreachable: db.prepare(`UPDATE agents SET reachability = 'UNREACHABLE', unreachable_time_ns = ? WHERE id = ?`),
       reachable: db.prepare(
-        `UPDATE agents SET reachability = 'REACHABLE', unreachable_time_ns = NULL, info_json = ? WHERE id = ?`,
+        `UPDATE agents SET reachability = 'REACHABLE', unreachable_time_ns = NULL, info_json = ?, principal = ? WHERE id = ?`,
       ),
       remove: db.prepare(`DELETE FROM agents WHERE id = ?`),
-      all: db.prepare(`SELECT id, info_json, registered_time_ns, reachability, unreachable_time_ns FROM agents ORDER BY rowid`).safeIntegers(true),
+      all: db.prepare(`SELECT id, info_json, registered_time_ns, reachability, unreachable_time_ns, principal FROM agents ORDER BY rowid`).safeIntegers(true),
       upsertFramework: db.prepare(
         `INSERT INTO frameworks (id, info_json, registered_time_ns) VALUES (?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET info_json = excluded.info_json, registered_time_ns = excluded.registered_time_ns`,
@@ -256,6 +257,7 @@ export class SqliteRegistry implements Registry {
         reachability: row.reachability,
       };
       if (row.unreachable_time_ns !== null) agent.unreachableTimeNs = BigInt(row.unreachable_time_ns);
+      if (row.principal !== null) agent.principal = row.principal;
       return agent;
     });
     const frameworks = (this.#stmt.allFrameworks.all() as FrameworkRow[]).map(
@@ -364,7 +366,7 @@ export class SqliteRegistry implements Registry {
   admitAgent(agent: DurableAgent): Promise<void> {
     const json = storedJson(agent);
     return this.#enqueue(() => {
-      this.#stmt.upsert.run(agent.id, json, agent.registeredTimeNs);
+      this.#stmt.upsert.run(agent.id, json, agent.registeredTimeNs, agent.principal ?? null);
     });
   }
 
@@ -378,9 +380,9 @@ export class SqliteRegistry implements Registry {
   markAgentReachable(agent: DurableAgent): Promise<void> {
     const json = storedJson(agent);
     return this.#enqueue(() => {
-      const r = this.#stmt.reachable.run(json, agent.id);
+      const r = this.#stmt.reachable.run(json, agent.principal ?? null, agent.id);
       // Readmitting an id the registry lost (e.g. a restored backup) admits it as itself.
-      if (r.changes === 0) this.#stmt.upsert.run(agent.id, json, agent.registeredTimeNs);
+      if (r.changes === 0) this.#stmt.upsert.run(agent.id, json, agent.registeredTimeNs, agent.principal ?? null);
     });
   }
 

@@ -223,6 +223,43 @@ export function registrySuite(backend: RegistryBackend): void {
       await r.close();
     });
 
+    test('the principal an agent is bound to survives a reopen, unreachability and readmission; a new record replaces it; removal forgets it', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      await r.admitAgent(agent('bound', { principal: 'rack1-agents' }));
+      await r.admitAgent(agent('anon'));
+      await r.admitAgent(agent('later'));
+      await r.admitAgent(agent('gone-then-back', { principal: 'p-old' }));
+      await r.markAgentUnreachable('bound', 5n);
+      await r.close();
+      const r2 = open();
+      let byId = new Map((await r2.recover()).agents.map((a) => [a.id, a]));
+      assert.equal(byId.get('bound')?.principal, 'rack1-agents');
+      assert.equal(byId.get('bound')?.reachability, 'UNREACHABLE');
+      assert.equal('principal' in byId.get('anon')!, false, 'an agent registered anonymously has no principal field');
+      // Readmitted (it came back), with the binding passed on.
+      await r2.markAgentReachable(agent('bound', { principal: 'rack1-agents', version: '0.2.0' }));
+      // Bound on its first authenticated registration.
+      await r2.admitAgent(agent('later', { principal: 'rack2-agents' }));
+      // Removal forgets the binding with the record.
+      await r2.removeAgent('gone-then-back');
+      await r2.admitAgent(agent('gone-then-back'));
+      await r2.close();
+      const r3 = open();
+      byId = new Map((await r3.recover()).agents.map((a) => [a.id, a]));
+      assert.deepEqual(
+        [...byId.values()].map((a) => [a.id, a.principal, a.reachability]),
+        [
+          ['bound', 'rack1-agents', 'REACHABLE'],
+          ['anon', undefined, 'REACHABLE'],
+          ['later', 'rack2-agents', 'REACHABLE'],
+          ['gone-then-back', undefined, 'REACHABLE'],
+        ],
+      );
+      assert.equal(byId.get('bound')?.version, '0.2.0');
+      await r3.close();
+    });
+
     test('maintenance plans: spec and progress come back exactly as written, createdNs to the digit', async (t) => {
       const open = backend.create(t);
       const r = open();

@@ -74,8 +74,8 @@ const HEALTH_EVERY = 50;
 const MAX_FAILURES = 300;
 /** The request_id of the probe REGISTER (echoed in its REGISTERED); no mutation produces it. */
 const PROBE_REQUEST_ID = 424_242;
-/** Close codes a master may end a fuzzed session with: protocol error, frame too big, bad UTF-8, normal, going away, replaced, shutdown. */
-const CLEAN_CLOSES = new Set([4400, 1009, 1007, 1000, 1001, 4409, 4401, 4403]);
+/** Close codes a master may end a fuzzed session with: protocol error, frame too big, bad UTF-8, normal, going away, replaced, shutdown, id in use, not allowed (an id bound to a principal, or register_agents). */
+const CLEAN_CLOSES = new Set([4400, 1009, 1007, 1000, 1001, 4409, 4401, 4403, 4405]);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { nowNs } from '../../shared/duration.js';
 import type { AgentSelf } from '../../shared/protocol.js';
-import { AgentTable, takeoverRefusal, type RegistrationKind, type RegistrationRequest, type RegistrationWrite } from '../../master/agents.js';
+import { AgentTable, principalRefusal, takeoverDecision, type LiveAgent, type ProbeResult, type RegistrationKind, type RegistrationRequest, type RegistrationWrite, type TakeoverDecision } from '../../master/agents.js';
 import type { RecoveredAgent } from '../../master/registry/registry.js';
 
 const LIMITS = { pingTimeoutMs: 1_000, maxPingTimeouts: 3, reregisterTimeoutMs: 10_000 };
@@ -20,8 +20,13 @@ function req(agentId: string | undefined, port: number, over: Partial<AgentSelf>
   return { agentId, info: self(port, over), version: '0.1.0', capabilities: [] };
 }
 
-function recovered(id: string, port: number, reachability: 'REACHABLE' | 'UNREACHABLE' = 'REACHABLE'): RecoveredAgent {
-  return { id, info: self(port), version: '0.1.0', capabilities: [], registeredTimeNs: 1n, reachability };
+function recovered(id: string, port: number, reachability: 'REACHABLE' | 'UNREACHABLE' = 'REACHABLE', principal?: string): RecoveredAgent {
+  return { id, info: self(port), version: '0.1.0', capabilities: [], registeredTimeNs: 1n, reachability, ...(principal === undefined ? {} : { principal }) };
+}
+
+/** A request presented by `principal`. */
+function as(principal: string, r: RegistrationRequest): RegistrationRequest {
+  return { ...r, principal };
 }
 
 /** Registers through plan + apply, as the master does once the write is durable. */
@@ -32,7 +37,7 @@ function register(table: AgentTable, clock: ManualClock, r: RegistrationRequest,
 }
 
 describe('planRegistration', () => {
-  const cases: Array<{ name: string; setup: (t: AgentTable, c: ManualClock) => void; request: RegistrationRequest; kind: RegistrationKind; write: RegistrationWrite; id: string; replaces?: string }> = [
+  const cases: Array<{ name: string; setup: (t: AgentTable, c: ManualClock) => void; request: RegistrationRequest; kind: RegistrationKind; write: RegistrationWrite; id: string; replaces?: string; principal?: string; binds?: boolean }> = [
     { name: 'no id: a new agent', setup: () => {}, request: req(undefined, 1), kind: 'NEW', write: 'ADMIT', id: 'minted' },
     { name: 'unknown id: accepted as itself', setup: () => {}, request: req('x', 1), kind: 'UNKNOWN_ID', write: 'ADMIT', id: 'x' },
     { name: 'recovered, same info: no write', setup: (t, c) => t.recover([recovered('r', 1)], c.now()), request: req('r', 1), kind: 'RECOVERED', write: 'NONE', id: 'r' },
@@ -43,6 +48,17 @@ describe('planRegistration', () => {
     { name: 'new agent at a recovered agent\'s address replaces it', setup: (t, c) => t.recover([recovered('old', 7)], c.now()), request: req(undefined, 7), kind: 'NEW', write: 'ADMIT', id: 'minted', replaces: 'old' },
     { name: 'a connected agent at the same address is not replaced', setup: (t, c) => void register(t, c, req('old', 7), 1), request: req(undefined, 7), kind: 'NEW', write: 'ADMIT', id: 'minted' },
     { name: 'port 0 is never an address conflict', setup: (t, c) => void register(t, c, req('old', 0), 1), request: req(undefined, 0), kind: 'NEW', write: 'ADMIT', id: 'minted' },
+    // Principals (issue 13): the id is bound to the first principal that registers it.
+    { name: 'a new agent is bound to its principal', setup: () => {}, request: as('p1', req(undefined, 1)), kind: 'NEW', write: 'ADMIT', id: 'minted', principal: 'p1' },
+    { name: 'an unknown id is bound to its principal', setup: () => {}, request: as('p1', req('x', 1)), kind: 'UNKNOWN_ID', write: 'ADMIT', id: 'x', principal: 'p1' },
+    { name: 'anonymous: no binding', setup: () => {}, request: req(undefined, 1), kind: 'NEW', write: 'ADMIT', id: 'minted' },
+    { name: 'bound, same principal, same info: no write, still bound', setup: (t, c) => t.recover([recovered('r', 1, 'REACHABLE', 'p1')], c.now()), request: as('p1', req('r', 1)), kind: 'RECOVERED', write: 'NONE', id: 'r', principal: 'p1' },
+    { name: 'registered anonymously, first authenticated registration: bound, written', setup: (t, c) => void register(t, c, req('a', 1), 1), request: as('p1', req('a', 1)), kind: 'REREGISTERED', write: 'ADMIT', id: 'a', principal: 'p1', binds: true },
+    { name: 'recovered unbound, first authenticated registration: bound, written', setup: (t, c) => t.recover([recovered('r', 1)], c.now()), request: as('p1', req('r', 1)), kind: 'RECOVERED', write: 'ADMIT', id: 'r', principal: 'p1', binds: true },
+    { name: 'unreachable and bound: readmitted with its binding', setup: (t, c) => t.recover([recovered('u', 1, 'UNREACHABLE', 'p1')], c.now()), request: as('p1', req('u', 1)), kind: 'UNREACHABLE', write: 'READMIT', id: 'u', principal: 'p1' },
+    { name: 'a disconnected agent bound to another principal is not replaced at its address', setup: (t, c) => { register(t, c, as('p1', req('old', 7)), 1); t.disconnect('old', 1, c.now()); }, request: as('p2', req(undefined, 7)), kind: 'NEW', write: 'ADMIT', id: 'minted', principal: 'p2' },
+    { name: 'a disconnected agent bound to the same principal is replaced at its address', setup: (t, c) => { register(t, c, as('p1', req('old', 7)), 1); t.disconnect('old', 1, c.now()); }, request: as('p1', req(undefined, 7)), kind: 'NEW', write: 'ADMIT', id: 'minted', replaces: 'old', principal: 'p1' },
+    { name: 'a bound recovered agent is not replaced by an anonymous one at its address', setup: (t, c) => t.recover([recovered('old', 7, 'REACHABLE', 'p1')], c.now()), request: req(undefined, 7), kind: 'NEW', write: 'ADMIT', id: 'minted' },
   ];
   for (const c of cases) {
     test(c.name, () => {
@@ -54,6 +70,11 @@ describe('planRegistration', () => {
       assert.equal(plan.write, c.write);
       assert.equal(plan.agentId, c.id);
       assert.equal(plan.replaces, c.replaces);
+      assert.equal(plan.durable.principal, c.principal);
+      assert.equal(plan.binds, c.binds ?? false);
+      // Applied, the table holds the binding the registry is told.
+      table.applyRegistration(plan, c.request, [], 99, nowNs(clock.now()));
+      assert.equal(table.get(plan.agentId)?.principal, c.principal);
     });
   }
 });
@@ -227,21 +248,55 @@ describe('foreignTask: a session speaks only for its own agent', () => {
   for (const [name, agent, task, claimed, want] of cases) test(name, () => assert.equal(table.foreignTask(agent, 'f', task, claimed), want));
 });
 
-test('takeoverRefusal: a live id is refused only to another address', () => {
-  const live = { phase: 'REGISTERED' as const, connected: true, sessionId: 1, info: { ip: '10.0.0.1', port: 5051 } };
-  const origin = { sessionId: 2, ip: '10.0.0.1', port: 5051, remote: '10.0.0.1' };
-  const refused = 'agent S1 is connected from another address';
-  const cases: Array<[string, Parameters<typeof takeoverRefusal>[1], string | undefined, Partial<typeof origin>, string | undefined]> = [
-    ['the same agent from its own address replaces its session', live, '10.0.0.1', {}, undefined],
-    ['another claimed ip', live, '10.0.0.1', { ip: '10.0.0.9' }, refused],
-    ['another claimed port', live, '10.0.0.1', { port: 5052 }, refused],
-    ['its claimed address from another socket peer', live, '10.0.0.1', { remote: '10.0.0.9' }, refused],
-    ['an id the master does not know', undefined, undefined, { ip: '10.0.0.9' }, undefined],
-    ['a disconnected agent: the id is free', { ...live, connected: false }, '10.0.0.1', { ip: '10.0.0.9' }, undefined],
-    ['an unreachable agent: the id is free', { ...live, phase: 'UNREACHABLE' }, '10.0.0.1', { ip: '10.0.0.9' }, undefined],
-    ['a recovered agent not back yet', { ...live, phase: 'RECOVERED', connected: false, sessionId: undefined }, undefined, { ip: '10.0.0.9' }, undefined],
-    ['a REGISTER repeated on the live session itself', live, '10.0.0.1', { sessionId: 1, ip: '10.0.0.9' }, undefined],
-    ['the live session already gone from the connections', live, undefined, { ip: '10.0.0.9' }, undefined],
+test('principalRefusal: an id bound to a principal is refused to any other, anonymous included', () => {
+  const cases: Array<[string, string | undefined, string | undefined, string | undefined]> = [
+    ['unknown or unbound id, anonymous', undefined, undefined, undefined],
+    ['unbound id, a principal (it binds)', undefined, 'p1', undefined],
+    ['bound id, its principal', 'p1', 'p1', undefined],
+    ['bound id, another principal', 'p1', 'p2', 'agent S1 is bound to another principal'],
+    ['bound id, anonymous', 'p1', undefined, 'agent S1 is bound to a principal; this session is anonymous'],
+    ['principals compare exactly', 'p1', 'P1', 'agent S1 is bound to another principal'],
   ];
-  for (const [name, l, liveRemote, over, want] of cases) assert.equal(takeoverRefusal('S1', l, liveRemote, { ...origin, ...over }), want, name);
+  for (const [name, bound, presented, want] of cases) assert.equal(principalRefusal('S1', bound, presented), want, name);
+});
+
+test('takeoverDecision: a live session keeps its id while it answers pings; from its own address it is replaced at once only without --authenticate_agents', () => {
+  const live: LiveAgent = { phase: 'REGISTERED', connected: true, sessionId: 1, info: { ip: '10.0.0.1', port: 5051 }, missedPings: 0 };
+  const origin = { sessionId: 2, ip: '10.0.0.1', port: 5051, remote: '10.0.0.1' };
+  const ALLOW: TakeoverDecision = { kind: 'ALLOW' };
+  const PROBE: TakeoverDecision = { kind: 'PROBE', sessionId: 1 };
+  const refusedAddress: TakeoverDecision = { kind: 'REFUSE', reason: 'agent S1 is connected from another address' };
+  const refusedLive: TakeoverDecision = { kind: 'REFUSE', reason: 'agent S1 has a live session that answers pings' };
+  const answered: ProbeResult = { sessionId: 1, answered: true };
+  const silent: ProbeResult = { sessionId: 1, answered: false };
+  const otherSession: ProbeResult = { sessionId: 7, answered: false };
+  type Case = [string, LiveAgent | undefined, string | undefined, Partial<typeof origin>, boolean, ProbeResult | undefined, TakeoverDecision];
+  const cases: Case[] = [
+    // Without --authenticate_agents.
+    ['the same agent from its own address replaces its session at once', live, '10.0.0.1', {}, false, undefined, ALLOW],
+    ['another claimed ip: the live session is asked first', live, '10.0.0.1', { ip: '10.0.0.9' }, false, undefined, PROBE],
+    ['another claimed ip, the live session answered: refused', live, '10.0.0.1', { ip: '10.0.0.9' }, false, answered, refusedAddress],
+    ['another claimed port, the live session answered: refused', live, '10.0.0.1', { port: 5052 }, false, answered, refusedAddress],
+    ['its claimed address from another socket peer, answered: refused', live, '10.0.0.1', { remote: '10.0.0.9' }, false, answered, refusedAddress],
+    ['another address, the live session stayed silent: it failed its ping, replaced', live, '10.0.0.1', { ip: '10.0.0.9' }, false, silent, ALLOW],
+    ['another address, the live session has missed a ping: replaced without asking', { ...live, missedPings: 1 }, '10.0.0.1', { ip: '10.0.0.9' }, false, undefined, ALLOW],
+    ['a probe of another session says nothing: asked again', live, '10.0.0.1', { ip: '10.0.0.9' }, false, otherSession, PROBE],
+    ['an id the master does not know', undefined, undefined, { ip: '10.0.0.9' }, false, undefined, ALLOW],
+    ['a disconnected agent: the id is free', { ...live, connected: false }, '10.0.0.1', { ip: '10.0.0.9' }, false, undefined, ALLOW],
+    ['an unreachable agent: the id is free', { ...live, phase: 'UNREACHABLE' }, '10.0.0.1', { ip: '10.0.0.9' }, false, undefined, ALLOW],
+    ['a recovered agent not back yet', { ...live, phase: 'RECOVERED', connected: false, sessionId: undefined }, undefined, { ip: '10.0.0.9' }, false, undefined, ALLOW],
+    ['a REGISTER repeated on the live session itself', live, '10.0.0.1', { sessionId: 1, ip: '10.0.0.9' }, false, undefined, ALLOW],
+    ['the live session already gone from the connections', live, undefined, { ip: '10.0.0.9' }, false, undefined, ALLOW],
+    // With --authenticate_agents: a second live session is refused from anywhere.
+    ['auth: its own address too is asked first', live, '10.0.0.1', {}, true, undefined, PROBE],
+    ['auth: its own address, the live session answered: refused', live, '10.0.0.1', {}, true, answered, refusedLive],
+    ['auth: another address, answered: refused', live, '10.0.0.1', { ip: '10.0.0.9', remote: '10.0.0.9' }, true, answered, refusedLive],
+    ['auth: a restarted agent whose old socket is dead (silent): replaced', live, '10.0.0.1', {}, true, silent, ALLOW],
+    ['auth: the live session has missed a ping: replaced without asking', { ...live, missedPings: 2 }, '10.0.0.1', {}, true, undefined, ALLOW],
+    ['auth: a disconnected agent: the id is free', { ...live, connected: false }, '10.0.0.1', {}, true, undefined, ALLOW],
+    ['auth: a REGISTER repeated on the live session itself', live, '10.0.0.1', { sessionId: 1 }, true, undefined, ALLOW],
+  ];
+  for (const [name, l, liveRemote, over, authenticateAgents, probe, want] of cases) {
+    assert.deepEqual(takeoverDecision('S1', l, liveRemote, { ...origin, ...over }, { authenticateAgents, probe }), want, name);
+  }
 });

@@ -54,6 +54,7 @@ describe('SQLite registry specifics', () => {
     await r.createMaintenancePlan(maintenancePlan('p'));
     const state = await r.recover();
     assert.deepEqual(state.agents.map((a) => a.id), ['a']);
+    assert.equal(state.agents[0]?.principal, undefined, 'an agent admitted before principals were kept is unbound');
     assert.deepEqual(state.maintenancePlans, [maintenancePlan('p')]);
     await r.close();
     const check = new Database(join(dir, REGISTRY_FILE), { readonly: true });
