@@ -11,9 +11,17 @@
  *                 re-subscribed yet; the failover timeout counts from the master's start
  * A removed framework (TEARDOWN, failover timeout) leaves the table for `completed`; its id
  * can never subscribe again ("Framework has been removed").
+ *
+ * Principals (issue 13): a framework belongs to the principal in its FrameworkInfo, which is
+ * the one it authenticated as when it registered (`subscribeAs` fills and checks it), and is
+ * kept with it in the registry. Only that principal may subscribe with its id or call for it
+ * (`callRefusal`). A framework without one is unbound: any caller the scheduler realm admits
+ * may use it, and the first authenticated SUBSCRIBE for it binds it. On a master without
+ * `--credentials` nobody can prove a principal, so principals are claims and nothing is bound.
  */
 
-import type { FrameworkInfo } from '../shared/mesos.js';
+import { fail, type DrydockError } from '../shared/errors.js';
+import { hasCapability, type FrameworkInfo } from '../shared/mesos.js';
 import type { DurableFramework } from './registry/registry.js';
 
 /** Where a framework is in its life. */
@@ -228,4 +236,64 @@ function newEntry(id: string, info: FrameworkInfo, phase: FrameworkPhase): Frame
     suppressed: false,
     filters: new Map(),
   };
+}
+
+// ---- Principals ------------------------------------------------------------------------------
+
+/** A FrameworkInfo's principal; unset and '' (what generated clients send for unset) are none. */
+export function frameworkPrincipal(info: FrameworkInfo): string | undefined {
+  return info.principal === undefined || info.principal === '' ? undefined : info.principal;
+}
+
+/** Who makes a scheduler call, as far as frameworks' principals are concerned. */
+export interface FrameworkCaller {
+  /** The principal the call authenticated as; undefined: anonymous. */
+  readonly principal: string | undefined;
+  /** Whether the master checks credentials at all (`--credentials`); without, principals are claims and nothing is bound. */
+  readonly authenticates: boolean;
+}
+
+export type Bound = { ok: true; info: FrameworkInfo } | { ok: false; error: DrydockError };
+
+/**
+ * SUBSCRIBE: the FrameworkInfo to register, or the 403. `known` is the FrameworkInfo of the
+ * framework the call names, when the master knows it. A principal in the info must be the one
+ * the call authenticated as (Mesos' check; an anonymous caller cannot claim one). An info
+ * without one gets the caller's (Drydock fills it where Mesos refuses: generated clients send
+ * `"principal": ""`, and the Authorization header already says who it is). A known framework
+ * bound to a principal takes only that principal.
+ */
+export function subscribeAs(info: FrameworkInfo, caller: FrameworkCaller, known: FrameworkInfo | undefined): Bound {
+  if (!caller.authenticates) return { ok: true, info };
+  const claimed = frameworkPrincipal(info);
+  if (claimed !== undefined && claimed !== caller.principal) return { ok: false, error: fail('FRAMEWORK_PRINCIPAL_NOT_AUTHENTICATED', claimed, caller.principal) };
+  const owner = known === undefined ? undefined : frameworkPrincipal(known);
+  const id = info.id?.value;
+  if (owner !== undefined && owner !== caller.principal && id !== undefined) return { ok: false, error: fail('FRAMEWORK_PRINCIPAL_MISMATCH', id, owner, caller.principal) };
+  if (claimed === undefined && caller.principal !== undefined) return { ok: true, info: { ...info, principal: caller.principal } };
+  return { ok: true, info };
+}
+
+/** Any call but SUBSCRIBE naming a framework: undefined when the caller may make it, else the 403. */
+export function callRefusal(frameworkId: string, info: FrameworkInfo, caller: FrameworkCaller): DrydockError | undefined {
+  if (!caller.authenticates) return undefined;
+  const owner = frameworkPrincipal(info);
+  if (owner === undefined || owner === caller.principal) return undefined;
+  return fail('FRAMEWORK_PRINCIPAL_MISMATCH', frameworkId, owner, caller.principal);
+}
+
+/**
+ * UPDATE_FRAMEWORK's info with an unset principal taken as the framework's own (a generated
+ * client sends `""`): only a principal actually named can be a change of principal.
+ */
+export function withOwnPrincipal(info: FrameworkInfo, current: FrameworkInfo): FrameworkInfo {
+  if (frameworkPrincipal(info) !== undefined) return info;
+  const { principal: _dropped, ...rest } = info;
+  return current.principal === undefined ? rest : { ...rest, principal: current.principal };
+}
+
+/** The roles a framework subscribes with (register_frameworks checks each): `roles` with MULTI_ROLE, else `role`, default `*` (Mesos). */
+export function frameworkRoles(info: FrameworkInfo): string[] {
+  if (hasCapability(info, 'MULTI_ROLE')) return [...new Set(info.roles ?? [])];
+  return [info.role === undefined || info.role === '' ? '*' : info.role];
 }

@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type DrydockError, fail } from '../shared/errors.js';
 import { acceptsJson } from '../shared/http.js';
-import { AGENT_CALL, callMessage, decodeCall, decodeMessage, DRAIN_AGENT_CALL, kindOf, type CallSpec } from '../shared/proto.js';
+import { AGENT_CALL, callMessage, decodeCall, decodeMessage, DRAIN_AGENT_CALL, FRAMEWORK_ID, kindOf, message, required, type CallSpec } from '../shared/proto.js';
 import { isTerminal, type AgentInfo, type Resource, type Task } from '../shared/mesos.js';
 import { addResources, toEndpointFormat } from '../shared/resources.js';
 import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../shared/version.js';
@@ -20,6 +20,8 @@ import type { TermView } from './term-view.js';
 import type { AclAction } from './authorization.js';
 import { agentEntryObject } from './acl-objects.js';
 import { describeObject, type Access } from './security.js';
+import { frameworkPrincipal } from './frameworks.js';
+import { frameworkUser, taskUser, viewRights, visible, type ViewRights } from './visibility.js';
 
 /** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
 export const CALL_TYPES = [
@@ -105,20 +107,26 @@ export function answerCall(term: TermView, call: OperatorCall, access: Access): 
       return ok({ type: 'GET_HEALTH', get_health: { healthy: true } });
     case 'GET_VERSION':
       return ok({ type: 'GET_VERSION', get_version: { version_info: versionInfo() } });
-    case 'GET_FLAGS':
+    case 'GET_FLAGS': {
+      // view_flags has no object: a principal sees all the flags or none (Mesos).
+      const refused = access.check('view_flags', undefined);
+      if (refused !== undefined) return { ok: false, error: refused };
       return ok({ type: 'GET_FLAGS', get_flags: { flags: term.config.flags.map((f) => ({ name: f.name, value: f.value })) } });
+    }
     case 'GET_MASTER':
       return ok({ type: 'GET_MASTER', get_master: getMaster(term) });
     case 'GET_AGENTS':
-      return ok({ type: 'GET_AGENTS', get_agents: getAgents(term) });
+      return ok({ type: 'GET_AGENTS', get_agents: getAgents(term, viewRights(access)) });
     case 'GET_TASKS':
-      return ok({ type: 'GET_TASKS', get_tasks: getTasks(term) });
+      return ok({ type: 'GET_TASKS', get_tasks: getTasks(term, viewRights(access)) });
     case 'GET_FRAMEWORKS':
-      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks(term) });
+      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks(term, viewRights(access)) });
     case 'GET_EXECUTORS':
       return ok({ type: 'GET_EXECUTORS', get_executors: { executors: [] } });
     case 'GET_STATE':
-      return ok({ type: 'GET_STATE', get_state: getState(term) });
+      return ok({ type: 'GET_STATE', get_state: getState(term, viewRights(access)) });
+    case 'TEARDOWN':
+      return teardown(term, call, access);
     default:
       return { ok: false, error: fail('NOT_IMPLEMENTED', call.type) };
   }
@@ -192,6 +200,30 @@ async function answerAgentCall(term: TermView, call: OperatorCall, access: Acces
 
 function ok(json: unknown): CallAnswer {
   return { ok: true, json };
+}
+
+// ---- TEARDOWN (reference §1) ------------------------------------------------------------------
+
+const TEARDOWN_CALL = message('Call.Teardown', () => ({ framework_id: required(FRAMEWORK_ID) }));
+
+/**
+ * The operator's TEARDOWN: removes a framework (its tasks are killed), answered 200 once
+ * durable. Authorized by teardown_frameworks on the framework's principal before the lookup
+ * answers (as the agent calls): an unknown framework, or one without a principal, is an unknown
+ * object that only ANY entries match, so a principal limited to some frameworks learns nothing.
+ */
+async function teardown(term: TermView, call: OperatorCall, access: Access): Promise<CallAnswer> {
+  const decoded = decodeMessage<{ framework_id: { value: string } }>(TEARDOWN_CALL, call.body['teardown'], 'teardown');
+  if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
+  const id = decoded.value.framework_id.value;
+  const entry = term.schedulers.frameworks.get(id);
+  const owner = entry === undefined ? undefined : frameworkPrincipal(entry.info);
+  const refused = access.check('teardown_frameworks', owner);
+  access.note('teardown_frameworks', owner === undefined ? `framework ${id}` : `framework ${id} of '${owner}'`);
+  if (refused !== undefined) return { ok: false, error: refused };
+  if (entry === undefined) return { ok: false, error: fail('FRAMEWORK_UNKNOWN') };
+  const removed = await term.schedulers.teardown(id);
+  return removed.ok ? { ok: true, json: undefined } : { ok: false, error: removed.error };
 }
 
 /** When dist was built: the mtime of this compiled file (there is no build step that stamps it). */
@@ -270,37 +302,64 @@ export function agentJson(e: AgentEntry, term?: TermView): Record<string, unknow
   return a;
 }
 
-/** GET_STATE's `get_state` (also the operator stream's SUBSCRIBED snapshot): the four sub-objects in Mesos' order. */
-export function getState(term: TermView): Record<string, unknown> {
-  return { get_tasks: getTasks(term), get_executors: { executors: [] }, get_frameworks: getFrameworks(term), get_agents: getAgents(term) };
+/**
+ * GET_STATE's `get_state` (also the operator stream's SUBSCRIBED snapshot): the four
+ * sub-objects in Mesos' order, each filtered by its view ACL when `rights` is given.
+ */
+export function getState(term: TermView, rights?: ViewRights): Record<string, unknown> {
+  return { get_tasks: getTasks(term, rights), get_executors: { executors: [] }, get_frameworks: getFrameworks(term, rights), get_agents: getAgents(term, rights) };
 }
 
-function getAgents(term: TermView): { agents: unknown[]; recovered_agents: unknown[] } {
+/** GET_AGENTS: the agents view_agents lets the caller see (all of them without `rights`). */
+function getAgents(term: TermView, rights?: ViewRights): { agents: unknown[]; recovered_agents: unknown[] } {
   const agents: unknown[] = [];
   const recovered: unknown[] = [];
+  const may = rights?.agents;
   for (const e of term.agents.all()) {
+    if (e.phase !== 'REGISTERED' && e.phase !== 'RECOVERED') continue;
+    if (may !== undefined && !may(agentEntryObject(e))) continue;
     if (e.phase === 'REGISTERED') agents.push(agentJson(e, term));
-    else if (e.phase === 'RECOVERED') recovered.push(agentInfo(e));
+    else recovered.push(agentInfo(e));
   }
   return { agents, recovered_agents: recovered };
 }
 
-function getTasks(term: TermView): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
+/** The user of a known or completed framework, by id; looked up once per id for a whole answer. */
+function frameworkUsers(term: TermView): (frameworkId: string) => string | undefined {
+  const table = term.schedulers.frameworks;
+  const cache = new Map<string, string | undefined>();
+  return (id) => {
+    if (cache.has(id)) return cache.get(id);
+    const user = frameworkUser((table.get(id) ?? table.completed.find((f) => f.id === id))?.info);
+    cache.set(id, user);
+    return user;
+  };
+}
+
+/** GET_TASKS: the tasks view_tasks lets the caller see, by their user, else their framework's. */
+function getTasks(term: TermView, rights?: ViewRights): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
   const tasks: Task[] = [];
   const unreachable: Task[] = [];
+  const may = rights?.tasks;
+  const users = may === undefined ? undefined : frameworkUsers(term);
+  const sees = (t: Task): boolean => may === undefined || may(taskUser(t, users?.(t.framework_id.value)));
   for (const e of term.agents.all()) {
     if (e.tasks === undefined) continue;
     for (const t of e.tasks.values()) {
+      if (!sees(t)) continue;
       if (e.phase === 'UNREACHABLE' && !isTerminal(t.state)) unreachable.push({ ...t, state: 'TASK_UNREACHABLE' });
       else tasks.push(t);
     }
   }
-  return { tasks, unreachable_tasks: unreachable, completed_tasks: [...term.agents.completedTasks] };
+  return { tasks, unreachable_tasks: unreachable, completed_tasks: may === undefined ? [...term.agents.completedTasks] : term.agents.completedTasks.filter(sees) };
 }
 
-function getFrameworks(term: TermView): { frameworks: unknown[]; completed_frameworks: unknown[] } {
-  const frameworks = [...term.schedulers.frameworks.all()].map((f) => frameworkEntryJson(term, f));
-  const completed = term.schedulers.frameworks.completed.map((f) => frameworkEntryJson(term, f));
+/** GET_FRAMEWORKS: the frameworks view_frameworks lets the caller see, by their user. */
+function getFrameworks(term: TermView, rights?: ViewRights): { frameworks: unknown[]; completed_frameworks: unknown[] } {
+  const may = rights?.frameworks;
+  const userOf = (f: FrameworkEntry): string | undefined => frameworkUser(f.info);
+  const frameworks = visible([...term.schedulers.frameworks.all()], may, userOf).map((f) => frameworkEntryJson(term, f));
+  const completed = visible(term.schedulers.frameworks.completed, may, userOf).map((f) => frameworkEntryJson(term, f));
   return { frameworks, completed_frameworks: completed };
 }
 

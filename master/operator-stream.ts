@@ -8,6 +8,14 @@
  * lookups. The shell, `OperatorStreams`, owns the sockets: one bus listener and one heartbeat
  * timer for all subscribers (10,000 agents' worth of events must not be rendered once per
  * stream), a cap on subscribers, and a bound on what a slow reader may leave unsent.
+ *
+ * With ACLs (issue 13) each subscriber sees what its principal may view: the snapshot is
+ * filtered as GET_STATE is, and each event passes its gate (`eventGate`, pure): tasks by
+ * view_tasks, frameworks by view_frameworks, agents by view_agents, maintenance plans by
+ * view_maintenance_plans (every machine of the plan), machine changes by
+ * get_maintenance_statuses (rendered per subscriber, only its machines). The gate's object is
+ * looked up once per event and each subscriber holds one decision function per action, so an
+ * event still costs one render; without ACLs none of this runs.
  */
 
 import type { ServerResponse } from 'node:http';
@@ -22,6 +30,10 @@ import type { MasterEvent, MasterEvents } from './events.js';
 import type { TermView } from './term-view.js';
 import { agentJson, frameworkJson, getState } from './operator-api.js';
 import type { Access } from './security.js';
+import type { MachineId } from '../shared/machine.js';
+import type { AclAction, AclObject, MachineObject } from './authorization.js';
+import { agentEntryObject, agentObject, machineObject } from './acl-objects.js';
+import { allVisible, frameworkUser, taskUser, viewRights, type Approve } from './visibility.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
 
@@ -35,8 +47,8 @@ export interface StreamView {
   framework(frameworkId: string): Record<string, unknown> | undefined;
   /** The FrameworkInfo of a framework, also after its removal. */
   frameworkInfo(frameworkId: string): Record<string, unknown> | undefined;
-  /** GET_MAINTENANCE_STATUS's `status` (ClusterStatus). */
-  maintenanceStatus(): Record<string, unknown>;
+  /** GET_MAINTENANCE_STATUS's `status` (ClusterStatus); with `visible`, only those machines. */
+  maintenanceStatus(visible?: (id: MachineId) => boolean): Record<string, unknown>;
   /** The MachineIDs of machine keys, as the schedule writes them. */
   machineIds(keys: readonly string[]): Array<Record<string, string>>;
 }
@@ -152,6 +164,131 @@ export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord 
   }
 }
 
+// ---- Core: who may see an event ------------------------------------------------------------------
+
+/** What the view ACLs need to know of an event's objects; asked only when ACLs are set. */
+export interface StreamObjects {
+  /** The user a task is viewed as: its own, else its framework's (also just after it completed). */
+  taskUser(agentId: string, frameworkId: string, taskId: string): string | undefined;
+  /** A framework's user, also after its removal while the master remembers it. */
+  frameworkUser(frameworkId: string): string | undefined;
+  /** An agent as an ACL object (the shell remembers the last one seen, for AGENT_REMOVED). */
+  agent(agentId: string): MachineObject | undefined;
+  /** Every agent the master has, as ACL objects: what the shell remembers when filtering starts. */
+  agents(): Iterable<[string, MachineObject]>;
+  /** A machine, by its key, as an ACL object. */
+  machine(key: string): MachineObject | undefined;
+  /** The machines of a maintenance plan as ACL objects; undefined when it is gone or unknown. */
+  planMachines(plan: string): MachineObject[] | undefined;
+}
+
+/** The view actions a subscriber's events are decided on. */
+export type GateAction = Extract<AclAction, 'view_tasks' | 'view_frameworks' | 'view_agents' | 'view_maintenance_plans' | 'get_maintenance_statuses'>;
+
+/** Which view ACL decides whether a subscriber gets an event, and on what. */
+export type EventGate =
+  /** One object, one action. */
+  | { kind: 'OBJECT'; action: 'view_tasks' | 'view_frameworks' | 'view_agents'; object: AclObject }
+  /** view_maintenance_plans: every machine of the plan must be allowed. */
+  | { kind: 'PLAN'; plan: string }
+  /** get_maintenance_statuses: the event is rendered per subscriber with the machines it may see. */
+  | { kind: 'MACHINES'; machineKeys: readonly string[] }
+  /** Nothing to decide (events that never reach the wire). */
+  | { kind: 'OPEN' };
+
+/**
+ * The gate of an event. An agent that is gone (AGENT_REMOVED) is decided by what `objects`
+ * still knows of it, else by its id alone (only `id:` values, ANY and NONE match it).
+ */
+export function eventGate(event: MasterEvent, objects: StreamObjects): EventGate {
+  switch (event.type) {
+    case 'TASK_ADDED':
+    case 'TASK_UPDATED':
+      return { kind: 'OBJECT', action: 'view_tasks', object: objects.taskUser(event.agentId, event.frameworkId, event.taskId) };
+    case 'FRAMEWORK_ADDED':
+    case 'FRAMEWORK_UPDATED':
+    case 'FRAMEWORK_REMOVED':
+      return { kind: 'OBJECT', action: 'view_frameworks', object: objects.frameworkUser(event.frameworkId) };
+    case 'AGENT_ADDED':
+    case 'AGENT_UPDATED':
+    case 'AGENT_REMOVED':
+      return { kind: 'OBJECT', action: 'view_agents', object: objects.agent(event.agentId) ?? { agentId: event.agentId } };
+    case 'MACHINE_UPDATED':
+      return { kind: 'MACHINES', machineKeys: event.machineKeys };
+    case 'MAINTENANCE_PLAN_ADDED':
+    case 'MAINTENANCE_PLAN_UPDATED':
+    case 'MAINTENANCE_PLAN_REMOVED':
+      return { kind: 'PLAN', plan: event.plan };
+    case 'AGENT_RECONNECTED':
+    case 'AGENT_DISCONNECTED':
+    case 'AGENT_UNREACHABLE':
+    case 'AGENT_GONE':
+    case 'STATUS_UPDATE':
+    case 'TASK_ACKNOWLEDGED':
+      return { kind: 'OPEN' };
+    default:
+      return assertNever(event);
+  }
+}
+
+/** A subscriber's decision functions, one per action, and its decisions on plans (a plan's machines do not change). */
+export interface StreamRights {
+  readonly may: Readonly<Record<GateAction, Approve>>;
+  readonly plans: Map<string, boolean>;
+}
+
+/** The rights of a subscriber; undefined when it sees everything (no ACLs). */
+export function streamRights(access: Access | undefined): StreamRights | undefined {
+  if (access === undefined || !access.filters) return undefined;
+  const may = {
+    view_tasks: access.approver('view_tasks'),
+    view_frameworks: access.approver('view_frameworks'),
+    view_agents: access.approver('view_agents'),
+    view_maintenance_plans: access.approver('view_maintenance_plans'),
+    get_maintenance_statuses: access.approver('get_maintenance_statuses'),
+  };
+  return { may, plans: new Map() };
+}
+
+/** A MACHINE_UPDATED record with only some machines (a subscriber's), and the status of those it may see. */
+export function machineUpdatedRecord(machineIds: Array<Record<string, string>>, status: Record<string, unknown>): StreamRecord {
+  return { type: 'MACHINE_UPDATED', machine_updated: { machine_ids: machineIds, status } };
+}
+
+/** How many recently completed tasks are searched for a task that has just completed (its TASK_UPDATED follows at once). */
+const RECENT_COMPLETED = 64;
+
+/** The StreamObjects of a live term; `plans` is the term's maintenance plans, when it has them. */
+export function termStreamObjects(term: TermView, plans?: { machinesOf(name: string): MachineId[] | undefined }): StreamObjects {
+  const fwUser = (frameworkId: string): string | undefined => {
+    const table = term.schedulers.frameworks;
+    return frameworkUser((table.get(frameworkId) ?? table.completed.find((f) => f.id === frameworkId))?.info);
+  };
+  return {
+    taskUser: (agentId, frameworkId, taskId) => {
+      let task: Task | undefined = term.agents.get(agentId)?.tasks?.get(taskKey(frameworkId, taskId));
+      if (task === undefined) {
+        const done = term.agents.completedTasks;
+        for (let i = done.length - 1; i >= Math.max(0, done.length - RECENT_COMPLETED) && task === undefined; i--) {
+          const t = done[i] as Task;
+          if (t.task_id.value === taskId && t.framework_id.value === frameworkId) task = t;
+        }
+      }
+      return taskUser(task ?? {}, fwUser(frameworkId));
+    },
+    frameworkUser: fwUser,
+    agent: (agentId) => agentEntryObject(term.agents.get(agentId)),
+    agents: function* () {
+      for (const e of term.agents.all()) yield [e.id, agentObject(e.id, e.info)];
+    },
+    machine: (key) => {
+      const m = term.maintenance.machineByKey(key);
+      return m === undefined ? undefined : machineObject(m.id, term.maintenance, term.agents);
+    },
+    planMachines: (name) => plans?.machinesOf(name)?.map((id) => machineObject(id, term.maintenance, term.agents)),
+  };
+}
+
 /** A StreamView over a live term, with the operator API's renderers. */
 export function termStreamView(term: TermView): StreamView {
   return {
@@ -162,7 +299,7 @@ export function termStreamView(term: TermView): StreamView {
     },
     framework: (frameworkId) => frameworkJson(term, frameworkId),
     frameworkInfo: (frameworkId) => frameworkJson(term, frameworkId)?.['framework_info'] as Record<string, unknown> | undefined,
-    maintenanceStatus: () => term.maintenance.statusJson(),
+    maintenanceStatus: (visible) => term.maintenance.statusJson(visible),
     machineIds: (keys) => keys.map((k) => machineIdJson(term.maintenance.machineByKey(k)?.id ?? {})),
   };
 }
@@ -175,8 +312,12 @@ export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 export interface OperatorStreamsOptions {
   events: MasterEvents;
   view: StreamView;
-  /** The GET_STATE `get_state` object, taken when a subscriber arrives. */
-  snapshot: () => unknown;
+  /** The GET_STATE `get_state` object, taken when a subscriber arrives, as its caller may see it. */
+  snapshot: (access?: Access) => unknown;
+  /** What the view ACLs decide events on; without it, every subscriber gets every event. */
+  objects?: StreamObjects;
+  /** A machine by id as an ACL object (MACHINE_UPDATED's status, per subscriber); without it, machines are decided by hostname and ip alone. */
+  machineObject?: (id: MachineId) => MachineObject;
   clock: Clock;
   logger: Logger;
   /** --heartbeat_interval, in ms. */
@@ -196,6 +337,8 @@ const HEARTBEAT_BYTES = encodeRecord(stringifyJson(HEARTBEAT_RECORD));
 interface Subscriber {
   readonly id: number;
   readonly res: ServerResponse;
+  /** What it may see; undefined: everything (no ACLs). */
+  readonly rights: StreamRights | undefined;
 }
 
 /** Every open SUBSCRIBE stream of one master. */
@@ -208,6 +351,14 @@ export class OperatorStreams {
   #nextId = 1;
   #unsubscribe: (() => void) | undefined;
   #heartbeat: TimerHandle | undefined;
+  /** Subscribers whose events are filtered; while there are none, no gate is worked out. */
+  #filtered = 0;
+  /** Agents' ACL objects as last seen, so AGENT_REMOVED (sent once the agent is gone) is decided like its AGENT_ADDED. */
+  readonly #agentObjects = new Map<string, MachineObject>();
+  /** Plans' machines as ACL objects as first seen (a plan's selection never changes), so MAINTENANCE_PLAN_REMOVED is decided like the others. */
+  readonly #planObjects = new Map<string, MachineObject[]>();
+  /** The objects' lookups with agents remembered (made once). */
+  #lookups: StreamObjects | undefined;
 
   constructor(opts: OperatorStreamsOptions) {
     this.#opts = opts;
@@ -234,7 +385,8 @@ export class OperatorStreams {
       res.end(text);
       return;
     }
-    const sub: Subscriber = { id: this.#nextId++, res };
+    const rights = this.#opts.objects === undefined ? undefined : streamRights(access);
+    const sub: Subscriber = { id: this.#nextId++, res, rights };
     // No Content-Length: Node frames the body with Transfer-Encoding: chunked, and each
     // res.write() goes out as one chunk at once (Mesos' Content-Type here is the event's,
     // application/json, not application/recordio).
@@ -244,13 +396,17 @@ export class OperatorStreams {
     res.on('error', () => this.#drop(sub, 'CLIENT_GONE'));
 
     this.#subscribers.set(sub.id, sub);
+    if (rights !== undefined && this.#filtered++ === 0 && this.#opts.objects !== undefined) {
+      // Filtering starts: remember every agent now, so one that leaves is decided as it was.
+      for (const [id, o] of this.#opts.objects.agents()) this.#agentObjects.set(id, o);
+    }
     if (this.#unsubscribe === undefined) this.#unsubscribe = this.#opts.events.subscribe((e) => this.#onEvent(e));
     if (this.#heartbeat === undefined) this.#scheduleHeartbeat();
 
-    const snapshot = subscribedRecord(this.#opts.snapshot(), this.#opts.heartbeatIntervalMs);
+    const snapshot = subscribedRecord(this.#opts.snapshot(access), this.#opts.heartbeatIntervalMs);
     this.#write(sub, encodeRecord(stringifyJson(snapshot)));
     this.#write(sub, HEARTBEAT_BYTES);
-    this.#opts.logger.info('operator stream opened', { subscriberId: sub.id, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
+    this.#opts.logger.info('operator stream opened', { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
 
     // As Mesos: past the cap, the oldest streams make room for the new one.
     for (const oldest of this.#subscribers.values()) {
@@ -268,11 +424,101 @@ export class OperatorStreams {
   }
 
   #onEvent(event: MasterEvent): void {
-    const record = eventRecord(event, this.#opts.view);
-    if (record === undefined) return;
-    // Rendered and framed once, whatever the number of subscribers.
-    const bytes = encodeRecord(stringifyJson(record));
-    for (const sub of [...this.#subscribers.values()]) this.#write(sub, bytes);
+    const objects = this.#opts.objects;
+    if (objects === undefined || this.#filtered === 0) {
+      const record = eventRecord(event, this.#opts.view);
+      if (record === undefined) return;
+      // Rendered and framed once, whatever the number of subscribers.
+      const bytes = encodeRecord(stringifyJson(record));
+      for (const sub of [...this.#subscribers.values()]) this.#write(sub, bytes);
+      return;
+    }
+    this.#filteredEvent(event, objects);
+  }
+
+  /** One event to subscribers some of whom may not see it: its gate once, a render only if someone gets it. */
+  #filteredEvent(event: MasterEvent, objects: StreamObjects): void {
+    // A reconnect may bring new attributes: what AGENT_REMOVED is decided on later.
+    if (event.type === 'AGENT_RECONNECTED') this.#agentObject(event.agentId, objects);
+    const gate = eventGate(event, (this.#lookups ??= { ...objects, agent: (id) => this.#agentObject(id, objects) }));
+    let shared: Buffer | null | undefined = null;
+    const bytes = (): Buffer | undefined => {
+      if (shared === null) {
+        const record = eventRecord(event, this.#opts.view);
+        shared = record === undefined ? undefined : encodeRecord(stringifyJson(record));
+      }
+      return shared;
+    };
+    for (const sub of [...this.#subscribers.values()]) {
+      const rights = sub.rights;
+      if (rights === undefined || gate.kind === 'OPEN') {
+        const b = bytes();
+        if (b !== undefined) this.#write(sub, b);
+        continue;
+      }
+      switch (gate.kind) {
+        case 'OBJECT':
+          if (rights.may[gate.action](gate.object)) {
+            const b = bytes();
+            if (b !== undefined) this.#write(sub, b);
+          }
+          break;
+        case 'PLAN':
+          if (this.#planVisible(rights, gate.plan, objects)) {
+            const b = bytes();
+            if (b !== undefined) this.#write(sub, b);
+          }
+          break;
+        case 'MACHINES': {
+          const b = this.#machinesFor(rights, gate.machineKeys, objects);
+          if (b !== undefined) this.#write(sub, b);
+          break;
+        }
+        default:
+          assertNever(gate);
+      }
+    }
+    // Forget what the event ended, once every subscriber has been decided on.
+    if (event.type === 'AGENT_REMOVED' || event.type === 'AGENT_GONE') this.#agentObjects.delete(event.agentId);
+    if (event.type === 'MAINTENANCE_PLAN_REMOVED') {
+      this.#planObjects.delete(event.plan);
+      for (const sub of this.#subscribers.values()) sub.rights?.plans.delete(event.plan);
+    }
+  }
+
+  /** An agent's ACL object: live while the master has it (and remembered), else as last seen. */
+  #agentObject(agentId: string, objects: StreamObjects): MachineObject | undefined {
+    const live = objects.agent(agentId);
+    if (live !== undefined) {
+      this.#agentObjects.set(agentId, live);
+      return live;
+    }
+    return this.#agentObjects.get(agentId);
+  }
+
+  /** view_maintenance_plans: every machine of the plan; decided once per subscriber and plan. */
+  #planVisible(rights: StreamRights, plan: string, objects: StreamObjects): boolean {
+    const known = rights.plans.get(plan);
+    if (known !== undefined) return known;
+    let machines = this.#planObjects.get(plan);
+    if (machines === undefined) {
+      machines = objects.planMachines(plan);
+      if (machines !== undefined) this.#planObjects.set(plan, machines);
+    }
+    const decided = allVisible(machines, rights.may.view_maintenance_plans);
+    // A plan whose machines are not known yet (or any more) is decided again next time.
+    if (machines !== undefined) rights.plans.set(plan, decided);
+    return decided;
+  }
+
+  /** MACHINE_UPDATED as one subscriber may see it: its machines only, and the status of its machines; undefined when none is its. */
+  #machinesFor(rights: StreamRights, keys: readonly string[], objects: StreamObjects): Buffer | undefined {
+    const may = rights.may.get_maintenance_statuses;
+    const mine = keys.filter((k) => may(objects.machine(k)));
+    if (mine.length === 0) return undefined;
+    const toObject = this.#opts.machineObject ?? ((id: MachineId): MachineObject => ({ hostname: id.hostname === '' ? undefined : id.hostname, ip: id.ip === '' ? undefined : id.ip }));
+    const status = this.#opts.view.maintenanceStatus((id) => may(toObject(id)));
+    return encodeRecord(stringifyJson(machineUpdatedRecord(this.#opts.view.machineIds(mine), status)));
   }
 
   #scheduleHeartbeat(): void {
@@ -304,6 +550,12 @@ export class OperatorStreams {
   /** Forgets a subscriber; the last one out releases the bus listener and the timer. */
   #drop(sub: Subscriber, reason: StreamCloseReason): void {
     if (!this.#subscribers.delete(sub.id)) return;
+    if (sub.rights !== undefined) this.#filtered--;
+    if (this.#filtered === 0) {
+      // Nobody filters now: the remembered objects would go stale unheard.
+      this.#agentObjects.clear();
+      this.#planObjects.clear();
+    }
     if (this.#subscribers.size === 0) this.#release();
     this.#opts.logger.info('operator stream closed', {
       subscriberId: sub.id,
@@ -321,12 +573,17 @@ export class OperatorStreams {
   }
 }
 
-/** A term's streams, configured from the master's flags. */
-export function createOperatorStreams(term: TermView, clock: Clock, logger: Logger): OperatorStreams {
+/**
+ * A term's streams, configured from the master's flags. The term's maintenance plans, when it
+ * has them, let plan events be decided by their machines.
+ */
+export function createOperatorStreams(term: TermView & { readonly maintenancePlans?: { machinesOf(name: string): MachineId[] | undefined } }, clock: Clock, logger: Logger): OperatorStreams {
   return new OperatorStreams({
     events: term.bus,
     view: termStreamView(term),
-    snapshot: () => getState(term),
+    snapshot: (access) => getState(term, viewRights(access)),
+    objects: termStreamObjects(term, term.maintenancePlans),
+    machineObject: (id) => machineObject(id, term.maintenance, term.agents),
     clock,
     logger,
     heartbeatIntervalMs: term.config.heartbeatIntervalMs,

@@ -1,7 +1,10 @@
 /**
  * The scheduler API v1 over HTTP (`POST /api/v1/scheduler`): the thin shell that parses a call
  * (scheduler-calls.ts), opens the RecordIO event stream of a SUBSCRIBE, and hands every other
- * call to the term's frameworks-and-offers service.
+ * call to the term's frameworks-and-offers service with the caller the router authenticated
+ * (frameworks are bound to principals, frameworks.ts). It writes the audit line of every
+ * SUBSCRIBE and TEARDOWN, and of every call refused 401 or 403 (the router writes the 401s it
+ * answers itself).
  */
 
 import { randomUUID } from 'node:crypto';
@@ -14,7 +17,8 @@ import type { TermView } from './term-view.js';
 import type { FrameworkStream } from './schedulers.js';
 import { sendError } from '../shared/http.js';
 import { readApiBody } from './http-exchange.js';
-import type { Access } from './security.js';
+import type { Access, AuditOutcome } from './security.js';
+import type { SchedulerCall } from './scheduler-calls.js';
 
 /** Paths of the scheduler endpoint (libprocess delegation and the DC/OS prefix, as for /api/v1). */
 export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler', '/master/api/v1/scheduler', '/mesos/api/v1/scheduler']);
@@ -29,16 +33,47 @@ export async function handleSchedulerRequest(term: TermView, req: IncomingMessag
   if (!parsed.ok) return sendError(res, parsed.error);
   const call = parsed.call;
   if (call.type === 'SUBSCRIBE') {
-    const subscribed = await term.schedulers.subscribe((call.body.subscribe as { framework_info: FrameworkInfo }).framework_info, () => openStream(res));
+    const info = (call.body.subscribe as { framework_info: FrameworkInfo }).framework_info;
+    let opened: FrameworkStream | undefined;
+    const subscribed = await term.schedulers.subscribe(info, () => (opened = openStream(res)), access);
+    // The stream stays open: the line is written now, not when the answer ends. A new framework is named by the id it got.
+    const fid = opened === undefined ? undefined : [...term.schedulers.frameworks.all()].find((f) => f.streamId === opened?.id)?.id;
+    audit(term, access, call, fid ?? call.frameworkId, subscribed.ok ? 200 : subscribed.error.status);
     if (!subscribed.ok) sendError(res, subscribed.error);
     return;
   }
   const header = req.headers['mesos-stream-id'];
   const streamId = Array.isArray(header) ? header[0] : header;
-  const result = await term.schedulers.call(call, streamId);
+  const result = await term.schedulers.call(call, streamId, access);
+  audit(term, access, call, call.frameworkId, result.ok ? (result.status ?? 202) : result.error.status);
   if (!result.ok) return sendError(res, result.error);
   res.writeHead(result.status ?? 202, { 'Content-Length': 0 });
   res.end();
+}
+
+/**
+ * The audit line of a scheduler call: SUBSCRIBE and TEARDOWN whatever their outcome, any other
+ * call only when refused (an ACCEPT a second is not an audit event; a stranger's is). It names
+ * the framework, and the ACL action the call was decided on, if any.
+ */
+function audit(term: TermView, access: Access, call: SchedulerCall, frameworkId: string | undefined, status: number): void {
+  if (call.type !== 'SUBSCRIBE' && call.type !== 'TEARDOWN' && status !== 401 && status !== 403) return;
+  const framework = frameworkId === undefined ? 'new framework' : `framework ${frameworkId}`;
+  const noted = access.noted;
+  term.security.audit({
+    principal: access.principal,
+    action: noted === undefined ? call.type : `${call.type} ${noted.action}`,
+    object: noted === undefined ? framework : noted.object,
+    outcome: outcomeOf(status),
+    status,
+    ...(noted === undefined ? {} : { detail: framework }),
+  });
+}
+
+function outcomeOf(status: number): AuditOutcome {
+  if (status === 401) return 'unauthenticated';
+  if (status === 403) return 'denied';
+  return status < 400 ? 'allowed' : 'failed';
 }
 
 /** Starts the 200 chunked RecordIO answer of a SUBSCRIBE; each event is written (and so flushed) at once. */

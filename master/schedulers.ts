@@ -16,7 +16,7 @@ import { addResources, subtractResources } from '../shared/resources.js';
 import { generateInverseOffers, generateOffers, inverseOfferKey, type AllocatorAgent, type AllocatorFramework, type MaintenanceAgent } from './allocator.js';
 import { unavailabilityJson } from './maintenance.js';
 import type { AgentEntry } from './agents.js';
-import { FrameworkTable, type FrameworkEntry } from './frameworks.js';
+import { callRefusal, frameworkRoles, FrameworkTable, subscribeAs, withOwnPrincipal, type FrameworkCaller, type FrameworkEntry } from './frameworks.js';
 import type { AgentTable } from './agents.js';
 import type { MasterEvent, MasterEvents } from './events.js';
 import type { MaintenanceState } from './maintenance.js';
@@ -26,6 +26,8 @@ import { clampKillPolicy, offerJson, planAccept, type Offer } from './offers.js'
 import type { DurableFramework } from './registry/registry.js';
 import type { MasterMessage } from '../shared/protocol.js';
 import type { Filters, InverseOfferAnswer, SchedulerCall, SchedulerCallBody } from './scheduler-calls.js';
+import { Access, MasterSecurity } from './security.js';
+import { taskUser, type Approve } from './visibility.js';
 
 /** Mesos' constant heartbeat interval for scheduler streams. */
 export const HEARTBEAT_INTERVAL_SECONDS = 15;
@@ -45,6 +47,29 @@ export interface FrameworkStream {
 
 /** A call's outcome: accepted (202, or 200 where Mesos answers 200), or refused with an error. */
 export type CallResult = { ok: true; status?: 200 } | { ok: false; error: DrydockError };
+
+/** The caller of a call made without one (unit tests, internal callers): anonymous, on an open master. */
+function openAccess(): Access {
+  return new Access(MasterSecurity.open(), undefined);
+}
+
+/** The caller as frameworks.ts's binding sees it: bound only where the master checks credentials. */
+function callerOf(access: Access): FrameworkCaller {
+  return { principal: access.principal, authenticates: access.security.authenticator !== undefined };
+}
+
+/**
+ * register_frameworks for every role the framework subscribes with; the first refused role is
+ * the 403. The audit line names all of them.
+ */
+function mayRegister(access: Access, roles: readonly string[]): DrydockError | undefined {
+  for (const role of roles) {
+    const refused = access.check('register_frameworks', role);
+    if (refused !== undefined) return refused;
+  }
+  access.note('register_frameworks', roles.map((r) => `'${r}'`).join(', '));
+  return undefined;
+}
 
 interface OpenStream {
   frameworkId: string;
@@ -81,6 +106,8 @@ export class Schedulers {
   readonly #deadlines = new Map<string, TimerHandle>();
   /** agent id -> kills to send when it re-registers (task STAGING on a disconnected agent). */
   readonly #pendingKills = new Map<string, Array<{ frameworkId: string; taskId: string; killPolicy: KillPolicy | undefined }>>();
+  /** framework id -> the SUBSCRIBE for it in progress: one at a time per id, so the binding checked before the write still holds when it is applied. */
+  readonly #subscribing = new Map<string, Promise<unknown>>();
   #nextFramework = 0;
   #nextOffer = 0;
   #allocationTimer: TimerHandle | undefined;
@@ -204,9 +231,31 @@ export class Schedulers {
 
   /**
    * Subscribes (or fails over) a framework; `open` starts the 200 stream once the framework is
-   * durable. A failed write opens nothing: the error is the answer.
+   * durable. A failed write opens nothing: the error is the answer. `access` is the caller: a
+   * framework id bound to another principal is refused (403) before anything changes, so the
+   * real framework's stream stays open; then register_frameworks for its roles.
    */
-  async subscribe(info: FrameworkInfo, open: () => FrameworkStream): Promise<CallResult> {
+  subscribe(info: FrameworkInfo, open: () => FrameworkStream, access: Access = openAccess()): Promise<CallResult> {
+    const claimed = info.id?.value;
+    if (claimed === undefined) return this.#subscribe(info, open, access);
+    const run = (this.#subscribing.get(claimed) ?? Promise.resolve()).then(() => this.#subscribe(info, open, access));
+    const tail = run.catch(() => undefined);
+    this.#subscribing.set(claimed, tail);
+    void tail.then(() => {
+      if (this.#subscribing.get(claimed) === tail) this.#subscribing.delete(claimed);
+    });
+    return run;
+  }
+
+  async #subscribe(requested: FrameworkInfo, open: () => FrameworkStream, access: Access): Promise<CallResult> {
+    const claimed = requested.id?.value;
+    // A removed framework stays bound while the master remembers it: a stranger learns nothing of it.
+    const known = claimed === undefined ? undefined : (this.frameworks.get(claimed) ?? this.frameworks.completed.find((f) => f.id === claimed));
+    const bound = subscribeAs(requested, callerOf(access), known?.info);
+    if (!bound.ok) return bound;
+    const info = bound.info;
+    const refused = mayRegister(access, frameworkRoles(info));
+    if (refused !== undefined) return { ok: false, error: refused };
     const plan = this.frameworks.planSubscribe(info, nowNs(this.#clock.now()), () => `${this.#o.masterId}-${String(this.#nextFramework++).padStart(4, '0')}`);
     if (plan.kind === 'REMOVED') {
       const s = open();
@@ -336,11 +385,16 @@ export class Schedulers {
 
   // ---- Other calls ---------------------------------------------------------------------------
 
-  /** Checks the framework and stream of a non-SUBSCRIBE call, then runs it. */
-  call(call: SchedulerCall, streamId: string | undefined): CallResult | Promise<CallResult> {
+  /**
+   * Checks the framework and stream of a non-SUBSCRIBE call, then runs it. A framework bound to
+   * another principal than the caller's is refused first (403), before its stream is looked at.
+   */
+  call(call: SchedulerCall, streamId: string | undefined, access: Access = openAccess()): CallResult | Promise<CallResult> {
     const fid = call.frameworkId as string;
     const entry = this.frameworks.get(fid);
     if (entry === undefined) return fail('FRAMEWORK_NOT_FOUND', fid);
+    const stranger = callRefusal(fid, entry.info, callerOf(access));
+    if (stranger !== undefined) return { ok: false, error: stranger };
     if (entry.phase !== 'CONNECTED' || entry.streamId === undefined) return fail('FRAMEWORK_NOT_SUBSCRIBED');
     if (streamId === undefined || streamId === '') return fail('STREAM_ID_MISSING');
     if (streamId !== entry.streamId) {
@@ -350,7 +404,8 @@ export class Schedulers {
     const b = call.body;
     switch (call.type) {
       case 'ACCEPT':
-        this.#accept(entry, b.accept ?? {});
+        // run_tasks decides on each task's user; without ACLs nothing is asked.
+        this.#accept(entry, b.accept ?? {}, access.filters ? access.approver('run_tasks') : undefined);
         return { ok: true };
       case 'DECLINE': {
         const d = b.decline ?? {};
@@ -396,7 +451,7 @@ export class Schedulers {
       case 'TEARDOWN':
         return this.#removeFramework(fid);
       case 'UPDATE_FRAMEWORK':
-        return this.#updateFramework(entry, (b.update_framework as NonNullable<SchedulerCallBody['update_framework']>).framework_info);
+        return this.#updateFramework(entry, (b.update_framework as NonNullable<SchedulerCallBody['update_framework']>).framework_info, access);
       case 'SHUTDOWN': {
         // A command task's executor has the task's id (Mesos' command executor): shutting it down kills the task.
         const sd = b.shutdown as NonNullable<SchedulerCallBody['shutdown']>;
@@ -417,16 +472,26 @@ export class Schedulers {
     }
   }
 
+  /** The operator's TEARDOWN (authorized by the caller): removes the framework as its own TEARDOWN does. */
+  teardown(frameworkId: string): Promise<CallResult> {
+    return this.#removeFramework(frameworkId);
+  }
+
   /**
    * UPDATE_FRAMEWORK (Mesos 1.9+): a new FrameworkInfo for a subscribed framework, without a
    * re-subscription. As Mesos, the id must stay and user, principal and checkpoint cannot
    * change. Durable first, then applied; answered 200.
    */
-  async #updateFramework(entry: FrameworkEntry, info: FrameworkInfo): Promise<CallResult> {
-    if (info.id?.value !== entry.id) return fail('SCHEDULER_CALL_INVALID', "'update_framework.framework_info.id' differs from 'framework_id'");
+  async #updateFramework(entry: FrameworkEntry, requested: FrameworkInfo, access: Access): Promise<CallResult> {
+    if (requested.id?.value !== entry.id) return fail('SCHEDULER_CALL_INVALID', "'update_framework.framework_info.id' differs from 'framework_id'");
+    // An unset principal is the framework's own (as SUBSCRIBE fills it); only a named one is a change.
+    const info = withOwnPrincipal(requested, entry.info);
     for (const field of ['user', 'principal', 'checkpoint'] as const) {
       if (info[field] !== entry.info[field]) return fail('FRAMEWORK_UPDATE_UNSUPPORTED', field);
     }
+    // New roles need register_frameworks as a SUBSCRIBE does.
+    const refused = mayRegister(access, frameworkRoles(info));
+    if (refused !== undefined) return { ok: false, error: refused };
     const w = await this.#o.commits.write('ADD_FRAMEWORK', { frameworkId: entry.id }, (reg) => reg.addFramework({ id: entry.id, info, registeredTimeNs: entry.registeredTimeNs }), () => {
       entry.info = info;
     });
@@ -464,17 +529,33 @@ export class Schedulers {
     this.allocateSoon();
   }
 
-  #accept(entry: FrameworkEntry, accept: NonNullable<SchedulerCallBody['accept']>): void {
+  /**
+   * ACCEPT. With ACLs, `mayRun` (run_tasks) decides on each task's user (its command's, else the
+   * framework's): a refused task is left out of the launch and hears TASK_ERROR
+   * REASON_TASK_UNAUTHORIZED, after the offers are found valid (Mesos' order: invalid offers
+   * lose every task of the call).
+   */
+  #accept(entry: FrameworkEntry, accept: NonNullable<SchedulerCallBody['accept']>, mayRun: Approve | undefined): void {
     const offerIds = (accept.offer_ids ?? []).map((o) => o.value);
     const taskInfos: TaskInfo[] = [];
-    const groupTaskIds: string[] = [];
+    const unauthorized: Array<{ taskId: string; user: string | undefined }> = [];
+    const groupTasks: Array<{ taskId: string; user: string | undefined }> = [];
     for (const op of accept.operations ?? []) {
-      if (op.type === 'LAUNCH') taskInfos.push(...(op.launch?.task_infos ?? []));
-      else if (op.type === 'LAUNCH_GROUP') groupTaskIds.push(...taskGroupIds(op.launch_group));
+      if (op.type === 'LAUNCH') {
+        for (const t of op.launch?.task_infos ?? []) {
+          const user = taskUser(t, entry.info.user);
+          if (mayRun === undefined || mayRun(user)) taskInfos.push(t);
+          else unauthorized.push({ taskId: rawTaskId(t), user });
+        }
+      } else if (op.type === 'LAUNCH_GROUP') groupTasks.push(...taskGroupTasks(op.launch_group, entry.info.user));
       else this.#log.warn('unsupported offer operation ignored', { frameworkId: entry.id, type: op.type });
     }
-    // Task groups need the default executor; Drydock runs command tasks. Each task hears why, none waits forever.
-    for (const taskId of groupTaskIds) this.#sendMasterUpdate(entry.id, undefined, taskId, 'TASK_ERROR', 'REASON_TASK_GROUP_INVALID', 'Drydock runs command tasks only: LAUNCH_GROUP is not supported');
+    // Task groups need the default executor; Drydock runs command tasks. Each task hears why, none waits forever
+    // (an unauthorized one hears that first, as Mesos authorizes before it validates).
+    for (const g of groupTasks) {
+      if (mayRun !== undefined && !mayRun(g.user)) this.#sendMasterUpdate(entry.id, undefined, g.taskId, 'TASK_ERROR', 'REASON_TASK_UNAUTHORIZED', notAuthorizedMessage(g.user));
+      else this.#sendMasterUpdate(entry.id, undefined, g.taskId, 'TASK_ERROR', 'REASON_TASK_GROUP_INVALID', 'Drydock runs command tasks only: LAUNCH_GROUP is not supported');
+    }
     const live = new Set<string>();
     for (const a of this.#agents.all()) for (const t of a.tasks?.values() ?? []) if (t.framework_id.value === entry.id) live.add(t.task_id.value);
     const plan = planAccept({ frameworkId: entry.id, offerIds, offers: this.#offers, taskInfos, liveTaskIds: live });
@@ -482,9 +563,13 @@ export class Schedulers {
       for (const id of plan.validOfferIds) this.#offers.delete(id);
       const state: TaskState = hasCapability(entry.info, 'PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
       // These tasks never reached the table: only the framework hears of them (never `apply`, a duplicate id must not end the live task).
-      for (const taskId of plan.taskIds) this.#sendMasterUpdate(entry.id, undefined, taskId, state, 'REASON_INVALID_OFFERS', plan.message);
+      for (const taskId of [...plan.taskIds, ...unauthorized.map((u) => u.taskId)]) this.#sendMasterUpdate(entry.id, undefined, taskId, state, 'REASON_INVALID_OFFERS', plan.message);
       this.allocateSoon();
       return;
+    }
+    for (const u of unauthorized) {
+      this.#log.info('task launch not authorized', { frameworkId: entry.id, taskId: u.taskId, user: u.user ?? null });
+      this.#sendMasterUpdate(entry.id, plan.agentId, u.taskId, 'TASK_ERROR', 'REASON_TASK_UNAUTHORIZED', notAuthorizedMessage(u.user));
     }
     for (const id of plan.offerIds) this.#offers.delete(id);
     for (const r of plan.rejected) this.#sendMasterUpdate(entry.id, plan.agentId, r.taskId, 'TASK_ERROR', 'REASON_TASK_INVALID', r.message);
@@ -886,11 +971,33 @@ function fail<C extends Parameters<typeof errorOf>[0]>(code: C, ...args: Paramet
   return { ok: false, error: (errorOf as (c: C, ...a: unknown[]) => DrydockError)(code, ...args) };
 }
 
-/** The task ids of a LAUNCH_GROUP operation's `task_group.tasks` (kept as sent: Drydock does not run groups). */
-function taskGroupIds(launchGroup: unknown): string[] {
+/**
+ * The tasks of a LAUNCH_GROUP operation's `task_group.tasks` (kept as sent: Drydock does not run
+ * groups): each id, and the user run_tasks decides on (its command's, else the framework's).
+ */
+function taskGroupTasks(launchGroup: unknown, frameworkUser: string): Array<{ taskId: string; user: string | undefined }> {
   const tasks = (launchGroup as { task_group?: { tasks?: unknown } } | undefined)?.task_group?.tasks;
   if (!Array.isArray(tasks)) return [];
-  return tasks.map((t) => (t as { task_id?: { value?: unknown } } | null)?.task_id?.value).filter((id): id is string => typeof id === 'string' && id !== '');
+  const out: Array<{ taskId: string; user: string | undefined }> = [];
+  for (const t of tasks) {
+    const id = rawTaskId(t);
+    if (id === '') continue;
+    const command = (t as { command?: unknown } | null)?.command;
+    const user = typeof command === 'object' && command !== null ? (command as { user?: unknown }).user : undefined;
+    out.push({ taskId: id, user: taskUser({ command: { user: typeof user === 'string' ? user : undefined } }, frameworkUser) });
+  }
+  return out;
+}
+
+/** A task info's id as sent ('' when missing): the id its TASK_ERROR names. */
+function rawTaskId(t: unknown): string {
+  const v = (t as { task_id?: { value?: unknown } } | null)?.task_id?.value;
+  return typeof v === 'string' ? v : '';
+}
+
+/** The message of a task run_tasks refused (Mesos' wording). */
+function notAuthorizedMessage(user: string | undefined): string {
+  return `Not authorized to launch as user '${user ?? ''}'`;
 }
 
 /** Filters.refuse_seconds in ms: default 5 s; negative falls back to the default; capped at 365 days (Mesos). */

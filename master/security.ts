@@ -13,7 +13,7 @@ import type { ServerResponse } from 'node:http';
 import { parseCredentials } from '../shared/credentials.js';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import { readSecretFile } from '../shared/secrets.js';
+import { readSecretFile } from '../io/secrets.js';
 import { Authenticator, challenge, type Realm } from './authentication.js';
 import { parseAcls, Authorizer, type AclAction, type AclObject, type MachineObject } from './authorization.js';
 import type { SecurityConfig } from './config.js';

@@ -61,7 +61,10 @@ export const ERRORS = {
   /** SUBSCRIBE whose FrameworkInfo.principal is not the authenticated principal (Mesos' check). */
   FRAMEWORK_PRINCIPAL_NOT_AUTHENTICATED: {
     status: 403,
-    message: (claimed: string, principal: string) => `Framework principal '${claimed}' does not match authenticated principal '${principal}'`,
+    message: (claimed: string, principal: string | undefined) =>
+      principal === undefined
+        ? `Framework principal '${claimed}' is not authenticated: send that principal's credentials`
+        : `Framework principal '${claimed}' does not match authenticated principal '${principal}'`,
   },
   // ---- The master's own machinery: registry, scheduler API, maintenance, internal faults.
   /** The registry was written by a newer master; opening it could corrupt what that master knows. */
@@ -77,6 +80,8 @@ export const ERRORS = {
   SCHEDULER_CALL_INVALID: { status: 400, message: (detail: string) => `Failed to validate scheduler::Call: ${detail}` },
   /** A non-SUBSCRIBE call names a framework the master does not know. */
   FRAMEWORK_NOT_FOUND: { status: 404, message: (id: string) => `Framework '${id}' not found` },
+  /** Operator TEARDOWN of a framework the master does not have (Mesos' message). */
+  FRAMEWORK_UNKNOWN: { status: 400, message: () => 'No framework found with specified ID' },
   /** The framework is known (disconnected, recovered) but has no open stream. */
   FRAMEWORK_NOT_SUBSCRIBED: { status: 403, message: () => 'Framework is not subscribed' },
   STREAM_ID_MISSING: { status: 400, message: () => "All non-subscribe calls should include the 'Mesos-Stream-Id' header" },

@@ -96,6 +96,8 @@ export type TaskStatusReason =
   | 'REASON_RESOURCES_UNKNOWN'
   | 'REASON_FRAMEWORK_REMOVED'
   | 'REASON_TASK_GROUP_INVALID'
+  /** The run_tasks ACL refused the task's user (issue 13). */
+  | 'REASON_TASK_UNAUTHORIZED'
   | 'REASON_TASK_CHECK_STATUS_UPDATED'
   | 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED';
 
@@ -213,6 +215,8 @@ export interface Task {
   status_update_uuid?: string;
   kill_policy?: KillPolicy;
   labels?: { labels: Array<{ key: string; value?: string }> };
+  /** The user its command runs as (TaskInfo.command.user), when the task set one; view_tasks reads it. */
+  user?: string;
 }
 
 /** The default kill grace period of Mesos' command executor. */

@@ -261,7 +261,7 @@ export interface CallResult {
 }
 
 export class SubscribeFailed extends Error {
-  constructor(readonly status: number, readonly text: string, readonly sent: Record<string, unknown>) {
+  constructor(readonly status: number, readonly text: string, readonly sent: Record<string, unknown>, readonly headers?: Headers) {
     super(`SUBSCRIBE answered ${status}: ${text}; sent ${JSON.stringify(sent)}`);
     this.name = 'SubscribeFailed';
   }
@@ -276,6 +276,16 @@ interface Waiter {
 export interface ProtoSubscribeOptions {
   /** How long to wait for the answer and the SUBSCRIBED event (default 15 s). */
   timeoutMs?: number;
+  /** The `Authorization` header of the SUBSCRIBE and of every later call (shared/credentials.ts authorizationHeader). */
+  authorization?: string;
+}
+
+/** Overrides for one call: another framework's id or stream id (a stranger's call), other credentials. */
+export interface ProtoCallOptions {
+  frameworkId?: string;
+  streamId?: string;
+  /** The `Authorization` header; null sends none (anonymous). Default: the client's. */
+  authorization?: string | null;
 }
 
 export class ProtoScheduler {
@@ -298,8 +308,11 @@ export class ProtoScheduler {
   /** Decode failures no waiter has been told about yet. */
   #unreported: DecodeFailure[] = [];
   readonly #abort: AbortController;
+  /** The Authorization header this client sends, if any. */
+  readonly authorization: string | undefined;
 
-  private constructor(url: string, streamId: string, subscribed: ProtoEvent, sent: Record<string, unknown>, abort: AbortController, ended: Promise<string>) {
+  private constructor(url: string, streamId: string, subscribed: ProtoEvent, sent: Record<string, unknown>, abort: AbortController, ended: Promise<string>, authorization: string | undefined) {
+    this.authorization = authorization;
     this.url = url;
     this.streamId = streamId;
     this.subscribed = subscribed;
@@ -315,17 +328,19 @@ export class ProtoScheduler {
    */
   static async subscribe(masterUrl: string, frameworkInfo: Record<string, unknown>, opts: ProtoSubscribeOptions = {}): Promise<ProtoScheduler> {
     const url = `${masterUrl}/api/v1/scheduler`;
-    const sent = encodeCall({ type: 'SUBSCRIBE', subscribe: { framework_info: frameworkInfo } });
+    // A framework that fails over names its id twice, as Mesos requires: in the call and in its FrameworkInfo.
+    const id = frameworkInfo['id'];
+    const sent = encodeCall({ type: 'SUBSCRIBE', ...(id === undefined ? {} : { framework_id: id }), subscribe: { framework_info: frameworkInfo } });
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new Error('timed out waiting for SUBSCRIBED')), opts.timeoutMs ?? 15_000);
     try {
       const res = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...(opts.authorization === undefined ? {} : { authorization: opts.authorization }) },
         body: JSON.stringify(sent),
         signal: abort.signal,
       });
-      if (res.status !== 200 || res.body === null) throw new SubscribeFailed(res.status, await res.text(), sent);
+      if (res.status !== 200 || res.body === null) throw new SubscribeFailed(res.status, await res.text(), sent, res.headers);
       const streamId = res.headers.get('mesos-stream-id');
       if (streamId === null) throw new SubscribeFailed(res.status, 'no Mesos-Stream-Id header on the SUBSCRIBE answer', sent);
       const reader = res.body.getReader();
@@ -364,7 +379,7 @@ export class ProtoScheduler {
           for (const r of recs) take(decodeEvent(r));
         }
       })();
-      const client = new ProtoScheduler(url, streamId, subscribed, sent, abort, ended);
+      const client = new ProtoScheduler(url, streamId, subscribed, sent, abort, ended, opts.authorization);
       client.received.push(subscribed);
       for (const d of early.splice(0)) client.#take(d);
       take = (d) => client.#take(d);
@@ -452,13 +467,19 @@ export class ProtoScheduler {
    * Sends a call of `type` with this framework's id and stream id; `body` (Mesos field names)
    * goes under the type's own field (`accept`, `kill`, ...) when given.
    */
-  async call(type: string, body?: Record<string, unknown>): Promise<CallResult> {
-    const call: Record<string, unknown> = { framework_id: { value: this.frameworkId }, type };
+  async call(type: string, body?: Record<string, unknown>, opts: ProtoCallOptions = {}): Promise<CallResult> {
+    const call: Record<string, unknown> = { framework_id: { value: opts.frameworkId ?? this.frameworkId }, type };
     if (body !== undefined) call[type.toLowerCase()] = body;
     const sent = encodeCall(call);
+    const authorization = opts.authorization === undefined ? this.authorization : (opts.authorization ?? undefined);
     const res = await fetch(this.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'mesos-stream-id': this.streamId },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'mesos-stream-id': opts.streamId ?? this.streamId,
+        ...(authorization === undefined ? {} : { authorization }),
+      },
       body: JSON.stringify(sent),
       signal: AbortSignal.timeout(15_000),
     });

@@ -9,7 +9,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authorizationHeader, parseAuthorization, parseClientCredential, parseCredentials, parseInlineCredential } from '../../shared/credentials.js';
-import { readSecretFile, unsafeModeReason } from '../../shared/secrets.js';
+import { readSecretFile, unsafeModeReason } from '../../io/secrets.js';
 import { Authenticator } from '../../master/authentication.js';
 import { Authorizer, parseAcls, type AclAction, type AclObject } from '../../master/authorization.js';
 import { scheduleChanges, type Schedule } from '../../master/maintenance.js';
