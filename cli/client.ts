@@ -6,8 +6,10 @@
  * sent back as the same digits. `JSON.parse` here would silently round them.
  */
 
-import { findLeader, parseMasterSpec } from '../shared/detection.js';
+import { ANONYMOUS_ACCESS, sendFollowing, type ClientAccess } from '../io/client-auth.js';
+import { findLeader, parseMasterSpec, type Fetch, type MasterSpec } from '../shared/detection.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
+import type { ClientTransport } from '../io/transport.js';
 
 /** An answer the operator should see: HTTP status and the master's message. */
 export class ApiError extends Error {
@@ -17,10 +19,37 @@ export class ApiError extends Error {
   }
 }
 
-/** Where the master is: --master, else DRYDOCK_MASTER, else 127.0.0.1:5050. */
+/** Where the master is: --master, else DRYDOCK_MASTER, else 127.0.0.1:5050; without http:// or https:// (see masterScheme). */
 export function resolveMaster(flag: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
   const raw = flag ?? env['DRYDOCK_MASTER'] ?? '127.0.0.1:5050';
-  return raw.replace(/^https?:\/\//, '').replace(/\/+$/, '');
+  if (raw.trim().startsWith('etcd://')) return raw.trim().replace(/\/+$/, '');
+  return raw
+    .split(',')
+    .map((m) => m.trim().replace(/^https?:\/\//i, '').replace(/\/+$/, ''))
+    .join(',');
+}
+
+/**
+ * How to speak to the master: https when --master (or DRYDOCK_MASTER) says https://, or when
+ * TLS material is given (--tls_ca_file, a client certificate) and it names no scheme; else http.
+ * An explicit http:// wins over the TLS flags.
+ */
+export function masterScheme(flag: string | undefined, env: Readonly<Record<string, string | undefined>>, tls: boolean): 'http' | 'https' {
+  const raw = flag ?? env['DRYDOCK_MASTER'] ?? '';
+  const schemes = raw.split(',').map((m) => /^\s*(https?):\/\//i.exec(m)?.[1]?.toLowerCase());
+  if (schemes.includes('https')) return 'https';
+  if (schemes.includes('http')) return 'http';
+  return tls ? 'https' : 'http';
+}
+
+/**
+ * The leading master's host:port through a spec: the masters of a list are asked for /redirect
+ * over `scheme` with the transport's TLS options; etcd (an etcd:// spec) with the plain global
+ * fetch, as its TLS is not the master's.
+ */
+export function leaderOf(spec: MasterSpec, transport: ClientTransport, scheme: 'http' | 'https'): Promise<string | undefined> {
+  const fetchFn: Fetch = spec.kind === 'list' ? transport.fetch : fetch;
+  return findLeader(spec, fetchFn, undefined, scheme);
 }
 
 /** The line for a `--master` (or DRYDOCK_MASTER) that is no master spec. */
@@ -33,48 +62,95 @@ export function noLeaderLine(master: string): string {
   return `no leading master found through ${master}; set --master or DRYDOCK_MASTER`;
 }
 
+export interface MasterClientOptions {
+  /** How long one call may take (default 15 s). */
+  readonly timeoutMs?: number;
+  /** Credential and TLS (default: none). */
+  readonly access?: ClientAccess;
+  /** http or https (default http; see masterScheme). */
+  readonly scheme?: 'http' | 'https';
+}
+
 export class MasterClient {
   readonly #master: string;
   readonly #timeoutMs: number;
+  readonly #access: ClientAccess;
+  readonly #scheme: 'http' | 'https';
   #base: string | undefined;
 
   /** `master`: host:port, a list of masters, or etcd://endpoints/prefix (the leader is found at the first call). */
-  constructor(master: string, timeoutMs = 15_000) {
+  constructor(master: string, o: MasterClientOptions = {}) {
     this.#master = master;
-    this.#timeoutMs = timeoutMs;
+    this.#timeoutMs = o.timeoutMs ?? 15_000;
+    this.#access = o.access ?? ANONYMOUS_ACCESS;
+    this.#scheme = o.scheme ?? 'http';
+  }
+
+  /** The credential in words (undefined: none was sent), for the line a 401 prints. */
+  get credential(): string | undefined {
+    return this.#access.credential;
   }
 
   async #leader(): Promise<string> {
     if (this.#base !== undefined) return this.#base;
     const spec = parseMasterSpec(this.#master);
     if (!spec.ok) throw new ApiError(0, badMasterLine(this.#master, spec.error));
-    const leader = await findLeader(spec.value, fetch);
+    const leader = await leaderOf(spec.value, this.#access.transport, this.#scheme);
     if (leader === undefined) throw new ApiError(0, noLeaderLine(this.#master));
-    this.#base = `http://${leader}`;
+    this.#base = `${this.#scheme}://${leader}`;
     return this.#base;
   }
 
-  /** POST /api/v1 with a call; resolves with the parsed answer (undefined for an empty 200). A standby's 307 is followed. */
+  /**
+   * POST /api/v1 with a call; resolves with the parsed answer (undefined for an empty 200). A
+   * standby's 307 is followed with the credential (and the leader asked directly from then on).
+   */
   async call<T = unknown>(call: Record<string, unknown>): Promise<T> {
     const base = await this.#leader();
     let res: Response;
     try {
-      res = await fetch(`${base}/api/v1`, {
+      const sent = await sendFollowing(this.#access.transport, `${base}/api/v1`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: stringifyJson(call),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
+      res = sent.response;
+      if (sent.url !== `${base}/api/v1`) this.#base = new URL(sent.url).origin;
     } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      // fetch refuses a few ports outright (5060 and 5061 are SIP): say so, not "cannot reach".
-      if (cause?.message === 'bad port') throw new ApiError(0, `${base}: fetch refuses this port (5060/5061 are blocked as SIP ports); run the master on another port`);
-      throw new ApiError(0, `cannot reach the master at ${base} (${cause?.code ?? (e as Error).message}); set --master or DRYDOCK_MASTER`);
+      throw new ApiError(0, unreachableMaster(base, e));
     }
     const text = await res.text();
     if (!res.ok) throw new ApiError(res.status, text.trim() || `${res.status} ${res.statusText}`);
     return (text === '' ? undefined : parseJson(text)) as T;
   }
+}
+
+/**
+ * What TLS trouble a failed request's error code points at, for `base` (undefined: none): a
+ * certificate that does not verify, or a TLS connection the server closed (it wants a client
+ * certificate, or does not speak TLS). Pure.
+ */
+export function tlsTrouble(base: string, code: string): string | undefined {
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_|HOSTNAME|ALTNAME/.test(code) && !/CERTIFICATE_REQUIRED/.test(code)) return 'its certificate does not verify: give its CA with --tls_ca_file (or DRYDOCK_TLS_CA_FILE)';
+  if (!base.startsWith('https:')) return undefined;
+  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(code)) return 'it does not speak TLS: use http:// (and leave out --tls_ca_file)';
+  if (/CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE|ECONNRESET|UND_ERR_SOCKET/.test(code)) return 'it closed the TLS connection: does it want a client certificate (--tls_cert_file, --tls_key_file)?';
+  return undefined;
+}
+
+/** Why the master could not be asked, in a line: the socket's error code, TLS trouble, a refused redirect. */
+export function unreachableMaster(base: string, e: unknown): string {
+  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const cause = err.cause;
+  // fetch refuses a few ports outright (5060 and 5061 are SIP): say so, not "cannot reach".
+  if (cause?.message === 'bad port') return `${base}: fetch refuses this port (5060/5061 are blocked as SIP ports); run the master on another port`;
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `the master at ${base} did not answer in time; set --master or DRYDOCK_MASTER`;
+  const code = cause?.code ?? '';
+  const tls = tlsTrouble(base, code);
+  if (tls !== undefined) return `cannot talk to the master at ${base} (${code}): ${tls}`;
+  if (cause === undefined && err.message !== undefined && err.name === 'Error') return `the master at ${base}: ${err.message}`;
+  return `cannot reach the master at ${base} (${code !== '' ? code : cause?.message ?? err.message ?? String(e)}); set --master or DRYDOCK_MASTER`;
 }
 
 /**

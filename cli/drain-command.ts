@@ -135,6 +135,8 @@ async function waitForDrain(client: MasterClient, agent: { id: string; hostname:
         failures = 0;
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
+        // No credential or no right does not come back by waiting: main.ts says so and exits.
+        if (e.status === 401 || e.status === 403) throw e;
         if (++failures === 1) io.err(`polling GET_AGENTS failed (${e.message}); retrying`);
         if (failures >= WAIT_MAX_FAILURES) {
           io.err(`gave up waiting after ${failures} failed polls; the drain goes on`);

@@ -4,7 +4,9 @@
  */
 
 import { Command, Option, type CommanderError } from 'commander';
-import { ApiError, MasterClient, formatJson, resolveMaster } from './client.js';
+import { ApiError, MasterClient, formatJson, masterScheme, resolveMaster } from './client.js';
+import { accessOptions, loadCliAccess, type AccessFlags } from './access.js';
+import type { ClientAccess } from '../io/client-auth.js';
 import { renderTable } from './table.js';
 import { changeMachines, replaceSchedule, showSchedule, showStatus } from './maintenance-command.js';
 import { drainAgent, listAgents, simpleAgentCommand } from './drain-command.js';
@@ -27,7 +29,8 @@ import {
 } from './plan-command.js';
 import type { VerbFlags } from './plan.js';
 import { listPods, podAction, podInfo, podStatus } from './pod-command.js';
-import { EXIT_USAGE, type Target } from './service-api.js';
+import { processShellWith, type Shell } from './plan-command.js';
+import { EXIT_FORBIDDEN, EXIT_UNAUTHENTICATED, EXIT_USAGE, accessRefusal, type Target } from './service-api.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
 
 interface TaskJson {
@@ -42,7 +45,24 @@ const program = new Command()
   .name('drydock')
   .description('Operate a Drydock cluster: agents, tasks, maintenance and draining; plans and pods of a service scheduler.')
   .version(DRYDOCK_VERSION)
-  .addOption(new Option('--master <host:port>', 'the master: host:port, several as m1:5050,m2:5050, or etcd://h:2379/prefix (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'))
+  .addOption(new Option('--master <host:port>', 'the master: host:port (https://host:port for TLS), several as m1:5050,m2:5050, or etcd://h:2379/prefix (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'));
+for (const o of accessOptions()) program.addOption(o);
+program
+  .addHelpText('after', `
+Credentials and TLS (every command; flags win over the environment):
+  --principal NAME --secret_file FILE   Basic credentials; FILE holds the secret (or 'principal secret',
+                                        or {"token": ...}) and must not be readable by others (chmod 600)
+  DRYDOCK_CREDENTIALS=principal:secret  the same in the environment, or DRYDOCK_CREDENTIALS='Bearer <token>'
+  DRYDOCK_PRINCIPAL, DRYDOCK_SECRET_FILE, DRYDOCK_TLS_CA_FILE, DRYDOCK_TLS_CERT_FILE, DRYDOCK_TLS_KEY_FILE
+  --tls_ca_file FILE                    verify the master's certificate; the master is then asked over https
+
+Exit status (agent, maintenance, machine, tasks, run before its task starts):
+  0    done
+  1    the master refused the call (400, 404, 409), or could not be reached
+  2    usage: a bad flag, or a credential or TLS file that cannot be used (nothing was sent)
+  3    the master wants credentials (401), or refused the ones given
+  4    the master's ACLs do not allow it (403); the message names the action and principal
+  130  Ctrl-C (agent drain --wait)`)
   .showHelpAfterError();
 
 /** Sets the exit status for a command that finished; a non-zero one ends the process at once. */
@@ -51,8 +71,32 @@ function exit(code: number): void {
   process.exitCode = 0;
 }
 
+let loaded: ClientAccess | undefined;
+/**
+ * The credential and TLS material of the global flags and the environment, read once; a file
+ * that cannot be used (mode 0644, missing, not a credential) ends the command with 2 before
+ * anything is sent.
+ */
+function access(): ClientAccess {
+  if (loaded !== undefined) return loaded;
+  const r = loadCliAccess(program.opts<AccessFlags>(), process.env);
+  if (!r.ok) {
+    process.stderr.write(`drydock: ${r.error}\n`);
+    process.exit(EXIT_USAGE);
+  }
+  loaded = r.value;
+  return loaded;
+}
+
 function client(): MasterClient {
-  return new MasterClient(resolveMaster(program.opts<{ master?: string }>().master));
+  const master = program.opts<{ master?: string }>().master;
+  const a = access();
+  return new MasterClient(resolveMaster(master), { access: a, scheme: masterScheme(master, process.env, a.transport.tls) });
+}
+
+/** The plan and pod commands' shell, with the same credential and TLS material. */
+function shell(): Shell {
+  return processShellWith(access(), { master: program.opts<{ master?: string }>().master });
 }
 
 const agent = program.command('agent').description('agents (machines running drydock-agent): list, drain, deactivate, reactivate, mark gone');
@@ -159,7 +203,9 @@ program
       process.stderr.write(`drydock run: ${req.error}\n`);
       process.exit(1);
     }
-    const code = await runCommand(resolveMaster(opts.master ?? program.opts<{ master?: string }>().master), req.value);
+    const master = opts.master ?? program.opts<{ master?: string }>().master;
+    const a = access();
+    const code = await runCommand(resolveMaster(master), req.value, { access: a, scheme: masterScheme(master, process.env, a.transport.tls) });
     process.exit(code);
   });
 
@@ -172,7 +218,9 @@ function exitHelp(kind: Target['kind']): string {
 Exit status:
   0    done; also when the ${kind} answers 208 (already reported or completed)
   1    the ${kind} refused (400, 404${kind === 'master' ? ', 409' : ''}), answered something else unexpected, or could not be reached
-  2    usage: a bad flag or argument (nothing was sent)
+  2    usage: a bad flag or argument, or a credential or TLS file that cannot be used (nothing was sent)${kind === 'master' ? `
+  ${EXIT_UNAUTHENTICATED}    the master wants credentials (401), or refused the ones given
+  ${EXIT_FORBIDDEN}    the master's ACLs do not allow it (403)` : ''}
   130  Ctrl-C (plan show --watch)`;
 }
 
@@ -217,16 +265,16 @@ const TARGETED_VERBS: ReadonlyArray<readonly [string, string | undefined, string
  */
 function planCommands(parent: Command, api: PlanApi, kind: Target['kind']): void {
   const flags = kind === 'master' ? masterFlags : <T extends PlanFlags>(opts: T): T => opts;
-  const verb = (command: string) => async (name: string, opts: PlanFlags & VerbFlags) => exit(await planVerb(api, command, name, flags(opts)));
+  const verb = (command: string) => async (name: string, opts: PlanFlags & VerbFlags) => exit(await planVerb(api, command, name, flags(opts), shell()));
 
   apiCommand(kind, parent, 'list', 'list the plans, one name a line')
-    .action(async (opts: PlanFlags) => exit(await listPlans(api, flags(opts))));
+    .action(async (opts: PlanFlags) => exit(await listPlans(api, flags(opts), shell())));
 
   apiCommand(kind, parent, 'show', 'show a plan as a tree: phases, steps, their statuses and what a step waits for, then the plan\'s errors; 417 (plan ERROR) is shown too')
     .argument('<plan>', 'plan name, e.g. deploy')
     .option('--watch', 'redraw until the plan is COMPLETE (exit 0); keeps watching through ERROR (a step may be restarted); gives up (exit 1) after 30s without an answer')
     .option('--interval <duration>', 'with --watch, time between polls, 100ms to 1hrs (default: 1secs)')
-    .action(async (name: string, opts: ShowFlags) => exit(await showPlan(api, name, flags(opts))));
+    .action(async (name: string, opts: ShowFlags) => exit(await showPlan(api, name, flags(opts), shell())));
 
   if (kind === 'scheduler') {
     apiCommand(kind, parent, 'start', 'start a plan (a COMPLETE one runs again), with parameters that become its tasks\' environment')
@@ -263,13 +311,13 @@ const maintenancePlan = maintenance
 
 apiCommand('master', maintenancePlan, 'create', 'create a maintenance plan from a spec (YAML or JSON) and start it; the master checks the spec and lists every error')
   .argument('<file>', 'the spec, or - for stdin')
-  .action(async (file: string, opts: MasterFlags) => exit(await createPlan(file, masterFlags(opts))));
+  .action(async (file: string, opts: MasterFlags) => exit(await createPlan(file, masterFlags(opts), shell())));
 
 planCommands(maintenancePlan, MASTER_PLANS, 'master');
 
 apiCommand('master', maintenancePlan, 'delete', 'delete a maintenance plan that is COMPLETE or stopped (409 otherwise)')
   .argument('<plan>', 'plan name')
-  .action(async (name: string, opts: MasterFlags) => exit(await deletePlan(name, masterFlags(opts))));
+  .action(async (name: string, opts: MasterFlags) => exit(await deletePlan(name, masterFlags(opts), shell())));
 
 const pod = program
   .command('pod')
@@ -278,28 +326,34 @@ const pod = program
   .exitOverride(usageExit);
 
 serviceCommand(pod, 'list', 'list the pod instances, one name a line')
-  .action(async (opts: SchedulerFlags) => exit(await listPods(opts)));
+  .action(async (opts: SchedulerFlags) => exit(await listPods(opts, shell())));
 
 serviceCommand(pod, 'status', 'a table of the tasks of every pod instance, or of one: status (Mesos TaskState without TASK_), readiness, host')
   .argument('[pod]', 'pod instance, e.g. hello-0')
-  .action(async (name: string | undefined, opts: SchedulerFlags) => exit(await podStatus(name, opts)));
+  .action(async (name: string | undefined, opts: SchedulerFlags) => exit(await podStatus(name, opts, shell())));
 
 serviceCommand(pod, 'info', 'the Mesos TaskInfo and latest TaskStatus of each task of a pod instance, as JSON')
   .argument('<pod>', 'pod instance, e.g. hello-0')
-  .action(async (name: string, opts: SchedulerFlags) => exit(await podInfo(name, opts)));
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podInfo(name, opts, shell())));
 
 serviceCommand(pod, 'restart', 'restart the tasks of a pod instance where they are (kill, relaunch on the same agent)')
   .argument('<pod>', 'pod instance, e.g. hello-0')
-  .action(async (name: string, opts: SchedulerFlags) => exit(await podAction('restart', name, opts)));
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podAction('restart', name, opts, shell())));
 
 serviceCommand(pod, 'replace', 'replace the tasks of a pod instance: killed and launched anew, possibly on another agent')
   .argument('<pod>', 'pod instance, e.g. hello-0')
-  .action(async (name: string, opts: SchedulerFlags) => exit(await podAction('replace', name, opts)));
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podAction('replace', name, opts, shell())));
 
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof ApiError) {
+    // 401 and 403 say what to do and exit with their own status (service-api.ts).
+    const refused = accessRefusal('master', e.status, e.message, loaded?.credential);
+    if (refused !== undefined) {
+      for (const line of refused.err) process.stderr.write(`drydock: ${line}\n`);
+      process.exit(refused.exitCode);
+    }
     process.stderr.write(`drydock: ${e.status === 0 ? '' : `master answered ${e.status}: `}${e.message}\n`);
     process.exit(1);
   }

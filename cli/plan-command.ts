@@ -9,7 +9,7 @@
  */
 
 import { readFile } from 'node:fs/promises';
-import { badMasterLine, noLeaderLine, resolveMaster } from './client.js';
+import { badMasterLine, leaderOf, masterScheme, noLeaderLine, resolveMaster } from './client.js';
 import {
   MAINTENANCE_PLANS,
   PLAN_COMMANDS,
@@ -31,15 +31,16 @@ import {
   type VerbFlags,
   type WatchOptions,
 } from './plan.js';
-import { EXIT_FAILED, EXIT_USAGE, ask, resolveScheduler, type Answer, type ApiRequest, type Printed, type Target } from './service-api.js';
+import { EXIT_FAILED, EXIT_USAGE, SCHEDULER_TIMEOUT_MS, ask, resolveScheduler, type Answer, type ApiRequest, type Printed, type Target } from './service-api.js';
 import { EXIT_INTERRUPTED, ansiPaint, eraseFrame, plainPaint, screenIo, screenRows, type ScreenIo, type TerminalIo } from './terminal.js';
-import { findLeader, parseMasterSpec, type MasterSpec } from '../shared/detection.js';
+import { parseMasterSpec, type MasterSpec } from '../shared/detection.js';
+import { ANONYMOUS_ACCESS, type ClientAccess } from '../io/client-auth.js';
 
 /** The real terminal; `drydock: ` in front of errors. */
 export const processScreen: ScreenIo = screenIo('drydock');
 
 /** The shells' way to the scheduler or master: `ask` in the process, a fake in a test. */
-export type Send = (base: string, req: ApiRequest) => Promise<Answer>;
+export type Send = (at: Target, req: ApiRequest) => Promise<Answer>;
 
 /** The flags every `drydock plan` and `drydock pod` command takes. */
 export interface SchedulerFlags {
@@ -75,6 +76,8 @@ export interface Shell {
   readonly findLeader: (spec: MasterSpec) => Promise<string | undefined>;
   /** A file's text; `-` is stdin. Rejects with the file's error. */
   readonly readInput: (file: string) => Promise<string>;
+  /** The credential and TLS the master is asked with (default: none); decides http or https too. */
+  readonly access?: ClientAccess;
 }
 
 async function readStdin(): Promise<string> {
@@ -83,13 +86,24 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export const processShell: Shell = {
-  io: processScreen,
-  send: ask,
-  env: process.env,
-  findLeader: (spec) => findLeader(spec, fetch),
-  readInput: (file) => (file === '-' ? readStdin() : readFile(file, 'utf8')),
-};
+/**
+ * The process's shell with a credential and TLS material (main.ts builds it from the global
+ * flags). The credential goes to the master only; TLS material verifies a https:// scheduler too.
+ */
+export function processShellWith(access: ClientAccess, flags: { master?: string | undefined } = {}): Shell {
+  const tls = access.transport.tls;
+  return {
+    io: processScreen,
+    send: (at, req) => ask(at.base, req, SCHEDULER_TIMEOUT_MS, access.transport, at.kind === 'master'),
+    env: process.env,
+    findLeader: (spec) => leaderOf(spec, access.transport, masterScheme(flags.master, process.env, tls)),
+    readInput: (file) => (file === '-' ? readStdin() : readFile(file, 'utf8')),
+    access,
+  };
+}
+
+/** The process's shell without credentials or TLS. */
+export const processShell: Shell = processShellWith(ANONYMOUS_ACCESS);
 
 /** Writes what a pure part decided; returns its exit status. */
 export function print(io: TerminalIo, p: Printed): number {
@@ -121,7 +135,8 @@ async function leadingMaster(flags: MasterFlags, shell: Shell): Promise<Target |
     shell.io.err(noLeaderLine(master));
     return EXIT_FAILED;
   }
-  return { kind: 'master', base: `http://${leader}` };
+  const access = shell.access ?? ANONYMOUS_ACCESS;
+  return { kind: 'master', base: `${masterScheme(flags.master, shell.env, access.transport.tls)}://${leader}`, credential: access.credential };
 }
 
 /** Which plans a command works on: where they are (root) and who serves them (target). */
@@ -153,7 +168,7 @@ export async function listPlans(api: PlanApi, flags: PlanFlags, shell: Shell = p
   const at = await api.locate(flags, shell);
   if (typeof at === 'number') return at;
   const req = planListRequest(api.root);
-  return print(shell.io, listOutcome(at, req, await shell.send(at.base, req), flags.json === true));
+  return print(shell.io, listOutcome(at, req, await shell.send(at, req), flags.json === true));
 }
 
 /** `drydock [maintenance] plan show <plan> [--watch [--interval D]]`. */
@@ -168,7 +183,7 @@ export async function showPlan(api: PlanApi, name: string, flags: ShowFlags, she
   if (typeof at === 'number') return at;
   const json = flags.json === true;
   const paint = io.colour && !json ? ansiPaint : plainPaint;
-  if (flags.watch !== true) return print(io, showOutcome(at, name, req.value, await shell.send(at.base, req.value), json, paint));
+  if (flags.watch !== true) return print(io, showOutcome(at, name, req.value, await shell.send(at, req.value), json, paint));
   return watchPlan(at, req.value, { name, from: at.kind, json, tty: io.tty, paint, intervalMs: interval.value, giveUpMs: WATCH_GIVE_UP_MS }, shell);
 }
 
@@ -186,7 +201,7 @@ async function watchPlan(at: Target, req: ApiRequest, o: WatchOptions, shell: Sh
   try {
     let state = WATCH_START;
     for (;;) {
-      const answer = await Promise.race([shell.send(at.base, req), stopped]);
+      const answer = await Promise.race([shell.send(at, req), stopped]);
       if (answer === 'stopped') break;
       const step = watchStep(state, planPoll(at, req, answer), io.nowMs(), o);
       state = step.state;
@@ -213,7 +228,7 @@ async function sendOne(api: PlanApi, req: { ok: true; value: ApiRequest } | { ok
   if (!req.ok) return usage(shell.io, req.error);
   const at = await api.locate(flags, shell);
   if (typeof at === 'number') return at;
-  return print(shell.io, verbOutcome(at, req.value, await shell.send(at.base, req.value), flags.json === true));
+  return print(shell.io, verbOutcome(at, req.value, await shell.send(at, req.value), flags.json === true));
 }
 
 /**

@@ -18,8 +18,10 @@ import {
   EXIT_FAILED,
   EXIT_OK,
   answerJson,
+  accessRefusal,
   decodeNames,
   failureLine,
+  failurePrinted,
   isObj,
   malformedLine,
   oneLine,
@@ -277,7 +279,7 @@ export function renderPlan(name: string, plan: PlanView, paint: Paint): string[]
 
 /** `drydock plan list`: the names, one a line (or the JSON array). */
 export function listOutcome(at: Target, req: ApiRequest, answer: Answer, json: boolean): Printed {
-  if (answer.kind !== 'http' || answer.status !== 200) return printedError(failureLine(at, req, answer));
+  if (answer.kind !== 'http' || answer.status !== 200) return failurePrinted(at, req, answer);
   const value = answerJson(answer.body);
   const names = value.ok ? decodeNames(value.value) : value;
   if (!names.ok || !value.ok) return printedError(malformedLine(at, req, answer.status, names.ok ? '' : names.error));
@@ -292,7 +294,7 @@ export function listOutcome(at: Target, req: ApiRequest, answer: Answer, json: b
 export type PlanPoll =
   | { readonly kind: 'plan'; readonly plan: PlanView; readonly json: unknown }
   | { readonly kind: 'transient'; readonly error: string }
-  | { readonly kind: 'fatal'; readonly error: string };
+  | { readonly kind: 'fatal'; readonly error: string; readonly exitCode: number };
 
 /** Classifies one answer to `GET /v1/plans/<plan>` (see PlanPoll). */
 export function planPoll(at: Target, req: ApiRequest, answer: Answer): PlanPoll {
@@ -300,10 +302,14 @@ export function planPoll(at: Target, req: ApiRequest, answer: Answer): PlanPoll 
   if (answer.status === 200 || answer.status === 202 || answer.status === 417) {
     const value = answerJson(answer.body);
     const plan = value.ok ? decodePlan(value.value) : value;
-    if (!value.ok || !plan.ok) return { kind: 'fatal', error: malformedLine(at, req, answer.status, plan.ok ? '' : plan.error) };
+    if (!value.ok || !plan.ok) return { kind: 'fatal', error: malformedLine(at, req, answer.status, plan.ok ? '' : plan.error), exitCode: EXIT_FAILED };
     return { kind: 'plan', plan: plan.value, json: value.value };
   }
-  return { kind: answer.status >= 500 ? 'transient' : 'fatal', error: failureLine(at, req, answer) };
+  // 401 and 403 end a watch at once: waiting does not bring a credential or a right.
+  const refused = accessRefusal(at.kind, answer.status, answer.body, at.credential);
+  if (refused !== undefined) return { kind: 'fatal', error: refused.err.join('\n'), exitCode: refused.exitCode };
+  if (answer.status >= 500) return { kind: 'transient', error: failureLine(at, req, answer) };
+  return { kind: 'fatal', error: failureLine(at, req, answer), exitCode: EXIT_FAILED };
 }
 
 /**
@@ -313,7 +319,7 @@ export function planPoll(at: Target, req: ApiRequest, answer: Answer): PlanPoll 
  */
 export function showOutcome(at: Target, name: string, req: ApiRequest, answer: Answer, json: boolean, paint: Paint): Printed {
   const poll = planPoll(at, req, answer);
-  if (poll.kind !== 'plan') return printedError(poll.error);
+  if (poll.kind !== 'plan') return printedError(poll.error, poll.kind === 'fatal' ? poll.exitCode : EXIT_FAILED);
   return printedOk(json ? [formatJson(poll.json)] : renderPlan(name, poll.plan, paint));
 }
 
@@ -338,7 +344,7 @@ export function verbOutcome(at: Target, req: ApiRequest, answer: Answer, json: b
     const text = oneLine(answer.body.trim()) || ALREADY;
     return json ? { exitCode: EXIT_OK, out: [], err: [text] } : printedOk([text]);
   }
-  return printedError(failureLine(at, req, answer));
+  return failurePrinted(at, req, answer);
 }
 
 /** `--interval` for `--watch`: a Mesos duration (`1secs`, `500ms`), from 100ms to 1hrs. */
@@ -416,7 +422,7 @@ export function watchStep(state: WatchState, poll: PlanPoll, nowMs: number, o: W
       return { state: next, ...back, ...(shown !== state.shown ? { draw: shown } : {}), ...(done ? { exitCode: EXIT_OK } : {}) };
     }
     case 'fatal':
-      return { state, err: poll.error, exitCode: EXIT_FAILED };
+      return { state, err: poll.error, exitCode: poll.exitCode };
     case 'transient': {
       const since = state.failingSinceMs ?? nowMs;
       const failing = nowMs - since;

@@ -22,7 +22,7 @@ import { EXIT_USAGE } from './service-api.js';
 export async function listPods(flags: SchedulerFlags, shell: Shell = processShell): Promise<number> {
   const at = schedulerTarget(flags, shell);
   if (at === undefined) return EXIT_USAGE;
-  return print(shell.io, podListOutcome(at, await shell.send(at.base, POD_LIST_REQUEST), flags.json === true));
+  return print(shell.io, podListOutcome(at, await shell.send(at, POD_LIST_REQUEST), flags.json === true));
 }
 
 /** `drydock pod status [<pod>]`: every instance of the service, or one. */
@@ -34,7 +34,7 @@ export async function podStatus(pod: string | undefined, flags: SchedulerFlags, 
     shell.io.err(req.error);
     return EXIT_USAGE;
   }
-  return print(shell.io, podStatusOutcome(at, req.value, pod !== undefined, await shell.send(at.base, req.value), flags.json === true));
+  return print(shell.io, podStatusOutcome(at, req.value, pod !== undefined, await shell.send(at, req.value), flags.json === true));
 }
 
 /** `drydock pod info <pod>`: JSON either way (see podInfoOutcome). */
@@ -46,7 +46,7 @@ export async function podInfo(pod: string, flags: SchedulerFlags, shell: Shell =
     shell.io.err(req.error);
     return EXIT_USAGE;
   }
-  return print(shell.io, podInfoOutcome(at, req.value, await shell.send(at.base, req.value)));
+  return print(shell.io, podInfoOutcome(at, req.value, await shell.send(at, req.value)));
 }
 
 /** `drydock pod restart|replace <pod>`. */
@@ -58,5 +58,5 @@ export async function podAction(action: PodAction, pod: string, flags: Scheduler
     shell.io.err(req.error);
     return EXIT_USAGE;
   }
-  return print(shell.io, podActionOutcome(at, action, req.value, await shell.send(at.base, req.value), flags.json === true));
+  return print(shell.io, podActionOutcome(at, action, req.value, await shell.send(at, req.value), flags.json === true));
 }

@@ -13,7 +13,7 @@ import { renderTable } from './table.js';
 import {
   answerJson,
   decodeNames,
-  failureLine,
+  failurePrinted,
   isObj,
   malformedLine,
   oneLine,
@@ -177,7 +177,7 @@ export function podStatusRows(instances: readonly PodInstanceView[]): string[][]
 
 /** The body of a 200 as JSON and decoded, or the error line for a body that is not what the contract says. */
 function read200<T>(at: Target, req: ApiRequest, answer: Answer, decode: (v: unknown) => Checked<T>): { ok: true; value: T; json: unknown } | { ok: false; printed: Printed } {
-  if (answer.kind !== 'http' || answer.status !== 200) return { ok: false, printed: printedError(failureLine(at, req, answer)) };
+  if (answer.kind !== 'http' || answer.status !== 200) return { ok: false, printed: failurePrinted(at, req, answer) };
   const value = answerJson(answer.body);
   const decoded = value.ok ? decode(value.value) : value;
   if (!value.ok || !decoded.ok) return { ok: false, printed: printedError(malformedLine(at, req, 200, decoded.ok ? '' : decoded.error)) };

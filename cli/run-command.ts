@@ -22,6 +22,8 @@ import {
 } from './run.js';
 import type { TaskInfo } from '../shared/mesos.js';
 import { EXIT_INTERRUPTED, terminalIo, type TerminalIo } from './terminal.js';
+import { ANONYMOUS_ACCESS, type ClientAccess } from '../io/client-auth.js';
+import { accessRefusal } from './service-api.js';
 
 /** How long declined offers stay away: short while we still look (so we do not starve), long once launched. */
 const REFUSE_WHILE_LOOKING_S = 1;
@@ -38,13 +40,29 @@ function currentUser(): string {
   }
 }
 
-/** Runs one task to its end; resolves with the CLI's exit status (never rejects). */
-export async function runCommand(master: string, req: RunRequest, io: TerminalIo = processIo): Promise<number> {
+/** How `drydock run` reaches the master: its credential and TLS, and http or https. */
+export interface RunConnection {
+  readonly access: ClientAccess;
+  readonly scheme: 'http' | 'https';
+}
+
+/**
+ * Runs one task to its end; resolves with the CLI's exit status (never rejects). With a
+ * credential the framework names its principal (FrameworkInfo.principal), as the master checks.
+ */
+export async function runCommand(master: string, req: RunRequest, conn: RunConnection = { access: ANONYMOUS_ACCESS, scheme: 'http' }, io: TerminalIo = processIo): Promise<number> {
   let client: SchedulerClient;
+  const framework = runFramework(req, currentUser());
+  const principal = conn.access.principal;
   try {
-    client = await SchedulerClient.subscribe(master, { ...runFramework(req, currentUser()) }, { timeoutMs: 15_000 });
+    client = await SchedulerClient.subscribe(`${conn.scheme}://${master}`, { ...framework, ...(principal === undefined ? {} : { principal }) }, { timeoutMs: 15_000, transport: conn.access.transport });
   } catch (e) {
     if (!(e instanceof SubscribeError)) throw e;
+    const refused = accessRefusal('master', e.status, e.message, conn.access.credential);
+    if (refused !== undefined) {
+      for (const line of refused.err) io.err(line);
+      return refused.exitCode;
+    }
     io.err(e.status === 0 ? `${e.message}; set --master or DRYDOCK_MASTER` : `the master refused SUBSCRIBE (${e.status}): ${e.message}`);
     return 1;
   }

@@ -6,7 +6,10 @@
  * plan.ts and pod.ts; the only I/O here is `ask`.
  */
 
+import { sendFollowing } from '../io/client-auth.js';
+import { tlsTrouble } from './client.js';
 import { parseWireJson } from '../shared/json.js';
+import { PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 import type { Checked } from './maintenance.js';
 
 /** Where `drydock-scheduler` listens unless told otherwise. */
@@ -20,14 +23,23 @@ export const SCHEDULER_TIMEOUT_MS = 10_000;
 export const EXIT_OK = 0;
 /** The scheduler (or master) refused (400, 404, 409), answered something unexpected, or could not be reached. */
 export const EXIT_FAILED = 1;
-/** The command line is wrong: a bad flag or argument; nothing was sent. */
+/** The command line is wrong: a bad flag or argument, or an unusable credential or TLS file; nothing was sent. */
 export const EXIT_USAGE = 2;
+/** The master wants credentials, or refused the ones given (401). */
+export const EXIT_UNAUTHENTICATED = 3;
+/** The master's ACLs do not let this principal do this (403). */
+export const EXIT_FORBIDDEN = 4;
 
 /** What a command talks to: a service scheduler or the (leading) master, and its base URL. */
 export interface Target {
   readonly kind: 'scheduler' | 'master';
   /** `http://host:port`, with a path prefix for a scheduler behind a proxy. */
   readonly base: string;
+  /**
+   * The credential sent, in words (`principal 'ops' (from --secret_file …)`); undefined when none
+   * is. Only the master is sent one: a scheduler's API takes none.
+   */
+  readonly credential?: string | undefined;
 }
 
 /** How the operator points the CLI elsewhere, for the line that says a target is unreachable. */
@@ -146,6 +158,32 @@ export function failureLine(at: Target, req: ApiRequest, answer: Answer): string
   return `${at.kind} at ${at.base} answered ${status} to ${req.method} ${req.path}: ${bodyText(answer.body)}`;
 }
 
+/** What to do when the master wants credentials: the line a 401 without any prints. */
+export const WANTS_CREDENTIALS = 'the master wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS';
+
+/**
+ * A 401 or 403 from the master, put to the operator with its own exit status, or undefined for
+ * any other answer (a scheduler's too: it is sent no credential, so its 401 is no question of
+ * ours). A 401 without a credential says how to give one; with one, that the master refused it
+ * (wrong secret, unknown principal or token). A 403 shows the master's message, which names the
+ * action and the principal.
+ */
+export function accessRefusal(kind: Target['kind'], status: number, body: string, credential: string | undefined): Printed | undefined {
+  if (kind !== 'master') return undefined;
+  if (status === 401) {
+    const line = credential === undefined ? WANTS_CREDENTIALS : `the master refused the credential of ${credential} (401): wrong principal or secret, or an unknown token`;
+    return printedError(line, EXIT_UNAUTHENTICATED);
+  }
+  if (status === 403) return printedError(`master answered 403: ${refusalText(body)}`, EXIT_FORBIDDEN);
+  return undefined;
+}
+
+/** An answer a command does not take as success, printed: a 401/403 (accessRefusal), else failureLine with exit 1. */
+export function failurePrinted(at: Target, req: ApiRequest, answer: Answer): Printed {
+  const refused = answer.kind === 'http' ? accessRefusal(at.kind, answer.status, answer.body, at.credential) : undefined;
+  return refused ?? printedError(failureLine(at, req, answer));
+}
+
 /** The line for a success status whose body is not what the contract says. */
 export function malformedLine(at: Target, req: ApiRequest, status: number, why: string): string {
   return `${at.kind} at ${at.base} answered ${status} to ${req.method} ${req.path} with a body drydock cannot read: ${why}`;
@@ -204,28 +242,32 @@ export function decodeNames(value: unknown): Checked<string[]> {
 }
 
 /** Why fetch failed, in a word the operator can search for: ECONNREFUSED, ENOTFOUND, a timeout. */
-function reasonOf(e: unknown, timeoutMs: number): string {
+function reasonOf(e: unknown, timeoutMs: number, base: string): string {
   const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
   if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer within ${timeoutMs / 1000}s`;
   if (err.cause?.message === 'bad port') return 'fetch refuses this port (5060/5061 are blocked as SIP ports)';
+  const code = err.cause?.code ?? '';
+  const tls = tlsTrouble(base, code);
+  if (tls !== undefined) return `${code}: ${tls}`;
   return err.cause?.code ?? err.cause?.message ?? err.message ?? String(e);
 }
 
 /**
- * Sends one request; never throws: a network failure is an `unreachable` answer. A standby
- * master's 307 to the leader is followed (fetch's default; the body is a string, so it is sent again).
+ * Sends one request with the transport (TLS options; its Authorization header only when
+ * `withCredential`); never throws: a network failure is an `unreachable` answer. A standby
+ * master's 307 to the leader is followed with the same method, body and credential.
  */
-export async function ask(base: string, req: ApiRequest, timeoutMs = SCHEDULER_TIMEOUT_MS): Promise<Answer> {
+export async function ask(base: string, req: ApiRequest, timeoutMs = SCHEDULER_TIMEOUT_MS, transport: ClientTransport = PLAIN_TRANSPORT, withCredential = true): Promise<Answer> {
   try {
-    const init: RequestInit = {
+    const t = withCredential ? transport : { ...transport, headers: {} };
+    const { response: res } = await sendFollowing(t, `${base}${req.path}`, {
       method: req.method,
       headers: req.body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': req.contentType ?? 'application/json' },
+      ...(req.body === undefined ? {} : { body: req.body }),
       signal: AbortSignal.timeout(timeoutMs),
-    };
-    if (req.body !== undefined) init.body = req.body;
-    const res = await fetch(`${base}${req.path}`, init);
+    });
     return { kind: 'http', status: res.status, statusText: res.statusText, body: await res.text() };
   } catch (e) {
-    return { kind: 'unreachable', reason: reasonOf(e, timeoutMs) };
+    return { kind: 'unreachable', reason: reasonOf(e, timeoutMs, base) };
   }
 }

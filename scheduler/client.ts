@@ -3,10 +3,16 @@
  * RecordIO event stream and returns the `Mesos-Stream-Id`; every other call carries that id
  * and the framework id. Used by `drydock run`, by the tests and by the benchmarks. Events are
  * parsed with exact int64s: nanosecond times above 2^53 arrive as bigints.
+ *
+ * With a transport, every request (SUBSCRIBE and each call) goes over its TLS and carries its
+ * Authorization header; a standby's 307 to the leader is followed with the header kept
+ * (shared/client-auth.ts), and the calls then go to the leader directly.
  */
 
+import { sendFollowing } from '../io/client-auth.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
 import { RecordReader } from '../shared/recordio.js';
+import { PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 
 /** One scheduler event as received (`{"type":"OFFERS","offers":{...}}`). */
 export type SchedulerEvent = { type: string } & Record<string, unknown>;
@@ -16,6 +22,18 @@ export interface SubscribeOptions {
   frameworkId?: string;
   /** How long to wait for SUBSCRIBED. */
   timeoutMs?: number;
+  /** TLS options and the Authorization header (default: plain HTTP, anonymous). */
+  transport?: ClientTransport;
+}
+
+/**
+ * The scheduler API's URL at a master: `host:port` over https when the transport has TLS
+ * material, else http; a master given as `http://host:port` or `https://host:port` keeps its scheme.
+ */
+export function schedulerUrl(master: string, transport: ClientTransport): string {
+  const m = /^(https?):\/\/(.+?)\/*$/i.exec(master.trim());
+  if (m !== null) return `${(m[1] as string).toLowerCase()}://${m[2] as string}/api/v1/scheduler`;
+  return `${transport.tls ? 'https' : 'http'}://${master}/api/v1/scheduler`;
 }
 
 export class SubscribeError extends Error {
@@ -40,14 +58,16 @@ export class SchedulerClient {
   readonly #pending: SchedulerEvent[] = [];
   #waiters: Waiter[] = [];
   readonly #abort: AbortController;
+  readonly #transport: ClientTransport;
   #closed = false;
   /** Resolves when the stream ends (closed by either side), with the reason. */
   readonly ended: Promise<string>;
   /** Called for every event as it arrives (after it is queued). */
   onEvent: ((e: SchedulerEvent) => void) | undefined;
 
-  private constructor(url: string, streamId: string, subscribed: SchedulerEvent, abort: AbortController, ended: Promise<string>) {
+  private constructor(url: string, streamId: string, subscribed: SchedulerEvent, abort: AbortController, ended: Promise<string>, transport: ClientTransport) {
     this.url = url;
+    this.#transport = transport;
     this.streamId = streamId;
     const s = subscribed['subscribed'] as { framework_id: { value: string }; heartbeat_interval_seconds?: number };
     this.frameworkId = s.framework_id.value;
@@ -57,9 +77,10 @@ export class SchedulerClient {
     this.received.push(subscribed);
   }
 
-  /** SUBSCRIBE as `frameworkInfo` to the master at `host:port`; resolves after SUBSCRIBED. */
+  /** SUBSCRIBE as `frameworkInfo` to the master at `host:port` (or a URL, see schedulerUrl); resolves after SUBSCRIBED. */
   static async subscribe(master: string, frameworkInfo: Record<string, unknown>, opts: SubscribeOptions = {}): Promise<SchedulerClient> {
-    const url = `http://${master}/api/v1/scheduler`;
+    const transport = opts.transport ?? PLAIN_TRANSPORT;
+    let url = schedulerUrl(master, transport);
     const abort = new AbortController();
     const info = opts.frameworkId === undefined ? frameworkInfo : { ...frameworkInfo, id: { value: opts.frameworkId } };
     const body: Record<string, unknown> = { type: 'SUBSCRIBE', subscribe: { framework_info: info } };
@@ -67,16 +88,21 @@ export class SchedulerClient {
     const timer = setTimeout(() => abort.abort(new Error('timed out waiting for SUBSCRIBED')), opts.timeoutMs ?? 15_000);
     let res: Response;
     try {
-      res = await fetch(url, {
+      // A standby answers 307 to the leader: the stream and every later call go there.
+      const sent = await sendFollowing(transport, url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: stringifyJson(body),
         signal: abort.signal,
       });
+      res = sent.response;
+      url = sent.url;
     } catch (e) {
       clearTimeout(timer);
       const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
-      throw new SubscribeError(0, `cannot reach the master at ${master} (${cause})`);
+      const where = master.replace(/^https?:\/\//i, '');
+      if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ALTNAME/.test(cause)) throw new SubscribeError(0, `cannot verify the master at ${where} (${cause}): give its CA with --tls_ca_file`);
+      throw new SubscribeError(0, `cannot reach the master at ${where} (${cause})`);
     }
     if (res.status !== 200 || res.body === null) {
       clearTimeout(timer);
@@ -126,7 +152,7 @@ export class SchedulerClient {
         for (const r of records.push(Buffer.from(chunk.value))) client?.deliver(parseJson(r) as SchedulerEvent);
       }
     })();
-    client = new SchedulerClient(url, streamId, subscribed, abort, ended);
+    client = new SchedulerClient(url, streamId, subscribed, abort, ended, transport);
     for (const e of queue) client.deliver(e);
     void ended.then(() => (client.#closed = true));
     return client;
@@ -173,7 +199,7 @@ export class SchedulerClient {
     const key = type.toLowerCase();
     const payload: Record<string, unknown> = { framework_id: { value: this.frameworkId }, type };
     if (Object.keys(body).length > 0) payload[key] = body;
-    const res = await fetch(this.url, {
+    const { response: res } = await sendFollowing(this.#transport, this.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', 'mesos-stream-id': this.streamId },
       body: stringifyJson(payload),

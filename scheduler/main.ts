@@ -13,7 +13,8 @@
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { systemClock } from '../shared/clock.js';
-import { durationFlag, flagsOrExit, intFlag, optionalStringFlag, refine, stringFlag } from '../shared/flags.js';
+import { durationFlag, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag } from '../shared/flags.js';
+import { CREDENTIALS_ENV, loadClientAccess, type Given } from '../io/client-auth.js';
 import { LOG_LEVELS, Logger, type LogLevel } from '../shared/log.js';
 import type { TaskStatus } from '../shared/mesos.js';
 import { apiServer } from './api.js';
@@ -26,7 +27,7 @@ const PROGRAM = 'drydock-scheduler';
 const SUMMARY = 'A service scheduler: keeps one service (a YAML spec) running on a Drydock or Mesos master, with plans.';
 
 const FLAGS = {
-  master: stringFlag('The master, host:port; several separated by commas are tried in turn (default 127.0.0.1:5050).', '127.0.0.1:5050', 'HOST:PORT'),
+  master: stringFlag('The master, host:port (https://host:port, or any with --tls_ca_file, for TLS); several separated by commas are tried in turn (default 127.0.0.1:5050).', '127.0.0.1:5050', 'HOST:PORT'),
   spec: stringFlag('The service spec, a YAML file (required).', '', 'FILE'),
   ip: stringFlag('Address the HTTP API listens on (default 0.0.0.0).', '0.0.0.0', 'IP'),
   port: intFlag('Port of the HTTP API (default 8088); 0 picks one, logged in the `listening` line.', 8088, 0, 65535),
@@ -37,7 +38,18 @@ const FLAGS = {
   backoff_max: refine(durationFlag('Longest back-off between relaunches (default 60secs).', 60_000), (ms) => (ms > 0 ? undefined : 'must be greater than zero')),
   offer_hold: refine(durationFlag('How long an unused offer is held before it is declined (default 1secs).', 1_000), (ms) => (ms >= 0 ? undefined : 'must be zero or more')),
   log_level: refine(stringFlag('debug, info, warn or error (default info).', 'info', 'LEVEL'), (v) => ((LOG_LEVELS as readonly string[]).includes(v) ? undefined : `must be one of ${LOG_LEVELS.join(', ')}`)),
+  principal: optionalStringFlag('Authenticate to the master as this principal (its secret in --secret_file), and register the framework with it (FrameworkInfo.principal). Or set DRYDOCK_CREDENTIALS=principal:secret (or \'Bearer <token>\'). Default: none, anonymous.', 'NAME'),
+  secret_file: optionalStringFlag('File holding the secret of --principal (or \'principal secret\', or {"token": ...}); refused when others can read it. Under systemd: LoadCredential= and %d/secret. Default: none.', 'FILE'),
+  tls_ca_file: optionalStringFlag('PEM CA certificate(s) to verify the master with; the master is then asked over https (a --master of http://host:port stays plain). Default: none, plain HTTP.', 'FILE'),
+  tls_cert_file: optionalStringFlag('PEM client certificate for a master that wants one (mutual TLS); needs --tls_key_file. Default: none.', 'FILE'),
+  tls_key_file: optionalStringFlag('PEM key of --tls_cert_file; refused when others can read it. Default: none.', 'FILE'),
 };
+
+/** A flag's value with where it came from, for the credential's messages. */
+function givenFlag(value: string | undefined, name: string, source: 'default' | 'env' | 'flag'): Given | undefined {
+  if (value === undefined) return undefined;
+  return source === 'flag' ? { value, origin: `--${name}`, fromFlag: true } : { value, origin: `DRYDOCK_${name.toUpperCase()}`, fromFlag: false };
+}
 
 function readSpec(path: string): string | Error {
   try {
@@ -48,11 +60,36 @@ function readSpec(path: string): string | Error {
 }
 
 async function main(): Promise<void> {
-  const flags = flagsOrExit(PROGRAM, SUMMARY, FLAGS, process.argv.slice(2));
+  const resolved = resolveFlags(PROGRAM, SUMMARY, FLAGS, process.argv.slice(2), process.env);
+  if (resolved.kind === 'help') {
+    process.stdout.write(resolved.text);
+    process.exit(0);
+  }
+  if (resolved.kind === 'error') {
+    process.stderr.write(`${PROGRAM}: ${resolved.error}\n`);
+    process.exit(1);
+  }
+  const flags = resolved.values;
+  const sources = resolved.sources;
   if (flags.spec === '') {
     process.stderr.write(`${PROGRAM}: --spec is required\n`);
     process.exit(1);
   }
+  // The credential and TLS files are read once, before anything starts: a file others can read,
+  // or one that holds no credential, is a configuration error (exit 1, no restart loop).
+  const access = loadClientAccess(
+    {
+      principal: givenFlag(flags.principal, 'principal', sources.principal),
+      secretFile: givenFlag(flags.secret_file, 'secret_file', sources.secret_file),
+      inline: process.env[CREDENTIALS_ENV],
+    },
+    { caFile: flags.tls_ca_file, certFile: flags.tls_cert_file, keyFile: flags.tls_key_file },
+  );
+  if (!access.ok) {
+    process.stderr.write(`${PROGRAM}: ${access.error}\n`);
+    process.exit(1);
+  }
+  const { transport, principal } = access.value;
   const log = new Logger({ level: flags.log_level as LogLevel, bindings: { daemon: 'scheduler' } });
   const store = StateStore.open(flags.work_dir);
   const clock = systemClock;
@@ -83,7 +120,7 @@ async function main(): Promise<void> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : flags.port;
-  log.info('listening', { ip: flags.ip, port, workDir: flags.work_dir, service: first.spec.name, configId: first.configId });
+  log.info('listening', { ip: flags.ip, port, workDir: flags.work_dir, service: first.spec.name, configId: first.configId, principal: principal ?? null, tls: transport.tls, authenticated: access.value.credential !== undefined });
 
   process.on('SIGHUP', () => {
     const t = readSpec(flags.spec);
@@ -117,13 +154,15 @@ async function main(): Promise<void> {
     failover_timeout: flags.failover_timeout / 1000,
     checkpoint: true,
     labels: { labels: [{ key: 'service', value: first.spec.name }] },
+    // The master binds the framework id to this principal; Mesos checks it is the authenticated one.
+    ...(principal === undefined ? {} : { principal }),
   };
   let attempt = 0;
   for (let i = 0; !stopping; i = (i + 1) % masters.length) {
     const master = masters[i] as string;
     const frameworkId = store.frameworkId();
     try {
-      client = await SchedulerClient.subscribe(master, frameworkInfo, frameworkId === undefined ? { timeoutMs: 15_000 } : { frameworkId, timeoutMs: 15_000 });
+      client = await SchedulerClient.subscribe(master, frameworkInfo, frameworkId === undefined ? { timeoutMs: 15_000, transport } : { frameworkId, timeoutMs: 15_000, transport });
     } catch (e) {
       const message = (e as Error).message;
       if (e instanceof SubscribeError && /has been removed|torn down/i.test(message)) {
@@ -133,7 +172,11 @@ async function main(): Promise<void> {
       }
       attempt++;
       const delay = Math.min(30_000, 500 * 2 ** Math.min(attempt, 6));
-      log.warn('subscribe failed', { master, message, retryMs: delay });
+      // A refused credential or framework is the operator's to fix (the master's credentials or
+      // ACLs, or ours): said as an error, and retried, so fixing the master is enough.
+      if (e instanceof SubscribeError && e.status === 401) log.error('the master refused our credential; check --principal/--secret_file (or DRYDOCK_CREDENTIALS) against its --credentials', { master, principal: principal ?? null, authenticated: access.value.credential !== undefined, retryMs: delay });
+      else if (e instanceof SubscribeError && e.status === 403) log.error('the master refused the framework', { master, principal: principal ?? null, message, retryMs: delay });
+      else log.warn('subscribe failed', { master, message, retryMs: delay });
       await new Promise((r) => setTimeout(r, delay));
       continue;
     }

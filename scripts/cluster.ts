@@ -9,15 +9,24 @@
  * 127.0.0.1:5050/5070/5080 (not 5060: fetch and browsers refuse that SIP port) electing a
  * leader through it with the registry in it, and agents that follow the leader through etcd.
  *
+ * With --secure: TLS from a throwaway CA, credentials and ACLs (scripts/cluster-secure.ts), every
+ * daemon told to require them; the banner prints how to call the cluster. The material lives in
+ * <work_dir>/secure and is removed when the cluster stops. The work dir defaults to
+ * .drydock-secure: agent ids registered under a principal stay bound to it, so a plain cluster
+ * must not reuse a secure one's registry (its anonymous agents would be refused).
+ *
  * The daemons run in process groups of their own, so the terminal's Ctrl-C reaches only this
  * script, which then stops them in order (agents first, so their tasks die with them).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
+import { sendFollowing } from '../io/client-auth.js';
+import { makeSecureCluster, type SecureCluster } from './cluster-secure.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, '..');
@@ -25,20 +34,21 @@ const dist = resolve(here, '..');
 const { values: opts } = parseArgs({
   options: {
     agents: { type: 'string', default: '3' },
-    work_dir: { type: 'string', default: '.drydock' },
+    work_dir: { type: 'string' },
     port: { type: 'string', default: '5050' },
     agent_port: { type: 'string', default: '5051' },
     quiet: { type: 'boolean', default: false },
     ha: { type: 'boolean', default: false },
     service: { type: 'string' },
     scheduler_port: { type: 'string', default: '8088' },
+    secure: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
 });
 
 if (opts.help) {
-  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --agent_port=5051 --quiet --ha --service=FILE --scheduler_port=8088]
+  process.stdout.write(`Usage: npm start [-- --agents=3 --work_dir=.drydock --port=5050 --agent_port=5051 --quiet --ha --service=FILE --scheduler_port=8088 --secure]
 
 Starts a local Drydock cluster on loopback: a master on 127.0.0.1:<port> and N agents
 (agent-1..N on 127.0.0.2.., port <agent_port>). Logs go to <work_dir>/<name>/daemon.log and, unless
@@ -50,6 +60,11 @@ that follow the leader.
 
 --service=FILE: also a drydock-scheduler on 127.0.0.1:<scheduler_port> running the service spec FILE
 (for example examples/hello.yml); SIGHUP to the scheduler re-reads the file.
+
+--secure: TLS (HTTPS and WSS) from a throwaway CA, generated credentials and ACLs: the master
+requires credentials from operators, agents and frameworks; principals ops (everything), viewer
+(read-only), agent-N (registers agent-N only) and scheduler. The banner prints how to call it. All
+of it is under <work_dir>/secure (default work dir .drydock-secure) and removed on exit.
 `);
   process.exit(0);
 }
@@ -67,7 +82,9 @@ for (const [flag, value] of [['--port', masterPort], ['--agent_port', agentPort]
     process.exit(1);
   }
 }
-const workDir = resolve(opts.work_dir);
+// A secure cluster keeps its own registry: agent ids bound to principals there would refuse the
+// anonymous agents of a plain cluster started on the same work dir.
+const workDir = resolve(opts.work_dir ?? (opts.secure ? '.drydock-secure' : '.drydock'));
 const masterAddress = `127.0.0.1:${masterPort}`;
 const schedulerPort = Number(opts.scheduler_port);
 if (!Number.isInteger(schedulerPort) || schedulerPort < 1 || schedulerPort > 65535) {
@@ -87,6 +104,46 @@ const masterPorts = opts.ha ? [masterPort, masterPort + 20, masterPort + 30] : [
 if (opts.ha && !existsSync(ETCD_BIN)) {
   process.stderr.write(`cluster: --ha needs etcd: ${ETCD_BIN} is missing. Install it with: sudo apt-get install etcd-server (no service is needed; this script runs its own)\n`);
   process.exit(1);
+}
+
+const agentNames = Array.from({ length: agentCount }, (_, k) => `agent-${k + 1}`);
+const agentIps = agentNames.map((_, k) => `127.0.0.${k + 2}`);
+let secure: SecureCluster | undefined;
+if (opts.secure) {
+  try {
+    secure = makeSecureCluster(workDir, agentNames, agentIps);
+  } catch (e) {
+    process.stderr.write(`cluster: --secure: cannot make the certificates and credentials: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+}
+const scheme = secure === undefined ? 'http' : 'https';
+/** How this script asks the master (waiting for the agents): as ops, over TLS, when secure. */
+const ops: ClientTransport = secure === undefined
+  ? PLAIN_TRANSPORT
+  : clientTransport({ credential: { kind: 'basic', principal: secure.ops.principal, secret: secure.ops.secret }, tls: { ca: readPem(secure.certs.caFile), cert: undefined, key: undefined } });
+
+function readPem(path: string): string {
+  return readFileSync(path, 'utf8');
+}
+
+/** The master's security flags with --secure. */
+function masterSecurityFlags(): string[] {
+  if (secure === undefined) return [];
+  return [
+    '--authenticate_http_readwrite', '--authenticate_http_readonly', '--authenticate_agents', '--authenticate_frameworks',
+    `--credentials=${secure.credentialsFile}`, `--acls=${secure.aclsFile}`,
+    `--tls_cert_file=${secure.certs.certFile}`, `--tls_key_file=${secure.certs.keyFile}`,
+  ];
+}
+
+/** An agent's security flags with --secure: its credential, the CA to verify the master, its own certificate. */
+function agentSecurityFlags(name: string): string[] {
+  if (secure === undefined) return [];
+  return [
+    `--credential=${secure.agentCredentialFiles.get(name) ?? ''}`,
+    `--tls_ca_file=${secure.certs.caFile}`, `--tls_cert_file=${secure.certs.certFile}`, `--tls_key_file=${secure.certs.keyFile}`,
+  ];
 }
 
 interface Member {
@@ -179,7 +236,8 @@ async function waitForAgents(n: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (let i = 0; i < 400 && Date.now() < deadline; i++) {
     try {
-      const res = await fetch(`http://${masterAddress}/api/v1`, {
+      // A standby (HA) answers 307: followed with the credential kept.
+      const { response: res } = await sendFollowing(ops, `${scheme}://${masterAddress}/api/v1`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: '{"type":"GET_AGENTS"}',
@@ -238,6 +296,8 @@ async function shutdown(code: number): Promise<void> {
   await Promise.all(members.filter((m) => m.name.startsWith('master')).map((m) => stopMember(m, 'SIGTERM', 10_000)));
   const etcd = members.find((m) => m.name === 'etcd');
   if (etcd !== undefined) await stopMember(etcd, 'SIGTERM', 10_000);
+  // The throwaway CA and secrets go with the cluster: a new start makes new ones.
+  if (secure !== undefined) rmSync(secure.dir, { recursive: true, force: true });
   process.stdout.write('cluster: stopped.\n');
   process.exit(code);
 }
@@ -258,10 +318,10 @@ if (opts.ha) {
     '--logger', 'zap', '--log-level', 'warn',
   ], 4, ETCD_BIN);
   masterPorts.forEach((port, k) =>
-    start(`master-${k + 1}`, 'master/main.js', ['--ip=127.0.0.1', `--port=${port}`, `--work_dir=${join(workDir, `master-${k + 1}`)}`, '--hostname=localhost', `--etcd=${etcdUrl}`], k),
+    start(`master-${k + 1}`, 'master/main.js', ['--ip=127.0.0.1', `--port=${port}`, `--work_dir=${join(workDir, `master-${k + 1}`)}`, '--hostname=localhost', `--etcd=${etcdUrl}`, ...masterSecurityFlags()], k),
   );
 } else {
-  start('master', 'master/main.js', ['--ip=127.0.0.1', `--port=${masterPort}`, `--work_dir=${join(workDir, 'master')}`, '--hostname=localhost'], 0);
+  start('master', 'master/main.js', ['--ip=127.0.0.1', `--port=${masterPort}`, `--work_dir=${join(workDir, 'master')}`, '--hostname=localhost', ...masterSecurityFlags()], 0);
 }
 
 for (let i = 1; i <= agentCount; i++) {
@@ -277,6 +337,7 @@ for (let i = 1; i <= agentCount; i++) {
       `--work_dir=${join(workDir, name)}`,
       '--resources=cpus:2;mem:2048;disk:10240;ports:[31000-32000]',
       `--attributes=rack:r${((i - 1) % 2) + 1};zone:local`,
+      ...agentSecurityFlags(name),
     ],
     i,
   );
@@ -288,14 +349,15 @@ if (servicePath !== undefined && !stopping) {
   start('scheduler', 'scheduler/main.js', [
     `--master=${opts.ha ? masterPorts.map((p) => `127.0.0.1:${p}`).join(',') : masterAddress}`,
     `--spec=${servicePath}`, '--ip=127.0.0.1', `--port=${schedulerPort}`, `--work_dir=${join(workDir, 'scheduler')}`,
+    ...(secure === undefined ? [] : [`--principal=${secure.scheduler.principal}`, `--secret_file=${secure.scheduler.secretFile}`, `--tls_ca_file=${secure.certs.caFile}`]),
   ], agentCount + 1);
 }
 if (!stopping) {
-  const m = `http://${masterAddress}`;
+  const m = `${scheme}://${masterAddress}`;
   const pidOf = (name: string): string => String(members.find((x) => x.name === name)?.child.pid ?? '?');
   const agentLines = Array.from(
     { length: agentCount },
-    (_, k) => `  agent-${k + 1}  http://127.0.0.${k + 2}:${agentPort}   pid ${pidOf(`agent-${k + 1}`)}   work dir ${join(workDir, `agent-${k + 1}`)}`,
+    (_, k) => `  agent-${k + 1}  ${scheme}://127.0.0.${k + 2}:${agentPort}   pid ${pidOf(`agent-${k + 1}`)}   work dir ${join(workDir, `agent-${k + 1}`)}`,
   ).join('\n');
   process.stdout.write(`
 ${ready ? 'Drydock is up.' : 'Drydock started, but not every agent registered within 30 s (see the logs).'}
@@ -303,7 +365,7 @@ ${ready ? 'Drydock is up.' : 'Drydock started, but not every agent registered wi
 ${
     opts.ha
       ? `  etcd     http://${etcdEndpoint}   pid ${pidOf('etcd')}   data ${join(workDir, 'etcd', 'data')}
-${masterPorts.map((p, k) => `  master-${k + 1} http://127.0.0.1:${p}   pid ${pidOf(`master-${k + 1}`)}`).join('\n')}
+${masterPorts.map((p, k) => `  master-${k + 1} ${scheme}://127.0.0.1:${p}   pid ${pidOf(`master-${k + 1}`)}`).join('\n')}
   (standbys answer 307 to the leader; agents find it in etcd: --master=${etcdUrl})`
       : `  master   ${m}   pid ${pidOf('master')}   registry ${join(workDir, 'master', 'registry.db')}`
   }
@@ -313,13 +375,7 @@ ${agentLines}${
   }
   logs     ${workDir}/<name>/daemon.log
 
-Try:
-  curl -s ${m}/health -o /dev/null -w '%{http_code}\\n'
-  curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_AGENTS"}'
-  curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
-  curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
-  node dist/cli/main.js agent list
-${
+${secure === undefined ? plainTry(m) : secureTry(m, secure)}${
     servicePath === undefined ? '' : `  node dist/cli/main.js plan show deploy --scheduler ${schedulerAddress}
   node dist/cli/main.js plan continue deploy --scheduler ${schedulerAddress}
   node dist/cli/main.js pod status --scheduler ${schedulerAddress}
@@ -327,7 +383,7 @@ ${
   }
 ${
     opts.ha
-      ? `Failover: find the leader with  curl -s -o /dev/null -w '%{redirect_url}\\n' http://127.0.0.1:${masterPorts[1]}/redirect
+      ? `Failover: find the leader with  curl -s${secure === undefined ? '' : ` --cacert ${secure.certs.caFile}`} -o /dev/null -w '%{redirect_url}\\n' ${scheme}://127.0.0.1:${masterPorts[1]}/redirect
 then kill it (kill -9 <its pid> above) and watch a standby take over within the TTL (5 s);
 the agents re-register with it, keeping their ids and tasks.
 `
@@ -337,4 +393,42 @@ start stopped agents again with: kill -USR2 ${process.pid}
 Ctrl-C stops everything.
 
 `);
+}
+
+/** The banner's examples for a plain cluster. */
+function plainTry(m: string): string {
+  return `Try:
+  curl -s ${m}/health -o /dev/null -w '%{http_code}\\n'
+  curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_AGENTS"}'
+  curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
+  curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
+  node dist/cli/main.js agent list
+`;
+}
+
+/**
+ * The banner's examples for a secure cluster: the CLI as ops through the environment, as the
+ * viewer through flags, and curl with Basic, a bearer token and without credentials (401).
+ */
+function secureTry(m: string, s: SecureCluster): string {
+  const ca = s.certs.caFile;
+  const master = masterAddress === '127.0.0.1:5050' ? '' : ` --master=${masterAddress}`;
+  const json = `-H 'Content-Type: application/json'`;
+  return `Secure: HTTPS and WSS with a throwaway CA; the master requires credentials and applies ACLs.
+  CA         ${ca}
+  principals ops (may do everything), viewer (may only look), ${agentNames.length === 0 ? '' : `${agentNames.length === 1 ? 'agent-1' : `agent-1..${agentNames.length}`} (each registers its own machine), `}scheduler
+  files      ${s.dir} (credentials.json, acls.json, *.secret, *.credential; removed on exit)
+
+Try, as ops (the CLI reads DRYDOCK_CREDENTIALS and DRYDOCK_TLS_CA_FILE):
+  export DRYDOCK_CREDENTIALS=${s.ops.principal}:${s.ops.secret}
+  export DRYDOCK_TLS_CA_FILE=${ca}
+  node dist/cli/main.js${master} agent list
+As the read-only viewer (a drain is refused: 403, exit 4):
+  node dist/cli/main.js${master} --tls_ca_file ${ca} --principal viewer --secret_file ${s.viewer.secretFile} agent list
+With curl (Basic, a bearer token, and anonymous: 401):
+  curl -s --cacert ${ca} -u ${s.ops.principal}:${s.ops.secret} -X POST ${m}/api/v1 ${json} -d '{"type":"GET_AGENTS"}'
+  curl -s --cacert ${ca} -H 'Authorization: Bearer ${s.ops.token}' -X POST ${m}/api/v1 ${json} -d '{"type":"GET_STATE"}'
+  curl -s --cacert ${ca} -o /dev/null -w '%{http_code}\\n' -X POST ${m}/api/v1 ${json} -d '{"type":"GET_AGENTS"}'
+  curl -s --cacert ${ca} ${m}/health -o /dev/null -w '%{http_code}\\n'
+`;
 }

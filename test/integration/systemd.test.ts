@@ -38,3 +38,40 @@ test('the agent unit lets tasks outlive an agent restart and never loops on a re
   assert.match(text, /^Restart=on-failure$/m);
   assert.match(text, /^RestartPreventExitStatus=.*\b78\b/m);
 });
+
+/** Each unit's secret flags: the flag's DRYDOCK_ variable and the credential id it must point at. */
+const SECRETS: ReadonlyArray<readonly [unit: string, variable: string, id: string]> = [
+  ['drydock-master.service', 'DRYDOCK_CREDENTIALS', 'credentials'],
+  ['drydock-master.service', 'DRYDOCK_TLS_KEY_FILE', 'tls-key'],
+  ['drydock-agent.service', 'DRYDOCK_CREDENTIAL', 'credential'],
+  ['drydock-agent.service', 'DRYDOCK_TLS_KEY_FILE', 'tls-key'],
+  ['drydock-scheduler.service', 'DRYDOCK_SECRET_FILE', 'secret'],
+];
+
+test('the units hand every secret over with LoadCredential= and point its flag at %d', () => {
+  for (const [unit, variable, id] of SECRETS) {
+    const text = readFileSync(join(ROOT, 'systemd', unit), 'utf8');
+    assert.match(text, new RegExp(`^Environment=${variable}=%d/${id}$`, 'm'), `${unit}: ${variable} reads the credentials directory`);
+    const load = new RegExp(`^LoadCredential=${id}:(/etc/drydock/\\S+)$`, 'm').exec(text);
+    assert.ok(load !== null, `${unit}: LoadCredential=${id}:/etc/drydock/...`);
+    // No secret is named by a plain path anywhere else in the unit.
+    assert.equal(text.split('\n').filter((l) => l.startsWith(`Environment=${variable}=`)).length, 1, `${unit}: ${variable} set once`);
+    assert.ok(!/^EnvironmentFile=.*(credential|secret|key)/im.test(text), `${unit}: no secret in an environment file`);
+  }
+});
+
+test('every DRYDOCK_ variable the units and env examples set is a flag of its daemon', () => {
+  const daemons = { master: 'master/main.js', agent: 'agent/main.js', scheduler: 'scheduler/main.js' } as const;
+  for (const [name, bin] of Object.entries(daemons)) {
+    const help = spawnSync(process.execPath, [join(ROOT, 'dist', bin), '--help'], { encoding: 'utf8', timeout: 20_000 }).stdout;
+    assert.match(help, /--help/, `${name} --help`);
+    const files = [`drydock-${name}.service`, `${name}.env.example`].map((f) => readFileSync(join(ROOT, 'systemd', f), 'utf8'));
+    const vars = new Set<string>();
+    for (const text of files) for (const m of text.matchAll(/^(?:#\s*)?(?:Environment=)?(DRYDOCK_[A-Z0-9_]+)=/gm)) vars.add(m[1] as string);
+    assert.ok(vars.size > 2, `${name}: variables found`);
+    for (const v of vars) {
+      const flag = v.slice('DRYDOCK_'.length).toLowerCase();
+      assert.ok(new RegExp(`--(\\[no-\\])?${flag}\\b`).test(help), `${name}: ${v} is no flag of drydock-${name} (--${flag})`);
+    }
+  }
+});
