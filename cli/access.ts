@@ -1,8 +1,9 @@
 /**
  * The CLI's credential and TLS options, global to every command: `--principal` with
- * `--secret_file`, `DRYDOCK_CREDENTIALS`, `--tls_ca_file` and a client certificate. Which
- * value counts (flags over the environment) is `cliAccessSources`, pure; the files are read by
- * shared/client-auth.ts, which refuses a secret file other users can read.
+ * `--secret_file`, `DRYDOCK_CREDENTIALS`, `--tls_ca_file` and a client certificate. The master
+ * and a service scheduler are asked with the same ones. Which value counts (flags over the
+ * environment) is `cliAccessSources`, pure; the files are read by io/client-auth.ts, which
+ * refuses a secret file other users can read.
  */
 
 import { Option } from 'commander';
@@ -23,7 +24,7 @@ export function accessOptions(): Option[] {
   return [
     new Option('--principal <name>', 'authenticate as this principal (default: $DRYDOCK_PRINCIPAL); the secret is in --secret_file'),
     new Option('--secret_file <file>', "file holding the principal's secret, or 'principal secret', or {\"token\": ...}; must not be readable by others (default: $DRYDOCK_SECRET_FILE). Or set DRYDOCK_CREDENTIALS=principal:secret, or 'Bearer <token>'"),
-    new Option('--tls_ca_file <file>', "PEM CA certificate(s) to verify the master (and an https:// scheduler) with; the master is then asked over https (default: $DRYDOCK_TLS_CA_FILE)"),
+    new Option('--tls_ca_file <file>', "PEM CA certificate(s) to verify the master and the scheduler with; both are then asked over https unless --master or --scheduler says http:// (default: $DRYDOCK_TLS_CA_FILE)"),
     new Option('--tls_cert_file <file>', 'PEM client certificate, for a master that wants one (mutual TLS); with --tls_key_file (default: $DRYDOCK_TLS_CERT_FILE)'),
     new Option('--tls_key_file <file>', 'PEM key of --tls_cert_file; must not be readable by others (default: $DRYDOCK_TLS_KEY_FILE)'),
   ];

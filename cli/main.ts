@@ -54,13 +54,14 @@ Credentials and TLS (every command; flags win over the environment):
                                         or {"token": ...}) and must not be readable by others (chmod 600)
   DRYDOCK_CREDENTIALS=principal:secret  the same in the environment, or DRYDOCK_CREDENTIALS='Bearer <token>'
   DRYDOCK_PRINCIPAL, DRYDOCK_SECRET_FILE, DRYDOCK_TLS_CA_FILE, DRYDOCK_TLS_CERT_FILE, DRYDOCK_TLS_KEY_FILE
-  --tls_ca_file FILE                    verify the master's certificate; the master is then asked over https
+  --tls_ca_file FILE                    verify the master's (and the scheduler's) certificate; both are then
+                                        asked over https. plan and pod send the scheduler the same credential
 
 Exit status (agent, maintenance, machine, tasks, run before its task starts):
   0    done
   1    the master refused the call (400, 404, 409), or could not be reached
   2    usage: a bad flag, or a credential or TLS file that cannot be used (nothing was sent)
-  3    the master wants credentials (401), or refused the ones given
+  3    the master wants credentials (401), or refused the ones given (plan, pod: the scheduler)
   4    the master's ACLs do not allow it (403); the message names the action and principal
   130  Ctrl-C (agent drain --wait)`)
   .showHelpAfterError();
@@ -218,8 +219,8 @@ function exitHelp(kind: Target['kind']): string {
 Exit status:
   0    done; also when the ${kind} answers 208 (already reported or completed)
   1    the ${kind} refused (400, 404${kind === 'master' ? ', 409' : ''}), answered something else unexpected, or could not be reached
-  2    usage: a bad flag or argument, or a credential or TLS file that cannot be used (nothing was sent)${kind === 'master' ? `
-  ${EXIT_UNAUTHENTICATED}    the master wants credentials (401), or refused the ones given
+  2    usage: a bad flag or argument, or a credential or TLS file that cannot be used (nothing was sent)
+  ${EXIT_UNAUTHENTICATED}    the ${kind} wants credentials (401), or refused the ones given${kind === 'master' ? `
   ${EXIT_FORBIDDEN}    the master's ACLs do not allow it (403)` : ''}
   130  Ctrl-C (plan show --watch)`;
 }
@@ -231,7 +232,7 @@ Exit status:
  */
 function apiCommand(kind: Target['kind'], parent: Command, name: string, description: string): Command {
   const c = parent.command(name).description(description);
-  if (kind === 'scheduler') c.option('--scheduler <host:port>', 'the service scheduler, host:port (default: $DRYDOCK_SCHEDULER, else 127.0.0.1:8088)');
+  if (kind === 'scheduler') c.option('--scheduler <host:port>', 'the service scheduler, host:port, asked over https with --tls_ca_file (http://host:port or https://host:port to choose) (default: $DRYDOCK_SCHEDULER, else 127.0.0.1:8088)');
   return c.option('--json', `print the ${kind}'s JSON answer as it is`).addHelpText('after', exitHelp(kind));
 }
 

@@ -76,7 +76,7 @@ export interface Shell {
   readonly findLeader: (spec: MasterSpec) => Promise<string | undefined>;
   /** A file's text; `-` is stdin. Rejects with the file's error. */
   readonly readInput: (file: string) => Promise<string>;
-  /** The credential and TLS the master is asked with (default: none); decides http or https too. */
+  /** The credential and TLS the master and the scheduler are asked with (default: none); decides http or https too. */
   readonly access?: ClientAccess;
 }
 
@@ -88,13 +88,13 @@ async function readStdin(): Promise<string> {
 
 /**
  * The process's shell with a credential and TLS material (main.ts builds it from the global
- * flags). The credential goes to the master only; TLS material verifies a https:// scheduler too.
+ * flags). The master and the scheduler get the same credential and TLS options.
  */
 export function processShellWith(access: ClientAccess, flags: { master?: string | undefined } = {}): Shell {
   const tls = access.transport.tls;
   return {
     io: processScreen,
-    send: (at, req) => ask(at.base, req, SCHEDULER_TIMEOUT_MS, access.transport, at.kind === 'master'),
+    send: (at, req) => ask(at.base, req, SCHEDULER_TIMEOUT_MS, access.transport),
     env: process.env,
     findLeader: (spec) => leaderOf(spec, access.transport, masterScheme(flags.master, process.env, tls)),
     readInput: (file) => (file === '-' ? readStdin() : readFile(file, 'utf8')),
@@ -112,10 +112,14 @@ export function print(io: TerminalIo, p: Printed): number {
   return p.exitCode;
 }
 
-/** The scheduler, or undefined after saying why the flag or variable is wrong. */
+/**
+ * The scheduler (https when TLS material is given and --scheduler names no scheme), with the
+ * credential it is sent; or undefined after saying why the flag or variable is wrong.
+ */
 export function schedulerTarget(flags: SchedulerFlags, shell: Shell): Target | undefined {
-  const r = resolveScheduler(flags.scheduler, shell.env);
-  if (r.ok) return { kind: 'scheduler', base: r.value };
+  const access = shell.access ?? ANONYMOUS_ACCESS;
+  const r = resolveScheduler(flags.scheduler, shell.env, access.transport.tls);
+  if (r.ok) return { kind: 'scheduler', base: r.value, credential: access.credential };
   shell.io.err(r.error);
   return undefined;
 }

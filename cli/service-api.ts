@@ -25,9 +25,9 @@ export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 /** The command line is wrong: a bad flag or argument, or an unusable credential or TLS file; nothing was sent. */
 export const EXIT_USAGE = 2;
-/** The master wants credentials, or refused the ones given (401). */
+/** The master (or the scheduler) wants credentials, or refused the ones given (401). */
 export const EXIT_UNAUTHENTICATED = 3;
-/** The master's ACLs do not let this principal do this (403). */
+/** The master's ACLs do not let this principal do this (403; a scheduler has no ACLs). */
 export const EXIT_FORBIDDEN = 4;
 
 /** What a command talks to: a service scheduler or the (leading) master, and its base URL. */
@@ -37,7 +37,7 @@ export interface Target {
   readonly base: string;
   /**
    * The credential sent, in words (`principal 'ops' (from --secret_file …)`); undefined when none
-   * is. Only the master is sent one: a scheduler's API takes none.
+   * is. The master and a scheduler are sent the same one.
    */
   readonly credential?: string | undefined;
 }
@@ -82,10 +82,12 @@ const HOST_PORT = /^(\[[0-9a-f:.]+\]|[^:/[\]\s]+)(:[0-9]+)?(\/.*)?$/i;
 
 /**
  * The scheduler's base URL from `--scheduler`, else DRYDOCK_SCHEDULER, else 127.0.0.1:8088.
- * `host` alone means port 8088. A scheme (http:// or https://) and a path prefix are kept, for a
- * scheduler behind a proxy (`https://proxy/service/hello`).
+ * `host` alone means port 8088. Without a scheme it is https when TLS material is given
+ * (`--tls_ca_file`, as for the master: one CA verifies the cluster), else http; a scheme
+ * (http:// or https://) and a path prefix are kept, for a scheduler behind a proxy
+ * (`https://proxy/service/hello`) or a plain one next to a TLS master.
  */
-export function resolveScheduler(flag: string | undefined, env: Readonly<Record<string, string | undefined>>): Checked<string> {
+export function resolveScheduler(flag: string | undefined, env: Readonly<Record<string, string | undefined>>, tls = false): Checked<string> {
   const fromEnv = env['DRYDOCK_SCHEDULER'];
   const source = flag !== undefined ? '--scheduler' : fromEnv !== undefined && fromEnv !== '' ? 'DRYDOCK_SCHEDULER' : undefined;
   const raw = (flag ?? (source === undefined ? DEFAULT_SCHEDULER : fromEnv ?? '')).trim();
@@ -95,7 +97,7 @@ export function resolveScheduler(flag: string | undefined, env: Readonly<Record<
   if (!SCHEME.test(raw)) {
     const m = HOST_PORT.exec(raw);
     if (m === null) return bad('not host:port');
-    text = `http://${m[1] ?? ''}${m[2] ?? `:${DEFAULT_PORT}`}${m[3] ?? ''}`;
+    text = `${tls ? 'https' : 'http'}://${m[1] ?? ''}${m[2] ?? `:${DEFAULT_PORT}`}${m[3] ?? ''}`;
   }
   let url: URL;
   try {
@@ -158,23 +160,27 @@ export function failureLine(at: Target, req: ApiRequest, answer: Answer): string
   return `${at.kind} at ${at.base} answered ${status} to ${req.method} ${req.path}: ${bodyText(answer.body)}`;
 }
 
-/** What to do when the master wants credentials: the line a 401 without any prints. */
-export const WANTS_CREDENTIALS = 'the master wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS';
+/** What to do when the master (or a scheduler) wants credentials: the line a 401 without any prints. */
+export function wantsCredentials(kind: Target['kind']): string {
+  return `the ${kind} wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS`;
+}
+
+/** The master's line for a 401 without credentials. */
+export const WANTS_CREDENTIALS = wantsCredentials('master');
 
 /**
- * A 401 or 403 from the master, put to the operator with its own exit status, or undefined for
- * any other answer (a scheduler's too: it is sent no credential, so its 401 is no question of
- * ours). A 401 without a credential says how to give one; with one, that the master refused it
- * (wrong secret, unknown principal or token). A 403 shows the master's message, which names the
- * action and the principal.
+ * A 401 or 403 from the master or a scheduler, put to the operator with its own exit status, or
+ * undefined for any other answer. A 401 without a credential says how to give one; with one,
+ * that the target refused it (wrong secret, unknown principal or token). A 403 shows the
+ * target's message, which on the master names the action and the principal (a scheduler has no
+ * ACLs and sends none, but a proxy in front of one may).
  */
 export function accessRefusal(kind: Target['kind'], status: number, body: string, credential: string | undefined): Printed | undefined {
-  if (kind !== 'master') return undefined;
   if (status === 401) {
-    const line = credential === undefined ? WANTS_CREDENTIALS : `the master refused the credential of ${credential} (401): wrong principal or secret, or an unknown token`;
+    const line = credential === undefined ? wantsCredentials(kind) : `the ${kind} refused the credential of ${credential} (401): wrong principal or secret, or an unknown token`;
     return printedError(line, EXIT_UNAUTHENTICATED);
   }
-  if (status === 403) return printedError(`master answered 403: ${refusalText(body)}`, EXIT_FORBIDDEN);
+  if (status === 403) return printedError(`${kind} answered 403: ${refusalText(body)}`, EXIT_FORBIDDEN);
   return undefined;
 }
 
@@ -253,14 +259,13 @@ function reasonOf(e: unknown, timeoutMs: number, base: string): string {
 }
 
 /**
- * Sends one request with the transport (TLS options; its Authorization header only when
- * `withCredential`); never throws: a network failure is an `unreachable` answer. A standby
- * master's 307 to the leader is followed with the same method, body and credential.
+ * Sends one request with the transport (TLS options, its Authorization header); never throws: a
+ * network failure is an `unreachable` answer. A standby master's 307 to the leader is followed
+ * with the same method, body and credential.
  */
-export async function ask(base: string, req: ApiRequest, timeoutMs = SCHEDULER_TIMEOUT_MS, transport: ClientTransport = PLAIN_TRANSPORT, withCredential = true): Promise<Answer> {
+export async function ask(base: string, req: ApiRequest, timeoutMs = SCHEDULER_TIMEOUT_MS, transport: ClientTransport = PLAIN_TRANSPORT): Promise<Answer> {
   try {
-    const t = withCredential ? transport : { ...transport, headers: {} };
-    const { response: res } = await sendFollowing(t, `${base}${req.path}`, {
+    const { response: res } = await sendFollowing(transport, `${base}${req.path}`, {
       method: req.method,
       headers: req.body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': req.contentType ?? 'application/json' },
       ...(req.body === undefined ? {} : { body: req.body }),

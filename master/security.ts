@@ -15,6 +15,7 @@ import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { readSecretFile } from '../io/secrets.js';
 import { Authenticator, challenge, type Realm } from './authentication.js';
+import { admit } from '../shared/authentication.js';
 import { parseAcls, Authorizer, type AclAction, type AclObject, type MachineObject } from './authorization.js';
 import type { SecurityConfig } from './config.js';
 
@@ -63,20 +64,8 @@ export class MasterSecurity {
    * none presented is anonymous unless the realm requires them.
    */
   authenticate(header: string | undefined, realm: Realm): Authenticated {
-    const presented = header !== undefined && header !== '';
-    if (!presented) {
-      if (this.requires(realm)) return this.#unauthorized(realm, 'no credentials');
-      return { ok: true, access: new Access(this, undefined) };
-    }
-    if (this.authenticator === undefined) {
-      // Credentials sent to a master that has none: only refused where they are required.
-      if (this.requires(realm)) return this.#unauthorized(realm, 'no credentials configured');
-      return { ok: true, access: new Access(this, undefined) };
-    }
-    const a = this.authenticator.authenticate(header);
-    if (a.kind === 'principal') return { ok: true, access: new Access(this, a.principal) };
-    if (a.kind === 'anonymous') return this.requires(realm) ? this.#unauthorized(realm, 'no credentials') : { ok: true, access: new Access(this, undefined) };
-    return this.#unauthorized(realm, a.reason);
+    const a = admit(this.authenticator, header, this.requires(realm));
+    return a.ok ? { ok: true, access: new Access(this, a.principal) } : this.#unauthorized(realm, a.reason);
   }
 
   #unauthorized(realm: Realm, reason: string): Authenticated {

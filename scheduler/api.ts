@@ -3,13 +3,20 @@
  * endpoints (`/v1/pod`, `/v1/pod/status`, `/v1/pod/<name>/status|info|restart|replace`),
  * `/v1/configurations` and `/v1/health`. Bad input gets a 4xx that says what is wrong; a bug
  * answers 500 for that one request and is logged, never taking the scheduler down.
+ *
+ * Every request is authenticated first (api-auth.ts), from its method and path alone, before its
+ * body is read; a mutating call is audited once answered. With TLS (`--tls_cert_file`) the port
+ * serves HTTPS, and plain HTTP to it gets a 400 that says to use https:// (io/tls-server.ts).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { plansApi } from '../shared/plans/api.js';
 import { isRunning } from '../shared/plans/status.js';
-import { readBodyOrAnswer, sendJson, sendText } from '../shared/http.js';
+import { fail } from '../shared/errors.js';
+import { readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.js';
 import { stringifyJson } from '../shared/json.js';
 import type { Logger } from '../shared/log.js';
+import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
+import { accessClass, ApiAuth } from './api-auth.js';
 import { isLive, parseInstance } from './pods.js';
 import type { Service } from './service.js';
 import type { TaskRecord } from './state.js';
@@ -23,6 +30,10 @@ export interface ApiPorts {
   /** Stored configurations: ids oldest first, and one by id as JSON text. */
   readonly configIds: () => string[];
   readonly config: (id: string) => string | undefined;
+  /** Who may call (default: anybody, no audit lines). */
+  readonly auth?: ApiAuth;
+  /** HTTPS on the port (default: plain HTTP). */
+  readonly tls?: ServerTls | undefined;
 }
 
 /** JSON with a status other than 200 (plan GETs answer 202/417, health its own code). */
@@ -61,8 +72,7 @@ export function healthOf(service: Service): { code: number; reasons: string[] } 
   return { code: 200, reasons: [] };
 }
 
-async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://scheduler');
+async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const path = url.pathname;
   const method = req.method ?? 'GET';
   const { service } = ports;
@@ -157,13 +167,63 @@ async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse)
   sendText(res, 404, 'Not found');
 }
 
-/** The API server (not yet listening). */
-export function apiServer(ports: ApiPorts): Server {
-  return createServer((req, res) => {
-    route(ports, req, res).catch((e: unknown) => {
-      ports.log.error('internal error', { path: req.url, error: e });
-      if (!res.headersSent) sendText(res, 500, `Internal error: ${(e as Error).message}`);
-      else res.destroy();
-    });
-  });
+/** A request's URL; undefined for one no URL can be made of (absolute-form garbage). */
+function requestUrl(raw: string | undefined): URL | undefined {
+  try {
+    return new URL(raw ?? '/', 'http://scheduler');
+  } catch {
+    return undefined;
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * One request: authenticated from its method and path (the same parsed URL the router then
+ * uses, so the guard and the route never disagree on the path), audited when it may change
+ * state, then routed.
+ */
+function handle(ports: ApiPorts, auth: ApiAuth, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
+  const url = requestUrl(req.url);
+  if (url === undefined) {
+    req.resume();
+    return sendText(res, 400, 'Bad request: the request target is not a URL');
+  }
+  const method = req.method ?? 'GET';
+  const c = accessClass(method, url.pathname);
+  const action = `${method} ${url.pathname}`;
+  const admitted = auth.authenticate(header(req, 'authorization'), c);
+  if (!admitted.ok) {
+    // The body of a caller that failed authentication is not read.
+    req.resume();
+    if (c === 'write') auth.audit({ principal: undefined, action, query: url.search.slice(1), status: 401 });
+    return sendError(res, fail('UNAUTHORIZED'), admitted.headers);
+  }
+  if (c === 'write') auth.auditWhenDone(admitted.principal, res, action, url.search.slice(1));
+  return route(ports, req, res, url);
+}
+
+/** The API server (not yet listening): plain HTTP, or HTTPS with `ports.tls`. */
+export function apiServer(ports: ApiPorts): HttpListener {
+  const auth = ports.auth ?? ApiAuth.open();
+  const request = (req: IncomingMessage, res: ServerResponse): void => {
+    Promise.resolve()
+      .then(() => handle(ports, auth, req, res))
+      .catch((e: unknown) => {
+        ports.log.error('internal error', { path: req.url, error: e });
+        if (!res.headersSent) sendText(res, 500, `Internal error: ${(e as Error).message}`);
+        else res.destroy();
+      });
+  };
+  return createHttpListener(
+    { request },
+    {
+      tls: ports.tls,
+      // A refused handshake is the client's problem, but an operator setting up TLS needs to see it.
+      onRefused: (r) => ports.log.warn(r.kind === 'plain-http' ? 'plain HTTP on the TLS port refused' : 'TLS handshake failed', { ...r }),
+    },
+  );
 }

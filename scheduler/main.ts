@@ -8,42 +8,23 @@
  * Signals: SIGHUP re-reads the spec file (a config change: a new target and a new deploy plan);
  * SIGTERM/SIGINT close the stream and exit 0, leaving the tasks running (the framework fails
  * over: a restarted scheduler takes them back). Exit codes: 0 normal, 1 bad flags, an unusable
- * spec with no stored target, or a framework the master has removed.
+ * credential, credentials or TLS file, an unusable spec with no stored target, or a framework the
+ * master has removed.
  */
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { systemClock } from '../shared/clock.js';
-import { durationFlag, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag } from '../shared/flags.js';
 import { CREDENTIALS_ENV, loadClientAccess, type Given } from '../io/client-auth.js';
-import { LOG_LEVELS, Logger, type LogLevel } from '../shared/log.js';
+import { loadServerTls, type ServerTls } from '../io/tls-server.js';
+import { Logger, type LogLevel } from '../shared/log.js';
 import type { TaskStatus } from '../shared/mesos.js';
 import { apiServer } from './api.js';
+import { loadApiAuth } from './api-auth.js';
 import { SchedulerClient, SubscribeError, type SchedulerEvent } from './client.js';
 import { chooseTarget } from './configs.js';
+import { PROGRAM, resolveSchedulerConfig } from './config.js';
 import { Service, type MesosPort } from './service.js';
 import { StateStore } from './state.js';
-
-const PROGRAM = 'drydock-scheduler';
-const SUMMARY = 'A service scheduler: keeps one service (a YAML spec) running on a Drydock or Mesos master, with plans.';
-
-const FLAGS = {
-  master: stringFlag('The master, host:port (https://host:port, or any with --tls_ca_file, for TLS); several separated by commas are tried in turn (default 127.0.0.1:5050).', '127.0.0.1:5050', 'HOST:PORT'),
-  spec: stringFlag('The service spec, a YAML file (required).', '', 'FILE'),
-  ip: stringFlag('Address the HTTP API listens on (default 0.0.0.0).', '0.0.0.0', 'IP'),
-  port: intFlag('Port of the HTTP API (default 8088); 0 picks one, logged in the `listening` line.', 8088, 0, 65535),
-  work_dir: stringFlag('Directory of the scheduler state (scheduler.db); created if missing (default /var/lib/drydock/scheduler).', '/var/lib/drydock/scheduler', 'DIR'),
-  framework_name: optionalStringFlag('Framework name (default: the service name).', 'NAME'),
-  failover_timeout: refine(durationFlag('How long the master keeps the tasks of a disconnected scheduler (default 1weeks).', 7 * 24 * 3600_000), (ms) => (ms > 0 ? undefined : 'must be greater than zero')),
-  backoff_initial: refine(durationFlag('First back-off before relaunching a pod that failed again (default 1secs); doubles per failure.', 1_000), (ms) => (ms > 0 ? undefined : 'must be greater than zero')),
-  backoff_max: refine(durationFlag('Longest back-off between relaunches (default 60secs).', 60_000), (ms) => (ms > 0 ? undefined : 'must be greater than zero')),
-  offer_hold: refine(durationFlag('How long an unused offer is held before it is declined (default 1secs).', 1_000), (ms) => (ms >= 0 ? undefined : 'must be zero or more')),
-  log_level: refine(stringFlag('debug, info, warn or error (default info).', 'info', 'LEVEL'), (v) => ((LOG_LEVELS as readonly string[]).includes(v) ? undefined : `must be one of ${LOG_LEVELS.join(', ')}`)),
-  principal: optionalStringFlag('Authenticate to the master as this principal (its secret in --secret_file), and register the framework with it (FrameworkInfo.principal). Or set DRYDOCK_CREDENTIALS=principal:secret (or \'Bearer <token>\'). Default: none, anonymous.', 'NAME'),
-  secret_file: optionalStringFlag('File holding the secret of --principal (or \'principal secret\', or {"token": ...}); refused when others can read it. Under systemd: LoadCredential= and %d/secret. Default: none.', 'FILE'),
-  tls_ca_file: optionalStringFlag('PEM CA certificate(s) to verify the master with; the master is then asked over https (a --master of http://host:port stays plain). Default: none, plain HTTP.', 'FILE'),
-  tls_cert_file: optionalStringFlag('PEM client certificate for a master that wants one (mutual TLS); needs --tls_key_file. Default: none.', 'FILE'),
-  tls_key_file: optionalStringFlag('PEM key of --tls_cert_file; refused when others can read it. Default: none.', 'FILE'),
-};
 
 /** A flag's value with where it came from, for the credential's messages. */
 function givenFlag(value: string | undefined, name: string, source: 'default' | 'env' | 'flag'): Given | undefined {
@@ -60,7 +41,7 @@ function readSpec(path: string): string | Error {
 }
 
 async function main(): Promise<void> {
-  const resolved = resolveFlags(PROGRAM, SUMMARY, FLAGS, process.argv.slice(2), process.env);
+  const resolved = resolveSchedulerConfig(process.argv.slice(2), process.env);
   if (resolved.kind === 'help') {
     process.stdout.write(resolved.text);
     process.exit(0);
@@ -71,10 +52,6 @@ async function main(): Promise<void> {
   }
   const flags = resolved.values;
   const sources = resolved.sources;
-  if (flags.spec === '') {
-    process.stderr.write(`${PROGRAM}: --spec is required\n`);
-    process.exit(1);
-  }
   // The credential and TLS files are read once, before anything starts: a file others can read,
   // or one that holds no credential, is a configuration error (exit 1, no restart loop).
   const access = loadClientAccess(
@@ -83,7 +60,10 @@ async function main(): Promise<void> {
       secretFile: givenFlag(flags.secret_file, 'secret_file', sources.secret_file),
       inline: process.env[CREDENTIALS_ENV],
     },
-    { caFile: flags.tls_ca_file, certFile: flags.tls_cert_file, keyFile: flags.tls_key_file },
+    // As on the agent, only --tls_ca_file turns the master connection into https (with the
+    // certificate as the client one): a scheduler may serve its API over TLS and still reach a
+    // plain master.
+    flags.tls_ca_file === undefined ? {} : { caFile: flags.tls_ca_file, certFile: flags.tls_cert_file, keyFile: flags.tls_key_file },
   );
   if (!access.ok) {
     process.stderr.write(`${PROGRAM}: ${access.error}\n`);
@@ -91,6 +71,22 @@ async function main(): Promise<void> {
   }
   const { transport, principal } = access.value;
   const log = new Logger({ level: flags.log_level as LogLevel, bindings: { daemon: 'scheduler' } });
+  // The API's own security: --credentials, and the certificate it serves. Read before anything
+  // listens, so an unsafe file mode or a key that does not match its certificate is exit 1.
+  const auth = loadApiAuth(resolved.apiSecurity, log);
+  if (!auth.ok) {
+    process.stderr.write(`${PROGRAM}: ${auth.error}\n`);
+    process.exit(1);
+  }
+  let apiTls: ServerTls | undefined;
+  if (resolved.apiTls !== undefined) {
+    const loaded = loadServerTls(resolved.apiTls);
+    if (!loaded.ok) {
+      process.stderr.write(`${PROGRAM}: ${loaded.error}\n`);
+      process.exit(1);
+    }
+    apiTls = loaded.tls;
+  }
   const store = StateStore.open(flags.work_dir);
   const clock = systemClock;
 
@@ -113,14 +109,22 @@ async function main(): Promise<void> {
     first.errors,
   );
 
-  const server = apiServer({ service, log: log.child({ component: 'api' }), configIds: () => store.configIds(), config: (id) => store.config(id) });
+  const server = apiServer({ service, log: log.child({ component: 'api' }), configIds: () => store.configIds(), config: (id) => store.config(id), auth: auth.auth, tls: apiTls });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(flags.port, flags.ip, () => resolve());
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : flags.port;
-  log.info('listening', { ip: flags.ip, port, workDir: flags.work_dir, service: first.spec.name, configId: first.configId, principal: principal ?? null, tls: transport.tls, authenticated: access.value.credential !== undefined });
+  log.info('listening', {
+    ip: flags.ip, port, workDir: flags.work_dir, service: first.spec.name, configId: first.configId,
+    // The API (server side): HTTPS or not, what it requires, how many principals may call it.
+    tls: apiTls !== undefined,
+    authenticateHttpReadwrite: resolved.apiSecurity.authenticateHttpReadwrite, authenticateHttpReadonly: resolved.apiSecurity.authenticateHttpReadonly,
+    principals: auth.auth.authenticator?.size ?? 0,
+    // Towards the master (client side).
+    principal: principal ?? null, masterTls: transport.tls, authenticated: access.value.credential !== undefined,
+  });
 
   process.on('SIGHUP', () => {
     const t = readSpec(flags.spec);

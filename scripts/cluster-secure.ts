@@ -13,6 +13,10 @@
  * - `scheduler`: the service scheduler (with --service), may register frameworks and run tasks,
  *   and tear down only its own.
  * `aclsFor` is pure, so the ACLs are checked by a table test.
+ *
+ * The service scheduler's own API has no ACLs (whoever is in its --credentials may do
+ * everything), so it gets a file of its own naming only `ops`: the viewer and the agents'
+ * principals are refused there (401), not let loose on its plans and pods.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -41,6 +45,8 @@ export interface SecureCluster {
   /** The master's --credentials and --acls files. */
   readonly credentialsFile: string;
   readonly aclsFile: string;
+  /** The service scheduler's --credentials (its API's callers: ops alone, secret and token). */
+  readonly schedulerApiCredentialsFile: string;
 }
 
 const ANY = { type: 'ANY' } as const;
@@ -98,6 +104,10 @@ export function makeSecureCluster(workDir: string, agentNames: readonly string[]
     `${JSON.stringify({ credentials: [{ ...ops, token: undefined, tokens: [ops.token] }, viewer, scheduler, ...agents] }, null, 2)}\n`,
   );
   const aclsFile = writeSecret(join(dir, 'acls.json'), `${JSON.stringify(aclsFor(agentNames), null, 2)}\n`);
+  const schedulerApiCredentialsFile = writeSecret(
+    join(dir, 'scheduler-api-credentials.json'),
+    `${JSON.stringify({ credentials: [{ principal: ops.principal, secret: ops.secret, tokens: [ops.token] }] }, null, 2)}\n`,
+  );
   const agentCredentialFiles = new Map<string, string>();
   for (const a of agents) agentCredentialFiles.set(a.principal, writeSecret(join(dir, `${a.principal}.credential`), `${JSON.stringify(a)}\n`));
   return {
@@ -109,5 +119,6 @@ export function makeSecureCluster(workDir: string, agentNames: readonly string[]
     scheduler: { ...scheduler, secretFile: writeSecret(join(dir, 'scheduler.secret'), `${scheduler.secret}\n`) },
     credentialsFile,
     aclsFile,
+    schedulerApiCredentialsFile,
   };
 }

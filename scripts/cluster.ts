@@ -63,8 +63,9 @@ that follow the leader.
 
 --secure: TLS (HTTPS and WSS) from a throwaway CA, generated credentials and ACLs: the master
 requires credentials from operators, agents and frameworks; principals ops (everything), viewer
-(read-only), agent-N (registers agent-N only) and scheduler. The banner prints how to call it. All
-of it is under <work_dir>/secure (default work dir .drydock-secure) and removed on exit.
+(read-only), agent-N (registers agent-N only) and scheduler. With --service, the scheduler's API
+serves HTTPS too and requires ops' credentials (it has no ACLs). The banner prints how to call it.
+All of it is under <work_dir>/secure (default work dir .drydock-secure) and removed on exit.
 `);
   process.exit(0);
 }
@@ -133,6 +134,20 @@ function masterSecurityFlags(): string[] {
   return [
     '--authenticate_http_readwrite', '--authenticate_http_readonly', '--authenticate_agents', '--authenticate_frameworks',
     `--credentials=${secure.credentialsFile}`, `--acls=${secure.aclsFile}`,
+    `--tls_cert_file=${secure.certs.certFile}`, `--tls_key_file=${secure.certs.keyFile}`,
+  ];
+}
+
+/**
+ * The service scheduler's security flags with --secure: towards the master its principal and the
+ * CA; its own API over HTTPS (the same certificate) with credentials required for every call
+ * but /v1/health.
+ */
+function schedulerSecurityFlags(): string[] {
+  if (secure === undefined) return [];
+  return [
+    `--principal=${secure.scheduler.principal}`, `--secret_file=${secure.scheduler.secretFile}`, `--tls_ca_file=${secure.certs.caFile}`,
+    `--credentials=${secure.schedulerApiCredentialsFile}`, '--authenticate_http_readwrite', '--authenticate_http_readonly',
     `--tls_cert_file=${secure.certs.certFile}`, `--tls_key_file=${secure.certs.keyFile}`,
   ];
 }
@@ -349,7 +364,7 @@ if (servicePath !== undefined && !stopping) {
   start('scheduler', 'scheduler/main.js', [
     `--master=${opts.ha ? masterPorts.map((p) => `127.0.0.1:${p}`).join(',') : masterAddress}`,
     `--spec=${servicePath}`, '--ip=127.0.0.1', `--port=${schedulerPort}`, `--work_dir=${join(workDir, 'scheduler')}`,
-    ...(secure === undefined ? [] : [`--principal=${secure.scheduler.principal}`, `--secret_file=${secure.scheduler.secretFile}`, `--tls_ca_file=${secure.certs.caFile}`]),
+    ...schedulerSecurityFlags(),
   ], agentCount + 1);
 }
 if (!stopping) {
@@ -371,16 +386,11 @@ ${masterPorts.map((p, k) => `  master-${k + 1} ${scheme}://127.0.0.1:${p}   pid 
   }
 ${agentLines}${
     servicePath === undefined ? '' : `
-  scheduler http://${schedulerAddress}   pid ${pidOf('scheduler')}   spec ${servicePath}   state ${join(workDir, 'scheduler')}`
+  scheduler ${scheme}://${schedulerAddress}   pid ${pidOf('scheduler')}   spec ${servicePath}   state ${join(workDir, 'scheduler')}`
   }
   logs     ${workDir}/<name>/daemon.log
 
-${secure === undefined ? plainTry(m) : secureTry(m, secure)}${
-    servicePath === undefined ? '' : `  node dist/cli/main.js plan show deploy --scheduler ${schedulerAddress}
-  node dist/cli/main.js plan continue deploy --scheduler ${schedulerAddress}
-  node dist/cli/main.js pod status --scheduler ${schedulerAddress}
-`
-  }
+${secure === undefined ? plainTry(m) : secureTry(m, secure)}${servicePath === undefined ? '' : schedulerTry(schedulerAddress, secure)}
 ${
     opts.ha
       ? `Failover: find the leader with  curl -s${secure === undefined ? '' : ` --cacert ${secure.certs.caFile}`} -o /dev/null -w '%{redirect_url}\\n' ${scheme}://127.0.0.1:${masterPorts[1]}/redirect
@@ -403,6 +413,22 @@ function plainTry(m: string): string {
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
   curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
   node dist/cli/main.js agent list
+`;
+}
+
+/**
+ * The banner's examples for the service scheduler: the CLI's plan and pod commands; when secure,
+ * they are asked over https as ops through the exports of secureTry, and curl shows the same.
+ */
+function schedulerTry(at: string, s: SecureCluster | undefined): string {
+  const cli = `  node dist/cli/main.js plan show deploy --scheduler ${at}
+  node dist/cli/main.js plan continue deploy --scheduler ${at}
+  node dist/cli/main.js pod status --scheduler ${at}
+`;
+  if (s === undefined) return cli;
+  return `The service scheduler: HTTPS, credentials for every call but /v1/health, ops alone (its API has no ACLs):
+${cli}  curl -s --cacert ${s.certs.caFile} -u ${s.ops.principal}:${s.ops.secret} https://${at}/v1/plans
+  curl -s --cacert ${s.certs.caFile} -o /dev/null -w '%{http_code}\\n' https://${at}/v1/plans
 `;
 }
 

@@ -46,7 +46,17 @@ const SECRETS: ReadonlyArray<readonly [unit: string, variable: string, id: strin
   ['drydock-agent.service', 'DRYDOCK_CREDENTIAL', 'credential'],
   ['drydock-agent.service', 'DRYDOCK_TLS_KEY_FILE', 'tls-key'],
   ['drydock-scheduler.service', 'DRYDOCK_SECRET_FILE', 'secret'],
+  ['drydock-scheduler.service', 'DRYDOCK_TLS_KEY_FILE', 'tls-key'],
 ];
+
+test('the scheduler unit hands its API\'s --credentials over with LoadCredential= on the command line (DRYDOCK_CREDENTIALS is its own credential)', () => {
+  const text = readFileSync(join(ROOT, 'systemd', 'drydock-scheduler.service'), 'utf8');
+  assert.match(text, /^ExecStart=\S+ \S+scheduler\/main\.js --credentials=%d\/credentials$/m);
+  assert.match(text, /^LoadCredential=credentials:\/etc\/drydock\/\S+$/m);
+  assert.match(text, /^Environment=DRYDOCK_AUTHENTICATE_HTTP_READWRITE=true$/m);
+  assert.match(text, /^Environment=DRYDOCK_AUTHENTICATE_HTTP_READONLY=true$/m);
+  assert.doesNotMatch(text, /^Environment=DRYDOCK_CREDENTIALS=/m);
+});
 
 test('the units hand every secret over with LoadCredential= and point its flag at %d', () => {
   for (const [unit, variable, id] of SECRETS) {

@@ -117,7 +117,7 @@ const SCHEDULER: Target = { kind: 'scheduler', base: 'http://127.0.0.1:8088' };
 const http = (status: number, body: string): Answer => ({ kind: 'http', status, statusText: '', body });
 const FORBIDDEN = "Forbidden: principal 'viewer' may not drain_agents on agent S0 on agent-1 (127.0.0.2)";
 
-test('401 and 403 from the master: the line and the exit status (3, 4); a scheduler\'s are ordinary failures', () => {
+test('401 and 403 from the master or a scheduler: the line and the exit status (3, 4)', () => {
   const cases: Array<[string, Target, number, string, { exitCode: number; err: string[] }]> = [
     ['no credential', MASTER, 401, '401 Unauthorized.', { exitCode: EXIT_UNAUTHENTICATED, err: [WANTS_CREDENTIALS] }],
     ['a refused credential', AS_OPS, 401, '401 Unauthorized.', { exitCode: EXIT_UNAUTHENTICATED, err: ["the master refused the credential of principal 'ops' (from DRYDOCK_CREDENTIALS) (401): wrong principal or secret, or an unknown token"] }],
@@ -130,8 +130,12 @@ test('401 and 403 from the master: the line and the exit status (3, 4); a schedu
   }
   assert.equal(WANTS_CREDENTIALS, 'the master wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS');
   assert.equal(accessRefusal('master', 404, 'x', undefined), undefined);
-  assert.equal(accessRefusal('scheduler', 401, 'x', undefined), undefined);
-  assert.equal(failurePrinted(SCHEDULER, { method: 'GET', path: '/v1/plans' }, http(401, 'no')).exitCode, EXIT_FAILED);
+  // The scheduler's API takes the same credential (issue 13): its 401 is said the same way, naming it.
+  assert.deepEqual(failurePrinted(SCHEDULER, { method: 'GET', path: '/v1/plans' }, http(401, '401 Unauthorized.')), { exitCode: EXIT_UNAUTHENTICATED, out: [], err: ['the scheduler wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS'] });
+  assert.deepEqual(accessRefusal('scheduler', 401, '401 Unauthorized.', "principal 'ops' (from DRYDOCK_CREDENTIALS)")?.err, ["the scheduler refused the credential of principal 'ops' (from DRYDOCK_CREDENTIALS) (401): wrong principal or secret, or an unknown token"]);
+  assert.equal(accessRefusal('scheduler', 403, 'Forbidden', undefined)?.exitCode, EXIT_FORBIDDEN);
+  assert.equal(accessRefusal('scheduler', 404, 'Plan x not found', undefined), undefined);
+  assert.equal(failurePrinted(SCHEDULER, { method: 'GET', path: '/v1/plans/x' }, http(404, 'Plan x not found')).exitCode, EXIT_FAILED);
   assert.deepEqual(verbOutcome(MASTER, { method: 'POST', path: '/v1/maintenance/plans/k/interrupt' }, http(403, FORBIDDEN), false).exitCode, EXIT_FORBIDDEN);
 });
 

@@ -176,6 +176,19 @@ test('scheduler address: flag, then DRYDOCK_SCHEDULER, then 127.0.0.1:8088; host
   assert.match(env.ok ? '' : env.error, /^DRYDOCK_SCHEDULER 'x:y'/);
 });
 
+test('scheduler address with TLS material (--tls_ca_file): https unless a scheme says otherwise', () => {
+  const cases: Array<[string | undefined, Record<string, string>, string]> = [
+    [undefined, {}, 'https://127.0.0.1:8088'],
+    ['sched:1234', {}, 'https://sched:1234'],
+    [undefined, { DRYDOCK_SCHEDULER: '10.0.0.1:9000' }, 'https://10.0.0.1:9000'],
+    ['http://sched:1234', {}, 'http://sched:1234'],
+    ['https://proxy/service/hello', {}, 'https://proxy/service/hello'],
+    ['sched:443', {}, 'https://sched'],
+  ];
+  for (const [flag, env, want] of cases) assert.deepEqual(resolveScheduler(flag, env, true), { ok: true, value: want }, `${flag} ${JSON.stringify(env)}`);
+  assert.deepEqual(resolveScheduler('sched:1234', {}, false), { ok: true, value: 'http://sched:1234' });
+});
+
 test('step notes: the text after the status in the message, none for SDK-style or bare messages', () => {
   const step = (message: string, status = 'WAITING'): Parameters<typeof stepNote>[0] => ({ id: 'id-1', name: 'hello-0:[server]', status, message });
   assert.equal(stepNote(step('step hello-0:[server] [id-1] with status: WAITING: canary: waiting for continue')), 'canary: waiting for continue');
