@@ -5,6 +5,7 @@
  *   node dist/scripts/sim-agents.js --master=127.0.0.1:5050 --count=N [--first=1]
  *        [--ip-base=127.1.0.0] [--concurrency=128] [--run-tasks] [--wait-go]
  *        [--racks=N] [--draining] [--restart-after-shutdown=100ms]
+ *        [--tls-ca-file=CA.pem] [--credential=FILE]
  *
  * Sim agent k is `sim-<k>`. With --ip-base each one binds its own loopback source address
  * (base + k): every source address has its own ephemeral port range, so 10,000 sessions
@@ -22,6 +23,11 @@
  *
  * --warmup=N first registers N throw-away sessions with an in-process server (JIT warm-up).
  *
+ * --tls-ca-file and --credential make the sims reach a secured master as a real agent with
+ * `--tls_ca_file` and `--credential` does: over wss:// verified with that CA, with the
+ * credential's `Authorization` header on every upgrade (the security benchmark). Without them
+ * (the default) the sims speak plain ws:// anonymously.
+ *
  * One JSON line per milestone on stdout: `ready` (with --wait-go, before waiting for a
  * `go` line on stdin), `connecting`, `progress` (every 10 %), `registered` or
  * `registration_incomplete`, `lost` (sessions the master closed later), `closed`.
@@ -30,6 +36,7 @@
  */
 
 import { createInterface } from 'node:readline';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { AGENT_SESSION_PATH, CLOSE_CODES, assertNever, decodeMasterMessage, encode, type AgentMessage } from '../shared/protocol.js';
@@ -37,6 +44,9 @@ import { registerMessage, taskAnswers } from './harness/agent-double.js';
 import { findLeader, parseMasterSpec } from '../shared/detection.js';
 import { startEchoServer } from './bench/echo-server.js';
 import { boolFlag, durationFlag, flagsOrExit, intFlag, optionalStringFlag, stringFlag } from '../shared/flags.js';
+import { parseClientCredential } from '../shared/credentials.js';
+import { readSecretFile } from '../io/secrets.js';
+import { clientTransport, loadClientTls, PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 
 /** What to start. */
 export interface SimAgentsOptions {
@@ -73,6 +83,11 @@ export interface SimAgentsOptions {
   restartAfterShutdownMs?: number;
   /** Called after each REGISTERED, with the number registered so far. */
   onProgress?: (registered: number) => void;
+  /**
+   * How sessions reach the master: with TLS material wss:// verified with its CA, and its
+   * `Authorization` header on every upgrade (io/transport.ts). Default: plain ws://, anonymous.
+   */
+  transport?: ClientTransport;
 }
 
 /** How a registration run ended. */
@@ -139,6 +154,12 @@ export function simAgentAddress(ipBase: string, k: number): string {
   return intToIpv4(n);
 }
 
+/** A transport's ws options with its TLS material compiled once into a shared SecureContext. */
+function withSharedContext(o: ClientTransport['ws']): { secureContext: SecureContext; headers?: Record<string, string> } {
+  const secureContext = createSecureContext({ ...(o.ca === undefined ? {} : { ca: o.ca }), ...(o.cert === undefined ? {} : { cert: o.cert }), ...(o.key === undefined ? {} : { key: o.key }) });
+  return { secureContext, ...(o.headers === undefined ? {} : { headers: o.headers }) };
+}
+
 /** 16 random bytes, base64: the uuid format of a Mesos status update. */
 /** Starts `count` sim agents against `master`; they stay connected until close(). */
 export function startSimAgents(options: SimAgentsOptions): SimAgents {
@@ -147,11 +168,17 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
   const attempts = options.attempts ?? 3;
   const attemptTimeoutMs = options.attemptTimeoutMs ?? 20_000;
   const runTasks = options.runTasks ?? true;
+  const transport = options.transport ?? PLAIN_TRANSPORT;
+  // One TLS context for every session: given only `ca`, tls.connect builds a context (parsing
+  // the CA into a fresh store) per connection, which measured a quarter of this process's CPU
+  // in a 2,000-agent storm. A real agent builds it once on its own machine; the sims stand in
+  // for 2,000 machines on the master's two cores, so they must not pay it 2,000 times there.
+  const wsOptions = transport.tls ? withSharedContext(transport.ws) : transport.ws;
   const spec = parseMasterSpec(options.master);
   if (!spec.ok) throw new Error(`--master: ${spec.error}`);
   const leaderUrl = async (): Promise<string | undefined> => {
-    const leader = await findLeader(spec.value, fetch);
-    return leader === undefined ? undefined : `ws://${leader}${AGENT_SESSION_PATH}`;
+    const leader = await findLeader(spec.value, transport.fetch, 2_000, transport.tls ? 'https' : 'http');
+    return leader === undefined ? undefined : `${transport.tls ? 'wss' : 'ws'}://${leader}${AGENT_SESSION_PATH}`;
   };
   const counters: SimAgentCounters = { registered: 0, failed: 0, lost: 0, rejoined: 0, tasksRunning: 0, shutdowns: 0, restarted: 0, updatesSent: 0, acksReceived: 0 };
   const sockets = new Set<WebSocket>();
@@ -223,6 +250,7 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
     return new Promise((resolve) => {
       const ip = options.ipBase === undefined ? '127.0.0.1' : simAgentAddress(options.ipBase, k);
       const ws = new WebSocket(url, {
+        ...wsOptions,
         perMessageDeflate: false,
         handshakeTimeout: attemptTimeoutMs,
         ...(options.ipBase === undefined ? {} : { localAddress: ip }),
@@ -382,6 +410,8 @@ const FLAGS = {
   racks: intFlag('Give agent k the attribute rack:r<1 + (k-1) mod racks>; 0: no rack attribute. Default 0.', 0, 0, 10_000),
   draining: boolFlag('Advertise the AGENT_DRAINING capability (DRAIN_AGENT and maintenance plans need it). Default false.', false),
   'restart-after-shutdown': durationFlag('After the master shuts a registered agent down (machine DOWN), register it again with its id after this long, and again every this long while refused, as a restarted agent. 0: stay away. Default 0.', 0),
+  'tls-ca-file': optionalStringFlag('PEM CA the master\'s certificate must chain to: connect with wss:// (as the agent\'s --tls_ca_file). Default: none, plain ws://.', 'FILE'),
+  credential: optionalStringFlag('Credential file every session authenticates with, as the agent\'s --credential ({"principal":...,"secret":...}, "principal secret", or {"token":...}); must not be readable by others. Default: none, anonymous.', 'FILE'),
   warmup: intFlag('Before connecting (and before `ready`), register this many throw-away sessions with an in-process server, so the clock does not time the JIT compiling the client path. Default 0.', 0, 0, 5_000),
 } as const;
 
@@ -398,8 +428,26 @@ function line(msg: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(JSON.stringify({ msg, ...fields }) + '\n');
 }
 
+/** The transport of --tls-ca-file and --credential (read once, before any clock), or exit 2 naming the flag. */
+function transportOrExit(caFile: string | undefined, credentialFile: string | undefined): ClientTransport {
+  const die = (error: string): never => {
+    process.stderr.write(`sim-agents: ${error}\n`);
+    process.exit(2);
+  };
+  const tls = loadClientTls({ caFile });
+  // loadClientTls names the agent's flag; this script spells its flags with dashes.
+  if (!tls.ok) return die(tls.error.replace('--tls_ca_file', '--tls-ca-file'));
+  if (credentialFile === undefined) return tls.tls === undefined ? PLAIN_TRANSPORT : clientTransport({ tls: tls.tls });
+  const read = readSecretFile(credentialFile, '--credential');
+  if (!read.ok) return die(read.error);
+  const credential = parseClientCredential(read.text);
+  if (!credential.ok) return die(`--credential ${credentialFile}: ${credential.error}`);
+  return clientTransport({ credential: credential.value, tls: tls.tls });
+}
+
 async function main(): Promise<void> {
   const f = flagsOrExit('sim-agents', 'Simulated Drydock agents speaking the real protocol to a master.', FLAGS, process.argv.slice(2));
+  const transport = transportOrExit(f['tls-ca-file'], f.credential);
   if (f.warmup > 0) await warmUp(f.warmup);
   if (f['wait-go']) {
     line('ready', { count: f.count, first: f.first, pid: process.pid });
@@ -422,6 +470,7 @@ async function main(): Promise<void> {
     attemptTimeoutMs: f['attempt-timeout'],
     attempts: f.attempts,
     draining: f.draining,
+    transport,
     ...(f.racks > 0 ? { racks: f.racks } : {}),
     ...(f['restart-after-shutdown'] > 0 ? { restartAfterShutdownMs: f['restart-after-shutdown'] } : {}),
     ...(f['ip-base'] === undefined ? {} : { ipBase: f['ip-base'] }),

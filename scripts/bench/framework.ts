@@ -7,6 +7,7 @@
 
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import type { Resource, TaskInfo } from '../../shared/mesos.js';
+import type { ClientTransport } from '../../io/transport.js';
 
 /** An outstanding offer, as OFFERS carries it. */
 export interface BenchOffer {
@@ -70,8 +71,9 @@ export class BenchFramework {
     for (const e of client.received.slice(1)) this.#event(e);
   }
 
-  static async subscribe(master: string, name: string): Promise<BenchFramework> {
-    const client = await SchedulerClient.subscribe(master, { user: 'root', name, failover_timeout: 0, checkpoint: true }, { timeoutMs: 20_000 });
+  /** `transport`: TLS and the Authorization header of a secured master (the security benchmark); default plain, anonymous. */
+  static async subscribe(master: string, name: string, transport?: ClientTransport): Promise<BenchFramework> {
+    const client = await SchedulerClient.subscribe(master, { user: 'root', name, failover_timeout: 0, checkpoint: true }, { timeoutMs: 20_000, ...(transport === undefined ? {} : { transport }) });
     return new BenchFramework(client);
   }
 

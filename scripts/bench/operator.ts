@@ -3,16 +3,21 @@
  * that every agent a benchmark registered is really known to the master.
  */
 
+import { PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
+
 /** The fields of a GET_AGENTS entry the benchmarks read. */
 export interface ListedAgent {
   hostname: string;
 }
 
-/** POST /api/v1 {"type":"GET_AGENTS"}; throws with the status and body start on anything but 200. */
-export async function callApiAgents(url: string): Promise<ListedAgent[]> {
-  const res = await fetch(`${url}/api/v1`, {
+/**
+ * POST /api/v1 {"type":"GET_AGENTS"}; throws with the status and body start on anything but 200.
+ * `transport`: the CA and Authorization header for a secured master (`url` is then https://).
+ */
+export async function callApiAgents(url: string, transport: ClientTransport = PLAIN_TRANSPORT): Promise<ListedAgent[]> {
+  const res = await transport.fetch(`${url}/api/v1`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    headers: { ...transport.headers, 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ type: 'GET_AGENTS' }),
     signal: AbortSignal.timeout(30_000),
   });

@@ -37,6 +37,11 @@
  *   --mp-plans=N          maintenance-plan: plans at once for the CPU figure (default 10)
  *   --mp-restart-ms=MS    maintenance-plan: a shut-down sim agent's restart delay (default 100)
  *   --mp-cpu-prof=DIR     maintenance-plan: run the masters with --cpu-prof into DIR
+ *   --sec-agents=N        security: sim agents in each storm (default 2000)
+ *   --sec-repeats=N       security: rounds of storms (plain, secured, no TLS, echo floors), alternating; median (default 3)
+ *   --sec-accepts=N       security: measured ACCEPTs per master, alternating one by one (default 150)
+ *   --sec-acl-entries=N   security: ACL entries of the secured master (default 1000)
+ *   --sec-cpu-prof=DIR    security: run the masters with --cpu-prof into DIR/<storm|accept>-<side>
  */
 
 import { writeFileSync } from 'node:fs';
@@ -57,6 +62,7 @@ import { runEtcdRegistry } from './etcd-registry.js';
 import { runServiceDeploy } from './service-deploy.js';
 import { runServiceVacate } from './service-vacate.js';
 import { runMaintenancePlan } from './maintenance-plan.js';
+import { runSecurity } from './security.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -93,6 +99,11 @@ const { values, positionals } = parseArgs({
     'mp-plans': { type: 'string', default: '10' },
     'mp-restart-ms': { type: 'string', default: '100' },
     'mp-cpu-prof': { type: 'string' },
+    'sec-agents': { type: 'string', default: '2000' },
+    'sec-repeats': { type: 'string', default: '3' },
+    'sec-accepts': { type: 'string', default: '150' },
+    'sec-acl-entries': { type: 'string', default: '1000' },
+    'sec-cpu-prof': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -150,6 +161,14 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     restartMs: int('mp-restart-ms', values['mp-restart-ms']),
     ipBase: '127.5.0.0',
     ...(values['mp-cpu-prof'] === undefined ? {} : { cpuProfDir: values['mp-cpu-prof'] }),
+  }),
+  security: () => runSecurity({
+    agents: int('sec-agents', values['sec-agents']),
+    repeats: int('sec-repeats', values['sec-repeats']),
+    accepts: int('sec-accepts', values['sec-accepts']),
+    aclEntries: int('sec-acl-entries', values['sec-acl-entries']),
+    ipBase: '127.6.0.0',
+    ...(values['sec-cpu-prof'] === undefined ? {} : { cpuProfDir: values['sec-cpu-prof'] }),
   }),
 };
 

@@ -32,6 +32,8 @@ export interface StormOptions {
   ipBase: string;
   /** Floor and master storms per size, alternating; the median is reported. Default 3. */
   repeats: number;
+  /** Extra flags of every sim-agents process (e.g. --tls-ca-file, --credential for a secured master). Default none. */
+  simFlags?: readonly string[];
 }
 
 /** Throw-away sessions each sim process registers before the clock starts (JIT warm-up). */
@@ -42,7 +44,7 @@ const SETTLE_MS = 2_000;
 const MB = 1024 * 1024;
 
 /** One storm against whatever listens at `address`. */
-interface StormRun {
+export interface StormRun {
   elapsedMs: number;
   registered: number;
   failed: number;
@@ -57,7 +59,7 @@ interface StormRun {
  * for every `registered` line. The clock runs from "go" to the last process's end.
  * `keepUp` runs while the sessions are still open (e.g. to ask the master what it knows).
  */
-async function storm(address: string, serverPid: number, n: number, opts: StormOptions, keepUp: () => Promise<void>): Promise<StormRun> {
+export async function storm(address: string, serverPid: number, n: number, opts: StormOptions, keepUp: () => Promise<void>): Promise<StormRun> {
   const procs = Math.max(1, Math.min(opts.processes ?? (n >= 5_000 ? 2 : 1), n));
   const perProc = Math.ceil(n / procs);
   const concurrency = Math.max(1, Math.floor(opts.concurrency / procs));
@@ -69,6 +71,7 @@ async function storm(address: string, serverPid: number, n: number, opts: StormO
       sims.push(new Child(`sim-agents[${p}]`, SIM_AGENTS_BIN, [
         `--master=${address}`, `--count=${count}`, `--first=${first}`, `--ip-base=${opts.ipBase}`,
         `--concurrency=${concurrency}`, '--wait-go', '--attempt-timeout=30secs', `--warmup=${WARMUP_SESSIONS}`,
+        ...(opts.simFlags ?? []),
       ], { stdin: true }));
       first += count;
     }
@@ -96,7 +99,7 @@ async function storm(address: string, serverPid: number, n: number, opts: StormO
 }
 
 /** The run with the median elapsed time (the upper median for an even count). */
-function median(runs: readonly StormRun[]): StormRun {
+export function median(runs: readonly StormRun[]): StormRun {
   const sorted = [...runs].sort((a, b) => a.elapsedMs - b.elapsedMs);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
