@@ -6,6 +6,7 @@
  */
 
 import { readFileSync, statSync } from 'node:fs';
+import { parseCredentials, type Credential } from '../shared/credentials.js';
 
 /** A secret file larger than this is a mistake (a wrong path), not a credential. */
 export const MAX_SECRET_FILE_BYTES = 16 * 1024 * 1024;
@@ -61,4 +62,16 @@ function reason(e: unknown): string {
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EACCES') return 'permission denied';
   return code ?? (e instanceof Error ? e.message : String(e));
+}
+
+/**
+ * Reads a `--credentials` file (master or scheduler): the secret-file checks, then the formats of
+ * shared/credentials.ts. An error names the flag and the file, never a secret.
+ */
+export function readCredentialsFile(path: string, flag = '--credentials'): { ok: true; credentials: Credential[] } | { ok: false; error: string } {
+  const read = readSecretFile(path, flag);
+  if (!read.ok) return read;
+  const parsed = parseCredentials(read.text);
+  if (!parsed.ok) return { ok: false, error: `${flag} ${path}: ${parsed.error}` };
+  return { ok: true, credentials: parsed.value };
 }

@@ -10,10 +10,9 @@
 
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { parseCredentials } from '../shared/credentials.js';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import { readSecretFile } from '../io/secrets.js';
+import { readCredentialsFile } from '../io/secrets.js';
 import { Authenticator, challenge, type Realm } from './authentication.js';
 import { admit } from '../shared/authentication.js';
 import { parseAcls, Authorizer, type AclAction, type AclObject, type MachineObject } from './authorization.js';
@@ -169,11 +168,9 @@ function describeMachine(o: MachineObject): string {
 export function loadSecurity(config: SecurityConfig, log: Logger): { ok: true; security: MasterSecurity } | { ok: false; error: string } {
   let authenticator: Authenticator | undefined;
   if (config.credentialsFile !== undefined) {
-    const read = readSecretFile(config.credentialsFile, '--credentials');
+    const read = readCredentialsFile(config.credentialsFile);
     if (!read.ok) return { ok: false, error: read.error };
-    const parsed = parseCredentials(read.text);
-    if (!parsed.ok) return { ok: false, error: `--credentials ${config.credentialsFile}: ${parsed.error}` };
-    authenticator = new Authenticator(parsed.value);
+    authenticator = new Authenticator(read.credentials);
   }
   let authorizer: Authorizer | undefined;
   if (config.acls !== undefined) {

@@ -16,9 +16,8 @@
 
 import type { ServerResponse } from 'node:http';
 import { admit, Authenticator, basicChallenge } from '../shared/authentication.js';
-import { parseCredentials } from '../shared/credentials.js';
 import type { Logger } from '../shared/log.js';
-import { readSecretFile } from '../io/secrets.js';
+import { readCredentialsFile } from '../io/secrets.js';
 import type { ApiSecurityConfig } from './config.js';
 
 /** The realm of the scheduler's API, in its 401's `WWW-Authenticate`. */
@@ -100,11 +99,9 @@ export class ApiAuth {
 export function loadApiAuth(config: ApiSecurityConfig, log: Logger): { ok: true; auth: ApiAuth } | { ok: false; error: string } {
   let authenticator: Authenticator | undefined;
   if (config.credentialsFile !== undefined) {
-    const read = readSecretFile(config.credentialsFile, '--credentials');
+    const read = readCredentialsFile(config.credentialsFile);
     if (!read.ok) return { ok: false, error: read.error };
-    const parsed = parseCredentials(read.text);
-    if (!parsed.ok) return { ok: false, error: `--credentials ${config.credentialsFile}: ${parsed.error}` };
-    authenticator = new Authenticator(parsed.value);
+    authenticator = new Authenticator(read.credentials);
   }
   return { ok: true, auth: new ApiAuth({ config, authenticator, log }) };
 }

@@ -9,12 +9,12 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { ROOT, alive, eventually, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
+import { alive, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
+import { CLEAN_CLIENT_ENV, startCluster } from '../helpers/cluster.js';
 import { cliFinished, spawnCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 import { makeCertificates } from '../../scripts/harness/certs.js';
@@ -25,16 +25,7 @@ const OPS_SECRET = 'ops-s3cret-9f2c';
 const VIEWER_SECRET = 'viewer-s3cret-41d0';
 const OPS_TOKEN = 'ops-token-0123456789abcdef';
 
-/** Every DRYDOCK_ variable the CLI reads, unset: the test's own environment must not leak in. */
-const CLEAN: Record<string, undefined> = {
-  DRYDOCK_CREDENTIALS: undefined,
-  DRYDOCK_PRINCIPAL: undefined,
-  DRYDOCK_SECRET_FILE: undefined,
-  DRYDOCK_TLS_CA_FILE: undefined,
-  DRYDOCK_TLS_CERT_FILE: undefined,
-  DRYDOCK_TLS_KEY_FILE: undefined,
-  DRYDOCK_MASTER: undefined,
-};
+const CLEAN = CLEAN_CLIENT_ENV;
 
 /** ops may do everything; viewer may only look; anybody may register agents (the test's agent is anonymous). */
 const ACLS = {
@@ -262,25 +253,9 @@ test('npm start -- --secure: TLS, credentials and ACLs; the printed credentials 
   const workDir = tempDir(t, 'drydock-cluster-secure-');
   const port = await freePort();
   const agentPort = await freePort('127.0.0.2');
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'scripts', 'cluster.js'), '--secure', '--agents=1', `--port=${port}`, `--agent_port=${agentPort}`, `--work_dir=${workDir}`, '--quiet'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...CLEAN } as NodeJS.ProcessEnv,
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const pids: number[] = [];
-  t.after(async () => {
-    for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
-    if (child.exitCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
-
-  await eventually(() => (out.includes('Drydock is up.') ? true : undefined), 60_000, 100, `the cluster banner; output so far: ${out}`);
-  for (const m of out.matchAll(/ pid (\d+) /g)) pids.push(Number(m[1]));
+  const run = await startCluster(t, ['--secure', '--agents=1', `--port=${port}`, `--agent_port=${agentPort}`, `--work_dir=${workDir}`, '--quiet'], 60_000);
+  const { child, pids, exited } = run;
+  let out = run.output();
   assert.equal(pids.length, 2, `a master and an agent in the banner:\n${out}`);
   assert.match(out, new RegExp(`master   https://127\\.0\\.0\\.1:${port} `));
   const credentials = /export DRYDOCK_CREDENTIALS=(\S+)/.exec(out)?.[1];
@@ -309,6 +284,7 @@ test('npm start -- --secure: TLS, credentials and ACLs; the printed credentials 
   let timer: NodeJS.Timeout | undefined;
   const code = await Promise.race([exited, new Promise<string>((r) => (timer = setTimeout(() => r('timeout'), 40_000)))]);
   clearTimeout(timer);
+  out = run.output();
   assert.equal(code, 0, out);
   assert.match(out, /cluster: stopped\./);
   for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);

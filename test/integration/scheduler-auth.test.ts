@@ -11,10 +11,10 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Daemon, ROOT, SCHEDULER_BIN, alive, eventually, startMaster, startScheduler, tempDir, type SchedulerHandle } from '../helpers/daemons.js';
+import { CLEAN_CLIENT_ENV, startCluster } from '../helpers/cluster.js';
 import { cliFinished, spawnCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 import { makeCertificates, type Certificates } from '../../scripts/harness/certs.js';
@@ -24,17 +24,7 @@ import { PLAIN_HTTP_ON_TLS_PORT } from '../../io/tls-server.js';
 const OPS_SECRET = 'ops-s3cret-77aa';
 const OPS_TOKEN = 'ops-token-fedcba9876543210';
 
-/** Every DRYDOCK_ variable the CLI reads, unset: the test's own environment must not leak in. */
-const CLEAN: Record<string, undefined> = {
-  DRYDOCK_CREDENTIALS: undefined,
-  DRYDOCK_PRINCIPAL: undefined,
-  DRYDOCK_SECRET_FILE: undefined,
-  DRYDOCK_TLS_CA_FILE: undefined,
-  DRYDOCK_TLS_CERT_FILE: undefined,
-  DRYDOCK_TLS_KEY_FILE: undefined,
-  DRYDOCK_SCHEDULER: undefined,
-  DRYDOCK_MASTER: undefined,
-};
+const CLEAN = CLEAN_CLIENT_ENV;
 
 const SPEC = `name: hello
 pods:
@@ -274,25 +264,9 @@ test('the scheduler refuses to start with a credentials file others can read, --
 test('npm start -- --secure --service: the scheduler serves HTTPS and wants ops\' credential; the banner\'s commands work; all stopped', { timeout: 150_000 }, async (t) => {
   const workDir = tempDir(t, 'drydock-cluster-secure-service-');
   const [port, agentPort, schedulerPort] = [await freePort(), await freePort('127.0.0.2'), await freePort()];
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'scripts', 'cluster.js'), '--secure', '--agents=1', `--port=${port}`, `--agent_port=${agentPort}`, `--scheduler_port=${schedulerPort}`, `--service=${join(ROOT, 'examples', 'hello.yml')}`, `--work_dir=${workDir}`, '--quiet'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...CLEAN } as NodeJS.ProcessEnv,
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const pids: number[] = [];
-  t.after(async () => {
-    for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
-    if (child.exitCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
-
-  await eventually(() => (out.includes('Drydock is up.') ? true : undefined), 90_000, 100, `the cluster banner; output so far: ${out}`);
-  for (const m of out.matchAll(/ pid (\d+) /g)) pids.push(Number(m[1]));
+  const run = await startCluster(t, ['--secure', '--agents=1', `--port=${port}`, `--agent_port=${agentPort}`, `--scheduler_port=${schedulerPort}`, `--service=${join(ROOT, 'examples', 'hello.yml')}`, `--work_dir=${workDir}`, '--quiet'], 90_000);
+  const { child, pids, exited } = run;
+  let out = run.output();
   assert.equal(pids.length, 3, `a master, an agent and a scheduler in the banner:\n${out}`);
   const at = `127.0.0.1:${schedulerPort}`;
   assert.match(out, new RegExp(`scheduler https://127\\.0\\.0\\.1:${schedulerPort} `));
@@ -328,6 +302,7 @@ test('npm start -- --secure --service: the scheduler serves HTTPS and wants ops\
   let timer: NodeJS.Timeout | undefined;
   const code = await Promise.race([exited, new Promise<string>((r) => (timer = setTimeout(() => r('timeout'), 60_000)))]);
   clearTimeout(timer);
+  out = run.output();
   assert.equal(code, 0, out);
   for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} is gone`);
   assert.equal(existsSync(join(workDir, 'secure')), false, 'the throwaway CA and secrets are removed');
