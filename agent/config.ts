@@ -7,7 +7,7 @@
 import { hostname as osHostname } from 'node:os';
 import type { Attribute, Resource } from '../shared/mesos.js';
 import { parseMasterSpec } from '../shared/detection.js';
-import { LOG_LEVELS, type LogLevel } from '../shared/log.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
 import { parseAttributes, parseResources } from '../shared/resources.js';
 import {
   durationFlag,
@@ -81,6 +81,16 @@ function logLevelFlag(): Flag<LogLevel> {
   };
 }
 
+function logFormatFlag(): Flag<LogFormat> {
+  return {
+    help: 'How log lines are written: json (one object per line, for journald and jq) or text (for people at a terminal; coloured when stdout is one and NO_COLOR is unset). Default: json.',
+    placeholder: 'FORMAT',
+    default: 'json',
+    parse: (t) =>
+      (LOG_FORMATS as readonly string[]).includes(t) ? { ok: true, value: t as LogFormat } : { ok: false, error: `expected one of ${LOG_FORMATS.join(', ')}` },
+  };
+}
+
 const positive = (what: string) => (v: number) => (v > 0 ? undefined : `${what} must be positive`);
 
 /** Every agent flag, with Mesos names where Mesos has one. */
@@ -122,6 +132,7 @@ export const AGENT_FLAGS = {
   ),
   tls_ca_file: optionalStringFlag('PEM CA the master\'s certificate must chain to: the agent then reaches the master over wss:// and https://. Default: none, plain ws:// and http://.', 'FILE'),
   log_level: logLevelFlag(),
+  log_format: logFormatFlag(),
 } satisfies Record<string, Flag<unknown>>;
 
 export type AgentFlagValues = FlagValues<typeof AGENT_FLAGS>;
@@ -141,6 +152,8 @@ export interface AgentConfig {
   /** 0: exit on a machine-DOWN shutdown. */
   readonly downRetryIntervalMs: number;
   readonly logLevel: LogLevel;
+  /** --log_format: json (default) or text. */
+  readonly logFormat: LogFormat;
   /** TLS files as given (read by loadAgentTls at start). */
   readonly tls: AgentTlsFiles;
   /** --credential as given (read by loadAgentCredential at start); undefined: anonymous. */
@@ -203,6 +216,7 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
     registrationTimeoutMs: values.registration_timeout,
     downRetryIntervalMs: values.down_retry_interval,
     logLevel: values.log_level,
+    logFormat: values.log_format,
     tls: Object.freeze({ certFile: values.tls_cert_file, keyFile: values.tls_key_file, caFile: values.tls_ca_file }),
     credentialFile: values.credential,
   });

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     return;
   }
   const config = await agentConfig(flags.values, machineProbe);
-  const log = new Logger({ level: config.logLevel, bindings: { daemon: 'agent' } });
+  const log = new Logger({ level: config.logLevel, format: config.logFormat, daemon: 'agent' });
   // TLS files are read once, before anything listens: an unsafe key mode stops the start.
   const tls = loadAgentTls(config.tls);
   if (!tls.ok) {

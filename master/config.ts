@@ -5,7 +5,7 @@
 
 import { hostname as osHostname } from 'node:os';
 import { boolFlag, durationFlag, flagList, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag, type FlagResult, type FlagValues } from '../shared/flags.js';
-import { LOG_LEVELS, type LogLevel } from '../shared/log.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
 
 /** Program name used in --help and error lines. */
 export const MASTER_PROGRAM = 'drydock-master';
@@ -85,6 +85,11 @@ export const MASTER_FLAGS = {
     parse: (t: string) =>
       (LOG_LEVELS as readonly string[]).includes(t) ? { ok: true as const, value: t } : { ok: false as const, error: `expected one of ${LOG_LEVELS.join(', ')}` },
   },
+  log_format: {
+    ...stringFlag('How log lines are written: json (one object per line, for journald and jq) or text (for people at a terminal; coloured when stdout is one and NO_COLOR is unset). Default: json.', 'json', 'FORMAT'),
+    parse: (t: string) =>
+      (LOG_FORMATS as readonly string[]).includes(t) ? { ok: true as const, value: t } : { ok: false as const, error: `expected one of ${LOG_FORMATS.join(', ')}` },
+  },
 } as const;
 
 /** Everything the master needs to start, frozen. */
@@ -99,6 +104,8 @@ export interface MasterConfig {
   /** --allocation_interval: ms between allocation rounds. */
   readonly allocationIntervalMs: number;
   readonly logLevel: LogLevel;
+  /** --log_format: json (default) or text. */
+  readonly logFormat: LogFormat;
   /** Between two HEARTBEATs on an operator event stream. */
   readonly heartbeatIntervalMs: number;
   /** Open operator event streams before the oldest is closed. */
@@ -164,6 +171,7 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
     agentReregisterTimeoutMs: v.agent_reregister_timeout,
     allocationIntervalMs: v.allocation_interval,
     logLevel: v.log_level as LogLevel,
+    logFormat: v.log_format as LogFormat,
     heartbeatIntervalMs: v.heartbeat_interval,
     maxOperatorEventStreamSubscribers: v.max_operator_event_stream_subscribers,
     etcd: v.etcd === undefined ? undefined : (parseEtcdUrl(v.etcd) as { ok: true; value: { endpoints: string[]; prefix: string } }).value,

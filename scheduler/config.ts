@@ -14,7 +14,7 @@
  */
 
 import { boolFlag, durationFlag, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag, type FlagResult, type FlagValues } from '../shared/flags.js';
-import { LOG_LEVELS } from '../shared/log.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../shared/log.js';
 import { CREDENTIALS_ENV } from '../io/client-auth.js';
 
 export const PROGRAM = 'drydock-scheduler';
@@ -32,6 +32,10 @@ export const SCHEDULER_FLAGS = {
   backoff_max: refine(durationFlag('Longest back-off between relaunches (default 60secs).', 60_000), (ms) => (ms > 0 ? undefined : 'must be greater than zero')),
   offer_hold: refine(durationFlag('How long an unused offer is held before it is declined (default 1secs).', 1_000), (ms) => (ms >= 0 ? undefined : 'must be zero or more')),
   log_level: refine(stringFlag('debug, info, warn or error (default info).', 'info', 'LEVEL'), (v) => ((LOG_LEVELS as readonly string[]).includes(v) ? undefined : `must be one of ${LOG_LEVELS.join(', ')}`)),
+  log_format: refine(
+    stringFlag('How log lines are written: json (one object per line, for journald and jq) or text (for people at a terminal; coloured when stdout is one and NO_COLOR is unset). Default: json.', 'json', 'FORMAT'),
+    (v) => ((LOG_FORMATS as readonly string[]).includes(v) ? undefined : `must be one of ${LOG_FORMATS.join(', ')}`),
+  ),
   principal: optionalStringFlag('Authenticate to the master as this principal (its secret in --secret_file), and register the framework with it (FrameworkInfo.principal). Or set DRYDOCK_CREDENTIALS=principal:secret (or \'Bearer <token>\'). Default: none, anonymous.', 'NAME'),
   secret_file: optionalStringFlag('File holding the secret of --principal (or \'principal secret\', or {"token": ...}); refused when others can read it. Under systemd: LoadCredential= and %d/secret. Default: none.', 'FILE'),
   tls_ca_file: optionalStringFlag('PEM CA certificate(s) to verify the master with; the master is then asked over https (a --master of http://host:port stays plain). Default: none, plain HTTP.', 'FILE'),

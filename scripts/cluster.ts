@@ -20,13 +20,32 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
-import { join, resolve, dirname } from 'node:path';
+import { accessSync, constants as fsConstants, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
+import { delimiter, join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 import { sendFollowing } from '../io/client-auth.js';
 import { makeSecureCluster, type SecureCluster } from './cluster-secure.js';
+import { formatText, useColor } from '../shared/log.js';
+
+/**
+ * How the banner names the CLI: `drydock` once it is on the PATH (`npm link`,
+ * scripts/install-cli.sh), else the path that always works from the checkout.
+ */
+const CLI = onPath('drydock') ? 'drydock' : 'node dist/cli/main.js';
+
+function onPath(name: string): boolean {
+  return (process.env['PATH'] ?? '').split(delimiter).some((dir) => {
+    if (dir === '') return false;
+    try {
+      accessSync(join(dir, name), fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, '..');
@@ -175,20 +194,24 @@ const members: Member[] = [];
 let stopping = false;
 
 const COLORS = ['\x1b[36m', '\x1b[32m', '\x1b[33m', '\x1b[35m', '\x1b[34m'];
+/** Colours in the records too, unless NO_COLOR is set. */
+const recordColor = useColor(process.stdout.isTTY, process.env);
 const color = process.stdout.isTTY ? (i: number, s: string) => `${COLORS[i % COLORS.length]}${s}\x1b[0m` : (_i: number, s: string) => s;
 
-/** One log record as a short human line: `msg key=value ...`. */
-function humanize(line: string): string {
+/**
+ * One log line for the terminal: the children keep writing JSON (daemon.log stays what journald
+ * would hold, for jq), shown here in the daemons' own text format (shared/log.ts) without the
+ * time; a stack's frames are tagged like the line. Not JSON (etcd's banner, a stray print): as is.
+ */
+function humanize(line: string, tag: string): string {
+  let r: unknown;
   try {
-    const r = JSON.parse(line) as Record<string, unknown>;
-    const { time: _t, level, msg, component: _c, daemon: _d, ...rest } = r;
-    const fields = Object.entries(rest)
-      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-      .join(' ');
-    return `${level === 'info' ? '' : `${String(level).toUpperCase()} `}${String(msg)}${fields === '' ? '' : ` ${fields}`}`;
+    r = JSON.parse(line);
   } catch {
     return line;
   }
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) return line;
+  return formatText(r as Record<string, unknown>, { color: recordColor, time: false }).replaceAll('\n', `\n${tag} | `);
 }
 
 /** Starts a built daemon (`bin` under dist/), or with `exe` another program (etcd). */
@@ -201,7 +224,7 @@ function start(name: string, bin: string, args: string[], index: number, exe?: s
   const onLines = (chunk: string): void => {
     log.write(chunk);
     if (opts.quiet) return;
-    for (const line of chunk.split('\n')) if (line.trim() !== '') process.stdout.write(`${tag} | ${humanize(line)}\n`);
+    for (const line of chunk.split('\n')) if (line.trim() !== '') process.stdout.write(`${tag} | ${humanize(line, tag)}\n`);
   };
   child.stdout?.setEncoding('utf8').on('data', onLines);
   child.stderr?.setEncoding('utf8').on('data', onLines);
@@ -388,6 +411,7 @@ ${agentLines}${
     servicePath === undefined ? '' : `
   scheduler ${scheme}://${schedulerAddress}   pid ${pidOf('scheduler')}   spec ${servicePath}   state ${join(workDir, 'scheduler')}`
   }
+  console  ${m}/   metrics ${m}/metrics
   logs     ${workDir}/<name>/daemon.log
 
 ${secure === undefined ? plainTry(m) : secureTry(m, secure)}${servicePath === undefined ? '' : schedulerTry(schedulerAddress, secure)}
@@ -412,7 +436,8 @@ function plainTry(m: string): string {
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_AGENTS"}'
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
   curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
-  node dist/cli/main.js agent list
+  ${CLI} status
+  curl -s ${m}/metrics/snapshot
 `;
 }
 
@@ -421,9 +446,9 @@ function plainTry(m: string): string {
  * they are asked over https as ops through the exports of secureTry, and curl shows the same.
  */
 function schedulerTry(at: string, s: SecureCluster | undefined): string {
-  const cli = `  node dist/cli/main.js plan show deploy --scheduler ${at}
-  node dist/cli/main.js plan continue deploy --scheduler ${at}
-  node dist/cli/main.js pod status --scheduler ${at}
+  const cli = `  ${CLI} plan show deploy --scheduler ${at}
+  ${CLI} plan continue deploy --scheduler ${at}
+  ${CLI} pod status --scheduler ${at}
 `;
   if (s === undefined) return cli;
   return `The service scheduler: HTTPS, credentials for every call but /v1/health, ops alone (its API has no ACLs):
@@ -448,9 +473,9 @@ function secureTry(m: string, s: SecureCluster): string {
 Try, as ops (the CLI reads DRYDOCK_CREDENTIALS and DRYDOCK_TLS_CA_FILE):
   export DRYDOCK_CREDENTIALS=${s.ops.principal}:${s.ops.secret}
   export DRYDOCK_TLS_CA_FILE=${ca}
-  node dist/cli/main.js${master} agent list
+  ${CLI}${master} agent list
 As the read-only viewer (a drain is refused: 403, exit 4):
-  node dist/cli/main.js${master} --tls_ca_file ${ca} --principal viewer --secret_file ${s.viewer.secretFile} agent list
+  ${CLI}${master} --tls_ca_file ${ca} --principal viewer --secret_file ${s.viewer.secretFile} agent list
 With curl (Basic, a bearer token, and anonymous: 401):
   curl -s --cacert ${ca} -u ${s.ops.principal}:${s.ops.secret} -X POST ${m}/api/v1 ${json} -d '{"type":"GET_AGENTS"}'
   curl -s --cacert ${ca} -H 'Authorization: Bearer ${s.ops.token}' -X POST ${m}/api/v1 ${json} -d '{"type":"GET_STATE"}'

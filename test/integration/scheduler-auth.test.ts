@@ -273,7 +273,8 @@ test('npm start -- --secure --service: the scheduler serves HTTPS and wants ops\
   const credentials = /export DRYDOCK_CREDENTIALS=(\S+)/.exec(out)?.[1];
   const ca = /export DRYDOCK_TLS_CA_FILE=(\S+)/.exec(out)?.[1];
   assert.ok(credentials !== undefined && ca !== undefined, out);
-  assert.ok(out.includes(`  node dist/cli/main.js plan show deploy --scheduler ${at}\n`), out);
+  // `drydock` when it is on the PATH (npm link), else the checkout's path.
+  assert.ok(out.includes(`  node dist/cli/main.js plan show deploy --scheduler ${at}\n`) || out.includes(`  drydock plan show deploy --scheduler ${at}\n`), out);
   assert.ok(out.includes(`curl -s --cacert ${ca} -u ${credentials} https://${at}/v1/plans\n`), out);
 
   // The banner's commands, with its exports: over https as ops.
