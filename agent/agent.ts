@@ -21,6 +21,7 @@ import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
 import { Supervisor } from './supervisor.js';
 import { groupUsage } from './usage.js';
+import { AgentMetrics } from './metrics.js';
 import type { ClientTransport } from '../io/transport.js';
 import type { ServerTls } from '../io/tls-server.js';
 
@@ -47,6 +48,8 @@ export interface AgentDeps {
   transport?: ClientTransport;
   /** --tls_cert_file: the agent API serves HTTPS. */
   serverTls?: ServerTls | undefined;
+  /** When the process started (ms since the epoch), for slave/uptime_secs. Default: when the agent was made. */
+  processStartMs?: number;
 }
 
 export class Agent {
@@ -58,6 +61,7 @@ export class Agent {
   readonly #supervisor: Supervisor;
   readonly #session: Session;
   readonly #api: AgentApi;
+  readonly #metrics: AgentMetrics;
   readonly #onShutdown: (() => void) | undefined;
   #lifecycle: AgentLifecycle = 'created';
   #agentId: string | undefined;
@@ -72,7 +76,14 @@ export class Agent {
     this.#clock = deps.clock;
     this.#log = deps.log;
     this.#onShutdown = deps.onShutdown;
-    this.#checkpoint = new Checkpoint(config.workDir);
+    // Reads the model on scrape; the closures run only once everything below exists.
+    this.#metrics = new AgentMetrics({
+      clock: deps.clock,
+      processStartMs: deps.processStartMs ?? deps.clock.now(),
+      facts: () => ({ tasks: this.#supervisor.facts(), resources: config.resources, registered: this.#session.state === 'registered' }),
+    });
+    const instruments = this.#metrics.instruments;
+    this.#checkpoint = new Checkpoint(config.workDir, instruments.checkpoint);
     this.#streams = new StatusUpdateStreams({
       clock: deps.clock,
       initialRetryMs: config.statusUpdateRetryIntervalMs,
@@ -86,6 +97,7 @@ export class Agent {
       agentId: () => this.#agentId,
       sendOnce: (frameworkId, status) => void this.#sendUpdate(frameworkId, status),
       draining: () => this.#drain?.config,
+      instruments: instruments.supervisor,
     });
     // Several masters (a list, or etcd://): find the leader at every connect.
     const spec = parseMasterSpec(config.master);
@@ -119,13 +131,18 @@ export class Agent {
             this.#log.info('machine is UP again: registered', { downForMs: this.#clock.now() - this.#downSinceMs });
             this.#downSinceMs = undefined;
           }
+          const reregistered = this.#agentId !== undefined;
           if (agentId !== this.#agentId) this.#checkpoint.writeAgent({ hostname: config.hostname, ip: config.ip, agent_id: agentId });
           this.#agentId = agentId;
+          instruments.session.onRegistered(reregistered);
           this.#streams.resendAll();
         },
         message: (msg) => this.#onMessage(msg),
         shutdown: (message, wasRegistered) => void this.#masterShutdown(message, wasRegistered),
-        disconnected: () => this.#streams.pause(),
+        disconnected: () => {
+          instruments.session.onDisconnected();
+          this.#streams.pause();
+        },
       },
     });
     this.#api = new AgentApi({
@@ -133,6 +150,7 @@ export class Agent {
       ready: () => this.#lifecycle === 'running' || this.#lifecycle === 'stopping',
       handle: (type) => this.#call(type),
       tls: deps.serverTls,
+      metrics: this.#metrics,
     });
   }
 
@@ -337,6 +355,9 @@ export class Agent {
         return { type: 'GET_TASKS', get_tasks: this.#supervisor.taskLists() };
       case 'GET_OPERATIONS':
         return { type: 'GET_OPERATIONS', get_operations: {} };
+      case 'GET_METRICS':
+        // Mesos' agent::Response.GetMetrics: the snapshot's keys as {name, value} pairs.
+        return { type: 'GET_METRICS', get_metrics: { metrics: Object.entries(this.#metrics.snapshot()).sort(([a], [b]) => a.localeCompare(b)).map(([name, value]) => ({ name, value })) } };
       case 'GET_VERSION':
         return { type: 'GET_VERSION', get_version: { version_info: { version: DRYDOCK_VERSION } } };
       case 'GET_CONTAINERS': {

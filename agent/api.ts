@@ -1,6 +1,11 @@
 /**
- * The agent operator API on --ip:--port: `GET /health` and `POST /api/v1` with Mesos framing
- * (reference §0.3 and §3). Bad input gets a 4xx with Mesos' message and changes nothing.
+ * The agent operator API on --ip:--port: `GET /health`, `GET /metrics` (Prometheus text),
+ * `GET /metrics/snapshot` (Mesos' keys) and `POST /api/v1` with Mesos framing (reference §0.3
+ * and §3). Bad input gets a 4xx with Mesos' message and changes nothing.
+ *
+ * The agent API has no HTTP authentication (the agent has no --credentials of its own): like
+ * `/health`, the metrics are answered to anybody who can reach the port. They hold counts, never
+ * task names or ids, so they show no more than /health's neighbours on the same network.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -10,6 +15,7 @@ import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError, sendJson, se
 import type { Logger } from '../shared/log.js';
 import { callMessage, decodeCall, type CallSpec } from '../shared/proto.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
+import type { AgentMetrics } from './metrics.js';
 
 /** Largest request body accepted: agent calls are tiny. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -24,6 +30,8 @@ export interface ApiOptions {
   handle: CallHandler;
   /** --tls_cert_file: serve HTTPS (plain HTTP on the port gets a 400 saying so). */
   tls?: ServerTls | undefined;
+  /** The process's metrics; without them the metrics routes are 404. */
+  metrics?: AgentMetrics | undefined;
 }
 
 /** Every agent::Call type of Mesos 1.12 (names outside it are dropped by the parser, like Mesos' optional enum). */
@@ -87,6 +95,18 @@ export class AgentApi {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/health') {
       sendJson(res, { healthy: true });
+      return;
+    }
+    const metrics = this.#o.metrics;
+    if (metrics !== undefined && (path === '/metrics' || path === '/metrics/snapshot')) {
+      req.resume();
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        sendText(res, 405, `405 Method Not Allowed. Expecting one of { 'GET' }, but received '${req.method ?? ''}'.`, { Allow: 'GET' });
+        return;
+      }
+      // Answered during recovery too: an agent stuck recovering is what an operator graphs.
+      if (path === '/metrics') await metrics.sendPrometheus(res);
+      else metrics.sendSnapshot(res);
       return;
     }
     if (path !== '/api/v1' && path !== '/slave(1)/api/v1') {

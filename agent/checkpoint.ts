@@ -133,14 +133,40 @@ function checkTask(o: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/**
+ * Where the checkpoint reports how long its durable writes take (agent/metrics.ts). `now` is a
+ * monotonic clock in ms (a wall-clock step must not show up as a slow disk).
+ */
+export interface CheckpointInstruments {
+  now(): number;
+  /** One atomic write (write, fsync, rename) took `ms`; `ok` false when it threw. */
+  onWrite(ms: number, ok: boolean): void;
+}
+
 /** The checkpoint of one agent work_dir. */
 export class Checkpoint {
   readonly workDir: string;
   readonly metaDir: string;
+  readonly #instruments: CheckpointInstruments | undefined;
 
-  constructor(workDir: string) {
+  constructor(workDir: string, instruments?: CheckpointInstruments) {
     this.workDir = workDir;
     this.metaDir = join(workDir, 'meta');
+    this.#instruments = instruments;
+  }
+
+  /** writeFileAtomic, timed: every durable write the agent waits for goes through here. */
+  #write(path: string, content: string): void {
+    const i = this.#instruments;
+    if (i === undefined) return writeFileAtomic(path, content);
+    const start = i.now();
+    let ok = false;
+    try {
+      writeFileAtomic(path, content);
+      ok = true;
+    } finally {
+      i.onWrite(i.now() - start, ok);
+    }
   }
 
   get agentFile(): string {
@@ -204,13 +230,13 @@ export class Checkpoint {
 
   writeAgent(record: Omit<AgentRecord, 'format'>): void {
     mkdirSync(this.metaDir, { recursive: true });
-    writeFileAtomic(this.agentFile, JSON.stringify({ format: CHECKPOINT_FORMAT, ...record }));
+    this.#write(this.agentFile, JSON.stringify({ format: CHECKPOINT_FORMAT, ...record }));
   }
 
   writeTask(record: TaskRecord): void {
     const dir = this.taskDir(record.framework_id, record.task.task_id.value);
     mkdirSync(dir, { recursive: true });
-    writeFileAtomic(join(dir, 'task.json'), JSON.stringify(record));
+    this.#write(join(dir, 'task.json'), JSON.stringify(record));
   }
 
   get drainFile(): string {
@@ -227,7 +253,7 @@ export class Checkpoint {
 
   writeDrain(record: Omit<DrainRecord, 'format'>): void {
     mkdirSync(this.metaDir, { recursive: true });
-    writeFileAtomic(this.drainFile, JSON.stringify({ format: CHECKPOINT_FORMAT, ...record }));
+    this.#write(this.drainFile, JSON.stringify({ format: CHECKPOINT_FORMAT, ...record }));
   }
 
   /** The drain is over (no tasks, nothing unacknowledged). */

@@ -85,6 +85,38 @@ export interface SupervisorOptions {
   draining?: () => DrainConfigWire | undefined;
   /** For tests: replaces the probes of checks and health checks. */
   runProbe?: (probe: Probe, ctx: ProbeContext) => ProbeRun;
+  /** Where launches, kills and updates are counted (agent/metrics.ts); none: not counted. */
+  instruments?: SupervisorInstruments | undefined;
+}
+
+/** Why a RUN_TASK did not become a process: its `reason` label in the metrics. */
+export type LaunchFailure = 'duplicate' | 'draining' | 'invalid' | 'launcher';
+
+/**
+ * What the supervisor reports as it happens, for the agent's counters. Every hook is called
+ * after the change it reports was checkpointed (or, for a failed launch, decided).
+ */
+export interface SupervisorInstruments {
+  /** A task's process group was started. */
+  onLaunch(): void;
+  /** A RUN_TASK that produced no process. */
+  onLaunchFailure(reason: LaunchFailure): void;
+  /** A kill began: SIGTERM went to the task's group (once per task, however often it is asked). */
+  onKill(): void;
+  /** A kill's grace period ran out and SIGKILL went to the group. */
+  onEscalation(): void;
+  /** A status update was generated and queued for the master (Mesos' valid_status_updates). */
+  onStatusUpdate(state: TaskState): void;
+}
+
+/** One task as the metrics count it: plain data. */
+export interface SupervisedFacts {
+  readonly state: TaskState;
+  readonly resources: TaskInfo['resources'];
+  /** The task still has a process (or a launch in progress): Mesos' running executor. */
+  readonly live: boolean;
+  /** Updates not yet acknowledged by the master. */
+  readonly pendingUpdates: number;
 }
 
 /** Map key of a task: framework id and task id (task ids are unique per framework only). */
@@ -160,6 +192,13 @@ export class Supervisor {
   /** How many tasks the agent still knows: running, or ended with an update not yet acknowledged. */
   get known(): number {
     return this.#tasks.size;
+  }
+
+  /** Every task the agent still knows, for the metrics (computed on scrape). */
+  facts(): SupervisedFacts[] {
+    const out: SupervisedFacts[] = [];
+    for (const t of this.#tasks.values()) out.push({ state: t.record.state, resources: t.record.task.resources, live: t.phase !== 'ended', pendingUpdates: t.record.pending.length });
+    return out;
   }
 
   /** How many tasks still have a process (or a launch in progress). */
@@ -307,6 +346,7 @@ export class Supervisor {
     if (this.#tasks.has(key) || this.#completedKeys.has(key)) {
       // The existing task must not be disturbed, so this error is sent once, outside its queue.
       this.#o.log.warn('duplicate task id', log);
+      this.#o.instruments?.onLaunchFailure('duplicate');
       this.#o.sendOnce(frameworkId, this.#status(task.task_id, 'TASK_ERROR', 'SOURCE_AGENT', `Task has duplicate ID: ${taskId}`, 'REASON_TASK_INVALID'));
       return;
     }
@@ -332,6 +372,7 @@ export class Supervisor {
       const state: TaskState = hasCapability(framework, 'PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
       this.#o.log.warn('task refused: agent is draining', log);
       this.#update(t, state, 'Task was received while agent was already draining', 'REASON_AGENT_DRAINING', 'SOURCE_AGENT');
+      this.#o.instruments?.onLaunchFailure('draining');
       return;
     }
 
@@ -339,6 +380,7 @@ export class Supervisor {
     if (command?.value === undefined || command.value === '') {
       t.phase = 'ended';
       this.#update(t, 'TASK_ERROR', 'Task has no command value', 'REASON_TASK_INVALID', 'SOURCE_AGENT');
+      this.#o.instruments?.onLaunchFailure('invalid');
       return;
     }
     // A bad check or health check refuses the launch, naming the field (Mesos' master does
@@ -348,6 +390,7 @@ export class Supervisor {
       t.phase = 'ended';
       this.#o.log.warn('task refused: invalid check', { ...log, error: checks.error });
       this.#update(t, 'TASK_ERROR', checks.error, 'REASON_TASK_INVALID', 'SOURCE_AGENT');
+      this.#o.instruments?.onLaunchFailure('invalid');
       return;
     }
     t.checking = this.#checking(t, checks.value);
@@ -379,12 +422,14 @@ export class Supervisor {
       this.#o.log.error('task launch failed', { ...log, error: result.error });
       t.phase = 'ended';
       this.#update(t, 'TASK_FAILED', `Failed to launch task: ${result.error}`, 'REASON_COMMAND_EXECUTOR_FAILED', 'SOURCE_AGENT');
+      this.#o.instruments?.onLaunchFailure('launcher');
       return;
     }
     const { child, taskPid } = result;
     t.child = child;
     record.launcher = { pid: result.launcherPid, start_time: result.startTime };
     this.#update(t, 'TASK_STARTING');
+    this.#o.instruments?.onLaunch();
     this.#o.log.info('task launched', { ...log, launcherPid: result.launcherPid, sandbox: record.sandbox });
     child.on('error', (e) => this.#o.log.error('launcher error', { ...log, error: e.message }));
     // The pid line precedes the exit, but their events may be delivered in either order.
@@ -505,6 +550,7 @@ export class Supervisor {
     else this.#o.checkpoint.writeTask(r);
     this.#o.log.info('killing task', { ...log, pid: r.task_pid, graceMs: grace });
     signalGroup(r.task_pid, 'SIGTERM');
+    this.#o.instruments?.onKill();
     this.#armKill(t);
   }
 
@@ -515,6 +561,7 @@ export class Supervisor {
       r.kill.sigterm_ms = this.#o.clock.now();
       this.#o.checkpoint.writeTask(r);
       signalGroup(r.task_pid, 'SIGTERM');
+      this.#o.instruments?.onKill();
     }
     this.#armKill(t);
   }
@@ -531,6 +578,7 @@ export class Supervisor {
       this.#o.checkpoint.writeTask(t.record);
       this.#o.log.info('grace period over, sending SIGKILL', { taskId: t.record.task.task_id.value, pid, graceMs: kill.grace_ms });
       signalGroup(pid, 'SIGKILL');
+      this.#o.instruments?.onEscalation();
     });
   }
 
@@ -689,6 +737,7 @@ export class Supervisor {
     r.pending.push(status);
     this.#o.checkpoint.writeTask(r);
     if (r.pending.length === 1) this.#o.streams.head(t.key, r.framework_id, status);
+    this.#o.instruments?.onStatusUpdate(state);
   }
 
   /** Stops timers and checks; leaves every task running (an agent restart re-adopts them). */

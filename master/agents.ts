@@ -438,6 +438,11 @@ export class AgentTable {
     for (const id of ids) this.#gone.add(id);
   }
 
+  /** How many agent ids were marked gone (for the metrics). */
+  get goneCount(): number {
+    return this.#gone.size;
+  }
+
   /** Was this id marked gone? */
   isGone(agentId: string): boolean {
     return this.#gone.has(agentId);

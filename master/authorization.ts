@@ -40,6 +40,8 @@ export const ACL_OBJECT_FIELDS = {
   create_maintenance_plans: 'machines',
   update_maintenance_plans: 'machines',
   delete_maintenance_plans: 'machines',
+  // Mesos' GET_ENDPOINT_WITH_PATH: the object is the endpoint's path (`/metrics/snapshot`).
+  get_endpoints: 'paths',
 } as const;
 
 export type AclAction = keyof typeof ACL_OBJECT_FIELDS;

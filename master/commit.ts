@@ -13,17 +13,30 @@ import { RegistryFencedError, type Registry } from './registry/registry.js';
 
 export type Committed<T> = { ok: true; value: T } | { ok: false; error: DrydockError };
 
+/**
+ * What the metrics hear of registry writes (master/metrics.ts implements it): how long each
+ * write took as the caller waited for it (group commit included), and whether it failed. A
+ * port, so the commit path knows nothing of Prometheus.
+ */
+export interface CommitInstruments {
+  /** A monotonic clock in milliseconds (performance.now in the process). */
+  now(): number;
+  onCommit(ms: number, ok: boolean): void;
+}
+
 export class Commits {
   readonly #registry: Registry;
   readonly #log: Logger;
   readonly #onFenced: (e: Error) => void;
+  readonly #instruments: CommitInstruments | undefined;
   #queue: Promise<unknown> = Promise.resolve();
 
   /** `onFenced` ends the term: called once per fenced write, the term makes it idempotent. */
-  constructor(registry: Registry, log: Logger, onFenced: (e: Error) => void) {
+  constructor(registry: Registry, log: Logger, onFenced: (e: Error) => void, instruments?: CommitInstruments) {
     this.#registry = registry;
     this.#log = log;
     this.#onFenced = onFenced;
+    this.#instruments = instruments;
   }
 
   /**
@@ -31,9 +44,11 @@ export class Commits {
    * completion (nothing else runs between the write and the change in memory).
    */
   async write<T>(op: string, ids: Record<string, unknown>, write: (r: Registry) => Promise<void>, apply: () => T): Promise<Committed<T>> {
+    const started = this.#instruments?.now();
     try {
       await write(this.#registry);
     } catch (e) {
+      this.#measure(started, false);
       const err = e instanceof Error ? e : new Error(String(e));
       this.#log.error('registry write failed', { op, ...ids, error: err });
       if (err instanceof RegistryFencedError) this.#onFenced(err);
@@ -41,7 +56,14 @@ export class Commits {
       if (err instanceof DrydockError && err.code === 'MAINTENANCE_PLAN_EXISTS') return { ok: false, error: err };
       return { ok: false, error: fail('REGISTRY_WRITE_FAILED', err.message) };
     }
+    this.#measure(started, true);
     return { ok: true, value: apply() };
+  }
+
+  #measure(started: number | undefined, ok: boolean): void {
+    const i = this.#instruments;
+    if (i === undefined || started === undefined) return;
+    i.onCommit(i.now() - started, ok);
   }
 
   /** Runs `fn` after every command queued before it has finished (success or not). */

@@ -22,11 +22,19 @@ import type { Realm } from './authentication.js';
 import { MasterSecurity } from './security.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
 import { machineObject } from './acl-objects.js';
+import type { MasterMetrics } from './metrics.js';
+import { ConsoleFiles, findConsoleDir, isConsolePath } from './console.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
 const VERSION_PATHS = new Set(['/version', '/master/version']);
 const REDIRECT_PATHS = new Set(['/redirect', '/master/redirect']);
+/** The metrics routes, by the path their `get_endpoints` ACL names (Mesos' GET_ENDPOINT_WITH_PATH). */
+const METRICS_PATHS = new Map([
+  ['/metrics', '/metrics'],
+  ['/metrics/snapshot', '/metrics/snapshot'],
+  ['/master/metrics/snapshot', '/metrics/snapshot'],
+]);
 
 /** Where the router finds the term, and what it answers while there is none. */
 export interface TermRoutes {
@@ -36,6 +44,8 @@ export interface TermRoutes {
   leader(): string | undefined;
   /** The answer while no term runs (503: recovering, or no leader). */
   unavailable(): DrydockError;
+  /** The process's metrics; without them (unit tests) the metrics routes are 404. */
+  metrics?: MasterMetrics | undefined;
 }
 
 /**
@@ -105,6 +115,9 @@ function readOnlyMethod(method: string | undefined): boolean {
   return method === 'GET' || method === 'HEAD';
 }
 
+/** The console's files, read once when the master starts (master/console.ts). */
+const consoleFiles = ConsoleFiles.load(findConsoleDir());
+
 async function route(routes: TermRoutes, security: MasterSecurity, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = pathOf(req.url);
   if (HEALTH_PATHS.has(path)) {
@@ -126,9 +139,13 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
     res.end();
     return;
   }
+  const metricsPath = METRICS_PATHS.get(path);
+  if (metricsPath !== undefined && routes.metrics !== undefined) return metrics(routes.metrics, security, metricsPath, req, res);
   const maintenance = maintenanceRoute(path);
   const plansRoute = isMaintenancePlansPath(path);
-  const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined || plansRoute;
+  // The web console is a term route too, so a standby 307s the browser to the leader's console.
+  const consoleRoute = isConsolePath(path);
+  const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined || plansRoute || consoleRoute;
   if (!termRoute) {
     req.resume();
     return sendError(res, fail('NOT_FOUND'));
@@ -143,6 +160,8 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
     res.end();
     return;
   }
+  // Static files hold no data: no credentials needed (the page's API calls carry them).
+  if (consoleRoute) return consoleFiles.serve(path, req, res);
   if (API_PATHS.has(path)) return api(term, security, path, req, res);
   // The other routes know their realm from the path and method alone: authenticate first.
   const realm: Realm = SCHEDULER_PATHS.has(path) ? 'mesos-master-scheduler' : readOnlyMethod(req.method) ? 'mesos-master-readonly' : 'mesos-master-readwrite';
@@ -157,6 +176,21 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
   if (realm === 'mesos-master-readwrite') security.auditWhenDone(access, res, `${req.method ?? ''} ${path}`);
   if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, req, res, access);
   if (plansRoute) return handleMaintenancePlansRequest(term.maintenancePlans, req, res, access, (id) => machineObject(id, term.maintenance, term.agents));
+}
+
+/**
+ * `/metrics` and `/metrics/snapshot`: every master answers for itself, leading or not (Mesos
+ * does not redirect them either). Read-only realm; with ACLs, `get_endpoints` on the path.
+ */
+async function metrics(m: MasterMetrics, security: MasterSecurity, aclPath: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  req.resume();
+  if (!readOnlyMethod(req.method)) return sendMethodNotAllowed(res, req.method ?? '', 'GET');
+  const auth = security.authenticate(header(req, 'authorization'), 'mesos-master-readonly');
+  if (!auth.ok) return sendError(res, auth.error, auth.headers);
+  const refused = auth.access.check('get_endpoints', aclPath);
+  if (refused !== undefined) return sendError(res, refused);
+  if (aclPath === '/metrics') return m.sendPrometheus(res);
+  m.sendSnapshot(res);
 }
 
 /** Operator calls that only read: answered in the read-only realm (Drydock splits /api/v1 by call; Mesos puts all of it under read-write). */

@@ -27,6 +27,7 @@ import { importRegistry, isEmptyRegistry } from './registry/import.js';
 import type { Registry } from './registry/registry.js';
 import { openSqliteRegistry } from './registry/sqlite.js';
 import { Term } from './term.js';
+import { MasterMetrics } from './metrics.js';
 
 /** How long a graceful stop waits for sessions to finish their close handshake. */
 const CLOSE_GRACE_MS = 1_000;
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const config = resolved.config;
-  const logger = new Logger({ level: config.logLevel, bindings: { component: 'master' } });
+  const logger = new Logger({ level: config.logLevel, format: config.logFormat, daemon: 'master' });
   // Credentials and ACLs are read once, before anything listens: a bad file stops the start.
   const secured = loadSecurity(config.security, logger);
   if (!secured.ok) {
@@ -104,11 +105,14 @@ async function main(): Promise<void> {
   let leaderAddress: string | undefined;
   /** The other masters in the election (HA), for GET_MASTER. */
   let others: Array<Record<string, unknown>> = [];
+  // The process's figures, across its terms: a standby answers /metrics too (leader 0).
+  const metrics = new MasterMetrics({ current: () => term, processStartMs, clock: systemClock });
   const server = createMasterServer(
     {
       current: () => term,
       leader: () => leaderAddress,
       unavailable: () => (everLed || etcd !== undefined ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
+      metrics,
     },
     logger.child({ component: 'http' }),
     security,
@@ -188,7 +192,7 @@ async function main(): Promise<void> {
       const ended = new Promise<string>((resolve) => (lost = resolve));
       let started: Term;
       try {
-        started = await Term.start({ config, security, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason) });
+        started = await Term.start({ config, security, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason), instruments: metrics.instruments });
       } catch (e) {
         logger.error('term failed to start', { error: e });
         await leadership.resign();
@@ -196,6 +200,7 @@ async function main(): Promise<void> {
         continue;
       }
       term = started;
+      metrics.termStarted(started);
       leaderAddress = undefined;
       if (!everLed && etcd === undefined) logger.info('listening', listening);
       everLed = true;

@@ -231,6 +231,18 @@ export class MaintenancePlans {
     return [...this.#plans.values()].filter((p) => !p.deleted).map((p) => p.name);
   }
 
+  /** Steps by plan and status, for the metrics (`drydock_master_maintenance_plan_steps`). */
+  stepCounts(): Array<{ plan: string; status: Status; steps: number }> {
+    const out: Array<{ plan: string; status: Status; steps: number }> = [];
+    for (const held of this.#plans.values()) {
+      if (held.deleted) continue;
+      const by = new Map<Status, number>();
+      for (const s of held.steps.values()) by.set(s.step.status(), (by.get(s.step.status()) ?? 0) + 1);
+      for (const [status, steps] of by) out.push({ plan: held.name, status, steps });
+    }
+    return out;
+  }
+
   /** The machines a plan works on (undefined: no such plan): what its ACL checks name. */
   machinesOf(name: string): MachineId[] | undefined {
     const held = this.#plans.get(name);

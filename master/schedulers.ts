@@ -77,6 +77,22 @@ interface OpenStream {
   heartbeat: TimerHandle | undefined;
 }
 
+/**
+ * What the metrics hear from this service (master/metrics.ts implements it): acknowledgement
+ * latency and inverse-offer answers. A port, so the service knows nothing of Prometheus.
+ */
+export interface SchedulerInstruments {
+  /** A monotonic clock in milliseconds (performance.now in the process). */
+  now(): number;
+  /** A scheduler acknowledged an update `ms` after the master first forwarded it. */
+  onAcknowledged(ms: number): void;
+  /** A framework accepted or declined an outstanding inverse offer. */
+  onInverseOfferAnswer(answer: 'ACCEPT' | 'DECLINE'): void;
+}
+
+/** Updates whose first forwarding time is kept for the acknowledgement latency; beyond it the oldest are forgotten. */
+const MAX_TIMED_UPDATES = 10_000;
+
 export interface SchedulersOptions extends ServicePorts, ServiceModel {
   /** This master's id: framework and offer ids are derived from it. */
   masterId: string;
@@ -86,6 +102,7 @@ export interface SchedulersOptions extends ServicePorts, ServiceModel {
   startTimeMs: number;
   allocationIntervalMs: number;
   link: AgentLink;
+  instruments?: SchedulerInstruments | undefined;
 }
 
 export class Schedulers {
@@ -108,6 +125,8 @@ export class Schedulers {
   readonly #pendingKills = new Map<string, Array<{ frameworkId: string; taskId: string; killPolicy: KillPolicy | undefined }>>();
   /** framework id -> the SUBSCRIBE for it in progress: one at a time per id, so the binding checked before the write still holds when it is applied. */
   readonly #subscribing = new Map<string, Promise<unknown>>();
+  /** update uuid -> when it was first forwarded (instruments' clock), until acknowledged: retries keep the first time. */
+  readonly #forwardedAt = new Map<string, number>();
   #nextFramework = 0;
   #nextOffer = 0;
   #allocationTimer: TimerHandle | undefined;
@@ -205,6 +224,16 @@ export class Schedulers {
     const u = this.#maintenance.unavailabilityOfAgent(o.agentId);
     if (u !== undefined) j['unavailability'] = unavailabilityJson(u);
     return j;
+  }
+
+  /** Offers sent and not yet accepted, declined or rescinded. */
+  get outstandingOffers(): number {
+    return this.#offers.size;
+  }
+
+  /** Inverse offers sent and not yet answered or rescinded. */
+  get outstandingInverseOffers(): number {
+    return this.#inverseOffers.size;
   }
 
   inverseOffersOfFramework(frameworkId: string): Offer[] {
@@ -519,6 +548,7 @@ export class Schedulers {
         continue;
       }
       this.#inverseOffers.delete(id);
+      this.#o.instruments?.onInverseOfferAnswer(answer);
       this.#maintenance.recordAnswer(o.agentId, { status: answer, frameworkId, timestampNs: nowNs(now) });
       if (refuse > 0) {
         let f = this.#inverseFilters.get(frameworkId);
@@ -790,6 +820,7 @@ export class Schedulers {
     } else {
       // Not subscribed: dropped; the agent resends until acknowledged.
       this.#sendEvent(frameworkId, { type: 'UPDATE', update: { status: stamped } });
+      this.#timeForwarded(status.uuid);
     }
     if (isTerminal(status.state)) this.allocateSoon();
   }
@@ -824,9 +855,30 @@ export class Schedulers {
     const outcome = this.#agents.acknowledge(agentId, frameworkId, taskId, uuid);
     if (outcome === 'UNKNOWN_TASK' || outcome === 'UUID_MISMATCH' || outcome === 'UNKNOWN_AGENT') return { ok: false, reason: outcome };
     this.#o.link.send(agentId, { type: 'ACKNOWLEDGE', framework_id: frameworkId, task_id: taskId, uuid });
+    this.#timeAcknowledged(uuid);
     // Mesos re-checks a draining agent on every acknowledgement: this may be the last one.
     this.#bus.emit({ type: 'TASK_ACKNOWLEDGED', agentId, frameworkId, taskId });
     return { ok: true };
+  }
+
+  /** Notes when an update was first forwarded (retries keep the first time: the latency is the framework's whole wait). */
+  #timeForwarded(uuid: string | undefined): void {
+    const i = this.#o.instruments;
+    if (i === undefined || uuid === undefined || this.#forwardedAt.has(uuid)) return;
+    // Updates of frameworks that never acknowledge must not grow without bound: forget the oldest.
+    if (this.#forwardedAt.size >= MAX_TIMED_UPDATES) {
+      const oldest = this.#forwardedAt.keys().next();
+      if (oldest.done !== true) this.#forwardedAt.delete(oldest.value);
+    }
+    this.#forwardedAt.set(uuid, i.now());
+  }
+
+  #timeAcknowledged(uuid: string): void {
+    const i = this.#o.instruments;
+    const at = this.#forwardedAt.get(uuid);
+    if (i === undefined || at === undefined) return;
+    this.#forwardedAt.delete(uuid);
+    i.onAcknowledged(i.now() - at);
   }
 
   /** Tells the agent to forget an update the master consumed itself (the scheduler never sees it). */

@@ -14,7 +14,7 @@ import type { Logger } from '../shared/log.js';
 import { agentMachineId } from '../shared/machine.js';
 import { AgentSessions } from './agent-sessions.js';
 import { AgentTable } from './agents.js';
-import { Commits } from './commit.js';
+import { Commits, type CommitInstruments } from './commit.js';
 import type { MasterConfig } from './config.js';
 import { Drainer } from './drainer.js';
 import { MasterEvents } from './events.js';
@@ -25,7 +25,7 @@ import { masterInfoJson, type MasterIdentity } from './master-info.js';
 import { createOperatorStreams, type OperatorStreams } from './operator-stream.js';
 import { Registration } from './registration.js';
 import type { Registry, RegistryState } from './registry/registry.js';
-import { Schedulers } from './schedulers.js';
+import { Schedulers, type SchedulerInstruments } from './schedulers.js';
 import { MasterSecurity } from './security.js';
 import { attributeValues } from './authorization.js';
 
@@ -45,6 +45,8 @@ export interface TermOptions {
   otherMasters?: () => ReadonlyArray<Record<string, unknown>>;
   /** Called once if the term ends by itself: the registry said this master may no longer write. */
   onEnded: (reason: string) => void;
+  /** The process's metrics (master/metrics.ts), fed where registry writes and acknowledgements happen. */
+  instruments?: { commits?: CommitInstruments; schedulers?: SchedulerInstruments } | undefined;
 }
 
 /** A term's lifecycle: it serves from the moment it is built until it is disposed of. */
@@ -99,7 +101,7 @@ export class Term {
       maxPingTimeouts: o.config.maxAgentPingTimeouts,
       reregisterTimeoutMs: o.config.agentReregisterTimeoutMs,
     });
-    this.commits = new Commits(o.registry, log.child({ component: 'registry' }), (e) => this.#fenced(e));
+    this.commits = new Commits(o.registry, log.child({ component: 'registry' }), (e) => this.#fenced(e), o.instruments?.commits);
 
     // The model, from the registry.
     this.agents.recover(state.agents, o.clock.now());
@@ -131,6 +133,7 @@ export class Term {
       maintenance: this.maintenance,
       link: this.registration,
       log: log.child({ component: 'schedulers' }),
+      instruments: o.instruments?.schedulers,
     });
     this.schedulers.recover(state.frameworks);
     this.drainer = new Drainer({ ...ports, agents: this.agents, maintenance: this.maintenance, link: this.registration, log: log.child({ component: 'drain' }) });

@@ -19,7 +19,9 @@ import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls
 import { accessClass, ApiAuth } from './api-auth.js';
 import { isLive, parseInstance } from './pods.js';
 import type { Service } from './service.js';
+import type { SchedulerMetrics } from './metrics.js';
 import type { TaskRecord } from './state.js';
+import { answerPreflight, corsHeaders, isCorsPath, PLAN_STREAM_PATH, PlanStreams } from './plan-stream.js';
 
 /** Bodies the API reads (plan start parameters) are small. */
 const MAX_BODY_BYTES = 1 << 20;
@@ -34,6 +36,8 @@ export interface ApiPorts {
   readonly auth?: ApiAuth;
   /** HTTPS on the port (default: plain HTTP). */
   readonly tls?: ServerTls | undefined;
+  /** `GET /metrics` (a read: --authenticate_http_readonly guards it); without them, 404. */
+  readonly metrics?: SchedulerMetrics | undefined;
 }
 
 /** JSON with a status other than 200 (plan GETs answer 202/417, health its own code). */
@@ -136,7 +140,7 @@ async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse,
     }
     const tasks = known ? service.restartPod(name, verb === 'replace') : undefined;
     if (tasks === undefined) return sendText(res, 404, `Pod ${name} not found`);
-    ports.log.info(`pod ${verb}`, { pod: name, tasks: tasks.map((t) => t.taskId), live: tasks.filter(isLive).length });
+    ports.log.info(verb === 'replace' ? 'pod replace' : 'pod restart', { pod: name, tasks: tasks.map((t) => t.taskId), live: tasks.filter(isLive).length });
     sendJson(res, { pod: name, tasks: tasks.map((t) => t.name) });
     return;
   }
@@ -156,6 +160,10 @@ async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse,
     if (text === undefined) return sendText(res, 404, `Configuration ${id} not found`);
     res.setHeader('Content-Type', 'application/json');
     res.end(text);
+    return;
+  }
+  if (path === '/metrics' && ports.metrics !== undefined) {
+    if (get()) await ports.metrics.sendPrometheus(res);
     return;
   }
   if (path === '/v1/health') {
@@ -186,13 +194,19 @@ function header(req: IncomingMessage, name: string): string | undefined {
  * uses, so the guard and the route never disagree on the path), audited when it may change
  * state, then routed.
  */
-function handle(ports: ApiPorts, auth: ApiAuth, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
+function handle(ports: ApiPorts, auth: ApiAuth, streams: PlanStreams, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
   const url = requestUrl(req.url);
   if (url === undefined) {
     req.resume();
     return sendText(res, 400, 'Bad request: the request target is not a URL');
   }
   const method = req.method ?? 'GET';
+  // The master's web console calls the plan routes cross-origin (plan-stream.ts): CORS on every
+  // answer there, 401s included, and the preflight answered before authentication.
+  if (isCorsPath(url.pathname)) {
+    for (const [k, v] of Object.entries(corsHeaders(header(req, 'origin')))) res.setHeader(k, v);
+    if (method === 'OPTIONS') return answerPreflight(req, res);
+  }
   const c = accessClass(method, url.pathname);
   const action = `${method} ${url.pathname}`;
   const admitted = auth.authenticate(header(req, 'authorization'), c);
@@ -203,15 +217,17 @@ function handle(ports: ApiPorts, auth: ApiAuth, req: IncomingMessage, res: Serve
     return sendError(res, fail('UNAUTHORIZED'), admitted.headers);
   }
   if (c === 'write') auth.auditWhenDone(admitted.principal, res, action, url.search.slice(1));
+  if (url.pathname === PLAN_STREAM_PATH) return streams.serve(req, res);
   return route(ports, req, res, url);
 }
 
 /** The API server (not yet listening): plain HTTP, or HTTPS with `ports.tls`. */
 export function apiServer(ports: ApiPorts): HttpListener {
   const auth = ports.auth ?? ApiAuth.open();
+  const streams = new PlanStreams(ports.service);
   const request = (req: IncomingMessage, res: ServerResponse): void => {
     Promise.resolve()
-      .then(() => handle(ports, auth, req, res))
+      .then(() => handle(ports, auth, streams, req, res))
       .catch((e: unknown) => {
         ports.log.error('internal error', { path: req.url, error: e });
         if (!res.headersSent) sendText(res, 500, `Internal error: ${(e as Error).message}`);

@@ -12,11 +12,11 @@
  * master has removed.
  */
 import { readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import { hostname, userInfo } from 'node:os';
 import { systemClock } from '../shared/clock.js';
 import { CREDENTIALS_ENV, loadClientAccess, type Given } from '../io/client-auth.js';
 import { loadServerTls, type ServerTls } from '../io/tls-server.js';
-import { Logger, type LogLevel } from '../shared/log.js';
+import { Logger, type LogFormat, type LogLevel } from '../shared/log.js';
 import type { TaskStatus } from '../shared/mesos.js';
 import { apiServer } from './api.js';
 import { loadApiAuth } from './api-auth.js';
@@ -24,7 +24,9 @@ import { SchedulerClient, SubscribeError, type SchedulerEvent } from './client.j
 import { chooseTarget } from './configs.js';
 import { PROGRAM, resolveSchedulerConfig } from './config.js';
 import { Service, type MesosPort } from './service.js';
+import { factsOf, SchedulerMetrics } from './metrics.js';
 import { StateStore } from './state.js';
+import { advertisedApiUrl } from './plan-stream.js';
 
 /** A flag's value with where it came from, for the credential's messages. */
 function givenFlag(value: string | undefined, name: string, source: 'default' | 'env' | 'flag'): Given | undefined {
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const { transport, principal } = access.value;
-  const log = new Logger({ level: flags.log_level as LogLevel, bindings: { daemon: 'scheduler' } });
+  const log = new Logger({ level: flags.log_level as LogLevel, format: flags.log_format as LogFormat, daemon: 'scheduler' });
   // The API's own security: --credentials, and the certificate it serves. Read before anything
   // listens, so an unsafe file mode or a key that does not match its certificate is exit 1.
   const auth = loadApiAuth(resolved.apiSecurity, log);
@@ -98,18 +100,21 @@ async function main(): Promise<void> {
   }
   for (const e of first.errors) log.warn('spec refused, keeping the previous target', { error: e });
   const frameworkName = flags.framework_name ?? first.spec.name;
+  // The metrics read the service on scrape only: it exists by then.
+  const metrics = new SchedulerMetrics(() => factsOf(service));
   const service = new Service(
     {
       store, clock, log: log.child({ component: 'service' }), frameworkName,
       backoffInitialMs: flags.backoff_initial, backoffMaxMs: flags.backoff_max, offerHoldMs: flags.offer_hold,
       configOf: (id) => first.configOf(id),
+      instruments: metrics.instruments,
     },
     first.spec,
     first.configId,
     first.errors,
   );
 
-  const server = apiServer({ service, log: log.child({ component: 'api' }), configIds: () => store.configIds(), config: (id) => store.config(id), auth: auth.auth, tls: apiTls });
+  const server = apiServer({ service, log: log.child({ component: 'api' }), configIds: () => store.configIds(), config: (id) => store.config(id), auth: auth.auth, tls: apiTls, metrics });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(flags.port, flags.ip, () => resolve());
@@ -158,6 +163,8 @@ async function main(): Promise<void> {
     failover_timeout: flags.failover_timeout / 1000,
     checkpoint: true,
     labels: { labels: [{ key: 'service', value: first.spec.name }] },
+    // The master's web console finds this scheduler's plans here (GET /v1/plans/stream).
+    webui_url: advertisedApiUrl(flags.ip, port, apiTls !== undefined, hostname()),
     // The master binds the framework id to this principal; Mesos checks it is the authenticated one.
     ...(principal === undefined ? {} : { principal }),
   };

@@ -48,6 +48,22 @@ export interface ServiceOptions {
   readonly offerHoldMs: number;
   /** A stored configuration by id (undefined when unknown or unreadable). */
   configOf(id: string): ServiceSpec | undefined;
+  /** Where offers and subscriptions are counted (scheduler/metrics.ts); none: not counted. */
+  readonly instruments?: ServiceInstruments | undefined;
+}
+
+/** What the service reports as it happens, for the scheduler's counters. */
+export interface ServiceInstruments {
+  /** A SUBSCRIBED stream was handed to the service (the first one, or a re-subscription). */
+  onSubscribed(): void;
+  /** Offers arrived. */
+  onOffers(count: number): void;
+  /** One offer was used: an ACCEPT launching `tasks` tasks went out. */
+  onOfferAccepted(tasks: number): void;
+  /** Held offers were given back with DECLINE. */
+  onOffersDeclined(count: number): void;
+  /** Inverse offers answered (ACCEPT_INVERSE_OFFERS or DECLINE_INVERSE_OFFERS). */
+  onInverseOffers(answer: 'accepted' | 'declined', count: number): void;
 }
 
 type WorkKind = 'deploy' | 'custom' | 'recover' | 'decommission' | 'move';
@@ -112,6 +128,8 @@ export class Service {
   /** Task ids whose latest status is in memory but not yet written (see #flush). */
   readonly #unwritten = new Set<string>();
   readonly #unacknowledged: Array<{ agentId: string; taskId: string; uuid: string }> = [];
+  /** Called after each cycle (watchPlans). */
+  readonly #watchers = new Set<() => void>();
 
   /** `errors`: why the spec given at start did not become the target (shown on the deploy plan). */
   constructor(options: ServiceOptions, spec: ServiceSpec, configId: string, errors: readonly string[] = []) {
@@ -303,6 +321,7 @@ export class Service {
   onSubscribed(mesos: MesosPort): void {
     this.#mesos = mesos;
     this.#subscribed = true;
+    this.#o.instruments?.onSubscribed();
     const live = [...this.#tasks.values()].filter(isLive).map((t) => ({ taskId: t.taskId, agentId: t.agentId }));
     // Offers held from an earlier stream are gone with it.
     this.#offers.clear();
@@ -323,6 +342,7 @@ export class Service {
 
   onOffers(offers: ReadonlyArray<Record<string, unknown>>): void {
     const now = this.#o.clock.now();
+    this.#o.instruments?.onOffers(offers.length);
     for (const o of offers) {
       const id = (o['id'] as { value: string }).value;
       const agentId = (o['agent_id'] as { value: string }).value;
@@ -453,7 +473,21 @@ export class Service {
       } catch (e) {
         this.#o.log.error('cycle failed', { error: e });
       }
+      // Every change to a plan (an event, an operator's verb, a timer) ends in a cycle.
+      for (const w of [...this.#watchers]) {
+        try {
+          w();
+        } catch (e) {
+          this.#o.log.error('plan watcher failed', { error: e });
+        }
+      }
     });
+  }
+
+  /** Calls `fn` after every cycle, when the plans may have changed (the API's plan stream); returns the unsubscribe. */
+  watchPlans(fn: () => void): () => void {
+    this.#watchers.add(fn);
+    return () => this.#watchers.delete(fn);
   }
 
   close(): void {
@@ -508,6 +542,7 @@ export class Service {
     if (mesos === undefined) return;
     for (const [offerId, infos] of launches) {
       this.#offers.delete(offerId);
+      this.#o.instruments?.onOfferAccepted(infos.length);
       mesos.launch(offerId, infos).catch((e: unknown) => {
         // The master refused the ACCEPT: the tasks never started. Record that, so the steps retry.
         this.#o.log.warn('launch refused', { offerId, error: e });
@@ -525,6 +560,7 @@ export class Service {
     const due = [...this.#offers.values()].filter((o) => now - o.receivedAtMs >= this.#o.offerHoldMs).map((o) => o.id);
     if (due.length > 0) {
       for (const id of due) this.#offers.delete(id);
+      this.#o.instruments?.onOffersDeclined(due.length);
       // Short refusals while work waits for room, so the next round of offers comes soon.
       // Short refusals while any plan has work left (the next step will want offers soon, from
       // every agent, so placement can spread); long ones when the service is at rest.
@@ -552,6 +588,7 @@ export class Service {
         const ids = [...entry.ids];
         this.#inverse.delete(agentId);
         this.#o.log.info('inverse offer accepted', { agentId, hostname: entry.hostname });
+        this.#o.instruments?.onInverseOffers('accepted', ids.length);
         void mesos.acceptInverseOffers(ids).catch(() => {});
         continue;
       }
@@ -562,6 +599,7 @@ export class Service {
       if (stuck && undeclined.length > 0) {
         for (const id of undeclined) entry.declined.add(id);
         this.#o.log.info('inverse offer declined', { agentId, hostname: entry.hostname });
+        this.#o.instruments?.onInverseOffers('declined', undeclined.length);
         void mesos.declineInverseOffers(undeclined, 5).catch(() => {});
       }
     }
