@@ -1,0 +1,376 @@
+// The console's shell: routing, the one operator event stream, the follow-up reads events call
+// for, service schedulers' plan streams, sign-in, and the actions behind their confirmation.
+// No polling: everything after the first reads arrives on streams, and a stream that ends is
+// opened again with backoff (a standby's 307 sends the page to `/`, i.e. to the leader).
+
+import * as api from './api.js';
+import { h } from './dom.js';
+import { applyEvent, emptyModel, serviceUrl, setPlanDetail } from './model.js';
+import { RecordIODecoder } from './recordio.js';
+import { VIEWS } from './views.js';
+
+const model = emptyModel();
+/** frameworkId -> a service scheduler's plans: { frameworkId, name, url, plans, live, error, abort }. */
+const services = new Map();
+const conn = { state: 'connecting', detail: '' };
+const $ = (id) => document.getElementById(id);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- rendering --------------------------------------------------------------------------
+
+let queued = false;
+function render() {
+  if (queued) return;
+  queued = true;
+  requestAnimationFrame(draw);
+}
+
+function currentRoute() {
+  const r = location.hash.replace(/^#\/?/, '').split('/')[0];
+  return Object.hasOwn(VIEWS, r) ? r : 'cluster';
+}
+
+const ui = { now: Date.now(), services, actions: {} };
+
+function draw() {
+  queued = false;
+  ui.now = Date.now();
+  const route = currentRoute();
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.route === route);
+  document.title = `${VIEWS[route].title} · Drydock`;
+  $('conn').className = `conn c-${conn.state}`;
+  $('conn-text').textContent = conn.state === 'live' ? 'live' : conn.detail ? `${conn.state}: ${conn.detail}` : conn.state;
+  const leader = model.master?.master_info;
+  $('leader').textContent = leader ? `leader ${leader.hostname ?? ''} (${leader.address?.ip ?? ''}:${leader.address?.port ?? leader.port ?? ''})` : '';
+  const who = api.credentials();
+  $('who').replaceChildren(who ? h('span', {}, who.principal, ' · ', h('a', { href: '#', onclick: (e) => { e.preventDefault(); api.signOut(); location.reload(); } }, 'sign out')) : '');
+  const main = $('main');
+  const scroll = window.scrollY;
+  main.replaceChildren(VIEWS[route].render(model, ui));
+  window.scrollTo(0, scroll);
+}
+
+let toastTimer;
+function toast(text, kind = 'info') {
+  const t = $('toast');
+  t.textContent = text;
+  t.className = `toast t-${kind}`;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (t.hidden = true), kind === 'error' ? 10_000 : 4_000);
+}
+
+// ---- sign-in ----------------------------------------------------------------------------
+
+let signInWait;
+/** Shows the sign-in form; resolves once the operator has submitted it. */
+function needSignIn(message) {
+  $('signin-msg').textContent = message;
+  $('signin').hidden = false;
+  const p = $('principal');
+  p.value = api.credentials()?.principal ?? p.value;
+  p.focus();
+  signInWait ??= new Promise((resolve) => {
+    $('signin-form').onsubmit = (e) => {
+      e.preventDefault();
+      api.signIn($('principal').value.trim(), $('secret').value);
+      $('secret').value = '';
+      $('signin').hidden = true;
+      signInWait = undefined;
+      resolve();
+    };
+  });
+  return signInWait;
+}
+
+/** Where a refusal goes: 401 to the sign-in form, a standby's 307 to the leader, the rest to a toast. */
+function failed(e, what) {
+  if (e instanceof api.LeaderMoved) return goToLeader();
+  if (e instanceof api.ApiError && e.status === 401) return void needSignIn(api.credentials() ? 'Those credentials were refused. Sign in again.' : 'This master requires credentials.');
+  toast(`${what}: ${e instanceof api.ApiError ? `${e.status} ${e.message}` : e.message}`, 'error');
+}
+
+function goToLeader() {
+  // `/` on a standby answers 307 to the leader's console; the hash keeps the page.
+  location.replace(`/${location.hash}`);
+}
+
+// ---- reads an event calls for ------------------------------------------------------------
+
+let scheduleReading = false;
+let scheduleAgain = false;
+async function readSchedule() {
+  if (scheduleReading) {
+    scheduleAgain = true;
+    return;
+  }
+  scheduleReading = true;
+  try {
+    do {
+      scheduleAgain = false;
+      const [schedule, status] = await Promise.all([api.call({ type: 'GET_MAINTENANCE_SCHEDULE' }), api.call({ type: 'GET_MAINTENANCE_STATUS' })]);
+      model.schedule = schedule?.get_maintenance_schedule?.schedule ?? {};
+      model.status = status?.get_maintenance_status?.status ?? {};
+      render();
+    } while (scheduleAgain);
+  } catch (e) {
+    failed(e, 'maintenance schedule');
+  } finally {
+    scheduleReading = false;
+  }
+}
+
+const planTimers = new Map();
+/** A plan's phases and steps, read once events about it have settled for 200 ms. */
+function readPlan(name) {
+  clearTimeout(planTimers.get(name));
+  planTimers.set(name, setTimeout(async () => {
+    planTimers.delete(name);
+    try {
+      const detail = await api.getJson(`/v1/maintenance/plans/${encodeURIComponent(name)}`);
+      setPlanDetail(model, name, detail);
+    } catch (e) {
+      if (e instanceof api.ApiError && e.status === 404) setPlanDetail(model, name, undefined);
+      else failed(e, `maintenance plan ${name}`);
+    }
+    render();
+  }, 200));
+}
+
+async function readInitial() {
+  try {
+    const master = await api.call({ type: 'GET_MASTER' });
+    model.master = master?.get_master;
+    render();
+  } catch (e) {
+    failed(e, 'master');
+  }
+  void readSchedule();
+  try {
+    const names = await api.getJson('/v1/maintenance/plans');
+    for (const name of [...model.plans.keys()]) if (!names.includes(name)) model.plans.delete(name);
+    for (const name of names) {
+      if (!model.plans.has(name)) model.plans.set(name, { name, status: 'PENDING', machines: undefined, detail: undefined });
+      readPlan(name);
+    }
+  } catch (e) {
+    failed(e, 'maintenance plans');
+  }
+}
+
+function runEffects(effects) {
+  for (const e of effects) {
+    if (e.kind === 'INITIAL') void readInitial();
+    else if (e.kind === 'SCHEDULE') void readSchedule();
+    else if (e.kind === 'PLAN') readPlan(e.name);
+  }
+}
+
+// ---- the operator event stream -------------------------------------------------------------
+
+async function streamLoop() {
+  let backoffMs = 500;
+  let unreachable = 0;
+  for (;;) {
+    const abort = new AbortController();
+    let watchdog;
+    // No record for three heartbeats: the connection is dead even if no error says so.
+    const arm = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => abort.abort(new Error('no heartbeat')), model.heartbeatIntervalSeconds * 3000 + 5000);
+    };
+    try {
+      const res = await api.request('/api/v1', { method: 'POST', body: JSON.stringify({ type: 'SUBSCRIBE' }), headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, signal: abort.signal });
+      arm();
+      unreachable = 0;
+      await api.readRecords(res, new RecordIODecoder(), (event) => {
+        arm();
+        const effects = applyEvent(model, event, Date.now());
+        if (event.type === 'SUBSCRIBED') {
+          backoffMs = 500;
+          conn.state = 'live';
+          conn.detail = '';
+        }
+        if (event.type.startsWith('FRAMEWORK_') || event.type === 'SUBSCRIBED') syncServices();
+        runEffects(effects);
+        if (event.type !== 'HEARTBEAT') render();
+      });
+      conn.detail = 'the stream ended';
+    } catch (e) {
+      if (e instanceof api.LeaderMoved) return goToLeader();
+      if (e instanceof api.ApiError && e.status === 401) {
+        conn.state = 'signed out';
+        conn.detail = '';
+        render();
+        await needSignIn(api.credentials() ? 'Those credentials were refused. Sign in again.' : 'This master requires credentials.');
+        backoffMs = 500;
+        continue;
+      }
+      if (e instanceof api.ApiError && e.status === 403) {
+        conn.state = 'forbidden';
+        conn.detail = e.message;
+        render();
+        await needSignIn(`Forbidden: ${e.message}`);
+        continue;
+      }
+      if (!(e instanceof api.ApiError)) unreachable++;
+      conn.detail = e instanceof api.ApiError ? `${e.status} ${e.message}` : abort.signal.aborted ? 'no heartbeat' : 'master unreachable';
+    } finally {
+      clearTimeout(watchdog);
+    }
+    model.subscribed = false;
+    conn.state = 'reconnecting';
+    render();
+    // The leader itself is gone: a standby it named redirects to whoever leads now.
+    const standby = model.master?.standby_masters?.[0]?.address;
+    if (unreachable >= 5 && standby !== undefined) {
+      location.replace(`//${standby.ip}:${standby.port}/${location.hash}`);
+      return;
+    }
+    await sleep(backoffMs);
+    backoffMs = Math.min(backoffMs * 2, 15_000);
+  }
+}
+
+// ---- service schedulers' plans ---------------------------------------------------------------
+
+/** One stream per framework that names a service scheduler (webui_url) and is not removed. */
+function syncServices() {
+  const want = new Map();
+  for (const [id, f] of model.frameworks) {
+    const url = serviceUrl(f);
+    if (url !== undefined && !f.removed) want.set(id, { url, name: f.framework.framework_info?.name ?? id });
+  }
+  for (const [id, s] of services) {
+    if (want.get(id)?.url !== s.url) {
+      s.abort.abort();
+      services.delete(id);
+    }
+  }
+  for (const [id, w] of want) {
+    if (services.has(id)) continue;
+    const s = { frameworkId: id, name: w.name, url: w.url, plans: [], live: false, error: undefined, abort: new AbortController() };
+    services.set(id, s);
+    void serviceLoop(s);
+  }
+}
+
+async function serviceLoop(s) {
+  let backoffMs = 1000;
+  while (!s.abort.signal.aborted) {
+    try {
+      const res = await api.request(`${s.url}/v1/plans/stream`, { external: true, signal: s.abort.signal, headers: { Accept: 'application/recordio' } });
+      s.live = true;
+      s.error = undefined;
+      render();
+      await api.readRecords(res, new RecordIODecoder(), (rec) => {
+        backoffMs = 1000;
+        if (rec.type === 'PLANS') {
+          s.plans = rec.plans ?? [];
+          render();
+        }
+      });
+      s.error = 'the plan stream ended';
+    } catch (e) {
+      if (s.abort.signal.aborted) return;
+      s.error = e instanceof api.ApiError && e.status === 401 ? `${s.url} refused the credentials (401): sign in with a principal of the scheduler's --credentials` : `cannot reach ${s.url}: ${e.message}`;
+    }
+    s.live = false;
+    render();
+    await sleep(backoffMs);
+    backoffMs = Math.min(backoffMs * 2, 30_000);
+  }
+}
+
+// ---- actions ------------------------------------------------------------------------------
+
+/** The confirmation dialog; resolves with the input's value (or true), or undefined when cancelled. */
+function confirmDialog({ title, text, input, confirm, danger }) {
+  const dlg = $('confirm');
+  $('confirm-title').textContent = title;
+  $('confirm-text').textContent = text;
+  const field = $('confirm-input-row');
+  field.hidden = input === undefined;
+  if (input !== undefined) {
+    $('confirm-input-label').textContent = input.label;
+    $('confirm-input').value = input.value ?? '';
+    $('confirm-input').placeholder = input.placeholder ?? '';
+  }
+  const ok = $('confirm-ok');
+  ok.textContent = confirm;
+  ok.className = `btn ${danger ? 'danger' : 'primary'}`;
+  return new Promise((resolve) => {
+    const done = (v) => {
+      dlg.close();
+      resolve(v);
+    };
+    ok.onclick = () => done(input === undefined ? true : $('confirm-input').value.trim());
+    $('confirm-cancel').onclick = () => done(undefined);
+    dlg.oncancel = () => resolve(undefined);
+    dlg.showModal();
+  });
+}
+
+async function act(what, run) {
+  try {
+    await run();
+    toast(`${what}: done`);
+  } catch (e) {
+    failed(e, what);
+  }
+}
+
+const agentName = (a) => `${a.agent_info?.hostname ?? '?'} (${a.agent_info?.id?.value ?? '?'})`;
+const agentId = (a) => ({ value: a.agent_info?.id?.value });
+const machineText = (id) => [id.hostname, id.ip].filter(Boolean).join(' / ');
+
+ui.actions = {
+  async drain(a) {
+    const grace = await confirmDialog({
+      title: 'Drain agent',
+      text: `Drain ${agentName(a)}: it gets no new tasks, and every task on it is killed (SIGTERM, then SIGKILL after its grace period). The drain record says what it waits for until the agent is DRAINED.`,
+      input: { label: 'Max grace period', placeholder: 'e.g. 30secs (empty: each task\'s own)' },
+      confirm: 'Drain',
+      danger: true,
+    });
+    if (grace === undefined) return;
+    await act(`drain ${a.agent_info?.hostname}`, () => api.call({ type: 'DRAIN_AGENT', drain_agent: { agent_id: agentId(a), ...(grace === '' ? {} : { max_grace_period: grace }) } }));
+  },
+  async deactivate(a) {
+    if (!(await confirmDialog({ title: 'Deactivate agent', text: `Deactivate ${agentName(a)}: no new offers for it; its tasks keep running.`, confirm: 'Deactivate', danger: true }))) return;
+    await act(`deactivate ${a.agent_info?.hostname}`, () => api.call({ type: 'DEACTIVATE_AGENT', deactivate_agent: { agent_id: agentId(a) } }));
+  },
+  async reactivate(a) {
+    if (!(await confirmDialog({ title: 'Reactivate agent', text: `Reactivate ${agentName(a)}: its resources are offered again (this also ends a drain).`, confirm: 'Reactivate' }))) return;
+    await act(`reactivate ${a.agent_info?.hostname}`, () => api.call({ type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: agentId(a) } }));
+  },
+  async machineDown(id) {
+    if (!(await confirmDialog({ title: 'Machine down', text: `Take ${machineText(id)} DOWN (START_MAINTENANCE): its agents are shut down and their tasks are lost.`, confirm: 'Down', danger: true }))) return;
+    await act(`down ${machineText(id)}`, () => api.call({ type: 'START_MAINTENANCE', start_maintenance: { machines: [id] } }));
+  },
+  async machineUp(id) {
+    if (!(await confirmDialog({ title: 'Machine up', text: `Bring ${machineText(id)} UP (STOP_MAINTENANCE): its agents may register again, and it leaves the schedule.`, confirm: 'Up' }))) return;
+    await act(`up ${machineText(id)}`, () => api.call({ type: 'STOP_MAINTENANCE', stop_maintenance: { machines: [id] } }));
+  },
+  async planVerb(kind, owner, name, verb, phase) {
+    const target = phase === undefined ? `plan ${name}` : `phase ${phase} of plan ${name}`;
+    const text = verb === 'continue' ? `Continue ${target}: held and interrupted steps go on.` : `Interrupt ${target}: no new step starts; steps under way finish.`;
+    if (!(await confirmDialog({ title: `${verb === 'continue' ? 'Continue' : 'Interrupt'} ${kind} plan`, text, confirm: verb === 'continue' ? 'Continue' : 'Interrupt', danger: verb === 'interrupt' }))) return;
+    const q = phase === undefined ? '' : `?phase=${encodeURIComponent(phase)}`;
+    if (kind === 'maintenance') {
+      await act(`${verb} ${target}`, () => api.postJson(`/v1/maintenance/plans/${encodeURIComponent(name)}/${verb}${q}`));
+    } else {
+      const s = services.get(owner);
+      if (s === undefined) return;
+      await act(`${verb} ${target}`, () => api.postJson(`${s.url}/v1/plans/${encodeURIComponent(name)}/${verb}${q}`, { external: true }));
+    }
+  },
+};
+
+// ---- start ------------------------------------------------------------------------------
+
+window.addEventListener('hashchange', render);
+// Relative times ("3m ago") move on by themselves: one redraw a few seconds apart, not a fetch.
+setInterval(render, 5_000);
+render();
+void streamLoop();
