@@ -124,6 +124,25 @@ export class MasterClient {
     if (!res.ok) throw new ApiError(res.status, text.trim() || `${res.status} ${res.statusText}`);
     return (text === '' ? undefined : parseJson(text)) as T;
   }
+
+  /**
+   * GET a path on the leading master (`/metrics/snapshot`, `/v1/maintenance/plans`): its status
+   * and body whatever the status, so the caller decides what a 403 or 404 means. A master that
+   * cannot be reached is an ApiError with status 0, as for `call`.
+   */
+  async get(path: string): Promise<{ status: number; body: string }> {
+    const base = await this.#leader();
+    try {
+      const sent = await sendFollowing(this.#access.transport, `${base}${path}`, {
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      return { status: sent.response.status, body: await sent.response.text() };
+    } catch (e) {
+      throw new ApiError(0, unreachableMaster(base, e));
+    }
+  }
 }
 
 /**

@@ -5,11 +5,13 @@
  */
 
 import { ApiError, formatJson, type MasterClient } from './client.js';
+import { stringifyJson } from '../shared/json.js';
 import {
   agentMode,
   agentStatus,
   describeDrain,
   drainCall,
+  drainFrame,
   drainView,
   progressLines,
   resolveAgent,
@@ -24,13 +26,36 @@ import { machineStates, type ClusterStatusJson } from './maintenance.js';
 import { renderTable } from './table.js';
 import { formatResources } from '../shared/resources.js';
 import type { Resource } from '../shared/mesos.js';
-import { EXIT_INTERRUPTED, terminalIo, type TerminalIo } from './terminal.js';
+import { EXIT_INTERRUPTED, LiveFrame, ansiPaint, plainPaint, screenIo, type ScreenIo, type TerminalIo } from './terminal.js';
 
 /** How often `--wait` asks GET_AGENTS: fast enough to feel live, cheap for the master. */
 export const WAIT_POLL_MS = 250;
 /** Consecutive failed polls (about 10 s) after which `--wait` gives up; the drain goes on. */
 const WAIT_MAX_FAILURES = 40;
-export const processIo: TerminalIo = terminalIo('drydock');
+export const processIo: ScreenIo = screenIo('drydock');
+
+/** Whether a terminal can be redrawn (the process's can; a test's plain TerminalIo cannot). */
+function isScreen(io: TerminalIo): io is ScreenIo {
+  return 'tty' in io && 'write' in io;
+}
+
+/**
+ * What the agent commands print with `--json`: the call made, the agent, and the agent as
+ * GET_AGENTS shows it afterwards (null once it is no longer listed: marked gone). One object,
+ * the same for drain, deactivate, reactivate and gone; `drain --wait --json` prints it again,
+ * compact on one line, each time the drain changes.
+ */
+export interface AgentCallJson {
+  call: string;
+  agent_id: { value: string };
+  hostname: string;
+  agent: AgentJson | null;
+}
+
+async function agentCallJson(client: MasterClient, call: string, agent: { id: string; hostname: string }): Promise<AgentCallJson> {
+  const { agents } = await getAgents(client);
+  return { call, agent_id: { value: agent.id }, hostname: agent.hostname, agent: agents.find((a) => a.agent_info.id?.value === agent.id) ?? null };
+}
 
 interface AgentsAnswer {
   get_agents?: { agents?: AgentJson[]; recovered_agents?: RecoveredAgentJson[] };
@@ -105,18 +130,26 @@ export async function drainAgent(client: MasterClient, arg: string, flags: Drain
   if (!call.ok) return 1;
   await client.call(call.value);
   io.err(describeDrain(agent.hostname, agent.id, flags));
+  const json = flags.json === true;
   if (flags.wait !== true) {
-    io.out(`${agent.hostname} is DRAINING (drydock agent list shows when it is DRAINED)`);
+    if (json) io.out(formatJson(await agentCallJson(client, 'DRAIN_AGENT', agent)));
+    else io.out(`${agent.hostname} is DRAINING (drydock agent list shows when it is DRAINED)`);
     return 0;
   }
-  return waitForDrain(client, agent, flags.mark_gone === true, io);
+  return waitForDrain(client, agent, flags.mark_gone === true, json, io);
 }
 
 /**
- * Polls GET_AGENTS every WAIT_POLL_MS and prints what changed, until the drain ends (see
- * waitOutcome). Ctrl-C only stops the waiting: the drain is the master's and goes on.
+ * Polls GET_AGENTS every WAIT_POLL_MS and shows the drain until it ends (see waitOutcome): on a
+ * terminal a live frame redrawn in place (drainFrame), on a pipe one plain line per change
+ * (progressLines), with --json one compact AgentCallJson line per change. The outcome line goes
+ * to stdout on success (stderr with --json, which keeps stdout JSON), to stderr on failure.
+ * Ctrl-C only stops the waiting: the drain is the master's and goes on.
  */
-async function waitForDrain(client: MasterClient, agent: { id: string; hostname: string }, markGone: boolean, io: TerminalIo): Promise<number> {
+async function waitForDrain(client: MasterClient, agent: { id: string; hostname: string }, markGone: boolean, json: boolean, io: TerminalIo): Promise<number> {
+  const live = !json && isScreen(io) && io.tty ? { frame: new LiveFrame(io), paint: io.colour ? ansiPaint : plainPaint } : undefined;
+  const startedMs = io.nowMs();
+  let mostRemaining: number | undefined;
   let interrupted = false;
   const off = io.onSignal(() => {
     interrupted = true;
@@ -145,12 +178,18 @@ async function waitForDrain(client: MasterClient, agent: { id: string; hostname:
         await io.sleep(WAIT_POLL_MS);
         continue;
       }
-      const view = drainView(agents.find((a) => a.agent_info.id?.value === agent.id), agent.hostname);
-      for (const line of progressLines(prev, view, io.nowMs())) io.out(line);
+      const entry = agents.find((a) => a.agent_info.id?.value === agent.id);
+      const view = drainView(entry, agent.hostname);
+      const changes = progressLines(prev, view, io.nowMs());
+      if (view.remaining !== undefined) mostRemaining = Math.max(mostRemaining ?? 0, view.remaining);
+      if (live !== undefined) live.frame.draw(drainFrame(view, { startedMs, nowMs: io.nowMs(), mostRemaining, paint: live.paint }));
+      else if (json) {
+        if (changes.length > 0 || (prev?.present === true && !view.present)) io.out(stringifyJson({ call: 'DRAIN_AGENT', agent_id: { value: agent.id }, hostname: agent.hostname, agent: entry ?? null }));
+      } else for (const line of changes) io.out(line);
       prev = view;
       const outcome = waitOutcome(view, markGone);
       if (outcome.done) {
-        (outcome.exitCode === 0 ? io.out : io.err)(outcome.line);
+        (outcome.exitCode === 0 && !json ? io.out : io.err)(outcome.line);
         return outcome.exitCode;
       }
       await io.sleep(WAIT_POLL_MS);
@@ -167,12 +206,13 @@ const SIMPLE = {
   gone: { type: 'MARK_AGENT_GONE', done: 'is marked gone: its tasks are gone and it can never register again' },
 } as const;
 
-/** `drydock agent deactivate|reactivate|gone AGENT`. */
-export async function simpleAgentCommand(client: MasterClient, command: keyof typeof SIMPLE, arg: string, io: TerminalIo = processIo): Promise<number> {
+/** `drydock agent deactivate|reactivate|gone AGENT [--json]`; the call answers an empty 200, so --json prints AgentCallJson. */
+export async function simpleAgentCommand(client: MasterClient, command: keyof typeof SIMPLE, arg: string, json = false, io: TerminalIo = processIo): Promise<number> {
   const agent = await resolve(client, arg, io);
   if (agent === undefined) return 1;
   const { type, done } = SIMPLE[command];
   await client.call({ type, [type.toLowerCase()]: { agent_id: { value: agent.id } } });
-  io.out(`${agent.hostname} (${agent.id}) ${done}`);
+  if (json) io.out(formatJson(await agentCallJson(client, type, agent)));
+  else io.out(`${agent.hostname} (${agent.id}) ${done}`);
   return 0;
 }

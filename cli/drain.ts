@@ -8,6 +8,7 @@ import { parseDuration } from '../shared/duration.js';
 import { machineKey, type MachineMode } from '../shared/machine.js';
 import { agentIp, type Checked } from './maintenance.js';
 import { formatSpan, protobufDuration, toBigInt } from './nanotime.js';
+import { progressBar, type Paint } from './terminal.js';
 
 /** A GET_AGENTS entry; only the fields the CLI reads, all optional beyond the basics. */
 export interface AgentJson {
@@ -73,6 +74,8 @@ export interface DrainFlags {
   max_grace_period?: string;
   mark_gone?: boolean;
   wait?: boolean;
+  /** Print AgentCallJson (drain-command.ts) instead of text; with --wait, one compact line per change. */
+  json?: boolean;
 }
 
 /**
@@ -256,4 +259,34 @@ export function describeDrain(hostname: string, agentId: string, flags: DrainFla
     return d.ok ? `max grace ${formatSpan(d.ns)}` : flags.max_grace_period;
   })();
   return `draining ${hostname} (${agentId}): ${grace}${flags.mark_gone === true ? ', then mark it gone' : ''}`;
+}
+
+/** What the live `--wait` frame needs besides the poll: when the wait began and the most tasks seen left. */
+export interface DrainFrameOptions {
+  readonly startedMs: number;
+  readonly nowMs: number;
+  /** The most tasks the drain was seen waiting for (the bar's total). */
+  readonly mostRemaining: number | undefined;
+  readonly paint: Paint;
+}
+
+/**
+ * The live frame `drydock agent drain --wait` redraws on a terminal, one entry a line (no
+ * trailing newline): the agent, its drain state, a bar of tasks ended out of the most seen
+ * left, the time waited; then what the drain waits for, and how to stop waiting. Pure; the
+ * terminal fits each line to its width (terminal.ts LiveFrame).
+ */
+export function drainFrame(v: DrainView, o: DrainFrameOptions): string[] {
+  const state = v.state ?? 'NOT DRAINING';
+  const colour = v.state === 'DRAINED' ? 'green' : v.state === 'DRAINING' ? 'yellow' : 'red';
+  const waited = formatSpan(BigInt(Math.max(0, Math.round((o.nowMs - o.startedMs) / 1000))) * 1_000_000_000n);
+  const total = Math.max(o.mostRemaining ?? 0, v.remaining ?? 0);
+  // No bar without tasks to count (an idle agent, or a master that does not say).
+  const bar = v.remaining === undefined || total === 0 ? '' : `${progressBar(total - v.remaining, total, 20)} tasks ended  `;
+  const lines = [`${v.hostname}  ${o.paint(state, colour)}  ${bar}${waited}`];
+  if (v.state !== 'DRAINED') {
+    for (const w of v.waitingFor) lines.push(`  waiting for: ${w.text}`);
+    lines.push('Ctrl-C stops waiting; the drain goes on');
+  }
+  return lines;
 }

@@ -37,7 +37,7 @@ import {
   type Printed,
   type Target,
 } from './service-api.js';
-import type { Colour, Paint } from './terminal.js';
+import { progressBar, type Colour, type Paint } from './terminal.js';
 
 /** The verbs of `POST /v1/plans/<plan>/<verb>`, spelled as the API spells them. */
 export type PlanVerb = 'start' | 'stop' | 'continue' | 'interrupt' | 'forceComplete' | 'restart';
@@ -277,6 +277,12 @@ export function renderPlan(name: string, plan: PlanView, paint: Paint): string[]
   return lines;
 }
 
+/** `[████░░░░] 2/4 steps COMPLETE`: how far a plan is, for the live tree's first line. */
+export function planProgress(plan: PlanView, width = 20): string {
+  const steps = plan.phases.flatMap((p) => p.steps);
+  return `${progressBar(steps.filter((s) => s.status === 'COMPLETE').length, steps.length, width)} steps COMPLETE`;
+}
+
 /** `drydock plan list`: the names, one a line (or the JSON array). */
 export function listOutcome(at: Target, req: ApiRequest, answer: Answer, json: boolean): Printed {
   if (answer.kind !== 'http' || answer.status !== 200) return failurePrinted(at, req, answer);
@@ -415,7 +421,10 @@ export function watchStep(state: WatchState, poll: PlanPoll, nowMs: number, o: W
   switch (poll.kind) {
     case 'plan': {
       const done = poll.plan.status === 'COMPLETE';
-      const plan = o.json ? `${stringifyJson(poll.json)}\n` : `${renderPlan(o.name, poll.plan, o.paint).join('\n')}\n`;
+      const tree = o.json ? [] : renderPlan(o.name, poll.plan, o.paint);
+      // A terminal gets a progress bar on the plan's line: steps COMPLETE of all steps.
+      if (o.tty && tree.length > 0) tree[0] = `${tree[0] ?? ''}  ${planProgress(poll.plan)}`;
+      const plan = o.json ? `${stringifyJson(poll.json)}\n` : `${tree.join('\n')}\n`;
       const shown = frame(plan, done ? '' : footer(`watching ${oneLine(o.name)} every ${formatDuration(msToNs(o.intervalMs))} until COMPLETE; Ctrl-C stops watching`));
       const back = state.failingSinceMs !== undefined && !(o.tty && !o.json) ? { err: `the ${o.from} answers again` } : {};
       const next: WatchState = { plan, shown, failingSinceMs: undefined };

@@ -11,6 +11,7 @@ import { tlsTrouble } from './client.js';
 import { parseWireJson } from '../shared/json.js';
 import { PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 import type { Checked } from './maintenance.js';
+import { EXIT_FAILED, EXIT_FORBIDDEN, EXIT_OK, EXIT_UNAUTHENTICATED } from './exit-codes.js';
 
 /** Where `drydock-scheduler` listens unless told otherwise. */
 export const DEFAULT_SCHEDULER = '127.0.0.1:8088';
@@ -19,17 +20,8 @@ const DEFAULT_PORT = '8088';
 /** How long one request may take, in milliseconds, before the scheduler counts as unreachable. */
 export const SCHEDULER_TIMEOUT_MS = 10_000;
 
-/** Exit statuses of `drydock plan`, `drydock pod` and `drydock maintenance plan`. */
-export const EXIT_OK = 0;
-/** The scheduler (or master) refused (400, 404, 409), answered something unexpected, or could not be reached. */
-export const EXIT_FAILED = 1;
-/** The command line is wrong: a bad flag or argument, or an unusable credential or TLS file; nothing was sent. */
-export const EXIT_USAGE = 2;
-/** The master (or the scheduler) wants credentials, or refused the ones given (401). */
-export const EXIT_UNAUTHENTICATED = 3;
-/** The master's ACLs do not let this principal do this (403; a scheduler has no ACLs). */
-export const EXIT_FORBIDDEN = 4;
-
+/** Exit statuses of `drydock plan`, `drydock pod` and `drydock maintenance plan`: the CLI's one table (exit-codes.ts). */
+export { EXIT_FAILED, EXIT_FORBIDDEN, EXIT_OK, EXIT_UNAUTHENTICATED, EXIT_USAGE } from './exit-codes.js';
 /** What a command talks to: a service scheduler or the (leading) master, and its base URL. */
 export interface Target {
   readonly kind: 'scheduler' | 'master';

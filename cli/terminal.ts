@@ -4,8 +4,8 @@
  * parameter so their shells can be driven without a real process.
  */
 
-/** Exit status after Ctrl-C (128 + SIGINT, as shells report it). */
-export const EXIT_INTERRUPTED = 130;
+/** Exit status after Ctrl-C (128 + SIGINT, as shells report it); the table is exit-codes.ts. */
+export { EXIT_INTERRUPTED } from './exit-codes.js';
 
 export interface TerminalIo {
   /** One line on stdout. */
@@ -102,14 +102,86 @@ export interface ScreenIo extends TerminalIo {
   write(text: string): void;
 }
 
+let colourDisabled = false;
+
+/** `--no-color`: no colour on the process's screens from now on, whatever the terminal says. */
+export function disableColour(): void {
+  colourDisabled = true;
+}
+
 /** The real process's stdout as a screen. */
 export function screenIo(prefix: string): ScreenIo {
   const out = process.stdout;
   return {
     ...terminalIo(prefix),
     tty: out.isTTY === true,
-    colour: wantsColour(out, process.env),
-    size: () => (out.isTTY === true ? { columns: out.columns, rows: out.rows } : undefined),
+    // Asked at each use: --no-color is parsed after this screen is made.
+    get colour() {
+      return !colourDisabled && wantsColour(out, process.env);
+    },
+    // A terminal that does not know its size (a pty nobody sized) reports 0: treat it as unknown.
+    size: () => (out.isTTY === true && out.columns > 0 && out.rows > 0 ? { columns: out.columns, rows: out.rows } : undefined),
     write: (text) => void out.write(text),
   };
+}
+
+/**
+ * A progress bar `[████░░░░] 2/4` for `done` of `total`, `width` cells between the brackets
+ * (at least 1). A total of 0 is an empty bar, not a division by zero; `done` is clamped to
+ * [0, total]. Pure.
+ */
+export function progressBar(done: number, total: number, width: number): string {
+  const cells = Math.max(1, Math.floor(width));
+  const all = Math.max(0, Math.floor(total));
+  const part = Math.min(all, Math.max(0, Math.floor(done)));
+  const filled = all === 0 ? 0 : Math.round((part / all) * cells);
+  return `[${'█'.repeat(filled)}${'░'.repeat(cells - filled)}] ${part}/${all}`;
+}
+
+/**
+ * A line cut to `columns` visible characters, with `…` as the last one when cut, so a live
+ * frame never wraps (a wrapped row would throw off the count of rows to erase). ANSI colour
+ * sequences are kept and do not count; a cut line ends with a colour reset. Pure.
+ */
+export function fitLine(line: string, columns: number): string {
+  const width = Math.max(1, Math.floor(columns));
+  if ([...visibleText(line)].length <= width) return line;
+  let out = '';
+  let shown = 0;
+  const parts = line.split(/(\u001b\[[0-9;]*m)/);
+  for (const part of parts) {
+    if (part.startsWith('\u001b[')) {
+      out += part;
+      continue;
+    }
+    for (const ch of part) {
+      if (shown === width - 1) return `${out}…${line.includes('\u001b[') ? '\u001b[0m' : ''}`;
+      out += ch;
+      shown++;
+    }
+  }
+  return out;
+}
+
+/**
+ * A region of the terminal redrawn in place: each `draw` erases the previous frame and writes
+ * the new one, each line fitted to the width. On a pipe (or with --json) nothing is erased
+ * and the caller writes plain lines instead; this is the terminal half only.
+ */
+export class LiveFrame {
+  #rows = 0;
+  #last: string | undefined;
+
+  constructor(private readonly io: Pick<ScreenIo, 'size' | 'write'>) {}
+
+  /** Replaces what this frame showed with `lines` (unchanged frames are not rewritten). */
+  draw(lines: readonly string[]): void {
+    const size = this.io.size();
+    const columns = size?.columns ?? 80;
+    const text = lines.map((l) => `${fitLine(l, columns)}\n`).join('');
+    if (text === this.#last) return;
+    this.io.write(eraseFrame(this.#rows, size?.rows) + text);
+    this.#rows = screenRows(text, columns);
+    this.#last = text;
+  }
 }

@@ -1,0 +1,39 @@
+/**
+ * Every exit status of `drydock`, in one table: the constants the commands return and the text
+ * `drydock --help` prints under "Exit status". Scripts branch on these numbers, so they are
+ * stable: a new meaning gets a new number, an old number never changes meaning.
+ */
+
+/** Done (also a 208 "already reported or completed", and `plan show` of a plan in ERROR). */
+export const EXIT_OK = 0;
+/** The master or scheduler refused (400, 404, 409), answered something unexpected, or could not be reached; a wait gave up. */
+export const EXIT_FAILED = 1;
+/** The command line is wrong: a bad flag or argument, or an unusable credential or TLS file; nothing was sent. */
+export const EXIT_USAGE = 2;
+/** The master (or the scheduler) wants credentials, or refused the ones given (401). */
+export const EXIT_UNAUTHENTICATED = 3;
+/** The master's ACLs do not let this principal do this (403; a scheduler has no ACLs). */
+export const EXIT_FORBIDDEN = 4;
+/** Ctrl-C (or SIGTERM) while waiting or watching: 128 + SIGINT, as shells report it. */
+export const EXIT_INTERRUPTED = 130;
+
+/** One documented exit status. */
+export interface ExitCode {
+  readonly code: number;
+  readonly meaning: string;
+}
+
+/** The table, in order; `drydock run` adds the task's own status (see its help). */
+export const EXIT_CODES: readonly ExitCode[] = [
+  { code: EXIT_OK, meaning: 'done' },
+  { code: EXIT_FAILED, meaning: 'the master or scheduler refused (400, 404, 409), answered something unexpected, or could not be reached; a --wait gave up' },
+  { code: EXIT_USAGE, meaning: 'usage: a bad flag or argument, or a credential or TLS file that cannot be used (nothing was sent)' },
+  { code: EXIT_UNAUTHENTICATED, meaning: 'the master (or scheduler) wants credentials (401), or refused the ones given' },
+  { code: EXIT_FORBIDDEN, meaning: 'the master\'s ACLs do not allow it (403); the message names the action and principal' },
+  { code: EXIT_INTERRUPTED, meaning: 'Ctrl-C while waiting or watching (drain --wait, plan show --watch); the operation goes on' },
+];
+
+/** The table as help text: `  CODE  meaning`, one a line. Pure. */
+export function exitCodeHelp(codes: readonly ExitCode[] = EXIT_CODES): string {
+  return codes.map((c) => `  ${String(c.code).padEnd(4)} ${c.meaning}`).join('\n');
+}

@@ -1,0 +1,385 @@
+/**
+ * The `drydock` command tree: every command, its flags and help, built when this module is
+ * loaded and never parsed here (main.ts parses process.argv), so tests and `drydock completion`
+ * can walk it. The CLI talks to the master's (and a service scheduler's) HTTP API only.
+ */
+
+import { Argument, Command, Option, type CommanderError } from 'commander';
+import { ApiError, MasterClient, formatJson, masterScheme, resolveMaster } from './client.js';
+import { accessOptions, loadCliAccess, type AccessFlags } from './access.js';
+import type { ClientAccess } from '../io/client-auth.js';
+import { renderTable } from './table.js';
+import { exitCodeHelp } from './exit-codes.js';
+import { disableColour } from './terminal.js';
+import { showClusterStatus, type StatusFlags } from './status-command.js';
+import { bashScript, commandSpec, zshScript } from './completion.js';
+import { changeMachines, replaceSchedule, showSchedule, showStatus } from './maintenance-command.js';
+import { drainAgent, listAgents, simpleAgentCommand } from './drain-command.js';
+import type { DrainFlags } from './drain.js';
+import { RUN_DEFAULTS, checkRunFlags, type RunFlags } from './run.js';
+import { runCommand } from './run-command.js';
+import {
+  MASTER_PLANS,
+  SCHEDULER_PLANS,
+  createPlan,
+  deletePlan,
+  listPlans,
+  planVerb,
+  showPlan,
+  type MasterFlags,
+  type PlanApi,
+  type PlanFlags,
+  type SchedulerFlags,
+  type ShowFlags,
+} from './plan-command.js';
+import type { VerbFlags } from './plan.js';
+import { listPods, podAction, podInfo, podStatus } from './pod-command.js';
+import { processShellWith, type Shell } from './plan-command.js';
+import { EXIT_FORBIDDEN, EXIT_UNAUTHENTICATED, EXIT_USAGE, accessRefusal, type Target } from './service-api.js';
+import { DRYDOCK_VERSION } from '../shared/version.js';
+
+interface TaskJson {
+  name: string;
+  task_id: { value: string };
+  framework_id: { value: string };
+  agent_id: { value: string };
+  state: string;
+}
+
+/** The whole program; main.ts parses it. */
+export const program = new Command()
+  .name('drydock')
+  .description('Operate a Drydock cluster: agents, tasks, maintenance and draining; plans and pods of a service scheduler.')
+  .version(DRYDOCK_VERSION)
+  .addOption(new Option('--master <host:port>', 'the master: host:port (https://host:port for TLS), several as m1:5050,m2:5050, or etcd://h:2379/prefix (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'));
+for (const o of accessOptions()) program.addOption(o);
+program.option('--no-color', 'no colour, even on a terminal (as NO_COLOR=1)');
+// Before any command runs: --no-color turns colour off for every screen (terminal.ts).
+program.hook('preAction', () => {
+  if (program.opts<{ color?: boolean }>().color === false) disableColour();
+});
+program
+  .addHelpText('after', `
+Credentials and TLS (every command; flags win over the environment):
+  --principal NAME --secret_file FILE   Basic credentials; FILE holds the secret (or 'principal secret',
+                                        or {"token": ...}) and must not be readable by others (chmod 600)
+  DRYDOCK_CREDENTIALS=principal:secret  the same in the environment, or DRYDOCK_CREDENTIALS='Bearer <token>'
+  DRYDOCK_PRINCIPAL, DRYDOCK_SECRET_FILE, DRYDOCK_TLS_CA_FILE, DRYDOCK_TLS_CERT_FILE, DRYDOCK_TLS_KEY_FILE
+  --tls_ca_file FILE                    verify the master's (and the scheduler's) certificate; both are then
+                                        asked over https. plan and pod send the scheduler the same credential
+
+Output: every command takes --json and then prints only JSON on stdout (the API's answer, or the
+object its help names); messages and errors go to stderr. Colour only on a terminal, never
+with NO_COLOR set or --no-color.
+
+Exit status (every command; drydock run exits with its task's status once the task started):
+${exitCodeHelp()}`)
+  .showHelpAfterError();
+
+/** Sets the exit status for a command that finished; a non-zero one ends the process at once. */
+function exit(code: number): void {
+  if (code !== 0) process.exit(code);
+  process.exitCode = 0;
+}
+
+let loaded: ClientAccess | undefined;
+
+/** The credential the commands sent, in words (undefined: none, or not loaded yet), for the line a 401 prints. */
+export function sentCredential(): string | undefined {
+  return loaded?.credential;
+}
+/**
+ * The credential and TLS material of the global flags and the environment, read once; a file
+ * that cannot be used (mode 0644, missing, not a credential) ends the command with 2 before
+ * anything is sent.
+ */
+function access(): ClientAccess {
+  if (loaded !== undefined) return loaded;
+  const r = loadCliAccess(program.opts<AccessFlags>(), process.env);
+  if (!r.ok) {
+    process.stderr.write(`drydock: ${r.error}\n`);
+    process.exit(EXIT_USAGE);
+  }
+  loaded = r.value;
+  return loaded;
+}
+
+function client(): MasterClient {
+  const master = program.opts<{ master?: string }>().master;
+  const a = access();
+  return new MasterClient(resolveMaster(master), { access: a, scheme: masterScheme(master, process.env, a.transport.tls) });
+}
+
+/** The plan and pod commands' shell, with the same credential and TLS material. */
+function shell(): Shell {
+  return processShellWith(access(), { master: program.opts<{ master?: string }>().master });
+}
+
+/** The --json help of the agent commands (drain-command.ts AgentCallJson). */
+const AGENT_JSON = 'print {"call", "agent_id", "hostname", "agent"}: the call made and the agent as GET_AGENTS shows it after (null once gone)';
+
+program
+  .command('status')
+  .description('the cluster on one screen: the leading master and standbys, agents by state, machines by mode, drains with what each waits for, maintenance plans in progress, and a service scheduler\'s plans with --scheduler (or DRYDOCK_SCHEDULER)')
+  .option('--scheduler <host:port>', 'also show this service scheduler\'s plans (default: $DRYDOCK_SCHEDULER, else none)')
+  .option('--json', 'print {"master", "agents", "machines", "drains", "maintenance_plans", "scheduler_plans", "errors"} (README: drydock status)')
+  .action(async (opts: StatusFlags) => exit(await showClusterStatus(client(), opts, shell())));
+
+const agent = program.command('agent').description('agents (machines running drydock-agent): list, drain, deactivate, reactivate, mark gone');
+
+agent
+  .command('list')
+  .description('list registered agents (STATUS: ACTIVE, DISCONNECTED, DEACTIVATED, DRAINING, DRAINED; MODE: the machine\'s maintenance mode), and agents recovered after a master restart that have not re-registered')
+  .option('--json', 'print the GET_AGENTS answer as JSON')
+  .action(async (opts: { json?: boolean }) => exit(await listAgents(client(), opts.json === true)));
+
+agent
+  .command('drain')
+  .description('drain an agent (DRAIN_AGENT): no new tasks, its tasks killed (SIGTERM, grace, SIGKILL), DRAINED once every kill is acknowledged')
+  .argument('<agent>', 'agent id or hostname')
+  .option('--max_grace_period <duration>', 'cap each task\'s kill grace period (e.g. 30secs, 0secs); default: each task\'s own')
+  .option('--mark_gone', 'once drained, mark the agent gone (it can never register again)')
+  .option('--wait', 'wait and show progress until DRAINED (or gone, with --mark_gone): a live bar on a terminal, a line per change on a pipe; Ctrl-C stops waiting, not the drain')
+  .option('--json', AGENT_JSON + '; with --wait, one compact line each time the drain changes')
+  .action(async (id: string, opts: DrainFlags) => exit(await drainAgent(client(), id, opts)));
+
+agent
+  .command('deactivate')
+  .description('deactivate an agent (DEACTIVATE_AGENT): no new offers; running tasks are untouched')
+  .argument('<agent>', 'agent id or hostname')
+  .option('--json', AGENT_JSON)
+  .action(async (id: string, opts: { json?: boolean }) => exit(await simpleAgentCommand(client(), 'deactivate', id, opts.json === true)));
+
+agent
+  .command('reactivate')
+  .description('reactivate a deactivated or DRAINED agent (REACTIVATE_AGENT): offers resume')
+  .argument('<agent>', 'agent id or hostname')
+  .option('--json', AGENT_JSON)
+  .action(async (id: string, opts: { json?: boolean }) => exit(await simpleAgentCommand(client(), 'reactivate', id, opts.json === true)));
+
+agent
+  .command('gone')
+  .description('mark an agent gone (MARK_AGENT_GONE): its tasks are gone and it can never register again')
+  .argument('<agent>', 'agent id or hostname')
+  .option('--json', AGENT_JSON)
+  .action(async (id: string, opts: { json?: boolean }) => exit(await simpleAgentCommand(client(), 'gone', id, opts.json === true)));
+
+const maintenance = program.command('maintenance').description('the maintenance schedule (Mesos maintenance primitives), machine status, and maintenance plans');
+
+maintenance
+  .command('schedule')
+  .description('show the maintenance schedule; with FILE (or - for stdin), replace it with that Mesos Schedule JSON ({"windows":[...]}, {} to clear) and print what changed')
+  .argument('[file]', 'Mesos Schedule JSON to install, or - for stdin')
+  .option('--json', 'print the GET_MAINTENANCE_SCHEDULE answer as JSON')
+  .action(async (file: string | undefined, opts: { json?: boolean }) =>
+    exit(file === undefined ? await showSchedule(client(), opts.json === true) : await replaceSchedule(client(), file, opts.json === true)));
+
+maintenance
+  .command('status')
+  .description('machines DRAINING (with the frameworks\' answers to their inverse offers) and DOWN')
+  .option('--json', 'print the GET_MAINTENANCE_STATUS answer as JSON')
+  .action(async (opts: { json?: boolean }) => exit(await showStatus(client(), opts.json === true)));
+
+const machine = program.command('machine').description('bring scheduled machines down and back up (MACHINE: HOST, HOST=IP or =IP)');
+
+machine
+  .command('down')
+  .description('bring DRAINING machines DOWN (START_MAINTENANCE): their agents are shut down and kept out')
+  .argument('<machine...>', 'HOST, HOST=IP or =IP, as in the schedule')
+  .option('--json', 'print the maintenance status after the change as JSON')
+  .action(async (machines: string[], opts: { json?: boolean }) => exit(await changeMachines(client(), 'down', machines, opts.json === true)));
+
+machine
+  .command('up')
+  .description('bring DOWN machines back UP (STOP_MAINTENANCE), removing them from the schedule')
+  .argument('<machine...>', 'HOST, HOST=IP or =IP, as in the schedule')
+  .option('--json', 'print the maintenance status after the change as JSON')
+  .action(async (machines: string[], opts: { json?: boolean }) => exit(await changeMachines(client(), 'up', machines, opts.json === true)));
+
+program
+  .command('tasks')
+  .description('list tasks known to the master')
+  .option('--all', 'include completed tasks')
+  .option('--json', 'print the GET_TASKS answer as JSON')
+  .action(async (opts: { all?: boolean; json?: boolean }) => {
+    const r = await client().call<{ get_tasks: { tasks: TaskJson[]; unreachable_tasks: TaskJson[]; completed_tasks: TaskJson[] } }>({ type: 'GET_TASKS' });
+    if (opts.json === true) {
+      process.stdout.write(formatJson(r.get_tasks) + '\n');
+      return;
+    }
+    const list = [...r.get_tasks.tasks, ...r.get_tasks.unreachable_tasks, ...(opts.all === true ? r.get_tasks.completed_tasks : [])];
+    process.stdout.write(
+      renderTable(['TASK', 'NAME', 'STATE', 'FRAMEWORK', 'AGENT'], list.map((t) => [t.task_id.value, t.name, t.state, t.framework_id.value, t.agent_id.value])),
+    );
+  });
+
+program
+  .command('run')
+  .description('run one command as a task (like mesos-execute): print its status updates, exit with its exit status')
+  .requiredOption('--name <name>', 'task name; the task id is NAME-<random>')
+  .requiredOption('--command <cmd>', 'shell command to run (/bin/sh -c)')
+  .option('--cpus <n>', 'cpus for the task', RUN_DEFAULTS.cpus)
+  .option('--mem <mb>', 'memory for the task, in MB', RUN_DEFAULTS.mem)
+  .option('--grace_period <duration>', 'kill grace period: SIGTERM, then SIGKILL after this', RUN_DEFAULTS.gracePeriod)
+  .option('--hostname <host>', 'run only on the agent with this hostname (case-insensitive)')
+  .option('--master <host:port>', 'the master: host:port, several as m1:5050,m2:5050, or etcd://h:2379/prefix (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)')
+  .option('--framework_name <name>', 'name of the framework drydock run subscribes as', RUN_DEFAULTS.frameworkName)
+  .option('--checkpoint', 'subscribe as a checkpointing framework (the task survives agent restarts)')
+  .option('--offer_timeout <duration>', 'give up when no matching offer arrives within this', RUN_DEFAULTS.offerTimeout)
+  .option('--json', 'print each UPDATE event as received, one JSON object per line')
+  .action(async (opts: RunFlags & { master?: string }) => {
+    const req = checkRunFlags(opts);
+    if (!req.ok) {
+      process.stderr.write(`drydock run: ${req.error}\n`);
+      process.exit(1);
+    }
+    const master = opts.master ?? program.opts<{ master?: string }>().master;
+    const a = access();
+    const code = await runCommand(resolveMaster(master), req.value, { access: a, scheme: masterScheme(master, process.env, a.transport.tls) });
+    process.exit(code);
+  });
+
+/**
+ * The exit statuses of the commands that talk to a service scheduler (plan, pod) or to the
+ * master's maintenance plans, for their help.
+ */
+function exitHelp(kind: Target['kind']): string {
+  return `
+Exit status:
+  0    done; also when the ${kind} answers 208 (already reported or completed)
+  1    the ${kind} refused (400, 404${kind === 'master' ? ', 409' : ''}), answered something else unexpected, or could not be reached
+  2    usage: a bad flag or argument, or a credential or TLS file that cannot be used (nothing was sent)
+  ${EXIT_UNAUTHENTICATED}    the ${kind} wants credentials (401), or refused the ones given${kind === 'master' ? `
+  ${EXIT_FORBIDDEN}    the master's ACLs do not allow it (403)` : ''}
+  130  Ctrl-C (plan show --watch)`;
+}
+
+/**
+ * A command of a plan or pod API: --json and the exit statuses. A scheduler's takes --scheduler
+ * (the scheduler is not the master: --master does not apply); the master's use the program's
+ * --master, found as the other master commands find it.
+ */
+function apiCommand(kind: Target['kind'], parent: Command, name: string, description: string): Command {
+  const c = parent.command(name).description(description);
+  if (kind === 'scheduler') c.option('--scheduler <host:port>', 'the service scheduler, host:port, asked over https with --tls_ca_file (http://host:port or https://host:port to choose) (default: $DRYDOCK_SCHEDULER, else 127.0.0.1:8088)');
+  return c.option('--json', `print the ${kind}'s JSON answer as it is`).addHelpText('after', exitHelp(kind));
+}
+
+const serviceCommand = (parent: Command, name: string, description: string): Command => apiCommand('scheduler', parent, name, description);
+
+/** A maintenance plan command's flags with the program's --master. */
+function masterFlags<T extends PlanFlags>(opts: T): T {
+  const master = program.opts<{ master?: string }>().master;
+  return master === undefined ? opts : { ...opts, master };
+}
+
+/**
+ * Under `plan` and `pod`, commander's own usage errors (unknown option, missing argument,
+ * unknown command) exit 2 like the commands' own checks; help and --version still exit 0.
+ * Set on the parent before its subcommands are made, which inherit it.
+ */
+const usageExit = (e: CommanderError): never => process.exit(e.exitCode === 0 ? 0 : EXIT_USAGE);
+
+/** The verbs that take --phase (and --step): command, alias, help. */
+const TARGETED_VERBS: ReadonlyArray<readonly [string, string | undefined, string, 'phase' | 'phase and step']> = [
+  ['continue', 'resume', 'continue a held plan or phase (a canary phase: its next step)', 'phase'],
+  ['interrupt', 'pause', 'hold a plan or phase: what is launched finishes, nothing new starts', 'phase'],
+  ['force-complete', undefined, 'mark a plan, phase or step COMPLETE without doing its work', 'phase and step'],
+  ['restart', 'force-restart', 'restart a plan, phase or step: released and put back to PENDING (clearing back-off)', 'phase and step'],
+];
+
+/**
+ * The plan commands both plan APIs share (list, show, stop, continue, interrupt, force-complete,
+ * restart), under `parent`; `start` is the scheduler's only (a maintenance plan starts when
+ * created).
+ */
+function planCommands(parent: Command, api: PlanApi, kind: Target['kind']): void {
+  const flags = kind === 'master' ? masterFlags : <T extends PlanFlags>(opts: T): T => opts;
+  const verb = (command: string) => async (name: string, opts: PlanFlags & VerbFlags) => exit(await planVerb(api, command, name, flags(opts), shell()));
+
+  apiCommand(kind, parent, 'list', 'list the plans, one name a line')
+    .action(async (opts: PlanFlags) => exit(await listPlans(api, flags(opts), shell())));
+
+  apiCommand(kind, parent, 'show', 'show a plan as a tree: phases, steps, their statuses and what a step waits for, then the plan\'s errors; 417 (plan ERROR) is shown too')
+    .argument('<plan>', 'plan name, e.g. deploy')
+    .option('--watch', 'redraw until the plan is COMPLETE (exit 0); keeps watching through ERROR (a step may be restarted); gives up (exit 1) after 30s without an answer')
+    .option('--interval <duration>', 'with --watch, time between polls, 100ms to 1hrs (default: 1secs)')
+    .action(async (name: string, opts: ShowFlags) => exit(await showPlan(api, name, flags(opts), shell())));
+
+  if (kind === 'scheduler') {
+    apiCommand(kind, parent, 'start', 'start a plan (a COMPLETE one runs again), with parameters that become its tasks\' environment')
+      .argument('<plan>', 'plan name')
+      .option('-p, --parameter <KEY=VALUE>', 'an environment variable for the plan\'s tasks; repeat for more (the last of a key wins)', (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+      .action(verb('start'));
+  }
+
+  apiCommand(kind, parent, 'stop', 'stop a plan: hold it and put every step back to PENDING (continue, or start, begins again)')
+    .argument('<plan>', 'plan name')
+    .action(verb('stop'));
+
+  for (const [name, alias, description, takes] of TARGETED_VERBS) {
+    const c = apiCommand(kind, parent, name, description);
+    if (alias !== undefined) c.alias(alias);
+    c.argument('<plan>', 'plan name').option('--phase <phase>', 'the phase, by name or id');
+    if (takes === 'phase and step') c.option('--step <step>', 'the step within --phase, by name or id');
+    c.action(verb(name));
+  }
+}
+
+const plan = program
+  .command('plan')
+  .description('plans of a service scheduler (deploy, recovery, ...): list, show, start, stop, continue, interrupt, force-complete, restart')
+  .addHelpText('after', exitHelp('scheduler'))
+  .exitOverride(usageExit);
+planCommands(plan, SCHEDULER_PLANS, 'scheduler');
+
+const maintenancePlan = maintenance
+  .command('plan')
+  .description('maintenance plans on the master: take machines through DRAINING, DOWN and UP, a step per machine (create, list, show, stop, continue, interrupt, force-complete, restart, delete)')
+  .addHelpText('after', exitHelp('master'))
+  .exitOverride(usageExit);
+
+apiCommand('master', maintenancePlan, 'create', 'create a maintenance plan from a spec (YAML or JSON) and start it; the master checks the spec and lists every error')
+  .argument('<file>', 'the spec, or - for stdin')
+  .action(async (file: string, opts: MasterFlags) => exit(await createPlan(file, masterFlags(opts), shell())));
+
+planCommands(maintenancePlan, MASTER_PLANS, 'master');
+
+apiCommand('master', maintenancePlan, 'delete', 'delete a maintenance plan that is COMPLETE or stopped (409 otherwise)')
+  .argument('<plan>', 'plan name')
+  .action(async (name: string, opts: MasterFlags) => exit(await deletePlan(name, masterFlags(opts), shell())));
+
+const pod = program
+  .command('pod')
+  .description('pod instances of a service scheduler (hello-0, hello-1, ...): list, status, info, restart, replace')
+  .addHelpText('after', exitHelp('scheduler'))
+  .exitOverride(usageExit);
+
+serviceCommand(pod, 'list', 'list the pod instances, one name a line')
+  .action(async (opts: SchedulerFlags) => exit(await listPods(opts, shell())));
+
+serviceCommand(pod, 'status', 'a table of the tasks of every pod instance, or of one: status (Mesos TaskState without TASK_), readiness, host')
+  .argument('[pod]', 'pod instance, e.g. hello-0')
+  .action(async (name: string | undefined, opts: SchedulerFlags) => exit(await podStatus(name, opts, shell())));
+
+serviceCommand(pod, 'info', 'the Mesos TaskInfo and latest TaskStatus of each task of a pod instance, as JSON')
+  .argument('<pod>', 'pod instance, e.g. hello-0')
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podInfo(name, opts, shell())));
+
+serviceCommand(pod, 'restart', 'restart the tasks of a pod instance where they are (kill, relaunch on the same agent)')
+  .argument('<pod>', 'pod instance, e.g. hello-0')
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podAction('restart', name, opts, shell())));
+
+serviceCommand(pod, 'replace', 'replace the tasks of a pod instance: killed and launched anew, possibly on another agent')
+  .argument('<pod>', 'pod instance, e.g. hello-0')
+  .action(async (name: string, opts: SchedulerFlags) => exit(await podAction('replace', name, opts, shell())));
+
+program
+  .command('completion')
+  .description('print a shell completion script, generated from these commands: source <(drydock completion bash), or save the zsh one as _drydock in $fpath')
+  .addArgument(new Argument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
+  .option('--json', 'print the command tree the scripts are made from (commands, aliases, options) as JSON')
+  .action((shellName: 'bash' | 'zsh', opts: { json?: boolean }) => {
+    const spec = commandSpec(program);
+    process.stdout.write(opts.json === true ? formatJson(spec) + '\n' : shellName === 'bash' ? bashScript(spec) : zshScript(spec));
+  });
