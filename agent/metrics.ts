@@ -15,13 +15,12 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../shared/clock.js';
 import { isTerminal, TASK_STATES, type Resource, type TaskState } from '../shared/mesos.js';
 import { scalarOf } from '../shared/resources.js';
-import { createMetricsRegistry, sendPrometheus, sendSnapshot } from '../io/metrics.js';
+import { createMetricsRegistry, RESOURCE_NAMES, resourceKeys, ScrapedGauges, sendSnapshot, systemFacts, systemKeys, type ResourceName, type ResourceUse, type SystemFacts } from '../io/metrics.js';
 import type { CheckpointInstruments } from './checkpoint.js';
 import type { LaunchFailure, SupervisedFacts, SupervisorInstruments } from './supervisor.js';
 
@@ -37,14 +36,6 @@ export interface AgentFacts {
   readonly registered: boolean;
 }
 
-/** A scalar resource's total and the part the agent's live tasks hold. */
-export interface ResourceUse {
-  total: number;
-  used: number;
-}
-
-export const RESOURCE_NAMES = ['cpus', 'mem', 'disk', 'gpus'] as const;
-export type ResourceName = (typeof RESOURCE_NAMES)[number];
 
 /** The counts every model figure is read from. */
 export interface AgentSummary {
@@ -95,7 +86,7 @@ export interface AgentProcessFacts {
   readonly killEscalations: number;
   readonly registrations: number;
   readonly disconnections: number;
-  readonly system: { readonly cpus: number; readonly load: readonly [number, number, number]; readonly memTotalBytes: number; readonly memFreeBytes: number };
+  readonly system: SystemFacts;
 }
 
 /** Mesos' agent task gauges (states a task is in now), by key suffix. */
@@ -133,12 +124,7 @@ export function agentSnapshot(s: AgentSummary, p: AgentProcessFacts): Record<str
     'slave/executors_running': s.executorsRunning,
     'slave/valid_status_updates': p.statusUpdates,
     'slave/invalid_status_updates': 0,
-    'system/cpus_total': p.system.cpus,
-    'system/load_1min': p.system.load[0],
-    'system/load_5min': p.system.load[1],
-    'system/load_15min': p.system.load[2],
-    'system/mem_total_bytes': p.system.memTotalBytes,
-    'system/mem_free_bytes': p.system.memFreeBytes,
+    ...systemKeys(p.system),
     'drydock/task_launches': p.launches,
     'drydock/task_launch_failures': p.launchFailures,
     'drydock/task_kills': p.kills,
@@ -149,13 +135,7 @@ export function agentSnapshot(s: AgentSummary, p: AgentProcessFacts): Record<str
   };
   for (const [key, state] of TASK_GAUGES) v[`slave/tasks_${key}`] = s.tasks[state];
   for (const [key, states] of TASK_COUNTERS) v[`slave/tasks_${key}`] = states.reduce((n, st) => n + (p.terminalTasks[st] ?? 0), 0);
-  for (const name of RESOURCE_NAMES) {
-    const r = s.resources[name];
-    v[`slave/${name}_total`] = r.total;
-    v[`slave/${name}_used`] = r.used;
-    v[`slave/${name}_percent`] = r.total > 0 ? r.used / r.total : 0;
-  }
-  return v;
+  return { ...v, ...resourceKeys('slave', s.resources) };
 }
 
 // ---- The shell -----------------------------------------------------------------------------
@@ -187,8 +167,7 @@ export class AgentMetrics {
   /** What the cores are given (agent.ts passes them on). */
   readonly instruments: { supervisor: SupervisorInstruments; checkpoint: CheckpointInstruments; session: MasterSessionInstruments };
   readonly #o: AgentMetricsOptions;
-  /** The summary of the scrape in progress: every gauge of one scrape reads the same one. */
-  #scrape: AgentSummary | undefined;
+  readonly #gauges: ScrapedGauges<AgentSummary>;
   readonly #counts = {
     statusUpdates: 0,
     launches: 0,
@@ -205,21 +184,11 @@ export class AgentMetrics {
     const registry = createMetricsRegistry('agent');
     this.registry = registry;
     const registers = [registry];
-    const summary = (): AgentSummary => this.#scrape ?? this.summary();
     const p = 'drydock_agent_';
-
-    const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[], fill: (g: Gauge<L>, s: AgentSummary) => void): void => {
-      const g: Gauge<L> = new Gauge<L>({
-        name: p + name,
-        help,
-        labelNames,
-        registers,
-        collect: () => {
-          g.reset();
-          fill(g, summary());
-        },
-      });
-    };
+    // Gauges, computed on scrape from one summary of the model.
+    const gauges = new ScrapedGauges(registry, p, () => this.summary());
+    this.#gauges = gauges;
+    const gauge = gauges.gauge.bind(gauges);
     gauge('tasks', 'Tasks the agent knows now, by state (a terminal one until the master acknowledges its update).', ['state'], (g, s) => {
       for (const st of TASK_STATES) g.set({ state: st }, s.tasks[st]);
     });
@@ -305,13 +274,8 @@ export class AgentMetrics {
   }
 
   /** `GET /metrics`: one scrape, every gauge reading the same summary. */
-  async sendPrometheus(res: ServerResponse): Promise<void> {
-    this.#scrape = this.summary();
-    try {
-      await sendPrometheus(res, this.registry);
-    } finally {
-      this.#scrape = undefined;
-    }
+  sendPrometheus(res: ServerResponse): Promise<void> {
+    return this.#gauges.send(res);
   }
 
   /** `GET /metrics/snapshot`. */
@@ -321,7 +285,6 @@ export class AgentMetrics {
 
   /** `/metrics/snapshot`'s values (also the agent API's GET_METRICS). */
   snapshot(): Record<string, number> {
-    const load = loadavg();
     const c = this.#counts;
     return agentSnapshot(this.summary(), {
       uptimeSecs: Math.max(0, (this.#o.clock.now() - this.#o.processStartMs) / 1000),
@@ -333,7 +296,7 @@ export class AgentMetrics {
       killEscalations: c.killEscalations,
       registrations: c.registrations,
       disconnections: c.disconnections,
-      system: { cpus: cpus().length, load: [load[0] ?? 0, load[1] ?? 0, load[2] ?? 0], memTotalBytes: totalmem(), memFreeBytes: freemem() },
+      system: systemFacts(),
     });
   }
 }

@@ -10,7 +10,8 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
 /** The daemons that serve metrics; the `daemon` label on every series. */
 export type MetricsDaemon = 'master' | 'agent' | 'scheduler';
@@ -47,4 +48,95 @@ export function sendSnapshot(res: ServerResponse, values: Readonly<Record<string
   const text = JSON.stringify(sorted);
   res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/**
+ * Gauges read from one summary of the model per scrape: `send` takes the summary once, and every
+ * gauge's `collect` reads that same one, so the figures of one scrape agree with each other (and
+ * the model is walked once, not once per gauge).
+ */
+export class ScrapedGauges<S> {
+  readonly #registry: Registry;
+  readonly #prefix: string;
+  readonly #summarize: () => S;
+  /** The summary of the scrape in progress. */
+  #held: S | undefined;
+
+  constructor(registry: Registry, prefix: string, summarize: () => S) {
+    this.#registry = registry;
+    this.#prefix = prefix;
+    this.#summarize = summarize;
+  }
+
+  /** A gauge `prefix + name` whose series `fill` sets from the scrape's summary. */
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[], fill: (g: Gauge<L>, s: S) => void): void {
+    const g: Gauge<L> = new Gauge<L>({
+      name: this.#prefix + name,
+      help,
+      labelNames,
+      registers: [this.#registry],
+      collect: () => {
+        g.reset();
+        fill(g, this.#held ?? this.#summarize());
+      },
+    });
+  }
+
+  /** `GET /metrics`: one scrape over one summary. */
+  async send(res: ServerResponse): Promise<void> {
+    this.#held = this.#summarize();
+    try {
+      await sendPrometheus(res, this.#registry);
+    } finally {
+      this.#held = undefined;
+    }
+  }
+}
+
+/** The scalar resources both snapshots report (`master/cpus_total`, `slave/mem_used`, …). */
+export const RESOURCE_NAMES = ['cpus', 'mem', 'disk', 'gpus'] as const;
+export type ResourceName = (typeof RESOURCE_NAMES)[number];
+
+/** A scalar resource's total and the part live tasks hold. */
+export interface ResourceUse {
+  total: number;
+  used: number;
+}
+
+/** Mesos' `<component>/<resource>_total`, `_used` and `_percent` (a fraction, as Mesos writes it). */
+export function resourceKeys(component: 'master' | 'slave', resources: Readonly<Record<ResourceName, ResourceUse>>): Record<string, number> {
+  const v: Record<string, number> = {};
+  for (const name of RESOURCE_NAMES) {
+    const r = resources[name];
+    v[`${component}/${name}_total`] = r.total;
+    v[`${component}/${name}_used`] = r.used;
+    v[`${component}/${name}_percent`] = r.total > 0 ? r.used / r.total : 0;
+  }
+  return v;
+}
+
+/** The host, as Mesos' `system/*` keys describe it. */
+export interface SystemFacts {
+  readonly cpus: number;
+  readonly load: readonly [number, number, number];
+  readonly memTotalBytes: number;
+  readonly memFreeBytes: number;
+}
+
+/** Reads the host now. */
+export function systemFacts(): SystemFacts {
+  const load = loadavg();
+  return { cpus: cpus().length, load: [load[0] ?? 0, load[1] ?? 0, load[2] ?? 0], memTotalBytes: totalmem(), memFreeBytes: freemem() };
+}
+
+/** Mesos' `system/*` snapshot keys. */
+export function systemKeys(s: SystemFacts): Record<string, number> {
+  return {
+    'system/cpus_total': s.cpus,
+    'system/load_1min': s.load[0],
+    'system/load_5min': s.load[1],
+    'system/load_15min': s.load[2],
+    'system/mem_total_bytes': s.memTotalBytes,
+    'system/mem_free_bytes': s.memFreeBytes,
+  };
 }

@@ -17,15 +17,14 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../shared/clock.js';
 import type { DrainState } from '../shared/drain.js';
 import { machineText, type MachineMode } from '../shared/machine.js';
 import { isTerminal, TASK_STATES, type Resource, type TaskState } from '../shared/mesos.js';
 import { scalarOf } from '../shared/resources.js';
-import { createMetricsRegistry, sendPrometheus, sendSnapshot } from '../io/metrics.js';
+import { createMetricsRegistry, RESOURCE_NAMES, resourceKeys, ScrapedGauges, sendSnapshot, systemFacts, systemKeys, type ResourceName, type ResourceUse, type SystemFacts } from '../io/metrics.js';
 import type { AgentPhase } from './agents.js';
 import type { CommitInstruments } from './commit.js';
 import type { FrameworkPhase } from './frameworks.js';
@@ -80,12 +79,6 @@ export interface ModelFacts {
 /** What a standby (or a master between terms) knows of the model: nothing. */
 export const NO_FACTS: ModelFacts = Object.freeze({ agents: [], goneAgents: 0, machines: [], frameworks: [], offersOutstanding: 0, inverseOffersOutstanding: 0, planSteps: [] });
 
-/** A scalar resource's total over registered agents and its part used by their live tasks. */
-export interface ResourceUse {
-  total: number;
-  used: number;
-}
-
 /** The counts every figure is read from. */
 export interface MasterSummary {
   /** Exclusive agent states (sum = agents known + ids gone). */
@@ -123,7 +116,6 @@ export function agentMetricState(a: AgentFacts): Exclude<AgentMetricState, 'gone
   return 'active';
 }
 
-const RESOURCE_NAMES = ['cpus', 'mem', 'disk', 'gpus'] as const;
 
 /** Counts the model. Pure: the same facts and time give the same summary. */
 export function summarize(facts: ModelFacts, nowMs: number): MasterSummary {
@@ -203,7 +195,7 @@ export interface ProcessFacts {
   readonly inverseOffersDeclined: number;
   /** How long the last registry write took (ms); 0 before the first. */
   readonly lastStoreMs: number;
-  readonly system: { readonly cpus: number; readonly load: readonly [number, number, number]; readonly memTotalBytes: number; readonly memFreeBytes: number };
+  readonly system: SystemFacts;
 }
 
 /** Mesos' task gauges (states a task is in now) and counters (terminal transitions), by key suffix. */
@@ -250,12 +242,7 @@ export function snapshotOf(s: MasterSummary, p: ProcessFacts): Record<string, nu
     'master/outstanding_offers': s.offersOutstanding,
     'registrar/state_store_ms': p.lastStoreMs,
     'registrar/log/recovered': p.elected ? 1 : 0,
-    'system/cpus_total': p.system.cpus,
-    'system/load_1min': p.system.load[0],
-    'system/load_5min': p.system.load[1],
-    'system/load_15min': p.system.load[2],
-    'system/mem_total_bytes': p.system.memTotalBytes,
-    'system/mem_free_bytes': p.system.memFreeBytes,
+    ...systemKeys(p.system),
     'drydock/term_epoch': p.epoch,
     'drydock/elections': p.elections,
     'drydock/agents_draining': s.agents.draining,
@@ -275,13 +262,7 @@ export function snapshotOf(s: MasterSummary, p: ProcessFacts): Record<string, nu
   };
   for (const [key, state] of TASK_GAUGES) v[`master/tasks_${key}`] = s.tasks[state];
   for (const [key, state] of TASK_COUNTERS) v[`master/tasks_${key}`] = p.terminalTasks[state] ?? 0;
-  for (const name of RESOURCE_NAMES) {
-    const r = s.resources[name];
-    v[`master/${name}_total`] = r.total;
-    v[`master/${name}_used`] = r.used;
-    v[`master/${name}_percent`] = r.total > 0 ? r.used / r.total : 0;
-  }
-  return v;
+  return { ...v, ...resourceKeys('master', s.resources) };
 }
 
 // ---- The shell -----------------------------------------------------------------------------
@@ -339,8 +320,7 @@ export class MasterMetrics {
   /** What the term's services are given (term.ts passes them on). */
   readonly instruments: { commits: CommitInstruments; schedulers: SchedulerInstruments };
   readonly #o: MasterMetricsOptions;
-  /** The summary of the scrape in progress: every gauge of one scrape reads the same one. */
-  #scrape: MasterSummary | undefined;
+  readonly #gauges: ScrapedGauges<MasterSummary>;
   #lastStoreMs = 0;
   readonly #counts = {
     elections: 0,
@@ -365,22 +345,11 @@ export class MasterMetrics {
     const registry = createMetricsRegistry('master');
     this.registry = registry;
     const registers = [registry];
-    const summary = (): MasterSummary => this.#scrape ?? this.summary();
     const p = 'drydock_master_';
-
-    // Gauges, computed on scrape.
-    const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[], fill: (g: Gauge<L>, s: MasterSummary) => void): void => {
-      const g: Gauge<L> = new Gauge<L>({
-        name: p + name,
-        help,
-        labelNames,
-        registers,
-        collect: () => {
-          g.reset();
-          fill(g, summary());
-        },
-      });
-    };
+    // Gauges, computed on scrape from one summary of the model.
+    const gauges = new ScrapedGauges(registry, p, () => this.summary());
+    this.#gauges = gauges;
+    const gauge = gauges.gauge.bind(gauges);
     gauge('agents', 'Agents by state, one state each: active, deactivated, draining, drained, disconnected, unreachable, gone (ids marked gone).', ['state'], (g, s) => {
       for (const st of AGENT_METRIC_STATES) g.set({ state: st }, s.agents[st]);
     });
@@ -485,13 +454,8 @@ export class MasterMetrics {
   }
 
   /** `GET /metrics`: one scrape, every gauge reading the same summary. */
-  async sendPrometheus(res: ServerResponse): Promise<void> {
-    this.#scrape = this.summary();
-    try {
-      await sendPrometheus(res, this.registry);
-    } finally {
-      this.#scrape = undefined;
-    }
+  sendPrometheus(res: ServerResponse): Promise<void> {
+    return this.#gauges.send(res);
   }
 
   /** `GET /metrics/snapshot`. */
@@ -502,7 +466,6 @@ export class MasterMetrics {
   /** `/metrics/snapshot`'s values. */
   snapshot(): Record<string, number> {
     const term = this.#o.current();
-    const load = loadavg();
     return snapshotOf(this.summary(), {
       uptimeSecs: Math.max(0, (this.#o.clock.now() - this.#o.processStartMs) / 1000),
       elected: term !== undefined,
@@ -515,7 +478,7 @@ export class MasterMetrics {
       inverseOffersAccepted: this.#counts.inverseOffersAccepted,
       inverseOffersDeclined: this.#counts.inverseOffersDeclined,
       lastStoreMs: this.#lastStoreMs,
-      system: { cpus: cpus().length, load: [load[0] ?? 0, load[1] ?? 0, load[2] ?? 0], memTotalBytes: totalmem(), memFreeBytes: freemem() },
+      system: systemFacts(),
     });
   }
 }

@@ -14,10 +14,10 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { TASK_STATES, type TaskState } from '../shared/mesos.js';
 import { STATUSES, type Status } from '../shared/plans/status.js';
-import { createMetricsRegistry, sendPrometheus } from '../io/metrics.js';
+import { createMetricsRegistry, ScrapedGauges } from '../io/metrics.js';
 import { parseInstance } from './pods.js';
 import type { Service, ServiceInstruments } from './service.js';
 
@@ -87,8 +87,7 @@ export class SchedulerMetrics {
   readonly registry: Registry;
   /** What the service is given. */
   readonly instruments: ServiceInstruments;
-  /** The summary of the scrape in progress: every gauge of one scrape reads the same one. */
-  #scrape: SchedulerSummary | undefined;
+  readonly #gauges: ScrapedGauges<SchedulerSummary>;
   readonly #facts: () => SchedulerFacts;
 
   /** `facts` reads the service (it may be made after the metrics: it is called only on scrape). */
@@ -97,21 +96,11 @@ export class SchedulerMetrics {
     const registry = createMetricsRegistry('scheduler');
     this.registry = registry;
     const registers = [registry];
-    const summary = (): SchedulerSummary => this.#scrape ?? summarizeScheduler(this.#facts());
     const p = 'drydock_scheduler_';
-
-    const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[], fill: (g: Gauge<L>, s: SchedulerSummary) => void): void => {
-      const g: Gauge<L> = new Gauge<L>({
-        name: p + name,
-        help,
-        labelNames,
-        registers,
-        collect: () => {
-          g.reset();
-          fill(g, summary());
-        },
-      });
-    };
+    // Gauges, computed on scrape from one summary of the model.
+    const gauges = new ScrapedGauges(registry, p, () => summarizeScheduler(this.#facts()));
+    this.#gauges = gauges;
+    const gauge = gauges.gauge.bind(gauges);
     gauge('plan_steps', 'Plan steps by plan and status (as `drydock plan show` displays them).', ['plan', 'status'], (g, s) => {
       for (const x of s.planSteps) g.set({ plan: x.plan, status: x.status }, x.steps);
     });
@@ -154,12 +143,7 @@ export class SchedulerMetrics {
   }
 
   /** `GET /metrics`: one scrape, every gauge reading the same summary. */
-  async sendPrometheus(res: ServerResponse): Promise<void> {
-    this.#scrape = summarizeScheduler(this.#facts());
-    try {
-      await sendPrometheus(res, this.registry);
-    } finally {
-      this.#scrape = undefined;
-    }
+  sendPrometheus(res: ServerResponse): Promise<void> {
+    return this.#gauges.send(res);
   }
 }

@@ -49,3 +49,20 @@ export async function scrapeMetrics(url: string, headers: Record<string, string>
   assert.match(r.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
   return parseExposition(await r.text());
 }
+
+/** GET a `/metrics/snapshot` URL: 200, JSON, every value a number. */
+export async function fetchSnapshot(url: string): Promise<Record<string, number>> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('content-type'), 'application/json');
+  const j = (await r.json()) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(j)) assert.equal(typeof v, 'number', `${k} is a number`);
+  return j as Record<string, number>;
+}
+
+/** `sampleValue`, checking that the series carries `daemon="<daemon>"` as every daemon's series do. */
+export function daemonSample(e: Exposition, daemon: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const s = e.samples.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));
+  if (s !== undefined) assert.equal(s.labels['daemon'], daemon, `${name} has daemon="${daemon}"`);
+  return s?.value;
+}

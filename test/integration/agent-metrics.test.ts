@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { callApi, eventually, FIXTURES, startAgent, startMaster, type AgentHandle } from '../helpers/daemons.js';
-import { sampleValue, scrapeMetrics, type Exposition } from '../helpers/exposition.js';
+import { daemonSample, fetchSnapshot, scrapeMetrics, type Exposition } from '../helpers/exposition.js';
 
 const FW = { user: 'root', name: 'metrics-fw', checkpoint: true, failover_timeout: 60, capabilities: [{ type: 'TASK_KILLING_STATE' }] };
 type Offer = { id: { value: string }; agent_id: { value: string } };
@@ -27,20 +27,13 @@ function task(id: string, agentId: string, cmd: string, graceMs?: number): Recor
   };
 }
 
-async function snapshot(a: AgentHandle): Promise<Record<string, number>> {
-  const r = await fetch(`${a.url}/metrics/snapshot`, { signal: AbortSignal.timeout(10_000) });
-  assert.equal(r.status, 200);
-  assert.equal(r.headers.get('content-type'), 'application/json');
-  const j = (await r.json()) as Record<string, unknown>;
-  for (const [k, v] of Object.entries(j)) assert.equal(typeof v, 'number', `${k} is a number`);
-  return j as Record<string, number>;
+function snapshot(a: AgentHandle): Promise<Record<string, number>> {
+  return fetchSnapshot(`${a.url}/metrics/snapshot`);
 }
 
 /** One series of the agent's exposition; every series carries daemon="agent". */
 function value(e: Exposition, name: string, labels: Record<string, string> = {}): number | undefined {
-  const s = e.samples.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));
-  if (s !== undefined) assert.equal(s.labels['daemon'], 'agent', `${name} has daemon="agent"`);
-  return s?.value;
+  return daemonSample(e, 'agent', name, labels);
 }
 
 test('agent /metrics and /metrics/snapshot: launches, kills, an escalation to SIGKILL, checkpoint writes', async (t) => {

@@ -13,26 +13,19 @@ import { parse as parseYaml } from 'yaml';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { callApi, eventually, ROOT, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
-import { parseExposition, scrapeMetrics, type Exposition } from '../helpers/exposition.js';
+import { daemonSample, fetchSnapshot, parseExposition, scrapeMetrics, type Exposition } from '../helpers/exposition.js';
 
 async function scrape(m: MasterHandle, headers: Record<string, string> = {}): Promise<Exposition> {
   return scrapeMetrics(`${m.url}/metrics`, headers);
 }
 
-async function snapshot(m: MasterHandle, path = '/metrics/snapshot'): Promise<Record<string, number>> {
-  const r = await fetch(`${m.url}${path}`, { signal: AbortSignal.timeout(10_000) });
-  assert.equal(r.status, 200);
-  assert.equal(r.headers.get('content-type'), 'application/json');
-  const j = (await r.json()) as Record<string, unknown>;
-  for (const [k, v] of Object.entries(j)) assert.equal(typeof v, 'number', `${k} is a number`);
-  return j as Record<string, number>;
+function snapshot(m: MasterHandle, path = '/metrics/snapshot'): Promise<Record<string, number>> {
+  return fetchSnapshot(`${m.url}${path}`);
 }
 
 /** The value of one series (labels must all match; `daemon="master"` is on every series). */
 function value(e: Exposition, name: string, labels: Record<string, string> = {}): number | undefined {
-  const s = e.samples.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));
-  if (s !== undefined) assert.equal(s.labels['daemon'], 'master');
-  return s?.value;
+  return daemonSample(e, 'master', name, labels);
 }
 
 /** Polls the exposition until `pick` gives a value other than undefined (bounded). */
