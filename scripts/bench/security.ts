@@ -32,6 +32,8 @@
  */
 
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { makeCertificates } from '../harness/certs.js';
 import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
@@ -141,6 +143,8 @@ interface Setup {
   /** The TLS echo floor: its certificate and key arguments, and the sims' CA flag (TLS without credentials). */
   echoArgs: readonly string[];
   tlsOnlySimFlags: readonly string[];
+  /** The CA's PEM, for the handshake figure's own TLS clients. */
+  caPem: string;
 }
 
 /** A file only its owner may read (io/secrets.ts refuses anything else for a secret). */
@@ -191,6 +195,7 @@ function makeSetup(dir: string, aclEntries: number): Setup {
     },
     echoArgs: [certs.certFile, certs.keyFile],
     tlsOnlySimFlags: [`--tls-ca-file=${certs.caFile}`],
+    caPem: tls.ca,
   };
 }
 
@@ -321,6 +326,77 @@ async function stormRows(setup: Setup, opts: SecurityOptions, context: Record<st
   ];
 }
 
+/** One round of the handshake figure: `n` connections, at most HANDSHAKE_BATCH at once. */
+const HANDSHAKE_BATCH = 200;
+
+/**
+ * One connection to the echo server: connect (TLS when `ca` is given, resuming `session` when
+ * given), one HTTP request, read the answer to its end. Resolves with the TLS session ticket
+ * the server sent (for the resumed round) and whether this one was resumed.
+ */
+function oneConnection(port: number, ca: string | undefined, session: Buffer | undefined): Promise<{ session: Buffer | undefined; reused: boolean }> {
+  return new Promise((resolve, reject) => {
+    let ticket: Buffer | undefined;
+    let reused = false;
+    const request = 'GET /handshake HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n';
+    // Whether the session was resumed is known once the handshake is done (not after close).
+    const connected = (): void => {
+      if (ca !== undefined) reused = (socket as TLSSocket).isSessionReused();
+      socket.write(request);
+    };
+    const socket: Socket | TLSSocket =
+      ca === undefined ? tcpConnect({ host: '127.0.0.1', port }, connected) : tlsConnect({ host: '127.0.0.1', port, ca, ...(session === undefined ? {} : { session }) }, connected);
+    socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
+    if (ca !== undefined) (socket as TLSSocket).on('session', (t: Buffer) => (ticket = t));
+    socket.on('data', () => {});
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ session: ticket, reused }));
+  });
+}
+
+/** `n` connections in batches; the echo server's CPU over them (s), their tickets, how many were resumed. */
+async function connectionRound(pid: number, port: number, ca: string | undefined, sessions: ReadonlyArray<Buffer | undefined>, n: number): Promise<{ cpu: number; sessions: Array<Buffer | undefined>; reused: number }> {
+  const before = cpuSeconds(pid);
+  const out: Array<{ session: Buffer | undefined; reused: boolean }> = [];
+  for (let i = 0; i < n; i += HANDSHAKE_BATCH) {
+    const batch = Array.from({ length: Math.min(HANDSHAKE_BATCH, n - i) }, (_, k) => oneConnection(port, ca, sessions[i + k]));
+    out.push(...(await Promise.all(batch)));
+  }
+  return { cpu: cpuSeconds(pid) - before, sessions: out.map((o) => o.session), reused: out.filter((o) => o.reused).length };
+}
+
+/**
+ * What one TLS handshake costs a server, full and resumed from a session ticket, against a plain
+ * TCP connection: `opts.agents` connections each, one HTTP request apiece, to the bare echo
+ * servers (no master), the server's CPU read from /proc. Says whether resumption could bring
+ * the TLS storm within the goal.
+ */
+async function handshakeRows(setup: Setup, opts: SecurityOptions, context: Record<string, unknown>): Promise<ResultRow[]> {
+  const n = opts.agents;
+  const plain = new Child('echo-server (handshakes, plain)', ECHO_SERVER_BIN, []);
+  const tls = new Child('echo-server (handshakes, TLS)', ECHO_SERVER_BIN, setup.echoArgs);
+  try {
+    const plainPort = Number((await plain.waitForMsg('listening', {}, 10_000))['port']);
+    const tlsPort = Number((await tls.waitForMsg('listening', {}, 10_000))['port']);
+    const tcp = await connectionRound(plain.pid, plainPort, undefined, [], n);
+    const full = await connectionRound(tls.pid, tlsPort, setup.caPem, [], n);
+    const resumed = await connectionRound(tls.pid, tlsPort, setup.caPem, full.sessions, n);
+    const us = (cpu: number): number => (cpu / n) * 1e6;
+    context['handshakes'] = { n, plainCpu: tcp.cpu, fullCpu: full.cpu, resumedCpu: resumed.cpu, tickets: full.sessions.filter((t) => t !== undefined).length, reused: resumed.reused };
+    const complete = resumed.reused === n;
+    return [
+      comparisonRow(`TLS: echo server CPU per connection, full TLS 1.3 handshake (${n} connections)`, 'µs', us(tcp.cpu), us(full.cpu), false, true, 'one HTTP request each; the certificate is ECDSA P-256', 'plain TCP'),
+      comparisonRow(`TLS: echo server CPU per connection, resumed from a session ticket (${n} connections)`, 'µs', us(tcp.cpu), us(resumed.cpu), false, complete, [
+        `${resumed.reused}/${n} resumed`,
+        `resumed / full ${(resumed.cpu / full.cpu).toFixed(2)}x: TLS 1.3 resumption keeps its ECDHE exchange, so a reconnection storm would still pay most of the handshake`,
+      ].join('; '), 'plain TCP'),
+    ];
+  } finally {
+    await plain.stop(5_000);
+    await tls.stop(5_000);
+  }
+}
+
 async function acceptRows(setup: Setup, opts: SecurityOptions, context: Record<string, unknown>): Promise<ResultRow[]> {
   const pair = ['plain', 'secured'] as const;
   const rigs: Partial<Record<Side, AcceptRig>> = {};
@@ -361,6 +437,7 @@ export async function runSecurity(opts: SecurityOptions): Promise<BenchResult> {
   try {
     const setup = makeSetup(dir, opts.aclEntries);
     rows.push(...(await stormRows(setup, opts, context)));
+    rows.push(...(await handshakeRows(setup, opts, context)));
     rows.push(...(await acceptRows(setup, opts, context)));
     return { benchmark: 'security', rows, context };
   } catch (e) {
