@@ -20,6 +20,7 @@ import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../shared/protocol.j
 import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
 import { Supervisor } from './supervisor.js';
+import { LaunchServer } from './launch-server.js';
 import { groupUsage } from './usage.js';
 import { AgentMetrics } from './metrics.js';
 import type { ClientTransport } from '../io/transport.js';
@@ -59,6 +60,7 @@ export class Agent {
   readonly #checkpoint: Checkpoint;
   readonly #streams: StatusUpdateStreams;
   readonly #supervisor: Supervisor;
+  readonly #launchServer: LaunchServer;
   readonly #session: Session;
   readonly #api: AgentApi;
   readonly #metrics: AgentMetrics;
@@ -83,12 +85,16 @@ export class Agent {
       facts: () => ({ tasks: this.#supervisor.facts(), resources: config.resources, registered: this.#session.state === 'registered' }),
     });
     const instruments = this.#metrics.instruments;
-    this.#checkpoint = new Checkpoint(config.workDir, instruments.checkpoint);
+    this.#checkpoint = new Checkpoint(config.workDir, {
+      instruments: instruments.checkpoint,
+      onError: (e) => deps.log.error('checkpoint write failed; retrying, actions wait for it', { error: e }),
+    });
     this.#streams = new StatusUpdateStreams({
       clock: deps.clock,
       initialRetryMs: config.statusUpdateRetryIntervalMs,
       send: (frameworkId, status) => this.#sendUpdate(frameworkId, status),
     });
+    this.#launchServer = new LaunchServer(deps.log.child({ component: 'launcher' }));
     this.#supervisor = new Supervisor({
       checkpoint: this.#checkpoint,
       streams: this.#streams,
@@ -98,6 +104,7 @@ export class Agent {
       sendOnce: (frameworkId, status) => void this.#sendUpdate(frameworkId, status),
       draining: () => this.#drain?.config,
       instruments: instruments.supervisor,
+      launch: (spec) => this.#launchServer.launch(spec),
     });
     // Several masters (a list, or etcd://): find the leader at every connect.
     const spec = parseMasterSpec(config.master);
@@ -112,7 +119,10 @@ export class Agent {
       log: deps.log.child({ component: 'session' }),
       ...(deps.random !== undefined ? { random: deps.random } : {}),
       owner: {
-        registration: () => ({
+        registration: () => {
+          // A master hears only of what is durable: changes still being committed go first.
+          this.#checkpoint.flush();
+          return {
           ...(this.#agentId !== undefined ? { agent_id: this.#agentId } : {}),
           agent: {
             hostname: config.hostname,
@@ -125,14 +135,18 @@ export class Agent {
           capabilities: AGENT_CAPABILITIES,
           tasks: this.#supervisor.reports(),
           frameworks: this.#supervisor.frameworks(),
-        }),
+          };
+        },
         registered: (agentId) => {
           if (this.#downSinceMs !== undefined) {
             this.#log.info('machine is UP again: registered', { downForMs: this.#clock.now() - this.#downSinceMs });
             this.#downSinceMs = undefined;
           }
           const reregistered = this.#agentId !== undefined;
-          if (agentId !== this.#agentId) this.#checkpoint.writeAgent({ hostname: config.hostname, ip: config.ip, agent_id: agentId });
+          if (agentId !== this.#agentId) {
+            this.#checkpoint.writeAgent({ hostname: config.hostname, ip: config.ip, agent_id: agentId });
+            this.#checkpoint.flush();
+          }
           this.#agentId = agentId;
           instruments.session.onRegistered(reregistered);
           this.#streams.resendAll();
@@ -198,15 +212,18 @@ export class Agent {
     // not claim the work dir), and before the first registration, so that a later start with
     // other flags is caught.
     this.#checkpoint.writeAgent({ hostname: cfg.hostname, ip: cfg.ip, ...(this.#agentId !== undefined ? { agent_id: this.#agentId } : {}) });
+    this.#checkpoint.flush();
 
     this.#drain = this.#checkpoint.readDrain();
     this.#supervisor.recover(records);
+    this.#checkpoint.sweep();
     this.#log.info('recovered', { agentId: this.#agentId, tasks: records.length, draining: this.#drain !== undefined });
     if (this.#drain !== undefined) {
       // Mesos: the checkpointed drain is replayed; recovered tasks are killed again.
       this.#supervisor.drain(this.#drain.config);
       this.#leaveDrainIfDone();
     }
+    this.#launchServer.start();
     this.#lifecycle = 'running';
     this.#session.start();
     return { ok: true, port: this.#port };
@@ -218,6 +235,8 @@ export class Agent {
     this.#lifecycle = 'stopping';
     this.#session.close();
     this.#supervisor.close();
+    this.#launchServer.close();
+    this.#checkpoint.close();
     this.#streams.pause();
     await this.#api.close();
     this.#lifecycle = 'stopped';
@@ -231,7 +250,7 @@ export class Agent {
     await this.#supervisor.killAll(this.#maxGraceMs() + SHUTDOWN_SLACK_MS);
     // Give the master a moment to acknowledge the terminal updates; they are checkpointed anyway.
     const deadline = this.#clock.now() + 2_000;
-    while (this.#session.state === 'registered' && this.#streams.waiting > 0 && this.#clock.now() < deadline) {
+    while (this.#session.state === 'registered' && this.#supervisor.unacknowledged > 0 && this.#clock.now() < deadline) {
       await new Promise<void>((r) => this.#clock.setTimer(50, r));
     }
     await this.close();

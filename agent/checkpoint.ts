@@ -1,18 +1,29 @@
 /**
  * The agent's checkpoint under `<work_dir>/meta/`: what must survive `kill -9` of the agent.
  *
- *   meta/agent.json                      {format, hostname, ip, agent_id?}
- *   meta/tasks/<fw>/<task>/task.json     TaskRecord: TaskInfo, FrameworkInfo, launcher pid and
- *                                        start time, task pid, kill in progress, statuses, and
- *                                        the updates not yet acknowledged
- *   meta/tasks/<fw>/<task>/exit.json     written by drydock-launch when the task ends
+ *   meta/journal                         every change, one checksummed JSON line each
+ *                                        (agent/journal.ts): the agent's identity and id, each
+ *                                        task's TaskRecord (TaskInfo, FrameworkInfo, launcher pid
+ *                                        and start time, task pid, kill in progress, statuses,
+ *                                        the updates not yet acknowledged), the drain, and the
+ *                                        tasks forgotten once their terminal update was acknowledged
+ *   meta/exits/<fw>.<task>.json          written by drydock-launch when the task ends (ids
+ *                                        escaped, so '.' separates them); removed with the task
  *
- * Every file is replaced atomically (tmp, fsync, rename) and written BEFORE the agent acts on
- * it: an update is on disk before it is sent, an agent id before `registered` is logged.
+ * Every change is written BEFORE the agent acts on it: an update is on disk before it is sent,
+ * a kill before its signal, a task before its launcher starts. Changes decided in one round of
+ * events are committed together (one write, one fdatasync), and the actions wait for that
+ * commit (`afterCommit`). Reading replays the journal; once it is mostly superseded records it
+ * is compacted (rewritten with the live state only, atomically).
+ *
+ * Agents before the journal kept one file per record (meta/agent.json, meta/drain.json,
+ * meta/tasks/<fw>/<task>/task.json, each replaced atomically); those are still read, and moved
+ * into the journal by the first commit.
  */
 
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rm, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { Journal, readJournal, type JournalInstruments } from './journal.js';
 import type { FrameworkInfo, TaskInfo, TaskState, TaskStatus } from '../shared/mesos.js';
 import type { DrainConfigWire } from '../shared/drain.js';
 
@@ -59,6 +70,11 @@ export interface TaskRecord {
   /** Updates not yet acknowledged, oldest (the one in flight) first. */
   pending: TaskStatus[];
   kill?: KillRecord;
+  /**
+   * Where drydock-launch writes how the task ended, relative to meta/ (`exits/<fw>.<task>.json`).
+   * Absent in the records of agents before the journal: meta/tasks/<fw>/<task>/exit.json.
+   */
+  exit_file?: string;
 }
 
 /** meta/drain.json: the drain this agent is carrying out (Mesos `drain.config`), written before it acts. */
@@ -84,19 +100,6 @@ export function safePathComponent(id: string): string {
     [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
   );
   return escaped === '' ? '%' : escaped;
-}
-
-/** Writes a file so that a crash leaves either the old or the new content, never a torn one. */
-export function writeFileAtomic(path: string, content: string): void {
-  const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w', 0o644);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -133,53 +136,121 @@ function checkTask(o: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-/**
- * Where the checkpoint reports how long its durable writes take (agent/metrics.ts). `now` is a
- * monotonic clock in ms (a wall-clock step must not show up as a slow disk).
- */
-export interface CheckpointInstruments {
-  now(): number;
-  /** One atomic write (write, fsync, rename) took `ms`; `ok` false when it threw. */
-  onWrite(ms: number, ok: boolean): void;
+
+/** The journal's first line: the layout of the entries after it. */
+export const JOURNAL_FORMAT = 1;
+
+/** Below this size the journal is never compacted. */
+export const COMPACT_MIN_BYTES = 1 << 20;
+/** Compacted once it is this many times the size of the live state. */
+export const COMPACT_RATIO = 4;
+
+/** Where the checkpoint reports how long its group commits take (agent/metrics.ts). */
+export type CheckpointInstruments = JournalInstruments;
+
+export interface CheckpointOptions {
+  instruments?: CheckpointInstruments | undefined;
+  /** A commit failed; it is retried (the actions waiting for it wait longer). */
+  onError?: (e: Error) => void;
+  /** For tests: how a commit is scheduled (default setImmediate). */
+  schedule?: (fn: () => void) => void;
+}
+
+type Entry =
+  | { k: 'header'; format: number }
+  | { k: 'agent'; v: Omit<AgentRecord, 'format'> }
+  | { k: 'task'; v: TaskRecord }
+  | { k: 'forget'; framework_id: string; task_id: string }
+  | { k: 'drain'; v: Omit<DrainRecord, 'format'> }
+  | { k: 'undrain' };
+
+/** What replaying the checkpoint yields. */
+interface State {
+  agent: Omit<AgentRecord, 'format'> | undefined;
+  drain: DrainRecord | undefined;
+  /** Task records by framework and task id (as their JSON, ready for a compaction). */
+  tasks: Map<string, string>;
+}
+
+function recordKey(frameworkId: string, taskId: string): string {
+  return `${frameworkId}\u0000${taskId}`;
+}
+
+/** Applies one journal entry to the state; a problem names what is wrong with it. */
+function applyEntry(state: State, e: unknown): string | undefined {
+  if (!isObject(e)) return 'not a JSON object';
+  switch (e['k']) {
+    case 'agent': {
+      const v = e['v'];
+      if (!isObject(v) || typeof v['hostname'] !== 'string' || typeof v['ip'] !== 'string') return 'agent entry without hostname or ip';
+      if (v['agent_id'] !== undefined && (typeof v['agent_id'] !== 'string' || v['agent_id'] === '')) return 'agent_id is not a string';
+      state.agent = v as Omit<AgentRecord, 'format'>;
+      return undefined;
+    }
+    case 'task': {
+      const v = e['v'];
+      if (!isObject(v)) return 'task entry without a record';
+      if (v['format'] !== CHECKPOINT_FORMAT) return `task record of unknown format ${JSON.stringify(v['format'])}`;
+      const problem = checkTask(v);
+      if (problem !== undefined) return problem;
+      const r = v as unknown as TaskRecord;
+      state.tasks.set(recordKey(r.framework_id, r.task.task_id.value), JSON.stringify(r));
+      return undefined;
+    }
+    case 'forget':
+      if (typeof e['framework_id'] !== 'string' || typeof e['task_id'] !== 'string') return 'forget entry without framework_id or task_id';
+      state.tasks.delete(recordKey(e['framework_id'], e['task_id']));
+      return undefined;
+    case 'drain': {
+      const v = e['v'];
+      // As a drain file that did not parse: dropped (the master re-sends the drain at re-registration).
+      state.drain = isObject(v) && isObject(v['config']) && typeof v['config']['mark_gone'] === 'boolean' ? ({ format: CHECKPOINT_FORMAT, ...v } as DrainRecord) : undefined;
+      return undefined;
+    }
+    case 'undrain':
+      state.drain = undefined;
+      return undefined;
+    default:
+      return `unknown entry ${JSON.stringify(e['k'])}`;
+  }
 }
 
 /** The checkpoint of one agent work_dir. */
 export class Checkpoint {
   readonly workDir: string;
   readonly metaDir: string;
-  readonly #instruments: CheckpointInstruments | undefined;
+  readonly #o: CheckpointOptions;
+  #state: State = { agent: undefined, drain: undefined, tasks: new Map() };
+  /** Bytes of JSON in the live state: the size a compaction would bring the journal down to. */
+  #liveBytes = 0;
+  #journal: Journal | undefined;
+  /** Per-record files of an older agent, read at load and removed once the journal holds their content. */
+  #legacy: string[] = [];
+  #exitsReady = false;
 
-  constructor(workDir: string, instruments?: CheckpointInstruments) {
+  constructor(workDir: string, options: CheckpointOptions = {}) {
     this.workDir = workDir;
     this.metaDir = join(workDir, 'meta');
-    this.#instruments = instruments;
+    this.#o = options;
   }
 
-  /** writeFileAtomic, timed: every durable write the agent waits for goes through here. */
-  #write(path: string, content: string): void {
-    const i = this.#instruments;
-    if (i === undefined) return writeFileAtomic(path, content);
-    const start = i.now();
-    let ok = false;
-    try {
-      writeFileAtomic(path, content);
-      ok = true;
-    } finally {
-      i.onWrite(i.now() - start, ok);
-    }
+  get journalFile(): string {
+    return join(this.metaDir, 'journal');
   }
 
-  get agentFile(): string {
-    return join(this.metaDir, 'agent.json');
+  /** The exit file of a new task, relative to meta/ (TaskRecord.exit_file): one flat directory, no directory per task to make and remove. */
+  exitFileName(frameworkId: string, taskId: string): string {
+    return join('exits', `${safePathComponent(frameworkId)}.${safePathComponent(taskId)}.json`);
   }
 
-  taskDir(frameworkId: string, taskId: string): string {
+  /** Where drydock-launch records how the task ended: the record's exit file, or where agents before the journal put it. */
+  exitFile(record: TaskRecord): string {
+    if (record.exit_file !== undefined) return join(this.metaDir, record.exit_file);
+    return join(this.#legacyTaskDir(record.framework_id, record.task.task_id.value), 'exit.json');
+  }
+
+  #legacyTaskDir(frameworkId: string, taskId: string): string {
     return join(this.metaDir, 'tasks', safePathComponent(frameworkId), safePathComponent(taskId));
-  }
-
-  /** Where drydock-launch records how the task ended. */
-  exitFile(frameworkId: string, taskId: string): string {
-    return join(this.taskDir(frameworkId, taskId), 'exit.json');
   }
 
   sandboxDir(frameworkId: string, taskId: string): string {
@@ -191,19 +262,51 @@ export class Checkpoint {
    * operator must decide); one that does not parse is 'corrupt' (the agent starts afresh).
    */
   load(self: AgentIdentity): CheckpointLoad {
+    this.#journal?.close();
+    this.#journal = undefined;
+    this.#setState({ agent: undefined, drain: undefined, tasks: new Map() });
+    this.#legacy = [];
+    this.#exitsReady = false;
     if (!existsSync(this.metaDir)) return { kind: 'fresh' };
-    let agentId: string | undefined;
-    if (existsSync(this.agentFile)) {
-      const a = readJson(this.agentFile);
-      if (!a.ok) return { kind: 'corrupt', file: this.agentFile, problem: a.problem };
-      const { hostname, ip } = a.value;
-      if (typeof hostname !== 'string' || typeof ip !== 'string') return { kind: 'corrupt', file: this.agentFile, problem: 'hostname or ip is missing' };
-      if (hostname !== self.hostname || ip !== self.ip) return { kind: 'foreign', found: { hostname, ip } };
-      const id = a.value['agent_id'];
-      if (id !== undefined && (typeof id !== 'string' || id === '')) return { kind: 'corrupt', file: this.agentFile, problem: 'agent_id is not a string' };
-      agentId = id;
+    const state: State = { agent: undefined, drain: undefined, tasks: new Map() };
+    const legacy = this.#readLegacy(state);
+    if (legacy !== undefined) return legacy;
+    const read = readJournal(this.journalFile);
+    if (!read.ok) return { kind: 'corrupt', file: this.journalFile, problem: read.problem };
+    const [header, ...entries] = read.entries;
+    if (header !== undefined && (!isObject(header) || header['k'] !== 'header' || header['format'] !== JOURNAL_FORMAT)) {
+      return { kind: 'corrupt', file: this.journalFile, problem: `unknown journal format ${JSON.stringify(isObject(header) ? header['format'] : header)} (this agent knows ${JOURNAL_FORMAT})` };
     }
-    const tasks: TaskRecord[] = [];
+    for (const [i, e] of entries.entries()) {
+      const problem = applyEntry(state, e);
+      if (problem !== undefined) return { kind: 'corrupt', file: this.journalFile, problem: `line ${i + 2}: ${problem}` };
+    }
+    if (state.agent !== undefined && (state.agent.hostname !== self.hostname || state.agent.ip !== self.ip)) {
+      return { kind: 'foreign', found: { hostname: state.agent.hostname, ip: state.agent.ip } };
+    }
+    this.#setState(state);
+    this.#journal = this.#openJournal(read.validBytes);
+    const tasks = [...state.tasks.values()].map((json) => JSON.parse(json) as TaskRecord);
+    return { kind: 'recovered', agentId: state.agent?.agent_id, tasks };
+  }
+
+  /**
+   * The per-record files of an agent before the journal (format 1: meta/agent.json,
+   * meta/drain.json, meta/tasks/<fw>/<task>/task.json), read into `state`; a problem with one
+   * is returned as the load's result.
+   */
+  #readLegacy(state: State): CheckpointLoad | undefined {
+    const agentFile = join(this.metaDir, 'agent.json');
+    if (existsSync(agentFile)) {
+      const a = readJson(agentFile);
+      if (!a.ok) return { kind: 'corrupt', file: agentFile, problem: a.problem };
+      const { hostname, ip } = a.value;
+      if (typeof hostname !== 'string' || typeof ip !== 'string') return { kind: 'corrupt', file: agentFile, problem: 'hostname or ip is missing' };
+      const id = a.value['agent_id'];
+      if (id !== undefined && (typeof id !== 'string' || id === '')) return { kind: 'corrupt', file: agentFile, problem: 'agent_id is not a string' };
+      state.agent = { hostname, ip, ...(id !== undefined ? { agent_id: id } : {}) };
+      this.#legacy.push(agentFile);
+    }
     const root = join(this.metaDir, 'tasks');
     if (existsSync(root)) {
       for (const fw of readdirSync(root)) {
@@ -214,55 +317,193 @@ export class Checkpoint {
           if (!r.ok) return { kind: 'corrupt', file, problem: r.problem };
           const problem = checkTask(r.value);
           if (problem !== undefined) return { kind: 'corrupt', file, problem };
-          tasks.push(r.value as unknown as TaskRecord);
+          const rec = r.value as unknown as TaskRecord;
+          state.tasks.set(recordKey(rec.framework_id, rec.task.task_id.value), JSON.stringify(rec));
+          this.#legacy.push(file);
         }
       }
     }
-    return { kind: 'recovered', agentId, tasks };
+    const drainFile = join(this.metaDir, 'drain.json');
+    if (existsSync(drainFile)) {
+      const r = readJson(drainFile);
+      applyEntry(state, { k: 'drain', v: r.ok ? r.value : undefined });
+      this.#legacy.push(drainFile);
+    }
+    return undefined;
   }
 
   /** Moves meta/ aside (meta.corrupt-<ms>) so the agent can start clean; returns the new path. */
   quarantine(nowMs: number): string {
+    this.#journal?.close();
+    this.#journal = undefined;
+    this.#setState({ agent: undefined, drain: undefined, tasks: new Map() });
+    this.#legacy = [];
+    this.#exitsReady = false;
     const aside = join(this.workDir, `meta.corrupt-${nowMs}`);
     renameSync(this.metaDir, aside);
     return aside;
   }
 
-  writeAgent(record: Omit<AgentRecord, 'format'>): void {
-    mkdirSync(this.metaDir, { recursive: true });
-    this.#write(this.agentFile, JSON.stringify({ format: CHECKPOINT_FORMAT, ...record }));
+  // ---- Changes: staged, committed together after this round of events -------------------
+
+  writeAgent(record: Omit<AgentRecord, 'format'>): number {
+    this.#state.agent = record;
+    return this.#append({ k: 'agent', v: record });
   }
 
-  writeTask(record: TaskRecord): void {
-    const dir = this.taskDir(record.framework_id, record.task.task_id.value);
-    mkdirSync(dir, { recursive: true });
-    this.#write(join(dir, 'task.json'), JSON.stringify(record));
+  writeTask(record: TaskRecord): number {
+    const json = JSON.stringify(record);
+    this.#setTask(recordKey(record.framework_id, record.task.task_id.value), json);
+    return this.#journalNow().append(`{"k":"task","v":${json}}`);
   }
 
-  get drainFile(): string {
-    return join(this.metaDir, 'drain.json');
-  }
-
-  /** The checkpointed drain, if any. One that does not parse is dropped (the master re-sends the drain at re-registration). */
+  /** The checkpointed drain, if any (read by load). */
   readDrain(): DrainRecord | undefined {
-    if (!existsSync(this.drainFile)) return undefined;
-    const r = readJson(this.drainFile);
-    if (!r.ok || !isObject(r.value['config']) || typeof r.value['config']['mark_gone'] !== 'boolean') return undefined;
-    return r.value as unknown as DrainRecord;
+    return this.#state.drain;
   }
 
-  writeDrain(record: Omit<DrainRecord, 'format'>): void {
-    mkdirSync(this.metaDir, { recursive: true });
-    this.#write(this.drainFile, JSON.stringify({ format: CHECKPOINT_FORMAT, ...record }));
+  writeDrain(record: Omit<DrainRecord, 'format'>): number {
+    this.#state.drain = { format: CHECKPOINT_FORMAT, ...record };
+    return this.#append({ k: 'drain', v: record });
   }
 
   /** The drain is over (no tasks, nothing unacknowledged). */
-  removeDrain(): void {
-    rmSync(this.drainFile, { force: true });
+  removeDrain(): number {
+    this.#state.drain = undefined;
+    return this.#append({ k: 'undrain' });
   }
 
-  /** Forgets a completed task (its terminal update was acknowledged). The sandbox stays for the operator. */
-  removeTask(frameworkId: string, taskId: string): void {
-    rmSync(this.taskDir(frameworkId, taskId), { recursive: true, force: true });
+  /** The directory drydock-launch writes exit files in; made before the first launcher starts. */
+  prepareExits(): void {
+    if (this.#exitsReady) return;
+    mkdirSync(join(this.metaDir, 'exits'), { recursive: true });
+    this.#exitsReady = true;
+  }
+
+  /**
+   * Forgets a completed task (its terminal update was acknowledged). The sandbox stays for the
+   * operator. Its exit file is removed in the background (a terminal task never needs it again,
+   * and an unlink costs the event loop a journal transaction of the filesystem); one left by a
+   * crash is swept at the next start.
+   */
+  removeTask(record: TaskRecord): number {
+    const fw = record.framework_id;
+    const id = record.task.task_id.value;
+    this.#setTask(recordKey(fw, id), undefined);
+    const seq = this.#append({ k: 'forget', framework_id: fw, task_id: id });
+    const garbage = record.exit_file !== undefined ? join(this.metaDir, record.exit_file) : this.#legacyTaskDir(fw, id);
+    rm(garbage, { recursive: true, force: true }, () => {});
+    return seq;
+  }
+
+  /**
+   * Removes, in the background, exit files and older agents' task directories that belong to no
+   * task the checkpoint holds (left by a crash between forgetting a task and removing them).
+   */
+  sweep(): void {
+    const live = new Set<string>();
+    for (const json of this.#state.tasks.values()) {
+      const r = JSON.parse(json) as TaskRecord;
+      live.add(r.exit_file ?? this.#legacyTaskDir(r.framework_id, r.task.task_id.value));
+    }
+    const exits = join(this.metaDir, 'exits');
+    for (const name of existsSync(exits) ? readdirSync(exits) : []) {
+      if (!live.has(join('exits', name))) rm(join(exits, name), { force: true }, () => {});
+    }
+    const root = join(this.metaDir, 'tasks');
+    for (const fw of existsSync(root) ? readdirSync(root) : []) {
+      for (const task of readdirSync(join(root, fw))) {
+        const dir = join(root, fw, task);
+        if (!live.has(dir)) rm(dir, { recursive: true, force: true }, () => {});
+      }
+    }
+  }
+
+  /** Runs `fn` once every change made so far is durable (now, if all are). */
+  afterCommit(fn: () => void): void {
+    if (this.#journal === undefined) return fn();
+    this.#journal.afterCommit(fn);
+  }
+
+  /** Runs `fn` once the change numbered `seq` (returned by a write) is durable. */
+  after(seq: number, fn: () => void): void {
+    if (this.#journal === undefined) return fn();
+    this.#journal.after(seq, fn);
+  }
+
+  /** Commits every staged change now (before the agent reports its state to a master, say). False if the write failed. */
+  flush(): boolean {
+    return this.#journal?.commit() ?? true;
+  }
+
+  /** Commits what is staged and closes the journal (the agent is stopping). */
+  close(): void {
+    this.#journal?.close();
+    this.#journal = undefined;
+  }
+
+  #append(entry: Entry): number {
+    return this.#journalNow().append(JSON.stringify(entry));
+  }
+
+  #setState(state: State): void {
+    this.#state = state;
+    this.#liveBytes = 0;
+    for (const json of state.tasks.values()) this.#liveBytes += json.length;
+  }
+
+  #setTask(key: string, json: string | undefined): void {
+    const old = this.#state.tasks.get(key);
+    if (old !== undefined) this.#liveBytes -= old.length;
+    if (json === undefined) this.#state.tasks.delete(key);
+    else {
+      this.#state.tasks.set(key, json);
+      this.#liveBytes += json.length;
+    }
+  }
+
+  #journalNow(): Journal {
+    if (this.#journal !== undefined) return this.#journal;
+    mkdirSync(this.metaDir, { recursive: true });
+    const read = readJournal(this.journalFile);
+    this.#journal = this.#openJournal(read.ok ? read.validBytes : 0);
+    return this.#journal;
+  }
+
+  #openJournal(validBytes: number): Journal {
+    return new Journal(this.journalFile, validBytes, {
+      instruments: this.#o.instruments,
+      ...(this.#o.onError === undefined ? {} : { onError: this.#o.onError }),
+      ...(this.#o.schedule === undefined ? {} : { schedule: this.#o.schedule }),
+      compact: () => this.#compaction(),
+      onRewritten: () => {
+        for (const file of this.#legacy) rmSync(file, { force: true });
+        this.#legacy = [];
+      },
+    });
+  }
+
+  /**
+   * When a commit should write the whole live state afresh instead of appending: the journal is
+   * new (it gets its header), mostly superseded records, or an older agent's files are still to
+   * be moved in.
+   */
+  #compaction(): string[] | undefined {
+    const size = this.#journal?.size ?? 0;
+    const due = size === 0 || this.#legacy.length > 0 || (size > COMPACT_MIN_BYTES && size > COMPACT_RATIO * this.#liveBytes);
+    return due ? this.#liveLines() : undefined;
+  }
+
+  /** The whole live state as journal entries, header first. */
+  #liveLines(): string[] {
+    const s = this.#state;
+    const lines = [JSON.stringify({ k: 'header', format: JOURNAL_FORMAT })];
+    if (s.agent !== undefined) lines.push(JSON.stringify({ k: 'agent', v: s.agent }));
+    if (s.drain !== undefined) {
+      const { format: _format, ...v } = s.drain;
+      lines.push(JSON.stringify({ k: 'drain', v }));
+    }
+    for (const json of s.tasks.values()) lines.push(`{"k":"task","v":${json}}`);
+    return lines;
   }
 }

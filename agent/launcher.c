@@ -2,11 +2,12 @@
  * drydock-launch: the witness between the agent and one task.
  *
  *   drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]
+ *   drydock-launch --serve
  *
- * It forks PROGRAM (looked up in PATH) with argv ARGV0 ARG... into a process group of its own, reports the task's pid on fd 3 (a pipe
- * to the agent), waits for it, and writes how it ended to STATUS_FILE as one JSON object
- * ({"pid":N,"exit_code":C} or {"pid":N,"signal":S,"core_dumped":B}), atomically (tmp +
- * rename, fsync'd).
+ * It forks PROGRAM (looked up in PATH) with argv ARGV0 ARG... into a process group of its own,
+ * reports the task's pid to the agent, waits for it, and writes how it ended to STATUS_FILE as
+ * one JSON object ({"pid":N,"exit_code":C} or {"pid":N,"signal":S,"core_dumped":B}),
+ * atomically (tmp + rename, fsync'd).
  *
  * Why it exists: the agent signals the task's group (SIGTERM, grace, SIGKILL) but the
  * launcher lives in a group of its own, so it survives the kill and records the true end of
@@ -14,14 +15,35 @@
  * under its launcher, and the restarted agent reads STATUS_FILE to learn the exit code of a
  * task that ended while it was away. A Node process per task would cost ~40 MB; this costs
  * a few hundred kB.
+ *
+ * Started by the agent with the first form, the launcher reports the pid on fd 3. The second
+ * form is the agent's launch server: a small process the agent starts once, which forks a
+ * launcher per request. Forking the agent itself copies its page tables, about 30 us per MB of
+ * its resident memory (some 2 ms for an agent of 60 MB, the bulk of a launch); forking this
+ * server costs a small fraction of that. Protocol, on the server's stdin and stdout:
+ *
+ *   request  (stdin):  u32 little-endian length, then NUL-terminated strings:
+ *                      ID STATUS_FILE CWD STDOUT_PATH STDERR_PATH PROGRAM ARGC ARGV... ENVC ENV...
+ *   replies (stdout):  "S ID LAUNCHER_PID"          the launcher was forked (by the server)
+ *                      "P ID LAUNCHER_PID TASK_PID"  the task was forked (by the launcher)
+ *                      "F ID MESSAGE"               the launcher could not start the task
+ *                      "E LAUNCHER_PID STATUS"      a launcher ended (reaped by the server)
+ *
+ * Each reply is one line shorter than PIPE_BUF, written with one write(2), so the lines of the
+ * server and of its launchers never interleave. The server exits when its stdin closes (the
+ * agent is gone); its launchers and their tasks live on, as they do when the agent started them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -40,13 +62,12 @@ static void write_all(int fd, const char *buf, size_t len) {
   }
 }
 
-int main(int argc, char **argv) {
-  if (argc < 4) {
-    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n");
-    return 2;
-  }
-  const char *status_file = argv[1];
-
+/*
+ * The launcher's life once it is the process that will own the task: fork the task, report its
+ * pid (the line `report` formats with it) on `report_fd`, wait, record the end. Returns the
+ * launcher's exit code.
+ */
+static int run_launcher(const char *status_file, const char *program, char **task_argv, int report_fd, const char *report_prefix) {
   pid_t child = fork();
   if (child < 0) {
     perror("drydock-launch: fork");
@@ -55,7 +76,7 @@ int main(int argc, char **argv) {
   if (child == 0) {
     /* The task: a process group of its own, default signal dispositions, no pipe to the agent. */
     setpgid(0, 0);
-    close(3);
+    close(report_fd);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -63,8 +84,8 @@ int main(int argc, char **argv) {
     signal(SIGINT, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    execvp(argv[2], &argv[3]);
-    fprintf(stderr, "drydock-launch: cannot execute '%s': %s\n", argv[2], strerror(errno));
+    execvp(program, task_argv);
+    fprintf(stderr, "drydock-launch: cannot execute '%s': %s\n", program, strerror(errno));
     _exit(127);
   }
 
@@ -75,10 +96,10 @@ int main(int argc, char **argv) {
   signal(SIGHUP, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
 
-  char line[64];
-  int len = snprintf(line, sizeof line, "%d\n", (int)child);
-  write_all(3, line, (size_t)len);
-  close(3);
+  char line[256];
+  int len = snprintf(line, sizeof line, "%s%d\n", report_prefix, (int)child);
+  write_all(report_fd, line, (size_t)len);
+  close(report_fd);
 
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
@@ -115,4 +136,199 @@ int main(int argc, char **argv) {
     return 1;
   }
   return 0;
+}
+
+/* A reply line of the server or of one of its launchers: one write, so lines never interleave. */
+static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply(int fd, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int len = vsnprintf(line, sizeof line - 1, fmt, ap);
+  va_end(ap);
+  if (len < 0) return;
+  if ((size_t)len > sizeof line - 2) len = (int)sizeof line - 2;
+  /* A message may not break the line protocol. */
+  for (int i = 0; i < len; i++) if (line[i] == '\n') line[i] = ' ';
+  line[len++] = '\n';
+  write_all(fd, line, (size_t)len);
+}
+
+/* The next NUL-terminated field of a request, or NULL when the request has no more. */
+static char *field(char **pos, char *end) {
+  if (*pos >= end) return NULL;
+  char *f = *pos;
+  char *nul = memchr(f, '\0', (size_t)(end - f));
+  if (nul == NULL) return NULL;
+  *pos = nul + 1;
+  return f;
+}
+
+/* A count field: a decimal number small enough to be sane. */
+static int count_field(char **pos, char *end, int max) {
+  char *f = field(pos, end);
+  if (f == NULL || *f == '\0') return -1;
+  char *stop;
+  long n = strtol(f, &stop, 10);
+  if (*stop != '\0' || n < 0 || n > max) return -1;
+  return (int)n;
+}
+
+/* One request: fork a launcher for it. A malformed request is answered F and changes nothing. */
+static void serve_one(char *req, size_t size, int out_fd, int sig_fd, const sigset_t *blocked) {
+  char *pos = req, *end = req + size;
+  char *id = field(&pos, end);
+  char *status_file = field(&pos, end);
+  char *cwd = field(&pos, end);
+  char *stdout_path = field(&pos, end);
+  char *stderr_path = field(&pos, end);
+  char *program = field(&pos, end);
+  int argc = count_field(&pos, end, 65536);
+  if (id == NULL || status_file == NULL || cwd == NULL || stdout_path == NULL || stderr_path == NULL || program == NULL || argc < 1) {
+    reply(out_fd, "F %s malformed request", id != NULL && strchr(id, ' ') == NULL ? id : "?");
+    return;
+  }
+  char **argv = calloc((size_t)argc + 1, sizeof(char *));
+  if (argv == NULL) {
+    reply(out_fd, "F %s out of memory", id);
+    return;
+  }
+  for (int i = 0; i < argc; i++) {
+    argv[i] = field(&pos, end);
+    if (argv[i] == NULL) {
+      free(argv);
+      reply(out_fd, "F %s malformed request", id);
+      return;
+    }
+  }
+  int envc = count_field(&pos, end, 65536);
+  char **envp = envc < 0 ? NULL : calloc((size_t)envc + 1, sizeof(char *));
+  if (envp == NULL) {
+    free(argv);
+    reply(out_fd, "F %s malformed request", id);
+    return;
+  }
+  for (int i = 0; i < envc; i++) {
+    envp[i] = field(&pos, end);
+    if (envp[i] == NULL) {
+      free(argv);
+      free(envp);
+      reply(out_fd, "F %s malformed request", id);
+      return;
+    }
+  }
+
+  pid_t launcher = fork();
+  if (launcher < 0) {
+    reply(out_fd, "F %s cannot fork a launcher: %s", id, strerror(errno));
+  } else if (launcher == 0) {
+    /* The launcher: a session of its own (a terminal's or the agent's signals do not reach it). */
+    close(sig_fd);
+    sigprocmask(SIG_UNBLOCK, blocked, NULL);
+    setsid();
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) {
+      dup2(null_fd, 0);
+      if (null_fd != 0) close(null_fd);
+    }
+    /* The reply pipe moves off fd 1, which becomes the task's stdout; the task never inherits it. */
+    int report_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+    int out = open(stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int err = open(stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (report_fd < 0 || out < 0 || err < 0) {
+      if (report_fd >= 0) reply(report_fd, "F %s cannot open the sandbox's stdout or stderr: %s", id, strerror(errno));
+      _exit(1);
+    }
+    if (chdir(cwd) < 0) {
+      reply(report_fd, "F %s cannot enter the sandbox '%s': %s", id, cwd, strerror(errno));
+      _exit(1);
+    }
+    dup2(out, 1);
+    dup2(err, 2);
+    close(out);
+    close(err);
+    extern char **environ;
+    environ = envp;
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "P %s %d ", id, (int)getpid());
+    _exit(run_launcher(status_file, program, argv, report_fd, prefix));
+  } else {
+    reply(out_fd, "S %s %d", id, (int)launcher);
+  }
+  free(argv);
+  free(envp);
+}
+
+/* Reaps every launcher that ended and tells the agent. */
+static void reap(int out_fd) {
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) reply(out_fd, "E %d %d", (int)pid, status);
+}
+
+static int serve(void) {
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGINT, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &blocked, NULL);
+  int sig_fd = signalfd(-1, &blocked, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sig_fd < 0) {
+    perror("drydock-launch: signalfd");
+    return 1;
+  }
+  size_t cap = 1 << 16, have = 0;
+  char *buf = malloc(cap);
+  if (buf == NULL) return 1;
+  for (;;) {
+    struct pollfd fds[2] = {{.fd = 0, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      perror("drydock-launch: poll");
+      return 1;
+    }
+    if (fds[1].revents & POLLIN) {
+      struct signalfd_siginfo info;
+      while (read(sig_fd, &info, sizeof info) == (ssize_t)sizeof info) {}
+      reap(1);
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (have == cap) {
+        char *bigger = realloc(buf, cap * 2);
+        if (bigger == NULL) return 1;
+        buf = bigger;
+        cap *= 2;
+      }
+      ssize_t n = read(0, buf + have, cap - have);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return 0; /* the agent is gone */
+      have += (size_t)n;
+      size_t used = 0;
+      while (have - used >= 4) {
+        uint32_t size = (uint32_t)(unsigned char)buf[used] | (uint32_t)(unsigned char)buf[used + 1] << 8 |
+                        (uint32_t)(unsigned char)buf[used + 2] << 16 | (uint32_t)(unsigned char)buf[used + 3] << 24;
+        if (size > (64u << 20)) {
+          fprintf(stderr, "drydock-launch: request of %u bytes refused\n", size);
+          return 1;
+        }
+        if (have - used - 4 < size) break;
+        serve_one(buf + used + 4, size, 1, sig_fd, &blocked);
+        used += 4 + size;
+      }
+      memmove(buf, buf + used, have - used);
+      have -= used;
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve();
+  if (argc < 4) {
+    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n");
+    return 2;
+  }
+  return run_launcher(argv[1], argv[2], &argv[3], 3, "");
 }

@@ -5,7 +5,7 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
 import type { LauncherEnd } from './termination.js';
@@ -36,6 +36,27 @@ export interface LaunchSpec {
 export type LaunchResult =
   | { ok: true; child: ChildProcess; launcherPid: number; startTime: string; taskPid: Promise<number | undefined> }
   | { ok: false; error: string };
+
+/** How a launcher stopped being watched: it `exited`, or it was `lost` (no longer this process's to reap; watch it through /proc). */
+export type LauncherGone = 'exited' | 'lost';
+
+/** A launcher started (with its task's pid once it reported one), or why not. */
+export type Launched =
+  | { ok: true; launcherPid: number; startTime: string; taskPid: number | undefined; ended: Promise<LauncherGone> }
+  | { ok: false; error: string };
+
+/**
+ * Forks a launcher from the agent itself (when there is no launch server): resolves once the
+ * launcher reported the task's pid (or closed its pipe without one).
+ */
+export async function spawnLauncher(spec: LaunchSpec, binary: string = launcherPath()): Promise<Launched> {
+  const r = startLauncher(spec, binary);
+  if (!r.ok) return r;
+  const ended = new Promise<LauncherGone>((resolve) => r.child.once('exit', () => resolve('exited')));
+  r.child.on('error', () => {});
+  const taskPid = await r.taskPid;
+  return { ok: true, launcherPid: r.launcherPid, startTime: r.startTime, taskPid, ended };
+}
 
 /**
  * Starts drydock-launch detached (own session, so neither a terminal's signals nor systemd's
@@ -106,6 +127,34 @@ export function procStat(pid: number): string[] | undefined {
   const close = text.lastIndexOf(')');
   if (close === -1) return undefined;
   return text.slice(close + 2).trim().split(' ');
+}
+
+/**
+ * The live launcher started for `statusFile` (its first argument, unique per task), found in
+ * /proc: for a task whose launcher was started just before the agent crashed, before its pid
+ * was checkpointed.
+ */
+export function findLauncher(statusFile: string): { pid: number; start_time: string } | undefined {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (argv[1] !== statusFile || !(argv[0] ?? '').endsWith('drydock-launch')) continue;
+    const start = procStartTime(pid);
+    if (start !== undefined && launcherAlive(pid, start)) return { pid, start_time: start };
+  }
+  return undefined;
 }
 
 /** Start time of a process in clock ticks since boot (field 22), which tells a pid's reuse apart. */

@@ -214,7 +214,7 @@ export class AgentMetrics {
     const escalations = new Counter({ name: `${p}task_kill_escalations_total`, help: 'Kills whose grace period ran out: SIGKILL sent to the task\'s process group.', registers });
     const terminal = new Counter({ name: `${p}task_terminal_total`, help: 'Tasks that reached a terminal state on this agent, by state.', labelNames: ['state'], registers });
     const updates = new Counter({ name: `${p}status_updates_total`, help: 'Status updates generated and queued for the master (Mesos\' valid_status_updates).', registers });
-    const writes = new Histogram({ name: `${p}checkpoint_write_duration_seconds`, help: 'Durable checkpoint writes (write, fsync, rename), successful or not.', buckets: WRITE_BUCKETS, registers });
+    const writes = new Histogram({ name: `${p}checkpoint_write_duration_seconds`, help: 'Checkpoint commits (one write and fdatasync of the changes decided together, or a compaction), successful or not.', buckets: WRITE_BUCKETS, registers });
     const writeFailures = new Counter({ name: `${p}checkpoint_write_failures_total`, help: 'Checkpoint writes that failed.', registers });
     const registrations = new Counter({ name: `${p}master_registrations_total`, help: 'Registrations with a master: kind="new" (no agent id yet), kind="reregistered" (with its checkpointed id, after a restart or a reconnect).', labelNames: ['kind'], registers });
     registrations.inc({ kind: 'new' }, 0);

@@ -16,9 +16,8 @@
  * `healthy: false` and reason REASON_TASK_HEALTH_CHECK_STATUS_UPDATED.
  */
 
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync } from 'node:fs';
-import type { ChildProcess } from 'node:child_process';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import {
@@ -41,7 +40,7 @@ import { parseTaskChecks, TaskChecking, type Probe, type ProbeRun, type TaskChec
 import { runProbe, type ProbeContext } from './probes.js';
 import { CHECKPOINT_FORMAT } from './checkpoint.js';
 import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
-import { launcherAlive, procStat, readLauncherEnd, signalGroup, startLauncher, type LaunchSpec, type LaunchResult } from './launcher.js';
+import { findLauncher, launcherAlive, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
 import type { StatusUpdateStreams } from './status-updates.js';
 import { terminalOutcome, type LauncherEnd } from './termination.js';
 
@@ -60,14 +59,14 @@ interface Supervised {
   key: string;
   record: TaskRecord;
   phase: TaskPhase;
-  /** The launcher, when this agent process started it; re-adopted ones are polled instead. */
-  child: ChildProcess | undefined;
   adopted: boolean;
   killTimer: TimerHandle | undefined;
   /** A kill that arrived before the task pid was known: undefined (none), null (no override) or the override. */
   killWanted: KillPolicy | null | undefined;
   /** The task's check and health check, if it has either; started once it runs. */
   checking: TaskChecking | undefined;
+  /** The checkpoint change that last wrote the record: what a send of a queued update waits for. */
+  written: number;
 }
 
 export interface SupervisorOptions {
@@ -79,8 +78,8 @@ export interface SupervisorOptions {
   agentId: () => string | undefined;
   /** Sends an update that is not tracked (a duplicate launch's error). */
   sendOnce: (frameworkId: string, status: TaskStatus) => void;
-  /** For tests: replaces drydock-launch. */
-  launch?: (spec: LaunchSpec) => LaunchResult;
+  /** How a launcher is started: through the agent's launch server (agent/launch-server.ts); default: forked by the agent. */
+  launch?: (spec: LaunchSpec) => Promise<Launched>;
   /** The drain the agent is carrying out, if any: launches are refused and kill updates carry REASON_AGENT_DRAINING. */
   draining?: () => DrainConfigWire | undefined;
   /** For tests: replaces the probes of checks and health checks. */
@@ -124,8 +123,9 @@ export function taskKey(frameworkId: string, taskId: string): string {
   return `${frameworkId}\u0000${taskId}`;
 }
 
+/** A status update's uuid: 16 random bytes, base64 (as Mesos' JSON carries bytes). randomUUID draws from a cached pool: randomBytes(16) is a call into the entropy source each time. */
 function newUuid(): string {
-  return randomBytes(16).toString('base64');
+  return Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64');
 }
 
 export class Supervisor {
@@ -201,6 +201,13 @@ export class Supervisor {
     return out;
   }
 
+  /** Updates queued and not yet acknowledged, sent or still being committed. */
+  get unacknowledged(): number {
+    let n = 0;
+    for (const t of this.#tasks.values()) n += t.record.pending.length;
+    return n;
+  }
+
   /** How many tasks still have a process (or a launch in progress). */
   get live(): number {
     let n = 0;
@@ -243,7 +250,7 @@ export class Supervisor {
   recover(records: readonly TaskRecord[]): void {
     for (const record of records) {
       const key = taskKey(record.framework_id, record.task.task_id.value);
-      const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined };
+      const t: Supervised = { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0 };
       this.#tasks.set(key, t);
       const log = { taskId: record.task.task_id.value, frameworkId: record.framework_id };
       if (isTerminal(record.state)) {
@@ -251,6 +258,11 @@ export class Supervisor {
         if (record.pending.length === 0) this.#complete(t);
         else this.#o.streams.head(key, record.framework_id, record.pending[0]);
         continue;
+      }
+      // A launcher started just before a crash, its pid not yet checkpointed, is found by its task's exit file.
+      if (record.launcher === undefined) {
+        const found = findLauncher(this.#o.checkpoint.exitFile(record));
+        if (found !== undefined) record.launcher = found;
       }
       const launcher = record.launcher;
       if (record.framework.checkpoint !== true) {
@@ -276,7 +288,8 @@ export class Supervisor {
         if (record.kill !== undefined) this.#resumeKill(t);
         else this.#startChecks(t);
       } else {
-        const end = launcher === undefined ? undefined : readLauncherEnd(this.#o.checkpoint.exitFile(record.framework_id, record.task.task_id.value));
+        // The exit file is there if a launcher ran, even one whose pid was never checkpointed.
+        const end = readLauncherEnd(this.#o.checkpoint.exitFile(record));
         this.#o.log.info('task ended while the agent was away', { ...log, end });
         this.#finish(t, end);
       }
@@ -329,7 +342,7 @@ export class Supervisor {
         const l = t.record.launcher;
         if (!t.adopted || t.phase === 'ended' || l === undefined) continue;
         if (!launcherAlive(l.pid, l.start_time)) {
-          this.#finish(t, readLauncherEnd(this.#o.checkpoint.exitFile(t.record.framework_id, t.record.task.task_id.value)));
+          this.#finish(t, readLauncherEnd(this.#o.checkpoint.exitFile(t.record)));
         }
       }
       this.#schedulePoll();
@@ -359,11 +372,12 @@ export class Supervisor {
       task,
       container_id: randomUUID(),
       sandbox: cp.sandboxDir(frameworkId, taskId),
+      exit_file: cp.exitFileName(frameworkId, taskId),
       state: 'TASK_STAGING',
       statuses: [],
       pending: [],
     };
-    const t: Supervised = { key, record, phase: 'staging', child: undefined, adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined };
+    const t: Supervised = { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0 };
     this.#tasks.set(key, t);
 
     if (drain !== undefined) {
@@ -401,53 +415,95 @@ export class Supervisor {
     const argv = command.shell === false ? (args.length > 0 ? args : [command.value]) : ['sh', '-c', command.value];
     const env = this.#taskEnv(record);
 
-    let result: LaunchResult;
+    const spec: LaunchSpec = {
+      program,
+      argv,
+      cwd: record.sandbox,
+      env,
+      stdoutPath: `${record.sandbox}/stdout`,
+      stderrPath: `${record.sandbox}/stderr`,
+      statusFile: cp.exitFile(record),
+    };
     try {
       mkdirSync(record.sandbox, { recursive: true });
-      cp.writeTask(record);
-      const spec: LaunchSpec = {
-        program,
-        argv,
-        cwd: record.sandbox,
-        env,
-        stdoutPath: `${record.sandbox}/stdout`,
-        stderrPath: `${record.sandbox}/stderr`,
-        statusFile: cp.exitFile(frameworkId, taskId),
-      };
-      result = (this.#o.launch ?? startLauncher)(spec);
+      cp.prepareExits();
     } catch (e) {
-      result = { ok: false, error: (e as Error).message };
-    }
-    if (!result.ok) {
-      this.#o.log.error('task launch failed', { ...log, error: result.error });
-      t.phase = 'ended';
-      this.#update(t, 'TASK_FAILED', `Failed to launch task: ${result.error}`, 'REASON_COMMAND_EXECUTOR_FAILED', 'SOURCE_AGENT');
-      this.#o.instruments?.onLaunchFailure('launcher');
+      this.#launchFailed(t, (e as Error).message);
       return;
     }
-    const { child, taskPid } = result;
-    t.child = child;
+    // The task, with its TASK_STARTING, is on disk before its launcher exists, in one commit.
+    // TASK_STARTING goes out once the launcher is started. A crash before the launcher's pid is
+    // checkpointed (with TASK_RUNNING) is found out at recovery by looking for the launcher of
+    // this task's exit file; one that never started makes the task fail.
+    const starting = this.#queue(t, 'TASK_STARTING');
+    this.#o.checkpoint.after(t.written, () => this.#start(t, spec, starting));
+  }
+
+  /** Starts the launcher of a task whose record (with `starting`, its TASK_STARTING) is durable. */
+  #start(t: Supervised, spec: LaunchSpec, starting: TaskStatus): void {
+    // Stopping (an agent upgrade): the task stays STAGING without a launcher, and the next agent reports it failed.
+    if (this.#closed) return;
+    const launch = this.#o.launch ?? spawnLauncher;
+    void launch(spec).then(
+      (result) => this.#launched(t, result, starting),
+      (e: unknown) => this.#launched(t, { ok: false, error: (e as Error).message }, starting),
+    );
+  }
+
+  /** The launcher is started (and the task forked, with its pid), or the launch failed. */
+  #launched(t: Supervised, result: Launched, starting: TaskStatus): void {
+    const record = t.record;
+    const frameworkId = record.framework_id;
+    const taskId = record.task.task_id.value;
+    const log = { taskId, frameworkId };
+    if (!result.ok) {
+      // TASK_STARTING was never sent: it is taken back, and the task fails.
+      record.pending = record.pending.filter((s) => s !== starting);
+      record.statuses = record.statuses.filter((s) => s !== starting);
+      this.#launchFailed(t, result.error);
+      return;
+    }
+    // Checkpointed with the next change (TASK_RUNNING, or how the task ended).
     record.launcher = { pid: result.launcherPid, start_time: result.startTime };
-    this.#update(t, 'TASK_STARTING');
+    if (record.pending[0] === starting) this.#o.streams.head(t.key, frameworkId, starting);
     this.#o.instruments?.onLaunch();
     this.#o.log.info('task launched', { ...log, launcherPid: result.launcherPid, sandbox: record.sandbox });
-    child.on('error', (e) => this.#o.log.error('launcher error', { ...log, error: e.message }));
-    // The pid line precedes the exit, but their events may be delivered in either order.
-    child.on('exit', () => {
-      void taskPid.then(() => {
-        t.child = undefined;
-        this.#finish(t, readLauncherEnd(cp.exitFile(frameworkId, taskId)));
-      });
+    void result.ended.then((how) => {
+      if (how === 'exited') return this.#finish(t, readLauncherEnd(this.#o.checkpoint.exitFile(record)));
+      // No longer this process's child to reap: watched through /proc, as a re-adopted launcher.
+      t.adopted = true;
+      if (record.task_pid === undefined) {
+        const pid = this.#childOf(result.launcherPid);
+        if (pid !== undefined) this.#running(t, pid);
+      }
+      this.#schedulePoll();
     });
-    void taskPid.then((pid) => {
-      if (t.phase !== 'staging' || pid === undefined) return;
-      record.task_pid = pid;
-      t.phase = 'running';
-      this.#update(t, 'TASK_RUNNING');
-      this.#o.log.info('task running', { ...log, pid });
-      if (t.killWanted !== undefined) this.kill(frameworkId, taskId, t.killWanted ?? undefined);
-      else this.#startChecks(t);
-    });
+    if (result.taskPid !== undefined) this.#running(t, result.taskPid);
+  }
+
+  /** The task has a pid: TASK_RUNNING, and a kill asked for meanwhile is carried out now. */
+  #running(t: Supervised, pid: number): void {
+    const record = t.record;
+    if (t.phase !== 'staging') return;
+    record.task_pid = pid;
+    t.phase = 'running';
+    this.#update(t, 'TASK_RUNNING');
+    this.#o.log.info('task running', { taskId: record.task.task_id.value, frameworkId: record.framework_id, pid });
+    if (t.killWanted !== undefined) this.kill(record.framework_id, record.task.task_id.value, t.killWanted ?? undefined);
+    else this.#startChecks(t);
+  }
+
+  #launchFailed(t: Supervised, error: string): void {
+    this.#o.log.error('task launch failed', { taskId: t.record.task.task_id.value, frameworkId: t.record.framework_id, error });
+    t.phase = 'ended';
+    this.#update(t, 'TASK_FAILED', `Failed to launch task: ${error}`, 'REASON_COMMAND_EXECUTOR_FAILED', 'SOURCE_AGENT');
+    this.#o.instruments?.onLaunchFailure('launcher');
+  }
+
+  /** Stages the task's record in the checkpoint; returns the change's number. */
+  #write(t: Supervised): number {
+    t.written = this.#o.checkpoint.writeTask(t.record);
+    return t.written;
   }
 
   /**
@@ -538,7 +594,7 @@ export class Supervisor {
       const deadline = killDeadlineMs(r.kill.deadline_ms, now, grace);
       if (deadline < r.kill.deadline_ms && r.kill.sigkill_ms === undefined) {
         r.kill.deadline_ms = deadline;
-        this.#o.checkpoint.writeTask(r);
+        this.#write(t);
         this.#armKill(t);
       }
       return;
@@ -547,10 +603,13 @@ export class Supervisor {
     // As Mesos, TASK_KILLING goes only to frameworks that declared TASK_KILLING_STATE; either
     // way the kill is checkpointed before the signal goes out.
     if (hasCapability(r.framework, 'TASK_KILLING_STATE')) this.#update(t, 'TASK_KILLING');
-    else this.#o.checkpoint.writeTask(r);
+    else this.#write(t);
     this.#o.log.info('killing task', { ...log, pid: r.task_pid, graceMs: grace });
-    signalGroup(r.task_pid, 'SIGTERM');
-    this.#o.instruments?.onKill();
+    const pid = r.task_pid;
+    this.#o.checkpoint.after(t.written, () => {
+      signalGroup(pid, 'SIGTERM');
+      this.#o.instruments?.onKill();
+    });
     this.#armKill(t);
   }
 
@@ -559,9 +618,11 @@ export class Supervisor {
     if (r.kill === undefined || r.task_pid === undefined) return;
     if (r.kill.sigterm_ms === undefined) {
       r.kill.sigterm_ms = this.#o.clock.now();
-      this.#o.checkpoint.writeTask(r);
-      signalGroup(r.task_pid, 'SIGTERM');
-      this.#o.instruments?.onKill();
+      const pid = r.task_pid;
+      this.#o.checkpoint.after(this.#write(t), () => {
+        signalGroup(pid, 'SIGTERM');
+        this.#o.instruments?.onKill();
+      });
     }
     this.#armKill(t);
   }
@@ -575,10 +636,13 @@ export class Supervisor {
       const pid = t.record.task_pid;
       if (t.phase === 'ended' || pid === undefined) return;
       kill.sigkill_ms = this.#o.clock.now();
-      this.#o.checkpoint.writeTask(t.record);
       this.#o.log.info('grace period over, sending SIGKILL', { taskId: t.record.task.task_id.value, pid, graceMs: kill.grace_ms });
-      signalGroup(pid, 'SIGKILL');
-      this.#o.instruments?.onEscalation();
+      this.#o.checkpoint.after(this.#write(t), () => {
+        // Ended while the change was being committed: its group is gone, and the pid may be another's soon.
+        if (t.phase === 'ended') return;
+        signalGroup(pid, 'SIGKILL');
+        this.#o.instruments?.onEscalation();
+      });
     });
   }
 
@@ -662,13 +726,23 @@ export class Supervisor {
       this.#complete(t);
       return;
     }
-    this.#o.checkpoint.writeTask(r);
-    this.#o.streams.head(t.key, r.framework_id, r.pending[0]);
+    // The next update was written when it was queued, so it goes out as soon as that write is
+    // durable (at once, unless it was queued in this same round of events): the acknowledgement's
+    // own write does not hold it back. A crash before that write is durable only resends the
+    // acknowledged update, which the master treats as a retry.
+    const queuedBy = t.written;
+    this.#write(t);
+    const next = r.pending[0];
+    this.#o.streams.head(t.key, r.framework_id, undefined);
+    if (next === undefined) return;
+    this.#o.checkpoint.after(queuedBy, () => {
+      if (r.pending[0] === next) this.#o.streams.head(t.key, r.framework_id, next);
+    });
   }
 
   #complete(t: Supervised): void {
     const r = t.record;
-    this.#o.checkpoint.removeTask(r.framework_id, r.task.task_id.value);
+    this.#o.checkpoint.removeTask(r);
     this.#tasks.delete(t.key);
     this.#o.streams.head(t.key, r.framework_id, undefined);
     this.#completed.push(this.#view(r));
@@ -711,6 +785,18 @@ export class Supervisor {
    */
   #update(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): void {
     const r = t.record;
+    const status = this.#queue(t, state, message, reason, source, healthy);
+    if (r.pending.length === 1) {
+      // Sent once it is durable; nothing can acknowledge it before it is sent.
+      this.#o.checkpoint.after(t.written, () => {
+        if (r.pending[0] === status) this.#o.streams.head(t.key, r.framework_id, status);
+      });
+    }
+  }
+
+  /** Generates a status update and stages it in the task's queue and the checkpoint; sending is the caller's. */
+  #queue(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): TaskStatus {
+    const r = t.record;
     const drain = this.#o.draining?.();
     // A task its health check killed says so even while the agent drains: that kill came first.
     if (drain !== undefined && (state === 'TASK_KILLING' || state === 'TASK_KILLED') && reason !== 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED') {
@@ -735,9 +821,9 @@ export class Supervisor {
       r.pending = r.pending.filter((p, i) => i === 0 || p.state !== 'TASK_RUNNING' || p.reason !== reason);
     }
     r.pending.push(status);
-    this.#o.checkpoint.writeTask(r);
-    if (r.pending.length === 1) this.#o.streams.head(t.key, r.framework_id, status);
+    this.#write(t);
     this.#o.instruments?.onStatusUpdate(state);
+    return status;
   }
 
   /** Stops timers and checks; leaves every task running (an agent restart re-adopts them). */

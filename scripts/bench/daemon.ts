@@ -77,7 +77,7 @@ export async function startMaster(flags: readonly string[] = [], opts: { standby
 }
 
 /** Starts drydock-agent against `master` in a temp dir (on 127.0.0.1 unless `ip`); returns it once it logged `listening`. */
-export async function startAgent(master: string, opts: { resources?: string; hostname?: string; ip?: string; flags?: readonly string[] } = {}): Promise<{ daemon: Child; workDir: string }> {
+export async function startAgent(master: string, opts: { resources?: string; hostname?: string; ip?: string; flags?: readonly string[]; nodeArgs?: readonly string[] } = {}): Promise<{ daemon: Child; workDir: string }> {
   const workDir = makeTempDir('drydock-bench-agent-');
   const daemon = new Child('agent', AGENT_BIN, [
     `--master=${master}`,
@@ -87,7 +87,7 @@ export async function startAgent(master: string, opts: { resources?: string; hos
     `--hostname=${opts.hostname ?? 'bench-agent'}`,
     `--resources=${opts.resources ?? 'cpus:200;mem:200000;disk:100000;ports:[31000-32000]'}`,
     ...(opts.flags ?? []),
-  ]);
+  ], opts.nodeArgs === undefined ? {} : { nodeArgs: opts.nodeArgs });
   await daemon.waitForMsg('listening', {}, 20_000);
   return { daemon, workDir };
 }

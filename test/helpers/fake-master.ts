@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { TaskInfo } from '../../shared/mesos.js';
 import { MasterDouble, type MasterDoubleOptions } from '../../scripts/harness/master-double.js';
+import { checkpointTasks } from './checkpoint.js';
 
 export { FRAMEWORK, FRAMEWORK_ID, MasterDouble as FakeMaster, type MasterDoubleOptions as FakeMasterOptions, type RegisterMessage, type StatusUpdateMessage } from '../../scripts/harness/master-double.js';
 
@@ -90,18 +91,7 @@ export function taskPids(workDir: string): number[] {
     return pids;
   }
   for (const meta of metas) {
-    const root = join(workDir, meta, 'tasks');
-    if (!existsSync(root)) continue;
-    for (const fw of readdirSync(root)) {
-      for (const task of readdirSync(join(root, fw))) {
-        try {
-          const rec = JSON.parse(readFileSync(join(root, fw, task, 'task.json'), 'utf8')) as { task_pid?: number };
-          if (typeof rec.task_pid === 'number') pids.push(rec.task_pid);
-        } catch {
-          // not a task record
-        }
-      }
-    }
+    for (const rec of checkpointTasks(join(workDir, meta))) if (typeof rec.task_pid === 'number') pids.push(rec.task_pid);
   }
   return pids;
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { FrameworkInfo } from '../../shared/mesos.js';
 import { alive, eventually, startAgent } from '../helpers/daemons.js';
 import { FRAMEWORK, agentWorkDir, shellTask, startFakeMaster } from '../helpers/fake-master.js';
+import { checkpointTask } from '../helpers/checkpoint.js';
 
 /** A framework that does not ask for checkpointing: its tasks must not outlive the agent. */
 const EPHEMERAL: FrameworkInfo = { user: 'root', name: 'ephemeral', id: { value: 'fw-ephemeral' } };
@@ -77,6 +78,5 @@ test('TASK_LOST of a non-checkpointing framework is resent until acknowledged, a
 
 /** The task's pid, from the agent's checkpoint (ids here need no path escaping). */
 function taskPid(workDir: string, frameworkId: string, taskId: string): number {
-  const rec = JSON.parse(readFileSync(join(workDir, 'meta', 'tasks', frameworkId, taskId, 'task.json'), 'utf8')) as { task_pid?: number };
-  return rec.task_pid ?? -1;
+  return checkpointTask(workDir, frameworkId, taskId)?.task_pid ?? -1;
 }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { alive, callApi, eventually, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
 import { agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+import { checkpointTasks } from '../helpers/checkpoint.js';
 
 const FW = { user: 'root', name: 'checks-fw', checkpoint: true };
 const AGENT_FLAGS = ['--status_update_retry_interval=500ms'];
@@ -296,8 +297,9 @@ test('a check flapping while nothing is acknowledged: queued check updates are s
   master.runTask(flap);
   // Nothing acknowledged: STARTING stays in flight while the check flips some 20 times.
   const record = (): { pending: Array<{ state: string; reason?: string }> } => {
-    const fw = readdirSync(join(workDir, 'meta', 'tasks'))[0]!;
-    return JSON.parse(readFileSync(join(workDir, 'meta', 'tasks', fw, 'flap', 'task.json'), 'utf8')) as { pending: Array<{ state: string; reason?: string }> };
+    const rec = checkpointTasks(join(workDir, 'meta')).find((r) => r.task.task_id.value === 'flap');
+    assert.ok(rec !== undefined, 'the task is in the checkpoint');
+    return rec;
   };
   await eventually(() => (agent!.daemon.records.filter((r) => r.msg === 'check status changed').length >= 10 ? true : undefined), 10_000, 50, 'ten check changes');
   const pending = record().pending.map((p) => `${p.state} ${p.reason ?? ''}`.trim());

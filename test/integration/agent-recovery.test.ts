@@ -60,7 +60,7 @@ test('a corrupt checkpoint is moved aside and the agent starts as a new one', as
   assert.match(String(err['file']), /meta\/agent\.json$/);
   assert.match(String(err['problem']), /not valid JSON/);
   assert.equal(readdirSync(workDir).filter((d) => d.startsWith('meta.corrupt-')).length, 1);
-  assert.ok(existsSync(join(workDir, 'meta', 'agent.json')));
+  assert.ok(existsSync(join(workDir, 'meta', 'journal')), 'the new agent has a checkpoint of its own');
 });
 
 test('a checkpoint written for another hostname/ip stops the agent with exit 78', async (t) => {

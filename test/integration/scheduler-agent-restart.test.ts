@@ -10,17 +10,17 @@ import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { alive, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
 import { taskPids } from '../helpers/fake-master.js';
+import { checkpointTask } from '../helpers/checkpoint.js';
 
 type Offer = { id: { value: string }; agent_id: { value: string } };
 type Status = { task_id: { value: string }; state: string; uuid?: string; reason?: string; agent_id?: { value: string } };
 
-/** The task's pid from the agent's checkpoint (meta/tasks/<fw>/<task>/task.json). */
+/** The task's pid from the agent's checkpoint. */
 function taskPid(workDir: string, frameworkId: string, taskId: string): number {
-  const rec = JSON.parse(readFileSync(join(workDir, 'meta', 'tasks', safe(frameworkId), safe(taskId), 'task.json'), 'utf8')) as { task_pid?: number };
-  assert.equal(typeof rec.task_pid, 'number');
-  return rec.task_pid as number;
+  const rec = checkpointTask(workDir, frameworkId, taskId);
+  assert.equal(typeof rec?.task_pid, 'number');
+  return rec?.task_pid as number;
 }
-const safe = (id: string): string => id.replace(/[^A-Za-z0-9_-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 
 const statusOf = (e: SchedulerEvent): Status => (e['update'] as { status: Status }).status;
 const isUpdate = (taskId: string, state: string) => (e: SchedulerEvent): boolean =>

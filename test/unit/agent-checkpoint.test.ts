@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHECKPOINT_FORMAT, Checkpoint, safePathComponent, type TaskRecord } from '../../agent/checkpoint.js';
+import { CHECKPOINT_FORMAT, COMPACT_MIN_BYTES, Checkpoint, safePathComponent, type TaskRecord } from '../../agent/checkpoint.js';
+import { encodeEntry, parseJournal } from '../../agent/journal.js';
 
 function dir(t: { after(fn: () => void): void }): string {
   const d = mkdtempSync(join(tmpdir(), 'drydock-cp-'));
@@ -41,7 +42,7 @@ test('checkpoint round-trip: agent id and tasks come back as written', (t) => {
   assert.equal(loaded.agentId, 'agent-7');
   assert.deepEqual(loaded.tasks.map((x) => x.task.task_id.value).sort(), ['../t2', 't1']);
   assert.deepEqual(loaded.tasks.find((x) => x.task.task_id.value === 't1'), record('t1'));
-  cp.removeTask('fw/1', 't1');
+  cp.removeTask(record('t1'));
   const after = cp.load(self);
   assert.equal(after.kind === 'recovered' ? after.tasks.length : -1, 1);
 });
@@ -54,7 +55,7 @@ test('ids are made filesystem-safe and stay distinct', () => {
   assert.equal(safePathComponent(''), '%');
 });
 
-test('corrupt checkpoints are reported with the file and the problem', (t) => {
+test('corrupt checkpoints of an agent before the journal are reported with the file and the problem', (t) => {
   const cases: Array<[string, string, string, RegExp]> = [
     ['truncated agent', 'agent.json', '{"format":1,"host', /not valid JSON/],
     ['empty agent', 'agent.json', '', /empty file/],
@@ -87,4 +88,177 @@ test('a checkpoint for another hostname or ip is foreign', (t) => {
     cp.writeAgent({ ...other, agent_id: 'x' });
     assert.deepEqual(cp.load(self), { kind: 'foreign', found: other });
   }
+});
+
+/** A checkpoint that commits only when told (flush), so a test sees every commit. */
+function manual(d: string, onWrite?: () => void): Checkpoint {
+  return new Checkpoint(d, { schedule: () => {}, ...(onWrite === undefined ? {} : { instruments: { now: () => 0, onWrite } }) });
+}
+
+test('group commit: changes of one round are one write, and what waits for them runs after it, in order', (t) => {
+  const d = dir(t);
+  let commits = 0;
+  const cp = manual(d, () => commits++);
+  cp.writeAgent({ ...self, agent_id: 'a' });
+  assert.equal(cp.flush(), true);
+  assert.equal(commits, 1);
+  const ran: string[] = [];
+  const seqs: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    seqs.push(cp.writeTask(record(`t${i}`)));
+    cp.after(seqs[i]!, () => ran.push(`t${i}`));
+  }
+  cp.afterCommit(() => ran.push('all'));
+  assert.deepEqual(ran, [], 'nothing runs before the changes are durable');
+  const before = readFileSync(join(d, 'meta', 'journal'), 'utf8');
+  assert.equal(before.includes('"t0"'), false, 'nothing is written before the commit');
+  assert.equal(cp.flush(), true);
+  assert.equal(commits, 2, 'one commit for a hundred changes');
+  assert.deepEqual(ran, [...Array.from({ length: 100 }, (_, i) => `t${i}`), 'all']);
+  let late = false;
+  cp.after(seqs[5]!, () => (late = true));
+  assert.equal(late, true, 'a change already durable: at once');
+  cp.close();
+  const loaded = new Checkpoint(d).load(self);
+  assert.equal(loaded.kind === 'recovered' ? loaded.tasks.length : -1, 100);
+});
+
+test('a commit is scheduled after the round of events that staged it', async (t) => {
+  const d = dir(t);
+  const cp = new Checkpoint(d);
+  cp.writeAgent({ ...self });
+  let durable = false;
+  cp.afterCommit(() => (durable = true));
+  assert.equal(durable, false);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(durable, true);
+  cp.close();
+});
+
+test('journal: a torn last line is dropped and cut; a bad line before good ones is corruption', (t) => {
+  const d = dir(t);
+  const cp = manual(d);
+  cp.writeAgent({ ...self, agent_id: 'a' });
+  cp.writeTask(record('t1'));
+  cp.close();
+  const file = join(d, 'meta', 'journal');
+  const good = readFileSync(file, 'utf8');
+  // A power cut in the middle of the next commit.
+  appendFileSync(file, encodeEntry(JSON.stringify({ k: 'task', v: record('t2') })).slice(0, 40));
+  const cp2 = manual(d);
+  const loaded = cp2.load(self);
+  assert.equal(loaded.kind, 'recovered');
+  assert.deepEqual(loaded.kind === 'recovered' ? loaded.tasks.map((x) => x.task.task_id.value) : [], ['t1']);
+  cp2.writeTask(record('t3'));
+  cp2.flush();
+  const after = readFileSync(file, 'utf8');
+  assert.ok(after.startsWith(good), 'the committed lines are kept');
+  assert.equal(parseJournal(after).ok && !(parseJournal(after) as { tornTail: boolean }).tornTail, true, 'the torn tail is gone');
+  cp2.close();
+
+  // Every kind of damage in the middle of the file: the file and the line are named.
+  const lines = after.split('\n');
+  const cases: Array<[string, string, RegExp]> = [
+    ['flipped byte', lines[1]!.replace('"agent"', '"agenT"'), /line 2: checksum mismatch/],
+    ['no checksum', lines[1]!.slice(9), /line 2: no checksum/],
+  ];
+  for (const [name, bad, problem] of cases) {
+    const d2 = dir(t);
+    mkdirSync(join(d2, 'meta'));
+    writeFileSync(join(d2, 'meta', 'journal'), [lines[0], bad, ...lines.slice(2)].join('\n'));
+    const r = new Checkpoint(d2).load(self);
+    assert.equal(r.kind, 'corrupt', name);
+    if (r.kind !== 'corrupt') continue;
+    assert.equal(r.file, join(d2, 'meta', 'journal'));
+    assert.match(r.problem, problem, name);
+  }
+});
+
+test('journal: entries that parse but say nothing sensible are corruption', (t) => {
+  const cases: Array<[string, object[], RegExp]> = [
+    ['unknown journal format', [{ k: 'header', format: 9 }], /unknown journal format 9/],
+    ['no header', [{ k: 'agent', v: self }], /unknown journal format/],
+    ['unknown entry', [{ k: 'header', format: 1 }, { k: 'teleport' }], /line 2: unknown entry "teleport"/],
+    ['task without id', [{ k: 'header', format: 1 }, { k: 'task', v: { format: 1, framework_id: 'fw' } }], /line 2: task.task_id is missing/],
+    ['agent without ip', [{ k: 'header', format: 1 }, { k: 'agent', v: { hostname: 'h1' } }], /line 2: agent entry without hostname or ip/],
+  ];
+  for (const [name, entries, problem] of cases) {
+    const d = dir(t);
+    mkdirSync(join(d, 'meta'));
+    writeFileSync(join(d, 'meta', 'journal'), entries.map((e) => encodeEntry(JSON.stringify(e))).join(''));
+    const r = new Checkpoint(d).load(self);
+    assert.equal(r.kind, 'corrupt', name);
+    if (r.kind === 'corrupt') assert.match(r.problem, problem, name);
+  }
+});
+
+test('the journal is compacted once it is mostly superseded records, and reads back the same', (t) => {
+  const d = dir(t);
+  const cp = manual(d);
+  cp.writeAgent({ ...self, agent_id: 'a' });
+  const rec = record('busy');
+  const size = (): number => statSync(join(d, 'meta', 'journal')).size;
+  let largest = 0;
+  for (let i = 0; i < 2_000; i++) {
+    rec.statuses = [{ task_id: { value: 'busy' }, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', timestamp: i, uuid: `u${i}` }];
+    cp.writeTask(rec);
+    cp.writeTask(record(`done-${i}`));
+    cp.removeTask(record(`done-${i}`));
+    cp.flush();
+    largest = Math.max(largest, size());
+  }
+  assert.ok(largest > COMPACT_MIN_BYTES / 2, 'enough was written to need compacting');
+  assert.ok(largest <= COMPACT_MIN_BYTES + 4096, `the journal stayed under the compaction size (largest ${largest} bytes)`);
+  cp.close();
+  const loaded = new Checkpoint(d).load(self);
+  assert.equal(loaded.kind, 'recovered');
+  if (loaded.kind !== 'recovered') return;
+  assert.equal(loaded.agentId, 'a');
+  assert.deepEqual(loaded.tasks.map((x) => x.task.task_id.value), ['busy']);
+  assert.equal(loaded.tasks[0]!.statuses[0]!.timestamp, 1_999);
+});
+
+test('a checkpoint of an agent before the journal is read, and moved into the journal by the first commit', (t) => {
+  const d = dir(t);
+  const meta = join(d, 'meta');
+  const taskFile = join(meta, 'tasks', safePathComponent('fw/1'), 't1', 'task.json');
+  mkdirSync(join(taskFile, '..'), { recursive: true });
+  writeFileSync(join(meta, 'agent.json'), JSON.stringify({ format: 1, ...self, agent_id: 'old-agent' }));
+  writeFileSync(taskFile, JSON.stringify(record('t1')));
+  writeFileSync(join(meta, 'drain.json'), JSON.stringify({ format: 1, config: { mark_gone: true }, received_ms: 5 }));
+  const cp = manual(d);
+  const loaded = cp.load(self);
+  assert.deepEqual(loaded, { kind: 'recovered', agentId: 'old-agent', tasks: [record('t1')] });
+  assert.deepEqual(cp.readDrain(), { format: 1, config: { mark_gone: true }, received_ms: 5 });
+  cp.writeAgent({ ...self, agent_id: 'old-agent' });
+  assert.equal(cp.flush(), true);
+  assert.equal(existsSync(join(meta, 'agent.json')), false);
+  assert.equal(existsSync(join(meta, 'drain.json')), false);
+  assert.equal(existsSync(taskFile), false);
+  cp.close();
+  const again = manual(d);
+  assert.deepEqual(again.load(self), loaded, 'the same state, now from the journal');
+  assert.deepEqual(again.readDrain(), { format: 1, config: { mark_gone: true }, received_ms: 5 });
+  again.close();
+});
+
+test('drain and forget entries replay', (t) => {
+  const d = dir(t);
+  const cp = manual(d);
+  cp.writeAgent({ ...self });
+  cp.writeDrain({ config: { mark_gone: false }, received_ms: 1 });
+  cp.writeTask(record('t1'));
+  cp.writeTask(record('t2'));
+  cp.removeTask(record('t1'));
+  cp.close();
+  const a = manual(d);
+  const l = a.load(self);
+  assert.deepEqual(l.kind === 'recovered' ? l.tasks.map((x) => x.task.task_id.value) : [], ['t2']);
+  assert.equal(a.readDrain()?.received_ms, 1);
+  a.removeDrain();
+  a.close();
+  const b = manual(d);
+  b.load(self);
+  assert.equal(b.readDrain(), undefined);
+  b.close();
 });

@@ -172,20 +172,38 @@ test('agentSnapshot: a table of cases', () => {
   }
 });
 
-test('Checkpoint: every durable write is timed, and a failed one says so', () => {
+test('Checkpoint: every group commit is timed, and a failed one says so', () => {
   const dir = mkdtempSync(join(tmpdir(), 'drydock-cp-metrics-'));
   try {
     const seen: Array<{ ms: number; ok: boolean }> = [];
     let t = 100;
-    const cp = new Checkpoint(dir, { now: () => (t += 2), onWrite: (ms, ok) => seen.push({ ms, ok }) });
+    const errors: string[] = [];
+    // Commits only when told (flush), so the test sees each one.
+    const cp = new Checkpoint(dir, { instruments: { now: () => (t += 2), onWrite: (ms, ok) => seen.push({ ms, ok }) }, onError: (e) => errors.push(e.message), schedule: () => {} });
     cp.writeAgent({ hostname: 'h', ip: '127.0.0.1' });
     cp.writeDrain({ config: { mark_gone: false }, received_ms: 1 });
-    assert.deepEqual(seen, [{ ms: 2, ok: true }, { ms: 2, ok: true }]);
-    // The temporary file's name taken by a directory: the open inside the timed write fails.
-    mkdirSync(join(dir, 'meta', 'drain.json.tmp'));
-    assert.throws(() => cp.writeDrain({ config: { mark_gone: false }, received_ms: 2 }));
+    assert.equal(seen.length, 0, 'nothing is written before the commit');
+    assert.equal(cp.flush(), true);
+    assert.deepEqual(seen, [{ ms: 2, ok: true }], 'two changes, one commit');
+    // The journal's name taken by a directory: the next rewrite (a compaction) cannot replace it.
+    cp.writeDrain({ config: { mark_gone: false }, received_ms: 2 });
+    assert.equal(cp.flush(), true);
+    assert.equal(seen.length, 2);
+    rmSync(join(dir, 'meta', 'journal'));
+    mkdirSync(join(dir, 'meta', 'journal.tmp'));
+    const fresh = new Checkpoint(dir, { instruments: { now: () => (t += 2), onWrite: (ms, ok) => seen.push({ ms, ok }) }, onError: (e) => errors.push(e.message), schedule: () => {} });
+    fresh.writeAgent({ hostname: 'h', ip: '127.0.0.1' });
+    let ran = false;
+    fresh.afterCommit(() => (ran = true));
+    assert.equal(fresh.flush(), false);
     assert.deepEqual(seen[2], { ms: 2, ok: false });
-    assert.equal(seen.length, 3);
+    assert.equal(ran, false, 'what waits for a failed commit does not run');
+    assert.equal(errors.length, 1);
+    rmSync(join(dir, 'meta', 'journal.tmp'), { recursive: true });
+    assert.equal(fresh.flush(), true, 'the staged change is kept and committed on the next try');
+    assert.equal(ran, true);
+    fresh.close();
+    cp.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

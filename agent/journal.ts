@@ -1,0 +1,283 @@
+/**
+ * An append-only journal with group commit: the agent checkpoint's one durable file.
+ *
+ * Each entry is one line, `<crc32 of the JSON, 8 hex digits> <JSON>\n`. Entries appended while
+ * the agent handles one round of events (a DRAIN and the hundred kills it decides, a burst of
+ * launcher exits, the acknowledgements of one read) are staged in memory and committed together:
+ * one write and one fdatasync for all of them, where one file per record cost a write, an fsync
+ * and a rename each. What must wait for an entry to be on disk (an update sent, a signal
+ * delivered, a launcher started) waits with `afterCommit`, so nothing is ever acted on before
+ * it is durable.
+ *
+ * A crash can leave a torn last line (power lost in the middle of a write). Such a tail was
+ * never committed, so nothing was acted on because of it: reading stops before it and the next
+ * append truncates it. A damaged line with committed lines after it is corruption, reported
+ * with its line number.
+ */
+
+import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { crc32 } from 'node:zlib';
+
+/**
+ * Where the journal reports its commits (agent/metrics.ts). `now` is a monotonic clock in ms
+ * (a wall-clock step must not show up as a slow disk).
+ */
+export interface JournalInstruments {
+  now(): number;
+  /** One group commit (write + fdatasync, or a whole rewrite) took `ms`; `ok` false when it threw. */
+  onWrite(ms: number, ok: boolean): void;
+}
+
+export interface JournalOptions {
+  instruments?: JournalInstruments | undefined;
+  /** How a commit is scheduled after the first staged entry. Default: setImmediate (after this round of events). */
+  schedule?: (fn: () => void) => void;
+  /** A commit failed (disk full, I/O error): staged entries are kept and retried after `retryMs`. */
+  onError?: (e: Error) => void;
+  /** Delay before a failed commit is tried again. Default 1000 ms. */
+  retryMs?: number;
+  /**
+   * Asked at each commit: the whole live state as entries (JSON texts), when the file should be
+   * rewritten with it instead of appended to (compaction). It must hold every staged change.
+   */
+  compact?: () => readonly string[] | undefined;
+  /** After a rewrite made durable. */
+  onRewritten?: () => void;
+}
+
+export type JournalRead =
+  | { ok: true; entries: unknown[]; validBytes: number; tornTail: boolean }
+  | { ok: false; problem: string };
+
+/** One line of the journal. Pure. */
+export function encodeEntry(json: string): string {
+  return `${crc32(json).toString(16).padStart(8, '0')} ${json}\n`;
+}
+
+/**
+ * Parses journal text. A bad line is forgiven only at the very end (a torn tail); elsewhere it
+ * is corruption. Pure.
+ */
+export function parseJournal(text: string): JournalRead {
+  const entries: unknown[] = [];
+  let pos = 0;
+  let line = 0;
+  while (pos < text.length) {
+    line++;
+    const nl = text.indexOf('\n', pos);
+    const end = nl === -1 ? text.length : nl;
+    const raw = text.slice(pos, end);
+    const problem = lineProblem(raw, nl === -1);
+    if (problem !== undefined) {
+      // Only the last line can be torn: bytes after it mean a committed entry follows a bad one.
+      const rest = nl === -1 ? '' : text.slice(nl + 1);
+      if (rest.length === 0) return { ok: true, entries, validBytes: Buffer.byteLength(text.slice(0, pos)), tornTail: true };
+      return { ok: false, problem: `line ${line}: ${problem}` };
+    }
+    entries.push(JSON.parse(raw.slice(9)) as unknown);
+    pos = end + 1;
+  }
+  return { ok: true, entries, validBytes: Buffer.byteLength(text), tornTail: false };
+}
+
+function lineProblem(raw: string, unterminated: boolean): string | undefined {
+  if (unterminated) return 'no end of line (torn write)';
+  if (raw.length < 10 || raw[8] !== ' ' || !/^[0-9a-f]{8}$/.test(raw.slice(0, 8))) return 'no checksum';
+  const json = raw.slice(9);
+  if (crc32(json).toString(16).padStart(8, '0') !== raw.slice(0, 8)) return 'checksum mismatch';
+  try {
+    JSON.parse(json);
+  } catch (e) {
+    return `not valid JSON (${(e as Error).message})`;
+  }
+  return undefined;
+}
+
+/** Reads a journal file; a missing file reads as empty. */
+export function readJournal(path: string): JournalRead {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, entries: [], validBytes: 0, tornTail: false };
+    return { ok: false, problem: `cannot read: ${(e as Error).message}` };
+  }
+  return parseJournal(text);
+}
+
+/** Makes a directory entry (a new or renamed file) durable. */
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class Journal {
+  readonly path: string;
+  readonly #o: JournalOptions;
+  #fd: number | undefined;
+  #size: number;
+  /** Encoded lines staged since the last commit. */
+  #staged: string[] = [];
+  /** Sequence numbers: of the last entry staged, and of the last one on disk. */
+  #stagedSeq = 0;
+  #durableSeq = 0;
+  /** Waiting for entries up to `seq` to be durable, in the order they were asked. */
+  #waiters: Array<{ seq: number; fn: () => void }> = [];
+  #scheduled = false;
+  #closed = false;
+
+  /** `validBytes`: how much of the existing file is good (from readJournal); anything after it is cut. */
+  constructor(path: string, validBytes: number, options: JournalOptions = {}) {
+    this.path = path;
+    this.#o = options;
+    this.#size = validBytes;
+  }
+
+  /** Bytes in the file, committed entries only. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Entries staged and not yet committed. */
+  get staged(): number {
+    return this.#staged.length;
+  }
+
+  /** Stages one entry (JSON text); returns its sequence number. The commit follows this round of events. */
+  append(json: string): number {
+    if (this.#closed) throw new Error(`journal ${this.path} is closed`);
+    this.#staged.push(encodeEntry(json));
+    this.#stagedSeq++;
+    this.#schedule();
+    return this.#stagedSeq;
+  }
+
+  /** Runs `fn` once every entry staged so far is durable: now if there is none. */
+  afterCommit(fn: () => void): void {
+    this.after(this.#stagedSeq, fn);
+  }
+
+  /** Runs `fn` once entry `seq` (and every one before it) is durable: now if it already is. */
+  after(seq: number, fn: () => void): void {
+    if (seq <= this.#durableSeq) return fn();
+    this.#waiters.push({ seq, fn });
+  }
+
+  /**
+   * Commits every staged entry now (one write, one fdatasync) and runs the callbacks that were
+   * waiting for them. False when the write failed: the entries stay staged and are retried.
+   */
+  commit(): boolean {
+    if (this.#staged.length === 0) return true;
+    const whole = this.#o.compact?.();
+    if (whole !== undefined) return this.rewrite(whole);
+    const text = this.#staged.join('');
+    const ok = this.#timed(() => {
+      const fd = this.#open();
+      writeSync(fd, text);
+      fdatasyncSync(fd);
+    });
+    if (!ok) return false;
+    this.#size += Buffer.byteLength(text);
+    this.#staged = [];
+    this.#durable(this.#stagedSeq);
+    return true;
+  }
+
+  /**
+   * Replaces the whole file with `lines` (JSON texts), which stand for everything staged as
+   * well: written to a new file, fsync'd, renamed over the journal, the directory fsync'd. A
+   * crash at any point leaves the old journal or the new one, each complete. Used to compact.
+   */
+  rewrite(lines: readonly string[]): boolean {
+    const text = lines.map(encodeEntry).join('');
+    const tmp = `${this.path}.tmp`;
+    const ok = this.#timed(() => {
+      const fd = openSync(tmp, 'w', 0o600);
+      try {
+        writeSync(fd, text);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, this.path);
+      fsyncDir(dirname(this.path));
+      if (this.#fd !== undefined) closeSync(this.#fd);
+      this.#fd = undefined;
+    });
+    if (!ok) return false;
+    this.#size = Buffer.byteLength(text);
+    this.#staged = [];
+    this.#o.onRewritten?.();
+    this.#durable(this.#stagedSeq);
+    return true;
+  }
+
+  /** Commits what is staged, drops the callbacks still waiting (the agent is stopping), and closes the file. */
+  close(): void {
+    if (this.#closed) return;
+    this.commit();
+    this.#closed = true;
+    this.#waiters = [];
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+
+  #open(): number {
+    if (this.#fd !== undefined) return this.#fd;
+    const created = this.#size === 0;
+    const fd = openSync(this.path, 'a+', 0o600);
+    // A torn tail left by a crash is cut before anything is appended after it.
+    ftruncateSync(fd, this.#size);
+    if (created) fsyncDir(dirname(this.path));
+    this.#fd = fd;
+    return fd;
+  }
+
+  #timed(write: () => void): boolean {
+    const i = this.#o.instruments;
+    const start = i?.now() ?? 0;
+    try {
+      write();
+      i?.onWrite(i.now() - start, true);
+      return true;
+    } catch (e) {
+      i?.onWrite(i.now() - start, false);
+      this.#o.onError?.(e as Error);
+      if (this.#fd !== undefined) {
+        try {
+          closeSync(this.#fd);
+        } catch {
+          // Already unusable; the next commit opens the file again.
+        }
+        this.#fd = undefined;
+      }
+      if (!this.#closed) setTimeout(() => this.#flushScheduled(), this.#o.retryMs ?? 1_000).unref();
+      return false;
+    }
+  }
+
+  #durable(seq: number): void {
+    this.#durableSeq = seq;
+    const ready = this.#waiters.filter((w) => w.seq <= seq);
+    if (ready.length === 0) return;
+    this.#waiters = this.#waiters.filter((w) => w.seq > seq);
+    for (const w of ready) w.fn();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    (this.#o.schedule ?? setImmediate)(() => this.#flushScheduled());
+  }
+
+  #flushScheduled(): void {
+    this.#scheduled = false;
+    if (!this.#closed) this.commit();
+  }
+}
