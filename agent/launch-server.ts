@@ -67,9 +67,10 @@ export class LaunchServer {
     child.stdin?.on('error', () => {}); // a server gone shows as its exit
     child.on('error', (e) => this.#log.warn('launch server error', { error: e }));
     child.on('exit', (code, signal) => this.#onExit(child, code, signal));
-    // Neither the server nor its pipes keep the agent's process alive.
+    // The server keeps the process alive only while it has something to report.
     child.unref();
     for (const s of [child.stdin, child.stdout] as Array<{ unref?: () => void } | null>) s?.unref?.();
+    this.#watching();
     this.#log.info('launch server started', { pid: child.pid });
     return true;
   }
@@ -80,6 +81,7 @@ export class LaunchServer {
     const id = String(this.#nextId++);
     return new Promise((resolve) => {
       this.#pending.set(id, { resolve, launcherPid: undefined });
+      this.#watching();
       this.#child?.stdin?.write(encodeLaunchRequest(id, spec));
     });
   }
@@ -90,6 +92,13 @@ export class LaunchServer {
     this.#child?.stdin?.end();
   }
 
+  /** Holds the process alive (refs the server's stdout) while a launch or a launcher's end is awaited. */
+  #watching(): void {
+    const out = this.#child?.stdout as { ref?: () => void; unref?: () => void } | null | undefined;
+    if (this.#pending.size > 0 || this.#live.size > 0) out?.ref?.();
+    else out?.unref?.();
+  }
+
   #onData(chunk: string): void {
     this.#buffer += chunk;
     let nl: number;
@@ -98,6 +107,7 @@ export class LaunchServer {
       this.#buffer = this.#buffer.slice(nl + 1);
       this.#onReply(line);
     }
+    this.#watching();
   }
 
   #onReply(line: string): void {

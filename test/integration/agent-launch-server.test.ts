@@ -1,0 +1,98 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LaunchServer, encodeLaunchRequest } from '../../agent/launch-server.js';
+import { readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
+import { Logger } from '../../shared/log.js';
+import { alive, eventually, tempDir } from '../helpers/daemons.js';
+
+function spec(dir: string, name: string, command: string, env: Record<string, string> = {}): LaunchSpec {
+  return {
+    program: '/bin/sh',
+    argv: ['sh', '-c', command],
+    cwd: dir,
+    env: { PATH: '/usr/bin:/bin', ...env },
+    stdoutPath: join(dir, `${name}.out`),
+    stderrPath: join(dir, `${name}.err`),
+    statusFile: join(dir, `${name}.exit.json`),
+  };
+}
+
+function server(t: { after(fn: () => void): void }, lines: string[] = []): LaunchServer {
+  const s = new LaunchServer(new Logger({ sink: (l) => lines.push(l) }));
+  t.after(() => s.close());
+  return s;
+}
+
+test('encodeLaunchRequest: length, then NUL-terminated fields with counts', () => {
+  const b = encodeLaunchRequest('7', { program: 'p', argv: ['a', ''], cwd: '/c', env: { K: 'v' }, stdoutPath: 'o', stderrPath: 'e', statusFile: 's' });
+  assert.equal(b.readUInt32LE(0), b.length - 4);
+  assert.deepEqual(b.subarray(4).toString('utf8').split('\0'), ['7', 's', '/c', 'o', 'e', 'p', '2', 'a', '', '1', 'K=v', '']);
+});
+
+test('the launch server starts a task in its sandbox with its environment, reports its pid and how it ended', async (t) => {
+  const dir = tempDir(t);
+  const s = server(t);
+  assert.equal(s.start(), true);
+  const r = await s.launch(spec(dir, 'a', 'echo "$GREETING" from "$(pwd)"; echo oops >&2; exit 3', { GREETING: 'hello world' }));
+  assert.equal(r.ok, true);
+  if (!r.ok) return;
+  assert.ok(r.launcherPid > 0 && r.taskPid !== undefined && r.taskPid !== r.launcherPid);
+  assert.equal(await r.ended, 'exited');
+  const end = readLauncherEnd(join(dir, 'a.exit.json'));
+  assert.deepEqual(end && { pid: end.pid, exit_code: 'exit_code' in end ? end.exit_code : undefined }, { pid: r.taskPid, exit_code: 3 });
+  assert.equal(readFileSync(join(dir, 'a.out'), 'utf8'), `hello world from ${dir}\n`);
+  assert.equal(readFileSync(join(dir, 'a.err'), 'utf8'), 'oops\n');
+});
+
+test('the launch server: many launches at once, each answered with its own pids', async (t) => {
+  const dir = tempDir(t);
+  const s = server(t);
+  const results = await Promise.all(Array.from({ length: 40 }, (_, i) => s.launch(spec(dir, `t${i}`, `exit ${i}`))));
+  const pids = new Set<number>();
+  for (const [i, r] of results.entries()) {
+    assert.equal(r.ok, true, `launch ${i}`);
+    if (!r.ok) continue;
+    assert.equal(await r.ended, 'exited');
+    const end = readLauncherEnd(join(dir, `t${i}.exit.json`));
+    assert.equal(end !== undefined && 'exit_code' in end ? end.exit_code : -1, i, `task ${i} exit code`);
+    assert.equal(end?.pid, r.taskPid);
+    pids.add(r.launcherPid);
+  }
+  assert.equal(pids.size, 40);
+});
+
+test('the launch server: a sandbox it cannot enter fails the launch with the reason; a program it cannot run exits 127', async (t) => {
+  const dir = tempDir(t);
+  const s = server(t);
+  const r = await s.launch({ ...spec(dir, 'x', 'true'), cwd: join(dir, 'missing') });
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.match(r.error, /cannot enter the sandbox '.*missing': No such file or directory/);
+  const n = await s.launch({ ...spec(dir, 'n', ''), program: 'no-such-program-here', argv: ['no-such-program-here'] });
+  assert.equal(n.ok, true);
+  if (!n.ok) return;
+  await n.ended;
+  const end = readLauncherEnd(join(dir, 'n.exit.json'));
+  assert.equal(end !== undefined && 'exit_code' in end ? end.exit_code : -1, 127);
+  assert.match(readFileSync(join(dir, 'n.err'), 'utf8'), /cannot execute 'no-such-program-here'/);
+});
+
+test('the launch server gone: its launchers are handed back as lost and their tasks keep running; launches go on', async (t) => {
+  const dir = tempDir(t);
+  const lines: string[] = [];
+  const s = server(t, lines);
+  const r = await s.launch(spec(dir, 'long', 'sleep 30'));
+  assert.equal(r.ok, true);
+  if (!r.ok || r.taskPid === undefined) return;
+  t.after(() => void signalGroup(r.taskPid!, 'SIGKILL'));
+  const serverPid = Number((JSON.parse(lines.find((l) => l.includes('launch server started'))!) as { pid: number }).pid);
+  process.kill(serverPid, 'SIGKILL');
+  assert.equal(await r.ended, 'lost');
+  assert.equal(alive(r.taskPid), true, 'the task outlives the server');
+  const again = await s.launch(spec(dir, 'after', 'exit 0'));
+  assert.equal(again.ok, true, 'a new server is started for the next launch');
+  if (again.ok) assert.equal(await again.ended, 'exited');
+  signalGroup(r.taskPid, 'SIGKILL');
+  await eventually(() => (existsSync(join(dir, 'long.exit.json')) ? true : undefined), 5_000);
+});
