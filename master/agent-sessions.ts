@@ -46,18 +46,35 @@ export class AgentSessions {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#attach(ws, req.socket.remoteAddress ?? '', principal));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#attach(ws, socket, req.socket.remoteAddress ?? '', principal));
   }
 
-  #attach(ws: WebSocket, remote: string, principal: string | undefined): void {
+  /** `socket`: the upgraded connection the WebSocket writes to (corked to batch sends, below). */
+  #attach(ws: WebSocket, socket: Duplex, remote: string, principal: string | undefined): void {
     const id = ++seq;
     const log = this.#log;
+    // Messages sent to one agent in one turn of the event loop (an ACCEPT's RUN_TASKs, the
+    // acknowledgements of a burst of updates) leave in one write: the socket is corked at the
+    // first and uncorked once the loop has handled this turn's input (setImmediate). ws writes
+    // each frame as its own syscall otherwise; its own cork per frame nests inside this one.
+    // Order is kept, ws's close frame and end() flush what is corked, nothing waits past the turn.
+    let corked = false;
+    const uncork = (): void => {
+      corked = false;
+      socket.uncork();
+    };
     const conn: AgentConnection = {
       id,
       remote,
       principal,
       send: (msg) => {
-        if (ws.readyState === WebSocket.OPEN) ws.send(encode({ ...msg, epoch: this.#epoch }));
+        if (ws.readyState !== WebSocket.OPEN) return;
+        if (!corked) {
+          corked = true;
+          socket.cork();
+          setImmediate(uncork);
+        }
+        ws.send(encode({ ...msg, epoch: this.#epoch }));
       },
       close(code, reason) {
         if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, closeReason(reason));

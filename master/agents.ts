@@ -499,6 +499,26 @@ export class AgentTable {
   }
 
   /**
+   * Each task's updates recorded (and so forwarded) and not yet acknowledged, oldest first; the
+   * latest is also the task's `status_update_uuid`. An agent may send a task's next update
+   * before the previous one is acknowledged (pipelined), so an acknowledgement may name an
+   * older update than the latest: it is still the agent's to hear. Kept beside the Task, not
+   * in it, so that GET_TASKS renders Tasks as they are; it follows the object into completed.
+   */
+  readonly #unacknowledged = new WeakMap<Task, string[]>();
+
+  #expectAcknowledgement(task: Task, uuid: string): void {
+    const list = this.#unacknowledged.get(task);
+    if (list === undefined) this.#unacknowledged.set(task, [uuid]);
+    else if (!list.includes(uuid)) list.push(uuid);
+  }
+
+  /** The task's recorded updates not yet acknowledged, oldest first. */
+  unacknowledged(task: Task): readonly string[] {
+    return this.#unacknowledged.get(task) ?? [];
+  }
+
+  /**
    * Records a status update from the agent. An update for a task the master never saw creates
    * it. As Mesos' `Master::updateTask`, a status replaces the last one when both have the same
    * state, so a task's (health) check updates do not pile up in `statuses`. 'RETRY' is an update
@@ -524,33 +544,54 @@ export class AgentTable {
     }
     const stamped: TaskStatus = status.agent_id === undefined ? { ...status, agent_id: { value: agentId } } : status;
     // A retried update (same uuid) is not a new state: the agent resends until acknowledged.
-    if (status.uuid !== undefined && task.statuses.some((s: TaskStatus) => s.uuid === status.uuid)) return 'RETRY';
+    // It is forwarded again, so its acknowledgement is expected again (the last one may have
+    // been lost with the agent's session).
+    if (status.uuid !== undefined && task.statuses.some((s: TaskStatus) => s.uuid === status.uuid)) {
+      this.#expectAcknowledgement(task, status.uuid);
+      return 'RETRY';
+    }
     task.state = status.state;
     if (task.statuses.at(-1)?.state === status.state) task.statuses.pop();
     task.statuses.push(stamped);
     if (status.uuid !== undefined) {
       task.status_update_state = status.state;
       task.status_update_uuid = status.uuid;
+      this.#expectAcknowledgement(task, status.uuid);
     }
     return 'RECORDED';
   }
 
   /**
    * A scheduler acknowledged an update. The task moves to completed only when the acknowledged
-   * update is terminal (GET_TASKS: a task leaves `tasks` once its terminal update is acknowledged).
+   * update is its latest and terminal (GET_TASKS: a task leaves `tasks` once its terminal update
+   * is acknowledged). An older update still unacknowledged (the agent sent the next before this
+   * one's acknowledgement came) is 'ACKNOWLEDGED' and leaves the task's latest as it was; any
+   * other uuid is 'UUID_MISMATCH'. On 'COMPLETED', `superseded` receives the task's earlier
+   * updates still unacknowledged: the scheduler has acknowledged how the task ended, the master
+   * forgets the task, and their own acknowledgements, should they come, would find no task, so
+   * the shell acknowledges them to the agent now (Mesos' agent ends a task's update stream with
+   * its terminal acknowledgement all the same).
    */
-  acknowledge(agentId: string, frameworkId: string, taskId: string, uuid: string): AckOutcome {
+  acknowledge(agentId: string, frameworkId: string, taskId: string, uuid: string, superseded: string[] = []): AckOutcome {
     const entry = this.#agents.get(agentId);
     if (entry === undefined) return 'UNKNOWN_AGENT';
     const key = taskKey(frameworkId, taskId);
     const task = entry.tasks?.get(key);
     if (task === undefined) return 'UNKNOWN_TASK';
-    if (task.status_update_uuid !== uuid) return 'UUID_MISMATCH';
+    const pending = this.#unacknowledged.get(task);
+    const at = pending?.indexOf(uuid) ?? -1;
+    if (task.status_update_uuid !== uuid) {
+      if (at === -1) return 'UUID_MISMATCH';
+      pending?.splice(at, 1);
+      return 'ACKNOWLEDGED';
+    }
+    if (at !== -1) pending?.splice(at, 1);
     const state = task.status_update_state ?? task.state;
     delete task.status_update_uuid;
     delete task.status_update_state;
     if (!isTerminal(state)) return 'ACKNOWLEDGED';
     entry.tasks?.delete(key);
+    if (pending !== undefined && pending.length > 0) superseded.push(...pending.splice(0));
     this.#completed.push(task);
     if (this.#completed.length > MAX_COMPLETED_TASKS) this.#completed.shift();
     return 'COMPLETED';

@@ -14,7 +14,7 @@
  */
 
 import type { Resource } from '../shared/mesos.js';
-import { addResources, isEmptyResource, scalarOf } from '../shared/resources.js';
+import { addResources, isEmptyResource, scalarOf, sumResources } from '../shared/resources.js';
 
 /** An agent as the allocator sees it. */
 export interface AllocatorAgent {
@@ -78,8 +78,7 @@ export function dominantShare(allocated: readonly Resource[], total: readonly Re
 
 /** Decides this round's offers. Each agent with something available goes to at most one framework. */
 export function generateOffers(input: AllocationInput): PlannedOffer[] {
-  let total: Resource[] = [];
-  for (const a of input.agents) total = addResources(total, a.total);
+  const total = sumResources(input.agents.map((a) => a.total));
   const held = new Map<string, Resource[]>();
   for (const f of input.frameworks) if (f.active && !f.suppressed) held.set(f.id, f.allocated);
   if (held.size === 0) return [];

@@ -66,8 +66,15 @@ function graceText(ns: number): string {
 
 /** When the task got SIGTERM as far as the master can tell: its TASK_KILLING, else when DRAIN went out. */
 function sigtermMs(t: Task, sentMs: number): number {
-  const killing = [...t.statuses].reverse().find((s) => s.state === 'TASK_KILLING');
-  const at = killing === undefined ? undefined : killing.timestamp * 1000;
+  // The latest TASK_KILLING, walked backwards in place (GET_AGENTS renders this for every task).
+  let at: number | undefined;
+  for (let i = t.statuses.length - 1; i >= 0; i--) {
+    const s = t.statuses[i];
+    if (s?.state === 'TASK_KILLING') {
+      at = s.timestamp * 1000;
+      break;
+    }
+  }
   return at !== undefined && at >= sentMs ? at : sentMs;
 }
 

@@ -140,12 +140,12 @@ export class Drainer {
     if (!r.ok) return r.error;
     const e = r.value;
     if (e === undefined) return undefined;
+    // The agent hears first: its tasks' SIGTERM must not wait for the listeners (an operator
+    // stream renders the whole agent, every task's drain record included) or the log line.
+    if (e.phase === 'REGISTERED') this.#sendDrain(e);
     this.#log.info('agent draining', { agentId, maxGracePeriodNs: config.maxGracePeriodNs, markGone: config.markGone, phase: e.phase, connected: e.connected });
     this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change: 'DRAINING' });
-    if (e.phase === 'REGISTERED') {
-      this.#sendDrain(e);
-      await this.check(agentId);
-    }
+    if (e.phase === 'REGISTERED') await this.check(agentId);
     return undefined;
   }
 
@@ -207,7 +207,8 @@ export class Drainer {
    */
   async check(agentId: string): Promise<void> {
     const e = this.#o.agents.get(agentId);
-    if (e === undefined || this.#checking.has(agentId)) return;
+    // Every status update and acknowledgement of every agent comes here: only a draining agent is worth a view.
+    if (e === undefined || e.drain?.state !== 'DRAINING' || this.#checking.has(agentId)) return;
     const step = nextDrainState(this.view(e));
     if (step === 'NONE') return;
     if (step === 'MARK_GONE') {

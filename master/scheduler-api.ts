@@ -76,7 +76,13 @@ function outcomeOf(status: number): AuditOutcome {
   return status < 400 ? 'allowed' : 'failed';
 }
 
-/** Starts the 200 chunked RecordIO answer of a SUBSCRIBE; each event is written (and so flushed) at once. */
+/**
+ * Starts the 200 chunked RecordIO answer of a SUBSCRIBE. Events are framed as they are sent and
+ * written together once the event loop has handled what it read this turn (setImmediate): the
+ * updates of many agents' messages then leave as one chunk and one write, where each used to
+ * be a chunk, a syscall and a wake-up of the scheduler. The order is kept, and nothing waits
+ * for more than that turn.
+ */
 function openStream(res: ServerResponse): FrameworkStream {
   const id = randomUUID();
   res.writeHead(200, { 'Content-Type': 'application/json', 'Mesos-Stream-Id': id, 'Cache-Control': 'no-cache' });
@@ -91,12 +97,28 @@ function openStream(res: ServerResponse): FrameworkStream {
     for (const fn of closers) fn();
   };
   res.on('close', onGone);
+  let pending: Buffer[] = [];
+  let flushQueued = false;
+  const flush = (): void => {
+    flushQueued = false;
+    if (pending.length === 0) return;
+    const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending);
+    pending = [];
+    if (!closed && !res.writableEnded) res.write(chunk);
+  };
   return {
     id,
     send(event: unknown): void {
-      if (!closed && !res.writableEnded) res.write(encodeRecord(stringifyJson(event)));
+      if (closed || res.writableEnded) return;
+      pending.push(encodeRecord(stringifyJson(event)));
+      if (!flushQueued) {
+        flushQueued = true;
+        setImmediate(flush);
+      }
     },
     close(): void {
+      // What was sent before the close (an ERROR, a last UPDATE) still goes out.
+      flush();
       if (!res.writableEnded) res.end();
       onGone();
     },

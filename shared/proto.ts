@@ -69,15 +69,28 @@ export function decodeMessage<T>(type: MessageType, value: unknown, path = ''): 
   }
 }
 
+/**
+ * A description's fields, listed once per description: the thunk builds a new record (and new
+ * nested descriptions) at every call, which made decoding every status update and scheduler
+ * call allocate its whole schema again. Descriptions are constants, so the list never changes.
+ */
+const FIELD_LISTS = new WeakMap<MessageType, ReadonlyArray<readonly [string, Field]>>();
+
+function fieldList(type: MessageType): ReadonlyArray<readonly [string, Field]> {
+  let list = FIELD_LISTS.get(type);
+  if (list === undefined) FIELD_LISTS.set(type, (list = Object.entries(type.fields())));
+  return list;
+}
+
 function readMessage(type: MessageType, o: Record<string, unknown>, path: string, missing: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, field] of Object.entries(type.fields())) {
+  for (const [name, field] of fieldList(type)) {
     const v = o[name];
-    const at = path === '' ? name : `${path}.${name}`;
     if (v === undefined || v === null) {
-      if (field.label === 'required') missing.push(at);
+      if (field.label === 'required') missing.push(path === '' ? name : `${path}.${name}`);
       continue;
     }
+    const at = path === '' ? name : `${path}.${name}`;
     if (field.label === 'repeated') {
       if (!Array.isArray(v)) throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
       const items: unknown[] = [];

@@ -244,3 +244,27 @@ export function toEndpointFormat(resources: readonly Resource[]): Resource[] {
 export function scalarOf(resources: readonly Resource[], name: string): number {
   return round(resources.filter((r) => r.name === name && r.type === 'SCALAR').reduce((s, r) => s + (r.scalar?.value ?? 0), 0));
 }
+
+/**
+ * The sum of many resource lists (every task of an agent, everything a framework holds): the
+ * same as folding addResources over them, in one pass. The fold copies the running total and
+ * builds two keys per comparison for every list added, which made the allocator's round cost
+ * grow with the tasks in the cluster times that copying.
+ */
+export function sumResources(lists: Iterable<readonly Resource[]>): Resource[] {
+  const byKey = new Map<string, Resource>();
+  for (const list of lists) {
+    for (const r of list) {
+      const k = `${r.type}\u0000${key(r)}`;
+      const same = byKey.get(k);
+      if (same === undefined) byKey.set(k, cloneResource(r));
+      else if (same.type === 'SCALAR') same.scalar = { value: round((same.scalar?.value ?? 0) + (r.scalar?.value ?? 0)) };
+      else if (same.type === 'RANGES') same.ranges = { range: [...(same.ranges?.range ?? []), ...(r.ranges?.range ?? []).map((x) => ({ begin: x.begin, end: x.end }))] };
+      else same.set = { item: [...new Set([...(same.set?.item ?? []), ...(r.set?.item ?? [])])] };
+    }
+  }
+  const out = [...byKey.values()];
+  // Ranges are merged once, at the end, rather than after every list.
+  for (const r of out) if (r.type === 'RANGES') r.ranges = { range: coalesceRanges(r.ranges?.range ?? []) };
+  return out;
+}

@@ -3,9 +3,19 @@
  * (scheduler/client.ts) that keeps the outstanding offers, launches `sleep` tasks on
  * them, acknowledges every update at once and notes when each task reached TASK_RUNNING
  * (performance.now(), in this process, as the scheduler sees it).
+ *
+ * Its calls (ACCEPT, DECLINE, ACKNOWLEDGE) are pipelined on one kept-alive connection, as
+ * Mesos' scheduler library sends them, rather than one fetch() each: the benchmark process
+ * shares the machine's two cores with the master and the agents, and fetch's per-request cost
+ * (a Request, an AbortSignal, web streams, new sockets when many calls are in flight) made
+ * this process the busiest of the throughput run (profiled: ~1.8 ms of CPU per task launched,
+ * nearly all of it fetch). With a transport (TLS, credentials) the calls keep using the
+ * client's fetch.
  */
 
+import { connect, type Socket } from 'node:net';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
+import { stringifyJson } from '../../shared/json.js';
 import type { Resource, TaskInfo } from '../../shared/mesos.js';
 import type { ClientTransport } from '../../io/transport.js';
 
@@ -53,8 +63,118 @@ export function benchTask(taskId: string, offer: BenchOffer): TaskInfo {
   };
 }
 
+/** A scheduler call's answer. */
+export interface CallAnswer {
+  status: number;
+  text: string;
+}
+
+/** Bytes of answers a connection may hold unparsed before it is taken for a broken server. */
+const MAX_ANSWER_BYTES = 16 << 20;
+
+/**
+ * Scheduler calls pipelined on one kept-alive HTTP/1.1 connection, as Mesos' scheduler library
+ * (libprocess' http::Connection) sends them: each call is written at once without waiting for
+ * the previous answer, the answers come back in order. Calls made in one turn of the event loop
+ * leave in one write. Plain HTTP, no redirects (the benchmarks' masters lead); an answer must
+ * carry Content-Length (every master answer does). A closed or broken connection fails the calls
+ * waiting on it, and the next call opens a new one.
+ */
+export class PipelinedCalls {
+  readonly #host: string;
+  readonly #port: number;
+  readonly #path: string;
+  /** The request head up to Content-Length, the same for every call. */
+  readonly #head: string;
+  readonly #frameworkId: string;
+  #socket: Socket | undefined;
+  #waiting: Array<{ resolve: (a: CallAnswer) => void; reject: (e: Error) => void }> = [];
+  #buffered: Buffer = Buffer.alloc(0);
+  #corked = false;
+  #closed = false;
+
+  constructor(url: string, streamId: string, frameworkId: string) {
+    const u = new URL(url);
+    this.#host = u.hostname;
+    this.#port = Number(u.port === '' ? 80 : u.port);
+    this.#path = u.pathname;
+    this.#frameworkId = frameworkId;
+    this.#head = `POST ${this.#path} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMesos-Stream-Id: ${streamId}\r\nContent-Length: `;
+  }
+
+  call(type: string, body: Record<string, unknown>): Promise<CallAnswer> {
+    if (this.#closed) return Promise.reject(new Error('the calls are closed'));
+    const payload: Record<string, unknown> = { framework_id: { value: this.#frameworkId }, type };
+    if (Object.keys(body).length > 0) payload[type.toLowerCase()] = body;
+    const data = stringifyJson(payload);
+    const socket = this.#connection();
+    return new Promise<CallAnswer>((resolve, reject) => {
+      this.#waiting.push({ resolve, reject });
+      if (!this.#corked) {
+        this.#corked = true;
+        socket.cork();
+        setImmediate(() => {
+          this.#corked = false;
+          socket.uncork();
+        });
+      }
+      socket.write(`${this.#head}${Buffer.byteLength(data)}\r\n\r\n${data}`);
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#socket?.destroy();
+  }
+
+  #connection(): Socket {
+    if (this.#socket !== undefined && !this.#socket.destroyed) return this.#socket;
+    const socket = connect({ host: this.#host, port: this.#port, noDelay: true });
+    this.#socket = socket;
+    this.#buffered = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => this.#read(socket, chunk));
+    const fail = (e: Error): void => this.#fail(socket, e);
+    socket.on('error', fail);
+    socket.on('close', () => fail(new Error('the master closed the connection')));
+    return socket;
+  }
+
+  /** Parses every complete answer in what has arrived; each settles the oldest call. */
+  #read(socket: Socket, chunk: Buffer): void {
+    this.#buffered = this.#buffered.length === 0 ? chunk : Buffer.concat([this.#buffered, chunk]);
+    for (;;) {
+      const end = this.#buffered.indexOf('\r\n\r\n');
+      if (end === -1) break;
+      const head = this.#buffered.subarray(0, end).toString('latin1');
+      const status = /^HTTP\/1\.[01] ([0-9]{3})/.exec(head);
+      const length = /\r\ncontent-length: *([0-9]+)/i.exec(head);
+      if (status === null || length === null) {
+        this.#fail(socket, new Error(`unreadable answer: ${head.slice(0, 80)}`));
+        return;
+      }
+      const bodyEnd = end + 4 + Number(length[1]);
+      if (this.#buffered.length < bodyEnd) break;
+      const text = this.#buffered.subarray(end + 4, bodyEnd).toString('utf8');
+      this.#buffered = this.#buffered.subarray(bodyEnd);
+      this.#waiting.shift()?.resolve({ status: Number(status[1]), text });
+    }
+    if (this.#buffered.length > MAX_ANSWER_BYTES) this.#fail(socket, new Error('answer too large'));
+  }
+
+  #fail(socket: Socket, e: Error): void {
+    if (this.#socket !== socket) return;
+    this.#socket = undefined;
+    socket.destroy();
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const w of waiting) w.reject(e);
+  }
+}
+
 export class BenchFramework {
   readonly client: SchedulerClient;
+  /** Pipelined calls when the framework is on plain HTTP, anonymous; else the client's fetch. */
+  readonly #calls: PipelinedCalls | undefined;
   /** Outstanding offers by id (RESCIND and our own ACCEPT/DECLINE remove them). */
   readonly offers = new Map<string, BenchOffer>();
   /** When each task's TASK_RUNNING arrived. */
@@ -65,8 +185,9 @@ export class BenchFramework {
   ackErrors = 0;
   #waiters: Array<() => void> = [];
 
-  private constructor(client: SchedulerClient) {
+  private constructor(client: SchedulerClient, plain: boolean) {
     this.client = client;
+    this.#calls = plain ? new PipelinedCalls(client.url, client.streamId, client.frameworkId) : undefined;
     client.onEvent = (e) => this.#event(e);
     for (const e of client.received.slice(1)) this.#event(e);
   }
@@ -74,7 +195,12 @@ export class BenchFramework {
   /** `transport`: TLS and the Authorization header of a secured master (the security benchmark); default plain, anonymous. */
   static async subscribe(master: string, name: string, transport?: ClientTransport): Promise<BenchFramework> {
     const client = await SchedulerClient.subscribe(master, { user: 'root', name, failover_timeout: 0, checkpoint: true }, { timeoutMs: 20_000, ...(transport === undefined ? {} : { transport }) });
-    return new BenchFramework(client);
+    return new BenchFramework(client, transport === undefined && client.url.startsWith('http:'));
+  }
+
+  /** Sends a scheduler call with this framework's stream id; resolves with the HTTP answer. */
+  call(type: string, body: Record<string, unknown> = {}): Promise<CallAnswer> {
+    return this.#calls === undefined ? this.client.call(type, body) : this.#calls.call(type, body);
   }
 
   #event(e: SchedulerEvent): void {
@@ -90,9 +216,7 @@ export class BenchFramework {
         this.failed.set(taskId, `${s.state} ${s.message ?? ''}`.trim());
       }
       if (s.uuid !== undefined && s.agent_id !== undefined) {
-        this.client
-          .call('ACKNOWLEDGE', { agent_id: s.agent_id, task_id: s.task_id, uuid: s.uuid })
-          .then((r) => { if (r.status !== 202) this.ackErrors++; }, () => { this.ackErrors++; });
+        this.call('ACKNOWLEDGE', { agent_id: s.agent_id, task_id: s.task_id, uuid: s.uuid }).then((r) => { if (r.status !== 202) this.ackErrors++; }, () => { this.ackErrors++; });
       }
     } else return;
     const waiters = this.#waiters;
@@ -129,7 +253,7 @@ export class BenchFramework {
 
   /** ACCEPT `offer` with one LAUNCH of `tasks`; unused resources come back at once (refuse 0 s). */
   async launch(offer: BenchOffer, tasks: TaskInfo[]): Promise<void> {
-    const r = await this.client.call('ACCEPT', {
+    const r = await this.call('ACCEPT', {
       offer_ids: [offer.id],
       operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }],
       filters: { refuse_seconds: 0 },
@@ -140,8 +264,9 @@ export class BenchFramework {
   /** TEARDOWN (the master kills every task of the framework), then close the stream. */
   async teardown(): Promise<void> {
     try {
-      await this.client.call('TEARDOWN');
+      await this.call('TEARDOWN');
     } finally {
+      this.#calls?.close();
       this.client.close();
     }
   }

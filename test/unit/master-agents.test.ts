@@ -215,6 +215,62 @@ describe('tasks', () => {
     assert.equal(table.acknowledge('nope', 'fw', 't', 'u2'), 'UNKNOWN_AGENT');
   });
 
+  test('pipelined updates: an older unacknowledged update may be acknowledged; the latest stays what GET_TASKS and drains read', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    const st = (state: 'TASK_STARTING' | 'TASK_RUNNING' | 'TASK_KILLED', uuid: string) => ({ task_id: { value: 't' }, state, source: 'SOURCE_EXECUTOR' as const, timestamp: 1, uuid });
+    const task = () => table.get('a')!.tasks!.get('fw\u0000t')!;
+    // STARTING then RUNNING, the second sent before the first is acknowledged.
+    assert.equal(table.updateStatus('a', 'fw', st('TASK_STARTING', 'u1')), 'RECORDED');
+    assert.equal(table.updateStatus('a', 'fw', st('TASK_RUNNING', 'u2')), 'RECORDED');
+    assert.deepEqual(table.unacknowledged(task()), ['u1', 'u2']);
+    assert.equal(task().status_update_uuid, 'u2');
+    // The older one: acknowledged, the latest untouched.
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u1'), 'ACKNOWLEDGED');
+    assert.equal(task().status_update_uuid, 'u2');
+    assert.equal(task().status_update_state, 'TASK_RUNNING');
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u1'), 'UUID_MISMATCH', 'an update is acknowledged once');
+    assert.equal(table.acknowledge('a', 'fw', 't', 'nope'), 'UUID_MISMATCH');
+    // Acknowledgements in any order: the latest first, then the older one.
+    assert.equal(table.updateStatus('a', 'fw', st('TASK_KILLED', 'u3')), 'RECORDED');
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u2'), 'ACKNOWLEDGED');
+    assert.equal(task().status_update_uuid, 'u3', 'the terminal update is still unacknowledged: a drain waits for it');
+    assert.equal(task().state, 'TASK_KILLED');
+    const superseded: string[] = [];
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u3', superseded), 'COMPLETED');
+    assert.deepEqual(superseded, []);
+    assert.equal(table.get('a')!.tasks?.size ?? 0, 0);
+  });
+
+  test('pipelined updates: acknowledging the end supersedes the earlier updates still unacknowledged', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    const st = (state: 'TASK_RUNNING' | 'TASK_FINISHED', uuid: string) => ({ task_id: { value: 't' }, state, source: 'SOURCE_EXECUTOR' as const, timestamp: 1, uuid });
+    table.updateStatus('a', 'fw', st('TASK_RUNNING', 'u1'));
+    table.updateStatus('a', 'fw', st('TASK_FINISHED', 'u2'));
+    const superseded: string[] = [];
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u2', superseded), 'COMPLETED', 'the terminal update ends the task');
+    assert.deepEqual(superseded, ['u1']);
+    assert.equal(table.completedTasks.length, 1);
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u1'), 'UNKNOWN_TASK', 'a late acknowledgement finds no task');
+  });
+
+  test('a retried update is acknowledgeable again (its acknowledgement may have been lost with the session)', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    table.updateStatus('a', 'fw', status('TASK_RUNNING', 'u1'));
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u1'), 'ACKNOWLEDGED');
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u1'), 'UUID_MISMATCH');
+    assert.equal(table.updateStatus('a', 'fw', status('TASK_RUNNING', 'u1')), 'RETRY');
+    const t = table.get('a')!.tasks!.get('fw\u0000t')!;
+    assert.equal(t.status_update_uuid, undefined, 'a retry does not make the update latest again');
+    assert.equal(t.statuses.length, 1);
+    assert.equal(table.acknowledge('a', 'fw', 't', 'u1'), 'ACKNOWLEDGED');
+  });
+
   test('re-registration replaces tasks with the agent report', () => {
     const clock = new ManualClock();
     const table = new AgentTable(LIMITS);

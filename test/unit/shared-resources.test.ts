@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  addResources, containsResources, formatResources, parseAttributes, parseResources, subtractResources, toEndpointFormat,
+  addResources, containsResources, formatResources, parseAttributes, parseResources, subtractResources, sumResources, toEndpointFormat,
 } from '../../shared/resources.js';
 
 test('parses the Mesos resource syntax', () => {
@@ -70,4 +70,19 @@ test('arithmetic: add, subtract, contains', () => {
   assert.deepEqual(toEndpointFormat([{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 } }]), [
     { name: 'cpus', type: 'SCALAR', scalar: { value: 1 }, role: '*' },
   ]);
+});
+
+test('sumResources equals folding addResources, whatever the lists', () => {
+  const lists = ['cpus:0.1;mem:1', 'cpus:0.1;mem:1;ports:[31000-31001]', 'gpus(web):1;cpus:0.3', 'zones:{a,b};ports:[31002-31004]', 'zones:{b,c};cpus(web):2', ''].map((t) => {
+    const r = parseResources(t);
+    assert.ok(r.ok);
+    return r.ok ? r.value : [];
+  });
+  // 100 tasks of 0.1 cpus: the sum stays on Mesos' three decimals, as the fold does.
+  const many = [...Array.from({ length: 100 }, () => lists[0] ?? []), ...lists];
+  for (const input of [[], [lists[0] ?? []], lists, many]) {
+    const folded = input.reduce<ReturnType<typeof addResources>>((acc, l) => addResources(acc, l), []);
+    assert.equal(formatResources(sumResources(input)), formatResources(folded));
+  }
+  assert.equal(formatResources(sumResources(many)), 'cpus:10.5;mem:102;ports:[31000-31004];gpus(web):1;zones:{a,b,c};cpus(web):2');
 });

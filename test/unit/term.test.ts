@@ -148,6 +148,29 @@ test('a status update is recorded and announced; the acknowledgement goes to the
   term.dispose();
 });
 
+test('pipelined updates: each acknowledgement reaches the agent, and the end supersedes what is left', async () => {
+  const { term, registry } = await setup();
+  const conn = new FakeConn(1);
+  const agentId = await registered(term, registry, conn);
+  const update = (state: 'TASK_STARTING' | 'TASK_RUNNING' | 'TASK_FINISHED', uuid: string): AgentMessage => ({
+    type: 'STATUS_UPDATE',
+    framework_id: 'fw',
+    status: { task_id: { value: 't' }, state, source: 'SOURCE_EXECUTOR', timestamp: 1, uuid },
+  });
+  for (const [state, uuid] of [['TASK_STARTING', 'u1'], ['TASK_RUNNING', 'u2'], ['TASK_FINISHED', 'u3']] as const) await term.registration.handle(conn, update(state, uuid));
+  const acks = (): unknown[] => conn.sent.filter((m) => m.type === 'ACKNOWLEDGE').map((m) => (m as { uuid: string }).uuid);
+  // The scheduler acknowledges STARTING late, after RUNNING was forwarded: the agent still hears it.
+  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u1'), { ok: true });
+  assert.deepEqual(acks(), ['u1']);
+  // The end, acknowledged before RUNNING: the task completes and RUNNING is acknowledged to the agent with it.
+  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u3'), { ok: true });
+  assert.deepEqual(acks(), ['u1', 'u3', 'u2']);
+  assert.equal(term.agents.completedTasks.length, 1);
+  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u2'), { ok: false, reason: 'UNKNOWN_TASK' });
+  assert.deepEqual(acks(), ['u1', 'u3', 'u2'], 'nothing more for the agent');
+  term.dispose();
+});
+
 test('(health) check updates: each new one is announced to operators, a retry is not; statuses keep one per state (as Mesos)', async () => {
   const { term, registry } = await setup();
   const conn = new FakeConn(1);
