@@ -32,7 +32,8 @@ export class Maintainer {
 
   /** Resolves with the validation or write error, or undefined once durable and applied. */
   updateSchedule(schedule: Schedule): Promise<DrydockError | undefined> {
-    return this.#scheduleCommand(() => schedule);
+    // The new schedule replaces the current one whole: no copy of the current one is needed.
+    return this.#scheduleCommand(() => schedule, false);
   }
 
   /**
@@ -60,10 +61,11 @@ export class Maintainer {
     return this.#scheduleCommand((current) => withoutMachines(current, ids));
   }
 
-  #scheduleCommand(build: (current: Schedule) => Schedule): Promise<DrydockError | undefined> {
+  /** `build` makes the schedule to write from the current one (copied for it only when `fromCurrent`). */
+  #scheduleCommand(build: (current: Schedule) => Schedule, fromCurrent = true): Promise<DrydockError | undefined> {
     const m = this.#o.maintenance;
     let schedule: Schedule | undefined;
-    const get = (): Schedule => (schedule ??= build(m.currentSchedule()));
+    const get = (): Schedule => (schedule ??= build(fromCurrent ? m.currentSchedule() : { windows: [] }));
     return this.#command('SCHEDULED', () => validateSchedule(get(), m.machines), (reg) => reg.updateSchedule(m.durableSchedule(get())), () => m.applySchedule(get()));
   }
 

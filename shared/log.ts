@@ -82,14 +82,31 @@ interface Shared {
 }
 
 let stdoutGuarded = false;
+/** Lines logged in this turn of the event loop, not written yet. */
+let stdoutPending = '';
+const flushStdout = (): void => {
+  if (stdoutPending === '') return;
+  const text = stdoutPending;
+  stdoutPending = '';
+  process.stdout.write(text);
+};
+/**
+ * The lines of one event-loop turn leave in one write (on setImmediate), not one write each:
+ * stdout to a pipe or file is a synchronous write(2) per call, and a registration storm logs a
+ * line per agent (10,000 writes measured 0.6 s of the master's event loop). Lines stay whole and
+ * in order; `exit` writes what is left (stdout writes are synchronous then), so a daemon that
+ * logs and exits loses nothing. Only a SIGKILL can lose the current turn's lines.
+ */
 const stdoutSink: LogSink = (line) => {
   if (!stdoutGuarded) {
     // A reader gone (`| head`, a journald restart) makes the write fail with EPIPE, emitted as
     // an 'error' event that would end the process: losing log lines must not stop a daemon.
     stdoutGuarded = true;
     process.stdout.on('error', () => {});
+    process.on('exit', flushStdout);
   }
-  process.stdout.write(line + '\n');
+  if (stdoutPending === '') setImmediate(flushStdout);
+  stdoutPending += line + '\n';
 };
 
 export class Logger {

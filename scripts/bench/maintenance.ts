@@ -25,9 +25,12 @@ export interface MaintenanceOptions {
   repeats: number;
   /** Flags of the master (e.g. --etcd=... for the registry in etcd); called once per master. */
   masterFlags?: () => readonly string[];
+  /** Run the master with `--cpu-prof --cpu-prof-dir=DIR` (one .cpuprofile per master). Default: no profile. */
+  cpuProfDir?: string;
 }
 
-const GOAL_MS = 500;
+/** Issue 15: the update, durable, at most this many times the raw SQLite transaction of the same rows. */
+const GOAL_RATIO = 2;
 const HOUR_NS = 3_600_000_000_000n;
 
 /** The IP of machine k: 10.x.y.z, k in the low 24 bits. Pure. */
@@ -105,7 +108,7 @@ export async function runMaintenance(opts: MaintenanceOptions): Promise<BenchRes
   // A day from now, whole seconds plus 1 ns: the exact digits must survive the round trip.
   const baseNs = (BigInt(Date.now()) / 1000n + 86_400n) * 1_000_000_000n + 1n;
   const floor = sqliteFloor(benchSchedule(opts.machines, opts.perWindow, baseNs), opts.repeats);
-  const master = await startMaster(opts.masterFlags?.() ?? []);
+  const master = await startMaster(opts.masterFlags?.() ?? [], opts.cpuProfDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] });
   const context: Record<string, unknown> = { machines: opts.machines, windows, repeats: opts.repeats };
   try {
     const samples: number[] = [];
@@ -125,7 +128,7 @@ export async function runMaintenance(opts: MaintenanceOptions): Promise<BenchRes
       value: med,
       unit: 'ms',
       ...against('raw SQLite txn, same rows (WAL, FULL)', median(floor), med),
-      goal: { text: `< ${GOAL_MS} ms`, pass: med < GOAL_MS },
+      goal: { text: `<= ${GOAL_RATIO}x`, pass: med <= GOAL_RATIO * median(floor) },
       note: `request ${(bodyBytes / 1024).toFixed(0)} kB; first ${samples[0]?.toFixed(0)} ms, max ${Math.max(...samples).toFixed(0)} ms`,
     });
 

@@ -15,11 +15,14 @@
  *   --storm-processes=P   storm: sim-agent processes (default 2 from 5,000 agents, else 1)
  *   --storm-concurrency=C storm: handshakes in flight over all processes (default 256)
  *   --storm-repeats=R     storm: floor and master storms per size, median reported (default 3)
+ *   --storm-cpu-prof=DIR  storm: run the masters with --cpu-prof into DIR
  *   --accepts=N           accept: measured ACCEPTs, and launches of its agent-only floor (default 50)
  *   --tp-tasks=N          throughput: tasks brought to TASK_RUNNING (default 1000)
  *   --tp-agents=N         throughput: real agents, on 127.0.0.2 and up (default 10)
+ *   --tp-cpu-prof=DIR     throughput: run the master and agents with --cpu-prof into DIR/<master|agent>
  *   --mt-machines=N       maintenance: machines in the schedule, 10 per window (default 10000)
  *   --mt-repeats=N        maintenance: updates and floor writes, median reported (default 5)
+ *   --mt-cpu-prof=DIR     maintenance: run the master with --cpu-prof into DIR
  *   --mo-agents=N         maintenance-offers: simulated agents under offer (default 1000)
  *   --drain-tasks=N       drain: tasks on the drained agent (default 100)
  *   --drain-graces=A,B    drain: max_grace_period values in ms (default 0,2000)
@@ -77,11 +80,14 @@ const { values, positionals } = parseArgs({
     'storm-processes': { type: 'string' },
     'storm-concurrency': { type: 'string', default: '256' },
     'storm-repeats': { type: 'string', default: '3' },
+    'storm-cpu-prof': { type: 'string' },
     accepts: { type: 'string', default: '50' },
     'tp-tasks': { type: 'string', default: '1000' },
     'tp-agents': { type: 'string', default: '10' },
+    'tp-cpu-prof': { type: 'string' },
     'mt-machines': { type: 'string', default: '10000' },
     'mt-repeats': { type: 'string', default: '5' },
+    'mt-cpu-prof': { type: 'string' },
     'mo-agents': { type: 'string', default: '1000' },
     'drain-tasks': { type: 'string', default: '100' },
     'drain-graces': { type: 'string', default: '0,2000' },
@@ -135,10 +141,22 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     concurrency: int('storm-concurrency', values['storm-concurrency']),
     ipBase: '127.1.0.0',
     repeats: int('storm-repeats', values['storm-repeats']),
+    ...(values['storm-cpu-prof'] === undefined ? {} : { cpuProfDir: values['storm-cpu-prof'] }),
   }),
   accept: () => runAccept({ samples: int('accepts', values.accepts) }),
-  throughput: () => runThroughput({ tasks: int('tp-tasks', values['tp-tasks']), agents: int('tp-agents', values['tp-agents']) }),
-  maintenance: () => runMaintenance({ machines: int('mt-machines', values['mt-machines']), perWindow: 10, repeats: int('mt-repeats', values['mt-repeats']) }),
+  throughput: () =>
+    runThroughput({
+      tasks: int('tp-tasks', values['tp-tasks']),
+      agents: int('tp-agents', values['tp-agents']),
+      ...(values['tp-cpu-prof'] === undefined ? {} : { cpuProfDir: values['tp-cpu-prof'] }),
+    }),
+  maintenance: () =>
+    runMaintenance({
+      machines: int('mt-machines', values['mt-machines']),
+      perWindow: 10,
+      repeats: int('mt-repeats', values['mt-repeats']),
+      ...(values['mt-cpu-prof'] === undefined ? {} : { cpuProfDir: values['mt-cpu-prof'] }),
+    }),
   'maintenance-offers': () => runMaintenanceOffers({ agents: int('mo-agents', values['mo-agents']), ipBase: '127.2.0.0' }),
   drain: () => runDrain({
     tasks: int('drain-tasks', values['drain-tasks']),

@@ -12,6 +12,7 @@ import {
   parseMachineList,
   parseMachinesMessage,
   parseSchedule,
+  scheduleChanges,
   validateSchedule,
   validateTransition,
   type MachineModes,
@@ -202,5 +203,29 @@ describe('generateInverseOffers', () => {
   ];
   for (const [name, input, expected] of cases) {
     test(name, () => assert.deepEqual(generateInverseOffers(input).map((p) => `${p.frameworkId}/${p.agentId}`), expected));
+  }
+});
+
+describe('MaintenanceState.changedMachines: scheduleChanges against the schedule as kept', () => {
+  const w = (start: bigint, ...hosts: string[]): Schedule['windows'][number] => ({ machineIds: hosts.map((h) => ({ hostname: h, ip: '10.0.0.1' })), unavailability: { startNs: start, durationNs: 10n } });
+  const cases: Array<[string, Schedule, Schedule, string[]]> = [
+    ['nothing', { windows: [w(1n, 'a')] }, { windows: [w(1n, 'a')] }, []],
+    ['added', { windows: [w(1n, 'a')] }, { windows: [w(1n, 'a', 'b')] }, ['b']],
+    ['removed', { windows: [w(1n, 'a', 'b')] }, { windows: [w(1n, 'a')] }, ['b']],
+    ['moved to another time', { windows: [w(1n, 'a'), w(2n, 'b')] }, { windows: [w(2n, 'a', 'b')] }, ['a']],
+    ['duration changed', { windows: [w(1n, 'a')] }, { windows: [{ machineIds: [{ hostname: 'a', ip: '10.0.0.1' }], unavailability: { startNs: 1n } }] }, ['a']],
+    ['same time, another window object', { windows: [w(1n, 'a'), w(1n, 'b')] }, { windows: [w(1n, 'a', 'b')] }, []],
+    ['hostname case is the same machine', { windows: [w(1n, 'A')] }, { windows: [w(1n, 'a')] }, []],
+    ['a duplicate listed twice, unchanged', { windows: [w(1n, 'a')] }, { windows: [w(1n, 'a'), w(1n, 'a')] }, []],
+    ['cleared', { windows: [w(1n, 'a', 'b')] }, { windows: [] }, ['a', 'b']],
+  ];
+  for (const [name, before, after, want] of cases) {
+    test(name, () => {
+      const s = new MaintenanceState();
+      s.applySchedule(before);
+      const got = s.changedMachines(after).map((m) => m.hostname?.toLowerCase()).sort();
+      assert.deepEqual(got, want);
+      assert.deepEqual(got, scheduleChanges(s.currentSchedule(), after).map((m) => m.hostname?.toLowerCase()).sort(), 'as scheduleChanges');
+    });
   }
 });

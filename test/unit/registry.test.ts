@@ -11,6 +11,7 @@ import { tempDir } from '../helpers/daemons.js';
 import { agent, maintenancePlan, registrySuite } from '../helpers/registry-contract.js';
 import { openSqliteRegistry, REGISTRY_FILE } from '../../master/registry/sqlite.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../master/registry/migrations.js';
+import type { DurableSchedule } from '../../master/registry/registry.js';
 
 registrySuite({
   name: 'sqlite',
@@ -80,6 +81,82 @@ describe('SQLite registry specifics', () => {
     const state = await r.recover();
     assert.deepEqual(state.maintenancePlans, [maintenancePlan('p', { progress: '{"a":2}' })]);
     assert.deepEqual(state.agents.map((a) => a.id), ['x']);
+  });
+
+  test('schedule writes of only the rows that change: what the file holds always equals the model (reopened)', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    let r = openSqliteRegistry(dir);
+    t.after(() => void r.close());
+    // A model of the schedule, changed by random operations, some in one batch (group commit), one failing batch.
+    type Machine = { key: string; id: { hostname?: string; ip?: string }; mode: 'DRAINING' | 'DOWN' };
+    let model: DurableSchedule = { windows: [] };
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      // The high bits: an LCG's low bits repeat with a short period.
+      return Math.floor(seed / 65_536) % n;
+    };
+    // Half the time a small change of the current one (a window's time, one machine's mode), so rows carry over.
+    const randomSchedule = (): DurableSchedule => (rand(2) === 0 ? perturbed(model) : fresh());
+    const perturbed = (s: DurableSchedule): DurableSchedule => {
+      const i = rand(Math.max(1, s.windows.length));
+      return {
+        windows: s.windows.map((w, j) => ({
+          unavailability: j === i && rand(2) === 0 ? { startNs: w.unavailability.startNs + 1n } : w.unavailability,
+          machines: w.machines.map((m) => (j === i && rand(2) === 0 ? { ...m, mode: m.mode === 'DOWN' ? ('DRAINING' as const) : ('DOWN' as const) } : m)),
+        })),
+      };
+    };
+    const fresh = (): DurableSchedule => {
+      const windows: DurableSchedule['windows'] = [];
+      const used = new Set<string>();
+      for (let w = 0, nw = rand(5); w < nw; w++) {
+        const machines: Machine[] = [];
+        for (let k = 0, nm = 1 + rand(4); k < nm; k++) {
+          const key = `m${rand(12)}`;
+          if (used.has(key)) continue;
+          used.add(key);
+          machines.push({ key, id: rand(2) === 0 ? { hostname: key } : { hostname: key, ip: `10.0.0.${rand(3)}` }, mode: rand(4) === 0 ? 'DOWN' : 'DRAINING' });
+        }
+        if (machines.length > 0) windows.push({ unavailability: rand(2) === 0 ? { startNs: BigInt(rand(3)) } : { startNs: BigInt(rand(3)), durationNs: BigInt(rand(2)) }, machines });
+      }
+      return { windows };
+    };
+    const keysOf = (s: DurableSchedule): string[] => s.windows.flatMap((w) => w.machines.map((m) => m.key));
+    const down = (s: DurableSchedule, keys: Set<string>): DurableSchedule => ({ windows: s.windows.map((w) => ({ ...w, machines: w.machines.map((m) => (keys.has(m.key) ? { ...m, mode: 'DOWN' as const } : m)) })) });
+    const up = (s: DurableSchedule, keys: Set<string>): DurableSchedule => ({ windows: s.windows.map((w) => ({ ...w, machines: w.machines.filter((m) => !keys.has(m.key)) })).filter((w) => w.machines.length > 0) });
+    for (let round = 0; round < 200; round++) {
+      const op = rand(5);
+      if (op <= 1) {
+        const next = randomSchedule();
+        await r.updateSchedule(next);
+        model = next;
+      } else if (op === 2) {
+        const keys = new Set(keysOf(model).filter(() => rand(2) === 0));
+        await r.startMaintenance([...keys]);
+        model = down(model, keys);
+      } else if (op === 3) {
+        const keys = new Set(keysOf(model).filter(() => rand(3) === 0));
+        await r.stopMaintenance([...keys]);
+        model = up(model, keys);
+      } else {
+        // One batch: a schedule, then machines of it down, a write that fails alone, and some up.
+        const next = randomSchedule();
+        const downKeys = new Set(keysOf(next).filter(() => rand(2) === 0));
+        const upKeys = new Set(keysOf(next).filter(() => rand(3) === 0));
+        const results = await Promise.allSettled([r.updateSchedule(next), r.startMaintenance([...downKeys]), r.markAgentUnreachable('no-such-agent', 1n), r.stopMaintenance([...upKeys])]);
+        assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+        model = up(down(next, downKeys), upKeys);
+      }
+      if (round % 10 === 9) {
+        await r.close();
+        r = openSqliteRegistry(dir);
+      }
+      // Read through another connection: recover() on `r` would reload its idea of the rows from the file.
+      const check = openSqliteRegistry(dir);
+      assert.deepEqual((await check.recover()).maintenance, model, `round ${round}`);
+      await check.close();
+    }
   });
 
   test('group commit: many concurrent admits land in one transaction, each promise after the commit', async (t) => {
