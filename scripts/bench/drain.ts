@@ -231,7 +231,7 @@ async function drainOnce(tasks: number, graceMs: number): Promise<ResultRow[]> {
       metric: `DRAIN_AGENT -> DRAINED, ${tasks} tasks, max_grace_period ${graceMs / 1000} s`,
       value: drainedMs,
       unit: 'ms',
-      ...(graceMs > 0 ? against('grace', graceMs, drainedMs) : {}),
+      ...(graceMs > 0 ? against('grace', graceMs, drainedMs) : { goal: { text: '<= 150 ms', pass: drainedMs <= 150 } }),
       note: graceMs > 0 ? 'tasks ignore SIGTERM: SIGKILL at the grace; every update acknowledged' : 'kill at once; every update acknowledged',
     }];
     if (latenciesMs.length > 0) {
@@ -242,6 +242,8 @@ async function drainOnce(tasks: number, graceMs: number): Promise<ResultRow[]> {
           metric: `call -> SIGTERM in the task ${label}, grace ${graceMs / 1000} s`,
           value: v,
           unit: 'ms',
+          // The issue's goal: every task signalled within 20 ms of the call (the max is what it holds).
+          ...(label === 'max' ? { goal: { text: '<= 20 ms', pass: v <= 20 } } : {}),
           note: `${latenciesMs.length} of ${tasks} tasks recorded it${missing > 0 ? ` (${missing} were SIGKILLed first)` : ''}`,
         });
       }

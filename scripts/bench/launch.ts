@@ -62,7 +62,7 @@ export async function runLaunch(opts: LaunchOptions): Promise<BenchResult> {
   const f = summarize(floorMs);
   const notes = [teardownNote, leftovers > 0 ? `${leftovers} processes left after SIGUSR1 (reaped)` : undefined, notStarted.length > 0 ? `${notStarted.length} did not start` : undefined].filter((s) => s !== undefined);
   const rows: ResultRow[] = [
-    { benchmark: name, metric: 'RUN_TASK -> TASK_RUNNING p50', value: a.p50, unit: 'ms', ...against('bare spawn p50', f.p50, a.p50), note: `n=${a.n}, sh -c 'sleep 30'` },
+    { benchmark: name, metric: 'RUN_TASK -> TASK_RUNNING p50', value: a.p50, unit: 'ms', ...against('bare spawn p50', f.p50, a.p50), goal: { text: '<= 2x', pass: a.p50 <= 2 * f.p50 }, note: `n=${a.n}, sh -c 'sleep 30'` },
     { benchmark: name, metric: 'RUN_TASK -> TASK_RUNNING p99', value: a.p99, unit: 'ms', ...against('bare spawn p99', f.p99, a.p99), ...(notes.length > 0 ? { note: notes.join('; ') } : {}) },
   ];
   return { benchmark: name, rows, context: { agent: a, floor: f, command: COMMAND, warmups: WARMUPS } };

@@ -201,6 +201,7 @@ export async function runThroughput(opts: ThroughputOptions): Promise<BenchResul
       unit: 'tasks/s',
       // Higher is better here, so the ratio (figure / floor) is the fraction of the bare-spawn rate reached.
       ...against(`${opts.tasks} bare spawns`, floorRate, rate),
+      goal: { text: '>= 0.8x', pass: rate >= 0.8 * floorRate },
       note: `${opts.agents} agents, ${acceptCalls} ACCEPTs, ${Math.round(elapsedMs)} ms; ${cpuText(cpuMsPerTask)}${notes.join('; ')}`,
     },
   ];
