@@ -485,20 +485,9 @@ export class MaintenanceState {
    * of 10,000 machines is compared on every update).
    */
   changedMachines(next: Schedule): MachineId[] {
-    const before = new Map<string, Unavailability>();
-    for (const w of this.#windows) for (const key of w.keys) before.set(key, w.unavailability);
-    const changed: MachineId[] = [];
-    const seen = new Set<string>();
-    for (const w of next.windows) {
-      for (const id of w.machineIds) {
-        const key = machineKey(id);
-        seen.add(key);
-        const was = before.get(key);
-        if (was === undefined || !sameTime(was, w.unavailability)) changed.push(id);
-      }
-    }
-    for (const key of before.keys()) if (!seen.has(key)) changed.push(this.#machines.get(key)?.id ?? {});
-    return changed;
+    const before = new Map<string, { id: MachineId; at: Unavailability }>();
+    for (const w of this.#windows) for (const key of w.keys) before.set(key, { id: this.#machines.get(key)?.id ?? {}, at: w.unavailability });
+    return changesFrom(before, next);
   }
 
   /** The schedule as kept now, as a `Schedule` a command can change and submit again. */
@@ -559,6 +548,11 @@ export class MaintenanceState {
 export function scheduleChanges(current: Schedule, next: Schedule): MachineId[] {
   const before = new Map<string, { id: MachineId; at: Unavailability }>();
   for (const w of current.windows) for (const id of w.machineIds) before.set(machineKey(id), { id, at: w.unavailability });
+  return changesFrom(before, next);
+}
+
+/** The machines of `next` that are new or at another time than in `before` (by machine key), then those `next` drops. Pure. */
+function changesFrom(before: ReadonlyMap<string, { id: MachineId; at: Unavailability }>, next: Schedule): MachineId[] {
   const changed: MachineId[] = [];
   const seen = new Set<string>();
   for (const w of next.windows) {
