@@ -115,6 +115,22 @@ function readPid(stream: Readable | null | undefined): Promise<number | undefine
   });
 }
 
+/** Every process id in /proc (none when /proc cannot be read). */
+export function procPids(): number[] {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const name of names) {
+    const pid = Number(name);
+    if (Number.isInteger(pid) && pid > 0) pids.push(pid);
+  }
+  return pids;
+}
+
 /** The fields of /proc/<pid>/stat after the command name, or undefined if the process is gone. */
 export function procStat(pid: number): string[] | undefined {
   let text: string;
@@ -135,15 +151,7 @@ export function procStat(pid: number): string[] | undefined {
  * was checkpointed.
  */
 export function findLauncher(statusFile: string): { pid: number; start_time: string } | undefined {
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
-  for (const name of names) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid <= 0) continue;
+  for (const pid of procPids()) {
     let argv: string[];
     try {
       argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');

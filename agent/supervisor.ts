@@ -17,7 +17,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import {
@@ -40,7 +40,7 @@ import { parseTaskChecks, TaskChecking, type Probe, type ProbeRun, type TaskChec
 import { runProbe, type ProbeContext } from './probes.js';
 import { CHECKPOINT_FORMAT } from './checkpoint.js';
 import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
-import { findLauncher, launcherAlive, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
+import { findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
 import type { StatusUpdateStreams } from './status-updates.js';
 import { terminalOutcome, type LauncherEnd } from './termination.js';
 
@@ -321,16 +321,8 @@ export class Supervisor {
 
   /** The task a launcher forked (its only child), for a crash between launch and the pid checkpoint. */
   #childOf(launcherPid: number): number | undefined {
-    try {
-      for (const name of readdirSync('/proc')) {
-        const pid = Number(name);
-        if (!Number.isInteger(pid)) continue;
-        if (procStat(pid)?.[1] === String(launcherPid)) return pid;
-      }
-    } catch {
-      // /proc unreadable: the task stays without a pid and is watched through its launcher.
-    }
-    return undefined;
+    // /proc unreadable: no pids, and the task stays without one, watched through its launcher.
+    return procPids().find((pid) => procStat(pid)?.[1] === String(launcherPid));
   }
 
   #schedulePoll(): void {

@@ -4,8 +4,7 @@
  * /proc per request), CPU percent and RSS from pidusage, CPU times from /proc/<pid>/stat.
  */
 
-import { readdirSync } from 'node:fs';
-import { procStat } from './launcher.js';
+import { procPids, procStat } from './launcher.js';
 
 /** Mesos' ResourceStatistics, the fields Drydock fills. */
 export interface ResourceStatistics {
@@ -22,15 +21,7 @@ const TICKS_PER_SECOND = 100;
 /** pid → pgid → members, from one pass over /proc. */
 function processGroups(): Map<number, Array<{ pid: number; utime: number; stime: number }>> {
   const groups = new Map<number, Array<{ pid: number; utime: number; stime: number }>>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return groups;
-  }
-  for (const name of entries) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid <= 0) continue;
+  for (const pid of procPids()) {
     const f = procStat(pid);
     if (f === undefined) continue;
     const pgid = Number(f[2]);
