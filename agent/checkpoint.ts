@@ -21,7 +21,7 @@
  * into the journal by the first commit.
  */
 
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rm, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rm, rmSync, unlink } from 'node:fs';
 import { join } from 'node:path';
 import { Journal, readJournal, type JournalInstruments } from './journal.js';
 import type { FrameworkInfo, TaskInfo, TaskState, TaskStatus } from '../shared/mesos.js';
@@ -67,8 +67,15 @@ export interface TaskRecord {
   state: TaskState;
   /** Every status generated for the task, oldest first. */
   statuses: TaskStatus[];
-  /** Updates not yet acknowledged, oldest (the one in flight) first. */
+  /** Updates not yet acknowledged, oldest (the ones in flight) first. */
   pending: TaskStatus[];
+  /**
+   * The task's TASK_RUNNING, generated with its TASK_STARTING and committed with the task before
+   * the launcher starts: once the task has a pid it is queued and sent without waiting for a
+   * commit of its own, and an agent restarted before that finds it here and sends the same
+   * update (same uuid). Absent once queued, and in the records of agents before it.
+   */
+  running?: TaskStatus;
   kill?: KillRecord;
   /**
    * Where drydock-launch writes how the task ended, relative to meta/ (`exits/<fw>.<task>.json`).
@@ -132,6 +139,7 @@ function checkTask(o: Record<string, unknown>): string | undefined {
   if (!isObject(o['framework'])) return 'framework is missing';
   if (typeof o['state'] !== 'string') return 'state is missing';
   if (!Array.isArray(o['statuses']) || !Array.isArray(o['pending'])) return 'statuses or pending is missing';
+  if (o['running'] !== undefined && (!isObject(o['running']) || o['running']['state'] !== 'TASK_RUNNING' || typeof o['running']['uuid'] !== 'string')) return 'running is not a TASK_RUNNING update';
   if (typeof o['sandbox'] !== 'string' || typeof o['container_id'] !== 'string') return 'sandbox or container_id is missing';
   return undefined;
 }
@@ -391,8 +399,9 @@ export class Checkpoint {
     const id = record.task.task_id.value;
     this.#setTask(recordKey(fw, id), undefined);
     const seq = this.#append({ k: 'forget', framework_id: fw, task_id: id });
-    const garbage = record.exit_file !== undefined ? join(this.metaDir, record.exit_file) : this.#legacyTaskDir(fw, id);
-    rm(garbage, { recursive: true, force: true }, () => {});
+    // unlink, not rm: rm checks its target with an lstat on the event loop first.
+    if (record.exit_file !== undefined) unlink(join(this.metaDir, record.exit_file), () => {});
+    else rm(this.#legacyTaskDir(fw, id), { recursive: true, force: true }, () => {});
     return seq;
   }
 
@@ -423,6 +432,11 @@ export class Checkpoint {
   afterCommit(fn: () => void): void {
     if (this.#journal === undefined) return fn();
     this.#journal.afterCommit(fn);
+  }
+
+  /** Is the change numbered `seq` (returned by a write) durable? */
+  durable(seq: number): boolean {
+    return this.#journal?.durable(seq) ?? true;
   }
 
   /** Runs `fn` once the change numbered `seq` (returned by a write) is durable. */

@@ -112,6 +112,12 @@ export const AGENT_FLAGS = {
     durationFlag('First resend interval of an unacknowledged status update, doubling up to 10mins. Default: 10secs.', 10_000),
     positive('the retry interval'),
   ),
+  priority_boost: intFlag(
+    "Nice levels the agent runs above its tasks, which keep the nice value it was started with: tasks busy on every core then cannot delay its kills and updates (each signal that wakes a task would otherwise hand that task the CPU). Needs CAP_SYS_NICE (root has it); without it the agent runs at its tasks' priority and logs so. 0: off. Default: 5.",
+    5,
+    0,
+    39,
+  ),
   registration_timeout: refine(
     durationFlag('How long to wait for REGISTERED after connecting before trying again. Default: 15secs.', 15_000),
     positive('the registration timeout'),
@@ -148,6 +154,8 @@ export interface AgentConfig {
   readonly attributes: readonly Attribute[];
   readonly registrationBackoffFactorMs: number;
   readonly statusUpdateRetryIntervalMs: number;
+  /** --priority_boost: nice levels above the tasks. */
+  readonly priorityBoost: number;
   readonly registrationTimeoutMs: number;
   /** 0: exit on a machine-DOWN shutdown. */
   readonly downRetryIntervalMs: number;
@@ -213,6 +221,7 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
     attributes: Object.freeze([...values.attributes]),
     registrationBackoffFactorMs: values.registration_backoff_factor,
     statusUpdateRetryIntervalMs: values.status_update_retry_interval,
+    priorityBoost: values.priority_boost,
     registrationTimeoutMs: values.registration_timeout,
     downRetryIntervalMs: values.down_retry_interval,
     logLevel: values.log_level,

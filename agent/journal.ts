@@ -162,6 +162,11 @@ export class Journal {
     this.after(this.#stagedSeq, fn);
   }
 
+  /** Is entry `seq` (and every one before it) durable? */
+  durable(seq: number): boolean {
+    return seq <= this.#durableSeq;
+  }
+
   /** Runs `fn` once entry `seq` (and every one before it) is durable: now if it already is. */
   after(seq: number, fn: () => void): void {
     if (seq <= this.#durableSeq) return fn();

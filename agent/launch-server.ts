@@ -12,7 +12,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../shared/log.js';
-import { launcherPath, procStartTime, spawnLauncher, type Launched, type LauncherGone, type LaunchSpec } from './launcher.js';
+import { launcherEnv, launcherPath, procStartTime, spawnLauncher, type Launched, type LauncherGone, type LaunchSpec } from './launcher.js';
 
 /** Encodes one request: a u32 little-endian length, then NUL-terminated fields. Pure. */
 export function encodeLaunchRequest(id: string, spec: LaunchSpec): Buffer {
@@ -51,7 +51,7 @@ export class LaunchServer {
     if (this.#closed) return false;
     let child: ChildProcess;
     try {
-      child = spawn(this.#binary, ['--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+      child = spawn(this.#binary, ['--serve'], { stdio: ['pipe', 'pipe', 'inherit'], env: launcherEnv(process.env) });
     } catch (e) {
       this.#log.warn('launch server cannot start; launchers are forked by the agent', { error: e as Error });
       return false;

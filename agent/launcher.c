@@ -7,7 +7,9 @@
  * It forks PROGRAM (looked up in PATH) with argv ARGV0 ARG... into a process group of its own,
  * reports the task's pid to the agent, waits for it, and writes how it ended to STATUS_FILE as
  * one JSON object ({"pid":N,"exit_code":C} or {"pid":N,"signal":S,"core_dumped":B}),
- * atomically (tmp + rename, fsync'd).
+ * durably: over the blank file the agent made for it, in place, fdatasync'd (or, with no such
+ * file, tmp + rename, fsync'd). With DRYDOCK_TASK_NICE in its environment (which the task does
+ * not inherit), the task runs at that nice value.
  *
  * Why it exists: the agent signals the task's group (SIGTERM, grace, SIGKILL) but the
  * launcher lives in a group of its own, so it survives the kill and records the true end of
@@ -43,12 +45,20 @@
 #include <string.h>
 #include <poll.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* The nice value of tasks (DRYDOCK_TASK_NICE), when the agent gave one. */
+static int task_nice_given = 0;
+static int task_nice = 0;
+
+/* The size of the blank exit file the agent makes for a launcher (agent/launcher.ts: EXIT_FILE_SIZE). */
+#define EXIT_FILE_SIZE 256
 
 static void write_all(int fd, const char *buf, size_t len) {
   while (len > 0) {
@@ -84,6 +94,8 @@ static int run_launcher(const char *status_file, const char *program, char **tas
     signal(SIGINT, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
+    /* The agent may run above its tasks' priority; the task gets the one the agent was started with. */
+    if (task_nice_given) setpriority(PRIO_PROCESS, 0, task_nice);
     execvp(program, task_argv);
     fprintf(stderr, "drydock-launch: cannot execute '%s': %s\n", program, strerror(errno));
     _exit(127);
@@ -121,9 +133,27 @@ static int run_launcher(const char *status_file, const char *program, char **tas
                    WEXITSTATUS(status), ended_ms);
   }
 
+  /*
+   * The agent made the exit file beforehand, EXIT_FILE_SIZE blank bytes: the end is written over
+   * them in place and fdatasync'd, a data write only (no file to create, no name to change).
+   * Otherwise (an agent that does not make it) it is written aside and renamed into place.
+   */
+  int fd = len < EXIT_FILE_SIZE ? open(status_file, O_WRONLY | O_CLOEXEC) : -1;
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size == EXIT_FILE_SIZE) {
+    if (pwrite(fd, json, (size_t)len, 0) != len) {
+      perror("drydock-launch: write status file");
+      close(fd);
+      return 1;
+    }
+    fdatasync(fd);
+    close(fd);
+    return 0;
+  }
+  if (fd >= 0) close(fd);
   char tmp[4096];
   snprintf(tmp, sizeof tmp, "%s.tmp", status_file);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     perror("drydock-launch: open status file");
     return 1;
@@ -325,6 +355,17 @@ static int serve(void) {
 }
 
 int main(int argc, char **argv) {
+  /* Read, then kept out of every task's environment. */
+  const char *nice_text = getenv("DRYDOCK_TASK_NICE");
+  if (nice_text != NULL) {
+    char *end = NULL;
+    long v = strtol(nice_text, &end, 10);
+    if (*nice_text != '\0' && end != NULL && *end == '\0' && v >= -20 && v <= 19) {
+      task_nice_given = 1;
+      task_nice = (int)v;
+    }
+    unsetenv("DRYDOCK_TASK_NICE");
+  }
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve();
   if (argc < 4) {
     fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n");

@@ -5,7 +5,8 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
 import type { LauncherEnd } from './termination.js';
@@ -59,6 +60,27 @@ export async function spawnLauncher(spec: LaunchSpec, binary: string = launcherP
 }
 
 /**
+ * The nice value tasks run at: the one the agent was started with, read before the agent
+ * raises its own priority (--priority_boost). Launchers get it in DRYDOCK_TASK_NICE, which they
+ * apply to the task and keep out of its environment.
+ */
+export const TASK_NICE = ((): number => {
+  try {
+    return getPriority();
+  } catch {
+    return 0;
+  }
+})();
+
+/** The launcher's environment: `env` and the tasks' nice value. */
+export function launcherEnv(env: NodeJS.ProcessEnv | Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  out['DRYDOCK_TASK_NICE'] = String(TASK_NICE);
+  return out;
+}
+
+/**
  * Starts drydock-launch detached (own session, so neither a terminal's signals nor systemd's
  * KillMode=process stop of the agent reach it), with the sandbox files as stdout and stderr.
  * `taskPid` resolves with the pid the launcher reports, or undefined if it never does.
@@ -71,7 +93,7 @@ export function startLauncher(spec: LaunchSpec, binary: string = launcherPath())
     err = openSync(spec.stderrPath, 'a');
     const child = spawn(binary, [spec.statusFile, spec.program, ...spec.argv], {
       cwd: spec.cwd,
-      env: spec.env,
+      env: launcherEnv(spec.env),
       detached: true,
       stdio: ['ignore', out, err, 'pipe'],
     });
@@ -146,11 +168,19 @@ export function procStat(pid: number): string[] | undefined {
 }
 
 /**
- * The live launcher started for `statusFile` (its first argument, unique per task), found in
- * /proc: for a task whose launcher was started just before the agent crashed, before its pid
- * was checkpointed.
+ * The live launcher of a task, found in /proc: for a task whose launcher was started just
+ * before the agent crashed, before its pid was checkpointed. A launcher the agent forked has the
+ * task's exit file as its first argument; one the launch server forked has the server's command
+ * line, and is known by what it did after the fork: it leads a session of its own and works in
+ * the task's sandbox (the task it forks shares that directory but not the session).
  */
-export function findLauncher(statusFile: string): { pid: number; start_time: string } | undefined {
+export function findLauncher(statusFile: string, sandbox: string): { pid: number; start_time: string } | undefined {
+  let cwd = sandbox;
+  try {
+    cwd = realpathSync(sandbox);
+  } catch {
+    // Gone: no launcher works in it.
+  }
   for (const pid of procPids()) {
     let argv: string[];
     try {
@@ -158,11 +188,22 @@ export function findLauncher(statusFile: string): { pid: number; start_time: str
     } catch {
       continue;
     }
-    if (argv[1] !== statusFile || !(argv[0] ?? '').endsWith('drydock-launch')) continue;
+    if (!(argv[0] ?? '').endsWith('drydock-launch')) continue;
+    if (argv[1] !== statusFile && !(argv[1] === '--serve' && servedLauncherOf(pid, cwd))) continue;
     const start = procStartTime(pid);
     if (start !== undefined && launcherAlive(pid, start)) return { pid, start_time: start };
   }
   return undefined;
+}
+
+/** Is `pid` a launcher the server forked for the task of `sandbox`: a session leader working in it? */
+function servedLauncherOf(pid: number, sandbox: string): boolean {
+  if (procStat(pid)?.[3] !== String(pid)) return false;
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`) === sandbox;
+  } catch {
+    return false;
+  }
 }
 
 /** Start time of a process in clock ticks since boot (field 22), which tells a pid's reuse apart. */
@@ -180,6 +221,13 @@ export function launcherAlive(pid: number, startTime: string): boolean {
   if (fields[0] === 'Z' || fields[0] === 'X') return false;
   return startTime === '' || fields[19] === startTime;
 }
+
+/**
+ * The size of the exit file the agent makes, blank, before a launcher starts
+ * (agent/launcher.c: EXIT_FILE_SIZE): the launcher writes the end over it in place, so that
+ * making it durable is a data write alone. Blank, it reads as no end yet.
+ */
+export const EXIT_FILE_SIZE = 256;
 
 /** Reads the launcher's status file; undefined if it is missing or not what the launcher writes. */
 export function readLauncherEnd(statusFile: string): LauncherEnd | undefined {

@@ -17,7 +17,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdir, open, writeFile } from 'node:fs/promises';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import {
@@ -40,8 +40,8 @@ import { parseTaskChecks, TaskChecking, type Probe, type ProbeRun, type TaskChec
 import { runProbe, type ProbeContext } from './probes.js';
 import { CHECKPOINT_FORMAT } from './checkpoint.js';
 import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
-import { findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
-import type { StatusUpdateStreams } from './status-updates.js';
+import { EXIT_FILE_SIZE, findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
+import { STATUS_UPDATE_WINDOW, type StatusUpdateStreams } from './status-updates.js';
 import { terminalOutcome, type LauncherEnd } from './termination.js';
 
 /** How often re-adopted launchers (not our children, so no exit event) are checked. */
@@ -65,8 +65,10 @@ interface Supervised {
   killWanted: KillPolicy | null | undefined;
   /** The task's check and health check, if it has either; started once it runs. */
   checking: TaskChecking | undefined;
-  /** The checkpoint change that last wrote the record: what a send of a queued update waits for. */
+  /** The checkpoint change that last wrote the record. */
   written: number;
+  /** A queued update not to be sent yet: TASK_STARTING until the launcher has started. */
+  held: TaskStatus | undefined;
 }
 
 export interface SupervisorOptions {
@@ -133,6 +135,8 @@ export class Supervisor {
   readonly #tasks = new Map<string, Supervised>();
   readonly #completed: Task[] = [];
   readonly #completedKeys = new Set<string>();
+  /** The checkpoint change that queued each update not recovered from disk: its send waits for it. */
+  readonly #queuedAt = new WeakMap<TaskStatus, number>();
   #poll: TimerHandle | undefined;
   #closed = false;
   #endWaiters: Array<() => void> = [];
@@ -250,18 +254,18 @@ export class Supervisor {
   recover(records: readonly TaskRecord[]): void {
     for (const record of records) {
       const key = taskKey(record.framework_id, record.task.task_id.value);
-      const t: Supervised = { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0 };
+      const t: Supervised = { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0, held: undefined };
       this.#tasks.set(key, t);
       const log = { taskId: record.task.task_id.value, frameworkId: record.framework_id };
       if (isTerminal(record.state)) {
         t.phase = 'ended';
         if (record.pending.length === 0) this.#complete(t);
-        else this.#o.streams.head(key, record.framework_id, record.pending[0]);
+        else this.#pump(t);
         continue;
       }
       // A launcher started just before a crash, its pid not yet checkpointed, is found by its task's exit file.
       if (record.launcher === undefined) {
-        const found = findLauncher(this.#o.checkpoint.exitFile(record));
+        const found = findLauncher(this.#o.checkpoint.exitFile(record), record.sandbox);
         if (found !== undefined) record.launcher = found;
       }
       const launcher = record.launcher;
@@ -269,7 +273,7 @@ export class Supervisor {
         this.#loseUncheckpointed(t, log);
         continue;
       }
-      this.#o.streams.head(key, record.framework_id, record.pending[0]);
+      this.#pump(t);
       // No check state was checkpointed: a re-adopted task is checked from scratch.
       const checks = parseTaskChecks(record.task);
       if (checks.ok) t.checking = this.#checking(t, checks.value);
@@ -282,7 +286,7 @@ export class Supervisor {
         }
         if (record.task_pid !== undefined) {
           t.phase = 'running';
-          if (record.state === 'TASK_STAGING' || record.state === 'TASK_STARTING') this.#update(t, 'TASK_RUNNING');
+          if (record.state === 'TASK_STAGING' || record.state === 'TASK_STARTING') this.#queueRunning(t);
         }
         this.#o.log.info('task re-adopted', { ...log, launcherPid: launcher.pid, pid: record.task_pid, state: record.state });
         if (record.kill !== undefined) this.#resumeKill(t);
@@ -369,7 +373,7 @@ export class Supervisor {
       statuses: [],
       pending: [],
     };
-    const t: Supervised = { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0 };
+    const t: Supervised = { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0, held: undefined };
     this.#tasks.set(key, t);
 
     if (drain !== undefined) {
@@ -417,18 +421,24 @@ export class Supervisor {
       statusFile: cp.exitFile(record),
     };
     try {
-      mkdirSync(record.sandbox, { recursive: true });
       cp.prepareExits();
     } catch (e) {
       this.#launchFailed(t, (e as Error).message);
       return;
     }
-    // The task, with its TASK_STARTING, is on disk before its launcher exists, in one commit.
-    // TASK_STARTING goes out once the launcher is started. A crash before the launcher's pid is
-    // checkpointed (with TASK_RUNNING) is found out at recovery by looking for the launcher of
-    // this task's exit file; one that never started makes the task fail.
+    // The task, with its TASK_STARTING and its TASK_RUNNING to be, is on disk before its
+    // launcher exists, in one commit. TASK_STARTING goes out once the launcher is started. A
+    // crash before the launcher's pid is checkpointed is found out at recovery by looking for
+    // this task's launcher in /proc; one that never started makes the task fail.
+    record.running = this.#make(t, 'TASK_RUNNING');
     const starting = this.#queue(t, 'TASK_STARTING');
-    this.#o.checkpoint.after(t.written, () => this.#start(t, spec, starting));
+    t.held = starting;
+    // The sandbox and the blank exit file are made on the thread pool while the commit is under
+    // way (a directory and three files cost the filesystem more than the commit's fdatasync).
+    const sandbox = makeSandbox(record.sandbox, [spec.stdoutPath, spec.stderrPath], spec.statusFile);
+    this.#o.checkpoint.after(t.written, () => {
+      void sandbox.then((error) => (error === undefined ? this.#start(t, spec, starting) : this.#launched(t, { ok: false, error }, starting)));
+    });
   }
 
   /** Starts the launcher of a task whose record (with `starting`, its TASK_STARTING) is durable. */
@@ -448,6 +458,7 @@ export class Supervisor {
     const frameworkId = record.framework_id;
     const taskId = record.task.task_id.value;
     const log = { taskId, frameworkId };
+    t.held = undefined;
     if (!result.ok) {
       // TASK_STARTING was never sent: it is taken back, and the task fails.
       record.pending = record.pending.filter((s) => s !== starting);
@@ -457,7 +468,7 @@ export class Supervisor {
     }
     // Checkpointed with the next change (TASK_RUNNING, or how the task ended).
     record.launcher = { pid: result.launcherPid, start_time: result.startTime };
-    if (record.pending[0] === starting) this.#o.streams.head(t.key, frameworkId, starting);
+    this.#pump(t);
     this.#o.instruments?.onLaunch();
     this.#o.log.info('task launched', { ...log, launcherPid: result.launcherPid, sandbox: record.sandbox });
     void result.ended.then((how) => {
@@ -479,10 +490,33 @@ export class Supervisor {
     if (t.phase !== 'staging') return;
     record.task_pid = pid;
     t.phase = 'running';
-    this.#update(t, 'TASK_RUNNING');
+    this.#queueRunning(t);
     this.#o.log.info('task running', { taskId: record.task.task_id.value, frameworkId: record.framework_id, pid });
     if (t.killWanted !== undefined) this.kill(record.framework_id, record.task.task_id.value, t.killWanted ?? undefined);
     else this.#startChecks(t);
+  }
+
+  /**
+   * The task has a pid: its TASK_RUNNING is queued. The one prepared at launch was committed
+   * before the launcher started, so it goes out now (in the same write as TASK_STARTING, often);
+   * the change recording the pid follows, and an agent restarted before it finds the task by its
+   * launcher and sends the same update. Without a prepared one (a record from an agent before
+   * it), a new update is committed first, as any other.
+   */
+  #queueRunning(t: Supervised): void {
+    const r = t.record;
+    const prepared = r.running;
+    delete r.running;
+    if (prepared === undefined) {
+      this.#update(t, 'TASK_RUNNING');
+      return;
+    }
+    // Stamped now, when the task runs; a resend after a restart before the next write carries the launch's time.
+    prepared.timestamp = this.#o.clock.now() / 1000;
+    this.#enqueue(t, prepared);
+    // Durable already: sent without waiting for this write.
+    this.#queuedAt.delete(prepared);
+    this.#pump(t);
   }
 
   #launchFailed(t: Supervised, error: string): void {
@@ -591,7 +625,17 @@ export class Supervisor {
       }
       return;
     }
-    r.kill = { requested_ms: now, grace_ms: grace, deadline_ms: now + grace, sigterm_ms: now, ...(healthFailures !== undefined ? { health_check_failures: healthFailures } : {}) };
+    // No grace: SIGKILL right behind SIGTERM, decided and checkpointed together (a task that
+    // handles SIGTERM gets no time to; one that does not dies of SIGTERM).
+    const atOnce = grace <= 0;
+    r.kill = {
+      requested_ms: now,
+      grace_ms: grace,
+      deadline_ms: now + grace,
+      sigterm_ms: now,
+      ...(atOnce ? { sigkill_ms: now } : {}),
+      ...(healthFailures !== undefined ? { health_check_failures: healthFailures } : {}),
+    };
     // As Mesos, TASK_KILLING goes only to frameworks that declared TASK_KILLING_STATE; either
     // way the kill is checkpointed before the signal goes out.
     if (hasCapability(r.framework, 'TASK_KILLING_STATE')) this.#update(t, 'TASK_KILLING');
@@ -601,6 +645,9 @@ export class Supervisor {
     this.#o.checkpoint.after(t.written, () => {
       signalGroup(pid, 'SIGTERM');
       this.#o.instruments?.onKill();
+      if (!atOnce) return;
+      signalGroup(pid, 'SIGKILL');
+      this.#o.instruments?.onEscalation();
     });
     this.#armKill(t);
   }
@@ -616,6 +663,9 @@ export class Supervisor {
         this.#o.instruments?.onKill();
       });
     }
+    // SIGKILL was decided (and checkpointed) before the restart, but may not have gone out: the
+    // task is still alive, so it goes now.
+    if (r.kill.sigkill_ms !== undefined) signalGroup(r.task_pid, 'SIGKILL');
     this.#armKill(t);
   }
 
@@ -704,16 +754,17 @@ export class Supervisor {
     for (const w of [...this.#endWaiters]) w();
   }
 
-  /** ACKNOWLEDGE: only the update in flight can be acknowledged; anything else is ignored. */
+  /** ACKNOWLEDGE: only an update in flight can be acknowledged; anything else is ignored. */
   acknowledge(frameworkId: string, taskId: string, uuid: string): void {
     const t = this.#tasks.get(taskKey(frameworkId, taskId));
-    const head = t?.record.pending[0];
-    if (t === undefined || head === undefined || head.uuid !== uuid) {
-      this.#o.log.debug('ignoring acknowledgement', { taskId, frameworkId, uuid, expected: head?.uuid });
+    const acked = t?.record.pending.find((s) => s.uuid === uuid);
+    if (t === undefined || acked === undefined || !this.#o.streams.inFlight(t.key, acked)) {
+      this.#o.log.debug('ignoring acknowledgement', { taskId, frameworkId, uuid, expected: t?.record.pending[0]?.uuid });
       return;
     }
     const r = t.record;
-    r.pending.shift();
+    r.pending = r.pending.filter((s) => s !== acked);
+    this.#o.streams.settle(t.key, r.pending);
     if (t.phase === 'ended' && r.pending.length === 0 && isTerminal(r.state)) {
       this.#complete(t);
       return;
@@ -722,21 +773,38 @@ export class Supervisor {
     // durable (at once, unless it was queued in this same round of events): the acknowledgement's
     // own write does not hold it back. A crash before that write is durable only resends the
     // acknowledged update, which the master treats as a retry.
-    const queuedBy = t.written;
     this.#write(t);
-    const next = r.pending[0];
-    this.#o.streams.head(t.key, r.framework_id, undefined);
-    if (next === undefined) return;
-    this.#o.checkpoint.after(queuedBy, () => {
-      if (r.pending[0] === next) this.#o.streams.head(t.key, r.framework_id, next);
-    });
+    this.#pump(t);
+  }
+
+  /**
+   * Sends the task's queued updates that may go out: in queue order, within the window, each
+   * once the change that queued it is durable, none past one held back (TASK_STARTING before
+   * its launcher started).
+   */
+  #pump(t: Supervised): void {
+    const r = t.record;
+    const n = Math.min(r.pending.length, STATUS_UPDATE_WINDOW);
+    for (let i = 0; i < n; i++) {
+      const status = r.pending[i]!;
+      if (this.#o.streams.inFlight(t.key, status)) continue;
+      if (status === t.held) return;
+      const seq = this.#queuedAt.get(status) ?? 0;
+      if (!this.#o.checkpoint.durable(seq)) {
+        this.#o.checkpoint.after(seq, () => {
+          if (this.#tasks.get(t.key) === t) this.#pump(t);
+        });
+        return;
+      }
+      this.#o.streams.send(t.key, r.framework_id, status);
+    }
   }
 
   #complete(t: Supervised): void {
     const r = t.record;
     this.#o.checkpoint.removeTask(r);
     this.#tasks.delete(t.key);
-    this.#o.streams.head(t.key, r.framework_id, undefined);
+    this.#o.streams.forget(t.key);
     this.#completed.push(this.#view(r));
     this.#completedKeys.add(t.key);
     while (this.#completed.length > COMPLETED_TASKS_KEPT) {
@@ -776,18 +844,19 @@ export class Supervisor {
    * health check's verdict on TASK_RUNNING updates.
    */
   #update(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): void {
-    const r = t.record;
-    const status = this.#queue(t, state, message, reason, source, healthy);
-    if (r.pending.length === 1) {
-      // Sent once it is durable; nothing can acknowledge it before it is sent.
-      this.#o.checkpoint.after(t.written, () => {
-        if (r.pending[0] === status) this.#o.streams.head(t.key, r.framework_id, status);
-      });
-    }
+    this.#queue(t, state, message, reason, source, healthy);
+    this.#pump(t);
   }
 
   /** Generates a status update and stages it in the task's queue and the checkpoint; sending is the caller's. */
   #queue(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): TaskStatus {
+    const status = this.#make(t, state, message, reason, source, healthy);
+    this.#enqueue(t, status);
+    return status;
+  }
+
+  /** Generates a status update of the task, queued nowhere. */
+  #make(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): TaskStatus {
     const r = t.record;
     const drain = this.#o.draining?.();
     // A task its health check killed says so even while the agent drains: that kill came first.
@@ -799,23 +868,30 @@ export class Supervisor {
     }
     const checking = source === 'SOURCE_EXECUTOR' ? t.checking : undefined;
     const checkStatus = checking?.checkStatus;
-    const status = this.#status(r.task.task_id, state, source, message, reason, {
+    return this.#status(r.task.task_id, state, source, message, reason, {
       healthy: healthy ?? (state === 'TASK_RUNNING' ? checking?.healthy : undefined),
       check_status: checkStatus !== undefined ? structuredClone(checkStatus) : undefined,
     });
+  }
+
+  /** Stages `status` in the task's queue and the checkpoint. */
+  #enqueue(t: Supervised, status: TaskStatus): void {
+    const r = t.record;
+    const { state, reason } = status;
     r.state = state;
+    // A task that ends without having run never sends the TASK_RUNNING prepared at its launch.
+    if (isTerminal(state)) delete r.running;
     if (r.statuses.at(-1)?.state === state) r.statuses.pop();
     r.statuses.push(status);
     if (state === 'TASK_RUNNING' && (reason === 'REASON_TASK_CHECK_STATUS_UPDATED' || reason === 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED')) {
-      // A (health) check update still queued behind the one in flight is superseded by this
-      // newer one of the same kind, which carries the latest result: a check flapping while
-      // the scheduler does not acknowledge cannot grow the queue (and the checkpoint) forever.
-      r.pending = r.pending.filter((p, i) => i === 0 || p.state !== 'TASK_RUNNING' || p.reason !== reason);
+      // A (health) check update still queued behind the window is superseded by this newer one
+      // of the same kind, which carries the latest result: a check flapping while the
+      // scheduler does not acknowledge cannot grow the queue (and the checkpoint) forever.
+      r.pending = r.pending.filter((p, i) => i < STATUS_UPDATE_WINDOW || p.state !== 'TASK_RUNNING' || p.reason !== reason);
     }
     r.pending.push(status);
-    this.#write(t);
+    this.#queuedAt.set(status, this.#write(t));
     this.#o.instruments?.onStatusUpdate(state);
-    return status;
   }
 
   /** Stops timers and checks; leaves every task running (an agent restart re-adopts them). */
@@ -829,6 +905,22 @@ export class Supervisor {
       // Checks do not outlive the agent; the next one checks re-adopted tasks from scratch.
       t.checking?.stop();
     }
+  }
+}
+
+const BLANK_EXIT_FILE = ' '.repeat(EXIT_FILE_SIZE);
+
+/** Makes a task's sandbox, its empty output files and its blank exit file; the error's message if that failed. */
+async function makeSandbox(dir: string, files: readonly string[], exitFile: string): Promise<string | undefined> {
+  try {
+    const outputs = async (): Promise<void> => {
+      await mkdir(dir, { recursive: true });
+      await Promise.all(files.map(async (f) => (await open(f, 'a', 0o644)).close()));
+    };
+    await Promise.all([writeFile(exitFile, BLANK_EXIT_FILE, { mode: 0o644 }), outputs()]);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
   }
 }
 

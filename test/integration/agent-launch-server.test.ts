@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LaunchServer, encodeLaunchRequest } from '../../agent/launch-server.js';
-import { readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
+import { EXIT_FILE_SIZE, findLauncher, readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
 import { Logger } from '../../shared/log.js';
 import { alive, eventually, tempDir } from '../helpers/daemons.js';
 
@@ -95,4 +95,51 @@ test('the launch server gone: its launchers are handed back as lost and their ta
   if (again.ok) assert.equal(await again.ended, 'exited');
   signalGroup(r.taskPid, 'SIGKILL');
   await eventually(() => (existsSync(join(dir, 'long.exit.json')) ? true : undefined), 5_000);
+});
+
+test('a launcher the server forked is found in /proc by its sandbox, and the server and the task are not', async (t) => {
+  const root = tempDir(t);
+  const a = join(root, 'a');
+  const b = join(root, 'b');
+  mkdirSync(a);
+  mkdirSync(b);
+  const s = server(t);
+  const ra = await s.launch(spec(a, 'a', 'sleep 30'));
+  const rb = await s.launch(spec(b, 'b', 'sleep 30'));
+  assert.ok(ra.ok && rb.ok);
+  if (!ra.ok || !rb.ok) return;
+  t.after(() => {
+    signalGroup(ra.taskPid ?? 0, 'SIGKILL');
+    signalGroup(rb.taskPid ?? 0, 'SIGKILL');
+  });
+  assert.equal(findLauncher(join(a, 'a.exit.json'), a)?.pid, ra.launcherPid);
+  assert.equal(findLauncher(join(b, 'b.exit.json'), b)?.pid, rb.launcherPid);
+  // Nothing works in a third directory: neither the server nor a task is taken for its launcher.
+  assert.equal(findLauncher(join(root, 'c.exit.json'), join(root, 'c')), undefined);
+  assert.equal(findLauncher(join(root, 'c.exit.json'), root), undefined);
+});
+
+test('a blank exit file made beforehand is written over in place; without one the launcher makes it', async (t) => {
+  const dir = tempDir(t);
+  const s = server(t);
+  const blank = spec(dir, 'blank', 'exit 4');
+  writeFileSync(blank.statusFile, ' '.repeat(EXIT_FILE_SIZE));
+  assert.equal(readLauncherEnd(blank.statusFile), undefined, 'blank reads as no end yet');
+  const inode = statSync(blank.statusFile).ino;
+  const r = await s.launch(blank);
+  assert.ok(r.ok);
+  if (!r.ok) return;
+  assert.equal(await r.ended, 'exited');
+  const end = readLauncherEnd(blank.statusFile);
+  assert.equal(end !== undefined && 'exit_code' in end ? end.exit_code : -1, 4);
+  assert.equal(statSync(blank.statusFile).ino, inode, 'the same file');
+  assert.equal(statSync(blank.statusFile).size, EXIT_FILE_SIZE);
+  const fresh = spec(dir, 'fresh', 'exit 5');
+  const f = await s.launch(fresh);
+  assert.ok(f.ok);
+  if (!f.ok) return;
+  assert.equal(await f.ended, 'exited');
+  const end2 = readLauncherEnd(fresh.statusFile);
+  assert.equal(end2 !== undefined && 'exit_code' in end2 ? end2.exit_code : -1, 5);
+  assert.equal(existsSync(`${fresh.statusFile}.tmp`), false);
 });

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_BIN, Daemon, alive, type Exit, eventually, startAgent } from '../helpers/daemons.js';
 import { agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+import { checkpointTask } from '../helpers/checkpoint.js';
 
 /** The daemon's exit, or a rejection after timeoutMs (the timer never outlives the wait). */
 async function exitOf(d: Daemon, timeoutMs = 10_000): Promise<Exit> {
@@ -101,4 +102,43 @@ test('SHUTDOWN before registration: message on stderr, exit 0, no reconnect', as
   assert.equal(exit.code, 0);
   assert.match(agent.daemon.stderr, /Machine is `DOWN`/);
   assert.equal(master.registrations.length, 1);
+});
+
+test('TASK_RUNNING is committed with the launch: an agent killed before the pid was recorded sends the same update again', async (t) => {
+  const master = await startFakeMaster(t);
+  const workDir = agentWorkDir(t);
+  const first = await startAgent(t, { master: master.address, workDir });
+  master.runTask(shellTask('prep', 'sleep 60'));
+  const starting = await master.waitForUpdate('prep', 'TASK_STARTING');
+  // Sent without waiting for TASK_STARTING's acknowledgement (nothing is acknowledged here).
+  const running = await master.waitForUpdate('prep', 'TASK_RUNNING');
+  const [pid] = taskPids(workDir);
+  assert.ok(pid !== undefined && alive(pid));
+  first.daemon.child.kill('SIGKILL');
+  await first.daemon.exited;
+
+  // Back to the checkpoint as it was when the launcher started: the task, its TASK_STARTING and
+  // the prepared TASK_RUNNING, no pid. Every change after that line is cut.
+  const journal = join(workDir, 'meta', 'journal');
+  const lines = readFileSync(journal, 'utf8').split('\n');
+  const launchLine = lines.findIndex((l) => l.includes('"value":"prep"') && l.includes('"state":"TASK_STARTING"'));
+  assert.ok(launchLine >= 0, 'the launch is in the journal');
+  writeFileSync(journal, lines.slice(0, launchLine + 1).join('\n') + '\n');
+  const atLaunch = checkpointTask(workDir, 'fw-test', 'prep');
+  assert.equal(atLaunch?.task_pid, undefined);
+  assert.equal(atLaunch?.running?.uuid, running.status.uuid, 'the update sent is the one committed at launch');
+  assert.deepEqual(atLaunch?.pending.map((s) => s.uuid), [starting.status.uuid]);
+
+  const sentBefore = master.updates.length;
+  await startAgent(t, { master: master.address, workDir });
+  await master.waitForRegister(1);
+  // The task is re-adopted and the same two updates go out again: nothing new is made up.
+  await master.waitFor(() => (master.updates.slice(sentBefore).some((u) => u.status.uuid === running.status.uuid) ? true : undefined), 10_000, 'TASK_RUNNING resent');
+  assert.deepEqual(master.states('prep'), ['TASK_STARTING', 'TASK_RUNNING']);
+  assert.equal(alive(pid), true);
+  master.ack(starting);
+  master.ack(running);
+  master.killTask('prep', 0);
+  await master.waitForUpdate('prep', 'TASK_KILLED');
+  assert.equal(alive(pid), false);
 });

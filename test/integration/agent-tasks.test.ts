@@ -85,27 +85,34 @@ test('kill: SIGTERM ends a normal task; a task ignoring SIGTERM gets SIGKILL aft
   for (const pid of pids) assert.equal(alive(pid), false);
 });
 
-test('unacknowledged updates are resent until acknowledged, in order, one at a time', async (t) => {
+test('unacknowledged updates are resent until acknowledged, in order, two in flight at a time', async (t) => {
   const master = await startFakeMaster(t);
   await startAgent(t, { master: master.address, workDir: agentWorkDir(t), flags: ['--status_update_retry_interval=200ms'] });
   await master.waitForRegister();
   master.runTask(shellTask('r', 'exit 0'));
   const first = await master.waitForUpdate('r', 'TASK_STARTING');
-  // Resent (same uuid), and nothing after it goes out before it is acknowledged.
-  await master.waitFor(() => (master.updates.filter((u) => u.status.uuid === first.status.uuid).length >= 2 ? true : undefined), 3000, 'a resend');
-  assert.deepEqual(master.states('r'), ['TASK_STARTING']);
-  master.ack(first);
-  const running = await master.waitForUpdate('r', 'TASK_RUNNING');
-  master.ack(running);
-  const done = await master.waitForUpdate('r', 'TASK_FINISHED');
-  // An acknowledgement for another uuid is ignored: the head stays in flight.
+  const second = await master.waitForUpdate('r', 'TASK_RUNNING');
+  // Both resent (same uuids, oldest first), and the third (the task has exited) waits for the oldest's acknowledgement.
+  await master.waitFor(() => (master.updates.filter((u) => u.status.uuid === second.status.uuid).length >= 3 ? true : undefined), 3000, 'two resends');
+  const uuids = master.updates.filter((u) => u.status.task_id.value === 'r').map((u) => u.status.uuid);
+  assert.deepEqual(new Set(uuids), new Set([first.status.uuid, second.status.uuid]), 'only the window was sent');
+  for (let i = 0; i < uuids.length; i += 2) assert.deepEqual(uuids.slice(i, i + 2), [first.status.uuid, second.status.uuid], 'resent oldest first');
+  // An acknowledgement for another uuid is ignored: nothing moves.
   master.send({ type: 'ACKNOWLEDGE', framework_id: 'fw-test', task_id: 'r', uuid: 'AAAAAAAAAAAAAAAAAAAAAA==' });
-  await master.waitFor(() => (master.updates.filter((u) => u.status.uuid === done.status.uuid).length >= 2 ? true : undefined), 3000, 'FINISHED resent');
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(master.updates.some((u) => u.status.state === 'TASK_FINISHED'), false);
+  master.ack(first);
+  const done = await master.waitForUpdate('r', 'TASK_FINISHED');
+  // The window is now RUNNING and FINISHED: acknowledging the newer one first leaves the older resent alone.
   master.ack(done);
+  const resentAfter = master.updates.length;
+  await master.waitFor(() => (master.updates.slice(resentAfter).some((u) => u.status.uuid === second.status.uuid) ? true : undefined), 3000, 'RUNNING resent');
+  assert.equal(master.updates.slice(resentAfter).some((u) => u.status.uuid === done.status.uuid), false, 'the acknowledged FINISHED was resent');
+  master.ack(second);
   await new Promise((r) => setTimeout(r, 300));
   const count = master.updates.length;
   await new Promise((r) => setTimeout(r, 700));
-  assert.equal(master.updates.length, count, 'updates kept coming after the acknowledgement');
+  assert.equal(master.updates.length, count, 'updates kept coming after the acknowledgements');
   assert.deepEqual(master.states('r'), ['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
 });
 
@@ -121,4 +128,23 @@ test('a duplicate task id is refused without disturbing the running task', async
   master.killTask('dup', 0);
   const killed = await master.waitForUpdate('dup', 'TASK_KILLED');
   assert.equal(killed.status.message, 'Command terminated with signal Terminated');
+});
+
+test('the agent runs above its tasks: a task gets the nice value the agent was started with, and not the variable that carries it', async (t) => {
+  const master = await startFakeMaster(t, { autoAck: true });
+  const agent = await startAgent(t, { master: master.address, workDir: agentWorkDir(t) });
+  await master.waitForRegister();
+  master.runTask(shellTask('nice', 'echo "$(nice) ${DRYDOCK_TASK_NICE-unset}"'));
+  await master.waitForUpdate('nice', 'TASK_FINISHED');
+  const { readFileSync, readdirSync } = await import('node:fs');
+  const { getPriority } = await import('node:os');
+  const fwDir = join(agent.workDir, 'sandboxes');
+  const [fw] = readdirSync(fwDir);
+  assert.equal(readFileSync(join(fwDir, fw ?? '', 'nice', 'stdout'), 'utf8'), `${getPriority()} unset\n`);
+  // Root (CI) may raise the agent's priority; anyone else is told it cannot.
+  const raised = agent.daemon.records.find((r) => r.msg === 'running above the tasks');
+  const refused = agent.daemon.records.find((r) => r.msg === 'cannot run above the tasks (needs CAP_SYS_NICE); busy tasks may delay kills and updates');
+  assert.ok(raised !== undefined || refused !== undefined, 'the agent says at which priority it runs');
+  if (raised !== undefined) assert.deepEqual([raised['nice'], raised['taskNice']], [Math.max(-20, getPriority() - 5), getPriority()]);
+  if (raised !== undefined && agent.daemon.child.pid !== undefined) assert.equal(getPriority(agent.daemon.child.pid), Math.max(-20, getPriority() - 5));
 });

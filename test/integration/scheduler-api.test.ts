@@ -163,7 +163,7 @@ test('subscribe, offers, launch, updates with acks, kill, decline and revive, su
   // KILL: TASK_KILLED; GET_TASKS moves it to completed only after the ack.
   r = await s.call('KILL', { task_id: { value: 't1' }, agent_id: { value: a1.agentId } });
   assert.equal(r.status, 202);
-  // The agent may send TASK_KILLING first (one update in flight per task: ack it to get the next).
+  // The agent may send TASK_KILLING first (a framework acknowledges each update; the agent keeps at most two in flight).
   let killed = await s.next((e) => updateFor('t1', 'TASK_KILLING')(e) || updateFor('t1', 'TASK_KILLED')(e), 10_000, 'TASK_KILLING or TASK_KILLED');
   if (statusOf(killed).state === 'TASK_KILLING') {
     await ackUpdate(s, killed);

@@ -17,6 +17,8 @@ test('flag errors name the flag', () => {
     [['--master=h:1', '--port=70000'], {}, /--port/],
     [['--master=h:1', '--registration_backoff_factor=soon'], {}, /--registration_backoff_factor/],
     [['--master=h:1', '--log_level=loud'], {}, /--log_level/],
+    [['--master=h:1', '--priority_boost=40'], {}, /--priority_boost/],
+    [['--master=h:1', '--priority_boost=-1'], {}, /--priority_boost/],
     [['--master=h:1'], { DRYDOCK_PORT: 'x' }, /DRYDOCK_PORT/],
   ];
   for (const [argv, env, want] of cases) {
@@ -37,6 +39,7 @@ test('flags come from the environment, the command line wins', async () => {
   assert.equal(c.ip, '10.1.2.3');
   assert.equal(c.registrationBackoffFactorMs, 10);
   assert.equal(c.statusUpdateRetryIntervalMs, 10_000);
+  assert.equal(c.priorityBoost, 5);
   assert.equal(c.workDir, '/var/lib/drydock/agent');
   assert.ok(Object.isFrozen(c));
 });
