@@ -67,6 +67,9 @@ export class LaunchServer {
     child.stdin?.on('error', () => {}); // a server gone shows as its exit
     child.on('error', (e) => this.#log.warn('launch server error', { error: e }));
     child.on('exit', (code, signal) => this.#onExit(child, code, signal));
+    // Its stdout at an end, the server is gone or going: held until its exit is seen, which
+    // hands its launchers back (else a process with nothing else to do could end first).
+    child.stdout?.on('end', () => child.ref());
     // The server keeps the process alive only while it has something to report.
     child.unref();
     for (const s of [child.stdin, child.stdout] as Array<{ unref?: () => void } | null>) s?.unref?.();
