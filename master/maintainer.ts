@@ -13,7 +13,7 @@ import type { Logger } from '../shared/log.js';
 import { machineKey, type MachineId } from '../shared/machine.js';
 import type { Commits } from './commit.js';
 import type { MachineChange, MasterEvents } from './events.js';
-import { validateSchedule, validateTransition, type MaintenanceChange, type MaintenanceState, type Schedule, type Unavailability } from './maintenance.js';
+import { keyed, validateSchedule, validateTransition, type KeyedSchedule, type MaintenanceChange, type MaintenanceState, type Schedule, type Unavailability } from './maintenance.js';
 import type { Registry } from './registry/registry.js';
 
 export interface MaintainerOptions {
@@ -31,7 +31,7 @@ export class Maintainer {
   }
 
   /** Resolves with the validation or write error, or undefined once durable and applied. */
-  updateSchedule(schedule: Schedule): Promise<DrydockError | undefined> {
+  updateSchedule(schedule: Schedule | KeyedSchedule): Promise<DrydockError | undefined> {
     // The new schedule replaces the current one whole: no copy of the current one is needed.
     return this.#scheduleCommand(() => schedule, false);
   }
@@ -62,10 +62,11 @@ export class Maintainer {
   }
 
   /** `build` makes the schedule to write from the current one (copied for it only when `fromCurrent`). */
-  #scheduleCommand(build: (current: Schedule) => Schedule, fromCurrent = true): Promise<DrydockError | undefined> {
+  #scheduleCommand(build: (current: Schedule) => Schedule | KeyedSchedule, fromCurrent = true): Promise<DrydockError | undefined> {
     const m = this.#o.maintenance;
-    let schedule: Schedule | undefined;
-    const get = (): Schedule => (schedule ??= build(fromCurrent ? m.currentSchedule() : { windows: [] }));
+    // Built and keyed once, when the command runs: validation, the write and the apply share the keys.
+    let schedule: KeyedSchedule | undefined;
+    const get = (): KeyedSchedule => (schedule ??= keyed(build(fromCurrent ? m.currentSchedule() : { windows: [] })));
     return this.#command('SCHEDULED', () => validateSchedule(get(), m.machines), (reg) => reg.updateSchedule(m.durableSchedule(get())), () => m.applySchedule(get()));
   }
 

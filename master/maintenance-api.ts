@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type DrydockError, fail } from '../shared/errors.js';
 import { parseWireJson } from '../shared/json.js';
 import type { MachineId } from '../shared/machine.js';
-import { parseMachineList, parseMachinesMessage, parseSchedule, type Parsed, type Schedule } from './maintenance.js';
+import { KeyedSchedule, parseMachineList, parseMachinesMessage, parseSchedule, type Parsed } from './maintenance.js';
 import { machineObject } from './acl-objects.js';
 import { describeObject, type Access } from './security.js';
 import type { TermView } from './term-view.js';
@@ -62,7 +62,8 @@ export async function handleMaintenanceRequest(term: TermView, route: Route, req
     if (typeof json !== 'object' || json === null || Array.isArray(json)) return sendError(res, fail('MAINTENANCE_BODY_INVALID', 'Unexpected JSON type parsed'));
     const schedule = parseSchedule(json as Record<string, unknown>);
     if (!schedule.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', schedule.message));
-    outcome = mayUpdate(term, access, schedule.value) ?? (await term.maintainer.updateSchedule(schedule.value));
+    const next = new KeyedSchedule(schedule.value);
+    outcome = mayUpdate(term, access, next) ?? (await term.maintainer.updateSchedule(next));
   } else {
     const ids = parseMachineList(json);
     if (!ids.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', ids.message));
@@ -94,7 +95,9 @@ export async function answerMaintenanceCall(term: TermView, call: OperatorCall, 
       if (typeof raw !== 'object' || Array.isArray(raw)) return converted(`Not expecting a JSON ${Array.isArray(raw) ? 'array' : typeof raw} for field 'schedule'`);
       const schedule = parseSchedule(raw as Record<string, unknown>, 'update_maintenance_schedule.schedule.');
       if (!schedule.ok) return converted(schedule.message);
-      return done(mayUpdate(term, access, schedule.value) ?? (await term.maintainer.updateSchedule(schedule.value)));
+      // Keyed once for the ACL comparison and the command.
+      const next = new KeyedSchedule(schedule.value);
+      return done(mayUpdate(term, access, next) ?? (await term.maintainer.updateSchedule(next)));
     }
     case 'START_MAINTENANCE':
     case 'STOP_MAINTENANCE': {
@@ -129,7 +132,7 @@ function statusView(term: TermView, access: Access): Record<string, unknown> {
  * update_maintenance_schedules: allowed only if every machine the update adds, removes or moves
  * to another time is allowed (a rack team cannot drop another rack's window by leaving it out).
  */
-function mayUpdate(term: TermView, access: Access, next: Schedule): DrydockError | undefined {
+function mayUpdate(term: TermView, access: Access, next: KeyedSchedule): DrydockError | undefined {
   const changed = term.maintenance.changedMachines(next);
   if (changed.length === 0) {
     access.note('update_maintenance_schedules', 'no machine changed');

@@ -28,6 +28,41 @@ export interface Schedule {
   windows: MaintenanceWindow[];
 }
 
+/**
+ * A schedule with each machine's key, made once per update: the ACL comparison, validation,
+ * the durable form and the apply all look machines up by key, and with 10,000 machines
+ * building and hashing a key at every step cost more than the steps themselves. The schedule
+ * must not change once keyed (nothing changes a parsed or built schedule; commands build a new one).
+ */
+export class KeyedSchedule {
+  /** machineKey of each machine, window by window, in the order of `schedule.windows[i].machineIds`. */
+  readonly keys: ReadonlyArray<readonly string[]>;
+  /** Every key, in order of first appearance (smaller than `machines` when a machine is listed twice). */
+  readonly keySet: ReadonlySet<string>;
+  /** Machines listed, over all windows. */
+  readonly machines: number;
+
+  constructor(readonly schedule: Schedule) {
+    const keys: string[][] = [];
+    const keySet = new Set<string>();
+    let machines = 0;
+    for (const w of schedule.windows) {
+      const ks = w.machineIds.map(machineKey);
+      for (const k of ks) keySet.add(k);
+      machines += ks.length;
+      keys.push(ks);
+    }
+    this.keys = keys;
+    this.keySet = keySet;
+    this.machines = machines;
+  }
+}
+
+/** The schedule keyed, once: a KeyedSchedule as it is, a plain one keyed now. */
+export function keyed(schedule: Schedule | KeyedSchedule): KeyedSchedule {
+  return schedule instanceof KeyedSchedule ? schedule : new KeyedSchedule(schedule);
+}
+
 /** A framework's answer to an inverse offer (InverseOfferStatus; UNKNOWN never appears, §4.6). */
 export type InverseOfferAnswer = 'ACCEPT' | 'DECLINE';
 
@@ -39,10 +74,15 @@ export interface InverseOfferStatus {
 
 /** One machine the master knows: scheduled, or the machine of an agent that registered. */
 export interface Machine {
-  /** As first written (the schedule's spelling, or the agent's). */
+  /** Its machineKey, the very string it is kept under (kept windows list these, so a schedule's own keys are not kept). */
+  readonly key: string;
+  /** As last written (the schedule's spelling, or the agent's). */
   id: MachineId;
   mode: MachineMode;
-  /** Set while the machine is in the schedule (DRAINING or DOWN). */
+  /**
+   * Set exactly while the machine is in the schedule (DRAINING or DOWN), and then the very
+   * unavailability of its window: what the machine was scheduled for is read here, not searched for in the windows.
+   */
   unavailability: Unavailability | undefined;
   /** Answers to inverse offers, one per framework (latest wins); cleared when unavailability is re-applied. */
   statuses: Map<string, InverseOfferStatus>;
@@ -118,12 +158,12 @@ function parseMachineId(raw: unknown, field: string): MachineId {
   return id;
 }
 
-/** Parses a TimeInfo / DurationInfo; records its missing `nanoseconds`. */
-function parseNanos(parent: Record<string, unknown>, name: string, path: string, missing: string[]): bigint | undefined {
+/** Parses a TimeInfo / DurationInfo; records its missing `nanoseconds` (`at` makes the path, only then). */
+function parseNanos(parent: Record<string, unknown>, name: string, at: (rest: string) => string, missing: string[]): bigint | undefined {
   const o = objectField(parent, name);
   if (o === undefined) return undefined;
   const ns = int64Field(o, 'nanoseconds');
-  if (ns === undefined) missing.push(`${path}.nanoseconds`);
+  if (ns === undefined) missing.push(at(`.${name}.nanoseconds`));
   return ns;
 }
 
@@ -140,14 +180,15 @@ export function parseSchedule(raw: Record<string, unknown>, path = ''): Parsed<S
       if (typeof w !== 'object' || w === null || Array.isArray(w)) throw new ParseFailure(`Not expecting a JSON ${kind(w)} for field 'windows'`);
       const wo = w as Record<string, unknown>;
       const machineIds = arrayField(wo, 'machine_ids').map((m) => parseMachineId(m, 'machine_ids'));
-      const at = `${path}windows[${i}].unavailability`;
+      // The path of a missing field, built only when one is (1,000 windows per schedule have none).
+      const at = (rest: string): string => `${path}windows[${i}].unavailability${rest}`;
       const u = objectField(wo, 'unavailability');
       let unavailability: Unavailability = { startNs: 0n };
-      if (u === undefined) missing.push(at);
+      if (u === undefined) missing.push(at(''));
       else {
-        if (unset(u['start'])) missing.push(`${at}.start`);
-        const startNs = parseNanos(u, 'start', `${at}.start`, missing);
-        const durationNs = parseNanos(u, 'duration', `${at}.duration`, missing);
+        if (unset(u['start'])) missing.push(at('.start'));
+        const startNs = parseNanos(u, 'start', at, missing);
+        const durationNs = parseNanos(u, 'duration', at, missing);
         unavailability = { startNs: startNs ?? 0n };
         if (durationNs !== undefined) unavailability.durationNs = durationNs;
       }
@@ -208,23 +249,33 @@ export function validateMachineId(id: MachineId): DrydockError | undefined {
 export type MachineModes = ReadonlyMap<string, { id: MachineId; mode: MachineMode }>;
 
 /** `validation::schedule`: window by window, then every DOWN machine must still be listed. */
-export function validateSchedule(schedule: Schedule, machines: MachineModes): DrydockError | undefined {
-  const seen = new Set<string>();
-  for (const w of schedule.windows) {
+export function validateSchedule(schedule: Schedule | KeyedSchedule, machines: MachineModes): DrydockError | undefined {
+  const k = keyed(schedule);
+  // Which machine is the first repeat only matters when there is one: the key set says whether.
+  const seen = k.keySet.size === k.machines ? undefined : new Set<string>();
+  const windows = k.schedule.windows;
+  for (let i = 0; i < windows.length; i++) {
+    const w = windows[i] as MaintenanceWindow;
     if (w.machineIds.length === 0) return fail('MAINTENANCE_WINDOW_EMPTY');
     if (w.unavailability.durationNs !== undefined && w.unavailability.durationNs < 0n) return fail('UNAVAILABILITY_DURATION_NEGATIVE');
-    for (const id of w.machineIds) {
+    const keys = k.keys[i] as readonly string[];
+    for (let j = 0; j < w.machineIds.length; j++) {
+      const id = w.machineIds[j] as MachineId;
       const bad = validateMachineId(id);
       if (bad !== undefined) return bad;
-      const key = machineKey(id);
+      if (seen === undefined) continue;
+      const key = keys[j] as string;
       if (seen.has(key)) return fail('MACHINE_DUPLICATE', machineIdText(id));
       seen.add(key);
     }
   }
-  for (const [key, m] of machines) {
-    if (m.mode === 'DOWN' && !seen.has(key)) return fail('MACHINE_DOWN_NOT_IN_SCHEDULE', machineIdText(m.id));
-  }
-  return undefined;
+  // The first DOWN machine, in the order machines are kept, that the schedule leaves out. (forEach: a
+  // for-of over entries allocates a pair per machine, and every machine the master knows is visited.)
+  let downLeft: MachineId | undefined;
+  machines.forEach((m, key) => {
+    if (downLeft === undefined && m.mode === 'DOWN' && !k.keySet.has(key)) downLeft = m.id;
+  });
+  return downLeft === undefined ? undefined : fail('MACHINE_DOWN_NOT_IN_SCHEDULE', machineIdText(downLeft));
 }
 
 /** `validation::machines` (the list of `/machine/down` and `/machine/up`). */
@@ -260,7 +311,7 @@ export function validateTransition(direction: 'DOWN' | 'UP', ids: readonly Machi
 /** A window as kept: its unavailability and the keys of its machines, in order. */
 interface KeptWindow {
   unavailability: Unavailability;
-  keys: string[];
+  keys: readonly string[];
 }
 
 /** What a change touched: the machines whose unavailability was (re)applied or cleared, and their agents. */
@@ -288,7 +339,7 @@ export class MaintenanceState {
       const keys: string[] = [];
       for (const m of w.machines) {
         keys.push(m.key);
-        this.#machines.set(m.key, { id: m.id, mode: m.mode, unavailability: w.unavailability, statuses: new Map() });
+        this.#machines.set(m.key, { key: m.key, id: m.id, mode: m.mode, unavailability: w.unavailability, statuses: new Map() });
       }
       this.#windows.push({ unavailability: w.unavailability, keys });
     }
@@ -320,7 +371,7 @@ export class MaintenanceState {
     let set = this.#agentsOn.get(key);
     if (set === undefined) this.#agentsOn.set(key, (set = new Set()));
     set.add(agentId);
-    if (!this.#machines.has(key)) this.#machines.set(key, { id, mode: 'UP', unavailability: undefined, statuses: new Map() });
+    if (!this.#machines.has(key)) this.#machines.set(key, { key, id, mode: 'UP', unavailability: undefined, statuses: new Map() });
   }
 
   /** The agent left the master (removed, replaced): drop it from the index. */
@@ -376,15 +427,19 @@ export class MaintenanceState {
   // ---- Schedule update -------------------------------------------------------------------
 
   /** The durable form of `schedule` as it will be once applied (modes: DOWN stays DOWN, the rest DRAINING). */
-  durableSchedule(schedule: Schedule): DurableSchedule {
+  durableSchedule(schedule: Schedule | KeyedSchedule): DurableSchedule {
+    const k = keyed(schedule);
     return {
-      windows: schedule.windows.map((w) => ({
-        unavailability: w.unavailability,
-        machines: w.machineIds.map((id) => {
-          const key = machineKey(id);
-          return { key, id, mode: this.#machines.get(key)?.mode === 'DOWN' ? 'DOWN' : 'DRAINING' } as const;
-        }),
-      })),
+      windows: k.schedule.windows.map((w, i) => {
+        const keys = k.keys[i] as readonly string[];
+        return {
+          unavailability: w.unavailability,
+          machines: w.machineIds.map((id, j) => {
+            const key = keys[j] as string;
+            return { key, id, mode: this.#machines.get(key)?.mode === 'DOWN' ? 'DOWN' : 'DRAINING' } as const;
+          }),
+        };
+      }),
     };
   }
 
@@ -393,26 +448,33 @@ export class MaintenanceState {
    * window's unavailability (new ones become DRAINING, DOWN stays DOWN) and lose their inverse-
    * offer answers even if nothing changed; machines no longer listed become UP.
    */
-  applySchedule(schedule: Schedule): MaintenanceChange {
-    const listed = new Set<string>();
+  applySchedule(schedule: Schedule | KeyedSchedule): MaintenanceChange {
+    const k = keyed(schedule);
+    const listed = k.keySet;
     const windows: KeptWindow[] = [];
-    for (const w of schedule.windows) {
-      const keys: string[] = [];
-      for (const id of w.machineIds) {
-        const key = machineKey(id);
-        keys.push(key);
-        listed.add(key);
+    // What stays is what was there: a machine already known keeps its key string and, when
+    // spelled the same, its MachineID, so the schedule just applied can be collected young.
+    k.schedule.windows.forEach((w, i) => {
+      const keys = k.keys[i] as readonly string[];
+      const kept: string[] = [];
+      for (let j = 0; j < keys.length; j++) {
+        const key = keys[j] as string;
+        const id = w.machineIds[j] as MachineId;
         const m = this.#machines.get(key);
-        if (m === undefined) this.#machines.set(key, { id, mode: 'DRAINING', unavailability: w.unavailability, statuses: new Map() });
-        else {
-          m.id = id;
+        if (m === undefined) {
+          this.#machines.set(key, { key, id, mode: 'DRAINING', unavailability: w.unavailability, statuses: new Map() });
+          kept.push(key);
+        } else {
+          if (m.id.hostname !== id.hostname || m.id.ip !== id.ip) m.id = id;
           if (m.mode === 'UP') m.mode = 'DRAINING';
           m.unavailability = w.unavailability;
-          m.statuses.clear();
+          // Clearing an empty Map still allocates a new table in V8: 10,000 of them per update.
+          if (m.statuses.size > 0) m.statuses.clear();
+          kept.push(m.key);
         }
       }
-      windows.push({ unavailability: w.unavailability, keys });
-    }
+      windows.push({ unavailability: w.unavailability, keys: kept });
+    });
     const touched = [...listed];
     for (const w of this.#windows) {
       for (const key of w.keys) {
@@ -463,7 +525,11 @@ export class MaintenanceState {
 
   #change(machineKeys: string[]): MaintenanceChange {
     const agentIds: string[] = [];
-    for (const key of machineKeys) for (const a of this.#agentsOn.get(key) ?? []) agentIds.push(a);
+    for (const key of machineKeys) {
+      // Most scheduled machines have no agent: no empty list made for each of them.
+      const on = this.#agentsOn.get(key);
+      if (on !== undefined) for (const a of on) agentIds.push(a);
+    }
     return { machineKeys, agentIds };
   }
 
@@ -482,12 +548,15 @@ export class MaintenanceState {
   /**
    * The machines `next` adds, removes, or moves to another window time, compared with the
    * schedule as kept (scheduleChanges, without copying the current schedule first: a schedule
-   * of 10,000 machines is compared on every update).
+   * of 10,000 machines is compared on every update). A kept machine's window time is its
+   * `unavailability` (set exactly while it is scheduled).
    */
-  changedMachines(next: Schedule): MachineId[] {
-    const before = new Map<string, { id: MachineId; at: Unavailability }>();
-    for (const w of this.#windows) for (const key of w.keys) before.set(key, { id: this.#machines.get(key)?.id ?? {}, at: w.unavailability });
-    return changesFrom(before, next);
+  changedMachines(next: Schedule | KeyedSchedule): MachineId[] {
+    const k = keyed(next);
+    const machines = this.#machines;
+    const changed = changesIn(k, (key) => machines.get(key)?.unavailability);
+    for (const w of this.#windows) for (const key of w.keys) if (!k.keySet.has(key)) changed.push(machines.get(key)?.id ?? {});
+    return changed;
   }
 
   /** The schedule as kept now, as a `Schedule` a command can change and submit again. */
@@ -548,22 +617,25 @@ export class MaintenanceState {
 export function scheduleChanges(current: Schedule, next: Schedule): MachineId[] {
   const before = new Map<string, { id: MachineId; at: Unavailability }>();
   for (const w of current.windows) for (const id of w.machineIds) before.set(machineKey(id), { id, at: w.unavailability });
-  return changesFrom(before, next);
+  const k = keyed(next);
+  const changed = changesIn(k, (key) => before.get(key)?.at);
+  for (const [key, b] of before) if (!k.keySet.has(key)) changed.push(b.id);
+  return changed;
 }
 
-/** The machines of `next` that are new or at another time than in `before` (by machine key), then those `next` drops. Pure. */
-function changesFrom(before: ReadonlyMap<string, { id: MachineId; at: Unavailability }>, next: Schedule): MachineId[] {
+/**
+ * The machines of `next` that are new or at another time than before (`timeBefore` of their
+ * key: undefined when not scheduled), in `next`'s order; the callers add those `next` drops. Pure.
+ */
+function changesIn(next: KeyedSchedule, timeBefore: (key: string) => Unavailability | undefined): MachineId[] {
   const changed: MachineId[] = [];
-  const seen = new Set<string>();
-  for (const w of next.windows) {
-    for (const id of w.machineIds) {
-      const key = machineKey(id);
-      seen.add(key);
-      const b = before.get(key);
-      if (b === undefined || !sameTime(b.at, w.unavailability)) changed.push(id);
+  next.schedule.windows.forEach((w, i) => {
+    const keys = next.keys[i] as readonly string[];
+    for (let j = 0; j < keys.length; j++) {
+      const at = timeBefore(keys[j] as string);
+      if (at === undefined || !sameTime(at, w.unavailability)) changed.push(w.machineIds[j] as MachineId);
     }
-  }
-  for (const [key, b] of before) if (!seen.has(key)) changed.push(b.id);
+  });
   return changed;
 }
 

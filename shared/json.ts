@@ -58,24 +58,62 @@ export function parseJson(text: string): unknown {
 export function parseWireJson(text: string, limits: JsonLimits = WIRE_LIMITS): unknown {
   // V8's JSON.parse is iterative, but every walk after it is recursive: refuse depth first.
   const marked = markBigIntegers(text, limits.maxDepth);
-  return clean(JSON.parse(marked), limits, '', marked !== text);
+  const value: unknown = JSON.parse(marked);
+  try {
+    return clean(value, limits, marked !== text);
+  } catch (e) {
+    if (e instanceof OverLimit) throw new JsonLimitError(e.describe(limits));
+    throw e;
+  }
 }
 
-/** Drops nulls, checks sizes, turns marked integers into bigints. Depth is already bounded. */
-function clean(value: unknown, limits: JsonLimits, path: string, marked: boolean): unknown {
+/**
+ * A value over a bound, thrown by `clean` and caught at the top: each level it unwinds through
+ * adds its key or index, so the path is built only when there is an error to report.
+ */
+class OverLimit {
+  /** Keys (strings) and indexes (numbers), innermost first. */
+  readonly steps: Array<string | number> = [];
+  constructor(readonly what: 'string' | 'array') {}
+
+  describe(limits: JsonLimits): string {
+    let path = '';
+    for (let k = this.steps.length - 1; k >= 0; k--) {
+      const step = this.steps[k] as string | number;
+      path = typeof step === 'number' ? `${path}[${step}]` : path === '' ? step : `${path}.${step}`;
+    }
+    return this.what === 'string'
+      ? `string${at(path)} is longer than ${limits.maxStringLength} characters`
+      : `array${at(path)} has more than ${limits.maxArrayLength} elements`;
+  }
+}
+
+/**
+ * Drops nulls, checks sizes, turns marked integers into bigints. Depth is already bounded.
+ * Works in place: the value is JSON.parse's fresh output, seen by no one else.
+ */
+function clean(value: unknown, limits: JsonLimits, marked: boolean): unknown {
   if (typeof value === 'string') {
-    if (value.length > limits.maxStringLength) throw new JsonLimitError(`string${at(path)} is longer than ${limits.maxStringLength} characters`);
+    if (value.length > limits.maxStringLength) throw new OverLimit('string');
     return marked && value.startsWith(BIG) ? BigInt(value.slice(BIG.length)) : value;
   }
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
-    if (value.length > limits.maxArrayLength) throw new JsonLimitError(`array${at(path)} has more than ${limits.maxArrayLength} elements`);
-    const out: unknown[] = [];
+    if (value.length > limits.maxArrayLength) throw new OverLimit('array');
+    // Null elements are skipped: the rest move down, and the array is cut to what is left.
+    let kept = 0;
     for (let i = 0; i < value.length; i++) {
       const v: unknown = value[i];
-      if (v !== null) out.push(clean(v, limits, `${path}[${i}]`, marked));
+      if (v === null) continue;
+      try {
+        value[kept++] = clean(v, limits, marked);
+      } catch (e) {
+        if (e instanceof OverLimit) e.steps.push(i);
+        throw e;
+      }
     }
-    return out;
+    value.length = kept;
+    return value;
   }
   const o = value as Record<string, unknown>;
   for (const key of Object.keys(o)) {
@@ -83,7 +121,16 @@ function clean(value: unknown, limits: JsonLimits, path: string, marked: boolean
     // `__proto__` from JSON.parse is an own data property, but assigning it back would set the
     // prototype: no Mesos field has that name, so it goes.
     if (v === null || key === '__proto__') delete o[key];
-    else o[key] = clean(v, limits, path === '' ? key : `${path}.${key}`, marked);
+    else if (typeof v === 'object' || typeof v === 'string') {
+      try {
+        const c = clean(v, limits, marked);
+        // Objects and arrays are cleaned in place, and most strings stay as they are: write back only what changed.
+        if (c !== v) o[key] = c;
+      } catch (e) {
+        if (e instanceof OverLimit) e.steps.push(key);
+        throw e;
+      }
+    }
   }
   return o;
 }

@@ -106,6 +106,22 @@ interface StoredPiece {
   machines: DurableMachine[];
 }
 
+/**
+ * A chunk as stringifyJson writes it, byte for byte, without its replacer: the machines hold no
+ * bigint, so V8 writes them natively, and only the two times are written here (10,000 machines
+ * are written on every schedule update, and the replacer ran for each of their values).
+ */
+export function storedPiecesJson(pieces: readonly StoredPiece[]): string {
+  const parts: string[] = [];
+  for (const p of pieces) {
+    // stringifyJson's order: the fields as the piece was built (window, startNs, machines, then durationNs when set).
+    let text = `{"window":${JSON.stringify(p.window)},"startNs":${p.startNs.toString()},"machines":${JSON.stringify(p.machines)}`;
+    if (p.durationNs !== undefined) text += `,"durationNs":${p.durationNs.toString()}`;
+    parts.push(`${text}}`);
+  }
+  return `[${parts.join(',')}]`;
+}
+
 export class EtcdRegistry implements Registry {
   readonly #client: Etcd3;
   readonly #p: string;
@@ -503,7 +519,7 @@ export class EtcdRegistry implements Registry {
     // sent together, they cost one round trip to etcd instead of one each.
     const puts: Array<Promise<boolean>> = [];
     for (let i = 0; i < chunks.length; i += CHUNKS_PER_TXN) {
-      const ops = chunks.slice(i, i + CHUNKS_PER_TXN).map((c, j) => this.#put(`${prefix}${i + j}`, c));
+      const ops = chunks.slice(i, i + CHUNKS_PER_TXN).map((c, j) => this.#client.put(`${this.#p}${prefix}${i + j}`).value(storedPiecesJson(c)));
       puts.push(this.#txnIf([], ops));
     }
     await Promise.all(puts);

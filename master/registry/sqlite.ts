@@ -69,20 +69,22 @@ interface QueuedWrite {
  * so that replacing a schedule writes only the rows that change: a new schedule of 10,000
  * machines whose windows moved rewrites 1,000 window rows, not 11,000 rows. Undefined while not
  * known (before recovery, after a write that failed): the next schedule is then written whole.
+ * A schedule write brings them to the new schedule in place (the rows of machines that stay are
+ * the same objects), inside its write: were it to fail, they are dropped as unknown.
  */
 interface ScheduleRows {
   windows: Map<number, { startNs: bigint; durationNs: bigint | null }>;
-  machines: Map<string, { window: number; position: number; hostname: string | null; ip: string | null; mode: 'DRAINING' | 'DOWN' }>;
+  machines: Map<string, MachineRowState>;
 }
 
-/** The rows of a schedule. Pure. */
-function scheduleRows(schedule: DurableSchedule): ScheduleRows {
-  const rows: ScheduleRows = { windows: new Map(), machines: new Map() };
-  schedule.windows.forEach((w, i) => {
-    rows.windows.set(i, { startNs: w.unavailability.startNs, durationNs: w.unavailability.durationNs ?? null });
-    w.machines.forEach((m, j) => rows.machines.set(m.key, { window: i, position: j, hostname: m.id.hostname ?? null, ip: m.id.ip ?? null, mode: m.mode }));
-  });
-  return rows;
+interface MachineRowState {
+  window: number;
+  position: number;
+  hostname: string | null;
+  ip: string | null;
+  mode: 'DRAINING' | 'DOWN';
+  /** The schedule write that last listed this machine (ScheduleRows are swept by it). */
+  written: number;
 }
 
 /** What is stored in info_json: everything of DurableAgent but the id and the time. */
@@ -206,6 +208,8 @@ export class SqliteRegistry implements Registry {
   #walFd: number | undefined;
   /** The maintenance rows in the file, when known (ScheduleRows). */
   #scheduleRows: ScheduleRows | undefined;
+  /** Schedule writes so far (MachineRowState.written). */
+  #scheduleWrites = 0;
   /** Committed writes waiting for the next sync of the WAL, and whether a sync is under way. */
   #unsynced: QueuedWrite[] = [];
   #syncing: Promise<void> | undefined;
@@ -376,53 +380,91 @@ export class SqliteRegistry implements Registry {
       if (m.hostname !== null) id.hostname = m.hostname;
       if (m.ip !== null) id.ip = m.ip;
       windows.get(BigInt(m.window))?.machines.push({ key: m.machine_key, id, mode: m.mode });
-      rows.machines.set(m.machine_key, { window: Number(m.window), position: Number(m.position), hostname: m.hostname, ip: m.ip, mode: m.mode });
+      rows.machines.set(m.machine_key, { window: Number(m.window), position: Number(m.position), hostname: m.hostname, ip: m.ip, mode: m.mode, written: this.#scheduleWrites });
     }
     this.#scheduleRows = rows;
     return { windows: [...windows.values()].filter((w) => w.machines.length > 0) };
   }
 
   updateSchedule(schedule: DurableSchedule): Promise<void> {
-    const next = scheduleRows(schedule);
+    let rows: ScheduleRows | undefined;
     return this.#enqueue(
       () => {
         // One write, so one savepoint inside the group commit: the schedule is replaced whole or not at all.
-        const rows = this.#scheduleRows;
+        rows = this.#scheduleRows;
         // Unknown until this write commits (a failure rolls it back and leaves them unknown).
         this.#scheduleRows = undefined;
-        if (rows === undefined) this.#writeScheduleWhole(next);
-        else this.#writeScheduleChanges(rows, next);
+        if (rows === undefined) {
+          this.#stmt.clearMachines.run();
+          this.#stmt.clearWindows.run();
+          rows = { windows: new Map(), machines: new Map() };
+        }
+        this.#writeScheduleChanges(rows, schedule);
       },
       () => {
-        this.#scheduleRows = next;
+        this.#scheduleRows = rows;
       },
     );
   }
 
-  #writeScheduleWhole(next: ScheduleRows): void {
-    this.#stmt.clearMachines.run();
-    this.#stmt.clearWindows.run();
-    for (const [i, w] of next.windows) this.#stmt.insertWindow.run(i, w.startNs, w.durationNs);
-    for (const [key, m] of next.machines) this.#stmt.insertMachine.run(key, m.window, m.position, m.hostname, m.ip, m.mode);
-  }
-
-  /** Only the rows that differ between what the file holds (`rows`) and `next`. */
-  #writeScheduleChanges(rows: ScheduleRows, next: ScheduleRows): void {
+  /**
+   * Writes the rows that differ between what the file holds (`rows`) and `schedule`, and brings
+   * `rows` to it. (forEach: a for-of over entries allocates a pair per row.)
+   */
+  #writeScheduleChanges(rows: ScheduleRows, schedule: DurableSchedule): void {
     const st = this.#stmt;
-    for (const [i, w] of next.windows) {
+    const windows = schedule.windows;
+    windows.forEach((w, i) => {
+      const startNs = w.unavailability.startNs;
+      const durationNs = w.unavailability.durationNs ?? null;
       const was = rows.windows.get(i);
-      if (was === undefined) st.insertWindow.run(i, w.startNs, w.durationNs);
-      else if (was.startNs !== w.startNs || was.durationNs !== w.durationNs) st.updateWindow.run(w.startNs, w.durationNs, i);
-    }
-    for (const i of rows.windows.keys()) if (!next.windows.has(i)) st.deleteWindow.run(i);
-    for (const [key, m] of next.machines) {
-      const was = rows.machines.get(key);
-      if (was === undefined) st.insertMachine.run(key, m.window, m.position, m.hostname, m.ip, m.mode);
-      else if (was.window !== m.window || was.position !== m.position || was.hostname !== m.hostname || was.ip !== m.ip || was.mode !== m.mode) {
-        st.updateMachine.run(m.window, m.position, m.hostname, m.ip, m.mode, key);
+      if (was === undefined) {
+        st.insertWindow.run(i, startNs, durationNs);
+        rows.windows.set(i, { startNs, durationNs });
+      } else if (was.startNs !== startNs || was.durationNs !== durationNs) {
+        st.updateWindow.run(startNs, durationNs, i);
+        was.startNs = startNs;
+        was.durationNs = durationNs;
       }
-    }
-    for (const key of rows.machines.keys()) if (!next.machines.has(key)) st.machineUp.run(key);
+    });
+    // Windows are numbered 0..n-1 by the schedule; the file may hold others (higher, or left by STOP_MAINTENANCE).
+    rows.windows.forEach((_w, i) => {
+      if (i >= windows.length) {
+        st.deleteWindow.run(i);
+        rows.windows.delete(i);
+      }
+    });
+    const written = ++this.#scheduleWrites;
+    windows.forEach((w, i) => {
+      const machines = w.machines;
+      for (let j = 0; j < machines.length; j++) {
+        const m = machines[j] as DurableMachine;
+        const hostname = m.id.hostname ?? null;
+        const ip = m.id.ip ?? null;
+        const was = rows.machines.get(m.key);
+        if (was === undefined) {
+          st.insertMachine.run(m.key, i, j, hostname, ip, m.mode);
+          rows.machines.set(m.key, { window: i, position: j, hostname, ip, mode: m.mode, written });
+          continue;
+        }
+        if (was.window !== i || was.position !== j || was.hostname !== hostname || was.ip !== ip || was.mode !== m.mode) {
+          st.updateMachine.run(i, j, hostname, ip, m.mode, m.key);
+          was.window = i;
+          was.position = j;
+          was.hostname = hostname;
+          was.ip = ip;
+          was.mode = m.mode;
+        }
+        was.written = written;
+      }
+    });
+    // Machines this schedule did not list leave it (deleting the entry being visited is safe in forEach).
+    rows.machines.forEach((row, key) => {
+      if (row.written !== written) {
+        st.machineUp.run(key);
+        rows.machines.delete(key);
+      }
+    });
   }
 
   startMaintenance(machineKeys: readonly string[]): Promise<void> {

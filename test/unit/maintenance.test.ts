@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { parseJson, stringifyJson } from '../../shared/json.js';
 import { machineKey, type MachineId } from '../../shared/machine.js';
 import {
+  KeyedSchedule,
   MaintenanceState,
   parseMachineList,
   parseMachinesMessage,
@@ -40,6 +41,7 @@ describe('parsing', () => {
     ['second window', '{"windows":[{"machine_ids":[{"hostname":"a"}],"unavailability":{"start":{"nanoseconds":1}}},{"machine_ids":[]}]}', 'Missing required fields: windows[1].unavailability'],
     ['no start', '{"windows":[{"machine_ids":[{"hostname":"a"}],"unavailability":{}}]}', 'Missing required fields: windows[0].unavailability.start'],
     ['no start nanoseconds', '{"windows":[{"machine_ids":[{"hostname":"a"}],"unavailability":{"start":{}}}]}', 'Missing required fields: windows[0].unavailability.start.nanoseconds'],
+    ['no duration nanoseconds, then a second window without start', '{"windows":[{"machine_ids":[{"hostname":"a"}],"unavailability":{"start":{"nanoseconds":1},"duration":{}}},{"machine_ids":[{"hostname":"b"}],"unavailability":{"duration":{}}}]}', 'Missing required fields: windows[0].unavailability.duration.nanoseconds, windows[1].unavailability.start, windows[1].unavailability.duration.nanoseconds'],
     ['string machine', '{"windows":[{"machine_ids":["a"],"unavailability":{"start":{"nanoseconds":1}}}]}', "Not expecting a JSON string for field 'machine_ids'"],
     ['numeric hostname', '{"windows":[{"machine_ids":[{"hostname":5}],"unavailability":{"start":{"nanoseconds":1}}}]}', "Not expecting a JSON number for field 'hostname'"],
   ];
@@ -99,12 +101,17 @@ describe('schedule validation, in Mesos order', () => {
     ['{} with a DOWN machine', { windows: [] }, modes([[{ hostname: 'Machine1' }, 'DOWN']]), 'Machine \'{"hostname":"Machine1"}\' is deactivated and cannot be removed from the schedule'],
     ['DOWN machine kept (any case)', { windows: [win({ hostname: 'machine1', ip: '10.0.0.1' })] }, modes([[M1, 'DOWN']]), undefined],
     ['window errors come before the DOWN check', { windows: [win({})] }, modes([[M1, 'DOWN']]), "Both 'hostname' and 'ip' for a machine are empty"],
+    ['the first repeat is named, not the first machine repeated', { windows: [win({ hostname: 'a' }, { hostname: 'b' }, { hostname: 'B' }, { hostname: 'A' })] }, new Map(), 'Machine \'{"hostname":"B"}\' appears more than once in the schedule'],
+    ['a bad machine after a repeat: the repeat', { windows: [win({ hostname: 'a' }, { hostname: 'A' }, {})] }, new Map(), 'Machine \'{"hostname":"A"}\' appears more than once in the schedule'],
+    ['a repeat after a bad machine: the bad machine', { windows: [win({ hostname: 'a' }, {}, { hostname: 'A' })] }, new Map(), "Both 'hostname' and 'ip' for a machine are empty"],
+    ['the first DOWN machine left out, in the order machines are known', { windows: [win({ hostname: 'kept' })] }, modes([[{ hostname: 'up' }, 'UP'], [{ hostname: 'd1' }, 'DOWN'], [{ hostname: 'kept' }, 'DOWN'], [{ hostname: 'd2' }, 'DOWN']]), 'Machine \'{"hostname":"d1"}\' is deactivated and cannot be removed from the schedule'],
   ];
   for (const [name, schedule, machines, message] of cases) {
     test(name, () => {
       const e = validateSchedule(schedule, machines);
       assert.equal(e?.message, message);
       if (e !== undefined) assert.equal(e.status, 400);
+      assert.equal(validateSchedule(new KeyedSchedule(schedule), machines)?.message, message, 'keyed');
     });
   }
 });
@@ -178,6 +185,29 @@ describe('mode transitions', () => {
     assert.deepEqual(s.statusJson(), {});
   });
 
+  test('a known machine keeps its MachineID when spelled the same, and takes the new spelling otherwise', () => {
+    const s = new MaintenanceState();
+    const first = { hostname: 'Mixed', ip: '10.0.0.1' };
+    s.applySchedule({ windows: [win(first)] });
+    s.applySchedule({ windows: [win({ hostname: 'Mixed', ip: '10.0.0.1' })] });
+    assert.equal(s.get(first)?.id, first, 'the same object');
+    s.applySchedule({ windows: [win({ hostname: 'MIXED', ip: '10.0.0.1' })] });
+    assert.deepEqual(s.get(first)?.id, { hostname: 'MIXED', ip: '10.0.0.1' });
+    assert.deepEqual((s.scheduleJson()['windows'] as Array<{ machine_ids: unknown }>)[0]?.machine_ids, [{ hostname: 'MIXED', ip: '10.0.0.1' }]);
+  });
+
+  test('a keyed schedule applies as the plain one', () => {
+    const plain = new MaintenanceState();
+    const keyedState = new MaintenanceState();
+    for (const schedule of [{ windows: [win(A, B)] }, { windows: [win(B), { machineIds: [A], unavailability: { startNs: 5n } }] }, { windows: [] }]) {
+      const c1 = plain.applySchedule(schedule);
+      const c2 = keyedState.applySchedule(new KeyedSchedule(schedule));
+      assert.deepEqual(c2, c1);
+      assert.deepEqual(keyedState.scheduleJson(), plain.scheduleJson());
+      assert.deepEqual(keyedState.statusJson(), plain.statusJson());
+    }
+  });
+
   test('recover restores modes; agents re-indexed by machine', () => {
     const s = new MaintenanceState();
     s.recover({ windows: [{ unavailability: U, machines: [{ key: machineKey(A), id: A, mode: 'DOWN' }] }] });
@@ -219,6 +249,27 @@ describe('MaintenanceState.changedMachines: scheduleChanges against the schedule
     ['a duplicate listed twice, unchanged', { windows: [w(1n, 'a')] }, { windows: [w(1n, 'a'), w(1n, 'a')] }, []],
     ['cleared', { windows: [w(1n, 'a', 'b')] }, { windows: [] }, ['a', 'b']],
   ];
+  test('in order: the machines of the new schedule as listed, then those it drops as kept', () => {
+    const s = new MaintenanceState();
+    s.applySchedule({ windows: [w(1n, 'd', 'a'), w(2n, 'c', 'e')] });
+    assert.deepEqual(s.changedMachines({ windows: [w(3n, 'z', 'a'), w(2n, 'c', 'y')] }).map((m) => m.hostname), ['z', 'a', 'y', 'd', 'e']);
+  });
+
+  test('after recover, START and STOP maintenance, and agents on machines not scheduled', () => {
+    const s = new MaintenanceState();
+    const id = (h: string): MachineId => ({ hostname: h, ip: '10.0.0.1' });
+    s.recover({ windows: [{ unavailability: { startNs: 1n, durationNs: 10n }, machines: [{ key: machineKey(id('a')), id: id('a'), mode: 'DRAINING' }, { key: machineKey(id('b')), id: id('b'), mode: 'DOWN' }] }] });
+    s.agentAdded('agent-u', id('u'));
+    const hosts = (next: Schedule): string[] => s.changedMachines(next).map((m) => m.hostname ?? '');
+    assert.deepEqual(hosts({ windows: [w(1n, 'a', 'b')] }), [], 'as recovered');
+    assert.deepEqual(hosts({ windows: [w(1n, 'a', 'b', 'u')] }), ['u'], 'a machine known by its agent only is not scheduled');
+    s.applyDown([id('a')]);
+    assert.deepEqual(hosts({ windows: [w(1n, 'a', 'b')] }), [], 'DOWN stays at its time');
+    s.applyUp([id('a')]);
+    assert.deepEqual(hosts({ windows: [w(1n, 'a', 'b')] }), ['a'], 'UP left the schedule');
+    assert.deepEqual(hosts({ windows: [w(1n, 'b')] }), []);
+  });
+
   for (const [name, before, after, want] of cases) {
     test(name, () => {
       const s = new MaintenanceState();

@@ -178,3 +178,52 @@ describe('SQLite registry specifics', () => {
     assert.equal((await r.recover()).agents.length, n);
   });
 });
+
+describe('etcd schedule chunks', () => {
+  test('storedPiecesJson writes what stringifyJson writes, byte for byte', async () => {
+    const { storedPiecesJson } = await import('../../master/registry/etcd.js');
+    const { stringifyJson } = await import('../../shared/json.js');
+    const machines = [
+      { key: 'ha\u0000i10.0.0.1', id: { hostname: 'A', ip: '10.0.0.1' }, mode: 'DRAINING' as const },
+      { key: 'h\u00e9\\"\u0000-', id: { hostname: '\u00e9\\"\u2028' }, mode: 'DOWN' as const },
+      { key: '-\u0000i1.1.1.1', id: { ip: '1.1.1.1' }, mode: 'DRAINING' as const },
+    ];
+    const cases = [
+      [],
+      [{ window: 0, startNs: 1443830400000000001n, machines }],
+      [{ window: 3, startNs: -9223372036854775808n, machines: machines.slice(1), durationNs: 9223372036854775807n }, { window: 4, startNs: 0n, machines: [], durationNs: 0n }],
+    ];
+    for (const pieces of cases) {
+      const built = pieces.map((p) => {
+        // As the registry builds them: durationNs set after the machines.
+        const piece: { window: number; startNs: bigint; machines: typeof machines; durationNs?: bigint } = { window: p.window, startNs: p.startNs, machines: p.machines };
+        if ('durationNs' in p) piece.durationNs = p.durationNs;
+        return piece;
+      });
+      assert.equal(storedPiecesJson(built), stringifyJson(built));
+    }
+  });
+});
+
+describe('SQLite schedule rows after a schedule write that fails half-way', () => {
+  test('the rows it changed before failing are forgotten: the next write is whole, and the file equals the model', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    const r = openSqliteRegistry(dir);
+    t.after(() => void r.close());
+    const m = (k: string, mode: 'DRAINING' | 'DOWN' = 'DRAINING') => ({ key: k, id: { hostname: k }, mode });
+    const first: DurableSchedule = { windows: [{ unavailability: { startNs: 1n }, machines: [m('a'), m('b'), m('c')] }, { unavailability: { startNs: 2n, durationNs: 5n }, machines: [m('d')] }] };
+    await r.updateSchedule(first);
+    // Window 0 moves and 'a' goes DOWN before 'b' breaks the mode CHECK: the write is rolled back whole.
+    const broken = { windows: [{ unavailability: { startNs: 9n }, machines: [m('a', 'DOWN'), { ...m('b'), mode: 'UP' as unknown as 'DOWN' }, m('c')] }] };
+    await assert.rejects(r.updateSchedule(broken));
+    const check = openSqliteRegistry(dir);
+    assert.deepEqual((await check.recover()).maintenance, first, 'nothing of the failed write is in the file');
+    await check.close();
+    // Had the half-changed rows been kept, this write would skip window 0 and 'a' (as they were to be).
+    const next: DurableSchedule = { windows: [{ unavailability: { startNs: 9n }, machines: [m('a', 'DOWN'), m('c')] }] };
+    await r.updateSchedule(next);
+    const again = openSqliteRegistry(dir);
+    assert.deepEqual((await again.recover()).maintenance, next);
+    await again.close();
+  });
+});
