@@ -7,7 +7,8 @@
  * is configured. Then the reads at that size: GET_MAINTENANCE_SCHEDULE and
  * GET_MAINTENANCE_STATUS, time and bytes.
  *
- * Each repeat posts a schedule with different start times, so every machine really changes.
+ * Each repeat posts a schedule with different start times, so every machine really changes; two
+ * untimed updates (and floor transactions) come first.
  */
 
 import { join } from 'node:path';
@@ -32,6 +33,11 @@ export interface MaintenanceOptions {
 /** Issue 15: the update, durable, at most this many times the raw SQLite transaction of the same rows. */
 const GOAL_RATIO = 2;
 const HOUR_NS = 3_600_000_000_000n;
+/**
+ * Untimed updates (and floor transactions) first: on a fresh master the first updates run
+ * before the code is optimized and were half again as slow as the rest, which set the median.
+ */
+const WARMUPS = 2;
 
 /** The IP of machine k: 10.x.y.z, k in the low 24 bits. Pure. */
 export function machineIp(k: number): string {
@@ -83,7 +89,7 @@ function sqliteFloor(schedule: ReturnType<typeof benchSchedule>, repeats: number
     const del = db.prepare('DELETE FROM machine');
     const ins = db.prepare('INSERT INTO machine (hostname, ip, window, start_ns, duration_ns) VALUES (?, ?, ?, ?, ?)');
     const samples: number[] = [];
-    for (let r = 0; r < repeats; r++) {
+    for (let r = -WARMUPS; r < repeats; r++) {
       const shift = BigInt(r) * HOUR_NS;
       const t0 = performance.now();
       db.transaction(() => {
@@ -92,7 +98,7 @@ function sqliteFloor(schedule: ReturnType<typeof benchSchedule>, repeats: number
           for (const m of w.machine_ids) ins.run(m.hostname, m.ip, i, w.unavailability.start.nanoseconds + shift, w.unavailability.duration.nanoseconds);
         });
       })();
-      samples.push(performance.now() - t0);
+      if (r >= 0) samples.push(performance.now() - t0);
     }
     return samples;
   } finally {
@@ -113,13 +119,13 @@ export async function runMaintenance(opts: MaintenanceOptions): Promise<BenchRes
   try {
     const samples: number[] = [];
     let bodyBytes = 0;
-    for (let r = 0; r < opts.repeats; r++) {
+    for (let r = -WARMUPS; r < opts.repeats; r++) {
       const schedule = benchSchedule(opts.machines, opts.perWindow, baseNs + BigInt(r) * HOUR_NS);
       const body = stringifyJson({ type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule } });
       bodyBytes = Buffer.byteLength(body);
       const res = await timedCall(master.url, body);
       if (res.status !== 200) throw new Error(`UPDATE_MAINTENANCE_SCHEDULE answered ${res.status}: ${res.text}`);
-      samples.push(res.ms);
+      if (r >= 0) samples.push(res.ms);
     }
     const med = median(samples);
     rows.push({
