@@ -56,6 +56,8 @@ export interface AgentEntry {
   awaitingPong: boolean;
   /** Pings in a row without a pong. */
   missedPings: number;
+  /** The slot of the liveness wheel it is visited in, while connected. */
+  pingSlot: number | undefined;
   unreachableTimeNs: bigint | undefined;
   /** Tasks by taskKey(frameworkId, taskId). Allocated on first task. */
   tasks: Map<string, Task> | undefined;
@@ -204,6 +206,20 @@ export function takeoverDecision(
   return { kind: 'REFUSE', reason: o.authenticateAgents ? `agent ${claimed} has a live session that answers pings` : `agent ${claimed} is connected from another address` };
 }
 
+/**
+ * A liveness round is spread over slots of at least this long (ms): each connected agent is in
+ * one slot, and each slot is visited (its agents pinged) once per round, a slot's length after
+ * the previous one. 50,000 pings in one turn of the event loop would block it for seconds.
+ */
+export const PING_SLOT_MS = 250;
+/** At most this many slots per round (a 15 s ping timeout: 60 slots of 250 ms). */
+export const MAX_PING_SLOTS = 64;
+
+/** Slots of a liveness round of `pingTimeoutMs` (1 for rounds shorter than two slots). Pure. */
+export function pingSlots(pingTimeoutMs: number): number {
+  return Math.max(1, Math.min(MAX_PING_SLOTS, Math.floor(pingTimeoutMs / PING_SLOT_MS)));
+}
+
 /** How many completed tasks the master remembers (Mesos --max_completed_tasks_per_framework is 1000). */
 export const MAX_COMPLETED_TASKS = 1000;
 
@@ -224,6 +240,12 @@ export class AgentTable {
   readonly #byAddress = new Map<string, string>();
   /** Ids in each phase / condition, so no operation scans the whole table. */
   readonly #connected = new Set<string>();
+  /**
+   * The liveness wheel: connected agents by slot (pingSlots; an entry's `pingSlot`). An agent
+   * joins the slot visited last, so it is first visited a whole round after it connected.
+   */
+  readonly #wheel: Array<Set<string>>;
+  #lastSlot: number;
   readonly #disconnected = new Set<string>();
   readonly #recovered = new Set<string>();
   #recoveredDeadlineMs: number | undefined;
@@ -236,9 +258,23 @@ export class AgentTable {
    * returning agent's copy is killed.
    */
   readonly tombstones = new Set<string>();
+  /**
+   * Which agents hold each task (taskKey -> agent id, or the ids when several do), so that
+   * foreignTask finds another owner without walking every agent: a re-registration storm after
+   * a restart reports every task again, and walking 10,000 agents per reported task is
+   * quadratic. Kept by every change to an agent's `tasks` (all of them in this class).
+   */
+  readonly #holders = new Map<string, string | Set<string>>();
 
   constructor(limits: LivenessLimits) {
     this.#limits = limits;
+    this.#wheel = Array.from({ length: pingSlots(limits.pingTimeoutMs) }, () => new Set<string>());
+    this.#lastSlot = this.#wheel.length - 1;
+  }
+
+  /** Slots of the liveness wheel: the shell visits one (tickSlot) every ping timeout / pingSlots. */
+  get pingSlots(): number {
+    return this.#wheel.length;
   }
 
   get limits(): LivenessLimits {
@@ -335,6 +371,7 @@ export class AgentTable {
     this.#recovered.delete(entry.id);
     this.#disconnected.delete(entry.id);
     this.#connected.add(entry.id);
+    this.#joinWheel(entry);
     entry.phase = 'REGISTERED';
     entry.connected = true;
     entry.sessionId = sessionId;
@@ -356,6 +393,7 @@ export class AgentTable {
     entry.disconnectedAtMs = nowMs;
     entry.awaitingPong = false;
     this.#connected.delete(agentId);
+    this.#leaveWheel(entry);
     this.#disconnected.add(agentId);
     return true;
   }
@@ -369,23 +407,47 @@ export class AgentTable {
   }
 
   /**
-   * One liveness round, run every ping timeout. A ping unanswered by the next round is a miss;
-   * `maxPingTimeouts` misses in a row make the agent unreachable. A disconnected agent gets as
-   * long (ping timeout x max timeouts) to come back.
+   * One whole liveness round at once (every slot of the wheel). A ping unanswered by the next
+   * round is a miss; `maxPingTimeouts` misses in a row make the agent unreachable. A
+   * disconnected agent gets as long (ping timeout x max timeouts) to come back.
    */
   tick(nowMs: number): TickDecision {
     const decision: TickDecision = { ping: [], unreachable: [] };
-    for (const id of this.#connected) {
-      const entry = this.#agents.get(id);
-      if (entry === undefined) continue;
-      if (entry.awaitingPong) entry.missedPings++;
-      if (entry.missedPings >= this.#limits.maxPingTimeouts) {
-        decision.unreachable.push({ agentId: id, reason: 'PING_TIMEOUT' });
-        continue;
-      }
-      entry.awaitingPong = true;
-      decision.ping.push(id);
+    for (const id of this.#connected) this.#visit(id, decision);
+    this.#expireDisconnected(nowMs, decision);
+    return decision;
+  }
+
+  /**
+   * One slot's share of a liveness round: the shell visits slot 0, 1, ... every ping timeout /
+   * pingSlots, so each connected agent is visited once a round, as by tick(), and the pings of a
+   * round go out in pingSlots turns instead of one. Agents that connect from now on join this
+   * slot. Disconnected agents are checked at every slot (the few there are, usually).
+   */
+  tickSlot(nowMs: number, slot: number): TickDecision {
+    const decision: TickDecision = { ping: [], unreachable: [] };
+    const agents = this.#wheel[slot];
+    if (agents === undefined) throw new Error(`tickSlot: no slot ${slot} of ${this.#wheel.length}`);
+    this.#lastSlot = slot;
+    for (const id of agents) this.#visit(id, decision);
+    this.#expireDisconnected(nowMs, decision);
+    return decision;
+  }
+
+  /** One connected agent's turn in a round: a miss if the last ping is unanswered, then the next ping or unreachable. */
+  #visit(id: string, decision: TickDecision): void {
+    const entry = this.#agents.get(id);
+    if (entry === undefined) return;
+    if (entry.awaitingPong) entry.missedPings++;
+    if (entry.missedPings >= this.#limits.maxPingTimeouts) {
+      decision.unreachable.push({ agentId: id, reason: 'PING_TIMEOUT' });
+      return;
     }
+    entry.awaitingPong = true;
+    decision.ping.push(id);
+  }
+
+  #expireDisconnected(nowMs: number, decision: TickDecision): void {
     const allowedMs = this.#limits.pingTimeoutMs * this.#limits.maxPingTimeouts;
     for (const id of this.#disconnected) {
       const entry = this.#agents.get(id);
@@ -393,7 +455,20 @@ export class AgentTable {
         decision.unreachable.push({ agentId: id, reason: 'DISCONNECTED_TIMEOUT' });
       }
     }
-    return decision;
+  }
+
+  #joinWheel(entry: AgentEntry): void {
+    const slot = this.#lastSlot;
+    if (entry.pingSlot === slot) return;
+    if (entry.pingSlot !== undefined) this.#wheel[entry.pingSlot]?.delete(entry.id);
+    this.#wheel[slot]?.add(entry.id);
+    entry.pingSlot = slot;
+  }
+
+  #leaveWheel(entry: AgentEntry): void {
+    if (entry.pingSlot === undefined) return;
+    this.#wheel[entry.pingSlot]?.delete(entry.id);
+    entry.pingSlot = undefined;
   }
 
   /** Recovered agents still not back at the deadline. */
@@ -408,6 +483,7 @@ export class AgentTable {
     if (entry === undefined || entry.phase === 'UNREACHABLE') return undefined;
     const sessionId = entry.sessionId;
     this.#connected.delete(agentId);
+    this.#leaveWheel(entry);
     this.#disconnected.delete(agentId);
     this.#recovered.delete(agentId);
     this.#unindexAddress(entry);
@@ -426,7 +502,9 @@ export class AgentTable {
     const entry = this.#agents.get(agentId);
     if (entry === undefined) return undefined;
     this.#agents.delete(agentId);
+    for (const key of entry.tasks?.keys() ?? []) this.#release(key, agentId);
     this.#connected.delete(agentId);
+    this.#leaveWheel(entry);
     this.#disconnected.delete(agentId);
     this.#recovered.delete(agentId);
     this.#unindexAddress(entry);
@@ -473,22 +551,24 @@ export class AgentTable {
     if (task.labels !== undefined) t.labels = task.labels;
     // Mesos' Task.user: what view_tasks decides on (else the framework's user).
     if (task.command?.user !== undefined && task.command.user !== '') t.user = task.command.user;
-    (entry.tasks ??= new Map()).set(taskKey(frameworkId, task.task_id.value), t);
+    const key = taskKey(frameworkId, task.task_id.value);
+    (entry.tasks ??= new Map()).set(key, t);
+    this.#hold(key, agentId);
     return true;
   }
 
   /**
    * May the session of `agentId` report on this task (a status update, or a task in its
    * registration)? `claimedAgentId` is the agent id the message carries, if any. Undefined
-   * when it may. Looking for another owner walks every agent, so it runs only for a task this
-   * agent does not already have.
+   * when it may. Another owner is looked up in the task index (one lookup, whatever the
+   * number of agents).
    */
   foreignTask(agentId: string, frameworkId: string, taskId: string, claimedAgentId: string | undefined): ForeignTaskReason | undefined {
     if (claimedAgentId !== undefined && claimedAgentId !== agentId) return 'FOREIGN_AGENT_ID';
     const key = taskKey(frameworkId, taskId);
     const own = this.#agents.get(agentId)?.tasks;
     if (own?.has(key) === true) return undefined;
-    for (const a of this.#agents.values()) if (a.id !== agentId && a.tasks?.has(key) === true) return 'TASK_OF_ANOTHER_AGENT';
+    if (this.#heldByAnother(key, agentId)) return 'TASK_OF_ANOTHER_AGENT';
     if ((own?.size ?? 0) >= MAX_REGISTERED_TASKS) return 'TOO_MANY_TASKS';
     return undefined;
   }
@@ -541,6 +621,7 @@ export class AgentTable {
         statuses: [],
       };
       tasks.set(key, task);
+      this.#hold(key, agentId);
     }
     const stamped: TaskStatus = status.agent_id === undefined ? { ...status, agent_id: { value: agentId } } : status;
     // A retried update (same uuid) is not a new state: the agent resends until acknowledged.
@@ -590,7 +671,7 @@ export class AgentTable {
     delete task.status_update_uuid;
     delete task.status_update_state;
     if (!isTerminal(state)) return 'ACKNOWLEDGED';
-    entry.tasks?.delete(key);
+    if (entry.tasks?.delete(key) === true) this.#release(key, agentId);
     if (pending !== undefined && pending.length > 0) superseded.push(...pending.splice(0));
     this.#completed.push(task);
     if (this.#completed.length > MAX_COMPLETED_TASKS) this.#completed.shift();
@@ -610,7 +691,7 @@ export class AgentTable {
     task.statuses.push(status);
     delete task.status_update_uuid;
     delete task.status_update_state;
-    entry.tasks?.delete(key);
+    if (entry.tasks?.delete(key) === true) this.#release(key, agentId);
     this.#pushCompleted(task);
     return true;
   }
@@ -626,7 +707,8 @@ export class AgentTable {
 
   /** Drops a task from an agent's map without completing it (the master already reported its end). */
   forgetTask(agentId: string, frameworkId: string, taskId: string): void {
-    this.#agents.get(agentId)?.tasks?.delete(taskKey(frameworkId, taskId));
+    const key = taskKey(frameworkId, taskId);
+    if (this.#agents.get(agentId)?.tasks?.delete(key) === true) this.#release(key, agentId);
   }
 
   #pushCompleted(task: Task): void {
@@ -659,6 +741,7 @@ export class AgentTable {
   #replaceTasks(entry: AgentEntry, reports: readonly AgentTaskReport[]): void {
     // The agent's report is the truth about its tasks (Mesos reconciles the same way on re-registration).
     // Tasks the master launched that the agent has not reported yet stay only if still STAGING.
+    if (reports.length === 0 && entry.tasks === undefined) return; // the common case: nothing before, nothing now
     const next = new Map<string, Task>();
     for (const [key, task] of entry.tasks ?? []) if (task.state === 'TASK_STAGING' && task.statuses.length === 0) next.set(key, task);
     for (const r of reports) {
@@ -678,7 +761,35 @@ export class AgentTable {
       if (r.task.command?.user !== undefined && r.task.command.user !== '') t.user = r.task.command.user;
       next.set(taskKey(r.framework_id, r.task.task_id.value), t);
     }
+    for (const key of entry.tasks?.keys() ?? []) if (!next.has(key)) this.#release(key, entry.id);
+    for (const key of next.keys()) this.#hold(key, entry.id);
     entry.tasks = next.size === 0 ? undefined : next;
+  }
+
+  #hold(key: string, agentId: string): void {
+    const h = this.#holders.get(key);
+    if (h === undefined) this.#holders.set(key, agentId);
+    else if (typeof h === 'string') {
+      if (h !== agentId) this.#holders.set(key, new Set([h, agentId]));
+    } else h.add(agentId);
+  }
+
+  #release(key: string, agentId: string): void {
+    const h = this.#holders.get(key);
+    if (h === undefined) return;
+    if (typeof h === 'string') {
+      if (h === agentId) this.#holders.delete(key);
+      return;
+    }
+    h.delete(agentId);
+    if (h.size === 1) this.#holders.set(key, h.values().next().value as string);
+  }
+
+  #heldByAnother(key: string, agentId: string): boolean {
+    const h = this.#holders.get(key);
+    if (h === undefined) return false;
+    if (typeof h === 'string') return h !== agentId;
+    return h.size > (h.has(agentId) ? 1 : 0);
   }
 
   #indexAddress(entry: AgentEntry): void {
@@ -706,6 +817,7 @@ function newEntry(a: DurableAgent, phase: AgentPhase): AgentEntry {
     disconnectedAtMs: undefined,
     awaitingPong: false,
     missedPings: 0,
+    pingSlot: undefined,
     unreachableTimeNs: undefined,
     tasks: undefined,
     deactivated: false,

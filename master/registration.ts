@@ -10,7 +10,8 @@ import type { TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import { agentMachineId } from '../shared/machine.js';
 import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
-import { principalRefusal, takeoverDecision, type ForeignTaskReason, type ProbeResult, type RegistrationRequest, type UnreachableReason } from './agents.js';
+import { principalRefusal, takeoverDecision, type AgentEntry, type ForeignTaskReason, type ProbeResult, type RegistrationRequest, type UnreachableReason } from './agents.js';
+import type { Task } from '../shared/mesos.js';
 import { agentObject } from './acl-objects.js';
 import { AGENT_GONE_MESSAGE } from './drain.js';
 import { describeObject, type MasterSecurity } from './security.js';
@@ -44,6 +45,13 @@ export type AgentRefusal = 'NOT_AUTHORIZED' | 'PRINCIPAL_MISMATCH' | 'ID_IN_USE'
 
 /** Probes in a row for one registration, at most: the live session changing under each would otherwise go on. */
 const MAX_TAKEOVER_PROBES = 3;
+
+const NO_TASKS: readonly Task[] = Object.freeze([]);
+
+/** The tasks an agent's entry holds, as a list (a shared empty one when it has none: most registrations). */
+function tasksOf(entry: AgentEntry | undefined): readonly Task[] {
+  return entry?.tasks === undefined || entry.tasks.size === 0 ? NO_TASKS : [...entry.tasks.values()];
+}
 
 export class Registration implements AgentLink {
   readonly #o: RegistrationOptions;
@@ -231,12 +239,12 @@ export class Registration implements AgentLink {
     const committed = await commits.write(
       plan.write === 'NONE' ? 'REGISTER' : plan.write,
       { agentId: plan.agentId },
-      async (r) => {
-        const writes: Array<Promise<void>> = [];
-        if (plan.replaces !== undefined) writes.push(r.removeAgent(plan.replaces));
-        if (plan.write === 'ADMIT') writes.push(r.admitAgent(plan.durable));
-        else if (plan.write === 'READMIT') writes.push(r.markAgentReachable(plan.durable));
-        await Promise.all(writes);
+      (r) => {
+        // Most registrations are one write: its promise as it is, no list and no Promise.all.
+        const removal = plan.replaces === undefined ? undefined : r.removeAgent(plan.replaces);
+        const record = plan.write === 'ADMIT' ? r.admitAgent(plan.durable) : plan.write === 'READMIT' ? r.markAgentReachable(plan.durable) : undefined;
+        if (removal === undefined) return record ?? Promise.resolve();
+        return record === undefined ? removal : Promise.all([removal, record]).then(() => undefined);
       },
       () => undefined,
     );
@@ -256,7 +264,7 @@ export class Registration implements AgentLink {
 
     // A registration speaks only for its own agent: tasks that name another agent, or that the
     // master knows on another agent, are left out.
-    const tasks = msg.tasks.filter((t) => {
+    const tasks = msg.tasks.length === 0 ? msg.tasks : msg.tasks.filter((t) => {
       const foreign = agents.foreignTask(plan.agentId, t.framework_id, t.task.task_id.value, t.task.agent_id.value);
       if (foreign === 'TOO_MANY_TASKS' || foreign === undefined) return true;
       this.#refuseForeign(conn, plan.agentId, t.framework_id, t.task.task_id.value, t.task.agent_id.value, foreign);
@@ -264,9 +272,9 @@ export class Registration implements AgentLink {
     });
     const replaced = plan.replaces === undefined ? undefined : agents.get(plan.replaces);
     const replacedSession = replaced?.sessionId;
-    const replacedTasks = [...(replaced?.tasks?.values() ?? [])];
+    const replacedTasks = tasksOf(replaced);
     const now = clock.now();
-    const tasksBefore = [...(agents.get(plan.agentId)?.tasks?.values() ?? [])];
+    const tasksBefore = tasksOf(agents.get(plan.agentId));
     const { previousSessionId } = agents.applyRegistration(plan, req, tasks, conn.id, nowNs(now));
     if (plan.replaces !== undefined) maintenance.agentRemoved(plan.replaces);
     maintenance.agentAdded(plan.agentId, agentMachineId(msg.agent.hostname, msg.agent.ip));
@@ -445,17 +453,35 @@ export class Registration implements AgentLink {
     this.#connections.get(sessionId)?.close(code, reason);
   }
 
+  /**
+   * One timer for all sessions (per-agent timers would be 10,000 timers), a wheel: a round of
+   * pings is spread over the agent table's slots, one slot every ping interval / slots, so
+   * 50,000 pings do not leave in one turn of the event loop. Each slot is due a slot after the
+   * previous one was due, not after it ran, so late timers do not stretch the rounds; when the
+   * clock is off by more than a slot (a wall clock set back or forward, a long stall), the
+   * schedule starts again from now instead of waiting out or catching up the difference.
+   */
   #scheduleTick(): void {
-    // One timer for all sessions, re-armed each round: per-agent timers would be 10,000 timers.
-    this.#ticker = this.#o.clock.setTimer(this.#o.pingIntervalMs, () => {
-      if (!this.#running) return;
-      this.#tick();
-      this.#scheduleTick();
-    });
+    const clock = this.#o.clock;
+    const slots = this.#o.agents.pingSlots;
+    const slotMs = this.#o.pingIntervalMs / slots;
+    let slot = 0;
+    let dueMs = clock.now() + slotMs;
+    const arm = (): void => {
+      this.#ticker = clock.setTimer(Math.min(slotMs, Math.max(0, dueMs - clock.now())), () => {
+        if (!this.#running) return;
+        this.#tick(slot);
+        slot = (slot + 1) % slots;
+        const now = clock.now();
+        dueMs = Math.abs(now - dueMs) > slotMs ? now + slotMs : dueMs + slotMs;
+        arm();
+      });
+    };
+    arm();
   }
 
-  #tick(): void {
-    const decision = this.#o.agents.tick(this.#o.clock.now());
+  #tick(slot: number): void {
+    const decision = this.#o.agents.tickSlot(this.#o.clock.now(), slot);
     for (const agentId of decision.ping) this.#connectionOf(agentId)?.ping();
     for (const u of decision.unreachable) void this.#markUnreachable(u.agentId, u.reason);
   }

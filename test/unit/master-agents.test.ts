@@ -6,8 +6,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { nowNs } from '../../shared/duration.js';
-import type { AgentSelf } from '../../shared/protocol.js';
-import { AgentTable, principalRefusal, takeoverDecision, type LiveAgent, type ProbeResult, type RegistrationKind, type RegistrationRequest, type RegistrationWrite, type TakeoverDecision } from '../../master/agents.js';
+import type { AgentSelf, AgentTaskReport } from '../../shared/protocol.js';
+import { AgentTable, pingSlots, principalRefusal, takeoverDecision, type LiveAgent, type ProbeResult, type RegistrationKind, type RegistrationRequest, type RegistrationWrite, type TakeoverDecision } from '../../master/agents.js';
 import type { RecoveredAgent } from '../../master/registry/registry.js';
 
 const LIMITS = { pingTimeoutMs: 1_000, maxPingTimeouts: 3, reregisterTimeoutMs: 10_000 };
@@ -175,6 +175,66 @@ describe('liveness', () => {
     assert.deepEqual(table.counts(), { registered: 1, connected: 1, recovered: 0, unreachable: 2 });
   });
 
+  test('pingSlots: a round is spread over slots of 250 ms or more, 1 to 64 of them', () => {
+    const cases: Array<[number, number]> = [[100, 1], [499, 1], [500, 2], [1_000, 4], [15_000, 60], [16_000, 64], [60_000, 64]];
+    for (const [ms, slots] of cases) assert.equal(pingSlots(ms), slots, `${ms} ms`);
+    assert.equal(new AgentTable({ ...LIMITS, pingTimeoutMs: 15_000 }).pingSlots, 60);
+  });
+
+  test('the wheel: an agent joins the slot visited last, so its first ping is a whole round later; each is visited once a round', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS); // 4 slots
+    const visit = (slot: number): string[] => table.tickSlot(clock.now(), slot).ping.sort();
+    register(table, clock, req('a', 1), 1); // before any visit: the last slot
+    assert.deepEqual([visit(0), visit(1), visit(2)], [[], [], []]);
+    register(table, clock, req('b', 2), 2); // slot 2 was visited last
+    assert.deepEqual(visit(3), ['a']);
+    register(table, clock, req('c', 3), 3);
+    // The next round: each agent once, in the slot it joined.
+    assert.deepEqual([visit(0), visit(1), visit(2), visit(3)], [[], [], ['b'], ['a', 'c']]);
+    // The whole round at once (tick) sees the same agents.
+    assert.deepEqual(table.tick(clock.now()).ping.sort(), ['a', 'b', 'c']);
+  });
+
+  test('the wheel: misses count per agent across rounds; a disconnected, removed or re-registered agent leaves its slot', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS); // 4 slots, 3 misses
+    register(table, clock, req('a', 1), 1);
+    register(table, clock, req('b', 2), 2);
+    const round = (): string[] => {
+      const out: string[] = [];
+      for (let slot = 0; slot < table.pingSlots; slot++) {
+        const d = table.tickSlot(clock.now(), slot);
+        out.push(...d.ping.map((id) => `${id}@${slot}`), ...d.unreachable.map((u) => `${u.agentId}:${u.reason}`));
+      }
+      table.pong('b');
+      return out.sort();
+    };
+    assert.deepEqual(round(), ['a@3', 'b@3']);
+    assert.deepEqual(round(), ['a@3', 'b@3']);
+    assert.deepEqual(round(), ['a@3', 'b@3']);
+    assert.deepEqual(round(), ['a:PING_TIMEOUT', 'b@3'], 'a missed 3 pings in a row');
+    table.markUnreachable('a', 1n);
+    table.tickSlot(clock.now(), 1); // slot 1 visited last: b re-registering on a new session joins it
+    register(table, clock, req('b', 2), 3);
+    assert.deepEqual(round(), ['b@1'], 'b moved to slot 1, and is only there');
+    table.disconnect('b', 3, clock.now());
+    assert.deepEqual(round(), [], 'a disconnected agent is not pinged');
+    table.remove('b');
+    assert.deepEqual(round(), []);
+  });
+
+  test('the wheel: a disconnected agent expires at whichever slot comes after its deadline', () => {
+    const clock = new ManualClock();
+    const table = new AgentTable(LIMITS);
+    register(table, clock, req('a', 1), 1);
+    table.disconnect('a', 1, clock.now());
+    clock.advance(2_999);
+    assert.deepEqual(table.tickSlot(clock.now(), 1).unreachable, []);
+    clock.advance(1);
+    assert.deepEqual(table.tickSlot(clock.now(), 2).unreachable, [{ agentId: 'a', reason: 'DISCONNECTED_TIMEOUT' }]);
+  });
+
   test('markUnreachable returns the session to drop and clears liveness', () => {
     const clock = new ManualClock();
     const table = new AgentTable(LIMITS);
@@ -302,6 +362,37 @@ describe('foreignTask: a session speaks only for its own agent', () => {
     ['a task nobody has (the agent runs it; Mesos forwards these)', 'a', 'new', undefined, undefined],
   ];
   for (const [name, agent, task, claimed, want] of cases) test(name, () => assert.equal(table.foreignTask(agent, 'f', task, claimed), want));
+});
+
+test('foreignTask: the task index follows every way a task comes and goes (reported, launched, updated, completed, forgotten, agent removed)', () => {
+  const clock = new ManualClock();
+  const table = new AgentTable(LIMITS);
+  const report = (id: string): AgentTaskReport => ({ framework_id: 'f', task: { name: id, task_id: { value: id }, agent_id: { value: 'x' }, resources: [] }, state: 'TASK_RUNNING', statuses: [] });
+  const taken = (agent: string, task: string): boolean => table.foreignTask(agent, 'f', task, undefined) === 'TASK_OF_ANOTHER_AGENT';
+  const reg = (id: string, port: number, session: number, tasks: AgentTaskReport[]): void => {
+    const r = req(id, port);
+    table.applyRegistration(table.planRegistration(r, 1n, () => id), r, tasks, session, 1n);
+  };
+  reg('a', 1, 1, [report('r1'), report('r2')]);
+  reg('b', 2, 2, []);
+  assert.deepEqual([taken('b', 'r1'), taken('b', 'r2'), taken('a', 'r1')], [true, true, false], 'reported in a registration');
+  reg('a', 1, 3, [report('r2')]);
+  assert.deepEqual([taken('b', 'r1'), taken('b', 'r2')], [false, true], 'a re-registration that no longer reports r1 frees it');
+  table.addTask('b', 'f', { name: 'l', task_id: { value: 'l' }, agent_id: { value: 'b' }, resources: [] });
+  table.updateStatus('b', 'f', { task_id: { value: 'u' }, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', timestamp: 1, uuid: 'u1' });
+  assert.deepEqual([taken('a', 'l'), taken('a', 'u')], [true, true], 'launched, and first heard of in an update');
+  table.addTask('a', 'f', { name: 'l', task_id: { value: 'l' }, agent_id: { value: 'a' }, resources: [] });
+  assert.deepEqual([taken('a', 'l'), taken('b', 'l'), taken('c', 'l')], [false, false, true], 'a task on two agents: each holds its own, a third agent sees it taken');
+  table.forgetTask('a', 'f', 'l');
+  assert.deepEqual([taken('a', 'l'), taken('b', 'l')], [true, false], 'forgotten on a: b alone holds it');
+  table.completeTask('b', 'f', 'l', { task_id: { value: 'l' }, state: 'TASK_KILLED', source: 'SOURCE_MASTER', timestamp: 2 });
+  assert.equal(taken('a', 'l'), false, 'completed');
+  table.updateStatus('b', 'f', { task_id: { value: 'u' }, state: 'TASK_FINISHED', source: 'SOURCE_EXECUTOR', timestamp: 2, uuid: 'u2' });
+  assert.equal(table.acknowledge('b', 'f', 'u', 'u2'), 'COMPLETED');
+  assert.equal(taken('a', 'u'), false, 'its terminal update acknowledged');
+  table.remove('a');
+  assert.equal(taken('b', 'r2'), false, 'its agent removed');
+  void clock;
 });
 
 test('principalRefusal: an id bound to a principal is refused to any other, anonymous included', () => {

@@ -220,6 +220,30 @@ test('one timer pings every session; a silent agent is written unreachable first
   term.dispose();
 });
 
+test('pings are spread over the round: an agent is first pinged a round after it registered, then once a round', async () => {
+  const { term, registry, clock } = await setup(); // --agent_ping_timeout=1secs: 4 slots of 250 ms
+  const a = new FakeConn(1);
+  const b = new FakeConn(2);
+  await registered(term, registry, a);
+  clock.advance(600); // slots 0 and 1 visited
+  term.registration.connected(b);
+  const p = term.registration.handle(b, { ...REGISTER, agent: { ...REGISTER.agent, hostname: 'h2', port: 5052 } });
+  await tick();
+  registry.commit();
+  await p;
+  const pings = (): number[] => [a.pings, b.pings];
+  clock.advance(400); // t = 1000: slot 3, a's
+  assert.deepEqual(pings(), [1, 0]);
+  term.registration.pong(a);
+  clock.advance(500); // t = 1500: slot 1, b's (it joined the slot visited last, at 500)
+  assert.deepEqual(pings(), [1, 1]);
+  term.registration.pong(b);
+  clock.advance(500); // t = 2000: a's again; one liveness timer all along
+  assert.deepEqual(pings(), [2, 1]);
+  assert.equal(clock.pending, 2, 'a single liveness timer (and the allocation timer)');
+  term.dispose();
+});
+
 /** A registry with one recovered agent, one recovered framework (failover 0) and a scheduled machine. */
 function recoveredState(): RegistryState {
   return {
