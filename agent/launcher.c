@@ -7,8 +7,9 @@
  * It forks PROGRAM (looked up in PATH) with argv ARGV0 ARG... into a process group of its own,
  * reports the task's pid to the agent, waits for it, and writes how it ended to STATUS_FILE as
  * one JSON object ({"pid":N,"exit_code":C} or {"pid":N,"signal":S,"core_dumped":B}),
- * durably: over the blank file the agent made for it, in place, fdatasync'd (or, with no such
- * file, tmp + rename, fsync'd). With DRYDOCK_TASK_NICE in its environment (which the task does
+ * durably: over the blank file it made once the task was forked, in place, fdatasync'd (or,
+ * without that file, tmp + rename, fsync'd). In the server's form the task opens its sandbox's
+ * stdout and stderr itself, after its pid was reported. With DRYDOCK_TASK_NICE in its environment (which the task does
  * not inherit), the task runs at that nice value.
  *
  * Why it exists: the agent signals the task's group (SIGTERM, grace, SIGKILL) but the
@@ -77,7 +78,8 @@ static void write_all(int fd, const char *buf, size_t len) {
  * pid (the line `report` formats with it) on `report_fd`, wait, record the end. Returns the
  * launcher's exit code.
  */
-static int run_launcher(const char *status_file, const char *program, char **task_argv, int report_fd, const char *report_prefix) {
+static int run_launcher(const char *status_file, const char *program, char **task_argv, int report_fd, const char *report_prefix,
+                        const char *stdout_path, const char *stderr_path) {
   pid_t child = fork();
   if (child < 0) {
     perror("drydock-launch: fork");
@@ -87,6 +89,24 @@ static int run_launcher(const char *status_file, const char *program, char **tas
     /* The task: a process group of its own, default signal dispositions, no pipe to the agent. */
     setpgid(0, 0);
     close(report_fd);
+    /*
+     * Its output files are opened here, after the launcher reported its pid: making two files
+     * costs the filesystem more than the fork, and nothing waits for it. The agent made the
+     * sandbox, so this fails only if the sandbox went away meanwhile: said on the launcher's
+     * stderr, and the task ends with 127.
+     */
+    if (stdout_path != NULL) {
+      int out = open(stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      int err = open(stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (out < 0 || err < 0) {
+        fprintf(stderr, "drydock-launch: cannot open the sandbox's stdout or stderr: %s\n", strerror(errno));
+        _exit(127);
+      }
+      dup2(out, 1);
+      dup2(err, 2);
+      close(out);
+      close(err);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -113,6 +133,15 @@ static int run_launcher(const char *status_file, const char *program, char **tas
   write_all(report_fd, line, (size_t)len);
   close(report_fd);
 
+  /* The blank exit file the end is later written over (see below), made now that nothing waits. */
+  int blank = open(status_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (blank >= 0) {
+    char spaces[EXIT_FILE_SIZE];
+    memset(spaces, ' ', sizeof spaces);
+    write_all(blank, spaces, sizeof spaces);
+    close(blank);
+  }
+
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -134,9 +163,9 @@ static int run_launcher(const char *status_file, const char *program, char **tas
   }
 
   /*
-   * The agent made the exit file beforehand, EXIT_FILE_SIZE blank bytes: the end is written over
-   * them in place and fdatasync'd, a data write only (no file to create, no name to change).
-   * Otherwise (an agent that does not make it) it is written aside and renamed into place.
+   * The exit file made above, EXIT_FILE_SIZE blank bytes: the end is written over them in place
+   * and fdatasync'd, a data write only (no file to create, no name to change). Otherwise (it
+   * could not be made, or was there before) the end is written aside and renamed into place.
    */
   int fd = len < EXIT_FILE_SIZE ? open(status_file, O_WRONLY | O_CLOEXEC) : -1;
   struct stat st;
@@ -261,27 +290,28 @@ static void serve_one(char *req, size_t size, int out_fd, int sig_fd, const sigs
       dup2(null_fd, 0);
       if (null_fd != 0) close(null_fd);
     }
-    /* The reply pipe moves off fd 1, which becomes the task's stdout; the task never inherits it. */
+    /*
+     * The reply pipe moves off fd 1, which becomes /dev/null: the server's stdout must end when
+     * the server does, and the task opens its own stdout and stderr. fd 2 stays the server's
+     * (the agent's) for what the launcher has to say.
+     */
     int report_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
-    int out = open(stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    int err = open(stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (report_fd < 0 || out < 0 || err < 0) {
-      if (report_fd >= 0) reply(report_fd, "F %s cannot open the sandbox's stdout or stderr: %s", id, strerror(errno));
+    if (report_fd < 0) _exit(1);
+    int null_out = open("/dev/null", O_WRONLY);
+    if (null_out < 0 || dup2(null_out, 1) < 0) {
+      reply(report_fd, "F %s cannot open /dev/null: %s", id, strerror(errno));
       _exit(1);
     }
+    if (null_out != 1) close(null_out);
     if (chdir(cwd) < 0) {
       reply(report_fd, "F %s cannot enter the sandbox '%s': %s", id, cwd, strerror(errno));
       _exit(1);
     }
-    dup2(out, 1);
-    dup2(err, 2);
-    close(out);
-    close(err);
     extern char **environ;
     environ = envp;
     char prefix[128];
     snprintf(prefix, sizeof prefix, "P %s %d ", id, (int)getpid());
-    _exit(run_launcher(status_file, program, argv, report_fd, prefix));
+    _exit(run_launcher(status_file, program, argv, report_fd, prefix, stdout_path, stderr_path));
   } else {
     reply(out_fd, "S %s %d", id, (int)launcher);
   }
@@ -371,5 +401,5 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n");
     return 2;
   }
-  return run_launcher(argv[1], argv[2], &argv[3], 3, "");
+  return run_launcher(argv[1], argv[2], &argv[3], 3, "", NULL, NULL);
 }

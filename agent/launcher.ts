@@ -223,9 +223,9 @@ export function launcherAlive(pid: number, startTime: string): boolean {
 }
 
 /**
- * The size of the exit file the agent makes, blank, before a launcher starts
- * (agent/launcher.c: EXIT_FILE_SIZE): the launcher writes the end over it in place, so that
- * making it durable is a data write alone. Blank, it reads as no end yet.
+ * The size of the blank exit file a launcher makes once its task is forked
+ * (agent/launcher.c: EXIT_FILE_SIZE), to write the end over it in place, so that making the end
+ * durable is a data write alone. Blank, it reads as no end yet.
  */
 export const EXIT_FILE_SIZE = 256;
 

@@ -17,7 +17,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import {
@@ -40,7 +40,7 @@ import { parseTaskChecks, TaskChecking, type Probe, type ProbeRun, type TaskChec
 import { runProbe, type ProbeContext } from './probes.js';
 import { CHECKPOINT_FORMAT } from './checkpoint.js';
 import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
-import { EXIT_FILE_SIZE, findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
+import { findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
 import { STATUS_UPDATE_WINDOW, type StatusUpdateStreams } from './status-updates.js';
 import { terminalOutcome, type LauncherEnd } from './termination.js';
 
@@ -435,9 +435,10 @@ export class Supervisor {
     record.running = this.#make(t, 'TASK_RUNNING');
     const starting = this.#queue(t, 'TASK_STARTING');
     t.held = starting;
-    // The sandbox and the blank exit file are made on the thread pool while the commit is under
-    // way (a directory and three files cost the filesystem more than the commit's fdatasync).
-    const sandbox = makeSandbox(record.sandbox, [spec.stdoutPath, spec.stderrPath], spec.statusFile);
+    // The sandbox is made on the thread pool while the commit is under way (a directory costs the
+    // filesystem about as much as the commit's fdatasync). Its output files and the exit file are
+    // the launcher's to make, once the task is forked.
+    const sandbox = makeSandbox(record.sandbox);
     this.#o.checkpoint.after(t.written, () => {
       void sandbox.then((error) => (error === undefined ? this.#start(t, spec, starting) : this.#launched(t, { ok: false, error }, starting)));
     });
@@ -470,7 +471,9 @@ export class Supervisor {
     }
     // Checkpointed with the next change (TASK_RUNNING, or how the task ended).
     record.launcher = { pid: result.launcherPid, start_time: result.startTime };
+    // TASK_STARTING, and TASK_RUNNING when the task's pid came with the answer: sent first, logged after.
     this.#pump(t);
+    if (result.taskPid !== undefined) this.#running(t, result.taskPid);
     this.#o.instruments?.onLaunch();
     this.#o.log.info('task launched', { ...log, launcherPid: result.launcherPid, sandbox: record.sandbox });
     void result.ended.then((how) => {
@@ -483,7 +486,6 @@ export class Supervisor {
       }
       this.#schedulePoll();
     });
-    if (result.taskPid !== undefined) this.#running(t, result.taskPid);
   }
 
   /** The task has a pid: TASK_RUNNING, and a kill asked for meanwhile is carried out now. */
@@ -515,10 +517,9 @@ export class Supervisor {
     }
     // Stamped now, when the task runs; a resend after a restart before the next write carries the launch's time.
     prepared.timestamp = this.#o.clock.now() / 1000;
-    this.#enqueue(t, prepared);
-    // Durable already: sent without waiting for this write.
+    // Durable already: sent before this write is even staged.
+    this.#enqueue(t, prepared, () => this.#pump(t));
     this.#queuedAt.delete(prepared);
-    this.#pump(t);
   }
 
   #launchFailed(t: Supervised, error: string): void {
@@ -893,8 +894,8 @@ export class Supervisor {
     });
   }
 
-  /** Stages `status` in the task's queue and the checkpoint. */
-  #enqueue(t: Supervised, status: TaskStatus): void {
+  /** Stages `status` in the task's queue and the checkpoint; `beforeWrite` runs once it is queued, before the record is written. */
+  #enqueue(t: Supervised, status: TaskStatus, beforeWrite?: () => void): void {
     const r = t.record;
     const { state, reason } = status;
     r.state = state;
@@ -909,6 +910,7 @@ export class Supervisor {
       r.pending = r.pending.filter((p, i) => i < STATUS_UPDATE_WINDOW || p.state !== 'TASK_RUNNING' || p.reason !== reason);
     }
     r.pending.push(status);
+    beforeWrite?.();
     this.#queuedAt.set(status, this.#write(t));
     this.#o.instruments?.onStatusUpdate(state);
   }
@@ -927,16 +929,10 @@ export class Supervisor {
   }
 }
 
-const BLANK_EXIT_FILE = ' '.repeat(EXIT_FILE_SIZE);
-
-/** Makes a task's sandbox, its empty output files and its blank exit file; the error's message if that failed. */
-async function makeSandbox(dir: string, files: readonly string[], exitFile: string): Promise<string | undefined> {
+/** Makes a task's sandbox; the error's message if that failed. */
+async function makeSandbox(dir: string): Promise<string | undefined> {
   try {
-    const outputs = async (): Promise<void> => {
-      await mkdir(dir, { recursive: true });
-      await Promise.all(files.map(async (f) => (await open(f, 'a', 0o644)).close()));
-    };
-    await Promise.all([writeFile(exitFile, BLANK_EXIT_FILE, { mode: 0o644 }), outputs()]);
+    await mkdir(dir, { recursive: true });
     return undefined;
   } catch (e) {
     return (e as Error).message;

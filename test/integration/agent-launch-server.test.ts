@@ -119,27 +119,33 @@ test('a launcher the server forked is found in /proc by its sandbox, and the ser
   assert.equal(findLauncher(join(root, 'c.exit.json'), root), undefined);
 });
 
-test('a blank exit file made beforehand is written over in place; without one the launcher makes it', async (t) => {
+test('the launcher makes a blank exit file once the task is forked and writes the end over it in place', async (t) => {
   const dir = tempDir(t);
   const s = server(t);
-  const blank = spec(dir, 'blank', 'exit 4');
-  writeFileSync(blank.statusFile, ' '.repeat(EXIT_FILE_SIZE));
-  assert.equal(readLauncherEnd(blank.statusFile), undefined, 'blank reads as no end yet');
-  const inode = statSync(blank.statusFile).ino;
-  const r = await s.launch(blank);
-  assert.ok(r.ok);
-  if (!r.ok) return;
+  const long = spec(dir, 'long', 'sleep 30');
+  const r = await s.launch(long);
+  assert.ok(r.ok && r.taskPid !== undefined);
+  if (!r.ok || r.taskPid === undefined) return;
+  t.after(() => void signalGroup(r.taskPid!, 'SIGKILL'));
+  // Blank while the task runs: no end yet.
+  const blank = await eventually(() => (existsSync(long.statusFile) && statSync(long.statusFile).size === EXIT_FILE_SIZE ? true : undefined), 5_000);
+  assert.equal(blank, true);
+  assert.equal(readLauncherEnd(long.statusFile), undefined);
+  const inode = statSync(long.statusFile).ino;
+  signalGroup(r.taskPid, 'SIGTERM');
   assert.equal(await r.ended, 'exited');
-  const end = readLauncherEnd(blank.statusFile);
-  assert.equal(end !== undefined && 'exit_code' in end ? end.exit_code : -1, 4);
-  assert.equal(statSync(blank.statusFile).ino, inode, 'the same file');
-  assert.equal(statSync(blank.statusFile).size, EXIT_FILE_SIZE);
-  const fresh = spec(dir, 'fresh', 'exit 5');
-  const f = await s.launch(fresh);
+  const end = readLauncherEnd(long.statusFile);
+  assert.equal(end !== undefined && 'signal' in end ? end.signal : -1, 15);
+  assert.equal(statSync(long.statusFile).ino, inode, 'the same file, written in place');
+  assert.equal(statSync(long.statusFile).size, EXIT_FILE_SIZE);
+  // A file already there (not the launcher's blank one) is replaced whole, as before.
+  const taken = spec(dir, 'taken', 'exit 5');
+  writeFileSync(taken.statusFile, 'leftover');
+  const f = await s.launch(taken);
   assert.ok(f.ok);
   if (!f.ok) return;
   assert.equal(await f.ended, 'exited');
-  const end2 = readLauncherEnd(fresh.statusFile);
+  const end2 = readLauncherEnd(taken.statusFile);
   assert.equal(end2 !== undefined && 'exit_code' in end2 ? end2.exit_code : -1, 5);
-  assert.equal(existsSync(`${fresh.statusFile}.tmp`), false);
+  assert.equal(existsSync(`${taken.statusFile}.tmp`), false);
 });
