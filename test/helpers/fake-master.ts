@@ -95,3 +95,19 @@ export function taskPids(workDir: string): number[] {
   }
   return pids;
 }
+
+/**
+ * The task pids of an agent's checkpoint once there are at least `n`: TASK_RUNNING goes out
+ * before the commit that records the task's pid (its update was committed with the launch), so
+ * a test that reads the pids right after TASK_RUNNING waits for that commit. Rejects after
+ * `timeoutMs`, naming what it found.
+ */
+export async function checkpointedTaskPids(workDir: string, n: number, timeoutMs = 5_000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pids = taskPids(workDir);
+    if (pids.length >= n) return pids;
+    if (Date.now() > deadline) throw new Error(`${pids.length} task pids in the checkpoint of ${workDir} after ${timeoutMs} ms, expected ${n}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -18,8 +18,8 @@ test('after kill -9, tasks of a checkpointing framework are re-adopted; the othe
   master.runTask(shellTask('lost', 'sleep 60'), EPHEMERAL);
   await master.waitForUpdate('kept', 'TASK_RUNNING');
   await master.waitForUpdate('lost', 'TASK_RUNNING');
-  const keptPid = taskPid(workDir, 'fw-test', 'kept');
-  const lostPid = taskPid(workDir, 'fw-ephemeral', 'lost');
+  const keptPid = await taskPid(workDir, 'fw-test', 'kept');
+  const lostPid = await taskPid(workDir, 'fw-ephemeral', 'lost');
   assert.ok(keptPid > 0 && lostPid > 0);
 
   first.daemon.child.kill('SIGKILL');
@@ -76,7 +76,15 @@ test('TASK_LOST of a non-checkpointing framework is resent until acknowledged, a
   assert.equal(master.states('gone').filter((s) => s === 'TASK_LOST').length, 1);
 });
 
-/** The task's pid, from the agent's checkpoint (ids here need no path escaping). */
-function taskPid(workDir: string, frameworkId: string, taskId: string): number {
-  return checkpointTask(workDir, frameworkId, taskId)?.task_pid ?? -1;
+/**
+ * The task's pid, from the agent's checkpoint (ids here need no path escaping), once it is
+ * there: TASK_RUNNING goes out before the commit that records the pid. -1 if it never comes.
+ */
+async function taskPid(workDir: string, frameworkId: string, taskId: string): Promise<number> {
+  for (let i = 0; i < 500; i++) {
+    const pid = checkpointTask(workDir, frameworkId, taskId)?.task_pid;
+    if (pid !== undefined) return pid;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return -1;
 }

@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { alive, callApi, eventually, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
-import { agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+import { agentWorkDir, shellTask, startFakeMaster, checkpointedTaskPids } from '../helpers/fake-master.js';
 import { checkpointTasks } from '../helpers/checkpoint.js';
 
 const FW = { user: 'root', name: 'checks-fw', checkpoint: true };
@@ -240,7 +240,7 @@ test('a probe past its timeout is killed and reported without exit code; checks 
   await eventually(() => (checkPids(sandbox).filter(alive).length <= 1 ? true : undefined), 3000, 50, 'timed-out probes killed');
 
   // SIGTERM: the agent leaves its task running, but not its checks.
-  const [taskPid] = taskPids(c.a.workDir);
+  const [taskPid] = await checkpointedTaskPids(c.a.workDir, 1);
   assert.ok(taskPid !== undefined);
   assert.equal((await c.a.daemon.stop(10_000, 'SIGTERM')).code, 0);
   const before = checkPids(sandbox);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_BIN, Daemon, alive, type Exit, eventually, startAgent } from '../helpers/daemons.js';
-import { agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+import { agentWorkDir, shellTask, startFakeMaster, checkpointedTaskPids } from '../helpers/fake-master.js';
 import { checkpointTask } from '../helpers/checkpoint.js';
 
 /** The daemon's exit, or a rejection after timeoutMs (the timer never outlives the wait). */
@@ -24,7 +24,7 @@ test('after kill -9 the agent re-adopts live tasks, reports those that ended mea
   master.runTask(shellTask('short', 'sleep 1; exit 7'));
   await master.waitForUpdate('long', 'TASK_RUNNING');
   await master.waitForUpdate('short', 'TASK_RUNNING');
-  const pids = taskPids(workDir);
+  const pids = await checkpointedTaskPids(workDir, 2);
   assert.equal(pids.length, 2);
 
   first.daemon.child.kill('SIGKILL');
@@ -112,7 +112,7 @@ test('TASK_RUNNING is committed with the launch: an agent killed before the pid 
   const starting = await master.waitForUpdate('prep', 'TASK_STARTING');
   // Sent without waiting for TASK_STARTING's acknowledgement (nothing is acknowledged here).
   const running = await master.waitForUpdate('prep', 'TASK_RUNNING');
-  const [pid] = taskPids(workDir);
+  const [pid] = await checkpointedTaskPids(workDir, 1);
   assert.ok(pid !== undefined && alive(pid));
   first.daemon.child.kill('SIGKILL');
   await first.daemon.exited;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { alive, eventually, startAgent } from '../helpers/daemons.js';
-import { agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+import { agentWorkDir, shellTask, startFakeMaster, checkpointedTaskPids } from '../helpers/fake-master.js';
 
 test('an invalid master frame closes with PROTOCOL_ERROR; the agent re-registers with the same id and its tasks', async (t) => {
   const master = await startFakeMaster(t, { autoAck: true });
@@ -34,7 +34,7 @@ test('SIGUSR1 kills every task with its kill policy and exits 0; SIGTERM leaves 
   const agent = await startAgent(t, { master: master.address, workDir });
   master.runTask(shellTask('a', 'sleep 60'));
   await master.waitForUpdate('a', 'TASK_RUNNING');
-  const [pid] = taskPids(workDir);
+  const [pid] = await checkpointedTaskPids(workDir, 1);
   assert.ok(pid);
 
   agent.daemon.signal('SIGTERM');

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { FIXTURES, alive, callApi, eventually, startAgent } from '../helpers/daemons.js';
-import { FRAMEWORK, agentWorkDir, shellTask, startFakeMaster, taskPids } from '../helpers/fake-master.js';
+import { FRAMEWORK, agentWorkDir, shellTask, startFakeMaster, checkpointedTaskPids } from '../helpers/fake-master.js';
 
 test('a task runs STARTING, RUNNING, FINISHED; a failing one reports its exit code', async (t) => {
   const master = await startFakeMaster(t, { autoAck: true });
@@ -65,7 +65,7 @@ test('kill: SIGTERM ends a normal task; a task ignoring SIGTERM gets SIGKILL aft
   master.runTask(shellTask('polite', 'sleep 60'), { ...FRAMEWORK, capabilities: [] });
   await master.waitForUpdate('stubborn', 'TASK_RUNNING');
   await master.waitForUpdate('polite', 'TASK_RUNNING');
-  const pids = taskPids(workDir);
+  const pids = await checkpointedTaskPids(workDir, 2);
   assert.equal(pids.length, 2);
   // Let the fixture install its trap before it is signalled.
   await new Promise((r) => setTimeout(r, 300));

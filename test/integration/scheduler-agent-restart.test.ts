@@ -15,11 +15,14 @@ import { checkpointTask } from '../helpers/checkpoint.js';
 type Offer = { id: { value: string }; agent_id: { value: string } };
 type Status = { task_id: { value: string }; state: string; uuid?: string; reason?: string; agent_id?: { value: string } };
 
-/** The task's pid from the agent's checkpoint. */
-function taskPid(workDir: string, frameworkId: string, taskId: string): number {
-  const rec = checkpointTask(workDir, frameworkId, taskId);
-  assert.equal(typeof rec?.task_pid, 'number');
-  return rec?.task_pid as number;
+/** The task's pid from the agent's checkpoint, once it is there: TASK_RUNNING goes out before the commit that records the pid. */
+async function taskPid(workDir: string, frameworkId: string, taskId: string): Promise<number> {
+  for (let i = 0; i < 500; i++) {
+    const pid = checkpointTask(workDir, frameworkId, taskId)?.task_pid;
+    if (pid !== undefined) return pid;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`no pid of task ${taskId} in the checkpoint after 5 s`);
 }
 
 const statusOf = (e: SchedulerEvent): Status => (e['update'] as { status: Status }).status;
@@ -70,8 +73,8 @@ test('kill -9 of an agent: a checkpointing framework keeps its task, the other l
   const fleeting = await SchedulerClient.subscribe(m.address, { user: 'root', name: 'fleeting' });
   t.after(() => fleeting.close());
   await launch(fleeting, 'goes');
-  const keepsPid = taskPid(workDir, durable.frameworkId, 'keeps');
-  const goesPid = taskPid(workDir, fleeting.frameworkId, 'goes');
+  const keepsPid = await taskPid(workDir, durable.frameworkId, 'keeps');
+  const goesPid = await taskPid(workDir, fleeting.frameworkId, 'goes');
 
   a1.daemon.signal('SIGKILL');
   await a1.daemon.exited;
