@@ -263,7 +263,7 @@ export class Supervisor {
         else this.#pump(t);
         continue;
       }
-      // A launcher started just before a crash, its pid not yet checkpointed, is found by its task's exit file.
+      // A launcher started just before a crash, its pid not yet checkpointed, is found in /proc (by its exit file or its sandbox).
       if (record.launcher === undefined) {
         const found = findLauncher(this.#o.checkpoint.exitFile(record), record.sandbox);
         if (found !== undefined) record.launcher = found;
