@@ -28,7 +28,8 @@ export function machineObject(id: MachineId, maintenance: MaintenanceState, agen
     if (a === undefined) continue;
     for (const [k, v] of Object.entries(attributeValues(a.info.attributes))) if (!(k in attributes)) attributes[k] = v;
   }
-  // No agent on it now (a DOWN machine): the attributes its agents had.
+  // No agent on it now (a DOWN machine): the attributes its agents had, kept in the registry
+  // with the schedule, so they are known again after a restart.
   const known = Object.keys(attributes).length > 0 ? attributes : (maintenance.attributesOf(id) ?? {});
   return { hostname: id.hostname === '' ? undefined : id.hostname, ip: id.ip === '' ? undefined : id.ip, attributes: known };
 }

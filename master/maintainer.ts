@@ -73,7 +73,9 @@ export class Maintainer {
   /** DRAINING machines go DOWN; their agents are then removed by registration. */
   startMaintenance(ids: readonly MachineId[]): Promise<DrydockError | undefined> {
     const m = this.#o.maintenance;
-    return this.#command('DOWN', () => validateTransition('DOWN', ids, m.machines), (reg) => reg.startMaintenance(ids.map(machineKey)), () => m.applyDown(ids));
+    const keys = ids.map(machineKey);
+    // Their agents are removed next: the attributes ACLs know these machines by are kept with them (read when the write runs).
+    return this.#command('DOWN', () => validateTransition('DOWN', ids, m.machines), (reg) => reg.startMaintenance(keys, m.attributesByKey(keys)), () => m.applyDown(ids));
   }
 
   /** DOWN machines become UP and leave the schedule; their agents may register again. */

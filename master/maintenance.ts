@@ -11,7 +11,7 @@ import { fail, type DrydockError } from '../shared/errors.js';
 import { machineIdJson, machineIdText, machineKey, type MachineId, type MachineMode } from '../shared/machine.js';
 import { MAX_INT64 } from '../shared/duration.js';
 import { preview } from '../shared/proto.js';
-import type { DurableSchedule } from './registry/registry.js';
+import type { DurableMachine, DurableSchedule, MachineAttributes } from './registry/registry.js';
 
 /** Mesos Unavailability, in int64 nanoseconds (beyond 2^53: bigints). */
 export interface Unavailability {
@@ -329,10 +329,14 @@ export class MaintenanceState {
   #windows: KeptWindow[] = [];
   readonly #agentsOn = new Map<string, Set<string>>();
   readonly #machineOf = new Map<string, string>();
-  /** Last known agent attributes by machine key (not durable: rebuilt from registered agents each term). */
+  /**
+   * Last known agent attributes by machine key. Scheduled machines keep theirs in the registry
+   * (written with the schedule and when they go DOWN, recovered here); the others are learnt
+   * again from the registered agents each term.
+   */
   readonly #attributes = new Map<string, Readonly<Record<string, string>>>();
 
-  /** Loads the registry's schedule (modes included) after a restart. Answers to inverse offers are not durable (§4.6). */
+  /** Loads the registry's schedule (modes and attributes included) after a restart. Answers to inverse offers are not durable (§4.6). */
   recover(durable: DurableSchedule): void {
     this.#windows = [];
     for (const w of durable.windows) {
@@ -340,6 +344,7 @@ export class MaintenanceState {
       for (const m of w.machines) {
         keys.push(m.key);
         this.#machines.set(m.key, { key: m.key, id: m.id, mode: m.mode, unavailability: w.unavailability, statuses: new Map() });
+        if (m.attributes !== undefined && Object.keys(m.attributes).length > 0) this.#attributes.set(m.key, m.attributes);
       }
       this.#windows.push({ unavailability: w.unavailability, keys });
     }
@@ -389,9 +394,19 @@ export class MaintenanceState {
     if (Object.keys(attributes).length > 0) this.#attributes.set(machineKey(id), attributes);
   }
 
-  /** The last attributes an agent on this machine had, if any was seen by this term. */
+  /** The last attributes an agent on this machine had, if any was seen (or recovered with the schedule). */
   attributesOf(id: MachineId): Readonly<Record<string, string>> | undefined {
     return this.#attributes.get(machineKey(id));
+  }
+
+  /** The known attributes of these machines (by key), for the registry write that takes them DOWN. */
+  attributesByKey(keys: readonly string[]): MachineAttributes {
+    const out = new Map<string, Readonly<Record<string, string>>>();
+    for (const key of keys) {
+      const a = this.#attributes.get(key);
+      if (a !== undefined) out.set(key, a);
+    }
+    return out;
   }
 
   /** The machine an agent runs on, if indexed. */
@@ -426,17 +441,24 @@ export class MaintenanceState {
 
   // ---- Schedule update -------------------------------------------------------------------
 
-  /** The durable form of `schedule` as it will be once applied (modes: DOWN stays DOWN, the rest DRAINING). */
+  /**
+   * The durable form of `schedule` as it will be once applied (modes: DOWN stays DOWN, the rest
+   * DRAINING), each machine with the attributes known of it (the very objects kept here, so a
+   * backend can tell an unchanged one by identity).
+   */
   durableSchedule(schedule: Schedule | KeyedSchedule): DurableSchedule {
     const k = keyed(schedule);
+    const attributes = this.#attributes;
     return {
       windows: k.schedule.windows.map((w, i) => {
         const keys = k.keys[i] as readonly string[];
         return {
           unavailability: w.unavailability,
-          machines: w.machineIds.map((id, j) => {
+          machines: w.machineIds.map((id, j): DurableMachine => {
             const key = keys[j] as string;
-            return { key, id, mode: this.#machines.get(key)?.mode === 'DOWN' ? 'DOWN' : 'DRAINING' } as const;
+            const mode = this.#machines.get(key)?.mode === 'DOWN' ? 'DOWN' : 'DRAINING';
+            const a = attributes.size === 0 ? undefined : attributes.get(key);
+            return a === undefined ? { key, id, mode } : { key, id, mode, attributes: a };
           }),
         };
       }),

@@ -21,7 +21,7 @@ import type { AclAction } from './authorization.js';
 import { agentEntryObject } from './acl-objects.js';
 import { describeObject, type Access } from './security.js';
 import { frameworkPrincipal } from './frameworks.js';
-import { frameworkUser, taskUser, viewRights, visible, type ViewRights } from './visibility.js';
+import { frameworkUser, taskUser, viewRights, visible, type Approve, type ViewRights } from './visibility.js';
 
 /** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
 export const CALL_TYPES = [
@@ -354,28 +354,55 @@ function getTasks(term: TermView, rights?: ViewRights): { tasks: Task[]; unreach
   return { tasks, unreachable_tasks: unreachable, completed_tasks: may === undefined ? [...term.agents.completedTasks] : term.agents.completedTasks.filter(sees) };
 }
 
-/** GET_FRAMEWORKS: the frameworks view_frameworks lets the caller see, by their user. */
+/**
+ * GET_FRAMEWORKS: the frameworks view_frameworks lets the caller see, by their user; in each,
+ * the offers and inverse offers of agents view_agents lets it see.
+ */
 function getFrameworks(term: TermView, rights?: ViewRights): { frameworks: unknown[]; completed_frameworks: unknown[] } {
   const may = rights?.frameworks;
   const userOf = (f: FrameworkEntry): string | undefined => frameworkUser(f.info);
-  const frameworks = visible([...term.schedulers.frameworks.all()], may, userOf).map((f) => frameworkEntryJson(term, f));
-  const completed = visible(term.schedulers.frameworks.completed, may, userOf).map((f) => frameworkEntryJson(term, f));
+  const agents = offerAgents(term, rights?.agents);
+  const frameworks = visible([...term.schedulers.frameworks.all()], may, userOf).map((f) => frameworkEntryJson(term, f, agents));
+  const completed = visible(term.schedulers.frameworks.completed, may, userOf).map((f) => frameworkEntryJson(term, f, agents));
   return { frameworks, completed_frameworks: completed };
+}
+
+/**
+ * Which agents' offers the caller may see: an offer names its agent (id, hostname, address,
+ * attributes, the machine's resources), so it is shown only to a caller view_agents lets see
+ * that agent, decided on the same object as GET_AGENTS. Undefined without ACLs (all of them).
+ * An agent the master no longer has is an unknown object. Each agent is decided once per answer.
+ */
+function offerAgents(term: TermView, may: Approve | undefined): ((agentId: string) => boolean) | undefined {
+  if (may === undefined) return undefined;
+  const decided = new Map<string, boolean>();
+  return (agentId) => {
+    let ok = decided.get(agentId);
+    if (ok === undefined) decided.set(agentId, (ok = may(agentEntryObject(term.agents.get(agentId)))));
+    return ok;
+  };
 }
 
 /**
  * One Framework as GET_FRAMEWORKS writes it, for a known or completed framework id (the
  * operator stream's FRAMEWORK_ADDED / FRAMEWORK_UPDATED); undefined for an id never seen.
+ * With `mayViewAgent` (view_agents of the caller), only the offers of agents it may see.
  */
-export function frameworkJson(term: TermView, frameworkId: string): Record<string, unknown> | undefined {
+export function frameworkJson(term: TermView, frameworkId: string, mayViewAgent?: Approve): Record<string, unknown> | undefined {
   const table = term.schedulers.frameworks;
   const entry = table.get(frameworkId) ?? table.completed.find((f) => f.id === frameworkId);
-  return entry === undefined ? undefined : frameworkEntryJson(term, entry);
+  return entry === undefined ? undefined : frameworkEntryJson(term, entry, offerAgents(term, mayViewAgent));
 }
 
-function frameworkEntryJson(term: TermView, f: FrameworkEntry): Record<string, unknown> {
+function frameworkEntryJson(term: TermView, f: FrameworkEntry, agentVisible: ((agentId: string) => boolean) | undefined): Record<string, unknown> {
   const removed = term.schedulers.frameworks.isRemoved(f.id);
-  const offers = removed ? [] : term.schedulers.offersOfFramework(f.id);
+  let offers = removed ? [] : term.schedulers.offersOfFramework(f.id);
+  let inverseOffers = removed ? [] : term.schedulers.inverseOffersOfFramework(f.id);
+  if (agentVisible !== undefined) {
+    offers = offers.filter((o) => agentVisible(o.agentId));
+    inverseOffers = inverseOffers.filter((o) => agentVisible(o.agentId));
+  }
+  // Of the offers shown: the resources of agents the caller may not see are not summed either.
   let offered: Resource[] = [];
   for (const o of offers) offered = addResources(offered, o.resources);
   const j: Record<string, unknown> = {
@@ -388,7 +415,7 @@ function frameworkEntryJson(term: TermView, f: FrameworkEntry): Record<string, u
   if (f.reregisteredTimeNs !== undefined) j['reregistered_time'] = { nanoseconds: f.reregisteredTimeNs };
   if (f.unregisteredTimeNs !== undefined) j['unregistered_time'] = { nanoseconds: f.unregisteredTimeNs };
   j['offers'] = offers.map((o) => term.schedulers.offerJson(o));
-  j['inverse_offers'] = removed ? [] : term.schedulers.inverseOffersOfFramework(f.id).map((o) => term.schedulers.inverseOfferJson(o));
+  j['inverse_offers'] = inverseOffers.map((o) => term.schedulers.inverseOfferJson(o));
   j['allocated_resources'] = removed ? [] : toEndpointFormat(term.schedulers.allocatedToFramework(f.id));
   j['offered_resources'] = toEndpointFormat(offered);
   return j;

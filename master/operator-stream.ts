@@ -11,7 +11,8 @@
  *
  * With ACLs (issue 13) each subscriber sees what its principal may view: the snapshot is
  * filtered as GET_STATE is, and each event passes its gate (`eventGate`, pure): tasks by
- * view_tasks, frameworks by view_frameworks, agents by view_agents, maintenance plans by
+ * view_tasks, frameworks by view_frameworks (rendered per subscriber, with the offers of the
+ * agents its view_agents allows), agents by view_agents, maintenance plans by
  * view_maintenance_plans (every machine of the plan), machine changes by
  * get_maintenance_statuses (rendered per subscriber, only its machines). The gate's object is
  * looked up once per event and each subscriber holds one decision function per action, so an
@@ -43,8 +44,8 @@ export interface StreamView {
   task(agentId: string, frameworkId: string, taskId: string): Task | undefined;
   /** The agent as GET_AGENTS writes it; undefined unless it is registered. */
   agent(agentId: string): Record<string, unknown> | undefined;
-  /** The framework as GET_FRAMEWORKS writes it (GetFrameworks.Framework). */
-  framework(frameworkId: string): Record<string, unknown> | undefined;
+  /** The framework as GET_FRAMEWORKS writes it (GetFrameworks.Framework); with `mayViewAgent`, only the offers of agents it allows. */
+  framework(frameworkId: string, mayViewAgent?: Approve): Record<string, unknown> | undefined;
   /** The FrameworkInfo of a framework, also after its removal. */
   frameworkInfo(frameworkId: string): Record<string, unknown> | undefined;
   /** GET_MAINTENANCE_STATUS's `status` (ClusterStatus); with `visible`, only those machines. */
@@ -297,7 +298,7 @@ export function termStreamView(term: TermView): StreamView {
       const e = term.agents.get(agentId);
       return e?.phase === 'REGISTERED' ? agentJson(e, term) : undefined;
     },
-    framework: (frameworkId) => frameworkJson(term, frameworkId),
+    framework: (frameworkId, mayViewAgent) => frameworkJson(term, frameworkId, mayViewAgent),
     frameworkInfo: (frameworkId) => frameworkJson(term, frameworkId)?.['framework_info'] as Record<string, unknown> | undefined,
     maintenanceStatus: (visible) => term.maintenance.statusJson(visible),
     machineIds: (keys) => keys.map((k) => machineIdJson(term.maintenance.machineByKey(k)?.id ?? {})),
@@ -459,7 +460,8 @@ export class OperatorStreams {
       switch (gate.kind) {
         case 'OBJECT':
           if (rights.may[gate.action](gate.object)) {
-            const b = bytes();
+            // A framework carries its offers, which name agents: rendered with those this subscriber may view (view_agents).
+            const b = event.type === 'FRAMEWORK_ADDED' || event.type === 'FRAMEWORK_UPDATED' ? this.#frameworkFor(rights, event) : bytes();
             if (b !== undefined) this.#write(sub, b);
           }
           break;
@@ -484,6 +486,13 @@ export class OperatorStreams {
       this.#planObjects.delete(event.plan);
       for (const sub of this.#subscribers.values()) sub.rights?.plans.delete(event.plan);
     }
+  }
+
+  /** FRAMEWORK_ADDED / FRAMEWORK_UPDATED as one subscriber may see it: the offers of the agents it may view. (Framework events are rare: one render each.) */
+  #frameworkFor(rights: StreamRights, event: Extract<MasterEvent, { type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED' }>): Buffer | undefined {
+    const view = this.#opts.view;
+    const record = eventRecord(event, { ...view, framework: (id) => view.framework(id, rights.may.view_agents) });
+    return record === undefined ? undefined : encodeRecord(stringifyJson(record));
   }
 
   /** An agent's ACL object: live while the master has it (and remembered), else as last seen. */

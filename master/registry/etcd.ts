@@ -35,12 +35,14 @@ import {
   maintenancePlanProblem,
   maintenancePlanProgressProblem,
   RegistryFencedError,
+  storedMachineAttributes,
   type DurableAgent,
   type DurableFramework,
   type DurableMachine,
   type DurableMaintenancePlan,
   type DurableSchedule,
   type GoneAgent,
+  type MachineAttributes,
   type RecoveredAgent,
   type Registry,
   type RegistryState,
@@ -52,12 +54,19 @@ export interface Fence {
   epoch: bigint;
 }
 
-/** Machines per chunk of a schedule generation: about 100 kB of JSON. */
+/** Machines per chunk of a schedule generation: about 100 kB of JSON (more with attributes). */
 const MACHINES_PER_CHUNK = 1_000;
+/**
+ * Most bytes of one schedule chunk: a chunk over it (machines with many attributes) is cut in
+ * two, so that a transaction of one chunk stays under etcd's 1.5 MiB request.
+ */
+const SCHEDULE_CHUNK_BYTES = 512 * 1024;
 /** Records per page when recovering. */
 const SCAN_PAGE = 1_000;
 /** Chunks per transaction: well under etcd's 1.5 MiB request and 128 operations. */
 const CHUNKS_PER_TXN = 8;
+/** Chunk bytes per schedule transaction (as PLAN_TXN_BYTES): the rest of the 1.5 MiB is room for keys and framing. */
+const SCHEDULE_TXN_BYTES = 1024 * 1024;
 
 /** Operations per grouped transaction: under etcd's default --max-txn-ops of 128. */
 const MAX_OPS = 120;
@@ -120,6 +129,34 @@ export function storedPiecesJson(pieces: readonly StoredPiece[]): string {
     parts.push(`${text}}`);
   }
   return `[${parts.join(',')}]`;
+}
+
+/**
+ * A chunk's JSON, cut in two (by machines) while it is over SCHEDULE_CHUNK_BYTES and has more
+ * than one machine: machines with many attributes make larger chunks. Reading joins the pieces
+ * of one window again, however they were cut.
+ */
+function chunkTexts(pieces: readonly StoredPiece[]): string[] {
+  const text = storedPiecesJson(pieces);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: most chunks are known small without counting.
+  if (text.length * 3 <= SCHEDULE_CHUNK_BYTES || Buffer.byteLength(text) <= SCHEDULE_CHUNK_BYTES) return [text];
+  const machines = pieces.reduce((n, p) => n + p.machines.length, 0);
+  if (machines <= 1) return [text];
+  let left = Math.floor(machines / 2);
+  const first: StoredPiece[] = [];
+  const second: StoredPiece[] = [];
+  for (const p of pieces) {
+    if (left >= p.machines.length) {
+      first.push(p);
+      left -= p.machines.length;
+    } else if (left === 0) second.push(p);
+    else {
+      first.push({ ...p, machines: p.machines.slice(0, left) });
+      second.push({ ...p, machines: p.machines.slice(left) });
+      left = 0;
+    }
+  }
+  return [...chunkTexts(first), ...chunkTexts(second)];
 }
 
 export class EtcdRegistry implements Registry {
@@ -240,11 +277,16 @@ export class EtcdRegistry implements Registry {
     return this.#track(() => this.#writeSchedule(schedule));
   }
 
-  startMaintenance(machineKeys: readonly string[]): Promise<void> {
+  startMaintenance(machineKeys: readonly string[], attributes?: MachineAttributes): Promise<void> {
     const keys = new Set(machineKeys);
+    const down = (m: DurableMachine): DurableMachine => {
+      const a = attributes?.get(m.key);
+      // Attributes given replace the machine's; none given, it keeps what it had.
+      return a === undefined || Object.keys(a).length === 0 ? { ...m, mode: 'DOWN' } : { ...m, mode: 'DOWN', attributes: a };
+    };
     return this.#track(async () => {
       const s = await this.#currentSchedule();
-      await this.#writeSchedule({ windows: s.windows.map((w) => ({ ...w, machines: w.machines.map((m) => (keys.has(m.key) ? { ...m, mode: 'DOWN' as const } : m)) })) });
+      await this.#writeSchedule({ windows: s.windows.map((w) => ({ ...w, machines: w.machines.map((m) => (keys.has(m.key) ? down(m) : m)) })) });
     });
   }
 
@@ -479,7 +521,17 @@ export class EtcdRegistry implements Registry {
           windows.push({ unavailability, machines: [] });
           last = piece.window;
         }
-        (windows[windows.length - 1] as DurableSchedule['windows'][number]).machines.push(...piece.machines);
+        const into = (windows[windows.length - 1] as DurableSchedule['windows'][number]).machines;
+        for (const m of piece.machines) {
+          if (m.attributes === undefined) {
+            into.push(m);
+            continue;
+          }
+          // Parsed JSON: checked as a SQLite file's attributes are (storedMachineAttributes).
+          const { attributes, ...rest } = m;
+          const a = storedMachineAttributes(attributes);
+          into.push(a === undefined ? rest : { ...rest, attributes: a });
+        }
       }
     }
     this.#generation = generation;
@@ -512,19 +564,29 @@ export class EtcdRegistry implements Registry {
         (chunks[chunks.length - 1] as StoredPiece[]).push(piece);
       } while (machines.length > 0);
     });
+    const texts = chunks.flatMap(chunkTexts);
     const prefix = `maintenance/g${generation}/`;
     // A previous attempt at this generation may have left chunks: start clean.
     await this.#txnIf([], [this.#client.delete().prefix(this.#p + prefix)]);
     // The chunk transactions are independent (nothing reads a generation before it is current):
     // sent together, they cost one round trip to etcd instead of one each.
     const puts: Array<Promise<boolean>> = [];
-    for (let i = 0; i < chunks.length; i += CHUNKS_PER_TXN) {
-      const ops = chunks.slice(i, i + CHUNKS_PER_TXN).map((c, j) => this.#client.put(`${this.#p}${prefix}${i + j}`).value(storedPiecesJson(c)));
-      puts.push(this.#txnIf([], ops));
-    }
+    let ops: IOperation[] = [];
+    let bytes = 0;
+    texts.forEach((text, i) => {
+      const size = Buffer.byteLength(text);
+      if (ops.length > 0 && (ops.length === CHUNKS_PER_TXN || bytes + size > SCHEDULE_TXN_BYTES)) {
+        puts.push(this.#txnIf([], ops));
+        ops = [];
+        bytes = 0;
+      }
+      ops.push(this.#client.put(`${this.#p}${prefix}${i}`).value(text));
+      bytes += size;
+    });
+    if (ops.length > 0) puts.push(this.#txnIf([], ops));
     await Promise.all(puts);
     const old = this.#generation ?? 0;
-    await this.#txnIf([], [this.#put('maintenance/current', { generation, chunks: chunks.length }), this.#client.delete().prefix(`${this.#p}maintenance/g${old}/`)]);
+    await this.#txnIf([], [this.#put('maintenance/current', { generation, chunks: texts.length }), this.#client.delete().prefix(`${this.#p}maintenance/g${old}/`)]);
     this.#generation = generation;
     this.#schedule = schedule;
   }

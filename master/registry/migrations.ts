@@ -67,6 +67,10 @@ export const MIGRATIONS: readonly string[] = [
   // 6: the principal an agent id is bound to (issue 13): NULL while the agent has only
   // registered anonymously. A column, not part of info_json: it is not what the agent reports.
   `ALTER TABLE agents ADD COLUMN principal TEXT`,
+  // 7: the attributes a scheduled machine's agents last had (issue 13), as a JSON object of
+  // name -> value; NULL when none is known. ACLs name machines by attribute (rack:r1), and a
+  // DOWN machine has no agent left to learn them from after a restart.
+  `ALTER TABLE maintenance_machines ADD COLUMN attributes_json TEXT`,
 ];
 
 /** The schema version this code writes and understands. */

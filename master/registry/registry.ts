@@ -88,6 +88,32 @@ export interface DurableMachine {
   key: string;
   id: { hostname?: string; ip?: string };
   mode: 'DRAINING' | 'DOWN';
+  /**
+   * The attributes its agents last had (attribute name -> value, as ACL objects name them:
+   * `rack:r1`), when any agent on it was seen. Kept so that an attribute ACL still matches the
+   * machine once it is DOWN and its agents are gone, across a restart. Left out when none is known.
+   */
+  attributes?: Readonly<Record<string, string>>;
+}
+
+/** Attributes by machine key, as startMaintenance records them. */
+export type MachineAttributes = ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+/**
+ * A machine's attributes as a backend read them back (parsed JSON): an object of its string
+ * values; undefined when there are none or it is no object. What a hand-edited store holds
+ * beyond that is dropped: the machine loses attributes, the master does not fail to start.
+ */
+export function storedMachineAttributes(value: unknown): Record<string, string> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const out: Record<string, string> = {};
+  let any = false;
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== 'string') continue;
+    out[k] = v;
+    any = true;
+  }
+  return any ? out : undefined;
 }
 
 /** The maintenance schedule with each machine's mode (Mesos' `schedules` + `machines`). Times in exact ns. */
@@ -178,8 +204,12 @@ export interface Registry {
   removeFramework(frameworkId: string): Promise<void>;
   /** Replaces the whole maintenance schedule, modes included, in one transaction (a schedule POST). */
   updateSchedule(schedule: DurableSchedule): Promise<void>;
-  /** Scheduled machines (by key) go DOWN; they stay in the schedule. Unknown keys are a no-op. */
-  startMaintenance(machineKeys: readonly string[]): Promise<void>;
+  /**
+   * Scheduled machines (by key) go DOWN; they stay in the schedule. Unknown keys are a no-op.
+   * A machine in `attributes` gets those as its attributes (its agents are about to be removed,
+   * so they are kept now); one not in it keeps what it had.
+   */
+  startMaintenance(machineKeys: readonly string[], attributes?: MachineAttributes): Promise<void>;
   /** Machines (by key) leave the schedule (they are UP again); windows left empty are dropped. */
   stopMaintenance(machineKeys: readonly string[]): Promise<void>;
   /**

@@ -33,12 +33,14 @@ import {
   maintenancePlanProblem,
   maintenancePlanProgressProblem,
   RegistryFencedError,
+  storedMachineAttributes,
   type DurableAgent,
   type DurableFramework,
   type DurableMachine,
   type DurableMaintenancePlan,
   type DurableSchedule,
   type GoneAgent,
+  type MachineAttributes,
   type Reachability,
   type RecoveredAgent,
   type Registry,
@@ -83,6 +85,14 @@ interface MachineRowState {
   hostname: string | null;
   ip: string | null;
   mode: 'DRAINING' | 'DOWN';
+  /** attributes_json as in the file. */
+  attributes: string | null;
+  /**
+   * The attributes object `attributes` was last written or read from: the model hands the same
+   * object on every schedule write until an agent brings new ones, so only a new object is
+   * turned into JSON (10,000 machines per update).
+   */
+  attributesFrom: Readonly<Record<string, string>> | undefined;
   /** The schedule write that last listed this machine (ScheduleRows are swept by it). */
   written: number;
 }
@@ -138,6 +148,7 @@ interface MachineRow {
   hostname: string | null;
   ip: string | null;
   mode: 'DRAINING' | 'DOWN';
+  attributes_json: string | null;
 }
 
 /** Counters, so tests (and metrics later) can see group commit at work. */
@@ -257,15 +268,16 @@ export class SqliteRegistry implements Registry {
       clearWindows: db.prepare(`DELETE FROM maintenance_windows`),
       clearMachines: db.prepare(`DELETE FROM maintenance_machines`),
       insertWindow: db.prepare(`INSERT INTO maintenance_windows (position, start_ns, duration_ns) VALUES (?, ?, ?)`),
-      insertMachine: db.prepare(`INSERT INTO maintenance_machines (machine_key, window, position, hostname, ip, mode) VALUES (?, ?, ?, ?, ?, ?)`),
+      insertMachine: db.prepare(`INSERT INTO maintenance_machines (machine_key, window, position, hostname, ip, mode, attributes_json) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       updateWindow: db.prepare(`UPDATE maintenance_windows SET start_ns = ?, duration_ns = ? WHERE position = ?`),
       deleteWindow: db.prepare(`DELETE FROM maintenance_windows WHERE position = ?`),
-      updateMachine: db.prepare(`UPDATE maintenance_machines SET window = ?, position = ?, hostname = ?, ip = ?, mode = ? WHERE machine_key = ?`),
-      machineDown: db.prepare(`UPDATE maintenance_machines SET mode = 'DOWN' WHERE machine_key = ?`),
+      updateMachine: db.prepare(`UPDATE maintenance_machines SET window = ?, position = ?, hostname = ?, ip = ?, mode = ?, attributes_json = ? WHERE machine_key = ?`),
+      // NULL attributes: the machine keeps those it has.
+      machineDown: db.prepare(`UPDATE maintenance_machines SET mode = 'DOWN', attributes_json = coalesce(?, attributes_json) WHERE machine_key = ?`),
       machineUp: db.prepare(`DELETE FROM maintenance_machines WHERE machine_key = ?`),
       dropEmptyWindows: db.prepare(`DELETE FROM maintenance_windows WHERE position NOT IN (SELECT window FROM maintenance_machines)`),
       allWindows: db.prepare(`SELECT position, start_ns, duration_ns FROM maintenance_windows ORDER BY position`).safeIntegers(true),
-      allMachines: db.prepare(`SELECT machine_key, window, position, hostname, ip, mode FROM maintenance_machines ORDER BY window, position`).safeIntegers(true),
+      allMachines: db.prepare(`SELECT machine_key, window, position, hostname, ip, mode, attributes_json FROM maintenance_machines ORDER BY window, position`).safeIntegers(true),
     };
     this.#drainStmt = {
       drain: db.prepare(
@@ -379,8 +391,21 @@ export class SqliteRegistry implements Registry {
       const id: DurableMachine['id'] = {};
       if (m.hostname !== null) id.hostname = m.hostname;
       if (m.ip !== null) id.ip = m.ip;
-      windows.get(BigInt(m.window))?.machines.push({ key: m.machine_key, id, mode: m.mode });
-      rows.machines.set(m.machine_key, { window: Number(m.window), position: Number(m.position), hostname: m.hostname, ip: m.ip, mode: m.mode, written: this.#scheduleWrites });
+      const attributes = storedAttributes(m.attributes_json);
+      const machine: DurableMachine = { key: m.machine_key, id, mode: m.mode };
+      if (attributes !== undefined) machine.attributes = attributes;
+      windows.get(BigInt(m.window))?.machines.push(machine);
+      rows.machines.set(m.machine_key, {
+        window: Number(m.window),
+        position: Number(m.position),
+        hostname: m.hostname,
+        ip: m.ip,
+        mode: m.mode,
+        attributes: attributes === undefined ? null : m.attributes_json,
+        // The very object handed to the model, which hands it back on the next schedule write.
+        attributesFrom: attributes,
+        written: this.#scheduleWrites,
+      });
     }
     this.#scheduleRows = rows;
     return { windows: [...windows.values()].filter((w) => w.machines.length > 0) };
@@ -441,19 +466,25 @@ export class SqliteRegistry implements Registry {
         const m = machines[j] as DurableMachine;
         const hostname = m.id.hostname ?? null;
         const ip = m.id.ip ?? null;
+        const from = m.attributes;
         const was = rows.machines.get(m.key);
         if (was === undefined) {
-          st.insertMachine.run(m.key, i, j, hostname, ip, m.mode);
-          rows.machines.set(m.key, { window: i, position: j, hostname, ip, mode: m.mode, written });
+          const attributes = attributesText(from);
+          st.insertMachine.run(m.key, i, j, hostname, ip, m.mode, attributes);
+          rows.machines.set(m.key, { window: i, position: j, hostname, ip, mode: m.mode, attributes, attributesFrom: from, written });
           continue;
         }
-        if (was.window !== i || was.position !== j || was.hostname !== hostname || was.ip !== ip || was.mode !== m.mode) {
-          st.updateMachine.run(i, j, hostname, ip, m.mode, m.key);
+        // The same object as last time: the same JSON, not made again.
+        const attributes = from === was.attributesFrom ? was.attributes : attributesText(from);
+        was.attributesFrom = from;
+        if (was.window !== i || was.position !== j || was.hostname !== hostname || was.ip !== ip || was.mode !== m.mode || was.attributes !== attributes) {
+          st.updateMachine.run(i, j, hostname, ip, m.mode, attributes, m.key);
           was.window = i;
           was.position = j;
           was.hostname = hostname;
           was.ip = ip;
           was.mode = m.mode;
+          was.attributes = attributes;
         }
         was.written = written;
       }
@@ -467,21 +498,34 @@ export class SqliteRegistry implements Registry {
     });
   }
 
-  startMaintenance(machineKeys: readonly string[]): Promise<void> {
+  startMaintenance(machineKeys: readonly string[], attributes?: MachineAttributes): Promise<void> {
     const keys = [...machineKeys];
+    // Turned into JSON now: the caller's objects may be replaced before the write runs, not changed.
+    const given = new Map<string, { from: Readonly<Record<string, string>>; text: string }>();
+    for (const k of keys) {
+      const from = attributes?.get(k);
+      const text = attributesText(from);
+      if (from !== undefined && text !== null) given.set(k, { from, text });
+    }
     let rows: ScheduleRows | undefined;
     return this.#enqueue(
       () => {
         rows = this.#scheduleRows;
         this.#scheduleRows = undefined;
-        for (const k of keys) this.#stmt.machineDown.run(k);
+        for (const k of keys) this.#stmt.machineDown.run(given.get(k)?.text ?? null, k);
       },
       () => {
         // Rows unknown when this write ran (another write of its batch ran first and failed, or replaced them): still unknown.
         if (rows === undefined) return void (this.#scheduleRows = undefined);
         for (const k of keys) {
           const m = rows.machines.get(k);
-          if (m !== undefined) m.mode = 'DOWN';
+          if (m === undefined) continue;
+          m.mode = 'DOWN';
+          const g = given.get(k);
+          if (g !== undefined) {
+            m.attributes = g.text;
+            m.attributesFrom = g.from;
+          }
         }
         this.#scheduleRows = rows;
       },
@@ -722,6 +766,21 @@ function classify(e: unknown): Error {
   const code = (e as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code.startsWith('SQLITE_READONLY')) return new RegistryFencedError(`the registry is read-only: ${(e as Error).message}`);
   return e instanceof Error ? e : new Error(String(e));
+}
+
+/** A machine's attributes as attributes_json: NULL when there are none. */
+function attributesText(attributes: Readonly<Record<string, string>> | undefined): string | null {
+  return attributes === undefined || Object.keys(attributes).length === 0 ? null : JSON.stringify(attributes);
+}
+
+/** attributes_json as the model takes it (storedMachineAttributes); undefined when NULL or not JSON. */
+function storedAttributes(text: string | null): Record<string, string> | undefined {
+  if (text === null) return undefined;
+  try {
+    return storedMachineAttributes(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
 }
 
 function storedJson(agent: DurableAgent): string {

@@ -99,6 +99,42 @@ export function registrySuite(backend: RegistryBackend): void {
       await r3.close();
     });
 
+    test('maintenance: machine attributes kept with the schedule, replaced by DOWN when given, survive reopen', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      const r1 = { rack: 'r1', zone: 'é-1' };
+      const at = { startNs: 1n, durationNs: 2n };
+      await r.updateSchedule({
+        windows: [
+          {
+            unavailability: at,
+            machines: [
+              { key: 'a', id: { hostname: 'a' }, mode: 'DRAINING', attributes: r1 },
+              { key: 'b', id: { hostname: 'b' }, mode: 'DRAINING' },
+              { key: 'c', id: { hostname: 'c' }, mode: 'DRAINING', attributes: { rack: 'r3' } },
+            ],
+          },
+        ],
+      });
+      // b's agent registered after the schedule was written: DOWN brings its attributes; a and c keep theirs.
+      await r.startMaintenance(['a', 'b', 'c'], new Map([['b', { rack: 'r2' }]]));
+      await r.close();
+      const r2 = open();
+      const machines = (await r2.recover()).maintenance.windows[0]?.machines;
+      assert.deepEqual(machines, [
+        { key: 'a', id: { hostname: 'a' }, mode: 'DOWN', attributes: r1 },
+        { key: 'b', id: { hostname: 'b' }, mode: 'DOWN', attributes: { rack: 'r2' } },
+        { key: 'c', id: { hostname: 'c' }, mode: 'DOWN', attributes: { rack: 'r3' } },
+      ]);
+      // A schedule is written whole: a machine listed without attributes has none; one that leaves takes them along.
+      await r2.updateSchedule({ windows: [{ unavailability: at, machines: [{ ...machines![0]!, attributes: { rack: 'r9' } }, { key: 'b', id: { hostname: 'b' }, mode: 'DOWN' }] }] });
+      await r2.stopMaintenance(['b']);
+      await r2.close();
+      const r3 = open();
+      assert.deepEqual((await r3.recover()).maintenance, { windows: [{ unavailability: at, machines: [{ key: 'a', id: { hostname: 'a' }, mode: 'DOWN', attributes: { rack: 'r9' } }] }] });
+      await r3.close();
+    });
+
     test('admitted agents survive close and reopen, with exact int64 times', async (t) => {
       const open = backend.create(t);
       const r = open();

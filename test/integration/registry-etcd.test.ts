@@ -158,5 +158,27 @@ if (skip !== undefined) {
       assert.ok(keys.every((k) => k === '/big/registry/maintenance/current' || k.startsWith('/big/registry/maintenance/g2/')), keys.slice(0, 5).join(', '));
       await r.close();
     });
+
+    test('machines with many attributes: chunks are cut by bytes, so every request stays under etcd\'s limit', async () => {
+      // ~1.2 kB of attributes a machine: 1,000 machines (one chunk by count) would be ~1.3 MB, and 8 such chunks one 10 MB request.
+      const attributes = (i: number): Record<string, string> => Object.fromEntries(Array.from({ length: 20 }, (_, j) => [`label-${j}`, `value-${j}-${String(i).padStart(40, '0')}`]));
+      const machines = Array.from({ length: 5_000 }, (_, i) => ({ key: `h${i}`, id: { hostname: `host-${i}` }, mode: 'DRAINING' as const, attributes: attributes(i) }));
+      const schedule = { windows: [{ unavailability: { startNs: 1n }, machines: machines.slice(0, 3_500) }, { unavailability: { startNs: 2n }, machines: machines.slice(3_500) }] };
+      const r = new EtcdRegistry(client, '/big-attributes');
+      await r.updateSchedule(schedule);
+      await r.startMaintenance(['h0', 'h4999'], new Map([['h4999', { rack: 'r1' }]]));
+      const back = (await new EtcdRegistry(client, '/big-attributes').recover()).maintenance;
+      assert.deepEqual(back.windows.map((w) => w.machines.length), [3_500, 1_500]);
+      assert.deepEqual(back.windows[0]?.machines[0], { ...machines[0], mode: 'DOWN' });
+      assert.deepEqual(back.windows[0]?.machines[3_499], machines[3_499]);
+      assert.deepEqual(back.windows[1]?.machines.at(-1), { key: 'h4999', id: { hostname: 'host-4999' }, mode: 'DOWN', attributes: { rack: 'r1' } });
+      const chunks = await client.getAll().prefix('/big-attributes/registry/maintenance/g').keys();
+      assert.ok(chunks.length > 10, `${chunks.length} chunks`);
+      for (const key of chunks) {
+        const value = await client.get(key).buffer();
+        assert.ok(value !== null && value.length <= 512 * 1024, `${key}: ${value?.length} bytes`);
+      }
+      await r.close();
+    });
   });
 }

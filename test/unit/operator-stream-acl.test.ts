@@ -3,7 +3,8 @@
  * (`eventGate`, a table), and the shell on a loopback server: each subscriber gets only what its
  * principal may view, the snapshot is its own, an agent that leaves is decided as it was while
  * it was there, a maintenance plan by all of its machines, a machine change carries only the
- * subscriber's machines; without ACLs every subscriber gets every event.
+ * subscriber's machines, a framework only the offers of agents the subscriber may view; without
+ * ACLs every subscriber gets every event.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,7 +47,9 @@ function world() {
   const view: StreamView = {
     task: (_a, _f, t) => tasks.get(t),
     agent: (a) => (agents.has(a) ? { agent_info: { id: { value: a } } } : undefined),
-    framework: (f) => (f in users ? { framework_info: { id: { value: f }, user: users[f] } } : undefined),
+    // Each framework holds an offer on A1 and one on A2 (as GET_FRAMEWORKS, only those of agents `mayViewAgent` allows).
+    framework: (f, mayViewAgent) =>
+      f in users ? { framework_info: { id: { value: f }, user: users[f] }, offers: ['A1', 'A2'].filter((a) => mayViewAgent === undefined || mayViewAgent(agents.get(a))).map((a) => ({ agent_id: { value: a } })) } : undefined,
     frameworkInfo: (f) => (f in users ? { id: { value: f }, user: users[f] } : undefined),
     maintenanceStatus: (visible?: (id: MachineId) => boolean) => ({ draining_machines: ['h1', 'h2'].filter((h) => visible === undefined || visible({ hostname: h, ip: '' })).map((h) => ({ id: { hostname: h } })) }),
     machineIds: (keys) => keys.map((k) => ({ hostname: k })),
@@ -201,6 +204,20 @@ describe('OperatorStreams with view ACLs (shell)', () => {
     assert.deepEqual(seen(anon.records), []);
   });
 
+  test('a framework event carries only the offers of agents the subscriber may view', async (t) => {
+    const { events, open } = await setup(t, security(ACLS));
+    const web = await open('web-team');
+    const ops = await open('ops');
+    await until(() => web.records.length === 2 && ops.records.length === 2, 'SUBSCRIBED + HEARTBEAT each');
+    events.emit({ type: 'FRAMEWORK_ADDED', frameworkId: 'fw-web' });
+    events.emit({ type: 'FRAMEWORK_UPDATED', frameworkId: 'fw-web' });
+    await until(() => web.records.length === 4 && ops.records.length === 4, 'both framework events to each');
+    const offers = (records: Array<Record<string, unknown>>): string[][] =>
+      records.slice(2).map((r) => ((r[(r['type'] as string).toLowerCase()] as { framework: { offers: Array<{ agent_id: { value: string } }> } }).framework.offers.map((o) => o.agent_id.value)));
+    assert.deepEqual(offers(web.records), [['A1'], ['A1']], 'the web team views rack r1 only: not the offer on A2');
+    assert.deepEqual(offers(ops.records), [['A1', 'A2'], ['A1', 'A2']]);
+  });
+
   test('without ACLs every subscriber gets every event, rendered once', async (t) => {
     const { events, open } = await setup(t, MasterSecurity.open());
     const a = await open('web-team');
@@ -210,5 +227,7 @@ describe('OperatorStreams with view ACLs (shell)', () => {
     await until(() => seen(a.records).length === EVENTS.length && seen(b.records).length === EVENTS.length, 'every event to both');
     assert.deepEqual(seen(a.records), seen(b.records));
     assert.ok(seen(a.records).includes('MACHINE_UPDATED h1+h2'));
+    const added = a.records.find((r) => r['type'] === 'FRAMEWORK_ADDED')?.['framework_added'] as { framework: { offers: unknown[] } };
+    assert.equal(added.framework.offers.length, 2, 'every offer');
   });
 });

@@ -63,6 +63,38 @@ describe('SQLite registry specifics', () => {
     assert.equal((check.prepare('SELECT version FROM schema_version').get() as { version: number }).version, SCHEMA_VERSION);
   });
 
+  test('a registry of schema 6 (before machine attributes) migrates: its schedule loads without attributes, then keeps them', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    const db = new Database(join(dir, REGISTRY_FILE));
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version (version) VALUES (6)');
+    for (const sql of MIGRATIONS.slice(0, 6)) db.exec(sql);
+    db.exec(`INSERT INTO maintenance_windows (position, start_ns, duration_ns) VALUES (0, 1, 2);
+             INSERT INTO maintenance_machines (machine_key, window, position, hostname, ip, mode) VALUES ('k', 0, 0, 'h', NULL, 'DOWN')`);
+    db.close();
+    const r = openSqliteRegistry(dir);
+    const before = await r.recover();
+    assert.deepEqual(before.maintenance, { windows: [{ unavailability: { startNs: 1n, durationNs: 2n }, machines: [{ key: 'k', id: { hostname: 'h' }, mode: 'DOWN' }] }] });
+    await r.startMaintenance(['k'], new Map([['k', { rack: 'r1' }]]));
+    await r.close();
+    const again = openSqliteRegistry(dir);
+    t.after(() => void again.close());
+    assert.deepEqual((await again.recover()).maintenance.windows[0]?.machines, [{ key: 'k', id: { hostname: 'h' }, mode: 'DOWN', attributes: { rack: 'r1' } }]);
+  });
+
+  test('machine attributes that are not an object of strings load as none (or without the other values)', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    await openSqliteRegistry(dir).close();
+    const db = new Database(join(dir, REGISTRY_FILE));
+    db.exec(`INSERT INTO maintenance_windows (position, start_ns) VALUES (0, 1);
+             INSERT INTO maintenance_machines (machine_key, window, position, hostname, mode, attributes_json) VALUES
+               ('a', 0, 0, 'a', 'DOWN', '{"rack":"r1","n":3}'), ('b', 0, 1, 'b', 'DOWN', 'not json'), ('c', 0, 2, 'c', 'DOWN', '["r1"]'), ('d', 0, 3, 'd', 'DOWN', '{}')`);
+    db.close();
+    const r = openSqliteRegistry(dir);
+    t.after(() => void r.close());
+    const machines = (await r.recover()).maintenance.windows[0]?.machines;
+    assert.deepEqual(machines?.map((m) => m.attributes), [{ rack: 'r1' }, undefined, undefined, undefined]);
+  });
+
   test('maintenance plan writes share the group commit: one transaction, and a refused create rolls back alone', async (t) => {
     const r = openSqliteRegistry(tempDir(t, 'drydock-registry-'));
     t.after(() => void r.close());
@@ -88,7 +120,7 @@ describe('SQLite registry specifics', () => {
     let r = openSqliteRegistry(dir);
     t.after(() => void r.close());
     // A model of the schedule, changed by random operations, some in one batch (group commit), one failing batch.
-    type Machine = { key: string; id: { hostname?: string; ip?: string }; mode: 'DRAINING' | 'DOWN' };
+    type Machine = { key: string; id: { hostname?: string; ip?: string }; mode: 'DRAINING' | 'DOWN'; attributes?: Record<string, string> };
     let model: DurableSchedule = { windows: [] };
     let seed = 7;
     const rand = (n: number): number => {
@@ -103,7 +135,14 @@ describe('SQLite registry specifics', () => {
       return {
         windows: s.windows.map((w, j) => ({
           unavailability: j === i && rand(2) === 0 ? { startNs: w.unavailability.startNs + 1n } : w.unavailability,
-          machines: w.machines.map((m) => (j === i && rand(2) === 0 ? { ...m, mode: m.mode === 'DOWN' ? ('DRAINING' as const) : ('DOWN' as const) } : m)),
+          machines: w.machines.map((m) => {
+            if (j !== i) return m;
+            const r = rand(4);
+            if (r === 0) return { ...m, mode: m.mode === 'DOWN' ? ('DRAINING' as const) : ('DOWN' as const) };
+            // A new object: the same attributes again (written as they were), or others.
+            if (r === 1) return { ...m, attributes: rand(2) === 0 && m.attributes !== undefined ? { ...m.attributes } : attributes() };
+            return m;
+          }),
         })),
       };
     };
@@ -116,14 +155,28 @@ describe('SQLite registry specifics', () => {
           const key = `m${rand(12)}`;
           if (used.has(key)) continue;
           used.add(key);
-          machines.push({ key, id: rand(2) === 0 ? { hostname: key } : { hostname: key, ip: `10.0.0.${rand(3)}` }, mode: rand(4) === 0 ? 'DOWN' : 'DRAINING' });
+          const m: Machine = { key, id: rand(2) === 0 ? { hostname: key } : { hostname: key, ip: `10.0.0.${rand(3)}` }, mode: rand(4) === 0 ? 'DOWN' : 'DRAINING' };
+          if (rand(2) === 0) m.attributes = attributes();
+          machines.push(m);
         }
         if (machines.length > 0) windows.push({ unavailability: rand(2) === 0 ? { startNs: BigInt(rand(3)) } : { startNs: BigInt(rand(3)), durationNs: BigInt(rand(2)) }, machines });
       }
       return { windows };
     };
+    const attributes = (): Record<string, string> => (rand(2) === 0 ? { rack: `r${rand(3)}` } : { rack: `r${rand(3)}`, zone: `z${rand(2)}` });
     const keysOf = (s: DurableSchedule): string[] => s.windows.flatMap((w) => w.machines.map((m) => m.key));
-    const down = (s: DurableSchedule, keys: Set<string>): DurableSchedule => ({ windows: s.windows.map((w) => ({ ...w, machines: w.machines.map((m) => (keys.has(m.key) ? { ...m, mode: 'DOWN' as const } : m)) })) });
+    // DOWN with attributes for some of the machines (and some keys not scheduled): those replace theirs.
+    const downAttributes = (keys: Set<string>): Map<string, Record<string, string>> => new Map([...keys, 'not-scheduled'].filter(() => rand(2) === 0).map((k) => [k, attributes()]));
+    const down = (s: DurableSchedule, keys: Set<string>, given: Map<string, Record<string, string>>): DurableSchedule => ({
+      windows: s.windows.map((w) => ({
+        ...w,
+        machines: w.machines.map((m) => {
+          if (!keys.has(m.key)) return m;
+          const a = given.get(m.key);
+          return a === undefined ? { ...m, mode: 'DOWN' as const } : { ...m, mode: 'DOWN' as const, attributes: a };
+        }),
+      })),
+    });
     const up = (s: DurableSchedule, keys: Set<string>): DurableSchedule => ({ windows: s.windows.map((w) => ({ ...w, machines: w.machines.filter((m) => !keys.has(m.key)) })).filter((w) => w.machines.length > 0) });
     for (let round = 0; round < 200; round++) {
       const op = rand(5);
@@ -133,8 +186,9 @@ describe('SQLite registry specifics', () => {
         model = next;
       } else if (op === 2) {
         const keys = new Set(keysOf(model).filter(() => rand(2) === 0));
-        await r.startMaintenance([...keys]);
-        model = down(model, keys);
+        const given = downAttributes(keys);
+        await r.startMaintenance([...keys], given);
+        model = down(model, keys, given);
       } else if (op === 3) {
         const keys = new Set(keysOf(model).filter(() => rand(3) === 0));
         await r.stopMaintenance([...keys]);
@@ -144,9 +198,10 @@ describe('SQLite registry specifics', () => {
         const next = randomSchedule();
         const downKeys = new Set(keysOf(next).filter(() => rand(2) === 0));
         const upKeys = new Set(keysOf(next).filter(() => rand(3) === 0));
-        const results = await Promise.allSettled([r.updateSchedule(next), r.startMaintenance([...downKeys]), r.markAgentUnreachable('no-such-agent', 1n), r.stopMaintenance([...upKeys])]);
+        const given = downAttributes(downKeys);
+        const results = await Promise.allSettled([r.updateSchedule(next), r.startMaintenance([...downKeys], given), r.markAgentUnreachable('no-such-agent', 1n), r.stopMaintenance([...upKeys])]);
         assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-        model = up(down(next, downKeys), upKeys);
+        model = up(down(next, downKeys, given), upKeys);
       }
       if (round % 10 === 9) {
         await r.close();

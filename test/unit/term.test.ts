@@ -2,7 +2,9 @@
  * A term with fake connections, a ManualClock and registries whose writes we hold or fail:
  * REGISTERED only after the admission is durable; unreachability written before it is
  * applied; with a registry that fails every write, nothing changes and every caller gets an
- * error; a fenced write ends the term.
+ * error; a fenced write ends the term. Then what needs a whole term: GET_STATE's frameworks
+ * show only the offers of agents the caller may view, and an attribute ACL still names a DOWN
+ * machine after a restart.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +14,13 @@ import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
 import type { AgentConnection } from '../../master/ports.js';
 import { Term } from '../../master/term.js';
 import { resolveMasterConfig } from '../../master/config.js';
+import { Authorizer, parseAcls } from '../../master/authorization.js';
+import { answerMaintenanceCall } from '../../master/maintenance-api.js';
+import { getState } from '../../master/operator-api.js';
+import { viewRights } from '../../master/visibility.js';
+import { openSqliteRegistry } from '../../master/registry/sqlite.js';
+import { Access, MasterSecurity } from '../../master/security.js';
+import { tempDir } from '../helpers/daemons.js';
 import { RegistryFencedError, type DurableAgent, type DurableFramework, type DurableMaintenancePlan, type DurableSchedule, type Registry, type RegistryState } from '../../master/registry/registry.js';
 
 /** A registry that records writes and commits them only when told to (or fails them all, with `fail`). */
@@ -67,13 +76,14 @@ class FakeConn implements AgentConnection {
   ping(): void { this.pings++; }
 }
 
-async function setup(registry = new HeldRegistry()) {
+async function setup<R extends Registry = HeldRegistry>(registry: R = new HeldRegistry() as Registry as R, security?: MasterSecurity) {
   const r = resolveMasterConfig(['--agent_ping_timeout=1secs', '--max_agent_ping_timeouts=2', '--agent_reregister_timeout=5secs'], {});
   assert.ok(r.kind === 'ok');
   const clock = new ManualClock();
   const ended: string[] = [];
   const term = await Term.start({
     config: r.config,
+    ...(security === undefined ? {} : { security }),
     registry,
     identity: { id: 'M', hostname: 'master', ip: '127.0.0.1', port: 5050 },
     epoch: 1n,
@@ -298,4 +308,120 @@ test('a fenced write ends the term at once', async () => {
   assert.deepEqual(ended, ['the registry is read-only']);
   assert.equal(term.state, 'ENDED');
   assert.equal(term.agents.get('A')?.drain, undefined);
+});
+
+test('an attribute ACL still names a DOWN machine after a restart: its rack team brings it UP (SQLite registry)', async (t) => {
+  const acls = parseAcls(
+    JSON.stringify({
+      permissive: false,
+      register_agents: [{ principals: { type: 'ANY' }, agents: { type: 'ANY' } }],
+      stop_maintenances: [{ principals: { values: ['rack-1'] }, machines: { values: ['rack:r1'] } }, { principals: { values: ['rack-2'] }, machines: { values: ['rack:r2'] } }],
+    }),
+  );
+  assert.ok(acls.ok);
+  if (!acls.ok) return;
+  const security = new MasterSecurity({
+    config: { authenticateHttpReadwrite: false, authenticateHttpReadonly: false, authenticateFrameworks: false, authenticateAgents: false, credentialsFile: undefined, acls: '{}' },
+    authorizer: new Authorizer(acls.value),
+  });
+  const dir = tempDir(t, 'drydock-term-');
+  const machine = { hostname: 'h', ip: '10.0.0.9' };
+  const stop = (term: Term, principal: string) => answerMaintenanceCall(term, { type: 'STOP_MAINTENANCE', body: { stop_maintenance: { machines: [machine] } } }, new Access(security, principal));
+
+  // First term: an agent of rack r1 registers on the machine; the machine is scheduled, then DOWN (which removes the agent).
+  const registry = openSqliteRegistry(dir);
+  t.after(() => registry.close());
+  const first = (await setup(registry, security)).term;
+  t.after(() => first.dispose());
+  const conn = new FakeConn(1);
+  first.registration.connected(conn);
+  await first.registration.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
+  const reg = conn.sent.find((m) => m.type === 'REGISTERED');
+  assert.ok(reg?.type === 'REGISTERED');
+  assert.equal(await first.maintainer.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
+  assert.equal(await first.maintainer.startMaintenance([machine]), undefined);
+  for (let i = 0; i < 100 && first.agents.get(reg.agent_id) !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(first.agents.get(reg.agent_id), undefined, 'the agent of a DOWN machine is removed');
+  first.dispose();
+  await registry.close();
+
+  // A restart: no agent is left on the machine; the attributes come back with the schedule.
+  const reopened = openSqliteRegistry(dir);
+  t.after(() => reopened.close());
+  const { term } = await setup(reopened, security);
+  t.after(() => term.dispose());
+  assert.equal([...term.agents.all()].length, 0);
+  assert.deepEqual(term.maintenance.attributesOf(machine), { rack: 'r1' });
+  const refused = await stop(term, 'rack-2');
+  assert.ok(refused !== undefined && !refused.ok && refused.error.code === 'FORBIDDEN', JSON.stringify(refused));
+  assert.equal(term.maintenance.get(machine)?.mode, 'DOWN');
+  assert.deepEqual(await stop(term, 'rack-1'), { ok: true, json: undefined });
+  assert.equal(term.maintenance.get(machine)?.mode, 'UP');
+});
+
+test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the offers of agents it may view', async () => {
+  const acls = parseAcls(
+    JSON.stringify({
+      permissive: false,
+      register_agents: [{ principals: { type: 'ANY' }, agents: { type: 'ANY' } }],
+      view_frameworks: [{ principals: { values: ['rack-1', 'ops', 'no-agents'] }, users: { type: 'ANY' } }],
+      view_agents: [{ principals: { values: ['rack-1'] }, agents: { values: ['rack:r1'] } }, { principals: { values: ['ops'] }, agents: { type: 'ANY' } }],
+    }),
+  );
+  assert.ok(acls.ok);
+  if (!acls.ok) return;
+  const security = new MasterSecurity({
+    config: { authenticateHttpReadwrite: false, authenticateHttpReadonly: false, authenticateFrameworks: false, authenticateAgents: false, credentialsFile: undefined, acls: '{}' },
+    authorizer: new Authorizer(acls.value),
+  });
+  const registry = new HeldRegistry();
+  const { term } = await setup(registry, security);
+  // A framework first, then two agents (r1 and r2) whose registration offers their resources to it.
+  const events: Array<{ type: string }> = [];
+  const subscribed = term.schedulers.subscribe({ user: 'web', name: 'f' }, () => ({ id: 's', send: (e) => events.push(e as { type: string }), close: () => {}, onClose: () => {} }));
+  await tick();
+  registry.commit();
+  assert.deepEqual(await subscribed, { ok: true });
+  const cpus = (n: number) => [{ name: 'cpus', type: 'SCALAR' as const, scalar: { value: n } }];
+  const agentIds: string[] = [];
+  for (const [i, rack] of [[1, 'r1'], [2, 'r2']] as const) {
+    const conn = new FakeConn(i);
+    term.registration.connected(conn);
+    const agent = { hostname: `h${i}`, ip: `10.0.0.${i}`, port: 5051, resources: cpus(i), attributes: [{ name: 'rack', type: 'TEXT' as const, text: { value: rack } }] };
+    const handled = term.registration.handle(conn, { ...REGISTER, request_id: i, agent } as AgentMessage);
+    await tick();
+    registry.commit();
+    await handled;
+    const reg = conn.sent.find((m) => m.type === 'REGISTERED');
+    assert.ok(reg?.type === 'REGISTERED');
+    agentIds.push(reg.agent_id);
+  }
+  await tick();
+  assert.ok(events.some((e) => e.type === 'OFFERS'), 'the framework got offers');
+  const frameworksAs = (principal: string | undefined) => {
+    const rights = principal === undefined ? undefined : viewRights(new Access(security, principal));
+    const state = getState(term, rights) as { get_frameworks: { frameworks: Array<{ offers: Array<{ agent_id: { value: string }; hostname: string }>; offered_resources: Array<{ scalar: { value: number } }> }> } };
+    return state.get_frameworks.frameworks;
+  };
+  const offersAs = (principal: string | undefined) => frameworksAs(principal)[0]?.offers.map((o) => o.hostname).sort();
+  const offeredCpusAs = (principal: string | undefined) => frameworksAs(principal)[0]?.offered_resources.reduce((n, r) => n + r.scalar.value, 0);
+  assert.deepEqual(offersAs(undefined), ['h1', 'h2'], 'without ACLs: every offer');
+  assert.deepEqual(offersAs('ops'), ['h1', 'h2']);
+  assert.deepEqual(offersAs('rack-1'), ['h1'], 'the offer on the r2 agent is left out');
+  assert.equal(offeredCpusAs('rack-1'), 1, 'offered_resources sums the offers shown');
+  assert.equal(offeredCpusAs('ops'), 3);
+  assert.deepEqual(offersAs('no-agents'), [], 'a caller who may view no agent sees the framework without offers');
+  assert.deepEqual(frameworksAs('nobody'), [], 'nor the framework without view_frameworks');
+  // Both machines scheduled: inverse offers for both agents, filtered the same way.
+  const scheduled = term.maintainer.updateSchedule({ windows: [{ machineIds: [{ hostname: 'h1', ip: '10.0.0.1' }, { hostname: 'h2', ip: '10.0.0.2' }], unavailability: { startNs: 1n } }] });
+  await tick();
+  registry.commit();
+  assert.equal(await scheduled, undefined);
+  await tick();
+  const inverseAs = (principal: string | undefined) =>
+    ((getState(term, principal === undefined ? undefined : viewRights(new Access(security, principal))) as { get_frameworks: { frameworks: Array<{ inverse_offers: Array<{ agent_id: { value: string } }> }> } }).get_frameworks.frameworks[0]?.inverse_offers ?? []).map((o) => o.agent_id.value).sort();
+  assert.deepEqual(inverseAs(undefined), [...agentIds].sort(), 'without ACLs: an inverse offer per agent');
+  assert.deepEqual(inverseAs('rack-1'), [agentIds[0]]);
+  assert.deepEqual(inverseAs('no-agents'), []);
+  term.dispose();
 });
