@@ -5,7 +5,7 @@
  * shutdown() kills them first.
  */
 
-import { parseMasterSpec } from '../shared/detection.js';
+import { parseMasterSpec, type EtcdAccess } from '../shared/detection.js';
 import { detector } from './detector.js';
 import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
@@ -51,6 +51,8 @@ export interface AgentDeps {
   transport?: ClientTransport;
   /** --tls_cert_file: the agent API serves HTTPS. */
   serverTls?: ServerTls | undefined;
+  /** How etcd is read with --master=etcd://... (its TLS and user). Default: plain http. */
+  etcd?: EtcdAccess | undefined;
   /** When the process started (ms since the epoch), for slave/uptime_secs. Default: when the agent was made. */
   processStartMs?: number;
 }
@@ -110,7 +112,7 @@ export class Agent {
     });
     // Several masters (a list, or etcd://): find the leader at every connect.
     const spec = parseMasterSpec(config.master);
-    const detect = spec.ok && spec.value.kind !== 'fixed' ? detector(spec.value, deps.log.child({ component: 'detector' }), deps.transport) : undefined;
+    const detect = spec.ok && spec.value.kind !== 'fixed' ? detector(spec.value, deps.log.child({ component: 'detector' }), deps.transport, deps.etcd) : undefined;
     this.#session = new Session({
       master: config.master,
       ...(detect === undefined ? {} : { detect }),

@@ -10,6 +10,7 @@ import { parseMasterSpec } from '../shared/detection.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
 import { parseAttributes, parseResources } from '../shared/resources.js';
 import {
+  boolFlag,
   durationFlag,
   intFlag,
   optionalStringFlag,
@@ -23,6 +24,7 @@ import {
 import type { MachineFacts, MachineProbe } from './machine.js';
 import { parseClientCredential, type ClientCredential } from '../shared/credentials.js';
 import { readSecretFile } from '../io/secrets.js';
+import { etcdAuthProblem, type EtcdAuthFiles } from '../io/etcd-access.js';
 
 export type { MachineProbe };
 
@@ -136,7 +138,17 @@ export const AGENT_FLAGS = {
     'File with the credential the agent authenticates to the master with: Mesos\' JSON {"principal":...,"secret":...}, one "principal secret" line, or {"token":...} for a bearer token. It must not be readable by others (chmod 600). Default: none, anonymous.',
     'FILE',
   ),
-  tls_ca_file: optionalStringFlag('PEM CA the master\'s certificate must chain to: the agent then reaches the master over wss:// and https://. Default: none, plain ws:// and http://.', 'FILE'),
+  tls_ca_file: optionalStringFlag('PEM CA the master\'s certificate must chain to: the agent then reaches the master over wss:// and https://. With --tls_require_client_cert, also the CA that clients of the agent API must present a certificate from. Default: none, plain ws:// and http://.', 'FILE'),
+  // One CA both ways, as libprocess' LIBPROCESS_SSL_CA_FILE: a cluster has one CA, which signs
+  // the masters', the agents' and the operators' certificates alike.
+  tls_require_client_cert: boolFlag('Mutual TLS on the agent API: refuse clients without a certificate from --tls_ca_file (the same CA that verifies the master), at the TLS handshake. Needs --tls_cert_file, --tls_key_file and --tls_ca_file. Default: false.', false),
+  // With --master=etcd://...: the agent reads the election from a secured etcd, with the
+  // master's flags of the same names and meaning.
+  etcd_ca_file: optionalStringFlag('With --master=etcd://...: PEM CA that etcd\'s server certificate must chain to; etcd is then read over https. Default: none, plain http.', 'FILE'),
+  etcd_cert_file: optionalStringFlag('With --master=etcd://...: PEM client certificate for etcd (needs --etcd_key_file; turns https on, with the system\'s CAs when --etcd_ca_file is not given). With etcd user authentication too, it must have no Common Name (etcd\'s JSON gateway, which the agent reads, refuses one then). Default: none.', 'FILE'),
+  etcd_key_file: optionalStringFlag('With --master=etcd://...: PEM private key of --etcd_cert_file; must not be readable by others. Default: none.', 'FILE'),
+  etcd_user: optionalStringFlag('With --master=etcd://...: etcd user name (needs --etcd_password_file); it needs read on PREFIX/election/. Default: none.', 'USER'),
+  etcd_password_file: optionalStringFlag('With --master=etcd://...: file holding the etcd user\'s password, one line; must not be readable by others. Default: none.', 'FILE'),
   log_level: logLevelFlag(),
   log_format: logFormatFlag(),
 } satisfies Record<string, Flag<unknown>>;
@@ -164,15 +176,19 @@ export interface AgentConfig {
   readonly logFormat: LogFormat;
   /** TLS files as given (read by loadAgentTls at start). */
   readonly tls: AgentTlsFiles;
+  /** etcd's TLS and user, as given (read by loadEtcdAccess at start; used with --master=etcd://). */
+  readonly etcdAuth: EtcdAuthFiles;
   /** --credential as given (read by loadAgentCredential at start); undefined: anonymous. */
   readonly credentialFile: string | undefined;
 }
 
-/** The agent's TLS flags: its own certificate (API server, client certificate) and the master's CA. */
+/** The agent's TLS flags: its own certificate (API server, client certificate) and the CA (the master's; its API's clients'). */
 export interface AgentTlsFiles {
   readonly certFile: string | undefined;
   readonly keyFile: string | undefined;
   readonly caFile: string | undefined;
+  /** --tls_require_client_cert: the API refuses clients without a certificate from caFile. */
+  readonly requireClientCert: boolean;
 }
 
 /** Resolves argv and the environment into flag values, or help text, or an error naming the flag. */
@@ -181,10 +197,24 @@ export function resolveAgentFlags(argv: readonly string[], env: Readonly<Record<
   if (r.kind === 'ok' && r.values.master === undefined) {
     return { kind: 'error', error: "Missing required flag '--master' (host:port of the master; or set DRYDOCK_MASTER)" };
   }
-  if (r.kind === 'ok' && (r.values.tls_cert_file === undefined) !== (r.values.tls_key_file === undefined)) {
-    return { kind: 'error', error: '--tls_cert_file and --tls_key_file go together' };
+  if (r.kind === 'ok') {
+    const problem = agentSecurityProblem(r.values);
+    if (problem !== undefined) return { kind: 'error', error: problem };
   }
   return r;
+}
+
+/** The security flags that only make sense together, named as the operator typed them. Pure. */
+export function agentSecurityProblem(v: AgentFlagValues): string | undefined {
+  if ((v.tls_cert_file === undefined) !== (v.tls_key_file === undefined)) return '--tls_cert_file and --tls_key_file go together';
+  if (v.tls_require_client_cert && v.tls_ca_file === undefined) return '--tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)';
+  if (v.tls_require_client_cert && v.tls_cert_file === undefined) return '--tls_require_client_cert needs --tls_cert_file and --tls_key_file';
+  // --master was parsed already: etcd:// here is a valid etcd spec.
+  return etcdAuthProblem(etcdAuthFiles(v), v.master?.trim().startsWith('etcd://') === true, '--master=etcd://...');
+}
+
+function etcdAuthFiles(v: AgentFlagValues): EtcdAuthFiles {
+  return { caFile: v.etcd_ca_file, certFile: v.etcd_cert_file, keyFile: v.etcd_key_file, user: v.etcd_user, passwordFile: v.etcd_password_file };
 }
 
 /**
@@ -226,7 +256,8 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
     downRetryIntervalMs: values.down_retry_interval,
     logLevel: values.log_level,
     logFormat: values.log_format,
-    tls: Object.freeze({ certFile: values.tls_cert_file, keyFile: values.tls_key_file, caFile: values.tls_ca_file }),
+    tls: Object.freeze({ certFile: values.tls_cert_file, keyFile: values.tls_key_file, caFile: values.tls_ca_file, requireClientCert: values.tls_require_client_cert }),
+    etcdAuth: Object.freeze(etcdAuthFiles(values)),
     credentialFile: values.credential,
   });
 }

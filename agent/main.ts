@@ -15,6 +15,7 @@ import { AGENT_PROGRAM, agentConfig, loadAgentCredential, resolveAgentFlags } fr
 import { machineProbe } from './machine.js';
 import { loadAgentTls } from './tls.js';
 import { clientTransport } from '../io/transport.js';
+import { loadEtcdAccess } from '../io/etcd-access.js';
 
 async function main(): Promise<void> {
   const flags = resolveAgentFlags(process.argv.slice(2), process.env);
@@ -46,6 +47,14 @@ async function main(): Promise<void> {
     return;
   }
   const transport = clientTransport({ credential: credential.credential, tls: tls.tls.client });
+  // etcd's files too (--master=etcd://...): a key or password file others may read stops the start.
+  const etcd = loadEtcdAccess(config.etcdAuth);
+  if (!etcd.ok) {
+    process.stderr.write(`${AGENT_PROGRAM}: ${etcd.error}\n`);
+    log.error('etcd configuration refused', { error: etcd.error });
+    process.exitCode = 1;
+    return;
+  }
 
   let exiting = false;
   const exit = (code: number): void => {
@@ -55,7 +64,7 @@ async function main(): Promise<void> {
     process.stdout.write('', () => process.exit(code));
   };
 
-  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0), transport, serverTls: tls.tls.server });
+  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0), transport, serverTls: tls.tls.server, etcd: etcd.access });
 
   process.on('unhandledRejection', (e) => log.error('unhandled rejection', { error: e as Error }));
   process.on('SIGTERM', () => void agent.close().then(() => exit(0), () => exit(0)));

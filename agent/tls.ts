@@ -3,7 +3,9 @@
  * over HTTPS and are presented to the master as the client certificate (one certificate for
  * both roles, as libprocess does); `--tls_ca_file` verifies the master, and only its presence
  * turns the master connection into wss:// and https:// (a certificate alone does not: an agent
- * may serve its API over TLS and still reach a plain master).
+ * may serve its API over TLS and still reach a plain master). With `--tls_require_client_cert`
+ * the same CA is the one the API's clients must present a certificate from (one CA both ways,
+ * as libprocess' LIBPROCESS_SSL_CA_FILE).
  */
 
 import { loadServerTls, type ServerTls } from '../io/tls-server.js';
@@ -21,7 +23,8 @@ export interface AgentTls {
 export function loadAgentTls(files: AgentTlsFiles): { ok: true; tls: AgentTls } | { ok: false; error: string } {
   let server: ServerTls | undefined;
   if (files.certFile !== undefined && files.keyFile !== undefined) {
-    const s = loadServerTls({ certFile: files.certFile, keyFile: files.keyFile });
+    // The CA goes to the server side only for mutual TLS: without it no client certificate is asked for.
+    const s = loadServerTls({ certFile: files.certFile, keyFile: files.keyFile, ...(files.requireClientCert ? { caFile: files.caFile, requireClientCert: true } : {}) });
     if (!s.ok) return s;
     server = s.tls;
   }

@@ -138,9 +138,14 @@ function remoteOf(socket: { remoteAddress?: string | undefined; remotePort?: num
 }
 
 /** OpenSSL's reason (`tlsv1 alert unknown ca`) rather than its whole error line. */
-function tlsReason(err: Error): string {
-  // Node's and undici's clients hang up without an alert when they do not trust the certificate.
-  if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') return 'the client left during the handshake (does it trust the CA of this certificate?)';
+function tlsReason(err: Error, requireClientCert: boolean): string {
+  // Node's and undici's clients hang up without an alert when they do not trust the certificate;
+  // with mutual TLS a client certificate from another CA ends the same way (seen with Node 20).
+  if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') {
+    return requireClientCert
+      ? 'the client left during the handshake (does it trust the CA of this certificate? is its own certificate from the CA of --tls_ca_file?)'
+      : 'the client left during the handshake (does it trust the CA of this certificate?)';
+  }
   const reason = (err as { reason?: unknown }).reason;
   return typeof reason === 'string' && reason !== '' ? reason : err.message;
 }
@@ -176,7 +181,7 @@ class TlsPort extends HttpsServer implements HttpListener {
       // The TLS socket keeps its raw socket as `_parent` (node's own field; a fallback only).
       const parent = (socket as { _parent?: unknown })._parent;
       const remote = socket.remoteAddress !== undefined ? remoteOf(socket) : (parent instanceof Object && this.#peers.get(parent as Socket)) || '?';
-      this.#onRefused?.({ kind: 'tls-handshake', remote, error: tlsReason(err) });
+      this.#onRefused?.({ kind: 'tls-handshake', remote, error: tlsReason(err, tls.requireClientCert) });
       socket.destroy();
     });
   }

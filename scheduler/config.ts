@@ -8,7 +8,8 @@
  *   `DRYDOCK_CREDENTIALS=principal:secret`) and `--tls_ca_file`;
  * - its own HTTP API (/v1/plans, /v1/pod, /v1/configurations) is a server: `--credentials`,
  *   `--authenticate_http_readwrite`, `--authenticate_http_readonly`, and `--tls_cert_file` with
- *   `--tls_key_file` for HTTPS. As with the agent (libprocess' one certificate per process), the
+ *   `--tls_key_file` for HTTPS, `--tls_require_client_cert` for mutual TLS (client certificates
+ *   from `--tls_ca_file`, the one CA both ways). As with the agent (libprocess' one certificate per process), the
  *   same certificate is presented to a master that asks for a client certificate, and as on the
  *   agent only `--tls_ca_file` makes the master be asked over https.
  */
@@ -41,6 +42,9 @@ export const SCHEDULER_FLAGS = {
   tls_ca_file: optionalStringFlag('PEM CA certificate(s) to verify the master with; the master is then asked over https (a --master of http://host:port stays plain). Default: none, plain HTTP.', 'FILE'),
   tls_cert_file: optionalStringFlag('PEM certificate (chain): the HTTP API serves HTTPS with it (plain HTTP to the port then gets a 400 that says to use https://), and, with --tls_ca_file, it is presented to a master that wants a client certificate (mutual TLS). Alone it does not make the master be asked over https. Needs --tls_key_file. Default: none, plain HTTP.', 'FILE'),
   tls_key_file: optionalStringFlag('PEM private key of --tls_cert_file; refused when others can read it. Default: none.', 'FILE'),
+  // One CA both ways, as on the agent (libprocess' LIBPROCESS_SSL_CA_FILE): the cluster's CA signs
+  // the master's certificate and those of the API's clients alike.
+  tls_require_client_cert: boolFlag('Mutual TLS on the HTTP API: refuse clients without a certificate from --tls_ca_file (the same CA that verifies the master), at the TLS handshake. Needs --tls_cert_file, --tls_key_file and --tls_ca_file; as --tls_ca_file also makes the master be asked over https, give --master=http://host:port for a plain master. Default: false.', false),
   credentials: optionalStringFlag('Principals allowed to call the HTTP API, in the master\'s --credentials formats: JSON {"credentials":[{"principal":...,"secret":...,"tokens":[...]}]} or one "principal secret" per line; refused when others can read it. No ACLs: every principal in it may do everything. Presented credentials are checked even where not required. Command line only (DRYDOCK_CREDENTIALS is the scheduler\'s own credential towards the master); under systemd: LoadCredential= and --credentials=%d/credentials. Default: none.', 'FILE'),
   authenticate_http_readwrite: boolFlag('Require credentials (--credentials) for calls to the HTTP API that change state: POST (plan verbs, pod restart and replace) and every method other than GET and HEAD (default false). /v1/health stays open.', false),
   authenticate_http_readonly: boolFlag('Require credentials for the HTTP API\'s GETs: plans, pods, configurations (default false). /v1/health stays open, for probes.', false),
@@ -59,6 +63,10 @@ export interface ApiSecurityConfig {
 export interface ApiTlsConfig {
   readonly certFile: string;
   readonly keyFile: string;
+  /** With requireClientCert: --tls_ca_file, the CA client certificates must chain to. */
+  readonly caFile?: string | undefined;
+  /** --tls_require_client_cert: refuse clients without a certificate from caFile. */
+  readonly requireClientCert: boolean;
 }
 
 export type SchedulerConfigResult =
@@ -79,10 +87,14 @@ export function schedulerFlagEnv(env: Readonly<Record<string, string | undefined
 }
 
 /** What the security flags need of each other, or undefined when they fit. Pure. */
-export function apiSecurityProblem(v: Pick<SchedulerFlagValues, 'authenticate_http_readwrite' | 'authenticate_http_readonly' | 'credentials' | 'tls_cert_file' | 'tls_key_file'>): string | undefined {
+export function apiSecurityProblem(
+  v: Pick<SchedulerFlagValues, 'authenticate_http_readwrite' | 'authenticate_http_readonly' | 'credentials' | 'tls_cert_file' | 'tls_key_file' | 'tls_ca_file' | 'tls_require_client_cert'>,
+): string | undefined {
   const auth = (['authenticate_http_readwrite', 'authenticate_http_readonly'] as const).filter((f) => v[f]);
   if (auth.length > 0 && v.credentials === undefined) return `--${auth[0]} needs --credentials=FILE (the principals and secrets to check)`;
   if ((v.tls_cert_file === undefined) !== (v.tls_key_file === undefined)) return '--tls_cert_file and --tls_key_file go together';
+  if (v.tls_require_client_cert && v.tls_ca_file === undefined) return '--tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)';
+  if (v.tls_require_client_cert && v.tls_cert_file === undefined) return '--tls_require_client_cert needs --tls_cert_file and --tls_key_file';
   return undefined;
 }
 
@@ -99,6 +111,13 @@ export function resolveSchedulerConfig(argv: readonly string[], env: Readonly<Re
     values: v,
     sources: r.sources,
     apiSecurity: Object.freeze({ authenticateHttpReadwrite: v.authenticate_http_readwrite, authenticateHttpReadonly: v.authenticate_http_readonly, credentialsFile: v.credentials }),
-    apiTls: v.tls_cert_file === undefined || v.tls_key_file === undefined ? undefined : Object.freeze({ certFile: v.tls_cert_file, keyFile: v.tls_key_file }),
+    apiTls:
+      v.tls_cert_file === undefined || v.tls_key_file === undefined
+        ? undefined
+        : Object.freeze(
+            v.tls_require_client_cert
+              ? { certFile: v.tls_cert_file, keyFile: v.tls_key_file, caFile: v.tls_ca_file, requireClientCert: true }
+              : { certFile: v.tls_cert_file, keyFile: v.tls_key_file, requireClientCert: false },
+          ),
   };
 }

@@ -124,7 +124,7 @@ async function main(): Promise<void> {
   log.info('listening', {
     ip: flags.ip, port, workDir: flags.work_dir, service: first.spec.name, configId: first.configId,
     // The API (server side): HTTPS or not, what it requires, how many principals may call it.
-    tls: apiTls !== undefined,
+    tls: apiTls !== undefined, requireClientCert: apiTls?.requireClientCert ?? false,
     authenticateHttpReadwrite: resolved.apiSecurity.authenticateHttpReadwrite, authenticateHttpReadonly: resolved.apiSecurity.authenticateHttpReadonly,
     principals: auth.auth.authenticator?.size ?? 0,
     // Towards the master (client side).

@@ -3,8 +3,10 @@
  * agent verifies it with --tls_ca_file and registers over wss://, an operator with the right CA
  * is served and one with the wrong CA is not, plain HTTP gets a 400 that says to use https://,
  * mutual TLS refuses clients without a certificate from the CA, a key readable by others stops
- * the start. The agent API serves HTTPS too. In HA mode the masters reach etcd over TLS (with a
- * client certificate) and as an etcd user. Certificates come from a throwaway CA (openssl).
+ * the start. The agent API serves HTTPS too, and like the scheduler's API can require client
+ * certificates. In HA mode the masters reach etcd over TLS (with a client certificate) and as an
+ * etcd user, and agents given --master=etcd://... read the election the same ways. Certificates
+ * come from a throwaway CA (openssl).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +17,7 @@ import { join } from 'node:path';
 import { makeCertificates, type Certificates } from '../../scripts/harness/certs.js';
 import { AgentDouble } from '../../scripts/harness/agent-double.js';
 import { clientTransport, type ClientTransport } from '../../io/transport.js';
-import { AGENT_BIN, callApi, Daemon, eventually, MASTER_BIN, removeDir, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { AGENT_BIN, callApi, Daemon, eventually, MASTER_BIN, removeDir, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
 
 const PLAIN_ANSWER = 'This port speaks TLS: use https:// (and wss:// for agents)\n';
@@ -113,6 +115,56 @@ test('mutual TLS (--tls_require_client_cert): clients without a certificate from
   assert.deepEqual(await agent.daemon.stop(5_000), { code: 0, signal: null });
 });
 
+/** What a client without an acceptable certificate sees: the handshake ends (a TLS alert, or the socket closed). */
+function refusedAtHandshake(e: Error): boolean {
+  const cause = e.cause as { code?: string; message?: string } | undefined;
+  assert.match(`${cause?.code ?? ''} ${cause?.message ?? ''}`, /CERTIFICATE_REQUIRED|certificate required|UND_ERR_SOCKET|ECONNRESET|other side closed|UNKNOWN_CA|unknown ca/i);
+  return true;
+}
+
+test('mutual TLS on the agent API and the scheduler API (--tls_require_client_cert, the CA of --tls_ca_file): no certificate or one from another CA is refused at the handshake, one from the CA is served, plain HTTP still gets the 400', { timeout: 60_000 }, async (t) => {
+  const { c, other, dir } = pki(t);
+  const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile } });
+  const own = { certFile: c.clientCertFile, keyFile: c.clientKeyFile };
+  const foreign = { certFile: other.clientCertFile, keyFile: other.clientKeyFile };
+  const health = { type: 'GET_HEALTH' };
+
+  // The agent: --tls_ca_file verifies the master and is the CA of its API's clients.
+  const agent = await startAgent(t, { master: m.address, tls: { caFile: c.caFile, certFile: c.certFile, keyFile: c.keyFile }, flags: ['--tls_require_client_cert'] });
+  assert.ok(agent.agentId !== undefined, 'registered with the master over wss');
+  await assert.rejects(callApi(agent.url, health, undefined, client(c.caFile)), refusedAtHandshake, 'no client certificate');
+  await assert.rejects(callApi(agent.url, health, undefined, client(c.caFile, foreign)), refusedAtHandshake, 'a certificate from another CA');
+  const ok = await callApi(agent.url, health, undefined, client(c.caFile, own));
+  assert.deepEqual([ok.status, ok.json], [200, { type: 'GET_HEALTH', get_health: { healthy: true } }]);
+  assert.deepEqual(await plainCall(`${agent.ip}:${agent.port}`, '{"type":"GET_HEALTH"}'), [400, 'text/plain; charset=utf-8', PLAIN_ANSWER]);
+  const logged = await eventually(() => agent.daemon.records.find((r) => r.msg === 'TLS handshake failed' && /certificate/i.test(String(r['error']))), 5_000, 50, 'the refusal logged');
+  assert.match(String(logged['remote']), /^127\.0\.0\.1:\d+$/);
+
+  // The scheduler: the same flag and meaning on its HTTP API.
+  const spec = join(dir, 'service.yml');
+  // A pod no agent here can hold (64 cpus): nothing is launched, so no task outlives the test.
+  writeFileSync(spec, 'name: hello\npods:\n  hello:\n    count: 1\n    tasks:\n      server: { cmd: "exec sleep 1000", cpus: 64, memory: 16 }\n');
+  const s = await startScheduler(t, { master: m.address, spec, flags: [`--tls_cert_file=${c.certFile}`, `--tls_key_file=${c.keyFile}`, `--tls_ca_file=${c.caFile}`, '--tls_require_client_cert'] });
+  const listening = await s.daemon.waitForMsg('listening');
+  assert.deepEqual([listening['tls'], listening['requireClientCert'], listening['masterTls']], [true, true, true]);
+  const url = `https://127.0.0.1:${s.port}/v1/health`;
+  const get = (transport: ClientTransport): Promise<Response> => transport.fetch(url, { signal: AbortSignal.timeout(5_000) });
+  await assert.rejects(get(client(c.caFile)), refusedAtHandshake, 'no client certificate');
+  await assert.rejects(get(client(c.caFile, foreign)), refusedAtHandshake, 'a certificate from another CA');
+  // Served: /v1/health answers with the SDK's codes (318 until subscribed, 20x while deploying).
+  const served = await get(client(c.caFile, own));
+  assert.ok(served.status === 318 || (served.status >= 200 && served.status < 300), `health ${served.status}`);
+  const plain = await fetch(`http://127.0.0.1:${s.port}/v1/health`, { signal: AbortSignal.timeout(5_000) });
+  assert.deepEqual([plain.status, await plain.text()], [400, PLAIN_ANSWER]);
+  await s.daemon.waitForMsg('subscribed', {}, 15_000);
+
+  // Refused at start: the flag without the CA it needs.
+  const bad = new Daemon(AGENT_BIN, ['--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${join(dir, 'bad')}`, `--tls_cert_file=${c.certFile}`, `--tls_key_file=${c.keyFile}`, '--tls_require_client_cert']);
+  t.after(() => bad.stop());
+  assert.deepEqual(await bad.exited, { code: 1, signal: null });
+  assert.equal(bad.stderr, 'drydock-agent: --tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)\n');
+});
+
 test('a key readable by others stops the start (exit 1, the message names the file): master and agent', { timeout: 30_000 }, async (t) => {
   const { c, dir } = pki(t);
   const openKey = join(dir, 'open-key.pem');
@@ -142,7 +194,7 @@ async function leaderOf(masters: readonly MasterHandle[]): Promise<MasterHandle>
   return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.some((r) => r.msg === 'term started')), 15_000, 50, 'a leader');
 }
 
-test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss', { skip: skipEtcd, timeout: 90_000 }, async (t) => {
+test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss; an agent given etcd reads it with its etcd certificate', { skip: skipEtcd, timeout: 90_000 }, async (t) => {
   const { c } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, clientCertAuth: true, clientCertFile: c.clientCertFile, clientKeyFile: c.clientKeyFile } });
   const prefix = '/tls-ha';
@@ -161,6 +213,16 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
   assert.deepEqual((r.json as Agents).get_agents.agents.map((x) => x.agent_info.id.value), [agent.agentId]);
   assert.ok(agent.daemon.records.some((x) => x.msg === 'leading master' && x['master'] === leader.address), 'found through the standby\'s /redirect over https');
 
+  // An agent given etcd itself reads the election over TLS with its own etcd client certificate.
+  const etcdTls = [`--etcd_ca_file=${c.caFile}`, `--etcd_cert_file=${c.clientCertFile}`, `--etcd_key_file=${c.clientKeyFile}`];
+  const viaEtcd = await startAgent(t, { master: `etcd://${etcd.endpoint}${prefix}`, hostname: 'via-etcd', tls: { caFile: c.caFile }, flags: etcdTls });
+  assert.ok(viaEtcd.daemon.records.some((x) => x.msg === 'leading master' && x['master'] === leader.address), 'found through etcd over TLS');
+  // Without the certificate etcd requires, it finds no leader and says why.
+  const noEtcdCert = await startAgent(t, { master: `etcd://${etcd.endpoint}${prefix}`, hostname: 'no-etcd-cert', tls: { caFile: c.caFile }, flags: [`--etcd_ca_file=${c.caFile}`], waitRegistered: false });
+  const lost = await noEtcdCert.daemon.waitForMsg('no leading master found', {}, 10_000);
+  assert.equal(lost['scheme'], 'https');
+  assert.match(String(lost['error']), /^etcd 127\.0\.0\.1:\d+: fetch failed/);
+
   // A master without the client certificate cannot reach this etcd, and says so.
   const work = mkdtempSync(join(tmpdir(), 'drydock-master-'));
   const noCert = new Daemon(MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${work}`, `--etcd=etcd://${etcd.endpoint}${prefix}`, `--etcd_ca_file=${c.caFile}`]);
@@ -172,7 +234,7 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
   assert.match(String(warn['error']), /--etcd_ca_file is the CA of its certificate, and whether it requires a client certificate \(--etcd_cert_file\)/);
 });
 
-test('etcd user and password: a master with --etcd_user leads; a wrong password or a password file readable by others stops the start', { skip: skipEtcd ?? (existsSync(ETCDCTL) ? undefined : `${ETCDCTL} is missing (apt-get install etcd-client)`), timeout: 90_000 }, async (t) => {
+test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcd ?? (existsSync(ETCDCTL) ? undefined : `${ETCDCTL} is missing (apt-get install etcd-client)`), timeout: 90_000 }, async (t) => {
   const { c, dir } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile } });
   const prefix = '/auth-test';
@@ -195,9 +257,30 @@ test('etcd user and password: a master with --etcd_user leads; a wrong password 
   };
   const base = [`--etcd=etcd://${etcd.endpoint}${prefix}`, `--etcd_ca_file=${c.caFile}`, '--etcd_ttl=2secs'];
 
-  const m = await startMaster(t, { flags: [...base, '--etcd_user=drydock', `--etcd_password_file=${secret('pw', 'dd-secret\n', 0o600)}`] });
+  const pw = secret('pw', 'dd-secret\n', 0o600);
+  const m = await startMaster(t, { flags: [...base, '--etcd_user=drydock', `--etcd_password_file=${pw}`] });
   await leaderOf([m]);
   assert.equal((await callApi(m.url, { type: 'GET_HEALTH' })).status, 200);
+
+  // Agents read the election as an etcd user too, with the same flags.
+  const master = `etcd://${etcd.endpoint}${prefix}`;
+  const agentEtcd = [`--etcd_ca_file=${c.caFile}`, '--etcd_user=drydock'];
+  const agent = await startAgent(t, { master, hostname: 'etcd-user', flags: [...agentEtcd, `--etcd_password_file=${pw}`] });
+  assert.ok(agent.daemon.records.some((x) => x.msg === 'leading master' && x['master'] === m.address));
+  // A wrong password: said at error, naming the flags, never a password; the agent keeps trying.
+  const wrong = await startAgent(t, { master, hostname: 'etcd-wrong', flags: [...agentEtcd, `--etcd_password_file=${secret('agent-wrong', 'not-it\n', 0o600)}`], waitRegistered: false });
+  const refusedLine = await wrong.daemon.waitForMsg('etcd refused the agent', {}, 10_000);
+  assert.match(String(refusedLine['error']), /^etcd refused user 'drydock': .*authentication failed.*\(check --etcd_user and --etcd_password_file\)$/);
+  assert.doesNotMatch(wrong.daemon.stdout.join('\n'), /dd-secret|not-it/, 'no password in the log');
+  // No user: etcd says it wants one.
+  const anonymous = await startAgent(t, { master, hostname: 'etcd-anonymous', flags: [`--etcd_ca_file=${c.caFile}`], waitRegistered: false });
+  assert.equal(String((await anonymous.daemon.waitForMsg('etcd refused the agent', {}, 10_000))['error']), 'etcd requires authentication: give --etcd_user and --etcd_password_file');
+  // A password file others may read stops the agent's start, as the master's.
+  const openPw = secret('agent-open', 'dd-secret\n', 0o644);
+  const openAgent = new Daemon(AGENT_BIN, [`--master=${master}`, '--ip=127.0.0.1', '--port=0', `--work_dir=${join(dir, 'agent-open-work')}`, ...agentEtcd, `--etcd_password_file=${openPw}`]);
+  t.after(() => openAgent.stop());
+  assert.deepEqual(await openAgent.exited, { code: 1, signal: null });
+  assert.equal(openAgent.stderr, `drydock-agent: --etcd_password_file ${openPw} is readable by others (mode 0644); run chmod 600 on it\n`);
 
   const refused = async (flags: string[], stderr: RegExp): Promise<void> => {
     const work = mkdtempSync(join(tmpdir(), 'drydock-master-'));

@@ -64,3 +64,37 @@ test('--help is not an error', () => {
   assert.equal(r.kind, 'help');
   if (r.kind === 'help') assert.match(r.text, /--work_dir/);
 });
+
+test('security flags that need each other: mutual TLS on the API, etcd\'s TLS and user with --master=etcd://', async () => {
+  const etcd = '--master=etcd://e1:2379,e2:2379/dd';
+  const tls = ['--tls_cert_file=/c.pem', '--tls_key_file=/k.pem'];
+  const refused: Array<[string[], Record<string, string>, string]> = [
+    [['--master=m:5050', ...tls, '--tls_require_client_cert'], {}, '--tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)'],
+    [['--master=m:5050', '--tls_ca_file=/ca.pem', '--tls_require_client_cert'], {}, '--tls_require_client_cert needs --tls_cert_file and --tls_key_file'],
+    [['--master=m:5050', '--tls_ca_file=/ca.pem'], { DRYDOCK_TLS_REQUIRE_CLIENT_CERT: 'true' }, '--tls_require_client_cert needs --tls_cert_file and --tls_key_file'],
+    [[etcd, '--etcd_cert_file=/ec.pem'], {}, '--etcd_cert_file and --etcd_key_file go together'],
+    [[etcd, '--etcd_key_file=/ek.pem'], {}, '--etcd_cert_file and --etcd_key_file go together'],
+    [[etcd, '--etcd_user=dd'], {}, '--etcd_user and --etcd_password_file go together'],
+    [[etcd], { DRYDOCK_ETCD_PASSWORD_FILE: '/pw' }, '--etcd_user and --etcd_password_file go together'],
+    [['--master=m:5050', '--etcd_ca_file=/eca.pem'], {}, '--etcd_ca_file, --etcd_cert_file and --etcd_user need --master=etcd://...'],
+    [['--master=m1:5050,m2:5050', '--etcd_user=dd', '--etcd_password_file=/pw'], {}, '--etcd_ca_file, --etcd_cert_file and --etcd_user need --master=etcd://...'],
+  ];
+  for (const [argv, env, error] of refused) assert.deepEqual(resolveAgentFlags(argv, env), { kind: 'error', error }, argv.join(' '));
+
+  const mutual = resolveAgentFlags(['--master=m:5050', ...tls, '--tls_ca_file=/ca.pem', '--tls_require_client_cert'], {});
+  assert.equal(mutual.kind, 'ok');
+  if (mutual.kind !== 'ok') return;
+  assert.deepEqual((await agentConfig(mutual.values, probe)).tls, { certFile: '/c.pem', keyFile: '/k.pem', caFile: '/ca.pem', requireClientCert: true });
+
+  const secured = resolveAgentFlags([etcd, '--etcd_ca_file=/eca.pem', '--etcd_cert_file=/ec.pem', '--etcd_key_file=/ek.pem', '--etcd_user=dd'], { DRYDOCK_ETCD_PASSWORD_FILE: '/pw' });
+  assert.equal(secured.kind, 'ok');
+  if (secured.kind !== 'ok') return;
+  const c = await agentConfig(secured.values, probe);
+  assert.deepEqual(c.etcdAuth, { caFile: '/eca.pem', certFile: '/ec.pem', keyFile: '/ek.pem', user: 'dd', passwordFile: '/pw' });
+  assert.ok(Object.isFrozen(c.etcdAuth));
+  assert.deepEqual(c.tls, { certFile: undefined, keyFile: undefined, caFile: undefined, requireClientCert: false });
+
+  const help = resolveAgentFlags(['--help'], {});
+  assert.ok(help.kind === 'help');
+  for (const f of ['--[no-]tls_require_client_cert', '--etcd_ca_file=FILE', '--etcd_cert_file=FILE', '--etcd_key_file=FILE', '--etcd_user=USER', '--etcd_password_file=FILE']) assert.ok(help.text.includes(f), f);
+});

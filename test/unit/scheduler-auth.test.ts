@@ -173,7 +173,7 @@ describe('the scheduler\'s security flags', () => {
     assert.equal(r.kind, 'ok');
     if (r.kind !== 'ok') return;
     assert.deepEqual(r.apiSecurity, { authenticateHttpReadwrite: true, authenticateHttpReadonly: false, credentialsFile: '/c.json' });
-    assert.deepEqual(r.apiTls, { certFile: '/c.pem', keyFile: '/k.pem' });
+    assert.deepEqual(r.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', requireClientCert: false });
     assert.ok(Object.isFrozen(r.apiSecurity));
     const plain = resolveSchedulerConfig(base, {});
     assert.ok(plain.kind === 'ok' && plain.apiTls === undefined && plain.apiSecurity.credentialsFile === undefined && !plain.apiSecurity.authenticateHttpReadonly);
@@ -192,11 +192,25 @@ describe('the scheduler\'s security flags', () => {
     const needs = resolveSchedulerConfig([...base, '--authenticate_http_readonly'], env);
     assert.deepEqual(needs, { kind: 'error', error: '--authenticate_http_readonly needs --credentials=FILE (the principals and secrets to check)' });
   });
+  test('--tls_require_client_cert: the API asks for client certificates from --tls_ca_file (one CA both ways)', () => {
+    const r = resolveSchedulerConfig([...base, '--tls_cert_file=/c.pem', '--tls_key_file=/k.pem', '--tls_require_client_cert'], { DRYDOCK_TLS_CA_FILE: '/ca.pem' });
+    assert.ok(r.kind === 'ok');
+    assert.deepEqual(r.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', caFile: '/ca.pem', requireClientCert: true });
+    assert.ok(Object.isFrozen(r.apiTls));
+    const env = resolveSchedulerConfig(base, { DRYDOCK_TLS_CERT_FILE: '/c.pem', DRYDOCK_TLS_KEY_FILE: '/k.pem', DRYDOCK_TLS_CA_FILE: '/ca.pem', DRYDOCK_TLS_REQUIRE_CLIENT_CERT: 'true' });
+    assert.ok(env.kind === 'ok' && env.apiTls?.requireClientCert === true);
+    const off = resolveSchedulerConfig([...base, '--tls_cert_file=/c.pem', '--tls_key_file=/k.pem', '--tls_ca_file=/ca.pem'], {});
+    assert.ok(off.kind === 'ok');
+    assert.deepEqual(off.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', requireClientCert: false }, 'the CA alone only verifies the master');
+  });
   const bad: Array<[string, string[], string]> = [
     ['readwrite without credentials', ['--authenticate_http_readwrite'], '--authenticate_http_readwrite needs --credentials=FILE (the principals and secrets to check)'],
     ['readonly without credentials', ['--authenticate_http_readonly'], '--authenticate_http_readonly needs --credentials=FILE (the principals and secrets to check)'],
     ['certificate without key', ['--tls_cert_file=/c.pem'], '--tls_cert_file and --tls_key_file go together'],
     ['key without certificate', ['--tls_key_file=/k.pem'], '--tls_cert_file and --tls_key_file go together'],
+    ['client certificates without a CA', ['--tls_cert_file=/c.pem', '--tls_key_file=/k.pem', '--tls_require_client_cert'], '--tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)'],
+    ['client certificates without TLS', ['--tls_ca_file=/ca.pem', '--tls_require_client_cert'], '--tls_require_client_cert needs --tls_cert_file and --tls_key_file'],
+    ['client certificates, a boolean with a value', ['--tls_require_client_cert=sometimes'], "Invalid value 'sometimes' for --tls_require_client_cert: expected true or false"],
     ['empty credentials', ['--credentials='], "Invalid value '' for --credentials: must not be empty"],
     ['a boolean with a value', ['--authenticate_http_readonly=maybe'], "Invalid value 'maybe' for --authenticate_http_readonly: expected true or false"],
   ];
@@ -205,10 +219,12 @@ describe('the scheduler\'s security flags', () => {
     assert.deepEqual(resolveSchedulerConfig([], {}), { kind: 'error', error: '--spec is required' });
     const help = resolveSchedulerConfig(['--help'], {});
     assert.ok(help.kind === 'help');
-    for (const f of ['--credentials=FILE', '--[no-]authenticate_http_readwrite', '--[no-]authenticate_http_readonly', '--tls_cert_file=FILE']) assert.ok(help.text.includes(f), f);
+    for (const f of ['--credentials=FILE', '--[no-]authenticate_http_readwrite', '--[no-]authenticate_http_readonly', '--tls_cert_file=FILE', '--[no-]tls_require_client_cert']) assert.ok(help.text.includes(f), f);
   });
   test('apiSecurityProblem: none when the flags fit', () => {
-    assert.equal(apiSecurityProblem({ authenticate_http_readwrite: true, authenticate_http_readonly: true, credentials: '/c', tls_cert_file: undefined, tls_key_file: undefined }), undefined);
-    assert.equal(apiSecurityProblem({ authenticate_http_readwrite: false, authenticate_http_readonly: false, credentials: undefined, tls_cert_file: '/c', tls_key_file: '/k' }), undefined);
+    const off = { tls_ca_file: undefined, tls_require_client_cert: false };
+    assert.equal(apiSecurityProblem({ authenticate_http_readwrite: true, authenticate_http_readonly: true, credentials: '/c', tls_cert_file: undefined, tls_key_file: undefined, ...off }), undefined);
+    assert.equal(apiSecurityProblem({ authenticate_http_readwrite: false, authenticate_http_readonly: false, credentials: undefined, tls_cert_file: '/c', tls_key_file: '/k', ...off }), undefined);
+    assert.equal(apiSecurityProblem({ authenticate_http_readwrite: false, authenticate_http_readonly: false, credentials: undefined, tls_cert_file: '/c', tls_key_file: '/k', tls_ca_file: '/ca', tls_require_client_cert: true }), undefined);
   });
 });
