@@ -6,6 +6,7 @@
 import { hostname as osHostname } from 'node:os';
 import { boolFlag, durationFlag, flagList, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag, type FlagResult, type FlagValues } from '../shared/flags.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
+import { etcdAuthProblem, type EtcdAuthFiles } from '../io/etcd-access.js';
 
 /** Program name used in --help and error lines. */
 export const MASTER_PROGRAM = 'drydock-master';
@@ -144,13 +145,8 @@ export interface TlsServerConfig {
   readonly requireClientCert: boolean;
 }
 
-export interface EtcdAuthConfig {
-  readonly caFile: string | undefined;
-  readonly certFile: string | undefined;
-  readonly keyFile: string | undefined;
-  readonly user: string | undefined;
-  readonly passwordFile: string | undefined;
-}
+/** The etcd security flags as given: the agent's too (io/etcd-access.ts). */
+export type EtcdAuthConfig = EtcdAuthFiles;
 
 export type ConfigResult = { kind: 'ok'; config: MasterConfig } | { kind: 'help'; text: string } | { kind: 'error'; error: string };
 
@@ -213,9 +209,6 @@ function securityProblem(v: FlagValues<typeof MASTER_FLAGS>): string | undefined
   if ((v.tls_cert_file === undefined) !== (v.tls_key_file === undefined)) return '--tls_cert_file and --tls_key_file go together';
   if (v.tls_require_client_cert && v.tls_ca_file === undefined) return '--tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)';
   if (v.tls_require_client_cert && v.tls_cert_file === undefined) return '--tls_require_client_cert needs --tls_cert_file and --tls_key_file';
-  if ((v.etcd_cert_file === undefined) !== (v.etcd_key_file === undefined)) return '--etcd_cert_file and --etcd_key_file go together';
-  if ((v.etcd_user === undefined) !== (v.etcd_password_file === undefined)) return '--etcd_user and --etcd_password_file go together';
-  const etcdSecurity = [v.etcd_ca_file, v.etcd_cert_file, v.etcd_user].some((x) => x !== undefined);
-  if (etcdSecurity && v.etcd === undefined) return '--etcd_ca_file, --etcd_cert_file and --etcd_user need --etcd';
-  return undefined;
+  const etcdFiles = { caFile: v.etcd_ca_file, certFile: v.etcd_cert_file, keyFile: v.etcd_key_file, user: v.etcd_user, passwordFile: v.etcd_password_file };
+  return etcdAuthProblem(etcdFiles, v.etcd !== undefined, '--etcd');
 }

@@ -8,11 +8,10 @@
  */
 
 import { EtcdAuthenticationFailedError, EtcdPermissionDeniedError, GRPCInvalidArgumentError, GRPCUnavailableError, type Etcd3, type IOptions } from 'etcd3';
-import type { SecretRead } from '../io/secrets.js';
+import { readEtcdSecrets, type FileReader } from '../io/etcd-access.js';
 import type { EtcdAuthConfig } from './config.js';
 
-/** Reads a file: `what` names the flag in errors; `allowOpenMode` for public material (certificates). */
-export type FileReader = (path: string, what: string, allowOpenMode: boolean) => SecretRead;
+export type { FileReader };
 
 /**
  * The etcd3 client options, or why the files cannot be used. Any TLS file turns TLS on:
@@ -20,41 +19,23 @@ export type FileReader = (path: string, what: string, allowOpenMode: boolean) =>
  * given).
  */
 export function etcdClientOptions(endpoints: readonly string[], auth: EtcdAuthConfig, read: FileReader): { ok: true; options: IOptions } | { ok: false; error: string } {
-  const tls = auth.caFile !== undefined || auth.certFile !== undefined;
+  // The files are read and checked as the agent's (io/etcd-access.ts); only their shape for gRPC is the master's.
+  const r = readEtcdSecrets(auth, read);
+  if (!r.ok) return r;
+  const { tls, ca, cert, key, user } = r.secrets;
   const options: IOptions = { hosts: endpoints.map((h) => `${tls ? 'https' : 'http'}://${h}`) };
   if (tls) {
-    let rootCertificate: Buffer | undefined;
-    if (auth.caFile !== undefined) {
-      const ca = read(auth.caFile, '--etcd_ca_file', true);
-      if (!ca.ok) return ca;
-      if (!ca.text.includes('-----BEGIN CERTIFICATE-----')) return { ok: false, error: `--etcd_ca_file ${auth.caFile} holds no PEM certificate` };
-      rootCertificate = Buffer.from(ca.text);
-    }
     const credentials: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer } = {
       // gRPC takes a missing root certificate as "the system's CAs"; etcd3's type insists on a Buffer.
-      rootCertificate: rootCertificate as Buffer,
+      rootCertificate: (ca === undefined ? undefined : Buffer.from(ca)) as Buffer,
     };
-    if (auth.certFile !== undefined && auth.keyFile !== undefined) {
-      const cert = read(auth.certFile, '--etcd_cert_file', true);
-      if (!cert.ok) return cert;
-      if (!cert.text.includes('-----BEGIN CERTIFICATE-----')) return { ok: false, error: `--etcd_cert_file ${auth.certFile} holds no PEM certificate` };
-      const key = read(auth.keyFile, '--etcd_key_file', false);
-      if (!key.ok) return key;
-      if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key.text)) return { ok: false, error: `--etcd_key_file ${auth.keyFile} holds no PEM private key` };
-      credentials.certChain = Buffer.from(cert.text);
-      credentials.privateKey = Buffer.from(key.text);
+    if (cert !== undefined && key !== undefined) {
+      credentials.certChain = Buffer.from(cert);
+      credentials.privateKey = Buffer.from(key);
     }
     options.credentials = credentials;
   }
-  if (auth.user !== undefined && auth.passwordFile !== undefined) {
-    const pw = read(auth.passwordFile, '--etcd_password_file', false);
-    if (!pw.ok) return pw;
-    // One line, as `echo secret > file` writes it: the trailing newline is not part of the password.
-    const password = pw.text.replace(/\r?\n$/, '');
-    if (password === '') return { ok: false, error: `--etcd_password_file ${auth.passwordFile} is empty` };
-    if (password.includes('\n')) return { ok: false, error: `--etcd_password_file ${auth.passwordFile} holds more than one line` };
-    options.auth = { username: auth.user, password };
-  }
+  if (user !== undefined) options.auth = { username: user.name, password: user.password };
   return { ok: true, options };
 }
 
