@@ -9,19 +9,7 @@ import assert from 'node:assert/strict';
 import { classifyEtcdAnswer, EtcdGateway, findLeader, type EtcdAccess, type Fetch } from '../../shared/detection.js';
 import { etcdAuthProblem, loadEtcdAccess, NO_ETCD_AUTH, readEtcdSecrets, type EtcdAuthFiles, type FileReader } from '../../io/etcd-access.js';
 
-const CA = '-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n';
-const CERT = '-----BEGIN CERTIFICATE-----\ncert\n-----END CERTIFICATE-----\n';
-const KEY = '-----BEGIN PRIVATE KEY-----\nkey\n-----END PRIVATE KEY-----\n';
-
-/** Files by path; a path in `open` has a mode others can read (refused unless allowOpenMode). */
-function reader(files: Record<string, string>, open: readonly string[] = []): FileReader {
-  return (path, what, allowOpenMode) => {
-    const text = files[path];
-    if (text === undefined) return { ok: false, error: `${what} ${path} cannot be read: no such file` };
-    if (open.includes(path) && !allowOpenMode) return { ok: false, error: `${what} ${path} is readable by others (mode 0644); run chmod 600 on it` };
-    return { ok: true, text };
-  };
-}
+import { CA, CERT, KEY, reader } from '../helpers/file-reader.js';
 
 test('readEtcdSecrets: the master\'s checks: certificates any mode, the key and password not readable by others, one line of password', () => {
   const files = { '/ca.pem': CA, '/c.pem': CERT, '/k.pem': KEY, '/pw': 'hunter2\n', '/pw2': 'a\nb\n', '/empty': '\n', '/junk': 'nope' };

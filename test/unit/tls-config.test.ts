@@ -16,19 +16,7 @@ import { transportHint } from '../../agent/session.js';
 import { makeCertificates } from '../../scripts/harness/certs.js';
 import { tempDir } from '../helpers/daemons.js';
 
-const CA = '-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n';
-const CERT = '-----BEGIN CERTIFICATE-----\ncert\n-----END CERTIFICATE-----\n';
-const KEY = '-----BEGIN PRIVATE KEY-----\nkey\n-----END PRIVATE KEY-----\n';
-
-/** Files by path; a path in `open` has a mode others can read (refused unless allowOpenMode). */
-function reader(files: Record<string, string>, open: readonly string[] = []): FileReader {
-  return (path, what, allowOpenMode) => {
-    const text = files[path];
-    if (text === undefined) return { ok: false, error: `${what} ${path} cannot be read: no such file` };
-    if (open.includes(path) && !allowOpenMode) return { ok: false, error: `${what} ${path} is readable by others (mode 0644); run chmod 600 on it` };
-    return { ok: true, text };
-  };
-}
+import { CA, CERT, KEY, reader } from '../helpers/file-reader.js';
 
 const none: EtcdAuthConfig = { caFile: undefined, certFile: undefined, keyFile: undefined, user: undefined, passwordFile: undefined };
 
