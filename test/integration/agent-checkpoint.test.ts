@@ -21,6 +21,14 @@ test('after kill -9, tasks of a checkpointing framework are re-adopted; the othe
   const keptPid = await taskPid(workDir, 'fw-test', 'kept');
   const lostPid = await taskPid(workDir, 'fw-ephemeral', 'lost');
   assert.ok(keptPid > 0 && lostPid > 0);
+  // Their acknowledgements checkpointed too: else the restarted agent rightly resends TASK_STARTING
+  // (two updates are in flight at once, and an acknowledgement's write is not waited for).
+  await eventually(
+    () => (['kept', 'lost'].every((id) => checkpointTask(workDir, id === 'kept' ? 'fw-test' : 'fw-ephemeral', id)?.pending.length === 0) ? true : undefined),
+    5_000,
+    20,
+    'both acknowledgements in the checkpoint',
+  );
 
   first.daemon.child.kill('SIGKILL');
   await first.daemon.exited;
