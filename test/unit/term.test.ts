@@ -396,7 +396,9 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
     assert.ok(reg?.type === 'REGISTERED');
     agentIds.push(reg.agent_id);
   }
-  await tick();
+  // The allocations that follow the registrations may take a few turns: bounded.
+  const offered = (): number => events.filter((e) => e.type === 'OFFERS').reduce((n, e) => n + ((e as { offers?: { offers?: unknown[] } }).offers?.offers?.length ?? 0), 0);
+  for (let i = 0; i < 100 && offered() < 2; i++) await tick();
   assert.ok(events.some((e) => e.type === 'OFFERS'), 'the framework got offers');
   const frameworksAs = (principal: string | undefined) => {
     const rights = principal === undefined ? undefined : viewRights(new Access(security, principal));
