@@ -396,9 +396,9 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
     assert.ok(reg?.type === 'REGISTERED');
     agentIds.push(reg.agent_id);
   }
-  // The allocations that follow the registrations may take a few turns: bounded.
+  // The allocations that follow the registrations run on timers, late on a busy machine: up to 5 s.
   const offered = (): number => events.filter((e) => e.type === 'OFFERS').reduce((n, e) => n + ((e as { offers?: { offers?: unknown[] } }).offers?.offers?.length ?? 0), 0);
-  for (let i = 0; i < 100 && offered() < 2; i++) await tick();
+  for (const deadline = Date.now() + 5_000; offered() < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
   assert.ok(events.some((e) => e.type === 'OFFERS'), 'the framework got offers');
   const frameworksAs = (principal: string | undefined) => {
     const rights = principal === undefined ? undefined : viewRights(new Access(security, principal));
@@ -419,9 +419,10 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
   await tick();
   registry.commit();
   assert.equal(await scheduled, undefined);
-  await tick();
   const inverseAs = (principal: string | undefined) =>
     ((getState(term, principal === undefined ? undefined : viewRights(new Access(security, principal))) as { get_frameworks: { frameworks: Array<{ inverse_offers: Array<{ agent_id: { value: string } }> }> } }).get_frameworks.frameworks[0]?.inverse_offers ?? []).map((o) => o.agent_id.value).sort();
+  // The inverse offers come with the next allocation, on a timer: up to 5 s.
+  for (const deadline = Date.now() + 5_000; inverseAs(undefined).length < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
   assert.deepEqual(inverseAs(undefined), [...agentIds].sort(), 'without ACLs: an inverse offer per agent');
   assert.deepEqual(inverseAs('rack-1'), [agentIds[0]]);
   assert.deepEqual(inverseAs('no-agents'), []);
