@@ -8,7 +8,7 @@
  */
 
 import { plainEtcdAccess, type EtcdAccess, type EtcdUser } from '../shared/detection.js';
-import { readSecretFile, type SecretRead } from './secrets.js';
+import { readPemCertificate, readSecretFile, type SecretRead } from './secrets.js';
 import { clientTransport } from './transport.js';
 
 /** The etcd security flags as given (paths; the user name). */
@@ -59,15 +59,13 @@ export function readEtcdSecrets(f: EtcdAuthFiles, read: FileReader = readSecretF
   let cert: string | undefined;
   let key: string | undefined;
   if (f.caFile !== undefined) {
-    const r = read(f.caFile, '--etcd_ca_file', true);
+    const r = readPemCertificate(f.caFile, '--etcd_ca_file', read);
     if (!r.ok) return r;
-    if (!r.text.includes('-----BEGIN CERTIFICATE-----')) return { ok: false, error: `--etcd_ca_file ${f.caFile} holds no PEM certificate` };
     ca = r.text;
   }
   if (f.certFile !== undefined && f.keyFile !== undefined) {
-    const c = read(f.certFile, '--etcd_cert_file', true);
+    const c = readPemCertificate(f.certFile, '--etcd_cert_file', read);
     if (!c.ok) return c;
-    if (!c.text.includes('-----BEGIN CERTIFICATE-----')) return { ok: false, error: `--etcd_cert_file ${f.certFile} holds no PEM certificate` };
     const k = read(f.keyFile, '--etcd_key_file', false);
     if (!k.ok) return k;
     if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(k.text)) return { ok: false, error: `--etcd_key_file ${f.keyFile} holds no PEM private key` };

@@ -75,3 +75,14 @@ export function readCredentialsFile(path: string, flag = '--credentials'): { ok:
   if (!parsed.ok) return { ok: false, error: `${flag} ${path}: ${parsed.error}` };
   return { ok: true, credentials: parsed.value };
 }
+
+/**
+ * A PEM certificate file (public: any mode) read through `read`; the error names the flag and
+ * the file. The TLS and etcd flags of every daemon read theirs this way.
+ */
+export function readPemCertificate(path: string, flag: string, read: (path: string, what: string, allowOpenMode: boolean) => SecretRead = readSecretFile): SecretRead {
+  const r = read(path, flag, true);
+  if (!r.ok) return r;
+  if (!r.text.includes('-----BEGIN CERTIFICATE-----')) return { ok: false, error: `${flag} ${path} holds no PEM certificate` };
+  return r;
+}

@@ -15,7 +15,7 @@ import { Server as HttpsServer, type ServerOptions as HttpsOptions } from 'node:
 import type { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
-import { readSecretFile } from './secrets.js';
+import { readPemCertificate, readSecretFile } from './secrets.js';
 
 /** The TLS record type of a handshake: every TLS (and SSLv3) ClientHello starts with it. */
 export const TLS_HANDSHAKE_RECORD = 0x16;
@@ -58,17 +58,15 @@ export interface ServerTls {
  * handshake.
  */
 export function loadServerTls(files: { certFile: string; keyFile: string; caFile?: string | undefined; requireClientCert?: boolean | undefined }): { ok: true; tls: ServerTls } | { ok: false; error: string } {
-  const cert = readSecretFile(files.certFile, '--tls_cert_file', true);
+  const cert = readPemCertificate(files.certFile, '--tls_cert_file');
   if (!cert.ok) return cert;
-  if (!cert.text.includes('-----BEGIN CERTIFICATE-----')) return { ok: false, error: `--tls_cert_file ${files.certFile} holds no PEM certificate` };
   const key = readSecretFile(files.keyFile, '--tls_key_file');
   if (!key.ok) return key;
   if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key.text)) return { ok: false, error: `--tls_key_file ${files.keyFile} holds no PEM private key` };
   let ca: string | undefined;
   if (files.caFile !== undefined) {
-    const c = readSecretFile(files.caFile, '--tls_ca_file', true);
+    const c = readPemCertificate(files.caFile, '--tls_ca_file');
     if (!c.ok) return c;
-    if (!c.text.includes('-----BEGIN CERTIFICATE-----')) return { ok: false, error: `--tls_ca_file ${files.caFile} holds no PEM certificate` };
     ca = c.text;
   }
   try {

@@ -11,7 +11,7 @@
 
 import { Agent } from 'undici';
 import { authorizationHeader, type ClientCredential } from '../shared/credentials.js';
-import { readSecretFile } from './secrets.js';
+import { readPemCertificate, readSecretFile } from './secrets.js';
 
 /** PEM material for the client side of TLS. */
 export interface ClientTls {
@@ -55,9 +55,8 @@ export function loadClientTls(files: { caFile?: string | undefined; certFile?: s
   let key: string | undefined;
   if (files.caFile !== undefined) {
     // A CA certificate is public: any mode is fine.
-    const r = readSecretFile(files.caFile, '--tls_ca_file', true);
+    const r = readPemCertificate(files.caFile, '--tls_ca_file');
     if (!r.ok) return r;
-    if (!r.text.includes('-----BEGIN CERTIFICATE-----')) return { ok: false, error: `--tls_ca_file ${files.caFile} holds no PEM certificate` };
     ca = r.text;
   }
   if (files.certFile !== undefined && files.keyFile !== undefined) {
