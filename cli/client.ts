@@ -7,7 +7,7 @@
  */
 
 import { ANONYMOUS_ACCESS, sendFollowing, type ClientAccess } from '../io/client-auth.js';
-import { findLeader, parseMasterSpec, type Fetch, type MasterSpec } from '../shared/detection.js';
+import { EtcdGateway, findLeader, parseMasterSpec, plainEtcdAccess, type EtcdAccess, type EtcdLeaderRead, type MasterSpec } from '../shared/detection.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
 import type { ClientTransport } from '../io/transport.js';
 
@@ -43,13 +43,58 @@ export function masterScheme(flag: string | undefined, env: Readonly<Record<stri
 }
 
 /**
- * The leading master's host:port through a spec: the masters of a list are asked for /redirect
- * over `scheme` with the transport's TLS options; etcd (an etcd:// spec) with the plain global
- * fetch, as its TLS is not the master's.
+ * The leader found through a master spec, or why none was: `why` undefined when the spec was
+ * read and no master leads (or no master of a list answered), else what stood in the way (etcd
+ * refused the CLI's user or certificate, or could not be read).
  */
-export function leaderOf(spec: MasterSpec, transport: ClientTransport, scheme: 'http' | 'https'): Promise<string | undefined> {
-  const fetchFn: Fetch = spec.kind === 'list' ? transport.fetch : fetch;
-  return findLeader(spec, fetchFn, undefined, scheme);
+export type LeaderSearch = { found: true; address: string } | { found: false; why: string | undefined };
+
+/** How long one read of etcd or one master's /redirect may take. */
+const LEADER_PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * The leading master's host:port through a spec: the masters of a list are asked for /redirect
+ * over `scheme` with the transport's TLS options; etcd (an etcd:// spec) through `etcd`, etcd's
+ * own TLS and user (the --etcd_* flags; default plain http, no user), as its TLS is not the
+ * master's.
+ */
+export async function leaderOf(spec: MasterSpec, transport: ClientTransport, scheme: 'http' | 'https', etcd?: EtcdAccess): Promise<LeaderSearch> {
+  if (spec.kind !== 'etcd') {
+    const address = await findLeader(spec, transport.fetch, LEADER_PROBE_TIMEOUT_MS, scheme);
+    return address === undefined ? { found: false, why: undefined } : { found: true, address };
+  }
+  const access = etcd ?? plainEtcdAccess((url, init) => fetch(url, init));
+  return etcdSearch(await new EtcdGateway(access).leader(spec.endpoints, spec.prefix, LEADER_PROBE_TIMEOUT_MS), access.scheme);
+}
+
+/**
+ * A read of the election as a search result, with the flag to look at when etcd's TLS is
+ * the trouble (`scheme`: how etcd was asked). Pure.
+ */
+export function etcdSearch(read: EtcdLeaderRead, scheme: 'http' | 'https'): LeaderSearch {
+  switch (read.kind) {
+    case 'leader':
+      return { found: true, address: read.address };
+    case 'none':
+      return { found: false, why: undefined };
+    case 'refused':
+      return { found: false, why: read.error };
+    case 'unreachable': {
+      const hint = etcdTlsTrouble(read.error, scheme);
+      return { found: false, why: hint === undefined ? read.error : `${read.error}: ${hint}` };
+    }
+  }
+}
+
+/** What etcd's TLS has to do with a failed read (undefined: nothing it can tell). Pure. */
+export function etcdTlsTrouble(error: string, scheme: 'http' | 'https'): string | undefined {
+  if (/HTTP request to an HTTPS server/i.test(error)) return 'etcd speaks TLS: give its CA with --etcd_ca_file (or DRYDOCK_ETCD_CA_FILE)';
+  // etcd's TLS port drops a plain request without an answer.
+  if (scheme === 'http') return /UND_ERR_SOCKET|ECONNRESET/.test(error) ? 'etcd closed the connection: does it speak TLS? give its CA with --etcd_ca_file (or DRYDOCK_ETCD_CA_FILE)' : undefined;
+  if (/CERT_HAS_EXPIRED|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_CERT_ALTNAME|HOSTNAME/.test(error) && !/CERTIFICATE_REQUIRED/.test(error)) return "etcd's certificate does not verify: is --etcd_ca_file its CA?";
+  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(error)) return 'etcd does not speak TLS here: leave out --etcd_ca_file and --etcd_cert_file';
+  if (/CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE|ECONNRESET|UND_ERR_SOCKET/.test(error)) return 'etcd closed the TLS connection: does it want a client certificate (--etcd_cert_file, --etcd_key_file)?';
+  return undefined;
 }
 
 /** The line for a `--master` (or DRYDOCK_MASTER) that is no master spec. */
@@ -57,8 +102,9 @@ export function badMasterLine(master: string, why: string): string {
   return `--master ${master}: ${why}`;
 }
 
-/** The line for a master spec through which no leader was found. */
-export function noLeaderLine(master: string): string {
+/** The line for a master spec through which no leader was found, with why when known. */
+export function noLeaderLine(master: string, why?: string): string {
+  if (why !== undefined) return `no leading master found through ${master}: ${why}`;
   return `no leading master found through ${master}; set --master or DRYDOCK_MASTER`;
 }
 
@@ -69,6 +115,8 @@ export interface MasterClientOptions {
   readonly access?: ClientAccess;
   /** http or https (default http; see masterScheme). */
   readonly scheme?: 'http' | 'https';
+  /** How etcd is read for an etcd:// master (default: plain http, no user). */
+  readonly etcd?: EtcdAccess | undefined;
 }
 
 export class MasterClient {
@@ -76,6 +124,7 @@ export class MasterClient {
   readonly #timeoutMs: number;
   readonly #access: ClientAccess;
   readonly #scheme: 'http' | 'https';
+  readonly #etcd: EtcdAccess | undefined;
   #base: string | undefined;
 
   /** `master`: host:port, a list of masters, or etcd://endpoints/prefix (the leader is found at the first call). */
@@ -84,6 +133,7 @@ export class MasterClient {
     this.#timeoutMs = o.timeoutMs ?? 15_000;
     this.#access = o.access ?? ANONYMOUS_ACCESS;
     this.#scheme = o.scheme ?? 'http';
+    this.#etcd = o.etcd;
   }
 
   /** The credential in words (undefined: none was sent), for the line a 401 prints. */
@@ -95,9 +145,9 @@ export class MasterClient {
     if (this.#base !== undefined) return this.#base;
     const spec = parseMasterSpec(this.#master);
     if (!spec.ok) throw new ApiError(0, badMasterLine(this.#master, spec.error));
-    const leader = await leaderOf(spec.value, this.#access.transport, this.#scheme);
-    if (leader === undefined) throw new ApiError(0, noLeaderLine(this.#master));
-    this.#base = `${this.#scheme}://${leader}`;
+    const leader = await leaderOf(spec.value, this.#access.transport, this.#scheme, this.#etcd);
+    if (!leader.found) throw new ApiError(0, noLeaderLine(this.#master, leader.why));
+    this.#base = `${this.#scheme}://${leader.address}`;
     return this.#base;
   }
 

@@ -8,7 +8,7 @@
 export const EXIT_OK = 0;
 /** The master or scheduler refused (400, 404, 409), answered something unexpected, or could not be reached; a wait gave up. */
 export const EXIT_FAILED = 1;
-/** The command line is wrong: a bad flag or argument, or an unusable credential or TLS file; nothing was sent. */
+/** The command line is wrong: a bad flag or argument, or an unusable credential, TLS or etcd file; nothing was sent. */
 export const EXIT_USAGE = 2;
 /** The master (or the scheduler) wants credentials, or refused the ones given (401). */
 export const EXIT_UNAUTHENTICATED = 3;
@@ -27,7 +27,7 @@ export interface ExitCode {
 export const EXIT_CODES: readonly ExitCode[] = [
   { code: EXIT_OK, meaning: 'done' },
   { code: EXIT_FAILED, meaning: 'the master or scheduler refused (400, 404, 409), answered something unexpected, or could not be reached; a --wait gave up' },
-  { code: EXIT_USAGE, meaning: 'usage: a bad flag or argument, or a credential or TLS file that cannot be used (nothing was sent)' },
+  { code: EXIT_USAGE, meaning: 'usage: a bad flag or argument, or a credential, TLS or etcd file that cannot be used (nothing was sent)' },
   { code: EXIT_UNAUTHENTICATED, meaning: 'the master (or scheduler) wants credentials (401), or refused the ones given' },
   { code: EXIT_FORBIDDEN, meaning: 'the master\'s ACLs do not allow it (403); the message names the action and principal' },
   { code: EXIT_INTERRUPTED, meaning: 'Ctrl-C while waiting or watching (drain --wait, plan show --watch); the operation goes on' },

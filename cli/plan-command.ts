@@ -9,7 +9,7 @@
  */
 
 import { readFile } from 'node:fs/promises';
-import { badMasterLine, leaderOf, masterScheme, noLeaderLine, resolveMaster } from './client.js';
+import { badMasterLine, leaderOf, masterScheme, noLeaderLine, resolveMaster, type LeaderSearch } from './client.js';
 import {
   MAINTENANCE_PLANS,
   PLAN_COMMANDS,
@@ -33,7 +33,7 @@ import {
 } from './plan.js';
 import { EXIT_FAILED, EXIT_USAGE, SCHEDULER_TIMEOUT_MS, ask, resolveScheduler, type Answer, type ApiRequest, type Printed, type Target } from './service-api.js';
 import { EXIT_INTERRUPTED, ansiPaint, eraseFrame, plainPaint, screenIo, screenRows, type ScreenIo, type TerminalIo } from './terminal.js';
-import { parseMasterSpec, type MasterSpec } from '../shared/detection.js';
+import { parseMasterSpec, type EtcdAccess, type MasterSpec } from '../shared/detection.js';
 import { ANONYMOUS_ACCESS, type ClientAccess } from '../io/client-auth.js';
 
 /** The real terminal; `drydock: ` in front of errors. */
@@ -72,8 +72,8 @@ export interface Shell {
   readonly io: ScreenIo;
   readonly send: Send;
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** The leading master's host:port through a master spec (shared/detection.ts), or undefined. */
-  readonly findLeader: (spec: MasterSpec) => Promise<string | undefined>;
+  /** The leading master's host:port through a master spec (shared/detection.ts), or why none was found. */
+  readonly findLeader: (spec: MasterSpec) => Promise<LeaderSearch>;
   /** A file's text; `-` is stdin. Rejects with the file's error. */
   readonly readInput: (file: string) => Promise<string>;
   /** The credential and TLS the master and the scheduler are asked with (default: none); decides http or https too. */
@@ -88,15 +88,17 @@ async function readStdin(): Promise<string> {
 
 /**
  * The process's shell with a credential and TLS material (main.ts builds it from the global
- * flags). The master and the scheduler get the same credential and TLS options.
+ * flags). The master and the scheduler get the same credential and TLS options; `etcd` gives
+ * etcd's access for an etcd:// master when one is looked for.
  */
-export function processShellWith(access: ClientAccess, flags: { master?: string | undefined } = {}): Shell {
+export function processShellWith(access: ClientAccess, flags: { master?: string | undefined } = {}, etcd: () => EtcdAccess | undefined = () => undefined): Shell {
   const tls = access.transport.tls;
   return {
     io: processScreen,
     send: (at, req) => ask(at.base, req, SCHEDULER_TIMEOUT_MS, access.transport),
     env: process.env,
-    findLeader: (spec) => leaderOf(spec, access.transport, masterScheme(flags.master, process.env, tls)),
+    // etcd's files are read only when a master is looked for (the scheduler's commands need none).
+    findLeader: (spec) => leaderOf(spec, access.transport, masterScheme(flags.master, process.env, tls), etcd()),
     readInput: (file) => (file === '-' ? readStdin() : readFile(file, 'utf8')),
     access,
   };
@@ -135,12 +137,12 @@ async function leadingMaster(flags: MasterFlags, shell: Shell): Promise<Target |
   const spec = parseMasterSpec(master);
   if (!spec.ok) return usage(shell.io, badMasterLine(master, spec.error));
   const leader = await shell.findLeader(spec.value);
-  if (leader === undefined) {
-    shell.io.err(noLeaderLine(master));
+  if (!leader.found) {
+    shell.io.err(noLeaderLine(master, leader.why));
     return EXIT_FAILED;
   }
   const access = shell.access ?? ANONYMOUS_ACCESS;
-  return { kind: 'master', base: `${masterScheme(flags.master, shell.env, access.transport.tls)}://${leader}`, credential: access.credential };
+  return { kind: 'master', base: `${masterScheme(flags.master, shell.env, access.transport.tls)}://${leader.address}`, credential: access.credential };
 }
 
 /** Which plans a command works on: where they are (root) and who serves them (target). */

@@ -5,8 +5,8 @@
  */
 
 import { Argument, Command, Option, type CommanderError } from 'commander';
-import { ApiError, MasterClient, formatJson, masterScheme, resolveMaster } from './client.js';
-import { accessOptions, loadCliAccess, type AccessFlags } from './access.js';
+import { ApiError, MasterClient, badMasterLine, formatJson, leaderOf, masterScheme, noLeaderLine, resolveMaster } from './client.js';
+import { accessOptions, loadCliAccess, loadCliEtcdAccess, type AccessFlags } from './access.js';
 import type { ClientAccess } from '../io/client-auth.js';
 import { renderTable } from './table.js';
 import { exitCodeHelp } from './exit-codes.js';
@@ -35,8 +35,9 @@ import {
 import type { VerbFlags } from './plan.js';
 import { listPods, podAction, podInfo, podStatus } from './pod-command.js';
 import { processShellWith, type Shell } from './plan-command.js';
-import { EXIT_FORBIDDEN, EXIT_UNAUTHENTICATED, EXIT_USAGE, accessRefusal, type Target } from './service-api.js';
+import { EXIT_FAILED, EXIT_FORBIDDEN, EXIT_UNAUTHENTICATED, EXIT_USAGE, accessRefusal, type Target } from './service-api.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
+import { parseMasterSpec, type EtcdAccess } from '../shared/detection.js';
 
 interface TaskJson {
   name: string;
@@ -67,6 +68,9 @@ Credentials and TLS (every command; flags win over the environment):
   DRYDOCK_PRINCIPAL, DRYDOCK_SECRET_FILE, DRYDOCK_TLS_CA_FILE, DRYDOCK_TLS_CERT_FILE, DRYDOCK_TLS_KEY_FILE
   --tls_ca_file FILE                    verify the master's (and the scheduler's) certificate; both are then
                                         asked over https. plan and pod send the scheduler the same credential
+  --etcd_ca_file, --etcd_cert_file, --etcd_key_file, --etcd_user, --etcd_password_file
+                                        with --master=etcd://...: etcd's own TLS and user, to read the election
+                                        (DRYDOCK_ETCD_CA_FILE, ..._CERT_FILE, ..._KEY_FILE, ..._USER, ..._PASSWORD_FILE)
 
 Output: every command takes --json and then prints only JSON on stdout (the API's answer, or the
 object its help names); messages and errors go to stderr. Colour only on a terminal, never
@@ -104,15 +108,36 @@ function access(): ClientAccess {
   return loaded;
 }
 
+let loadedEtcd: { master: string; etcd: EtcdAccess | undefined } | undefined;
+
+/**
+ * etcd's TLS and user for the master a command asks (resolved: the flag, DRYDOCK_MASTER or the
+ * default), read once: undefined for a master that is not etcd://. A flag without an etcd://
+ * master, a missing partner flag, or a file that cannot be used (a key or password file others
+ * may read) ends the command with 2 before anything is sent.
+ */
+function etcdAccess(master: string): EtcdAccess | undefined {
+  if (loadedEtcd?.master === master) return loadedEtcd.etcd;
+  const r = loadCliEtcdAccess(program.opts<AccessFlags>(), process.env, master);
+  if (!r.ok) {
+    process.stderr.write(`drydock: ${r.error}\n`);
+    process.exit(EXIT_USAGE);
+  }
+  loadedEtcd = { master, etcd: r.value };
+  return r.value;
+}
+
 function client(): MasterClient {
   const master = program.opts<{ master?: string }>().master;
   const a = access();
-  return new MasterClient(resolveMaster(master), { access: a, scheme: masterScheme(master, process.env, a.transport.tls) });
+  const resolved = resolveMaster(master);
+  return new MasterClient(resolved, { access: a, scheme: masterScheme(master, process.env, a.transport.tls), etcd: etcdAccess(resolved) });
 }
 
-/** The plan and pod commands' shell, with the same credential and TLS material. */
+/** The plan and pod commands' shell, with the same credential and TLS material (and etcd's, for maintenance plans). */
 function shell(): Shell {
-  return processShellWith(access(), { master: program.opts<{ master?: string }>().master });
+  const master = program.opts<{ master?: string }>().master;
+  return processShellWith(access(), { master }, () => etcdAccess(resolveMaster(master)));
 }
 
 /** The --json help of the agent commands (drain-command.ts AgentCallJson). */
@@ -235,7 +260,25 @@ program
     }
     const master = opts.master ?? program.opts<{ master?: string }>().master;
     const a = access();
-    const code = await runCommand(resolveMaster(master), req.value, { access: a, scheme: masterScheme(master, process.env, a.transport.tls) });
+    const scheme = masterScheme(master, process.env, a.transport.tls);
+    const resolved = resolveMaster(master);
+    const etcd = etcdAccess(resolved);
+    // A list or etcd:// names no one master: SUBSCRIBE goes to the leader found through it.
+    const spec = parseMasterSpec(resolved);
+    if (!spec.ok) {
+      process.stderr.write(`drydock run: ${badMasterLine(resolved, spec.error)}\n`);
+      process.exit(EXIT_USAGE);
+    }
+    let at = resolved;
+    if (spec.value.kind !== 'fixed') {
+      const leader = await leaderOf(spec.value, a.transport, scheme, etcd);
+      if (!leader.found) {
+        process.stderr.write(`drydock run: ${noLeaderLine(resolved, leader.why)}\n`);
+        process.exit(EXIT_FAILED);
+      }
+      at = leader.address;
+    }
+    const code = await runCommand(at, req.value, { access: a, scheme });
     process.exit(code);
   });
 
@@ -248,7 +291,7 @@ function exitHelp(kind: Target['kind']): string {
 Exit status:
   0    done; also when the ${kind} answers 208 (already reported or completed)
   1    the ${kind} refused (400, 404${kind === 'master' ? ', 409' : ''}), answered something else unexpected, or could not be reached
-  2    usage: a bad flag or argument, or a credential or TLS file that cannot be used (nothing was sent)
+  2    usage: a bad flag or argument, or a credential, TLS or etcd file that cannot be used (nothing was sent)
   ${EXIT_UNAUTHENTICATED}    the ${kind} wants credentials (401), or refused the ones given${kind === 'master' ? `
   ${EXIT_FORBIDDEN}    the master's ACLs do not allow it (403)` : ''}
   130  Ctrl-C (plan show --watch)`;

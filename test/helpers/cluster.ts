@@ -17,6 +17,11 @@ export const CLEAN_CLIENT_ENV: Readonly<Record<string, undefined>> = {
   DRYDOCK_TLS_CA_FILE: undefined,
   DRYDOCK_TLS_CERT_FILE: undefined,
   DRYDOCK_TLS_KEY_FILE: undefined,
+  DRYDOCK_ETCD_CA_FILE: undefined,
+  DRYDOCK_ETCD_CERT_FILE: undefined,
+  DRYDOCK_ETCD_KEY_FILE: undefined,
+  DRYDOCK_ETCD_USER: undefined,
+  DRYDOCK_ETCD_PASSWORD_FILE: undefined,
   DRYDOCK_SCHEDULER: undefined,
   DRYDOCK_MASTER: undefined,
 };

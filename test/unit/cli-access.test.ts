@@ -1,8 +1,10 @@
 /**
  * The clients' credentials and TLS options (shared/client-auth.ts, cli/access.ts): which
  * credential a flag or variable names, what a secret file may hold, https or http, how a 401 or
- * 403 is put to the operator and with which exit status, which redirects are followed. Tables
- * of cases; one shell case reads real files for the mode check.
+ * 403 is put to the operator and with which exit status, which redirects are followed; etcd's
+ * TLS and user for `--master=etcd://...` (the --etcd_* flags and their variables, the files read
+ * with the agent's checks, and why no leader was found). Tables of cases; one shell case reads
+ * real files for the mode check.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,8 +12,10 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentialFromSecretFile, credentialPlan, loadClientAccess, redirectTarget, type CredentialSources, type Given } from '../../io/client-auth.js';
-import { cliAccessSources } from '../../cli/access.js';
-import { masterScheme, resolveMaster, tlsTrouble } from '../../cli/client.js';
+import { cliAccessSources, cliEtcdFiles, cliEtcdProblem, loadCliEtcdAccess, type AccessFlags } from '../../cli/access.js';
+import { etcdSearch, etcdTlsTrouble, masterScheme, noLeaderLine, resolveMaster, tlsTrouble } from '../../cli/client.js';
+import type { EtcdLeaderRead } from '../../shared/detection.js';
+import { CA, CERT, KEY, reader } from '../helpers/file-reader.js';
 import { EXIT_FAILED, EXIT_FORBIDDEN, EXIT_UNAUTHENTICATED, WANTS_CREDENTIALS, accessRefusal, failurePrinted, type Answer, type Target } from '../../cli/service-api.js';
 import { planPoll, showOutcome, verbOutcome } from '../../cli/plan.js';
 import { plainPaint } from '../../cli/terminal.js';
@@ -218,4 +222,110 @@ test('TLS trouble in words: a certificate that does not verify, a server that wa
     if (want === undefined) assert.equal(r, undefined, `${base} ${code}`);
     else assert.match(r ?? '', want, `${base} ${code}`);
   }
+});
+
+const ETCD_MASTER = 'etcd://e1:2379,e2:2379/dd';
+const NEEDS_ETCD = '--etcd_ca_file, --etcd_cert_file and --etcd_user need --master=etcd://... (or DRYDOCK_MASTER)';
+
+test('etcd flags: flags over DRYDOCK_ETCD_* variables, an empty variable is unset, an empty flag refused', () => {
+  const env = { DRYDOCK_ETCD_CA_FILE: '/env/ca.pem', DRYDOCK_ETCD_CERT_FILE: '/env/c.pem', DRYDOCK_ETCD_KEY_FILE: '/env/k.pem', DRYDOCK_ETCD_USER: 'envu', DRYDOCK_ETCD_PASSWORD_FILE: '/env/pw' };
+  const cases: Array<[string, AccessFlags, Record<string, string>, unknown]> = [
+    ['nothing', {}, {}, { caFile: undefined, certFile: undefined, keyFile: undefined, user: undefined, passwordFile: undefined }],
+    ['the variables', {}, env, { caFile: '/env/ca.pem', certFile: '/env/c.pem', keyFile: '/env/k.pem', user: 'envu', passwordFile: '/env/pw' }],
+    ['flags win, one by one', { etcd_ca_file: '/ca', etcd_user: 'dd' }, env, { caFile: '/ca', certFile: '/env/c.pem', keyFile: '/env/k.pem', user: 'dd', passwordFile: '/env/pw' }],
+    ['every flag', { etcd_ca_file: '/ca', etcd_cert_file: '/c', etcd_key_file: '/k', etcd_user: 'dd', etcd_password_file: '/pw' }, {}, { caFile: '/ca', certFile: '/c', keyFile: '/k', user: 'dd', passwordFile: '/pw' }],
+    ['an empty variable is unset', {}, { DRYDOCK_ETCD_CA_FILE: '', DRYDOCK_ETCD_USER: '' }, { caFile: undefined, certFile: undefined, keyFile: undefined, user: undefined, passwordFile: undefined }],
+  ];
+  for (const [name, flags, e, want] of cases) assert.deepEqual(cliEtcdFiles(flags, e), { ok: true, value: want }, name);
+  for (const key of ['etcd_ca_file', 'etcd_cert_file', 'etcd_key_file', 'etcd_user', 'etcd_password_file'] as const) {
+    assert.deepEqual(cliEtcdFiles({ [key]: '' }, env), { ok: false, error: `--${key} must not be empty` }, key);
+  }
+});
+
+test('etcd flags need each other and an etcd:// master (resolved: the flag, DRYDOCK_MASTER, the default)', () => {
+  const cases: Array<[string, AccessFlags, Record<string, string>, string, string | undefined]> = [
+    ['no etcd flag, any master', {}, {}, 'm:5050', undefined],
+    ['no etcd flag, etcd', {}, {}, ETCD_MASTER, undefined],
+    ['CA only', { etcd_ca_file: '/ca' }, {}, ETCD_MASTER, undefined],
+    ['client certificate', { etcd_ca_file: '/ca', etcd_cert_file: '/c', etcd_key_file: '/k' }, {}, ETCD_MASTER, undefined],
+    ['user and password file', { etcd_user: 'dd', etcd_password_file: '/pw' }, {}, ETCD_MASTER, undefined],
+    ['user flag, password file from the environment', { etcd_user: 'dd' }, { DRYDOCK_ETCD_PASSWORD_FILE: '/pw' }, ETCD_MASTER, undefined],
+    ['certificate without key', { etcd_cert_file: '/c' }, {}, ETCD_MASTER, '--etcd_cert_file and --etcd_key_file go together'],
+    ['key without certificate (variable)', {}, { DRYDOCK_ETCD_KEY_FILE: '/k' }, ETCD_MASTER, '--etcd_cert_file and --etcd_key_file go together'],
+    ['user without password file', { etcd_user: 'dd' }, {}, ETCD_MASTER, '--etcd_user and --etcd_password_file go together'],
+    ['password file without user (variable)', {}, { DRYDOCK_ETCD_PASSWORD_FILE: '/pw' }, ETCD_MASTER, '--etcd_user and --etcd_password_file go together'],
+    ['a CA for a host:port master', { etcd_ca_file: '/ca' }, {}, 'm:5050', NEEDS_ETCD],
+    ['a user for a list of masters', { etcd_user: 'dd', etcd_password_file: '/pw' }, {}, 'm1:5050,m2:5050', NEEDS_ETCD],
+    ['a variable for the default master', {}, { DRYDOCK_ETCD_CA_FILE: '/ca' }, '127.0.0.1:5050', NEEDS_ETCD],
+    ['an empty flag', { etcd_password_file: '', etcd_user: 'dd' }, {}, ETCD_MASTER, '--etcd_password_file must not be empty'],
+  ];
+  for (const [name, flags, e, master, want] of cases) assert.equal(cliEtcdProblem(flags, e, master), want, name);
+  // The master as the commands resolve it: DRYDOCK_MASTER=etcd://... counts.
+  assert.equal(cliEtcdProblem({ etcd_ca_file: '/ca' }, {}, resolveMaster(undefined, { DRYDOCK_MASTER: `${ETCD_MASTER}/` })), undefined);
+});
+
+test('etcd files: read with the agent\'s checks (key and password not readable by others, one line), https with a CA or certificate, undefined for another master', () => {
+  const files = { '/ca': CA, '/c': CERT, '/k': KEY, '/pw': 'dd-secret\n', '/pw2': 'a\nb\n', '/empty': '\n', '/notpem': 'hello', '/k-open': KEY, '/pw-open': 'dd-secret\n' };
+  // Certificates may be readable by anyone; the key and the password file may not.
+  const read = reader(files, ['/ca', '/c', '/k-open', '/pw-open']);
+  const ok: Array<[string, AccessFlags, string, { scheme: 'http' | 'https'; user: unknown } | undefined]> = [
+    ['another master: nothing read', {}, 'm:5050', undefined],
+    ['etcd, no flag: plain http', {}, ETCD_MASTER, { scheme: 'http', user: undefined }],
+    ['a CA (any mode): https', { etcd_ca_file: '/ca' }, ETCD_MASTER, { scheme: 'https', user: undefined }],
+    ['a client certificate (any mode) and its key: https', { etcd_cert_file: '/c', etcd_key_file: '/k' }, ETCD_MASTER, { scheme: 'https', user: undefined }],
+    ['a user, the newline is not the password\'s', { etcd_user: 'dd', etcd_password_file: '/pw' }, ETCD_MASTER, { scheme: 'http', user: { name: 'dd', password: 'dd-secret' } }],
+  ];
+  for (const [name, flags, master, want] of ok) {
+    const r = loadCliEtcdAccess(flags, {}, master, read);
+    assert.ok(r.ok, `${name}: ${r.ok ? '' : r.error}`);
+    assert.deepEqual(r.value === undefined ? undefined : { scheme: r.value.scheme, user: r.value.user }, want, name);
+  }
+  const refused: Array<[string, AccessFlags, Record<string, string>, string, string]> = [
+    ['a flag for another master', { etcd_ca_file: '/ca' }, {}, 'm:5050', NEEDS_ETCD],
+    ['half a pair', { etcd_key_file: '/k' }, {}, ETCD_MASTER, '--etcd_cert_file and --etcd_key_file go together'],
+    ['a missing CA', { etcd_ca_file: '/nope' }, {}, ETCD_MASTER, '--etcd_ca_file /nope cannot be read: no such file'],
+    ['a CA that is no certificate', { etcd_ca_file: '/notpem' }, {}, ETCD_MASTER, '--etcd_ca_file /notpem holds no PEM certificate'],
+    ['a key others may read', { etcd_cert_file: '/c', etcd_key_file: '/k-open' }, {}, ETCD_MASTER, '--etcd_key_file /k-open is readable by others (mode 0644); run chmod 600 on it'],
+    ['a password file others may read (variable)', { etcd_user: 'dd' }, { DRYDOCK_ETCD_PASSWORD_FILE: '/pw-open' }, ETCD_MASTER, '--etcd_password_file /pw-open is readable by others (mode 0644); run chmod 600 on it'],
+    ['two lines', { etcd_user: 'dd', etcd_password_file: '/pw2' }, {}, ETCD_MASTER, '--etcd_password_file /pw2 holds more than one line'],
+    ['an empty password', { etcd_user: 'dd', etcd_password_file: '/empty' }, {}, ETCD_MASTER, '--etcd_password_file /empty is empty'],
+  ];
+  for (const [name, flags, e, master, want] of refused) assert.deepEqual(loadCliEtcdAccess(flags, e, master, read), { ok: false, error: want }, name);
+});
+
+test('etcd password file on disk: 0644 refused with how to fix it, 0600 used', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'drydock-cli-etcd-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const pw = join(dir, 'pw');
+  writeFileSync(pw, 'dd-secret\n');
+  chmodSync(pw, 0o644);
+  assert.deepEqual(loadCliEtcdAccess({ etcd_user: 'dd', etcd_password_file: pw }, {}, ETCD_MASTER), { ok: false, error: `--etcd_password_file ${pw} is readable by others (mode 0644); run chmod 600 on it` });
+  chmodSync(pw, 0o600);
+  const r = loadCliEtcdAccess({}, { DRYDOCK_ETCD_USER: 'dd', DRYDOCK_ETCD_PASSWORD_FILE: pw }, ETCD_MASTER);
+  assert.deepEqual(r.ok ? r.value?.user : r.error, { name: 'dd', password: 'dd-secret' });
+});
+
+test('no leader through etcd: why, with the --etcd_* flag to look at', () => {
+  const cases: Array<[string, EtcdLeaderRead, 'http' | 'https', unknown]> = [
+    ['a leader', { kind: 'leader', address: '10.0.0.9:5050' }, 'https', { found: true, address: '10.0.0.9:5050' }],
+    ['nobody leads', { kind: 'none' }, 'http', { found: false, why: undefined }],
+    ['refused', { kind: 'refused', error: 'etcd requires authentication: give --etcd_user and --etcd_password_file' }, 'https', { found: false, why: 'etcd requires authentication: give --etcd_user and --etcd_password_file' }],
+    ['plain http to TLS', { kind: 'unreachable', error: 'etcd answered the range request with HTTP 400: Client sent an HTTP request to an HTTPS server.' }, 'http',
+      { found: false, why: 'etcd answered the range request with HTTP 400: Client sent an HTTP request to an HTTPS server.: etcd speaks TLS: give its CA with --etcd_ca_file (or DRYDOCK_ETCD_CA_FILE)' }],
+    ['down', { kind: 'unreachable', error: 'etcd e1:2379: fetch failed (ECONNREFUSED)' }, 'http', { found: false, why: 'etcd e1:2379: fetch failed (ECONNREFUSED)' }],
+  ];
+  for (const [name, read, scheme, want] of cases) assert.deepEqual(etcdSearch(read, scheme), want, name);
+  const hints: Array<[string, 'http' | 'https', string | undefined]> = [
+    ['etcd e:2379: fetch failed (SELF_SIGNED_CERT_IN_CHAIN)', 'https', "etcd's certificate does not verify: is --etcd_ca_file its CA?"],
+    ['etcd e:2379: fetch failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE)', 'https', "etcd's certificate does not verify: is --etcd_ca_file its CA?"],
+    ['etcd e:2379: fetch failed (ERR_SSL_WRONG_VERSION_NUMBER)', 'https', 'etcd does not speak TLS here: leave out --etcd_ca_file and --etcd_cert_file'],
+    ['etcd e:2379: fetch failed (ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED)', 'https', 'etcd closed the TLS connection: does it want a client certificate (--etcd_cert_file, --etcd_key_file)?'],
+    ['etcd e:2379: fetch failed (ECONNRESET)', 'https', 'etcd closed the TLS connection: does it want a client certificate (--etcd_cert_file, --etcd_key_file)?'],
+    ['etcd e:2379: fetch failed (UND_ERR_SOCKET)', 'http', 'etcd closed the connection: does it speak TLS? give its CA with --etcd_ca_file (or DRYDOCK_ETCD_CA_FILE)'],
+    ['etcd e:2379: fetch failed (ECONNREFUSED)', 'http', undefined],
+    ['etcd e:2379: fetch failed (ECONNREFUSED)', 'https', undefined],
+  ];
+  for (const [error, scheme, want] of hints) assert.equal(etcdTlsTrouble(error, scheme), want, `${error} ${scheme}`);
+  assert.equal(noLeaderLine('etcd://e:2379/dd', 'etcd requires authentication'), 'no leading master found through etcd://e:2379/dd: etcd requires authentication');
+  assert.equal(noLeaderLine('etcd://e:2379/dd'), 'no leading master found through etcd://e:2379/dd; set --master or DRYDOCK_MASTER');
 });

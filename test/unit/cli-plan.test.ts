@@ -483,7 +483,9 @@ function fakeShell(answers: (req: ApiRequest, n: number) => Answer, over: Partia
       io,
       env: {},
       send: async (_b, req) => { sent.push(req); return answers(req, sent.length); },
-      findLeader: async (spec) => (spec.kind === 'fixed' ? spec.address : undefined),
+      // A fixed master is the leader; a list finds none; etcd refuses (as a secured etcd does without --etcd_user).
+      findLeader: async (spec) =>
+        spec.kind === 'fixed' ? { found: true, address: spec.address } : { found: false, why: spec.kind === 'etcd' ? 'etcd requires authentication: give --etcd_user and --etcd_password_file' : undefined },
       readInput: async (file) => { if (file === 'missing.yaml') throw Object.assign(new Error('no such file'), { code: 'ENOENT' }); return file === 'empty.yaml' ? ' \n' : 'name: kernel\n'; },
     },
     out,
@@ -615,6 +617,8 @@ test('shell, maintenance plans: the master from --master / DRYDOCK_MASTER, creat
   assert.equal(await listPlans(MASTER_PLANS, { master: 'not a master' }, u.shell), 2);
   // A list of masters is asked for the leader (this fake finds none): exit 1, nothing sent.
   assert.equal(await showPlan(MASTER_PLANS, 'kernel', { master: 'm1:5050,m2:5050' }, u.shell), 1);
+  // etcd turned the CLI away: the line says why (exit 1, nothing sent).
+  assert.equal(await listPlans(MASTER_PLANS, { master: 'etcd://e1:2379/dd' }, u.shell), 1);
   assert.deepEqual(u.sent, []);
   assert.deepEqual(u.err, [
     'cannot read missing.yaml: ENOENT',
@@ -622,5 +626,6 @@ test('shell, maintenance plans: the master from --master / DRYDOCK_MASTER, creat
     'name a plan',
     "--master not a master: expected host:port, a list host:port,host:port, or etcd://host:port/prefix",
     'no leading master found through m1:5050,m2:5050; set --master or DRYDOCK_MASTER',
+    'no leading master found through etcd://e1:2379/dd: etcd requires authentication: give --etcd_user and --etcd_password_file',
   ]);
 });
