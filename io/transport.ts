@@ -6,10 +6,11 @@
  * request, so a connection pool is shared.
  *
  * fetch is Node's own; the undici Agent only carries the TLS options (Node's fetch takes a
- * `dispatcher`, but offers no way to set a CA without one).
+ * `dispatcher`, but offers no way to set a CA without one). undici is loaded at the first TLS
+ * request, not with the module: it takes some 90 ms, a CLI call without TLS most of its time.
  */
 
-import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
 import { authorizationHeader, type ClientCredential } from '../shared/credentials.js';
 import { readPemCertificate, readSecretFile } from './secrets.js';
 
@@ -41,8 +42,11 @@ export function clientTransport(o: { credential?: ClientCredential | undefined; 
   const tls = o.tls;
   if (tls === undefined) return { fetch: PLAIN_TRANSPORT.fetch, headers, ws: o.credential === undefined ? {} : { headers }, tls: false };
   const connect = { ...(tls.ca === undefined ? {} : { ca: tls.ca }), ...(tls.cert === undefined ? {} : { cert: tls.cert }), ...(tls.key === undefined ? {} : { key: tls.key }) };
-  const dispatcher = new Agent({ connect });
-  const tlsFetch: typeof fetch = (input, init) => fetch(input, { ...(init ?? {}), dispatcher } as RequestInit);
+  let dispatcher: Promise<Dispatcher> | undefined;
+  const tlsFetch: typeof fetch = async (input, init) => {
+    dispatcher ??= import('undici').then(({ Agent }) => new Agent({ connect }));
+    return fetch(input, { ...(init ?? {}), dispatcher: await dispatcher } as RequestInit);
+  };
   return { fetch: tlsFetch, headers, ws: { ...connect, ...(o.credential === undefined ? {} : { headers }) }, tls: true };
 }
 

@@ -10,14 +10,13 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
-import { Etcd3 } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { systemClock } from '../shared/clock.js';
 import { fail } from '../shared/errors.js';
 import { Logger } from '../shared/log.js';
 import { MASTER_PROGRAM, resolveMasterConfig } from './config.js';
 import { createMasterServer } from './http.js';
 import { loadSecurity } from './security.js';
-import { etcdClientOptions, probeEtcd } from './etcd-client.js';
 import { readSecretFile } from '../io/secrets.js';
 import { loadServerTls, type ServerTls } from '../io/tls-server.js';
 import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
@@ -70,13 +69,15 @@ async function main(): Promise<void> {
   let sqlite: Registry | undefined;
   let etcd: Etcd3 | undefined;
   if (config.etcd !== undefined) {
+    // The etcd client (gRPC, protobufs: some 150 ms and 25 MB to load) only for a master that uses it.
+    const [{ Etcd3: EtcdClient }, { etcdClientOptions, probeEtcd }] = await Promise.all([import('etcd3'), import('./etcd-client.js')]);
     const options = etcdClientOptions(config.etcd.endpoints, config.etcdAuth, readSecretFile);
     if (!options.ok) {
       logger.error('etcd configuration refused', { error: options.error });
       process.stderr.write(`${MASTER_PROGRAM}: ${options.error}\n`);
       process.exit(1);
     }
-    etcd = new Etcd3(options.options);
+    etcd = new EtcdClient(options.options);
     // A wrong user or password would otherwise leave the master waiting on etcd, silently.
     const probe = await probeEtcd(etcd, config.etcd.prefix, config.etcdAuth, 10_000);
     if (probe.kind === 'refused') {
