@@ -9,12 +9,13 @@
  *   REGISTERED   admitted; `connected` says whether its session is up (disconnected = active:false)
  *   UNREACHABLE  stopped answering pings, was disconnected too long, or did not come back after
  *                a restart; keeps its id and comes back by re-registering
- * An agent removed (replaced by a new agent at its ip:port) leaves the table.
+ * An agent removed (replaced by a new agent at its ip:port, its machine gone DOWN) leaves the
+ * table; the principal its id was bound to stays (removedBindings), as in the registry.
  */
 
 import { MAX_REGISTERED_TASKS, type AgentSelf, type AgentTaskReport } from '../shared/protocol.js';
 import { isTerminal, taskKey, type Task, type TaskInfo, type TaskState, type TaskStatus } from '../shared/mesos.js';
-import type { DurableAgent, RecoveredAgent } from './registry/registry.js';
+import { MAX_REMOVED_BINDINGS, type DurableAgent, type RecoveredAgent, type RemovedBinding } from './registry/registry.js';
 import type { DrainConfig, DrainState } from '../shared/drain.js';
 
 /** The master's drain state of one agent (Mesos `Slave::drainInfo` + our record). */
@@ -253,6 +254,13 @@ export class AgentTable {
   /** Agents marked gone: their ids are refused forever. */
   readonly #gone = new Set<string>();
   /**
+   * Removed agents' ids -> the principal each stays bound to, oldest removal first, at most
+   * #maxRemovedBindings (the registry keeps the same list: RemovedBinding). A removed id is
+   * unknown, but not free: another principal claiming it is refused as if it were known.
+   */
+  readonly #removedBindings = new Map<string, string>();
+  readonly #maxRemovedBindings: number;
+  /**
    * Tasks the master declared ended while their agent may still have them (task-fate.ts
    * tombstoneKey): the agent's later word on them is acknowledged, not forwarded, and a
    * returning agent's copy is killed.
@@ -266,8 +274,10 @@ export class AgentTable {
    */
   readonly #holders = new Map<string, string | Set<string>>();
 
-  constructor(limits: LivenessLimits) {
+  /** `maxRemovedBindings`: as the registry's (MAX_REMOVED_BINDINGS unless a test makes it small). */
+  constructor(limits: LivenessLimits, maxRemovedBindings = MAX_REMOVED_BINDINGS) {
     this.#limits = limits;
+    this.#maxRemovedBindings = maxRemovedBindings;
     this.#wheel = Array.from({ length: pingSlots(limits.pingTimeoutMs) }, () => new Set<string>());
     this.#lastSlot = this.#wheel.length - 1;
   }
@@ -329,9 +339,9 @@ export class AgentTable {
     const mayReplace = holderEntry !== undefined && !holderEntry.connected && (holderEntry.principal === undefined || holderEntry.principal === req.principal);
     const replaces = mayReplace ? holderEntry.id : undefined;
 
-    // The binding is kept; an unbound agent is bound by its first authenticated registration
-    // (the caller refused any other principal before: principalRefusal).
-    const principal = known?.principal ?? req.principal;
+    // The binding is kept, a removed agent's too; an unbound agent is bound by its first
+    // authenticated registration (the caller refused any other principal before: principalRefusal).
+    const principal = (req.agentId === undefined ? undefined : this.boundPrincipal(req.agentId)) ?? req.principal;
     const binds = known !== undefined && known.principal === undefined && principal !== undefined;
     if (binds && write === 'NONE') write = 'ADMIT';
     const durable: DurableAgent = {
@@ -497,8 +507,46 @@ export class AgentTable {
     return { sessionId };
   }
 
-  /** Forgets an agent. Returns its session, to close. */
+  /**
+   * The principal an agent id is bound to: a known agent's, else a removed one's (kept after its
+   * removal); undefined for an id never bound (or whose removal was dropped past the cap).
+   * What principalRefusal is asked with.
+   */
+  boundPrincipal(agentId: string): string | undefined {
+    return this.#agents.get(agentId)?.principal ?? this.#removedBindings.get(agentId);
+  }
+
+  /** The removed agents' bindings from the registry, oldest first. */
+  recoverRemovedBindings(bindings: readonly RemovedBinding[]): void {
+    for (const b of bindings) this.#keepBinding(b.id, b.principal);
+  }
+
+  /** How many removed agents' bindings are kept (for tests and metrics). */
+  get removedBindingsCount(): number {
+    return this.#removedBindings.size;
+  }
+
+  #keepBinding(agentId: string, principal: string): void {
+    // Deleted first: a binding kept again is the newest (Map order is insertion order).
+    this.#removedBindings.delete(agentId);
+    this.#removedBindings.set(agentId, principal);
+    for (const oldest of this.#removedBindings.keys()) {
+      if (this.#removedBindings.size <= this.#maxRemovedBindings) break;
+      this.#removedBindings.delete(oldest);
+    }
+  }
+
+  /**
+   * Forgets an agent; the principal its id is bound to stays bound (the shell writes it with
+   * the removal: AgentRemoval). Returns its session, to close.
+   */
   remove(agentId: string): { sessionId: number | undefined } | undefined {
+    const entry = this.#forget(agentId);
+    if (entry?.principal !== undefined) this.#keepBinding(agentId, entry.principal);
+    return entry === undefined ? undefined : { sessionId: entry.sessionId };
+  }
+
+  #forget(agentId: string): AgentEntry | undefined {
     const entry = this.#agents.get(agentId);
     if (entry === undefined) return undefined;
     this.#agents.delete(agentId);
@@ -508,7 +556,7 @@ export class AgentTable {
     this.#disconnected.delete(agentId);
     this.#recovered.delete(agentId);
     this.#unindexAddress(entry);
-    return { sessionId: entry.sessionId };
+    return entry;
   }
 
   /** Ids of agents marked gone, from the registry. */
@@ -529,7 +577,9 @@ export class AgentTable {
   /** Marks the agent gone: it leaves the table and its id is refused from now on. Returns its session, to close. */
   markGone(agentId: string): { sessionId: number | undefined } | undefined {
     this.#gone.add(agentId);
-    return this.remove(agentId);
+    // No binding to keep: a gone id is refused to everyone.
+    const entry = this.#forget(agentId);
+    return entry === undefined ? undefined : { sessionId: entry.sessionId };
   }
 
   // ---- Tasks ---------------------------------------------------------------------------

@@ -409,6 +409,18 @@ export class MaintenanceState {
     return out;
   }
 
+  /**
+   * The agent's machine by key with the attributes known of it, when the machine is in the
+   * schedule (DRAINING or DOWN) and any are known: what the registry write that removes the
+   * agent keeps (AgentRemoval.machine). Call before agentRemoved.
+   */
+  scheduledMachineOfAgent(agentId: string): { key: string; attributes: Readonly<Record<string, string>> } | undefined {
+    const m = this.machineOfAgent(agentId);
+    if (m === undefined || m.mode === 'UP') return undefined;
+    const attributes = this.#attributes.get(m.key);
+    return attributes === undefined ? undefined : { key: m.key, attributes };
+  }
+
   /** The machine an agent runs on, if indexed. */
   machineOfAgent(agentId: string): Machine | undefined {
     const key = this.#machineOf.get(agentId);

@@ -17,6 +17,7 @@ import { AGENT_GONE_MESSAGE } from './drain.js';
 import { describeObject, type MasterSecurity } from './security.js';
 import { fail } from '../shared/errors.js';
 import type { AgentConnection, AgentLink, ServiceModel, ServicePorts } from './ports.js';
+import type { AgentRemoval } from './registry/registry.js';
 import { tombstoneKey } from './task-fate.js';
 import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../shared/protocol.js';
 
@@ -235,13 +236,14 @@ export class Registration implements AgentLink {
     if (!this.#running || !this.#connections.has(conn.id)) return;
     const req: RegistrationRequest = { agentId: claimed, info: msg.agent, version: msg.version, capabilities: msg.capabilities, principal: conn.principal };
     const plan = agents.planRegistration(req, nowNs(clock.now()), () => `${this.#o.masterId}-S${this.#nextAgent++}`);
+    const replacing = plan.replaces === undefined ? undefined : this.#removal(plan.replaces);
 
     const committed = await commits.write(
       plan.write === 'NONE' ? 'REGISTER' : plan.write,
       { agentId: plan.agentId },
       (r) => {
         // Most registrations are one write: its promise as it is, no list and no Promise.all.
-        const removal = plan.replaces === undefined ? undefined : r.removeAgent(plan.replaces);
+        const removal = plan.replaces === undefined ? undefined : r.removeAgent(plan.replaces, replacing);
         const record = plan.write === 'ADMIT' ? r.admitAgent(plan.durable) : plan.write === 'READMIT' ? r.markAgentReachable(plan.durable) : undefined;
         if (removal === undefined) return record ?? Promise.resolve();
         return record === undefined ? removal : Promise.all([removal, record]).then(() => undefined);
@@ -343,9 +345,11 @@ export class Registration implements AgentLink {
     let probe: ProbeResult | undefined;
     for (let probes = 0; ; probes++) {
       const live = this.#o.agents.get(claimed);
-      const bound = principalRefusal(claimed, live?.principal, conn.principal);
+      // A removed agent's id stays bound: refused as the known agent's would be.
+      const boundTo = this.#o.agents.boundPrincipal(claimed);
+      const bound = principalRefusal(claimed, boundTo, conn.principal);
       if (bound !== undefined) {
-        this.#refuse(conn, msg, claimed, 'PRINCIPAL_MISMATCH', CLOSE_CODES.NOT_ALLOWED, bound, { boundPrincipal: live?.principal ?? null });
+        this.#refuse(conn, msg, claimed, 'PRINCIPAL_MISMATCH', CLOSE_CODES.NOT_ALLOWED, bound, { boundPrincipal: boundTo ?? null, removed: live === undefined });
         return true;
       }
       const liveRemote = live?.sessionId === undefined ? undefined : this.#connections.get(live.sessionId)?.remote;
@@ -426,7 +430,8 @@ export class Registration implements AgentLink {
    * with `Agent <hostname> removed: <reason>`.
    */
   async #removeAgent(agentId: string, reason: string): Promise<void> {
-    const committed = await this.#o.commits.write('REMOVE_AGENT', { agentId }, (r) => r.removeAgent(agentId), () => {
+    const removal = this.#removal(agentId);
+    const committed = await this.#o.commits.write('REMOVE_AGENT', { agentId }, (r) => r.removeAgent(agentId, removal), () => {
       const entry = this.#o.agents.get(agentId);
       if (entry === undefined) return undefined;
       const tasks = [...(entry.tasks?.values() ?? [])];
@@ -440,6 +445,18 @@ export class Registration implements AgentLink {
     if (!committed.ok || committed.value === undefined) return;
     this.#o.log.info('agent removed', { agentId, reason });
     this.#o.bus.emit({ type: 'AGENT_REMOVED', agentId, reason, tasks: committed.value.tasks, lostMessage: `Agent ${committed.value.hostname} removed: ${reason}` });
+  }
+
+  /**
+   * What the registry keeps of an agent it forgets, in the same write: the principal its id is
+   * bound to (the table keeps it too, on remove), and its machine's attributes when the machine
+   * is scheduled (the registry writes them only if its schedule lacks them: a machine scheduled
+   * before its agent registered has none there, and after a restart nothing else would say them).
+   */
+  #removal(agentId: string): AgentRemoval {
+    const principal = this.#o.agents.get(agentId)?.principal;
+    const machine = this.#o.maintenance.scheduledMachineOfAgent(agentId);
+    return { timeNs: nowNs(this.#o.clock.now()), ...(principal === undefined ? {} : { principal }), ...(machine === undefined ? {} : { machine }) };
   }
 
   #connectionOf(agentId: string): AgentConnection | undefined {

@@ -106,6 +106,7 @@ export class Term {
     // The model, from the registry.
     this.agents.recover(state.agents, o.clock.now());
     this.agents.recoverGone((state.goneAgents ?? []).map((g) => g.id));
+    this.agents.recoverRemovedBindings(state.removedBindings ?? []);
     this.maintenance.recover(state.maintenance);
     for (const a of state.agents) {
       this.maintenance.agentAdded(a.id, agentMachineId(a.info.hostname, a.info.ip));

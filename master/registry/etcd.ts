@@ -8,6 +8,7 @@
  *   <prefix>/registry/drains/<id>          its drain: config, started
  *   <prefix>/registry/drained/<id>         when the drain became DRAINED
  *   <prefix>/registry/gone/<id>            marked gone, refused forever
+ *   <prefix>/registry/bindings/<id>        a removed agent's binding: {principal, removedTimeNs}
  *   <prefix>/registry/frameworks/<id>      DurableFramework
  *   <prefix>/registry/maintenance/current  which generation of the schedule is current
  *   <prefix>/registry/maintenance/g<n>/<i> that generation's schedule, in chunks
@@ -34,8 +35,11 @@ import {
   MAINTENANCE_PLAN_NAME,
   maintenancePlanProblem,
   maintenancePlanProgressProblem,
+  MAX_REMOVED_BINDINGS,
   RegistryFencedError,
+  sameMachineAttributes,
   storedMachineAttributes,
+  type AgentRemoval,
   type DurableAgent,
   type DurableFramework,
   type DurableMachine,
@@ -45,7 +49,9 @@ import {
   type MachineAttributes,
   type RecoveredAgent,
   type Registry,
+  type RegistryLimits,
   type RegistryState,
+  type RemovedBinding,
 } from './registry.js';
 
 /** The leader's election key and its create_revision: every write is guarded by both. */
@@ -170,22 +176,34 @@ export class EtcdRegistry implements Registry {
   /** The schedule as last read or written: DOWN and UP change modes in it and write a new generation. */
   #schedule: DurableSchedule | undefined;
   #generation: number | undefined;
+  /** The machines of #schedule by key, made when first needed (a removal looks its machine up). */
+  #machineIndex: { of: DurableSchedule; byKey: Map<string, DurableMachine> } | undefined;
+  readonly #maxRemovedBindings: number;
+  /**
+   * The ids under bindings/, oldest removal first, as this registry's writes leave them: read by
+   * recover(), then kept by the writes as they are queued (this master is the only writer), so a
+   * removal knows which binding the cap drops without a read. A write that then fails leaves it a
+   * key off, which costs the cap one binding too many or too few until the next recovery.
+   * Undefined before recovery (an import into an empty etcd): the cap is not applied then.
+   */
+  #bindings: Set<string> | undefined;
 
   /** `prefix` is the cluster's key prefix (`/drydock`); `fence` guards every write (HA). */
-  constructor(client: Etcd3, prefix: string, fence?: Fence) {
+  constructor(client: Etcd3, prefix: string, fence?: Fence, limits: RegistryLimits = {}) {
     this.#client = client;
     this.#p = `${prefix.replace(/\/+$/, '')}/registry/`;
     this.#fence = fence;
+    this.#maxRemovedBindings = limits.maxRemovedBindings ?? MAX_REMOVED_BINDINGS;
   }
 
   async recover(): Promise<RegistryState> {
     if (this.#closed) throw fail('REGISTRY_CLOSED');
-    const kinds = ['agents', 'unreachable', 'deactivated', 'drains', 'drained', 'gone', 'frameworks'];
-    const byKind = new Map<string, Array<{ id: string; value: unknown }>>();
+    const kinds = ['agents', 'unreachable', 'deactivated', 'drains', 'drained', 'gone', 'frameworks', 'bindings'];
+    const byKind = new Map<string, Array<{ id: string; value: unknown; mod: bigint }>>();
     await Promise.all(
       kinds.map(async (kind) => {
-        const list: Array<{ id: string; value: unknown }> = [];
-        for await (const kv of this.#scan(`${this.#p}${kind}/`)) list.push({ id: kv.key.slice(this.#p.length + kind.length + 1), value: parseJson(kv.value) });
+        const list: Array<{ id: string; value: unknown; mod: bigint }> = [];
+        for await (const kv of this.#scan(`${this.#p}${kind}/`)) list.push({ id: kv.key.slice(this.#p.length + kind.length + 1), value: parseJson(kv.value), mod: kv.mod });
         byKind.set(kind, list);
       }),
     );
@@ -212,10 +230,19 @@ export class EtcdRegistry implements Registry {
       return { id: f.id, info: f.info, registeredTimeNs: f.registeredTimeNs === undefined ? undefined : BigInt(f.registeredTimeNs) };
     });
     const gone: GoneAgent[] = (byKind.get('gone') ?? []).map(({ id, value }) => ({ id, goneTimeNs: BigInt(value as bigint) }));
+    // By removal: a binding removed again was rewritten (a later mod_revision), not created again.
+    const bindings: RemovedBinding[] = (byKind.get('bindings') ?? [])
+      .sort((a, b) => (a.mod < b.mod ? -1 : a.mod > b.mod ? 1 : 0))
+      .map(({ id, value }) => {
+        const b = value as { principal: string; removedTimeNs: bigint };
+        return { id, principal: b.principal, removedTimeNs: BigInt(b.removedTimeNs) };
+      });
+    this.#bindings = new Set(bindings.map((b) => b.id));
     const maintenance = await this.#loadSchedule();
     const plans = await this.#loadPlans();
     const state: RegistryState = { agents, frameworks, maintenance };
     if (gone.length > 0) state.goneAgents = gone;
+    if (bindings.length > 0) state.removedBindings = bindings;
     if (plans.length > 0) state.maintenancePlans = plans;
     return state;
   }
@@ -232,8 +259,55 @@ export class EtcdRegistry implements Registry {
     return this.admitAgent(agent);
   }
 
-  removeAgent(agentId: string): Promise<void> {
-    return this.#txn([], this.#forget(agentId));
+  removeAgent(agentId: string, removal?: AgentRemoval): Promise<void> {
+    const ops = this.#forget(agentId);
+    if (removal?.principal !== undefined) ops.push(...this.#keepBinding(agentId, removal.principal, removal.timeNs));
+    const machine = removal?.machine;
+    // Most removals: nothing of the schedule to write, and the removal groups with its neighbours.
+    if (machine === undefined || Object.keys(machine.attributes).length === 0 || this.#scheduleHolds(machine) === true) return this.#txn([], ops);
+    // The schedule may lack them: decided when the write runs, on the schedule as it is then.
+    return this.#track(async () => {
+      const s = await this.#currentSchedule();
+      if (this.#scheduleHolds(machine) !== false) {
+        await this.#txnIf([], ops);
+        return;
+      }
+      const windows = s.windows.map((w) => (w.machines.some((m) => m.key === machine.key) ? { ...w, machines: w.machines.map((m) => (m.key === machine.key ? { ...m, attributes: machine.attributes } : m)) } : w));
+      // The new generation becomes current in the transaction that removes the agent.
+      await this.#writeSchedule({ windows }, ops);
+    });
+  }
+
+  /**
+   * Whether the schedule as last read or written needs nothing for this machine: true when it
+   * holds these attributes or does not list the machine, false when it lacks them, undefined
+   * while the schedule is not loaded.
+   */
+  #scheduleHolds(machine: NonNullable<AgentRemoval['machine']>): boolean | undefined {
+    const s = this.#schedule;
+    if (s === undefined) return undefined;
+    if (this.#machineIndex?.of !== s) {
+      const byKey = new Map<string, DurableMachine>();
+      for (const w of s.windows) for (const m of w.machines) byKey.set(m.key, m);
+      this.#machineIndex = { of: s, byKey };
+    }
+    const m = this.#machineIndex.byKey.get(machine.key);
+    return m === undefined || sameMachineAttributes(m.attributes, machine.attributes);
+  }
+
+  /** The operations that keep an id's binding as the newest, dropping the oldest past the cap (see #bindings). */
+  #keepBinding(agentId: string, principal: string, timeNs: bigint): IOperation[] {
+    const ops = [this.#put(`bindings/${agentId}`, { principal, removedTimeNs: timeNs })];
+    const kept = this.#bindings;
+    if (kept === undefined) return ops;
+    kept.delete(agentId);
+    kept.add(agentId);
+    for (const oldest of kept) {
+      if (kept.size <= this.#maxRemovedBindings) break;
+      kept.delete(oldest);
+      ops.push(this.#del(`bindings/${oldest}`));
+    }
+    return ops;
   }
 
   drainAgent(agentId: string, config: DrainConfig, startedNs: bigint): Promise<void> {
@@ -485,11 +559,11 @@ export class EtcdRegistry implements Registry {
    * The keys under a prefix in creation order, a page at a time: one range of 10,000 agents'
    * records would pass gRPC's 4 MiB message limit.
    */
-  async *#scan(prefix: string): AsyncGenerator<{ key: string; value: string }> {
+  async *#scan(prefix: string): AsyncGenerator<{ key: string; value: string; mod: bigint }> {
     let from = 0n;
     for (;;) {
       const page = await this.#client.getAll().prefix(prefix).sort('Create', 'Ascend').minCreateRevision(String(from)).limit(SCAN_PAGE).exec();
-      for (const kv of page.kvs) yield { key: kv.key.toString('utf8'), value: kv.value.toString('utf8') };
+      for (const kv of page.kvs) yield { key: kv.key.toString('utf8'), value: kv.value.toString('utf8'), mod: BigInt(kv.mod_revision) };
       const last = page.kvs.at(-1);
       if (last === undefined || page.kvs.length < SCAN_PAGE) return;
       from = BigInt(last.create_revision) + 1n;
@@ -544,7 +618,7 @@ export class EtcdRegistry implements Registry {
    * it current and drops the old one in one guarded transaction: readers see the old schedule
    * or the new one, never a mix.
    */
-  async #writeSchedule(schedule: DurableSchedule): Promise<void> {
+  async #writeSchedule(schedule: DurableSchedule, alsoOps: readonly IOperation[] = []): Promise<void> {
     if (this.#generation === undefined) await this.#currentSchedule();
     const generation = (this.#generation ?? 0) + 1;
     const chunks: StoredPiece[][] = [[]];
@@ -586,7 +660,7 @@ export class EtcdRegistry implements Registry {
     if (ops.length > 0) puts.push(this.#txnIf([], ops));
     await Promise.all(puts);
     const old = this.#generation ?? 0;
-    await this.#txnIf([], [this.#put('maintenance/current', { generation, chunks: texts.length }), this.#client.delete().prefix(`${this.#p}maintenance/g${old}/`)]);
+    await this.#txnIf([], [this.#put('maintenance/current', { generation, chunks: texts.length }), this.#client.delete().prefix(`${this.#p}maintenance/g${old}/`), ...alsoOps]);
     this.#generation = generation;
     this.#schedule = schedule;
   }

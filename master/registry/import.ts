@@ -10,6 +10,7 @@ import type { Registry, RegistryState } from './registry.js';
 export interface ImportSummary {
   agents: number;
   goneAgents: number;
+  removedBindings: number;
   frameworks: number;
   machines: number;
   maintenancePlans: number;
@@ -17,11 +18,15 @@ export interface ImportSummary {
 
 /** Is a registry empty (nothing to overwrite)? */
 export function isEmptyRegistry(s: RegistryState): boolean {
-  return s.agents.length === 0 && s.frameworks.length === 0 && (s.goneAgents ?? []).length === 0 && s.maintenance.windows.length === 0 && (s.maintenancePlans ?? []).length === 0;
+  return s.agents.length === 0 && s.frameworks.length === 0 && (s.goneAgents ?? []).length === 0 && (s.removedBindings ?? []).length === 0 && s.maintenance.windows.length === 0 && (s.maintenancePlans ?? []).length === 0;
 }
 
 /** Writes `from` into `to`, in the order the original writes happened. */
 export async function importRegistry(from: RegistryState, to: Registry): Promise<ImportSummary> {
+  // Removed agents' bindings first, oldest first: removing an id the destination does not hold
+  // yet forgets nothing and keeps the binding (an agent admitted again after its removal is
+  // admitted below, and keeps it too).
+  for (const b of from.removedBindings ?? []) await to.removeAgent(b.id, { timeNs: b.removedTimeNs, principal: b.principal });
   for (const a of from.agents) {
     await to.admitAgent({ id: a.id, info: a.info, version: a.version, capabilities: a.capabilities, registeredTimeNs: a.registeredTimeNs, ...(a.principal === undefined ? {} : { principal: a.principal }) });
     if (a.reachability === 'UNREACHABLE') await to.markAgentUnreachable(a.id, a.unreachableTimeNs ?? 0n);
@@ -38,6 +43,7 @@ export async function importRegistry(from: RegistryState, to: Registry): Promise
   return {
     agents: from.agents.length,
     goneAgents: (from.goneAgents ?? []).length,
+    removedBindings: (from.removedBindings ?? []).length,
     frameworks: from.frameworks.length,
     machines: from.maintenance.windows.reduce((n, w) => n + w.machines.length, 0),
     maintenancePlans: (from.maintenancePlans ?? []).length,

@@ -71,6 +71,15 @@ export const MIGRATIONS: readonly string[] = [
   // name -> value; NULL when none is known. ACLs name machines by attribute (rack:r1), and a
   // DOWN machine has no agent left to learn them from after a restart.
   `ALTER TABLE maintenance_machines ADD COLUMN attributes_json TEXT`,
+  // 8: the principals removed agents' ids stay bound to (issue 13), so that a removed id is not
+  // free for another principal to claim. seq orders them by removal (a binding removed again is
+  // written anew, so it moves to the newest); the oldest go past MAX_REMOVED_BINDINGS.
+  `CREATE TABLE removed_bindings (
+     seq INTEGER PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE,
+     principal TEXT NOT NULL,
+     removed_time_ns INTEGER NOT NULL
+   ) STRICT`,
 ];
 
 /** The schema version this code writes and understands. */

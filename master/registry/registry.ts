@@ -3,9 +3,9 @@
  * method per durable change (Mesos' registrar operations). A write's promise resolves only
  * once the change is durable, so callers acknowledge nothing before that.
  *
- * Agents (admission, reachability, drain, deactivation, gone), frameworks, the maintenance
- * schedule with machine modes, and maintenance plans (spec and progress, opaque text); each
- * backend change is a numbered migration.
+ * Agents (admission, reachability, drain, deactivation, gone, and the principal a removed
+ * agent's id stays bound to), frameworks, the maintenance schedule with machine modes, and
+ * maintenance plans (spec and progress, opaque text); each backend change is a numbered migration.
  * Every write goes through master/commit.ts: written first, applied to memory after.
  *
  * Tasks are not here: agents re-report them when they re-register (Mesos recovery).
@@ -68,6 +68,47 @@ export interface RecoveredAgent extends DurableAgent {
   drain?: DurableDrain;
 }
 
+/**
+ * How many removed agents' bindings the registry keeps (RemovedBinding), at most; past it the
+ * oldest removal is dropped. Mesos bounds its registry's unreachable and gone lists the same way
+ * (--registry_max_agent_count, 102,400 by default). A dropped id is unknown again: the next
+ * principal to register it binds it, as before the binding was kept.
+ */
+export const MAX_REMOVED_BINDINGS = 102_400;
+
+/**
+ * The principal a removed agent's id stays bound to. An agent is removed (its machine went DOWN,
+ * a new agent replaced it at its address) and its record goes, but its id may come back: bound,
+ * it is refused to any other principal as if the agent were still known (issue 13).
+ */
+export interface RemovedBinding {
+  id: string;
+  principal: string;
+  /** When the agent was removed, in ns since the epoch. */
+  removedTimeNs: bigint;
+}
+
+/** Bounds a backend keeps to (tests make them small). */
+export interface RegistryLimits {
+  /** Default MAX_REMOVED_BINDINGS. */
+  maxRemovedBindings?: number;
+}
+
+/** What removeAgent keeps of the agent it forgets, written with the removal (one transaction). */
+export interface AgentRemoval {
+  /** When it is removed, in ns since the epoch. */
+  timeNs: bigint;
+  /** The principal its id is bound to, if any: kept as a RemovedBinding. */
+  principal?: string;
+  /**
+   * Its machine, when that is in the maintenance schedule, with the attributes the master knows
+   * it by: written into the schedule unless the schedule holds these already. A machine scheduled
+   * before its agent registered has none there until then, and once the agent is gone nothing
+   * else would tell a restarted master (the ACLs name machines by attribute).
+   */
+  machine?: { key: string; attributes: Readonly<Record<string, string>> };
+}
+
 /** An agent marked gone: refused forever (Mesos keeps these in the registry's `gone` list). */
 export interface GoneAgent {
   id: string;
@@ -114,6 +155,15 @@ export function storedMachineAttributes(value: unknown): Record<string, string> 
     any = true;
   }
   return any ? out : undefined;
+}
+
+/** Do two attribute sets say the same (the same object, or the same names with the same values)? */
+export function sameMachineAttributes(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
 }
 
 /** The maintenance schedule with each machine's mode (Mesos' `schedules` + `machines`). Times in exact ns. */
@@ -167,6 +217,8 @@ export interface RegistryState {
   frameworks: DurableFramework[];
   /** Agents marked gone, oldest first; left out when there are none. */
   goneAgents?: GoneAgent[];
+  /** Bindings of removed agents, oldest removal first (at most MAX_REMOVED_BINDINGS); left out when there are none. */
+  removedBindings?: RemovedBinding[];
   /** The maintenance schedule (`{windows: []}` when none). */
   maintenance: DurableSchedule;
   /** Maintenance plans, by createdNs then name; left out when there are none. */
@@ -183,8 +235,13 @@ export interface Registry {
   markAgentUnreachable(agentId: string, timeNs: bigint): Promise<void>;
   /** An unreachable agent came back: readmit it with what it reports now. */
   markAgentReachable(agent: DurableAgent): Promise<void>;
-  /** Forgets the agent (e.g. a new agent took over its ip:port), its drain and deactivation included. Unknown ids are a no-op. */
-  removeAgent(agentId: string): Promise<void>;
+  /**
+   * Forgets the agent (e.g. a new agent took over its ip:port), its drain and deactivation
+   * included. In the same transaction, keeps what `removal` says: the id's binding (dropping the
+   * oldest past MAX_REMOVED_BINDINGS; a binding kept already moves to the newest), and the
+   * machine's attributes. Unknown ids forget nothing, and still keep what `removal` says.
+   */
+  removeAgent(agentId: string, removal?: AgentRemoval): Promise<void>;
   /**
    * DRAIN_AGENT: the agent is DRAINING with this config (a re-drain overwrites the old config
    * and any drained time) and deactivated. The agent must be admitted.

@@ -32,8 +32,10 @@ import {
   MAINTENANCE_PLAN_NAME,
   maintenancePlanProblem,
   maintenancePlanProgressProblem,
+  MAX_REMOVED_BINDINGS,
   RegistryFencedError,
   storedMachineAttributes,
+  type AgentRemoval,
   type DurableAgent,
   type DurableFramework,
   type DurableMachine,
@@ -44,7 +46,9 @@ import {
   type Reachability,
   type RecoveredAgent,
   type Registry,
+  type RegistryLimits,
   type RegistryState,
+  type RemovedBinding,
 } from './registry.js';
 
 /**
@@ -162,9 +166,9 @@ export interface RegistryStats {
 }
 
 /** Opens (creating dir and file if needed) and migrates the registry in `dir`. Throws REGISTRY_SCHEMA_TOO_NEW. */
-export function openSqliteRegistry(dir: string): SqliteRegistry {
+export function openSqliteRegistry(dir: string, limits?: RegistryLimits): SqliteRegistry {
   mkdirSync(dir, { recursive: true });
-  return new SqliteRegistry(join(dir, REGISTRY_FILE));
+  return new SqliteRegistry(join(dir, REGISTRY_FILE), limits);
 }
 
 export class SqliteRegistry implements Registry {
@@ -202,6 +206,21 @@ export class SqliteRegistry implements Registry {
     all: Database.Statement;
     allGone: Database.Statement;
   };
+  /** Removed agents' bindings (migration 8). */
+  readonly #bindingStmt: {
+    remove: Database.Statement;
+    insert: Database.Statement;
+    dropOldest: Database.Statement;
+    count: Database.Statement;
+    all: Database.Statement;
+    machineAttributes: Database.Statement;
+  };
+  readonly #maxRemovedBindings: number;
+  /**
+   * Rows of removed_bindings, as the transaction under way sees them; undefined while not known
+   * (before recovery, after a commit that failed), and then counted when next needed.
+   */
+  #removedBindings: number | undefined;
   /** Maintenance plans (migration 5). */
   readonly #planStmt: {
     insert: Database.Statement;
@@ -226,7 +245,8 @@ export class SqliteRegistry implements Registry {
   #syncing: Promise<void> | undefined;
   readonly stats: RegistryStats = { commits: 0, writes: 0, largestBatch: 0 };
 
-  constructor(file: string) {
+  constructor(file: string, limits: RegistryLimits = {}) {
+    this.#maxRemovedBindings = limits.maxRemovedBindings ?? MAX_REMOVED_BINDINGS;
     const db = new Database(file);
     let walFd: number | undefined;
     try {
@@ -294,6 +314,16 @@ export class SqliteRegistry implements Registry {
       all: db.prepare(`SELECT agent_id, drain_state, max_grace_period_ns, mark_gone, started_time_ns, drained_time_ns FROM agent_drains`).safeIntegers(true),
       allGone: db.prepare(`SELECT id, gone_time_ns FROM gone_agents ORDER BY rowid`).safeIntegers(true),
     };
+    this.#bindingStmt = {
+      // Deleted and inserted again (not updated): a new seq, so a binding removed again is the newest.
+      remove: db.prepare(`DELETE FROM removed_bindings WHERE id = ?`),
+      insert: db.prepare(`INSERT INTO removed_bindings (id, principal, removed_time_ns) VALUES (?, ?, ?)`),
+      dropOldest: db.prepare(`DELETE FROM removed_bindings WHERE seq IN (SELECT seq FROM removed_bindings ORDER BY seq LIMIT ?)`),
+      count: db.prepare(`SELECT count(*) AS n FROM removed_bindings`),
+      all: db.prepare(`SELECT id, principal, removed_time_ns FROM removed_bindings ORDER BY seq`).safeIntegers(true),
+      // Only when the schedule does not hold these already (a no-op for a machine not in it).
+      machineAttributes: db.prepare(`UPDATE maintenance_machines SET attributes_json = ? WHERE machine_key = ? AND attributes_json IS NOT ?`),
+    };
     this.#planStmt = {
       // DO NOTHING, then `changes` says whether the name was free: no read before the write.
       insert: db.prepare(`INSERT INTO maintenance_plans (name, spec, progress, created_ns) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`),
@@ -341,6 +371,10 @@ export class SqliteRegistry implements Registry {
       }),
     );
     const goneAgents = this.#recoverDrains(agents);
+    const removedBindings = (this.#bindingStmt.all.all() as Array<{ id: string; principal: string; removed_time_ns: bigint }>).map(
+      (r): RemovedBinding => ({ id: r.id, principal: r.principal, removedTimeNs: BigInt(r.removed_time_ns) }),
+    );
+    this.#removedBindings = removedBindings.length;
     const maintenancePlans = (this.#planStmt.all.all() as PlanRow[]).map(
       (row): DurableMaintenancePlan => ({ name: row.name, spec: row.spec, progress: row.progress, createdNs: BigInt(row.created_ns) }),
     );
@@ -349,6 +383,7 @@ export class SqliteRegistry implements Registry {
       frameworks,
       maintenance: this.#recoverSchedule(),
       ...(goneAgents.length > 0 ? { goneAgents } : {}),
+      ...(removedBindings.length > 0 ? { removedBindings } : {}),
       ...(maintenancePlans.length > 0 ? { maintenancePlans } : {}),
     });
   }
@@ -590,11 +625,62 @@ export class SqliteRegistry implements Registry {
     });
   }
 
-  removeAgent(agentId: string): Promise<void> {
-    return this.#enqueue(() => {
+  removeAgent(agentId: string, removal?: AgentRemoval): Promise<void> {
+    const principal = removal?.principal;
+    const timeNs = removal?.timeNs ?? 0n;
+    const machine = removal?.machine;
+    const text = machine === undefined ? null : attributesText(machine.attributes);
+    const forget = (): void => {
       this.#stmt.remove.run(agentId);
       this.#drainStmt.reactivate.run(agentId);
-    });
+    };
+    // Most removals: nothing of the schedule to write.
+    if (machine === undefined || text === null) {
+      return this.#enqueue(() => {
+        forget();
+        if (principal !== undefined) this.#keepBinding(agentId, principal, timeNs);
+      });
+    }
+    let rows: ScheduleRows | undefined;
+    let touched = false;
+    return this.#enqueue(
+      () => {
+        forget();
+        rows = this.#scheduleRows;
+        const row = rows?.machines.get(machine.key);
+        // Known to be in the file already, or known not to be scheduled: nothing to write.
+        if (rows === undefined || (row !== undefined && row.attributes !== text)) {
+          touched = true;
+          this.#scheduleRows = undefined;
+          this.#bindingStmt.machineAttributes.run(text, machine.key, text);
+        }
+        // Last: it counts the bindings, which a later statement failing would leave wrong.
+        if (principal !== undefined) this.#keepBinding(agentId, principal, timeNs);
+      },
+      () => {
+        if (!touched) return;
+        if (rows === undefined) return void (this.#scheduleRows = undefined);
+        const row = rows.machines.get(machine.key);
+        if (row !== undefined) {
+          row.attributes = text;
+          row.attributesFrom = machine.attributes;
+        }
+        this.#scheduleRows = rows;
+      },
+    );
+  }
+
+  /** Inside a write: the id's binding as the newest, and the oldest dropped past the cap. */
+  #keepBinding(agentId: string, principal: string, timeNs: bigint): void {
+    const st = this.#bindingStmt;
+    let n = this.#removedBindings ?? Number((st.count.get() as { n: number }).n);
+    if (st.remove.run(agentId).changes === 0) n++;
+    st.insert.run(agentId, principal, timeNs);
+    if (n > this.#maxRemovedBindings) {
+      st.dropOldest.run(n - this.#maxRemovedBindings);
+      n = this.#maxRemovedBindings;
+    }
+    this.#removedBindings = n;
   }
 
   /** Attaches drain and deactivation to the recovered agents; returns the gone agents. */
@@ -695,6 +781,8 @@ export class SqliteRegistry implements Registry {
     } catch (e) {
       // The commit itself failed (disk full, I/O error, read-only): nothing in the batch is durable.
       const err = classify(e);
+      // Counted by writes that rolled back.
+      this.#removedBindings = undefined;
       for (const w of batch) w.reject(err);
       return;
     }

@@ -6,13 +6,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { DrydockError } from '../../shared/errors.js';
-import type { DurableAgent, DurableMaintenancePlan, Registry } from '../../master/registry/registry.js';
+import type { DurableAgent, DurableMaintenancePlan, Registry, RegistryLimits } from '../../master/registry/registry.js';
 
 /** A backend under test: `open` may be called again on the same place after close (a restart). */
 export interface RegistryBackend {
   name: string;
-  /** A fresh, empty place to keep a registry; returns an opener for it. */
-  create(t: { after(fn: () => void): void }): () => Registry;
+  /** A fresh, empty place to keep a registry; returns an opener for it (with these limits). */
+  create(t: { after(fn: () => void): void }, limits?: RegistryLimits): () => Registry;
 }
 
 /** An admitted agent's record (its registered time beyond 2^53 on purpose). */
@@ -294,6 +294,77 @@ export function registrySuite(backend: RegistryBackend): void {
       );
       assert.equal(byId.get('bound')?.version, '0.2.0');
       await r3.close();
+    });
+
+    test('a removed agent\'s binding is kept with its removal: it survives reopens, oldest first; removed again it is the newest; past the cap the oldest goes', async (t) => {
+      const open = backend.create(t, { maxRemovedBindings: 3 });
+      const r = open();
+      assert.equal((await r.recover()).removedBindings, undefined, 'none: left out');
+      await Promise.all(['a', 'b', 'c'].map((id) => r.admitAgent(agent(id, { principal: `p-${id}` }))));
+      await r.removeAgent('a', { timeNs: 1_700_000_000_000_000_001n, principal: 'p-a' });
+      await r.removeAgent('b', { timeNs: 2n, principal: 'p-b' });
+      // Removed without a principal (it was never bound): nothing kept.
+      await r.removeAgent('c', { timeNs: 3n });
+      await r.close();
+      const r2 = open();
+      let state = await r2.recover();
+      assert.deepEqual(state.agents, []);
+      assert.deepEqual(state.removedBindings, [
+        { id: 'a', principal: 'p-a', removedTimeNs: 1_700_000_000_000_000_001n },
+        { id: 'b', principal: 'p-b', removedTimeNs: 2n },
+      ]);
+      // Readmitted by its principal, then removed again: one binding, now the newest.
+      await r2.admitAgent(agent('a', { principal: 'p-a' }));
+      await r2.removeAgent('a', { timeNs: 4n, principal: 'p-a' });
+      // An id the registry does not hold: nothing to forget, the binding is kept all the same.
+      await r2.removeAgent('d', { timeNs: 5n, principal: 'p-d' });
+      await r2.removeAgent('e', { timeNs: 6n, principal: 'p-e' });
+      await r2.close();
+      const r3 = open();
+      state = await r3.recover();
+      assert.deepEqual(state.removedBindings?.map((b) => [b.id, b.principal, b.removedTimeNs]), [['a', 'p-a', 4n], ['d', 'p-d', 5n], ['e', 'p-e', 6n]], 'b, the oldest, went past the cap');
+      // Several in one group commit: still at most the cap, the newest kept.
+      await Promise.all(['f', 'g'].map((id, i) => r3.removeAgent(id, { timeNs: 7n + BigInt(i), principal: `p-${id}` })));
+      await r3.close();
+      const r4 = open();
+      assert.deepEqual((await r4.recover()).removedBindings?.map((b) => b.id), ['e', 'f', 'g']);
+      await r4.close();
+    });
+
+    test('a removal writes its scheduled machine\'s attributes when the schedule lacks them, with the removal; not otherwise', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      const at = { startNs: 1n, durationNs: 2n };
+      // Scheduled before their agents registered: no attributes known.
+      await r.updateSchedule({ windows: [{ unavailability: at, machines: [{ key: 'm1', id: { hostname: 'm1' }, mode: 'DRAINING' }, { key: 'm2', id: { hostname: 'm2' }, mode: 'DRAINING', attributes: { rack: 'r2' } }] }] });
+      await Promise.all(['a1', 'a2', 'a3'].map((id) => r.admitAgent(agent(id))));
+      await r.removeAgent('a1', { timeNs: 1n, principal: 'p', machine: { key: 'm1', attributes: { rack: 'r1' } } });
+      // Held already: the schedule is left as it is.
+      await r.removeAgent('a2', { timeNs: 2n, machine: { key: 'm2', attributes: { rack: 'r2' } } });
+      // A machine the schedule does not list: nothing added to it.
+      await r.removeAgent('a3', { timeNs: 3n, machine: { key: 'elsewhere', attributes: { rack: 'r3' } } });
+      await r.close();
+      const r2 = open();
+      const state = await r2.recover();
+      assert.deepEqual(state.agents, []);
+      assert.deepEqual(state.removedBindings?.map((b) => b.id), ['a1']);
+      assert.deepEqual(state.maintenance, {
+        windows: [{ unavailability: at, machines: [{ key: 'm1', id: { hostname: 'm1' }, mode: 'DRAINING', attributes: { rack: 'r1' } }, { key: 'm2', id: { hostname: 'm2' }, mode: 'DRAINING', attributes: { rack: 'r2' } }] }],
+      });
+      // Then DOWN without attributes given: kept.
+      await r2.startMaintenance(['m1']);
+      await r2.close();
+      const r3 = open();
+      assert.deepEqual((await r3.recover()).maintenance.windows[0]?.machines[0], { key: 'm1', id: { hostname: 'm1' }, mode: 'DOWN', attributes: { rack: 'r1' } });
+      // A schedule is still written whole: one listing m1 without attributes leaves it none.
+      const again = { windows: [{ unavailability: at, machines: [{ key: 'm1', id: { hostname: 'm1' }, mode: 'DOWN' as const }] }] };
+      await r3.updateSchedule(again);
+      await r3.removeAgent('a4', { timeNs: 4n, machine: { key: 'm1', attributes: { rack: 'r4' } } });
+      await r3.updateSchedule(again);
+      await r3.close();
+      const r4 = open();
+      assert.deepEqual((await r4.recover()).maintenance, again);
+      await r4.close();
     });
 
     test('maintenance plans: spec and progress come back exactly as written, createdNs to the digit', async (t) => {

@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { AGENT_BIN, callApi, Daemon, eventually, startAgent, startMaster, tempDir, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
 import { FakeAgent, registerMessage } from '../helpers/fake-agent.js';
-import { CLOSE_CODES } from '../../shared/protocol.js';
+import { CLOSE_CODES, MACHINE_DOWN_REMOVAL } from '../../shared/protocol.js';
 import { clientTransport } from '../../io/transport.js';
 import type { TaskStatus } from '../../shared/mesos.js';
 
@@ -283,6 +283,42 @@ test('the binding survives a master restart: after it, another principal claimin
 
   const a2 = await credentialedAgent(t, m2, dir, 'agent-r1', { workDir: agentDir });
   assert.equal(a2.agentId, id);
+  assert.deepEqual(await agentState(m2), [[id, true]]);
+});
+
+test('a removed agent\'s id stays bound across a restart: its machine went DOWN (the agent removed), then another principal claiming the id is refused (4405) and its own is admitted', { timeout: 60_000 }, async (t) => {
+  const dir = tempDir(t, 'drydock-agent-auth-');
+  const masterDir = tempDir(t, 'drydock-master-');
+  const m1 = await authMaster(t, dir, [], masterDir);
+  const machine = { hostname: 'doomed', ip: '127.0.0.1' };
+  const a = await FakeAgent.connect(m1.url, { transport: as('agent-r1'), self: machine });
+  t.after(() => a.close());
+  const id = (await a.register()).agent_id;
+  let r = await callApi(m1.url, { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: { windows: [{ machine_ids: [machine], unavailability: { start: { nanoseconds: 0 } } }] } } });
+  assert.equal(r.status, 200, r.text);
+  r = await callApi(m1.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [machine] } });
+  assert.equal(r.status, 200, r.text);
+  await m1.daemon.waitForMsg('agent removed', { agentId: id, reason: MACHINE_DOWN_REMOVAL }, 5_000);
+  assert.equal((await a.waitClosed()).code, CLOSE_CODES.SHUTDOWN);
+  await m1.daemon.stop();
+
+  const m2 = await authMaster(t, dir, [], masterDir);
+  const agents = (await callApi(m2.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: unknown[]; recovered_agents: unknown[] } };
+  assert.deepEqual([agents.get_agents.agents, agents.get_agents.recovered_agents], [[], []], 'the agent is no longer known');
+  // Another principal, from a machine that is not DOWN: only the kept binding can refuse it, as it would a known agent's.
+  const impostor = await FakeAgent.connect(m2.url, { transport: as('agent-r2'), self: { hostname: 'elsewhere' } });
+  t.after(() => impostor.close());
+  impostor.send(registerMessage(1, impostor.self, { agentId: id }));
+  assert.deepEqual(await impostor.waitClosed(), { code: CLOSE_CODES.NOT_ALLOWED, reason: `agent ${id} is bound to another principal` });
+  await m2.daemon.waitForMsg('agent refused', { reason: 'PRINCIPAL_MISMATCH', agentId: id, principal: 'agent-r2', boundPrincipal: 'agent-r1', removed: true }, 3_000);
+  assert.equal(impostor.messages.some((x) => x.type === 'REGISTERED'), false);
+  assert.deepEqual(await agentState(m2), []);
+
+  // Its own principal: admitted as the id it claims, and still bound to it.
+  const back = await FakeAgent.connect(m2.url, { transport: as('agent-r1'), self: { hostname: 'elsewhere' } });
+  t.after(() => back.close());
+  assert.equal((await back.register({ agentId: id })).agent_id, id);
+  await m2.daemon.waitForMsg('agent reregistered', { agentId: id, kind: 'UNKNOWN_ID', principal: 'agent-r1' }, 3_000);
   assert.deepEqual(await agentState(m2), [[id, true]]);
 });
 

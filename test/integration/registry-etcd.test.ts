@@ -32,9 +32,9 @@ if (skip !== undefined) {
   let n = 0;
   registrySuite({
     name: 'etcd',
-    create() {
+    create(_t, limits) {
       const prefix = `/contract-${++n}`;
-      return () => new EtcdRegistry(client, prefix);
+      return () => new EtcdRegistry(client, prefix, undefined, limits);
     },
   });
 
@@ -65,6 +65,11 @@ if (skip !== undefined) {
       await from.admitAgent(agent('b'));
       await from.admitAgent(agent('c'));
       await from.admitAgent(agent('d'));
+      // Removed while bound (then one of them admitted again by its principal): the bindings move too, in order.
+      await from.admitAgent(agent('e', { principal: 'p-e' }));
+      await from.removeAgent('e', { timeNs: 5n, principal: 'p-e' });
+      await from.removeAgent('c', { timeNs: 6n, principal: 'p-c' });
+      await from.admitAgent(agent('c', { principal: 'p-c' }));
       await from.markAgentUnreachable('b', 7n);
       await from.drainAgent('a', { maxGracePeriodNs: 5n, markGone: false }, 1_700_000_000_123_456_789n);
       await from.markAgentDrained('a', 9n);
@@ -81,7 +86,7 @@ if (skip !== undefined) {
       await from.close();
       const to = new EtcdRegistry(client, '/imported');
       assert.equal(isEmptyRegistry(await to.recover()), true);
-      assert.deepEqual(await importRegistry(state, to), { agents: 3, goneAgents: 1, frameworks: 1, machines: 1, maintenancePlans: 2 });
+      assert.deepEqual(await importRegistry(state, to), { agents: 3, goneAgents: 1, removedBindings: 2, frameworks: 1, machines: 1, maintenancePlans: 2 });
       assert.deepEqual(await new EtcdRegistry(client, '/imported').recover(), state);
       assert.equal(isEmptyRegistry(await to.recover()), false);
       await to.close();

@@ -59,6 +59,11 @@ describe('planRegistration', () => {
     { name: 'a disconnected agent bound to another principal is not replaced at its address', setup: (t, c) => { register(t, c, as('p1', req('old', 7)), 1); t.disconnect('old', 1, c.now()); }, request: as('p2', req(undefined, 7)), kind: 'NEW', write: 'ADMIT', id: 'minted', principal: 'p2' },
     { name: 'a disconnected agent bound to the same principal is replaced at its address', setup: (t, c) => { register(t, c, as('p1', req('old', 7)), 1); t.disconnect('old', 1, c.now()); }, request: as('p1', req(undefined, 7)), kind: 'NEW', write: 'ADMIT', id: 'minted', replaces: 'old', principal: 'p1' },
     { name: 'a bound recovered agent is not replaced by an anonymous one at its address', setup: (t, c) => t.recover([recovered('old', 7, 'REACHABLE', 'p1')], c.now()), request: req(undefined, 7), kind: 'NEW', write: 'ADMIT', id: 'minted' },
+    // A removed agent's id stays bound (its machine went DOWN, it was replaced at its address).
+    { name: 'removed and bound, its principal again: an unknown id, admitted with the binding kept (not a new one)', setup: (t, c) => { register(t, c, as('p1', req('gone', 1)), 1); t.remove('gone'); }, request: as('p1', req('gone', 2)), kind: 'UNKNOWN_ID', write: 'ADMIT', id: 'gone', principal: 'p1' },
+    { name: 'removed and bound, from the registry after a restart, its principal: admitted, still bound', setup: (t) => t.recoverRemovedBindings([{ id: 'gone', principal: 'p1', removedTimeNs: 5n }]), request: as('p1', req('gone', 2)), kind: 'UNKNOWN_ID', write: 'ADMIT', id: 'gone', principal: 'p1' },
+    { name: 'replaced at its address while bound: its id stays bound', setup: (t, c) => { register(t, c, as('p1', req('old', 7)), 1); t.disconnect('old', 1, c.now()); register(t, c, as('p1', req(undefined, 7)), 2, 'new'); }, request: as('p1', req('old', 8)), kind: 'UNKNOWN_ID', write: 'ADMIT', id: 'old', principal: 'p1' },
+    { name: 'removed while unbound: nothing kept, the next principal binds it', setup: (t, c) => { register(t, c, req('anon', 1), 1); t.remove('anon'); }, request: as('p2', req('anon', 1)), kind: 'UNKNOWN_ID', write: 'ADMIT', id: 'anon', principal: 'p2' },
   ];
   for (const c of cases) {
     test(c.name, () => {
@@ -405,6 +410,51 @@ test('principalRefusal: an id bound to a principal is refused to any other, anon
     ['principals compare exactly', 'p1', 'P1', 'agent S1 is bound to another principal'],
   ];
   for (const [name, bound, presented, want] of cases) assert.equal(principalRefusal('S1', bound, presented), want, name);
+});
+
+test('a removed agent\'s id stays bound: refused to another principal and to anonymous sessions as a known one; a gone id keeps no binding', () => {
+  const clock = new ManualClock();
+  const table = new AgentTable(LIMITS);
+  register(table, clock, as('p1', req('a', 1)), 1);
+  register(table, clock, req('anon', 2), 2);
+  const known = principalRefusal('a', table.boundPrincipal('a'), 'p2');
+  table.remove('a');
+  table.remove('anon');
+  assert.equal(table.get('a'), undefined);
+  assert.equal(table.boundPrincipal('a'), 'p1');
+  // The very refusal a known agent's id gets (same reason: the close says the same).
+  assert.equal(principalRefusal('a', table.boundPrincipal('a'), 'p2'), known);
+  assert.equal(known, 'agent a is bound to another principal');
+  assert.equal(principalRefusal('a', table.boundPrincipal('a'), undefined), 'agent a is bound to a principal; this session is anonymous');
+  assert.equal(principalRefusal('a', table.boundPrincipal('a'), 'p1'), undefined);
+  assert.equal(table.boundPrincipal('anon'), undefined, 'never bound: nothing kept');
+  assert.equal(table.removedBindingsCount, 1);
+  // Readmitted by its principal and removed again: still one binding, the newest.
+  register(table, clock, as('p1', req('a', 1)), 3);
+  table.remove('a');
+  assert.equal(table.removedBindingsCount, 1);
+  // Marked gone: refused forever by isGone, no binding kept for it.
+  register(table, clock, as('p1', req('g', 3)), 4);
+  table.markGone('g');
+  assert.equal(table.isGone('g'), true);
+  assert.equal(table.boundPrincipal('g'), undefined);
+  assert.equal(table.removedBindingsCount, 1);
+});
+
+test('removed bindings are capped: past the cap the oldest removal is dropped (a binding removed again is the newest)', () => {
+  const clock = new ManualClock();
+  const table = new AgentTable(LIMITS, 3);
+  table.recoverRemovedBindings([
+    { id: 'r1', principal: 'p', removedTimeNs: 1n },
+    { id: 'r2', principal: 'p', removedTimeNs: 2n },
+  ]);
+  for (const [id, port] of [['a', 1], ['r1', 2], ['b', 3]] as const) {
+    register(table, clock, as('p', req(id, port)), port);
+    table.remove(id);
+  }
+  // r2 was the oldest once r1 was removed again: dropped; the rest stay.
+  assert.deepEqual(['r1', 'r2', 'a', 'b'].map((id) => table.boundPrincipal(id)), ['p', undefined, 'p', 'p']);
+  assert.equal(table.removedBindingsCount, 3);
 });
 
 test('takeoverDecision: a live session keeps its id while it answers pings; from its own address it is replaced at once only without --authenticate_agents', () => {

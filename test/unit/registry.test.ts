@@ -15,9 +15,9 @@ import type { DurableSchedule } from '../../master/registry/registry.js';
 
 registrySuite({
   name: 'sqlite',
-  create(t) {
+  create(t, limits) {
     const dir = tempDir(t, 'drydock-registry-');
-    return () => openSqliteRegistry(dir);
+    return () => openSqliteRegistry(dir, limits);
   },
 });
 
@@ -79,6 +79,43 @@ describe('SQLite registry specifics', () => {
     const again = openSqliteRegistry(dir);
     t.after(() => void again.close());
     assert.deepEqual((await again.recover()).maintenance.windows[0]?.machines, [{ key: 'k', id: { hostname: 'h' }, mode: 'DOWN', attributes: { rack: 'r1' } }]);
+  });
+
+  test('a registry of schema 7 (before removed agents\' bindings) migrates: it loads with none, then keeps them', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    const db = new Database(join(dir, REGISTRY_FILE));
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version (version) VALUES (7)');
+    for (const sql of MIGRATIONS.slice(0, 7)) db.exec(sql);
+    db.prepare(`INSERT INTO agents (id, info_json, registered_time_ns, reachability, principal) VALUES ('a', ?, 5, 'REACHABLE', 'p1')`).run(JSON.stringify({ info: agent('a').info, version: '0.1.0', capabilities: [] }));
+    db.exec(`INSERT INTO maintenance_windows (position, start_ns, duration_ns) VALUES (0, 1, 2);
+             INSERT INTO maintenance_machines (machine_key, window, position, hostname, ip, mode, attributes_json) VALUES ('k', 0, 0, 'h', NULL, 'DRAINING', NULL)`);
+    db.close();
+    const r = openSqliteRegistry(dir);
+    const before = await r.recover();
+    assert.deepEqual(before.agents.map((a) => [a.id, a.principal]), [['a', 'p1']]);
+    assert.equal(before.removedBindings, undefined);
+    await r.removeAgent('a', { timeNs: 9n, principal: 'p1', machine: { key: 'k', attributes: { rack: 'r1' } } });
+    await r.close();
+    const again = openSqliteRegistry(dir);
+    t.after(() => void again.close());
+    const state = await again.recover();
+    assert.deepEqual([state.agents, state.removedBindings], [[], [{ id: 'a', principal: 'p1', removedTimeNs: 9n }]]);
+    assert.deepEqual(state.maintenance.windows[0]?.machines, [{ key: 'k', id: { hostname: 'h' }, mode: 'DRAINING', attributes: { rack: 'r1' } }]);
+  });
+
+  test('removed bindings stay at the cap: counted from the file when not recovered, and across a batch with a write that fails', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    const first = openSqliteRegistry(dir, { maxRemovedBindings: 2 });
+    await first.removeAgent('a', { timeNs: 1n, principal: 'p' });
+    await first.close();
+    // Not recovered: the count is read from the file by the first binding written.
+    const r = openSqliteRegistry(dir, { maxRemovedBindings: 2 });
+    t.after(() => void r.close());
+    // A batch whose binding write fails alone (its savepoint rolls back): the count stays right.
+    const results = await Promise.allSettled([r.removeAgent('b', { timeNs: 2n, principal: 'p' }), r.markAgentUnreachable('ghost', 1n), r.removeAgent('c', { timeNs: 3n, principal: 'p' })]);
+    assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'rejected', 'fulfilled']);
+    await r.removeAgent('d', { timeNs: 4n, principal: 'p' });
+    assert.deepEqual((await r.recover()).removedBindings?.map((b) => b.id), ['c', 'd']);
   });
 
   test('machine attributes that are not an object of strings load as none (or without the other values)', async (t) => {
@@ -178,8 +215,18 @@ describe('SQLite registry specifics', () => {
       })),
     });
     const up = (s: DurableSchedule, keys: Set<string>): DurableSchedule => ({ windows: s.windows.map((w) => ({ ...w, machines: w.machines.filter((m) => !keys.has(m.key)) })).filter((w) => w.machines.length > 0) });
-    for (let round = 0; round < 200; round++) {
-      const op = rand(5);
+    // An agent removed from a machine (scheduled or not: the key may be none of the schedule's), with the attributes it is known by.
+    const removal = (s: DurableSchedule): { key: string; attributes: Record<string, string> } => {
+      const keys = keysOf(s);
+      const key = rand(3) === 0 || keys.length === 0 ? `m${rand(12)}` : (keys[rand(keys.length)] as string);
+      const held = s.windows.flatMap((w) => w.machines).find((m) => m.key === key)?.attributes;
+      return { key, attributes: held !== undefined && rand(2) === 0 ? held : attributes() };
+    };
+    const removed = (s: DurableSchedule, machine: { key: string; attributes: Record<string, string> }): DurableSchedule => ({
+      windows: s.windows.map((w) => ({ ...w, machines: w.machines.map((m) => (m.key === machine.key ? { ...m, attributes: machine.attributes } : m)) })),
+    });
+    for (let round = 0; round < 250; round++) {
+      const op = rand(6);
       if (op <= 1) {
         const next = randomSchedule();
         await r.updateSchedule(next);
@@ -193,15 +240,27 @@ describe('SQLite registry specifics', () => {
         const keys = new Set(keysOf(model).filter(() => rand(3) === 0));
         await r.stopMaintenance([...keys]);
         model = up(model, keys);
+      } else if (op === 4) {
+        const machine = removal(model);
+        await r.removeAgent(`agent-${round}`, { timeNs: 1n, machine });
+        model = removed(model, machine);
       } else {
-        // One batch: a schedule, then machines of it down, a write that fails alone, and some up.
+        // One batch: a schedule, then machines of it down, an agent removed, a write that fails alone, and some up.
         const next = randomSchedule();
         const downKeys = new Set(keysOf(next).filter(() => rand(2) === 0));
         const upKeys = new Set(keysOf(next).filter(() => rand(3) === 0));
         const given = downAttributes(downKeys);
-        const results = await Promise.allSettled([r.updateSchedule(next), r.startMaintenance([...downKeys], given), r.markAgentUnreachable('no-such-agent', 1n), r.stopMaintenance([...upKeys])]);
-        assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-        model = up(down(next, downKeys, given), upKeys);
+        const afterDown = down(next, downKeys, given);
+        const machine = removal(afterDown);
+        const results = await Promise.allSettled([
+          r.updateSchedule(next),
+          r.startMaintenance([...downKeys], given),
+          r.removeAgent(`agent-${round}`, { timeNs: 1n, principal: 'p', machine }),
+          r.markAgentUnreachable('no-such-agent', 1n),
+          r.stopMaintenance([...upKeys]),
+        ]);
+        assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+        model = up(removed(afterDown, machine), upKeys);
       }
       if (round % 10 === 9) {
         await r.close();

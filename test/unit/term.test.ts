@@ -359,6 +359,39 @@ test('an attribute ACL still names a DOWN machine after a restart: its rack team
   assert.equal(term.maintenance.get(machine)?.mode, 'UP');
 });
 
+test('a machine scheduled before its agent registered keeps that agent\'s attributes when the agent is removed before DOWN, across a restart (SQLite registry)', async (t) => {
+  const dir = tempDir(t, 'drydock-term-');
+  const machine = { hostname: 'h', ip: '10.0.0.9' };
+  const registry = openSqliteRegistry(dir);
+  t.after(() => registry.close());
+  const first = (await setup(registry)).term;
+  t.after(() => first.dispose());
+  // Scheduled first: no agent there yet, so the schedule is written without attributes.
+  assert.equal(await first.maintainer.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
+  const conn = new FakeConn(1);
+  first.registration.connected(conn);
+  await first.registration.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
+  const reg = conn.sent.find((m) => m.type === 'REGISTERED');
+  assert.ok(reg?.type === 'REGISTERED');
+  // It goes away, and a new agent (of another machine: another hostname) takes its ip:port: the old one is removed.
+  first.registration.disconnected(conn);
+  const other = new FakeConn(2);
+  first.registration.connected(other);
+  await first.registration.handle(other, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, hostname: 'h2' } } as AgentMessage);
+  assert.ok(other.sent.some((m) => m.type === 'REGISTERED'));
+  assert.equal(first.agents.get(reg.agent_id), undefined, 'replaced');
+  first.dispose();
+  await registry.close();
+
+  // A restart before DOWN: no agent of the machine is left; its attributes came with the removal.
+  const reopened = openSqliteRegistry(dir);
+  t.after(() => reopened.close());
+  const { term } = await setup(reopened);
+  t.after(() => term.dispose());
+  assert.deepEqual(term.maintenance.attributesOf(machine), { rack: 'r1' });
+  assert.equal(term.maintenance.get(machine)?.mode, 'DRAINING');
+});
+
 test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the offers of agents it may view', async () => {
   const acls = parseAcls(
     JSON.stringify({
