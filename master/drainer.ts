@@ -254,12 +254,15 @@ export class Drainer {
   /**
    * Persists MarkAgentGone, then the agent is told SHUTDOWN, leaves the table (its id refused
    * from now on) and AGENT_GONE carries its tasks to their frameworks. Mesos sends no
-   * AGENT_REMOVED for this.
+   * AGENT_REMOVED for this. The write keeps its machine's attributes when the machine is
+   * scheduled, as a removal's does: a machine scheduled before its agent registered has none in
+   * the registry, and after a restart nothing else would say them (ACLs name machines by them).
    */
   async #markGone(agentId: string): Promise<DrainCallResult> {
     if (this.#markingGone.has(agentId)) return fail('AGENT_ALREADY_TRANSITIONING', agentId, 'gone');
     this.#markingGone.add(agentId);
-    const r = await this.#o.commits.write('MARK_AGENT_GONE', { agentId }, (reg) => reg.markAgentGone(agentId, nowNs(this.#clock.now())), () => {
+    const machine = this.#o.maintenance.scheduledMachineOfAgent(agentId);
+    const r = await this.#o.commits.write('MARK_AGENT_GONE', { agentId }, (reg) => reg.markAgentGone(agentId, nowNs(this.#clock.now()), machine), () => {
       const tasks = [...(this.#o.agents.get(agentId)?.tasks?.values() ?? [])];
       this.#o.link.send(agentId, { type: 'SHUTDOWN', message: AGENT_GONE_MESSAGE });
       this.#o.link.close(agentId, CLOSE_CODES.SHUTDOWN, AGENT_GONE_MESSAGE);

@@ -262,7 +262,15 @@ export class EtcdRegistry implements Registry {
   removeAgent(agentId: string, removal?: AgentRemoval): Promise<void> {
     const ops = this.#forget(agentId);
     if (removal?.principal !== undefined) ops.push(...this.#keepBinding(agentId, removal.principal, removal.timeNs));
-    const machine = removal?.machine;
+    return this.#forgetWithMachine(ops, removal?.machine);
+  }
+
+  /**
+   * Writes `ops` (an agent forgotten) in one transaction, with its machine's attributes when the
+   * schedule lacks them (AgentRemoval.machine): then a new generation of the schedule becomes
+   * current in that transaction.
+   */
+  #forgetWithMachine(ops: IOperation[], machine: AgentRemoval['machine']): Promise<void> {
     // Most removals: nothing of the schedule to write, and the removal groups with its neighbours.
     if (machine === undefined || Object.keys(machine.attributes).length === 0 || this.#scheduleHolds(machine) === true) return this.#txn([], ops);
     // The schedule may lack them: decided when the write runs, on the schedule as it is then.
@@ -334,8 +342,8 @@ export class EtcdRegistry implements Registry {
     return this.#txn([], [this.#del(`deactivated/${agentId}`), this.#del(`drains/${agentId}`), this.#del(`drained/${agentId}`)]);
   }
 
-  markAgentGone(agentId: string, timeNs: bigint): Promise<void> {
-    return this.#txn([], [...this.#forget(agentId), this.#put(`gone/${agentId}`, timeNs)]);
+  markAgentGone(agentId: string, timeNs: bigint, machine?: AgentRemoval['machine']): Promise<void> {
+    return this.#forgetWithMachine([...this.#forget(agentId), this.#put(`gone/${agentId}`, timeNs)], machine);
   }
 
   addFramework(framework: DurableFramework): Promise<void> {

@@ -104,7 +104,8 @@ export interface AgentRemoval {
    * Its machine, when that is in the maintenance schedule, with the attributes the master knows
    * it by: written into the schedule unless the schedule holds these already. A machine scheduled
    * before its agent registered has none there until then, and once the agent is gone nothing
-   * else would tell a restarted master (the ACLs name machines by attribute).
+   * else would tell a restarted master (the ACLs name machines by attribute). markAgentGone
+   * takes the same.
    */
   machine?: { key: string; attributes: Readonly<Record<string, string>> };
 }
@@ -253,8 +254,12 @@ export interface Registry {
   deactivateAgent(agentId: string): Promise<void>;
   /** REACTIVATE_AGENT: clears deactivation and drain. Unknown ids are a no-op. */
   reactivateAgent(agentId: string): Promise<void>;
-  /** MARK_AGENT_GONE (or a mark_gone drain finishing): forgets the agent and its drain, and refuses its id forever. */
-  markAgentGone(agentId: string, timeNs: bigint): Promise<void>;
+  /**
+   * MARK_AGENT_GONE (or a mark_gone drain finishing): forgets the agent and its drain, and
+   * refuses its id forever (to every principal, so no binding is kept). In the same transaction,
+   * writes `machine`'s attributes as removeAgent does (AgentRemoval.machine).
+   */
+  markAgentGone(agentId: string, timeNs: bigint, machine?: AgentRemoval['machine']): Promise<void>;
   /** Adds a framework, or replaces the record of one with the same id (re-subscription with new info). */
   addFramework(framework: DurableFramework): Promise<void>;
   /** Forgets a framework (TEARDOWN, failover timeout). Unknown ids are a no-op. */

@@ -628,7 +628,14 @@ export class SqliteRegistry implements Registry {
   removeAgent(agentId: string, removal?: AgentRemoval): Promise<void> {
     const principal = removal?.principal;
     const timeNs = removal?.timeNs ?? 0n;
-    const machine = removal?.machine;
+    return this.#forgetWithMachine(agentId, removal?.machine, principal === undefined ? undefined : () => this.#keepBinding(agentId, principal, timeNs));
+  }
+
+  /**
+   * One write: forgets the agent with its drain and deactivation, writes its machine's
+   * attributes when the schedule lacks them (AgentRemoval.machine), then runs `then`.
+   */
+  #forgetWithMachine(agentId: string, machine: AgentRemoval['machine'], then: (() => void) | undefined): Promise<void> {
     const text = machine === undefined ? null : attributesText(machine.attributes);
     const forget = (): void => {
       this.#stmt.remove.run(agentId);
@@ -638,7 +645,7 @@ export class SqliteRegistry implements Registry {
     if (machine === undefined || text === null) {
       return this.#enqueue(() => {
         forget();
-        if (principal !== undefined) this.#keepBinding(agentId, principal, timeNs);
+        then?.();
       });
     }
     let rows: ScheduleRows | undefined;
@@ -654,8 +661,8 @@ export class SqliteRegistry implements Registry {
           this.#scheduleRows = undefined;
           this.#bindingStmt.machineAttributes.run(text, machine.key, text);
         }
-        // Last: it counts the bindings, which a later statement failing would leave wrong.
-        if (principal !== undefined) this.#keepBinding(agentId, principal, timeNs);
+        // Last: a binding kept counts the bindings, which a later statement failing would leave wrong.
+        then?.();
       },
       () => {
         if (!touched) return;
@@ -728,12 +735,8 @@ export class SqliteRegistry implements Registry {
     });
   }
 
-  markAgentGone(agentId: string, timeNs: bigint): Promise<void> {
-    return this.#enqueue(() => {
-      this.#stmt.remove.run(agentId);
-      this.#drainStmt.reactivate.run(agentId);
-      this.#drainStmt.goneInsert.run(agentId, timeNs);
-    });
+  markAgentGone(agentId: string, timeNs: bigint, machine?: AgentRemoval['machine']): Promise<void> {
+    return this.#forgetWithMachine(agentId, machine, () => this.#drainStmt.goneInsert.run(agentId, timeNs));
   }
 
   #requireAgent(agentId: string, op: string): void {

@@ -367,6 +367,46 @@ export function registrySuite(backend: RegistryBackend): void {
       await r4.close();
     });
 
+    test('marking an agent gone writes its scheduled machine\'s attributes when the schedule lacks them, with the mark; not otherwise; no binding kept', async (t) => {
+      const open = backend.create(t);
+      const r = open();
+      const at = { startNs: 1n, durationNs: 2n };
+      const m = (key: string, attributes?: Record<string, string>) => ({ key, id: { hostname: key }, mode: 'DRAINING' as const, ...(attributes === undefined ? {} : { attributes }) });
+      // Scheduled before their agents registered (m1, m3): no attributes known.
+      await r.updateSchedule({ windows: [{ unavailability: at, machines: [m('m1'), m('m2', { rack: 'r2' }), m('m3')] }] });
+      await Promise.all(['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map((id) => r.admitAgent(agent(id, { principal: `p-${id}` }))));
+      // A mark_gone drain finishing.
+      await r.drainAgent('a1', { maxGracePeriodNs: undefined, markGone: true }, 1n);
+      await r.markAgentGone('a1', 11n, { key: 'm1', attributes: { rack: 'r1' } });
+      // Held already: the schedule is left as it is.
+      await r.markAgentGone('a2', 12n, { key: 'm2', attributes: { rack: 'r2' } });
+      // A machine the schedule does not list: nothing added to it.
+      await r.markAgentGone('a3', 13n, { key: 'elsewhere', attributes: { rack: 'x' } });
+      // In one group commit with a removal of the same machine, and a write that fails alone.
+      const results = await Promise.allSettled([
+        r.markAgentGone('a4', 14n, { key: 'm3', attributes: { rack: 'r3' } }),
+        r.markAgentUnreachable('no-such-agent', 1n),
+        r.removeAgent('a5', { timeNs: 15n, principal: 'p-a5', machine: { key: 'm3', attributes: { rack: 'r3' } } }),
+      ]);
+      assert.deepEqual(results.map((x) => x.status), ['fulfilled', 'rejected', 'fulfilled']);
+      // No machine given: only the mark.
+      await r.markAgentGone('a6', 16n);
+      await r.close();
+      const r2 = open();
+      const state = await r2.recover();
+      assert.deepEqual(state.agents, []);
+      assert.deepEqual(state.goneAgents?.map((g) => [g.id, g.goneTimeNs]), [['a1', 11n], ['a2', 12n], ['a3', 13n], ['a4', 14n], ['a6', 16n]]);
+      // A gone id is refused to everyone: only the removed one is bound.
+      assert.deepEqual(state.removedBindings?.map((b) => b.id), ['a5']);
+      assert.deepEqual(state.maintenance, { windows: [{ unavailability: at, machines: [m('m1', { rack: 'r1' }), m('m2', { rack: 'r2' }), m('m3', { rack: 'r3' })] }] });
+      // Then DOWN without attributes given: kept.
+      await r2.startMaintenance(['m1']);
+      await r2.close();
+      const r3 = open();
+      assert.deepEqual((await r3.recover()).maintenance.windows[0]?.machines[0], { ...m('m1', { rack: 'r1' }), mode: 'DOWN' });
+      await r3.close();
+    });
+
     test('maintenance plans: spec and progress come back exactly as written, createdNs to the digit', async (t) => {
       const open = backend.create(t);
       const r = open();

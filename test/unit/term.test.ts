@@ -392,6 +392,36 @@ test('a machine scheduled before its agent registered keeps that agent\'s attrib
   assert.equal(term.maintenance.get(machine)?.mode, 'DRAINING');
 });
 
+test('a machine scheduled before its agent registered keeps that agent\'s attributes when the agent is marked gone before DOWN, across a restart (SQLite registry)', async (t) => {
+  const dir = tempDir(t, 'drydock-term-');
+  const machine = { hostname: 'h', ip: '10.0.0.9' };
+  const registry = openSqliteRegistry(dir);
+  t.after(() => registry.close());
+  const first = (await setup(registry)).term;
+  t.after(() => first.dispose());
+  // Scheduled first: no agent there yet, so the schedule is written without attributes.
+  assert.equal(await first.maintainer.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
+  const conn = new FakeConn(1);
+  first.registration.connected(conn);
+  await first.registration.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
+  const reg = conn.sent.find((m) => m.type === 'REGISTERED');
+  assert.ok(reg?.type === 'REGISTERED');
+  // MARK_AGENT_GONE (a mark_gone drain finishing takes the same path): its only agent leaves.
+  assert.equal(await first.drainer.markGoneCall(reg.agent_id), undefined);
+  assert.equal(first.agents.isGone(reg.agent_id), true);
+  first.dispose();
+  await registry.close();
+
+  // A restart before DOWN: no agent of the machine is left; its attributes came with the mark.
+  const reopened = openSqliteRegistry(dir);
+  t.after(() => reopened.close());
+  const { term } = await setup(reopened);
+  t.after(() => term.dispose());
+  assert.equal(term.agents.isGone(reg.agent_id), true);
+  assert.deepEqual(term.maintenance.attributesOf(machine), { rack: 'r1' });
+  assert.equal(term.maintenance.get(machine)?.mode, 'DRAINING');
+});
+
 test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the offers of agents it may view', async () => {
   const acls = parseAcls(
     JSON.stringify({
