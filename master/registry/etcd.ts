@@ -648,27 +648,32 @@ export class EtcdRegistry implements Registry {
     });
     const texts = chunks.flatMap(chunkTexts);
     const prefix = `maintenance/g${generation}/`;
-    // A previous attempt at this generation may have left chunks: start clean.
-    await this.#txnIf([], [this.#client.delete().prefix(this.#p + prefix)]);
-    // The chunk transactions are independent (nothing reads a generation before it is current):
-    // sent together, they cost one round trip to etcd instead of one each.
-    const puts: Array<Promise<boolean>> = [];
-    let ops: IOperation[] = [];
+    // A failed attempt at this generation may have left chunks: those this one writes are
+    // overwritten, and any past its count are never read (`current` says how many there are) and
+    // go with the whole generation when the next one becomes current. So no round trip to clear them.
+    const groups: IOperation[][] = [[]];
     let bytes = 0;
     texts.forEach((text, i) => {
       const size = Buffer.byteLength(text);
-      if (ops.length > 0 && (ops.length === CHUNKS_PER_TXN || bytes + size > SCHEDULE_TXN_BYTES)) {
-        puts.push(this.#txnIf([], ops));
-        ops = [];
+      let group = groups[groups.length - 1] as IOperation[];
+      if (group.length > 0 && (group.length === CHUNKS_PER_TXN || bytes + size > SCHEDULE_TXN_BYTES)) {
+        groups.push((group = []));
         bytes = 0;
       }
-      ops.push(this.#client.put(`${this.#p}${prefix}${i}`).value(text));
+      group.push(this.#client.put(`${this.#p}${prefix}${i}`).value(text));
       bytes += size;
     });
-    if (ops.length > 0) puts.push(this.#txnIf([], ops));
-    await Promise.all(puts);
     const old = this.#generation ?? 0;
-    await this.#txnIf([], [this.#put('maintenance/current', { generation, chunks: texts.length }), this.#client.delete().prefix(`${this.#p}maintenance/g${old}/`), ...alsoOps]);
+    const makeCurrent = [this.#put('maintenance/current', { generation, chunks: texts.length }), this.#client.delete().prefix(`${this.#p}maintenance/g${old}/`), ...alsoOps];
+    if (groups.length === 1) {
+      // The whole schedule in one transaction (up to CHUNKS_PER_TXN chunks): made current in it.
+      await this.#txnIf([], [...(groups[0] as IOperation[]), ...makeCurrent]);
+    } else {
+      // The chunk transactions are independent (nothing reads a generation before it is
+      // current): sent together, they cost one round trip to etcd instead of one each.
+      await Promise.all(groups.map((g) => this.#txnIf([], g)));
+      await this.#txnIf([], makeCurrent);
+    }
     this.#generation = generation;
     this.#schedule = schedule;
   }

@@ -146,6 +146,31 @@ if (skip !== undefined) {
       await r.close();
     });
 
+    test('schedule chunks a failed write left are never read, and go with their generation; a small schedule is one transaction', async () => {
+      const p = '/schedule-leftovers/registry/';
+      const machine = (i: number): { key: string; id: { hostname: string }; mode: 'DRAINING' } => ({ key: `h${i}`, id: { hostname: `host-${i}` }, mode: 'DRAINING' });
+      const r = new EtcdRegistry(client, '/schedule-leftovers');
+      await r.recover();
+      await r.updateSchedule({ windows: [{ unavailability: { startNs: 1n }, machines: [machine(1)] }] });
+      // An update that died after some chunks of generation 2 (more than the next write has), before `current`.
+      for (const i of [0, 1, 7]) await client.put(`${p}maintenance/g2/${i}`).value('half-written').exec();
+      const before = (await new EtcdRegistry(client, '/schedule-leftovers').recover()).maintenance;
+      assert.deepEqual(before.windows.map((w) => w.machines.map((m) => m.key)), [['h1']]);
+      const revision = BigInt((await client.get(`${p}maintenance/current`).exec()).header.revision);
+      await r.updateSchedule({ windows: [{ unavailability: { startNs: 2n }, machines: [machine(2), machine(3)] }] });
+      // One transaction: the chunk and `current` have the same mod revision, one past the read above.
+      const [chunk, current] = await Promise.all([client.get(`${p}maintenance/g2/0`).exec(), client.get(`${p}maintenance/current`).exec()]);
+      assert.equal(chunk.kvs[0]?.mod_revision, current.kvs[0]?.mod_revision);
+      assert.equal(BigInt(current.kvs[0]?.mod_revision ?? 0), revision + 1n);
+      const after = (await new EtcdRegistry(client, '/schedule-leftovers').recover()).maintenance;
+      assert.deepEqual(after.windows.map((w) => w.machines.map((m) => m.key)), [['h2', 'h3']]);
+      // Generation 2's leftovers past its count stay unread until generation 3 drops the whole generation.
+      assert.deepEqual((await client.getAll().prefix(`${p}maintenance/g`).keys()).sort(), [`${p}maintenance/g2/0`, `${p}maintenance/g2/1`, `${p}maintenance/g2/7`]);
+      await r.startMaintenance(['h2']);
+      assert.deepEqual(await client.getAll().prefix(`${p}maintenance/g`).keys(), [`${p}maintenance/g3/0`]);
+      await r.close();
+    });
+
     test('a schedule of 50,000 machines fits: written as chunks, made current in one transaction', async () => {
       const machines = Array.from({ length: 50_000 }, (_, i) => ({ key: `h${i}`, id: { hostname: `host-${i}.rack-${i % 40}.example.org`, ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` }, mode: 'DRAINING' as const }));
       const schedule = { windows: [{ unavailability: { startNs: 1_443_830_400_000_000_001n, durationNs: 3_600_000_000_000n }, machines: machines.slice(0, 30_000) }, { unavailability: { startNs: 5n }, machines: machines.slice(30_000) }] };
