@@ -4,7 +4,7 @@
  * read, with no child process and no sampling state of its own.
  */
 
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
 /** Clock ticks per second for utime/stime in /proc/<pid>/stat; 100 on every Linux build Node runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -87,13 +87,24 @@ export async function cpuPercentOver(pid: number, windowMs: number): Promise<num
   return ((b.cpuSeconds - a.cpuSeconds) / dt) * 100;
 }
 
+/** A process's working directory; undefined when it is gone or not ours to read. */
+function cwdOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Launcher processes (`drydock-launch`) whose command line mentions `workDir` (their status
- * file lives there), with the task processes they forked.
+ * Launcher processes (`drydock-launch`) of the agent working in `workDir`, with the task
+ * processes they forked.
  */
 export function launchersUnder(workDir: string): Array<{ launcher: ProcStat; tasks: ProcStat[] }> {
   const procs = allProcesses();
-  const launchers = procs.filter((p) => p.comm.startsWith('drydock-launch') && cmdline(p.pid).some((a) => a.includes(workDir)));
+  // A launcher the agent started names its exit file (under workDir) on its command line; one the
+  // launch server forked has the server's command line, and works in its task's sandbox (under workDir).
+  const launchers = procs.filter((p) => p.comm.startsWith('drydock-launch') && (cmdline(p.pid).some((a) => a.includes(workDir)) || cwdOf(p.pid)?.startsWith(`${workDir}/`) === true));
   return launchers.map((launcher) => ({ launcher, tasks: procs.filter((p) => p.ppid === launcher.pid) }));
 }
 
