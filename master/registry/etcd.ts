@@ -248,7 +248,7 @@ export class EtcdRegistry implements Registry {
   }
 
   admitAgent(agent: DurableAgent): Promise<void> {
-    return this.#txn([], [this.#put(`agents/${agent.id}`, agentDoc(agent)), this.#del(`unreachable/${agent.id}`)]);
+    return this.#txn([], [this.#putText(`agents/${agent.id}`, agentText(agent)), this.#del(`unreachable/${agent.id}`)]);
   }
 
   markAgentUnreachable(agentId: string, timeNs: bigint): Promise<void> {
@@ -747,6 +747,24 @@ function chunksOf(text: string): { chunks: Buffer[]; bytes: number } {
   const chunks: Buffer[] = [];
   for (let i = 0; i < all.length; i += PLAN_CHUNK_BYTES) chunks.push(all.subarray(i, i + PLAN_CHUNK_BYTES));
   return { chunks, bytes: all.length };
+}
+
+/**
+ * An agent's record as stored: `{id, info, version, capabilities, registeredTimeNs, principal}`,
+ * registeredTimeNs an exact int64. Written at every registration, so without stringifyJson's
+ * replacer (which visits every value of the AgentInfo for the one bigint): what it would write,
+ * byte for byte (a unit test holds them equal), unless the info holds a bigint of its own.
+ */
+export function agentText(a: DurableAgent): string {
+  let head: string;
+  try {
+    head = JSON.stringify({ id: a.id, info: a.info, version: a.version, capabilities: a.capabilities });
+  } catch {
+    // A bigint somewhere in the info: the general writer.
+    return stringifyJson(agentDoc(a));
+  }
+  const principal = a.principal === undefined ? '' : `,"principal":${JSON.stringify(a.principal)}`;
+  return `${head.slice(0, -1)},"registeredTimeNs":${a.registeredTimeNs.toString()}${principal}}`;
 }
 
 function agentDoc(a: DurableAgent): DurableAgent {
