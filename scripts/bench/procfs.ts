@@ -131,8 +131,21 @@ export function reapLeftovers(workDir: string): number {
  * launchers) it is the honest sum; RSS counts libc's pages once per process.
  */
 export function pssBytes(pid: number): number | undefined {
+  return smapsBytes(pid, 'Pss');
+}
+
+/**
+ * Anonymous memory in bytes (/proc/<pid>/smaps_rollup): the heap and everything else the
+ * process alone wrote, without the pages of files it maps (the node binary's code, shared with
+ * every other node process and given back by the kernel when memory is short).
+ */
+export function anonymousBytes(pid: number): number | undefined {
+  return smapsBytes(pid, 'Anonymous');
+}
+
+function smapsBytes(pid: number, field: string): number | undefined {
   try {
-    const m = /^Pss:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, 'm').exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
     return m === null ? undefined : Number(m[1]) * 1024;
   } catch {
     return undefined;
