@@ -80,13 +80,27 @@ static void write_all(int fd, const char *buf, size_t len) {
  */
 static int run_launcher(const char *status_file, const char *program, char **task_argv, int report_fd, const char *report_prefix,
                         const char *stdout_path, const char *stderr_path) {
+  /*
+   * Every signal is blocked across the fork. The task starts with the launcher's dispositions
+   * (SIGTERM ignored, in the server's form) and sets its own a moment later; a SIGTERM that the
+   * agent sends in between, as soon as it knows the pid, would be discarded if it were merely
+   * ignored, but a blocked signal waits. The task unblocks once its dispositions are the default.
+   */
+  sigset_t all, saved;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, &saved);
   pid_t child = fork();
   if (child < 0) {
     perror("drydock-launch: fork");
+    sigprocmask(SIG_SETMASK, &saved, NULL);
     return 1;
   }
   if (child == 0) {
-    /* The task: a process group of its own, default signal dispositions, no pipe to the agent. */
+    /* The task: default signal dispositions first, a process group of its own, no pipe to the agent. */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
     setpgid(0, 0);
     close(report_fd);
     /*
@@ -107,15 +121,12 @@ static int run_launcher(const char *status_file, const char *program, char **tas
       close(out);
       close(err);
     }
+    /* The agent may run above its tasks' priority; the task gets the one the agent was started with. */
+    if (task_nice_given) setpriority(PRIO_PROCESS, 0, task_nice);
+    /* Nothing blocked: a signal that came meanwhile is delivered now, with the default action. */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    /* The agent may run above its tasks' priority; the task gets the one the agent was started with. */
-    if (task_nice_given) setpriority(PRIO_PROCESS, 0, task_nice);
     execvp(program, task_argv);
     fprintf(stderr, "drydock-launch: cannot execute '%s': %s\n", program, strerror(errno));
     _exit(127);
@@ -127,6 +138,7 @@ static int run_launcher(const char *status_file, const char *program, char **tas
   signal(SIGINT, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
+  sigprocmask(SIG_SETMASK, &saved, NULL);
 
   char line[256];
   int len = snprintf(line, sizeof line, "%s%d\n", report_prefix, (int)child);

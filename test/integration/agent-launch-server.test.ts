@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LaunchServer, encodeLaunchRequest } from '../../agent/launch-server.js';
 import { EXIT_FILE_SIZE, findLauncher, readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
@@ -148,4 +149,29 @@ test('the launcher makes a blank exit file once the task is forked and writes th
   const end2 = readLauncherEnd(taken.statusFile);
   assert.equal(end2 !== undefined && 'exit_code' in end2 ? end2.exit_code : -1, 5);
   assert.equal(existsSync(`${taken.statusFile}.tmp`), false);
+});
+
+test('a SIGTERM sent while the task is still setting itself up is not lost: it ends the task', async (t) => {
+  const dir = tempDir(t);
+  const s = server(t);
+  // The task opens its output files before it runs its program, and until then it has the
+  // launcher's signal dispositions (SIGTERM ignored). A FIFO as its stdout holds it in that
+  // open until this test opens the other end: the SIGTERM is sent in that window, every time.
+  const slow = spec(dir, 'slow-open', 'sleep 30');
+  execFileSync('mkfifo', [slow.stdoutPath]);
+  const r = await s.launch(slow);
+  assert.ok(r.ok && r.taskPid !== undefined);
+  if (!r.ok || r.taskPid === undefined) return;
+  const pid = r.taskPid;
+  t.after(() => void signalGroup(pid, 'SIGKILL'));
+  signalGroup(pid, 'SIGTERM');
+  await new Promise((res) => setTimeout(res, 100));
+  // Lets the task's open of its stdout finish (a reader is there); the task then carries on.
+  const reader = openSync(slow.stdoutPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  t.after(() => closeSync(reader));
+  // Bounded: a lost SIGTERM leaves `sleep 30` running.
+  const how = await Promise.race([r.ended, new Promise<'still running after 10 s'>((res) => setTimeout(() => res('still running after 10 s'), 10_000).unref())]);
+  assert.equal(how, 'exited');
+  const end = readLauncherEnd(slow.statusFile);
+  assert.equal(end !== undefined && 'signal' in end ? end.signal : JSON.stringify(end), 15);
 });
