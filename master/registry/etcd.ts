@@ -203,7 +203,7 @@ export class EtcdRegistry implements Registry {
     await Promise.all(
       kinds.map(async (kind) => {
         const list: Array<{ id: string; value: unknown; mod: bigint }> = [];
-        for await (const kv of this.#scan(`${this.#p}${kind}/`)) list.push({ id: kv.key.slice(this.#p.length + kind.length + 1), value: parseJson(kv.value), mod: kv.mod });
+        for await (const kv of this.#scan(`${this.#p}${kind}/`)) list.push({ id: kv.key.slice(this.#p.length + kind.length + 1), value: decodeRecord(kv.key, () => parseJson(kv.value)), mod: kv.mod });
         byKind.set(kind, list);
       }),
     );
@@ -212,7 +212,8 @@ export class EtcdRegistry implements Registry {
     const deactivated = map('deactivated');
     const drains = map('drains');
     const drained = map('drained');
-    const agents: RecoveredAgent[] = (byKind.get('agents') ?? []).map(({ id, value }) => {
+    const key = (kind: string, id: string): string => `${this.#p}${kind}/${id}`;
+    const agents: RecoveredAgent[] = (byKind.get('agents') ?? []).map(({ id, value }) => decodeRecord(key('agents', id), () => {
       const a = value as DurableAgent;
       const r: RecoveredAgent = { ...a, id, registeredTimeNs: BigInt(a.registeredTimeNs), reachability: unreachable.has(id) ? 'UNREACHABLE' : 'REACHABLE' };
       if (unreachable.has(id)) r.unreachableTimeNs = BigInt(unreachable.get(id) as bigint);
@@ -224,19 +225,21 @@ export class EtcdRegistry implements Registry {
         r.drain = { state: done === undefined ? 'DRAINING' : 'DRAINED', config, startedNs: BigInt(d.startedNs), drainedNs: done === undefined ? undefined : BigInt(done as bigint) };
       }
       return r;
-    });
-    const frameworks: DurableFramework[] = (byKind.get('frameworks') ?? []).map(({ value }) => {
+    }));
+    const frameworks: DurableFramework[] = (byKind.get('frameworks') ?? []).map(({ id, value }) => decodeRecord(key('frameworks', id), () => {
       const f = value as { id: string; info: DurableFramework['info']; registeredTimeNs?: bigint };
       return { id: f.id, info: f.info, registeredTimeNs: f.registeredTimeNs === undefined ? undefined : BigInt(f.registeredTimeNs) };
-    });
-    const gone: GoneAgent[] = (byKind.get('gone') ?? []).map(({ id, value }) => ({ id, goneTimeNs: BigInt(value as bigint) }));
+    }));
+    const gone: GoneAgent[] = (byKind.get('gone') ?? []).map(({ id, value }) => decodeRecord(key('gone', id), () => ({ id, goneTimeNs: BigInt(value as bigint) })));
     // By removal: a binding removed again was rewritten (a later mod_revision), not created again.
     const bindings: RemovedBinding[] = (byKind.get('bindings') ?? [])
       .sort((a, b) => (a.mod < b.mod ? -1 : a.mod > b.mod ? 1 : 0))
-      .map(({ id, value }) => {
-        const b = value as { principal: string; removedTimeNs: bigint };
-        return { id, principal: b.principal, removedTimeNs: BigInt(b.removedTimeNs) };
-      });
+      .map(({ id, value }) => decodeRecord(key('bindings', id), () => {
+        const b = value as { principal?: unknown; removedTimeNs?: unknown } | null;
+        // The binding decides who may register the id: nothing but a principal's name will do.
+        if (typeof b?.principal !== 'string' || b.principal === '') throw new Error('no principal');
+        return { id, principal: b.principal, removedTimeNs: BigInt(b.removedTimeNs as bigint) };
+      }));
     this.#bindings = new Set(bindings.map((b) => b.id));
     const maintenance = await this.#loadSchedule();
     const plans = await this.#loadPlans();
@@ -747,6 +750,15 @@ function chunksOf(text: string): { chunks: Buffer[]; bytes: number } {
   const chunks: Buffer[] = [];
   for (let i = 0; i < all.length; i += PLAN_CHUNK_BYTES) chunks.push(all.subarray(i, i + PLAN_CHUNK_BYTES));
   return { chunks, bytes: all.length };
+}
+
+/** Decodes one stored record: one that does not decode says which key it is (the term then fails to start with that). */
+function decodeRecord<T>(key: string, decode: () => T): T {
+  try {
+    return decode();
+  } catch (e) {
+    throw new Error(`the registry in etcd has a malformed record at ${key}: ${(e as Error).message}`);
+  }
 }
 
 /**

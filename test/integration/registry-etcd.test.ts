@@ -146,6 +146,19 @@ if (skip !== undefined) {
       await r.close();
     });
 
+    test('a malformed record stops the recovery with its key named: bad JSON, a binding without a principal, an int64 that is not one', async () => {
+      const cases: Array<[string, string, RegExp]> = [
+        ['agents/a1', '{"id":', /malformed record at \/malformed-1\/registry\/agents\/a1: /],
+        ['bindings/a2', '{"removedTimeNs":"1"}', /malformed record at \/malformed-2\/registry\/bindings\/a2: no principal/],
+        ['bindings/a3', '{"principal":"p","removedTimeNs":"soon"}', /malformed record at \/malformed-3\/registry\/bindings\/a3: .*soon/],
+        ['gone/a4', '"yesterday"', /malformed record at \/malformed-4\/registry\/gone\/a4: .*yesterday/],
+      ];
+      for (const [i, [k, v, problem]] of cases.entries()) {
+        await client.put(`/malformed-${i + 1}/registry/${k}`).value(v).exec();
+        await assert.rejects(new EtcdRegistry(client, `/malformed-${i + 1}`).recover(), problem);
+      }
+    });
+
     test('schedule chunks a failed write left are never read, and go with their generation; a small schedule is one transaction', async () => {
       const p = '/schedule-leftovers/registry/';
       const machine = (i: number): { key: string; id: { hostname: string }; mode: 'DRAINING' } => ({ key: `h${i}`, id: { hostname: `host-${i}` }, mode: 'DRAINING' });
