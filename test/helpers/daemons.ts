@@ -8,7 +8,7 @@
  * through the one process harness (scripts/harness/daemon.ts) the benchmarks use too.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AGENT_BIN, Daemon, MASTER_BIN, ROOT, SCHEDULER_BIN } from '../../scripts/harness/daemon.js';
@@ -25,6 +25,13 @@ export function tempDir(t: Cleanup, prefix = 'drydock-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   t.after(() => removeDir(dir));
   return dir;
+}
+
+/** Writes `text` to `path` with exactly `mode` (an existing file's mode is set too): secret files that must be 0600, and ones that must not. */
+export function fileWithMode(path: string, text: string, mode: number): string {
+  writeFileSync(path, text, { mode });
+  chmodSync(path, mode);
+  return path;
 }
 
 /**

@@ -4,6 +4,7 @@
  * reason; under CI=true a missing etcd fails.
  */
 
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { Etcd3, type IOptions } from 'etcd3';
 import { ETCD_BIN, startEtcdProcess, type EtcdTls } from '../../scripts/harness/etcd.js';
@@ -15,6 +16,23 @@ export function etcdMissing(): string | undefined {
   if (existsSync(ETCD_BIN)) return undefined;
   if (process.env['CI'] === 'true') throw new Error(`${ETCD_BIN} is missing: .ci/run installs etcd-server`);
   return `${ETCD_BIN} is not installed (apt-get install etcd-server): etcd tests skipped`;
+}
+
+export const ETCDCTL_BIN = '/usr/bin/etcdctl';
+
+/** Why tests that also run etcdctl cannot run here (etcd's reason first), or undefined; under CI=true a missing etcdctl is an error. */
+export function etcdctlMissing(): string | undefined {
+  const etcd = etcdMissing();
+  if (etcd !== undefined || existsSync(ETCDCTL_BIN)) return etcd;
+  if (process.env['CI'] === 'true') throw new Error(`${ETCDCTL_BIN} is missing: .ci/run installs etcd-client`);
+  return `${ETCDCTL_BIN} is not installed (apt-get install etcd-client): etcd user tests skipped`;
+}
+
+/** etcdctl (API v3) against the etcd at `endpoint` over TLS, verified with `caFile`: to add users and roles and enable auth. */
+export function etcdctl(endpoint: string, caFile: string): (...args: string[]) => void {
+  return (...args) => {
+    execFileSync(ETCDCTL_BIN, [`--endpoints=https://${endpoint}`, `--cacert=${caFile}`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, env: { ...process.env, ETCDCTL_API: '3' } });
+  };
 }
 
 export interface EtcdHandle {

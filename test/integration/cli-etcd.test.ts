@@ -9,17 +9,15 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeCertificates } from '../../scripts/harness/certs.js';
-import { eventually, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
-import { etcdMissing, startEtcd } from '../helpers/etcd.js';
+import { eventually, fileWithMode, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { etcdctl, etcdctlMissing, etcdMissing, startEtcd } from '../helpers/etcd.js';
 import { cliFinished, spawnCli } from '../helpers/cli.js';
 import { CLEAN_CLIENT_ENV } from '../helpers/cluster.js';
 
-const ETCDCTL = '/usr/bin/etcdctl';
 const skipEtcd = etcdMissing();
+const skipEtcdctl = etcdctlMissing();
 
 /** The test's environment without any client setting of the developer's. */
 const CLEAN: Readonly<Record<string, string | undefined>> = {
@@ -44,14 +42,12 @@ function statusLeader(stdout: string): string | undefined {
   return (JSON.parse(stdout) as { master?: { leader?: string } | null }).master?.leader;
 }
 
-test('the CLI finds the leader through etcd over TLS as an etcd user: flags and DRYDOCK_ETCD_* work; without them, the wrong password, an open password file or an etcd flag without etcd:// are refused with a clear line', { skip: skipEtcd ?? (existsSync(ETCDCTL) ? undefined : `${ETCDCTL} is missing (apt-get install etcd-client)`), timeout: 90_000 }, async (t) => {
+test('the CLI finds the leader through etcd over TLS as an etcd user: flags and DRYDOCK_ETCD_* work; without them, the wrong password, an open password file or an etcd flag without etcd:// are refused with a clear line', { skip: skipEtcdctl, timeout: 90_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-cli-etcd-');
   const c = makeCertificates(dir);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile } });
   const prefix = '/cli-etcd';
-  const ctl = (...args: string[]): void => {
-    execFileSync(ETCDCTL, [`--endpoints=https://${etcd.endpoint}`, `--cacert=${c.caFile}`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, env: { ...process.env, ETCDCTL_API: '3' } });
-  };
+  const ctl = etcdctl(etcd.endpoint, c.caFile);
   // root to enable auth; the master's user writes the prefix; the operators' may only read the election.
   ctl('user', 'add', 'root:root-secret');
   ctl('role', 'add', 'drydock');
@@ -63,12 +59,7 @@ test('the CLI finds the leader through etcd over TLS as an etcd user: flags and 
   ctl('user', 'add', 'ops:ops-etcd-secret');
   ctl('user', 'grant-role', 'ops', 'operator');
   ctl('auth', 'enable');
-  const secret = (name: string, text: string, mode: number): string => {
-    const p = join(dir, name);
-    writeFileSync(p, text, { mode });
-    chmodSync(p, mode);
-    return p;
-  };
+  const secret = (name: string, text: string, mode: number): string => fileWithMode(join(dir, name), text, mode);
   const masterPw = secret('master-pw', 'dd-secret\n', 0o600);
   const m = await startMaster(t, { flags: [`--etcd=etcd://${etcd.endpoint}${prefix}`, `--etcd_ca_file=${c.caFile}`, '--etcd_user=drydock', `--etcd_password_file=${masterPw}`, '--etcd_ttl=2secs'] });
   await leading(m);

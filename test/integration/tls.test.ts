@@ -10,19 +10,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeCertificates, type Certificates } from '../../scripts/harness/certs.js';
 import { AgentDouble } from '../../scripts/harness/agent-double.js';
 import { clientTransport, type ClientTransport } from '../../io/transport.js';
-import { AGENT_BIN, callApi, Daemon, eventually, MASTER_BIN, removeDir, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
-import { etcdMissing, startEtcd } from '../helpers/etcd.js';
+import { AGENT_BIN, callApi, Daemon, eventually, fileWithMode, MASTER_BIN, removeDir, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { etcdctl, etcdctlMissing, etcdMissing, startEtcd } from '../helpers/etcd.js';
 
 const PLAIN_ANSWER = 'This port speaks TLS: use https:// (and wss:// for agents)\n';
-const ETCDCTL = '/usr/bin/etcdctl';
 const skipEtcd = etcdMissing();
+const skipEtcdctl = etcdctlMissing();
 
 /** A CA with its certificates, and an unrelated second CA (the wrong-CA cases). */
 function pki(t: { after(fn: () => unknown): void }): { c: Certificates; other: Certificates; dir: string } {
@@ -234,13 +233,11 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
   assert.match(String(warn['error']), /--etcd_ca_file is the CA of its certificate, and whether it requires a client certificate \(--etcd_cert_file\)/);
 });
 
-test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcd ?? (existsSync(ETCDCTL) ? undefined : `${ETCDCTL} is missing (apt-get install etcd-client)`), timeout: 90_000 }, async (t) => {
+test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcdctl, timeout: 90_000 }, async (t) => {
   const { c, dir } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile } });
   const prefix = '/auth-test';
-  const ctl = (...args: string[]): void => {
-    execFileSync(ETCDCTL, [`--endpoints=https://${etcd.endpoint}`, `--cacert=${c.caFile}`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, env: { ...process.env, ETCDCTL_API: '3' } });
-  };
+  const ctl = etcdctl(etcd.endpoint, c.caFile);
   // etcd's own users: root to enable auth, and a drydock user with readwrite on the prefix only.
   ctl('user', 'add', 'root:root-secret');
   ctl('role', 'add', 'drydock');
@@ -249,12 +246,7 @@ test('etcd user and password: a master with --etcd_user leads and an agent with 
   ctl('user', 'grant-role', 'drydock', 'drydock');
   ctl('user', 'add', 'outsider:out-secret');
   ctl('auth', 'enable');
-  const secret = (name: string, text: string, mode: number): string => {
-    const p = join(dir, name);
-    writeFileSync(p, text, { mode });
-    chmodSync(p, mode);
-    return p;
-  };
+  const secret = (name: string, text: string, mode: number): string => fileWithMode(join(dir, name), text, mode);
   const base = [`--etcd=etcd://${etcd.endpoint}${prefix}`, `--etcd_ca_file=${c.caFile}`, '--etcd_ttl=2secs'];
 
   const pw = secret('pw', 'dd-secret\n', 0o600);

@@ -6,7 +6,7 @@
  * show only the offers of agents the caller may view, and an attribute ACL still names a DOWN
  * machine after a restart.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
@@ -359,67 +359,58 @@ test('an attribute ACL still names a DOWN machine after a restart: its rack team
   assert.equal(term.maintenance.get(machine)?.mode, 'UP');
 });
 
-test('a machine scheduled before its agent registered keeps that agent\'s attributes when the agent is removed before DOWN, across a restart (SQLite registry)', async (t) => {
+/**
+ * A machine scheduled before its agent registered (so the schedule was written without its
+ * attributes), whose agent registers with `rack:r1` and then leaves the table by `leave`, before
+ * the machine is DOWN: a restart on the same SQLite file must still know its attributes, which
+ * only the write that made the agent leave could carry. Returns the restarted term and the id.
+ */
+async function attributesAfterLeaving(t: TestContext, leave: (term: Term, agentId: string, conn: FakeConn) => Promise<void>): Promise<{ term: Term; agentId: string }> {
   const dir = tempDir(t, 'drydock-term-');
   const machine = { hostname: 'h', ip: '10.0.0.9' };
   const registry = openSqliteRegistry(dir);
   t.after(() => registry.close());
   const first = (await setup(registry)).term;
   t.after(() => first.dispose());
-  // Scheduled first: no agent there yet, so the schedule is written without attributes.
   assert.equal(await first.maintainer.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
   const conn = new FakeConn(1);
   first.registration.connected(conn);
   await first.registration.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
   const reg = conn.sent.find((m) => m.type === 'REGISTERED');
   assert.ok(reg?.type === 'REGISTERED');
-  // It goes away, and a new agent (of another machine: another hostname) takes its ip:port: the old one is removed.
-  first.registration.disconnected(conn);
-  const other = new FakeConn(2);
-  first.registration.connected(other);
-  await first.registration.handle(other, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, hostname: 'h2' } } as AgentMessage);
-  assert.ok(other.sent.some((m) => m.type === 'REGISTERED'));
-  assert.equal(first.agents.get(reg.agent_id), undefined, 'replaced');
+  await leave(first, reg.agent_id, conn);
   first.dispose();
   await registry.close();
 
-  // A restart before DOWN: no agent of the machine is left; its attributes came with the removal.
+  // A restart before DOWN: no agent of the machine is left.
   const reopened = openSqliteRegistry(dir);
   t.after(() => reopened.close());
   const { term } = await setup(reopened);
   t.after(() => term.dispose());
   assert.deepEqual(term.maintenance.attributesOf(machine), { rack: 'r1' });
   assert.equal(term.maintenance.get(machine)?.mode, 'DRAINING');
+  return { term, agentId: reg.agent_id };
+}
+
+test('a machine scheduled before its agent registered keeps that agent\'s attributes when the agent is removed before DOWN, across a restart (SQLite registry)', async (t) => {
+  await attributesAfterLeaving(t, async (first, agentId, conn) => {
+    // It goes away, and a new agent (of another machine: another hostname) takes its ip:port: the old one is removed.
+    first.registration.disconnected(conn);
+    const other = new FakeConn(2);
+    first.registration.connected(other);
+    await first.registration.handle(other, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, hostname: 'h2' } } as AgentMessage);
+    assert.ok(other.sent.some((m) => m.type === 'REGISTERED'));
+    assert.equal(first.agents.get(agentId), undefined, 'replaced');
+  });
 });
 
 test('a machine scheduled before its agent registered keeps that agent\'s attributes when the agent is marked gone before DOWN, across a restart (SQLite registry)', async (t) => {
-  const dir = tempDir(t, 'drydock-term-');
-  const machine = { hostname: 'h', ip: '10.0.0.9' };
-  const registry = openSqliteRegistry(dir);
-  t.after(() => registry.close());
-  const first = (await setup(registry)).term;
-  t.after(() => first.dispose());
-  // Scheduled first: no agent there yet, so the schedule is written without attributes.
-  assert.equal(await first.maintainer.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
-  const conn = new FakeConn(1);
-  first.registration.connected(conn);
-  await first.registration.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
-  const reg = conn.sent.find((m) => m.type === 'REGISTERED');
-  assert.ok(reg?.type === 'REGISTERED');
-  // MARK_AGENT_GONE (a mark_gone drain finishing takes the same path): its only agent leaves.
-  assert.equal(await first.drainer.markGoneCall(reg.agent_id), undefined);
-  assert.equal(first.agents.isGone(reg.agent_id), true);
-  first.dispose();
-  await registry.close();
-
-  // A restart before DOWN: no agent of the machine is left; its attributes came with the mark.
-  const reopened = openSqliteRegistry(dir);
-  t.after(() => reopened.close());
-  const { term } = await setup(reopened);
-  t.after(() => term.dispose());
-  assert.equal(term.agents.isGone(reg.agent_id), true);
-  assert.deepEqual(term.maintenance.attributesOf(machine), { rack: 'r1' });
-  assert.equal(term.maintenance.get(machine)?.mode, 'DRAINING');
+  const { term, agentId } = await attributesAfterLeaving(t, async (first, id) => {
+    // MARK_AGENT_GONE (a mark_gone drain finishing takes the same path): its only agent leaves.
+    assert.equal(await first.drainer.markGoneCall(id), undefined);
+    assert.equal(first.agents.isGone(id), true);
+  });
+  assert.equal(term.agents.isGone(agentId), true);
 });
 
 test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the offers of agents it may view', async () => {
