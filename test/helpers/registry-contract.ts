@@ -228,6 +228,33 @@ export function registrySuite(backend: RegistryBackend): void {
       await r2.close();
     });
 
+    test('after a recovery, admissions and unreachability in any order, queued together or not, leave the last word in the registry', async (t) => {
+      const open = backend.create(t);
+      const seed = open();
+      await seed.admitAgent(agent('old'));
+      await seed.markAgentUnreachable('old', 7n);
+      await seed.close();
+      const r = open();
+      await r.recover();
+      // Unreachable at recovery, admitted again; new, made unreachable, admitted again.
+      await r.admitAgent(agent('old'));
+      await r.admitAgent(agent('b'));
+      await r.markAgentUnreachable('b', 8n);
+      await r.admitAgent(agent('b'));
+      // Queued in one turn: the order they were asked in is the order they land in.
+      await Promise.all([r.admitAgent(agent('c')), r.markAgentUnreachable('c', 9n), r.admitAgent(agent('c', { version: '2' }))]);
+      await Promise.all([r.admitAgent(agent('d')), r.markAgentUnreachable('d', 10n)]);
+      await r.close();
+      const again = open();
+      const byId = new Map((await again.recover()).agents.map((a) => [a.id, a]));
+      assert.deepEqual(
+        ['old', 'b', 'c', 'd'].map((id) => [id, byId.get(id)?.reachability, byId.get(id)?.unreachableTimeNs]),
+        [['old', 'REACHABLE', undefined], ['b', 'REACHABLE', undefined], ['c', 'REACHABLE', undefined], ['d', 'UNREACHABLE', 10n]],
+      );
+      assert.equal(byId.get('c')?.version, '2');
+      await again.close();
+    });
+
     test('marking an unknown agent unreachable fails; removing one is a no-op', async (t) => {
       const r = backend.create(t)();
       await assert.rejects(r.markAgentUnreachable('nope', 1n));
