@@ -8,12 +8,21 @@
  * because the machine is DOWN, the owner may resume(): waiting again, to register once it is UP.
  */
 
-import { WebSocket, type RawData } from 'ws';
+import { createRequire } from 'node:module';
+import type { RawData, WebSocket } from 'ws';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, MAX_FRAME_BYTES, assertNever, decodeMasterMessage, encode, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
 import { registrationDelayMs } from './backoff.js';
 import type { ClientTransport } from '../io/transport.js';
+
+/**
+ * ws, loaded with require() rather than imported: imported from ES modules, each of its
+ * CommonJS files is first scanned for its exports by Node's cjs-module-lexer, which runs hot
+ * enough to be optimized, and the agent stayed about 4 MB larger (footprint benchmark: idle RSS
+ * 58.4 MB against 61.5-64.1 MB).
+ */
+const { WebSocket: WebSocketClient } = createRequire(import.meta.url)('ws') as typeof import('ws');
 
 export type SessionState = 'idle' | 'waiting' | 'connecting' | 'registering' | 'registered' | 'closed';
 
@@ -100,7 +109,7 @@ export class Session {
   /** Sends a message if registered; false otherwise (the caller keeps it and retries later). */
   send(msg: AgentMessage): boolean {
     const ws = this.#ws;
-    if (this.#state !== 'registered' || ws === undefined || ws.readyState !== WebSocket.OPEN) return false;
+    if (this.#state !== 'registered' || ws === undefined || ws.readyState !== WebSocketClient.OPEN) return false;
     ws.send(encode(msg));
     return true;
   }
@@ -175,7 +184,7 @@ export class Session {
   }
 
   #open(): void {
-    const ws = new WebSocket(this.url, { ...(this.#o.transport?.ws ?? {}), maxPayload: MAX_FRAME_BYTES, handshakeTimeout: this.#o.registrationTimeoutMs });
+    const ws = new WebSocketClient(this.url, { ...(this.#o.transport?.ws ?? {}), maxPayload: MAX_FRAME_BYTES, handshakeTimeout: this.#o.registrationTimeoutMs });
     this.#ws = ws;
     ws.on('open', () => {
       if (this.#ws !== ws) return;
@@ -328,7 +337,7 @@ export class Session {
   /** Closes a socket we no longer use; a peer that never answers the close gets terminated. */
   #retire(ws: WebSocket, code: number, reason: string): void {
     try {
-      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      if (ws.readyState === WebSocketClient.CONNECTING) ws.terminate();
       else ws.close(code, closeReason(reason));
     } catch {
       ws.terminate();

@@ -7,11 +7,15 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import { createRequire } from 'node:module';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../shared/log.js';
 import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, decodeAgentMessage, encode, MAX_FRAME_BYTES, type MasterMessage } from '../shared/protocol.js';
 import type { AgentConnection } from './ports.js';
 import type { Registration } from './registration.js';
+
+/** ws, loaded with require() rather than imported (see agent/session.ts: Node's CommonJS export scan of its files). */
+const wsLib = createRequire(import.meta.url)('ws') as typeof import('ws');
 
 /** Session ids are unique per process, across terms (a late close of an old term's session must not match a new one). */
 let seq = 0;
@@ -31,7 +35,7 @@ export class AgentSessions {
     this.#epoch = { value: epoch.toString(), field: `,"epoch":"${epoch.toString()}"}` };
     this.#log = logger;
     // noServer: the HTTP server routes upgrades; clientTracking off: the master tracks sessions.
-    this.#wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false, perMessageDeflate: false });
+    this.#wss = new wsLib.WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false, perMessageDeflate: false });
   }
 
   /** Is this an upgrade for us? (http.ts answers 404 to the others.) */
@@ -173,7 +177,7 @@ class Session implements AgentConnection {
    * Order is kept, ws's close frame and end() flush what is corked, nothing waits past the turn.
    */
   send(msg: MasterMessage): void {
-    if (this.#ws.readyState !== WebSocket.OPEN) return;
+    if (this.#ws.readyState !== wsLib.WebSocket.OPEN) return;
     if (!this.#corked) {
       this.#corked = true;
       this.#socket.cork();
@@ -193,7 +197,7 @@ class Session implements AgentConnection {
 
   close(code: number, reason: string): void {
     const ws = this.#ws;
-    if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, closeReason(reason));
+    if (ws.readyState === wsLib.WebSocket.OPEN || ws.readyState === wsLib.WebSocket.CONNECTING) ws.close(code, closeReason(reason));
   }
 
   terminate(): void {
@@ -201,6 +205,6 @@ class Session implements AgentConnection {
   }
 
   ping(): void {
-    if (this.#ws.readyState === WebSocket.OPEN) this.#ws.ping();
+    if (this.#ws.readyState === wsLib.WebSocket.OPEN) this.#ws.ping();
   }
 }

@@ -19,13 +19,13 @@ function sources(dir: string): string[] {
   return out;
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s([^'"]*?)from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s([^'"]*?)from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|createRequire\(import\.meta\.url\)\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 /** Every import of a file; `import type` is erased at build time, so it is marked. */
 function importsOf(file: string): Array<{ spec: string; typeOnly: boolean }> {
   const text = readFileSync(file, 'utf8');
   const out: Array<{ spec: string; typeOnly: boolean }> = [];
-  for (const m of text.matchAll(IMPORT)) out.push({ spec: m[2] ?? m[3] ?? '', typeOnly: (m[1] ?? '').startsWith('type ') });
+  for (const m of text.matchAll(IMPORT)) out.push({ spec: m[2] ?? m[3] ?? m[4] ?? '', typeOnly: (m[1] ?? '').startsWith('type ') });
   return out;
 }
 
@@ -73,6 +73,7 @@ test('the import walk sees a wrong import (self-check)', () => {
   assert.notEqual(RULES['agent']?.('master', false), undefined);
   assert.notEqual(RULES['shared']?.('node:fs', false), undefined);
   assert.equal(RULES['shared']?.('node:http', true), undefined, 'types only: erased at build time');
+  assert.ok(importsOf(join(ROOT, 'agent', 'session.ts')).some((i) => i.spec === 'ws' && !i.typeOnly), 'a package loaded with createRequire(import.meta.url)(...) counts as an import');
 });
 
 /** Every relative import of every source file, as repo paths (`master/term.ts` -> `master/agents.ts`), type-only ones included. */
