@@ -35,6 +35,18 @@ export function etcdctl(endpoint: string, caFile: string): (...args: string[]) =
   };
 }
 
+/**
+ * The users a secured cluster under `prefix` starts from: root (auth can then be enabled) and
+ * `drydock` (password `dd-secret`, the masters' user) with readwrite on the prefix alone.
+ */
+export function addDrydockUsers(ctl: (...args: string[]) => void, prefix: string): void {
+  ctl('user', 'add', 'root:root-secret');
+  ctl('role', 'add', 'drydock');
+  ctl('role', 'grant-permission', 'drydock', 'readwrite', `${prefix}/`, '--prefix=true');
+  ctl('user', 'add', 'drydock:dd-secret');
+  ctl('user', 'grant-role', 'drydock', 'drydock');
+}
+
 export interface EtcdHandle {
   /** `127.0.0.1:port`, the client endpoint. */
   endpoint: string;

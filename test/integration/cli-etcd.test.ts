@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { makeCertificates } from '../../scripts/harness/certs.js';
 import { eventually, fileWithMode, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
-import { etcdctl, etcdctlMissing, etcdMissing, startEtcd } from '../helpers/etcd.js';
+import { addDrydockUsers, etcdctl, etcdctlMissing, etcdMissing, startEtcd } from '../helpers/etcd.js';
 import { cliFinished, spawnCli } from '../helpers/cli.js';
 import { CLEAN_CLIENT_ENV } from '../helpers/cluster.js';
 
@@ -49,11 +49,7 @@ test('the CLI finds the leader through etcd over TLS as an etcd user: flags and 
   const prefix = '/cli-etcd';
   const ctl = etcdctl(etcd.endpoint, c.caFile);
   // root to enable auth; the master's user writes the prefix; the operators' may only read the election.
-  ctl('user', 'add', 'root:root-secret');
-  ctl('role', 'add', 'drydock');
-  ctl('role', 'grant-permission', 'drydock', 'readwrite', `${prefix}/`, '--prefix=true');
-  ctl('user', 'add', 'drydock:dd-secret');
-  ctl('user', 'grant-role', 'drydock', 'drydock');
+  addDrydockUsers(ctl, prefix);
   ctl('role', 'add', 'operator');
   ctl('role', 'grant-permission', 'operator', 'read', `${prefix}/election/`, '--prefix=true');
   ctl('user', 'add', 'ops:ops-etcd-secret');

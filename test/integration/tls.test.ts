@@ -17,7 +17,7 @@ import { makeCertificates, type Certificates } from '../../scripts/harness/certs
 import { AgentDouble } from '../../scripts/harness/agent-double.js';
 import { clientTransport, type ClientTransport } from '../../io/transport.js';
 import { AGENT_BIN, callApi, Daemon, eventually, fileWithMode, MASTER_BIN, removeDir, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
-import { etcdctl, etcdctlMissing, etcdMissing, startEtcd } from '../helpers/etcd.js';
+import { addDrydockUsers, etcdctl, etcdctlMissing, etcdMissing, startEtcd } from '../helpers/etcd.js';
 
 const PLAIN_ANSWER = 'This port speaks TLS: use https:// (and wss:// for agents)\n';
 const skipEtcd = etcdMissing();
@@ -239,11 +239,7 @@ test('etcd user and password: a master with --etcd_user leads and an agent with 
   const prefix = '/auth-test';
   const ctl = etcdctl(etcd.endpoint, c.caFile);
   // etcd's own users: root to enable auth, and a drydock user with readwrite on the prefix only.
-  ctl('user', 'add', 'root:root-secret');
-  ctl('role', 'add', 'drydock');
-  ctl('role', 'grant-permission', 'drydock', 'readwrite', `${prefix}/`, '--prefix=true');
-  ctl('user', 'add', 'drydock:dd-secret');
-  ctl('user', 'grant-role', 'drydock', 'drydock');
+  addDrydockUsers(ctl, prefix);
   ctl('user', 'add', 'outsider:out-secret');
   ctl('auth', 'enable');
   const secret = (name: string, text: string, mode: number): string => fileWithMode(join(dir, name), text, mode);
