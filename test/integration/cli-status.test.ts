@@ -44,12 +44,16 @@ test('drydock status: leader, agents by state, machines by mode, drains, plans; 
   assert.equal(created.code, 0, created.stderr);
 
   // --json: the documented object and nothing else on stdout.
+  let last: ClusterStatus | undefined;
   const status = await eventually(async () => {
     const r = await drydock(t, master, ['status', '--json']);
     assert.equal(r.code, 0, r.stderr);
-    const s = JSON.parse(r.stdout) as ClusterStatus;
+    const s = (last = JSON.parse(r.stdout) as ClusterStatus);
     return s.agents.drained === 1 && s.machines.UP + s.machines.DRAINING + s.machines.DOWN === 2 && s.machines.UP < 2 ? s : undefined;
-  }, 30_000, 200, 'the drain DRAINED and st-b out of UP');
+  }, 30_000, 200, 'the drain DRAINED and st-b out of UP').catch((e: Error) => {
+    // What the last answer said: which of the two never came.
+    throw new Error(`${e.message}; last status: agents ${JSON.stringify(last?.agents)}, machines ${JSON.stringify(last?.machines)}, plans ${JSON.stringify(last?.maintenance_plans)}`);
+  });
   assert.equal(status.master?.leader, master.address);
   assert.deepEqual(status.master?.standbys, []);
   assert.deepEqual(status.drains.map((d) => [d.hostname, d.state, d.remaining_tasks]), [['st-a', 'DRAINED', 0]]);
