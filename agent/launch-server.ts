@@ -114,7 +114,7 @@ export class LaunchServer {
   }
 
   #onReply(line: string): void {
-    const [kind, a, b, c] = line.split(' ');
+    const [kind, a, b, c, d] = line.split(' ');
     switch (kind) {
       case 'S': {
         const p = this.#pending.get(a ?? '');
@@ -130,7 +130,8 @@ export class LaunchServer {
         p.resolve({
           ok: true,
           launcherPid,
-          startTime: procStartTime(launcherPid) ?? '',
+          // The launcher says its own start time; read here only if it could not.
+          startTime: d !== undefined && /^[0-9]+$/.test(d) ? d : (procStartTime(launcherPid) ?? ''),
           taskPid: Number.isInteger(taskPid) && taskPid > 0 ? taskPid : undefined,
           ended: new Promise((done) => this.#live.set(launcherPid, done)),
         });
@@ -147,6 +148,12 @@ export class LaunchServer {
         const pid = Number(a);
         this.#live.get(pid)?.('exited');
         this.#live.delete(pid);
+        // A launcher that ended before it reported the task (or why not) started nothing.
+        for (const [id, p] of this.#pending) {
+          if (p.launcherPid !== pid) continue;
+          this.#pending.delete(id);
+          p.resolve({ ok: false, error: `the launcher exited before starting the task (wait status ${b ?? '?'})` });
+        }
         return;
       }
       default:

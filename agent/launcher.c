@@ -27,10 +27,16 @@
  *
  *   request  (stdin):  u32 little-endian length, then NUL-terminated strings:
  *                      ID STATUS_FILE CWD STDOUT_PATH STDERR_PATH PROGRAM ARGC ARGV... ENVC ENV...
- *   replies (stdout):  "S ID LAUNCHER_PID"          the launcher was forked (by the server)
- *                      "P ID LAUNCHER_PID TASK_PID"  the task was forked (by the launcher)
+ *   replies (stdout):  "S ID LAUNCHER_PID"          the launcher has the request (the server's)
+ *                      "P ID LAUNCHER_PID TASK_PID [START_TIME]"
+ *                                                   the task was forked (by the launcher, which
+ *                                                   adds its own start time when it can read it)
  *                      "F ID MESSAGE"               the launcher could not start the task
  *                      "E LAUNCHER_PID STATUS"      a launcher ended (reaped by the server)
+ *
+ * The server keeps one launcher forked ahead (the spare, below): a request is handed to it, and
+ * the next spare is forked once the requests at hand are served, so a launch waits for one fork
+ * (the task's), not two.
  *
  * Each reply is one line shorter than PIPE_BUF, written with one write(2), so the lines of the
  * server and of its launchers never interleave. The server exits when its stdin closes (the
@@ -51,6 +57,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,10 +82,10 @@ static void write_all(int fd, const char *buf, size_t len) {
 
 /*
  * The launcher's life once it is the process that will own the task: fork the task, report its
- * pid (the line `report` formats with it) on `report_fd`, wait, record the end. Returns the
- * launcher's exit code.
+ * pid on `report_fd` (a line of `report_prefix`, the pid and `report_suffix`), wait, record the
+ * end. Returns the launcher's exit code.
  */
-static int run_launcher(const char *status_file, const char *program, char **task_argv, int report_fd, const char *report_prefix,
+static int run_launcher(const char *status_file, const char *program, char **task_argv, int report_fd, const char *report_prefix, const char *report_suffix,
                         const char *stdout_path, const char *stderr_path) {
   /*
    * Every signal is blocked across the fork. The task starts with the launcher's dispositions
@@ -141,7 +148,7 @@ static int run_launcher(const char *status_file, const char *program, char **tas
   sigprocmask(SIG_SETMASK, &saved, NULL);
 
   char line[256];
-  int len = snprintf(line, sizeof line, "%s%d\n", report_prefix, (int)child);
+  int len = snprintf(line, sizeof line, "%s%d%s\n", report_prefix, (int)child, report_suffix);
   write_all(report_fd, line, (size_t)len);
   close(report_fd);
 
@@ -245,97 +252,251 @@ static int count_field(char **pos, char *end, int max) {
   return (int)n;
 }
 
-/* One request: fork a launcher for it. A malformed request is answered F and changes nothing. */
-static void serve_one(char *req, size_t size, int out_fd, int sig_fd, const sigset_t *blocked) {
+/* A request's fields, pointing into its bytes. */
+struct request {
+  char *id, *status_file, *cwd, *stdout_path, *stderr_path, *program;
+  char **argv, **envp;
+};
+
+/* Parses a request; NULL when it is well formed, else what is wrong (argv and envp are then freed). */
+static const char *parse_request(char *req, size_t size, struct request *r) {
   char *pos = req, *end = req + size;
-  char *id = field(&pos, end);
-  char *status_file = field(&pos, end);
-  char *cwd = field(&pos, end);
-  char *stdout_path = field(&pos, end);
-  char *stderr_path = field(&pos, end);
-  char *program = field(&pos, end);
+  memset(r, 0, sizeof *r);
+  r->id = field(&pos, end);
+  r->status_file = field(&pos, end);
+  r->cwd = field(&pos, end);
+  r->stdout_path = field(&pos, end);
+  r->stderr_path = field(&pos, end);
+  r->program = field(&pos, end);
   int argc = count_field(&pos, end, 65536);
-  if (id == NULL || status_file == NULL || cwd == NULL || stdout_path == NULL || stderr_path == NULL || program == NULL || argc < 1) {
-    reply(out_fd, "F %s malformed request", id != NULL && strchr(id, ' ') == NULL ? id : "?");
-    return;
-  }
-  char **argv = calloc((size_t)argc + 1, sizeof(char *));
-  if (argv == NULL) {
-    reply(out_fd, "F %s out of memory", id);
-    return;
-  }
+  if (r->id == NULL || r->status_file == NULL || r->cwd == NULL || r->stdout_path == NULL || r->stderr_path == NULL || r->program == NULL || argc < 1)
+    return "malformed request";
+  r->argv = calloc((size_t)argc + 1, sizeof(char *));
+  if (r->argv == NULL) return "out of memory";
   for (int i = 0; i < argc; i++) {
-    argv[i] = field(&pos, end);
-    if (argv[i] == NULL) {
-      free(argv);
-      reply(out_fd, "F %s malformed request", id);
-      return;
-    }
+    if ((r->argv[i] = field(&pos, end)) == NULL) goto malformed;
   }
   int envc = count_field(&pos, end, 65536);
-  char **envp = envc < 0 ? NULL : calloc((size_t)envc + 1, sizeof(char *));
-  if (envp == NULL) {
-    free(argv);
-    reply(out_fd, "F %s malformed request", id);
+  if (envc < 0 || (r->envp = calloc((size_t)envc + 1, sizeof(char *))) == NULL) goto malformed;
+  for (int i = 0; i < envc; i++) {
+    if ((r->envp[i] = field(&pos, end)) == NULL) goto malformed;
+  }
+  return NULL;
+malformed:
+  free(r->argv);
+  free(r->envp);
+  r->argv = r->envp = NULL;
+  return "malformed request";
+}
+
+/*
+ * The start time of this process (field 22 of /proc/self/stat, clock ticks since boot), which
+ * tells a reused pid apart: reported with the task's pid, so the agent need not read it. Empty if
+ * it cannot be read (the agent then reads it itself).
+ */
+static void own_start_time(char *out, size_t cap) {
+  out[0] = '\0';
+  char buf[1024];
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  /* The command name is in parentheses and may hold spaces: the fields start after the last ')'. */
+  char *p = strrchr(buf, ')');
+  if (p == NULL || p[1] != ' ') return;
+  p += 2;
+  for (int i = 0; i < 19 && p != NULL; i++) {
+    p = strchr(p, ' ');
+    if (p != NULL) p++;
+  }
+  if (p == NULL) return;
+  size_t len = strcspn(p, " \n");
+  if (len == 0 || len >= cap) return;
+  memcpy(out, p, len);
+  out[len] = '\0';
+}
+
+/*
+ * A launcher's first steps, before it has a request or just after it was forked for one: a
+ * session of its own (a terminal's or the agent's signals do not reach it), /dev/null as stdin
+ * and stdout. The reply pipe moves off fd 1: the server's stdout must end when the server does,
+ * and the task opens its own stdout and stderr. fd 2 stays the server's (the agent's) for what
+ * the launcher has to say. Returns the reply fd, or -1 (said as F when the request's `id` is known).
+ */
+static int become_launcher(int out_fd, int sig_fd, const sigset_t *blocked, const char *id) {
+  close(sig_fd);
+  sigprocmask(SIG_UNBLOCK, blocked, NULL);
+  setsid();
+  int null_fd = open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) {
+    dup2(null_fd, 0);
+    if (null_fd != 0) close(null_fd);
+  }
+  int report_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+  if (report_fd < 0) return -1;
+  int null_out = open("/dev/null", O_WRONLY);
+  if (null_out < 0 || dup2(null_out, 1) < 0) {
+    if (id != NULL) reply(report_fd, "F %s cannot open /dev/null: %s", id, strerror(errno));
+    return -1;
+  }
+  if (null_out != 1) close(null_out);
+  return report_fd;
+}
+
+/* The launcher with its request: into the sandbox, then fork the task and see it through. Never returns. */
+static void launch(const struct request *r, int report_fd, const char *start_time) {
+  if (chdir(r->cwd) < 0) {
+    reply(report_fd, "F %s cannot enter the sandbox '%s': %s", r->id, r->cwd, strerror(errno));
+    _exit(1);
+  }
+  extern char **environ;
+  environ = r->envp;
+  /* "P ID LAUNCHER_PID " then the task's pid, then this launcher's start time (when known). */
+  char prefix[128], suffix[40];
+  snprintf(prefix, sizeof prefix, "P %s %d ", r->id, (int)getpid());
+  snprintf(suffix, sizeof suffix, start_time[0] == '\0' ? "" : " %s", start_time);
+  _exit(run_launcher(r->status_file, r->program, r->argv, report_fd, prefix, suffix, r->stdout_path, r->stderr_path));
+}
+
+/*
+ * The spare launcher: forked ahead of time, set up as a launcher, it waits on a pipe of its own
+ * for the next request. A launch then costs the server a write instead of a fork, and the fork
+ * it would have cost is made while the agent is not waiting. Its pipe's write end is held by the
+ * server alone (every other child closes it): when the server goes, the spare reads an end and
+ * exits, having started nothing.
+ */
+static pid_t spare_pid = -1;
+static int spare_fd = -1;
+/* Spares are made while this is set: until one ends without having had a request. */
+static int spares = 1;
+
+static void spare_wait(int req_fd, int out_fd, int sig_fd, const sigset_t *blocked) {
+  int report_fd = become_launcher(out_fd, sig_fd, blocked, NULL);
+  if (report_fd < 0) _exit(1);
+  char start_time[32];
+  own_start_time(start_time, sizeof start_time);
+  unsigned char head[4];
+  size_t got = 0;
+  while (got < sizeof head) {
+    ssize_t n = read(req_fd, head + got, sizeof head - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0); /* the server is gone, or let this spare go */
+    got += (size_t)n;
+  }
+  uint32_t size = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24;
+  char *req = malloc(size > 0 ? size : 1);
+  if (req == NULL) _exit(1);
+  for (got = 0; got < size;) {
+    ssize_t n = read(req_fd, req + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0); /* cut short: the server never sent the S line for it */
+    got += (size_t)n;
+  }
+  close(req_fd);
+  struct request r;
+  const char *bad = parse_request(req, size, &r);
+  if (bad != NULL) {
+    /* The server parsed these very bytes before handing them over: not expected. */
+    reply(report_fd, "F %s %s", r.id != NULL && strchr(r.id, ' ') == NULL ? r.id : "?", bad);
+    _exit(1);
+  }
+  launch(&r, report_fd, start_time);
+}
+
+/* Forks the spare launcher, if there is none. Without one, launches fork as before. */
+static void make_spare(int out_fd, int sig_fd, const sigset_t *blocked) {
+  if (spare_pid > 0 || !spares) return;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(p[0]);
+    close(p[1]);
     return;
   }
-  for (int i = 0; i < envc; i++) {
-    envp[i] = field(&pos, end);
-    if (envp[i] == NULL) {
-      free(argv);
-      free(envp);
-      reply(out_fd, "F %s malformed request", id);
-      return;
-    }
+  if (pid == 0) {
+    close(p[1]);
+    spare_wait(p[0], out_fd, sig_fd, blocked);
   }
+  close(p[0]);
+  spare_pid = pid;
+  spare_fd = p[1];
+}
 
-  pid_t launcher = fork();
-  if (launcher < 0) {
-    reply(out_fd, "F %s cannot fork a launcher: %s", id, strerror(errno));
-  } else if (launcher == 0) {
-    /* The launcher: a session of its own (a terminal's or the agent's signals do not reach it). */
-    close(sig_fd);
-    sigprocmask(SIG_UNBLOCK, blocked, NULL);
-    setsid();
-    int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) {
-      dup2(null_fd, 0);
-      if (null_fd != 0) close(null_fd);
+/* Writes the whole request to the spare; false (and the spare is let go) if it cannot take it. */
+static int hand_to_spare(const char *req, size_t size) {
+  if (spare_fd < 0) return 0;
+  unsigned char head[4] = {(unsigned char)size, (unsigned char)(size >> 8), (unsigned char)(size >> 16), (unsigned char)(size >> 24)};
+  struct iovec v[2] = {{.iov_base = head, .iov_len = sizeof head}, {.iov_base = (void *)req, .iov_len = size}};
+  size_t left = sizeof head + size;
+  while (left > 0) {
+    ssize_t n = writev(spare_fd, v, 2);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    left -= (size_t)n;
+    for (int i = 0; i < 2; i++) {
+      size_t used = (size_t)n < v[i].iov_len ? (size_t)n : v[i].iov_len;
+      v[i].iov_base = (char *)v[i].iov_base + used;
+      v[i].iov_len -= used;
+      n -= (ssize_t)used;
     }
-    /*
-     * The reply pipe moves off fd 1, which becomes /dev/null: the server's stdout must end when
-     * the server does, and the task opens its own stdout and stderr. fd 2 stays the server's
-     * (the agent's) for what the launcher has to say.
-     */
-    int report_fd = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
-    if (report_fd < 0) _exit(1);
-    int null_out = open("/dev/null", O_WRONLY);
-    if (null_out < 0 || dup2(null_out, 1) < 0) {
-      reply(report_fd, "F %s cannot open /dev/null: %s", id, strerror(errno));
-      _exit(1);
-    }
-    if (null_out != 1) close(null_out);
-    if (chdir(cwd) < 0) {
-      reply(report_fd, "F %s cannot enter the sandbox '%s': %s", id, cwd, strerror(errno));
-      _exit(1);
-    }
-    extern char **environ;
-    environ = envp;
-    char prefix[128];
-    snprintf(prefix, sizeof prefix, "P %s %d ", id, (int)getpid());
-    _exit(run_launcher(status_file, program, argv, report_fd, prefix, stdout_path, stderr_path));
-  } else {
-    reply(out_fd, "S %s %d", id, (int)launcher);
   }
-  free(argv);
-  free(envp);
+  close(spare_fd);
+  spare_fd = -1;
+  /* Not taken whole (the spare died): it is reaped without a word, as a spare it still is. */
+  if (left > 0) return 0;
+  spare_pid = -1;
+  return 1;
+}
+
+/* One request: handed to the spare launcher, or a launcher forked for it. A malformed request is answered F and changes nothing. */
+static void serve_one(char *req, size_t size, int out_fd, int sig_fd, const sigset_t *blocked) {
+  struct request r;
+  const char *bad = parse_request(req, size, &r);
+  if (bad != NULL) {
+    reply(out_fd, "F %s %s", r.id != NULL && strchr(r.id, ' ') == NULL ? r.id : "?", bad);
+    return;
+  }
+  pid_t spare = spare_pid;
+  if (hand_to_spare(req, size)) {
+    reply(out_fd, "S %s %d", r.id, (int)spare);
+  } else {
+    pid_t launcher = fork();
+    if (launcher < 0) {
+      reply(out_fd, "F %s cannot fork a launcher: %s", r.id, strerror(errno));
+    } else if (launcher == 0) {
+      int report_fd = become_launcher(out_fd, sig_fd, blocked, r.id);
+      if (report_fd < 0) _exit(1);
+      char start_time[32];
+      own_start_time(start_time, sizeof start_time);
+      launch(&r, report_fd, start_time);
+    } else {
+      reply(out_fd, "S %s %d", r.id, (int)launcher);
+    }
+  }
+  free(r.argv);
+  free(r.envp);
 }
 
 /* Reaps every launcher that ended and tells the agent. */
 static void reap(int out_fd) {
   int status;
   pid_t pid;
-  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) reply(out_fd, "E %d %d", (int)pid, status);
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    if (pid == spare_pid) {
+      /* A spare that ended before it had a request (killed, or it could not set itself up): the
+       * agent never heard of it. No other is made, so a spare that cannot live is not forked again
+       * and again: launches fork their launchers, as without spares. */
+      spare_pid = -1;
+      spares = 0;
+      if (spare_fd >= 0) close(spare_fd);
+      spare_fd = -1;
+      continue;
+    }
+    reply(out_fd, "E %d %d", (int)pid, status);
+  }
 }
 
 static int serve(void) {
@@ -356,6 +517,8 @@ static int serve(void) {
   char *buf = malloc(cap);
   if (buf == NULL) return 1;
   for (;;) {
+    /* Every request read so far is served: the spare they used is replaced before waiting again. */
+    make_spare(1, sig_fd, &blocked);
     struct pollfd fds[2] = {{.fd = 0, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
@@ -413,5 +576,5 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n");
     return 2;
   }
-  return run_launcher(argv[1], argv[2], &argv[3], 3, "", NULL, NULL);
+  return run_launcher(argv[1], argv[2], &argv[3], 3, "", "", NULL, NULL);
 }

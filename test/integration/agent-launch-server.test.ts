@@ -3,8 +3,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chmodSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { launcherPath } from '../../agent/launcher.js';
 import { LaunchServer, encodeLaunchRequest } from '../../agent/launch-server.js';
-import { EXIT_FILE_SIZE, findLauncher, readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
+import { EXIT_FILE_SIZE, findLauncher, procPids, procStartTime, procStat, readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
 import { Logger } from '../../shared/log.js';
 import { alive, eventually, tempDir } from '../helpers/daemons.js';
 
@@ -174,4 +177,117 @@ test('a SIGTERM sent while the task is still setting itself up is not lost: it e
   assert.equal(how, 'exited');
   const end = readLauncherEnd(slow.statusFile);
   assert.equal(end !== undefined && 'signal' in end ? end.signal : JSON.stringify(end), 15);
+});
+
+/** The pid the server logged when it started. */
+function serverPid(lines: readonly string[]): number {
+  return Number((JSON.parse(lines.find((l) => l.includes('launch server started'))!) as { pid: number }).pid);
+}
+
+/** Is `pid` a live process (a zombie waiting for whoever adopted it is not)? */
+function running(pid: number): boolean {
+  const state = procStat(pid)?.[0];
+  return state !== undefined && state !== 'Z';
+}
+
+/** The processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return procPids().filter((p) => procStat(p)?.[1] === String(pid));
+}
+
+test('the launch server keeps a spare launcher: the next launch is handed to it, and a new one is forked after', async (t) => {
+  const dir = tempDir(t);
+  const lines: string[] = [];
+  const s = server(t, lines);
+  assert.equal(s.start(), true);
+  const pid = serverPid(lines);
+  // The spare: the server's only child before any launch, in a session of its own, in no sandbox.
+  const [spare] = await eventually(() => { const c = childrenOf(pid); return c.length === 1 ? c : undefined; }, 5_000, 20, 'the spare launcher');
+  assert.ok(spare !== undefined);
+  assert.equal(procStat(spare)?.[3], String(spare), 'the spare leads a session of its own');
+  const r = await s.launch(spec(dir, 'a', 'sleep 30'));
+  assert.ok(r.ok && r.taskPid !== undefined);
+  if (!r.ok || r.taskPid === undefined) return;
+  t.after(() => void signalGroup(r.taskPid!, 'SIGKILL'));
+  assert.equal(r.launcherPid, spare, 'the launch went to the spare');
+  // The launcher said its own start time: the one /proc gives.
+  assert.equal(r.startTime, procStartTime(r.launcherPid));
+  assert.equal(findLauncher(join(dir, 'a.exit.json'), dir)?.pid, spare);
+  const next = await eventually(() => childrenOf(pid).find((c) => c !== spare), 5_000, 20, 'the next spare');
+  const r2 = await s.launch(spec(dir, 'b', 'exit 4'));
+  assert.ok(r2.ok);
+  if (!r2.ok) return;
+  assert.equal(r2.launcherPid, next);
+  assert.equal(await r2.ended, 'exited');
+  assert.equal((readLauncherEnd(join(dir, 'b.exit.json')) as { exit_code?: number } | undefined)?.exit_code, 4);
+});
+
+test('a spare launcher goes when the server does, having started nothing; a killed spare leaves launches working', async (t) => {
+  const dir = tempDir(t);
+  const lines: string[] = [];
+  const s = server(t, lines);
+  assert.equal(s.start(), true);
+  const pid = serverPid(lines);
+  const [spare] = await eventually(() => { const c = childrenOf(pid); return c.length === 1 ? c : undefined; }, 5_000, 20, 'the spare launcher');
+  assert.ok(spare !== undefined);
+  // Killed before it had a request: launches fork their launchers, and the agent hears of no launcher ending.
+  process.kill(spare, 'SIGKILL');
+  await eventually(() => (childrenOf(pid).length === 0 ? true : undefined), 5_000, 20, 'the killed spare reaped');
+  const rs = await Promise.all([s.launch(spec(dir, 'x', 'exit 0')), s.launch(spec(dir, 'y', 'exit 1'))]);
+  for (const r of rs) {
+    assert.ok(r.ok);
+    if (r.ok) assert.equal(await r.ended, 'exited');
+  }
+  assert.deepEqual(lines.filter((l) => l.includes('unexpected')), []);
+  // No spare is made again after one died without a request.
+  assert.deepEqual(childrenOf(pid), []);
+
+  // A second server: its spare ends when the server's stdin closes.
+  const lines2: string[] = [];
+  const s2 = server(t, lines2);
+  assert.equal(s2.start(), true);
+  const pid2 = serverPid(lines2);
+  const [spare2] = await eventually(() => { const c = childrenOf(pid2); return c.length === 1 ? c : undefined; }, 5_000, 20, 'the second spare');
+  assert.ok(spare2 !== undefined);
+  s2.close();
+  await eventually(() => (!running(pid2) && !running(spare2) ? true : undefined), 5_000, 20, 'the server and its spare gone');
+});
+
+test('a launcher that ends before it reports the task fails its launch (it does not wait forever)', async (t) => {
+  const dir = tempDir(t);
+  // A stand-in server: takes the request, says a launcher was started, then that it ended.
+  const fake = join(dir, 'fake-server');
+  writeFileSync(fake, '#!/bin/sh\nhead -c 4 >/dev/null\necho "S 1 999999"\necho "E 999999 9"\nexec cat >/dev/null\n');
+  chmodSync(fake, 0o755);
+  const s = new LaunchServer(new Logger({ sink: () => {} }), fake);
+  t.after(() => s.close());
+  const r = await Promise.race([s.launch(spec(dir, 'a', 'true')), new Promise<'no answer in 5 s'>((res) => setTimeout(() => res('no answer in 5 s'), 5_000).unref())]);
+  assert.notEqual(r, 'no answer in 5 s');
+  if (r === 'no answer in 5 s') return;
+  assert.equal(r.ok, false);
+  if (!r.ok) assert.match(r.error, /the launcher exited before starting the task \(wait status 9\)/);
+});
+
+test('the launcher reports its own start time with the task pid, as /proc has it (the agent need not read it)', async (t) => {
+  const dir = tempDir(t);
+  const child = spawn(launcherPath(), ['--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => child.stdin.end());
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  const line = new Promise<string>((resolve) => child.stdout.on('data', (d: string) => {
+    out += d;
+    const p = out.split('\n').find((l) => l.startsWith('P ') || l.startsWith('F '));
+    if (p !== undefined) resolve(p);
+  }));
+  // Two launches: the first goes to the spare, the second (sent with it) to a launcher forked for it.
+  child.stdin.write(Buffer.concat([encodeLaunchRequest('1', spec(dir, 'a', 'sleep 30')), encodeLaunchRequest('2', spec(dir, 'b', 'sleep 30'))]));
+  await line;
+  const both = await eventually(() => { const ps = out.split('\n').filter((l) => l.startsWith('P ')); return ps.length === 2 ? ps : undefined; }, 5_000, 20, 'two P lines');
+  for (const p of both) {
+    const m = /^P ([12]) ([0-9]+) ([0-9]+) ([0-9]+)$/.exec(p);
+    assert.ok(m !== null, p);
+    if (m === null) continue;
+    t.after(() => void signalGroup(Number(m[3]), 'SIGKILL'));
+    assert.equal(m[4], procStartTime(Number(m[2])), `launch ${m[1]}: its start time`);
+  }
 });
