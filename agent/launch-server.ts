@@ -148,11 +148,12 @@ export class LaunchServer {
         const pid = Number(a);
         this.#live.get(pid)?.('exited');
         this.#live.delete(pid);
-        // A launcher that ended before it reported the task (or why not) started nothing.
+        // A launcher that ended before it reported the task (or why not): its launch failed. It
+        // reports the task the moment after forking it, so a task left behind is all but impossible.
         for (const [id, p] of this.#pending) {
           if (p.launcherPid !== pid) continue;
           this.#pending.delete(id);
-          p.resolve({ ok: false, error: `the launcher exited before starting the task (wait status ${b ?? '?'})` });
+          p.resolve({ ok: false, error: `the launcher ended before it reported the task (wait status ${b ?? '?'})` });
         }
         return;
       }

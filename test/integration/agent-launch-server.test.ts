@@ -265,7 +265,7 @@ test('a launcher that ends before it reports the task fails its launch (it does 
   assert.notEqual(r, 'no answer in 5 s');
   if (r === 'no answer in 5 s') return;
   assert.equal(r.ok, false);
-  if (!r.ok) assert.match(r.error, /the launcher exited before starting the task \(wait status 9\)/);
+  if (!r.ok) assert.match(r.error, /the launcher ended before it reported the task \(wait status 9\)/);
 });
 
 test('the launcher reports its own start time with the task pid, as /proc has it (the agent need not read it)', async (t) => {
