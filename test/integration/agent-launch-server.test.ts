@@ -90,8 +90,7 @@ test('the launch server gone: its launchers are handed back as lost and their ta
   assert.equal(r.ok, true);
   if (!r.ok || r.taskPid === undefined) return;
   t.after(() => void signalGroup(r.taskPid!, 'SIGKILL'));
-  const serverPid = Number((JSON.parse(lines.find((l) => l.includes('launch server started'))!) as { pid: number }).pid);
-  process.kill(serverPid, 'SIGKILL');
+  process.kill(serverPid(lines), 'SIGKILL');
   assert.equal(await r.ended, 'lost');
   assert.equal(alive(r.taskPid), true, 'the task outlives the server');
   const again = await s.launch(spec(dir, 'after', 'exit 0'));
@@ -195,15 +194,19 @@ function childrenOf(pid: number): number[] {
   return procPids().filter((p) => procStat(p)?.[1] === String(pid));
 }
 
-test('the launch server keeps a spare launcher: the next launch is handed to it, and a new one is forked after', async (t) => {
-  const dir = tempDir(t);
-  const lines: string[] = [];
+/** A started server, its pid, and its spare launcher: its only child before any launch. */
+async function serverWithSpare(t: { after(fn: () => void): void }, lines: string[] = []): Promise<{ s: LaunchServer; pid: number; spare: number }> {
   const s = server(t, lines);
   assert.equal(s.start(), true);
   const pid = serverPid(lines);
-  // The spare: the server's only child before any launch, in a session of its own, in no sandbox.
   const [spare] = await eventually(() => { const c = childrenOf(pid); return c.length === 1 ? c : undefined; }, 5_000, 20, 'the spare launcher');
   assert.ok(spare !== undefined);
+  return { s, pid, spare };
+}
+
+test('the launch server keeps a spare launcher: the next launch is handed to it, and a new one is forked after', async (t) => {
+  const dir = tempDir(t);
+  const { s, pid, spare } = await serverWithSpare(t);
   assert.equal(procStat(spare)?.[3], String(spare), 'the spare leads a session of its own');
   const r = await s.launch(spec(dir, 'a', 'sleep 30'));
   assert.ok(r.ok && r.taskPid !== undefined);
@@ -225,11 +228,7 @@ test('the launch server keeps a spare launcher: the next launch is handed to it,
 test('a spare launcher goes when the server does, having started nothing; a killed spare leaves launches working', async (t) => {
   const dir = tempDir(t);
   const lines: string[] = [];
-  const s = server(t, lines);
-  assert.equal(s.start(), true);
-  const pid = serverPid(lines);
-  const [spare] = await eventually(() => { const c = childrenOf(pid); return c.length === 1 ? c : undefined; }, 5_000, 20, 'the spare launcher');
-  assert.ok(spare !== undefined);
+  const { s, pid, spare } = await serverWithSpare(t, lines);
   // Killed before it had a request: launches fork their launchers, and the agent hears of no launcher ending.
   process.kill(spare, 'SIGKILL');
   await eventually(() => (childrenOf(pid).length === 0 ? true : undefined), 5_000, 20, 'the killed spare reaped');
@@ -243,12 +242,7 @@ test('a spare launcher goes when the server does, having started nothing; a kill
   assert.deepEqual(childrenOf(pid), []);
 
   // A second server: its spare ends when the server's stdin closes.
-  const lines2: string[] = [];
-  const s2 = server(t, lines2);
-  assert.equal(s2.start(), true);
-  const pid2 = serverPid(lines2);
-  const [spare2] = await eventually(() => { const c = childrenOf(pid2); return c.length === 1 ? c : undefined; }, 5_000, 20, 'the second spare');
-  assert.ok(spare2 !== undefined);
+  const { s: s2, pid: pid2, spare: spare2 } = await serverWithSpare(t);
   s2.close();
   await eventually(() => (!running(pid2) && !running(spare2) ? true : undefined), 5_000, 20, 'the server and its spare gone');
 });
