@@ -405,18 +405,26 @@ async function offeredCount(s: Side, fw: Framework): Promise<{ offers: number; i
   return { offers: o.offers.length, inverse_offers: o.inverse_offers.length };
 }
 
-/** When the agent was offered again after record `mark`: a bucket, so both sides compare. */
-async function reoffer(fw: Framework, agent: AgentHandle, mark: number, t0: number, windowMs: number, earlyMs: number): Promise<string> {
+/**
+ * When the agent was offered again after record `mark`: a bucket, so both sides compare. The
+ * answered offer (`answered`) does not count: its OFFERS event may reach the stream after the mark.
+ */
+async function reoffer(fw: Framework, agent: AgentHandle, answered: string, mark: number, t0: number, windowMs: number, earlyMs: number): Promise<string> {
   const id = agentId(agent);
-  const hit = await fw.stream.waitFor((r) => r.type === 'OFFERS' && ((r['offers'] as { offers?: OfferJson[] }).offers ?? []).some((o) => o.agent_id.value === id), mark, windowMs);
+  const hit = await fw.stream.waitFor((r) => r.type === 'OFFERS' && ((r['offers'] as { offers?: OfferJson[] }).offers ?? []).some((o) => o.agent_id.value === id && o.id.value !== answered), mark, windowMs);
   if (hit === undefined) return `not within ${windowMs} ms`;
   return Date.now() - t0 < earlyMs ? `within ${earlyMs} ms` : `after ${earlyMs} ms, within ${windowMs} ms`;
 }
 
-async function reinverse(fw: Framework, agent: AgentHandle, mark: number, windowMs: number): Promise<boolean> {
+/**
+ * Whether the agent was inverse-offered again after record `mark`. The answered inverse offer
+ * (`answered`) does not count: GET_FRAMEWORKS can list it before its own INVERSE_OFFERS event
+ * reaches the stream, so that event may come after the mark.
+ */
+async function reinverse(fw: Framework, agent: AgentHandle, answered: string, mark: number, windowMs: number): Promise<boolean> {
   const id = agentId(agent);
   // Mesos 1.x: inverse offers come in their own INVERSE_OFFERS event.
-  const hit = await fw.stream.waitFor((r) => r.type === 'INVERSE_OFFERS' && (r['inverse_offers'] as { inverse_offers: OfferJson[] }).inverse_offers.some((o) => o.agent_id.value === id), mark, windowMs);
+  const hit = await fw.stream.waitFor((r) => r.type === 'INVERSE_OFFERS' && (r['inverse_offers'] as { inverse_offers: OfferJson[] }).inverse_offers.some((o) => o.agent_id.value === id && o.id.value !== answered), mark, windowMs);
   return hit !== undefined;
 }
 
@@ -906,7 +914,7 @@ const SCHEDULER_A: Row[] = [
       observe: async (s, a, mark) => ({
         answer: view(a),
         declined_offer_outstanding: (await outstanding(s, fwOf(s))).offers.some((o) => o.id.value === s.offerId),
-        reoffer: await reoffer(fwOf(s), s.spare, mark, Date.now(), 1500, 1500),
+        reoffer: await reoffer(fwOf(s), s.spare, s.offerId, mark, Date.now(), 1500, 1500),
       }),
       expect: { answer: { status: 202 }, declined_offer_outstanding: false, reoffer: 'not within 1500 ms' },
     },
@@ -921,10 +929,10 @@ const SCHEDULER_A: Row[] = [
       prepare: async (s) => {
         await ensureFramework(s);
         await revive(s);
-        const o = await offerOf(s, s.spare);
-        expectOk(await schedulerPost(s, fwOf(s), fwCall(s, 'DECLINE', { offer_ids: [o.id], filters: { refuse_seconds: 60 } })), 'DECLINE');
+        s.offerId = (await offerOf(s, s.spare)).id.value;
+        expectOk(await schedulerPost(s, fwOf(s), fwCall(s, 'DECLINE', { offer_ids: [{ value: s.offerId }], filters: { refuse_seconds: 60 } })), 'DECLINE');
       },
-      observe: async (s, a, mark) => ({ answer: view(a), reoffer: await reoffer(fwOf(s), s.spare, mark, Date.now(), 2000, 2000) }),
+      observe: async (s, a, mark) => ({ answer: view(a), reoffer: await reoffer(fwOf(s), s.spare, s.offerId, mark, Date.now(), 2000, 2000) }),
       expect: { answer: { status: 202 }, reoffer: 'within 2000 ms' },
     },
   },
@@ -942,7 +950,7 @@ const SCHEDULER_A: Row[] = [
         await revive(s);
         s.offerId = (await offerOf(s, s.spare)).id.value;
       },
-      observe: async (s, a, mark) => ({ answer: view(a), reoffer: await reoffer(fwOf(s), s.spare, mark, Date.now(), 2000, 700) }),
+      observe: async (s, a, mark) => ({ answer: view(a), reoffer: await reoffer(fwOf(s), s.spare, s.offerId, mark, Date.now(), 2000, 700) }),
       expect: { answer: { status: 202 }, reoffer: 'after 700 ms, within 2000 ms' },
     },
   },
@@ -968,7 +976,7 @@ async function observeInverse(s: Side, a: Answer, mark: number, windowMs: number
   }, 1500)) ?? (await read());
   // Listed in the master's machine order (agents registered in either order): not part of the answer.
   status.draining_machines?.sort((x, y) => (x.id.hostname ?? '').localeCompare(y.id.hostname ?? ''));
-  return { answer: view(a), status, reinverse: await reinverse(fw, s.spare, mark, windowMs) };
+  return { answer: view(a), status, reinverse: await reinverse(fw, s.spare, s.inverseOfferId, mark, windowMs) };
 }
 
 const SCHEDULER_B: Row[] = [
