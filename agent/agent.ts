@@ -37,6 +37,13 @@ export const AGENT_CAPABILITIES = ['MULTI_ROLE', 'AGENT_DRAINING'];
 /** Longest wait for tasks to die on shutdown beyond their grace periods. */
 const SHUTDOWN_SLACK_MS = 5_000;
 
+/**
+ * How long a checkpoint commit nothing waits for (acknowledgements, a launcher's pid once
+ * TASK_RUNNING is out) may wait to share the next launch's or kill's fdatasync. Launches one
+ * after another came 0.5-1 ms apart, each behind two such commits.
+ */
+const DEFERRED_COMMIT_MS = 3;
+
 export type AgentLifecycle = 'created' | 'recovering' | 'running' | 'stopping' | 'stopped';
 
 export type StartResult = { ok: true; port: number } | { ok: false; exitCode: number; message: string };
@@ -92,6 +99,7 @@ export class Agent {
     this.#checkpoint = new Checkpoint(config.workDir, {
       instruments: instruments.checkpoint,
       onError: (e) => deps.log.error('checkpoint write failed; retrying, actions wait for it', { error: e }),
+      deferMs: DEFERRED_COMMIT_MS,
     });
     this.#streams = new StatusUpdateStreams({
       clock: deps.clock,

@@ -162,6 +162,8 @@ export interface CheckpointOptions {
   onError?: (e: Error) => void;
   /** For tests: how a commit is scheduled (default setImmediate). */
   schedule?: (fn: () => void) => void;
+  /** How long a commit nothing waits for may wait for the next one (Journal `deferMs`). Default 0. */
+  deferMs?: number;
 }
 
 type Entry =
@@ -489,6 +491,7 @@ export class Checkpoint {
       instruments: this.#o.instruments,
       ...(this.#o.onError === undefined ? {} : { onError: this.#o.onError }),
       ...(this.#o.schedule === undefined ? {} : { schedule: this.#o.schedule }),
+      ...(this.#o.deferMs === undefined ? {} : { deferMs: this.#o.deferMs }),
       compact: () => this.#compaction(),
       onRewritten: () => {
         for (const file of this.#legacy) rmSync(file, { force: true });

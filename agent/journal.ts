@@ -9,6 +9,12 @@
  * delivered, a launcher started) waits with `afterCommit`, so nothing is ever acted on before
  * it is durable.
  *
+ * A round whose entries nothing waits for (an acknowledgement, the pid of a launcher whose
+ * TASK_RUNNING already went out, a forgotten task) may be deferred (`deferMs`): it is committed
+ * with the next round something waits for, or when the delay is up, whichever comes first. Such
+ * an entry was never a condition for acting, so a crash that loses it loses nothing that was
+ * acted on: the agent resends an acknowledged update, or finds its launcher in /proc.
+ *
  * A crash can leave a torn last line (power lost in the middle of a write). Such a tail was
  * never committed, so nothing was acted on because of it: reading stops before it and the next
  * append truncates it. A damaged line with committed lines after it is corruption, reported
@@ -33,6 +39,11 @@ export interface JournalOptions {
   instruments?: JournalInstruments | undefined;
   /** How a commit is scheduled after the first staged entry. Default: setImmediate (after this round of events). */
   schedule?: (fn: () => void) => void;
+  /**
+   * How long a commit nothing waits for may be put off, to share the fdatasync of the next one
+   * something waits for. Default 0: committed after this round of events, as any other.
+   */
+  deferMs?: number;
   /** A commit failed (disk full, I/O error): staged entries are kept and retried after `retryMs`. */
   onError?: (e: Error) => void;
   /** Delay before a failed commit is tried again. Default 1000 ms. */
@@ -129,6 +140,8 @@ export class Journal {
   /** Waiting for entries up to `seq` to be durable, in the order they were asked. */
   #waiters: Array<{ seq: number; fn: () => void }> = [];
   #scheduled = false;
+  /** A deferred commit's timer: staged entries nothing waits for yet. */
+  #deferred: NodeJS.Timeout | undefined;
   #closed = false;
 
   /** `validBytes`: how much of the existing file is good (from readJournal); anything after it is cut. */
@@ -171,6 +184,8 @@ export class Journal {
   after(seq: number, fn: () => void): void {
     if (seq <= this.#durableSeq) return fn();
     this.#waiters.push({ seq, fn });
+    // Something now waits for entries a deferred commit holds: they go after this round.
+    if (this.#deferred !== undefined) this.#schedule();
   }
 
   /**
@@ -178,6 +193,7 @@ export class Journal {
    * waiting for them. False when the write failed: the entries stay staged and are retried.
    */
   commit(): boolean {
+    this.#undefer();
     if (this.#staged.length === 0) return true;
     const whole = this.#o.compact?.();
     if (whole !== undefined) return this.rewrite(whole);
@@ -283,6 +299,22 @@ export class Journal {
 
   #flushScheduled(): void {
     this.#scheduled = false;
-    if (!this.#closed) this.commit();
+    if (this.#closed) return;
+    const deferMs = this.#o.deferMs ?? 0;
+    if (deferMs > 0 && this.#waiters.length === 0 && this.#staged.length > 0) {
+      // Bounded from the first deferred round: later rounds join it, they do not push it back.
+      this.#deferred ??= setTimeout(() => {
+        this.#deferred = undefined;
+        if (!this.#closed) this.commit();
+      }, deferMs);
+      return;
+    }
+    this.commit();
+  }
+
+  #undefer(): void {
+    if (this.#deferred === undefined) return;
+    clearTimeout(this.#deferred);
+    this.#deferred = undefined;
   }
 }

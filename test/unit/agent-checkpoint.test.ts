@@ -135,6 +135,78 @@ test('a commit is scheduled after the round of events that staged it', async (t)
   cp.close();
 });
 
+const nextRound = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/** Counts commits, with deferral on (`deferMs`), scheduled as the agent's are. */
+function deferring(d: string, deferMs: number): { cp: Checkpoint; commits: () => number; text: () => string } {
+  let commits = 0;
+  const cp = new Checkpoint(d, { deferMs, instruments: { now: () => 0, onWrite: () => commits++ } });
+  const file = join(d, 'meta', 'journal');
+  return { cp, commits: () => commits, text: () => (existsSync(file) ? readFileSync(file, 'utf8') : '') };
+}
+
+test('deferred commit: a change nothing waits for is committed when the delay is up', async (t) => {
+  const { cp, commits, text } = deferring(dir(t), 40);
+  cp.writeAgent({ ...self, agent_id: 'a' });
+  assert.equal(cp.flush(), true);
+  const base = commits();
+  const seq = cp.writeTask(record('acked'));
+  await nextRound();
+  assert.equal(commits(), base, 'not after this round: nothing waits for it');
+  assert.equal(cp.durable(seq), false);
+  assert.equal(text().includes('"acked"'), false);
+  const deadline = Date.now() + 2_000;
+  while (!cp.durable(seq) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(cp.durable(seq), true, 'committed once the delay was up');
+  assert.equal(commits(), base + 1);
+  assert.ok(text().includes('"acked"'));
+  cp.close();
+});
+
+test('deferred commit: it joins the next change something waits for, in one commit, in order', async (t) => {
+  // A delay no test outlasts: every commit here is one something asked for.
+  const { cp, commits, text } = deferring(dir(t), 60_000);
+  cp.writeAgent({ ...self, agent_id: 'a' });
+  cp.flush();
+  const base = commits();
+  const quiet = cp.writeTask(record('quiet'));
+  await nextRound();
+  const later = cp.writeTask(record('later'));
+  await nextRound();
+  assert.equal(commits(), base, 'two deferred rounds, no commit');
+  const ran: string[] = [];
+  const waited = cp.writeTask(record('waited'));
+  cp.after(waited, () => ran.push('waited'));
+  await nextRound();
+  assert.deepEqual(ran, ['waited']);
+  assert.equal(commits(), base + 1, 'one commit for the deferred changes and the awaited one');
+  assert.equal(cp.durable(quiet) && cp.durable(later), true);
+  const body = text();
+  assert.ok(body.indexOf('"quiet"') < body.indexOf('"later"') && body.indexOf('"later"') < body.indexOf('"waited"'), 'in the order they were made');
+
+  // Waiting later for a change already deferred commits it after that round.
+  const deferred = cp.writeTask(record('deferred'));
+  await nextRound();
+  assert.equal(cp.durable(deferred), false);
+  cp.after(deferred, () => ran.push('deferred'));
+  await nextRound();
+  assert.deepEqual(ran, ['waited', 'deferred']);
+  assert.equal(commits(), base + 2);
+  cp.close();
+});
+
+test('deferred commit: closing commits what was deferred', async (t) => {
+  const d = dir(t);
+  const { cp } = deferring(d, 60_000);
+  cp.writeAgent({ ...self, agent_id: 'a' });
+  cp.flush();
+  cp.writeTask(record('at-close'));
+  await nextRound();
+  cp.close();
+  const loaded = new Checkpoint(d).load(self);
+  assert.deepEqual(loaded.kind === 'recovered' ? loaded.tasks.map((x) => x.task.task_id.value) : [], ['at-close']);
+});
+
 test('journal: a torn last line is dropped and cut; a bad line before good ones is corruption', (t) => {
   const d = dir(t);
   const cp = manual(d);
