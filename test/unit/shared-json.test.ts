@@ -169,6 +169,9 @@ test('parseWireJson: the same value or error as the reference walk, on hostile a
     '{"k":[null,{"s":"xxxxxxxxxxxxxxxxxx"}]}', '[1,2,3,4,5]', '{"a":{"b":[0,1,2,3,4,null]}}', '[null,[1,2,3,4,5]]',
     '{"__proto__":null,"n":18446744073709551616}', '{"s":"\\u0000int64:12","n":18446744073709551616}',
     '{"s":"\\u0000int64:zz","n":18446744073709551616}', '{"a":', '[1,]', '{"a" 1}', '', ' ', '"\\u0000int64:5"',
+    // Runs of backslashes before a quote: an even run ends the string, an odd one escapes it.
+    '["\\\\",18446744073709551616]', '["\\\\\\"",18446744073709551616]', '["\\\\\\\\\\"18446744073709551616"]',
+    '["\\\\\\\\",18446744073709551616,"\\""]', '["abc', '["a\\"', '["a\\\\"', '"\\',
     `{"${'k'.repeat(100)}":{"b":"xxxxxxxxxxxxxxxxxxxx"}}`, '[[[[[[[[', '[[[[[[[["', '{"a":"[[[[[[[["}',
   ];
   let seed = 15;
