@@ -137,16 +137,20 @@ test('a commit is scheduled after the round of events that staged it', async (t)
 
 const nextRound = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-/** Counts commits, with deferral on (`deferMs`), scheduled as the agent's are. */
-function deferring(d: string, deferMs: number): { cp: Checkpoint; commits: () => number; text: () => string } {
+/**
+ * Counts commits, with deferral on (`deferMs`), scheduled as the agent's are. Closed after the
+ * test whatever happened, so a long delay's timer never outlives a failed assertion.
+ */
+function deferring(t: { after(fn: () => void): void }, d: string, deferMs: number): { cp: Checkpoint; commits: () => number; text: () => string } {
   let commits = 0;
   const cp = new Checkpoint(d, { deferMs, instruments: { now: () => 0, onWrite: () => commits++ } });
+  t.after(() => cp.close());
   const file = join(d, 'meta', 'journal');
   return { cp, commits: () => commits, text: () => (existsSync(file) ? readFileSync(file, 'utf8') : '') };
 }
 
 test('deferred commit: a change nothing waits for is committed when the delay is up', async (t) => {
-  const { cp, commits, text } = deferring(dir(t), 40);
+  const { cp, commits, text } = deferring(t, dir(t), 40);
   cp.writeAgent({ ...self, agent_id: 'a' });
   assert.equal(cp.flush(), true);
   const base = commits();
@@ -165,7 +169,7 @@ test('deferred commit: a change nothing waits for is committed when the delay is
 
 test('deferred commit: it joins the next change something waits for, in one commit, in order', async (t) => {
   // A delay no test outlasts: every commit here is one something asked for.
-  const { cp, commits, text } = deferring(dir(t), 60_000);
+  const { cp, commits, text } = deferring(t, dir(t), 60_000);
   cp.writeAgent({ ...self, agent_id: 'a' });
   cp.flush();
   const base = commits();
@@ -197,7 +201,7 @@ test('deferred commit: it joins the next change something waits for, in one comm
 
 test('deferred commit: closing commits what was deferred', async (t) => {
   const d = dir(t);
-  const { cp } = deferring(d, 60_000);
+  const { cp } = deferring(t, d, 60_000);
   cp.writeAgent({ ...self, agent_id: 'a' });
   cp.flush();
   cp.writeTask(record('at-close'));
