@@ -10,8 +10,9 @@
  *   <prefix>/registry/gone/<id>            marked gone, refused forever
  *   <prefix>/registry/bindings/<id>        a removed agent's binding: {principal, removedTimeNs}
  *   <prefix>/registry/frameworks/<id>      DurableFramework
- *   <prefix>/registry/maintenance/current  which generation of the schedule is current
- *   <prefix>/registry/maintenance/g<n>/<i> that generation's schedule, in chunks
+ *   <prefix>/registry/maintenance/current  the chunks that make the current schedule (ScheduleRecord)
+ *   <prefix>/registry/maintenance/g<n>/w<i> window times written by generation n, in chunks
+ *   <prefix>/registry/maintenance/g<n>/<i>  machines written by generation n, in chunks
  *   <prefix>/registry/maintenance-plans/<name>                  a maintenance plan's record (StoredPlan)
  *   <prefix>/registry/maintenance-plan-chunks/<name>/spec/<i>   its spec's UTF-8, in chunks, written once
  *   <prefix>/registry/maintenance-plan-chunks/<name>/g<n>/<i>   progress generation n's UTF-8, in chunks
@@ -19,7 +20,10 @@
  * Every change is one transaction of a few small keys, so no value nears etcd's request limit
  * however large the cluster. The exceptions are written in chunks as a new generation and
  * made current by one transaction, so they too change atomically: a schedule of tens of
- * thousands of machines, and a maintenance plan's spec and progress (the progress of 10,000
+ * thousands of machines (a generation writes only the chunks that changed and names the
+ * others, so moving windows or bringing machines DOWN writes kilobytes, not the whole
+ * schedule; a schedule in the first format, `{generation, chunks}`, is read and replaced by
+ * the next generation), and a maintenance plan's spec and progress (the progress of 10,000
  * steps is ~4.5 MB of JSON; etcd refuses any request over 1.5 MiB, and the etcd3 client then
  * opens its circuit breaker), whose small record says which chunks are current. With a fence
  * (the leader's election key and its create_revision, the epoch) every transaction is guarded
@@ -67,6 +71,8 @@ const MACHINES_PER_CHUNK = 1_000;
  * two, so that a transaction of one chunk stays under etcd's 1.5 MiB request.
  */
 const SCHEDULE_CHUNK_BYTES = 512 * 1024;
+/** Windows per window chunk of a schedule generation: a window's times are under 60 bytes of JSON. */
+const WINDOWS_PER_CHUNK = 2_000;
 /** Records per page when recovering. */
 const SCAN_PAGE = 1_000;
 /** Chunks per transaction: well under etcd's 1.5 MiB request and 128 operations. */
@@ -113,56 +119,151 @@ interface StoredDrain {
   startedNs: bigint;
 }
 
-/** A piece of one window in a chunk (a window larger than a chunk spans several). */
-interface StoredPiece {
+/** A piece of one window in a chunk of the first format (a window larger than a chunk spans several). Read only. */
+interface LegacyPiece {
   window: number;
   startNs: bigint;
   durationNs?: bigint;
   machines: DurableMachine[];
 }
 
-/**
- * A chunk as stringifyJson writes it, byte for byte, without its replacer: the machines hold no
- * bigint, so V8 writes them natively, and only the two times are written here (10,000 machines
- * are written on every schedule update, and the replacer ran for each of their values).
- */
-export function storedPiecesJson(pieces: readonly StoredPiece[]): string {
-  const parts: string[] = [];
-  for (const p of pieces) {
-    // stringifyJson's order: the fields as the piece was built (window, startNs, machines, then durationNs when set).
-    let text = `{"window":${JSON.stringify(p.window)},"startNs":${p.startNs.toString()},"machines":${JSON.stringify(p.machines)}`;
-    if (p.durationNs !== undefined) text += `,"durationNs":${p.durationNs.toString()}`;
-    parts.push(`${text}}`);
-  }
-  return `[${parts.join(',')}]`;
+/** A window's machines in a machine chunk (a window larger than a chunk spans several): its times are in the window chunks. */
+interface MachinePiece {
+  window: number;
+  machines: DurableMachine[];
 }
 
 /**
- * A chunk's JSON, cut in two (by machines) while it is over SCHEDULE_CHUNK_BYTES and has more
- * than one machine: machines with many attributes make larger chunks. Reading joins the pieces
- * of one window again, however they were cut.
+ * `maintenance/current` of the second format: the chunks, under `maintenance/`, that make the
+ * current schedule. Its windows' times in `windows` (WINDOWS_PER_CHUNK each); its machines in
+ * groups of MACHINES_PER_CHUNK by position, each group one chunk, or several when cut by bytes.
+ * A new generation writes only the chunks that changed and lists the others as they are, so a
+ * window moved, or machines brought DOWN or UP, write kilobytes where the whole schedule was
+ * megabytes (etcd keeps every revision until it compacts, so this is also its disk).
  */
-function chunkTexts(pieces: readonly StoredPiece[]): string[] {
-  const text = storedPiecesJson(pieces);
+interface ScheduleRecord {
+  format: 2;
+  generation: number;
+  windows: string[];
+  machines: string[][];
+}
+
+/** The current schedule's chunks as this master knows them: what the next generation can keep. */
+interface StoredSchedule {
+  windows: Array<{ key: string; times: ReadonlyArray<DurableSchedule['windows'][number]['unavailability']> }>;
+  machines: Array<{ keys: string[]; pieces: MachinePiece[] }>;
+  /** Other keys `current` references (the first format's chunks): dropped by the next generation. */
+  legacy: string[];
+}
+
+/** Every key (under `maintenance/`) a stored schedule references. */
+function storedKeys(s: StoredSchedule): string[] {
+  return [...s.windows.map((w) => w.key), ...s.machines.flatMap((g) => g.keys), ...s.legacy];
+}
+
+/** Does a group of machines say the same as a stored one (windows, order, ids, modes, attributes)? */
+function samePieces(a: readonly MachinePiece[], b: readonly MachinePiece[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const p = a[i] as MachinePiece;
+    const q = b[i] as MachinePiece;
+    if (p.window !== q.window || p.machines.length !== q.machines.length) return false;
+    for (let j = 0; j < p.machines.length; j++) {
+      const m = p.machines[j] as DurableMachine;
+      const n = q.machines[j] as DurableMachine;
+      if (m === n) continue;
+      if (m.key !== n.key || m.mode !== n.mode || m.id.hostname !== n.id.hostname || m.id.ip !== n.id.ip || !sameMachineAttributes(m.attributes, n.attributes)) return false;
+    }
+  }
+  return true;
+}
+
+function sameTimes(a: StoredSchedule['windows'][number]['times'], b: StoredSchedule['windows'][number]['times']): boolean {
+  return a.length === b.length && a.every((t, i) => t.startNs === b[i]?.startNs && t.durationNs === b[i]?.durationNs);
+}
+
+/** A window chunk's JSON: `[{"startNs":…,"durationNs":…}]`, the times as exact int64 numbers (as stringifyJson writes them). */
+export function windowsJson(times: StoredSchedule['windows'][number]['times']): string {
+  return `[${times.map((t) => `{"startNs":${t.startNs.toString()}${t.durationNs === undefined ? '' : `,"durationNs":${t.durationNs.toString()}`}}`).join(',')}]`;
+}
+
+/** A window chunk's times, exact (int64 beyond 2^53 included). */
+export function windowTimes(text: string): Array<DurableSchedule['windows'][number]['unavailability']> {
+  const times = parseJson(text) as Array<{ startNs?: unknown; durationNs?: unknown } | null>;
+  if (!Array.isArray(times)) throw new Error('not a list of window times');
+  const int64 = (v: unknown): bigint => {
+    if ((typeof v !== 'number' || !Number.isInteger(v)) && typeof v !== 'bigint') throw new Error(`${JSON.stringify(String(v))} is not a time in nanoseconds`);
+    return BigInt(v);
+  };
+  return times.map((t) => (t?.durationNs === undefined ? { startNs: int64(t?.startNs) } : { startNs: int64(t.startNs), durationNs: int64(t.durationNs) }));
+}
+
+/**
+ * A machine group's JSON (plain JSON.stringify: a machine holds no int64), cut in two (by
+ * machines) while over SCHEDULE_CHUNK_BYTES and of more than one machine: machines with many
+ * attributes make larger chunks. Reading joins the pieces of one window again, however cut.
+ */
+function machineChunkTexts(pieces: readonly MachinePiece[]): string[] {
+  const text = JSON.stringify(pieces);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: most chunks are known small without counting.
   if (text.length * 3 <= SCHEDULE_CHUNK_BYTES || Buffer.byteLength(text) <= SCHEDULE_CHUNK_BYTES) return [text];
   const machines = pieces.reduce((n, p) => n + p.machines.length, 0);
   if (machines <= 1) return [text];
   let left = Math.floor(machines / 2);
-  const first: StoredPiece[] = [];
-  const second: StoredPiece[] = [];
+  const first: MachinePiece[] = [];
+  const second: MachinePiece[] = [];
   for (const p of pieces) {
     if (left >= p.machines.length) {
       first.push(p);
       left -= p.machines.length;
     } else if (left === 0) second.push(p);
     else {
-      first.push({ ...p, machines: p.machines.slice(0, left) });
-      second.push({ ...p, machines: p.machines.slice(left) });
+      first.push({ window: p.window, machines: p.machines.slice(0, left) });
+      second.push({ window: p.window, machines: p.machines.slice(left) });
       left = 0;
     }
   }
-  return [...chunkTexts(first), ...chunkTexts(second)];
+  return [...machineChunkTexts(first), ...machineChunkTexts(second)];
+}
+
+/** A machine chunk's pieces, checked for their shape (the machines as a SQLite file's: addMachines). */
+function machinePieces(value: unknown): MachinePiece[] {
+  if (!Array.isArray(value)) throw new Error('not a list of pieces');
+  for (const p of value as Array<Partial<MachinePiece> | null>) {
+    if (typeof p !== 'object' || p === null || !Number.isSafeInteger(p.window) || !Array.isArray(p.machines)) throw new Error('a piece without its window or machines');
+    for (const m of p.machines as Array<Partial<DurableMachine> | null>) {
+      if (typeof m?.key !== 'string' || typeof m.id !== 'object' || m.id === null || (m.mode !== 'DRAINING' && m.mode !== 'DOWN')) throw new Error('a machine without its key, id or mode');
+    }
+  }
+  return value as MachinePiece[];
+}
+
+/** Appends stored machines to a window, their attributes checked as a SQLite file's are (storedMachineAttributes). */
+function addMachines(into: DurableMachine[], machines: readonly DurableMachine[]): void {
+  for (const m of machines) {
+    if (m.attributes === undefined) {
+      into.push(m);
+      continue;
+    }
+    const { attributes, ...rest } = m;
+    const a = storedMachineAttributes(attributes);
+    into.push(a === undefined ? rest : { ...rest, attributes: a });
+  }
+}
+
+/** `maintenance/current` checked: the first format (`{generation, chunks}`) or the second (ScheduleRecord). */
+function scheduleRecord(value: unknown): ScheduleRecord | { format: 1; generation: number; chunks: number } {
+  const r = value as Partial<ScheduleRecord> & { chunks?: unknown } | null;
+  if (typeof r !== 'object' || r === null || !Number.isSafeInteger(r.generation) || (r.generation as number) < 0) throw new Error('no generation');
+  if (r.format === undefined) {
+    if (!Number.isSafeInteger(r.chunks) || (r.chunks as number) < 0) throw new Error('no chunk count');
+    return { format: 1, generation: r.generation as number, chunks: r.chunks as number };
+  }
+  if (r.format !== 2) throw new Error(`format ${String(r.format)} is not one this master reads (2)`);
+  const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((k) => typeof k === 'string' && /^g\d+\/[\w.]+$/.test(k));
+  if (!strings(r.windows)) throw new Error('windows is not a list of chunk keys');
+  if (!Array.isArray(r.machines) || !r.machines.every((g) => strings(g) && g.length > 0)) throw new Error('machines is not a list of chunk key groups');
+  return r as ScheduleRecord;
 }
 
 export class EtcdRegistry implements Registry {
@@ -175,7 +276,12 @@ export class EtcdRegistry implements Registry {
   #closed = false;
   /** The schedule as last read or written: DOWN and UP change modes in it and write a new generation. */
   #schedule: DurableSchedule | undefined;
-  #generation: number | undefined;
+  /** The chunks of #schedule: what the next generation keeps. Undefined until read, and after a failed write (read again then). */
+  #stored: StoredSchedule | undefined;
+  /** The next generation's number: past every generation seen in etcd, and never used twice by this master. */
+  #nextGeneration = 1;
+  /** Keys under `maintenance/` that `current` does not reference (a failed write's, a dropped follow-up's): the next generation deletes them. */
+  #orphans = new Set<string>();
   /** The machines of #schedule by key, made when first needed (a removal looks its machine up). */
   #machineIndex: { of: DurableSchedule; byKey: Map<string, DurableMachine> } | undefined;
   readonly #maxRemovedBindings: number;
@@ -582,103 +688,184 @@ export class EtcdRegistry implements Registry {
   }
 
   async #currentSchedule(): Promise<DurableSchedule> {
-    return this.#schedule ?? this.#loadSchedule();
+    return this.#schedule !== undefined && this.#stored !== undefined ? this.#schedule : this.#loadSchedule();
   }
 
-  /** The current generation's chunks, read one by one and reassembled into windows (and remembered). */
+  /**
+   * The current generation's chunks, read and reassembled into windows (and remembered, with
+   * which chunk holds what). Keys under `maintenance/` that `current` does not reference (left
+   * by a write that failed half-way) are remembered too, for the next generation to delete.
+   */
   async #loadSchedule(): Promise<DurableSchedule> {
-    const current = await this.#client.get(`${this.#p}maintenance/current`).string();
-    if (current === null) {
-      this.#generation = 0;
-      this.#schedule = { windows: [] };
-      return this.#schedule;
-    }
-    const { generation, chunks } = parseJson(current) as { generation: number; chunks: number };
+    const base = `${this.#p}maintenance/`;
+    const [current, keys] = await Promise.all([this.#client.get(`${base}current`).string(), this.#client.getAll().prefix(base).keys()]);
+    const record = current === null ? undefined : decodeRecord(`${base}current`, () => scheduleRecord(parseJson(current)));
+    const read = async (key: string): Promise<string> => {
+      const text = await this.#client.get(base + key).string();
+      if (text === null) throw new Error(`the maintenance schedule in etcd is missing chunk ${key} of generation ${record?.generation}`);
+      return text;
+    };
     const windows: DurableSchedule['windows'] = [];
-    let last = -1;
-    for (let i = 0; i < chunks; i++) {
-      const text = await this.#client.get(`${this.#p}maintenance/g${generation}/${i}`).string();
-      if (text === null) throw new Error(`the maintenance schedule in etcd is missing chunk ${i} of generation ${generation}`);
-      for (const piece of parseJson(text) as StoredPiece[]) {
-        if (piece.window !== last) {
-          const unavailability: { startNs: bigint; durationNs?: bigint } = { startNs: BigInt(piece.startNs) };
-          if (piece.durationNs !== undefined) unavailability.durationNs = BigInt(piece.durationNs);
-          windows.push({ unavailability, machines: [] });
-          last = piece.window;
-        }
-        const into = (windows[windows.length - 1] as DurableSchedule['windows'][number]).machines;
-        for (const m of piece.machines) {
-          if (m.attributes === undefined) {
-            into.push(m);
-            continue;
+    const stored: StoredSchedule = { windows: [], machines: [], legacy: [] };
+    if (record?.format === 1) {
+      const texts = await Promise.all(Array.from({ length: record.chunks }, (_, i) => read((stored.legacy[i] = `g${record.generation}/${i}`))));
+      let last = -1;
+      texts.forEach((text, i) => {
+        for (const piece of decodeRecord(`${base}${stored.legacy[i]}`, () => parseJson(text) as LegacyPiece[])) {
+          if (piece.window !== last) {
+            const unavailability: { startNs: bigint; durationNs?: bigint } = { startNs: BigInt(piece.startNs) };
+            if (piece.durationNs !== undefined) unavailability.durationNs = BigInt(piece.durationNs);
+            windows.push({ unavailability, machines: [] });
+            last = piece.window;
           }
-          // Parsed JSON: checked as a SQLite file's attributes are (storedMachineAttributes).
-          const { attributes, ...rest } = m;
-          const a = storedMachineAttributes(attributes);
-          into.push(a === undefined ? rest : { ...rest, attributes: a });
+          addMachines((windows[windows.length - 1] as DurableSchedule['windows'][number]).machines, piece.machines);
         }
-      }
+      });
+    } else if (record !== undefined) {
+      const [windowTexts, groupTexts] = await Promise.all([Promise.all(record.windows.map(read)), Promise.all(record.machines.map((g) => Promise.all(g.map(read))))]);
+      windowTexts.forEach((text, i) => {
+        const key = record.windows[i] as string;
+        const times = decodeRecord(base + key, () => windowTimes(text));
+        for (const unavailability of times) windows.push({ unavailability, machines: [] });
+        stored.windows.push({ key, times });
+      });
+      groupTexts.forEach((texts, i) => {
+        const keys = record.machines[i] as string[];
+        const pieces: MachinePiece[] = [];
+        texts.forEach((text, j) => {
+          for (const piece of decodeRecord(base + (keys[j] as string), () => machinePieces(JSON.parse(text)))) {
+            const into = windows[piece.window]?.machines;
+            if (into === undefined) throw new Error(`the registry in etcd has a malformed record at ${base}${keys[j]}: window ${piece.window} is not in the schedule`);
+            const start = into.length;
+            addMachines(into, piece.machines);
+            // The very objects of the schedule, so an unchanged machine is known by identity.
+            const machines = into.slice(start);
+            const last = pieces[pieces.length - 1];
+            if (last?.window === piece.window) last.machines.push(...machines);
+            else pieces.push({ window: piece.window, machines });
+          }
+        });
+        stored.machines.push({ keys, pieces });
+      });
     }
-    this.#generation = generation;
+    const referenced = new Set(storedKeys(stored));
+    let highest = record?.generation ?? 0;
+    for (const k of keys) {
+      const key = k.slice(base.length);
+      if (key === 'current' || referenced.has(key)) continue;
+      this.#orphans.add(key);
+      const g = /^g(\d+)\//.exec(key);
+      if (g !== null) highest = Math.max(highest, Number(g[1]));
+    }
+    this.#nextGeneration = Math.max(this.#nextGeneration, highest + 1);
+    this.#stored = stored;
     this.#schedule = { windows };
     return this.#schedule;
   }
 
   /**
-   * Writes the schedule as a new generation (chunks, several guarded transactions), then makes
-   * it current and drops the old one in one guarded transaction: readers see the old schedule
-   * or the new one, never a mix.
+   * Writes the schedule as a new generation: the chunks that differ from the current ones
+   * (several guarded transactions when large), then `current` naming its chunks, with the
+   * deletion of those no longer named, in one guarded transaction: readers see the old schedule
+   * or the new one, never a mix. After a failure the schedule is read again before the next
+   * write, so nothing is kept or deleted on a guess about what etcd holds.
    */
   async #writeSchedule(schedule: DurableSchedule, alsoOps: readonly IOperation[] = []): Promise<void> {
-    if (this.#generation === undefined) await this.#currentSchedule();
-    const generation = (this.#generation ?? 0) + 1;
-    const chunks: StoredPiece[][] = [[]];
+    if (this.#stored === undefined) await this.#loadSchedule();
+    const old = this.#stored as StoredSchedule;
+    const generation = this.#nextGeneration++;
+    const puts: Array<{ key: string; text: string }> = [];
+    let n = 0;
+    const stored: StoredSchedule = { windows: [], machines: [], legacy: [] };
+    for (let i = 0, c = 0; i < schedule.windows.length; i += WINDOWS_PER_CHUNK, c++) {
+      const times = schedule.windows.slice(i, i + WINDOWS_PER_CHUNK).map((w) => w.unavailability);
+      const was = old.windows[c];
+      if (was !== undefined && sameTimes(was.times, times)) stored.windows.push(was);
+      else {
+        const key = `g${generation}/w${c}`;
+        puts.push({ key, text: windowsJson(times) });
+        stored.windows.push({ key, times });
+      }
+    }
+    // Machine groups by position: MACHINES_PER_CHUNK machines each, a window's machines spanning groups.
+    const groups: MachinePiece[][] = [[]];
     let room = MACHINES_PER_CHUNK;
     schedule.windows.forEach((w, window) => {
-      let machines = w.machines;
-      do {
+      for (let from = 0; from < w.machines.length; ) {
         if (room === 0) {
-          chunks.push([]);
+          groups.push([]);
           room = MACHINES_PER_CHUNK;
         }
-        const take = machines.slice(0, room);
-        machines = machines.slice(take.length);
-        room -= take.length;
-        const piece: StoredPiece = { window, startNs: w.unavailability.startNs, machines: take };
-        if (w.unavailability.durationNs !== undefined) piece.durationNs = w.unavailability.durationNs;
-        (chunks[chunks.length - 1] as StoredPiece[]).push(piece);
-      } while (machines.length > 0);
+        const machines = w.machines.slice(from, from + room);
+        from += machines.length;
+        room -= machines.length;
+        (groups[groups.length - 1] as MachinePiece[]).push({ window, machines });
+      }
     });
-    const texts = chunks.flatMap(chunkTexts);
-    const prefix = `maintenance/g${generation}/`;
-    // A failed attempt at this generation may have left chunks: those this one writes are
-    // overwritten, and any past its count are never read (`current` says how many there are) and
-    // go with the whole generation when the next one becomes current. So no round trip to clear them.
-    const groups: IOperation[][] = [[]];
+    groups.forEach((pieces, c) => {
+      if (pieces.length === 0) return;
+      const was = old.machines[c];
+      if (was !== undefined && samePieces(was.pieces, pieces)) {
+        stored.machines.push(was);
+        return;
+      }
+      const keys = machineChunkTexts(pieces).map((text) => {
+        const key = `g${generation}/${n++}`;
+        puts.push({ key, text });
+        return key;
+      });
+      stored.machines.push({ keys, pieces });
+    });
+    const kept = new Set(storedKeys(stored));
+    const dropKeys = [...new Set([...storedKeys(old), ...this.#orphans])].filter((k) => !kept.has(k));
+    const drop = dropKeys.map((k) => this.#del(`maintenance/${k}`));
+    const record: ScheduleRecord = { format: 2, generation, windows: stored.windows.map((w) => w.key), machines: stored.machines.map((g) => g.keys) };
+    // Chunk transactions by count and bytes, under etcd's request and operation limits.
+    const txns: IOperation[][] = [];
     let bytes = 0;
-    texts.forEach((text, i) => {
-      const size = Buffer.byteLength(text);
-      let group = groups[groups.length - 1] as IOperation[];
-      if (group.length > 0 && (group.length === CHUNKS_PER_TXN || bytes + size > SCHEDULE_TXN_BYTES)) {
-        groups.push((group = []));
+    for (const p of puts) {
+      const size = Buffer.byteLength(p.text);
+      let txn = txns[txns.length - 1];
+      if (txn === undefined || txn.length === CHUNKS_PER_TXN || bytes + size > SCHEDULE_TXN_BYTES) {
+        txns.push((txn = []));
         bytes = 0;
       }
-      group.push(this.#client.put(`${this.#p}${prefix}${i}`).value(text));
+      txn.push(this.#putText(`maintenance/${p.key}`, p.text));
       bytes += size;
-    });
-    const old = this.#generation ?? 0;
-    const makeCurrent = [this.#put('maintenance/current', { generation, chunks: texts.length }), this.#client.delete().prefix(`${this.#p}maintenance/g${old}/`), ...alsoOps];
-    if (groups.length === 1) {
-      // The whole schedule in one transaction (up to CHUNKS_PER_TXN chunks): made current in it.
-      await this.#txnIf([], [...(groups[0] as IOperation[]), ...makeCurrent]);
-    } else {
-      // The chunk transactions are independent (nothing reads a generation before it is
-      // current): sent together, they cost one round trip to etcd instead of one each.
-      await Promise.all(groups.map((g) => this.#txnIf([], g)));
-      await this.#txnIf([], makeCurrent);
     }
-    this.#generation = generation;
+    const makeCurrent = [this.#putText('maintenance/current', JSON.stringify(record)), ...alsoOps];
+    // Deletions ride with `current` while the transaction stays under etcd's operation limit; the rest follow it.
+    const inline = txns.length <= 1 && (txns[0]?.length ?? 0) + makeCurrent.length + drop.length <= MAX_OPS;
+    try {
+      if (txns.length <= 1) {
+        // Small changes (up to CHUNKS_PER_TXN chunks): made current in the same transaction.
+        await this.#txnIf([], [...(txns[0] ?? []), ...makeCurrent, ...(inline ? drop : [])]);
+      } else {
+        // The chunk transactions are independent (nothing reads a generation before it is
+        // current): sent together, they cost one round trip to etcd instead of one each.
+        const sent = await Promise.allSettled(txns.map((t) => this.#txnIf([], t)));
+        const failed = sent.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed !== undefined) throw failed.reason;
+        await this.#txnIf([], makeCurrent);
+      }
+    } catch (e) {
+      // Whether `current` moved is not known: read it again before the next write.
+      this.#stored = undefined;
+      this.#schedule = undefined;
+      throw e;
+    }
+    this.#stored = stored;
     this.#schedule = schedule;
+    this.#orphans.clear();
+    // No longer referenced: a failure here leaves keys nothing reads, for the next generation to delete.
+    for (let i = inline ? drop.length : 0; i < drop.length; i += MAX_OPS) {
+      try {
+        await this.#txnIf([], drop.slice(i, i + MAX_OPS));
+      } catch {
+        for (const k of dropKeys.slice(i)) this.#orphans.add(k);
+        break;
+      }
+    }
   }
 
   // ---- Maintenance plans, in chunks -------------------------------------------------------------

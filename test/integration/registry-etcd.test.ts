@@ -159,29 +159,109 @@ if (skip !== undefined) {
       }
     });
 
-    test('schedule chunks a failed write left are never read, and go with their generation; a small schedule is one transaction', async () => {
+    test('schedule chunks a failed write left are never read, and the next generation deletes them; a small schedule is one transaction', async () => {
       const p = '/schedule-leftovers/registry/';
       const machine = (i: number): { key: string; id: { hostname: string }; mode: 'DRAINING' } => ({ key: `h${i}`, id: { hostname: `host-${i}` }, mode: 'DRAINING' });
+      const first = new EtcdRegistry(client, '/schedule-leftovers');
+      await first.recover();
+      await first.updateSchedule({ windows: [{ unavailability: { startNs: 1n }, machines: [machine(1)] }] });
+      await first.close();
+      // A master that died during its next update, after some chunks of generation 2, before `current`.
+      for (const i of ['0', '1', 'w0', '7']) await client.put(`${p}maintenance/g2/${i}`).value('half-written').exec();
       const r = new EtcdRegistry(client, '/schedule-leftovers');
-      await r.recover();
-      await r.updateSchedule({ windows: [{ unavailability: { startNs: 1n }, machines: [machine(1)] }] });
-      // An update that died after some chunks of generation 2 (more than the next write has), before `current`.
-      for (const i of [0, 1, 7]) await client.put(`${p}maintenance/g2/${i}`).value('half-written').exec();
-      const before = (await new EtcdRegistry(client, '/schedule-leftovers').recover()).maintenance;
+      const before = (await r.recover()).maintenance;
       assert.deepEqual(before.windows.map((w) => w.machines.map((m) => m.key)), [['h1']]);
       const revision = BigInt((await client.get(`${p}maintenance/current`).exec()).header.revision);
       await r.updateSchedule({ windows: [{ unavailability: { startNs: 2n }, machines: [machine(2), machine(3)] }] });
-      // One transaction: the chunk and `current` have the same mod revision, one past the read above.
-      const [chunk, current] = await Promise.all([client.get(`${p}maintenance/g2/0`).exec(), client.get(`${p}maintenance/current`).exec()]);
-      assert.equal(chunk.kvs[0]?.mod_revision, current.kvs[0]?.mod_revision);
-      assert.equal(BigInt(current.kvs[0]?.mod_revision ?? 0), revision + 1n);
+      // One transaction: the new chunks, `current`, and the deletion of what it no longer names.
+      const current = JSON.parse((await client.get(`${p}maintenance/current`).string()) ?? '{}') as { generation: number; windows: string[]; machines: string[][] };
+      assert.ok(current.generation > 2, `generation ${current.generation} is past the leftovers'`);
+      const keys = (await client.getAll().prefix(`${p}maintenance/`).keys()).sort();
+      assert.deepEqual(keys, [`${p}maintenance/current`, ...[...current.windows, ...current.machines.flat()].map((k) => `${p}maintenance/${k}`)].sort());
+      const revisions = await Promise.all(keys.map(async (k) => BigInt((await client.get(k).exec()).kvs[0]?.mod_revision ?? 0)));
+      assert.deepEqual(revisions, keys.map(() => revision + 1n));
+      // ...and nothing after it: the leftovers went in that transaction too.
+      assert.equal(BigInt((await client.get(`${p}maintenance/current`).exec()).header.revision), revision + 1n);
       const after = (await new EtcdRegistry(client, '/schedule-leftovers').recover()).maintenance;
       assert.deepEqual(after.windows.map((w) => w.machines.map((m) => m.key)), [['h2', 'h3']]);
-      // Generation 2's leftovers past its count stay unread until generation 3 drops the whole generation.
-      assert.deepEqual((await client.getAll().prefix(`${p}maintenance/g`).keys()).sort(), [`${p}maintenance/g2/0`, `${p}maintenance/g2/1`, `${p}maintenance/g2/7`]);
-      await r.startMaintenance(['h2']);
-      assert.deepEqual(await client.getAll().prefix(`${p}maintenance/g`).keys(), [`${p}maintenance/g3/0`]);
+      assert.deepEqual(after.windows.map((w) => w.unavailability), [{ startNs: 2n }]);
       await r.close();
+    });
+
+    test('a new generation writes only the chunks that changed: moved windows write their times, DOWN and UP the groups of those machines', async () => {
+      const p = '/schedule-incremental/registry/maintenance/';
+      const machines = Array.from({ length: 5_000 }, (_, i) => ({ key: `h${i}`, id: { hostname: `host-${i}` }, mode: 'DRAINING' as const }));
+      const windows = (start: bigint) => Array.from({ length: 50 }, (_, w) => ({ unavailability: { startNs: start + BigInt(w), durationNs: 3_600n }, machines: machines.slice(w * 100, w * 100 + 100) }));
+      const r = new EtcdRegistry(client, '/schedule-incremental');
+      await r.recover();
+      await r.updateSchedule({ windows: windows(1_000n) });
+      const chunks = async (): Promise<Map<string, bigint>> => {
+        const all = await client.getAll().prefix(p).exec();
+        return new Map(all.kvs.map((kv) => [kv.key.toString().slice(p.length), BigInt(kv.mod_revision)]));
+      };
+      const changed = (a: Map<string, bigint>, b: Map<string, bigint>): string[] => [...b].filter(([k, rev]) => a.get(k) !== rev).map(([k]) => k).sort();
+      const one = await chunks();
+      assert.equal(one.size, 1 + 1 + 5, [...one.keys()].join(' ')); // current, one window chunk, five groups of 1,000
+      // Every window moved by an hour: the machines' chunks stay as they are.
+      await r.updateSchedule({ windows: windows(3_601_000n) });
+      const two = await chunks();
+      const moved = changed(one, two);
+      assert.equal(moved.length, 2, moved.join(' '));
+      assert.ok(moved.includes('current') && moved.some((k) => /\/w0$/.test(k)), moved.join(' '));
+      // Two machines DOWN, in the first and fourth groups: those two groups are written again, nothing else.
+      await r.startMaintenance(['h10', 'h3500']);
+      const three = await chunks();
+      const down = changed(two, three).filter((k) => k !== 'current');
+      assert.equal(down.length, 2, down.join(' '));
+      assert.equal(three.size, two.size, 'the replaced chunks are deleted');
+      // UP: both machines leave the schedule; every group from the first on moves up by one or two machines.
+      await r.stopMaintenance(['h10', 'h3500']);
+      const back = (await new EtcdRegistry(client, '/schedule-incremental').recover()).maintenance;
+      assert.equal(back.windows.length, 50);
+      assert.deepEqual(back.windows[0]?.unavailability, { startNs: 3_601_000n, durationNs: 3_600n });
+      assert.deepEqual(back.windows.map((w) => w.machines.length), windows(0n).map((_w, i) => (i === 0 || i === 35 ? 99 : 100)));
+      assert.ok(back.windows.every((w) => w.machines.every((m) => m.mode === 'DRAINING')));
+      const live = await chunks();
+      const record = JSON.parse((await client.get(`${p}current`).string()) ?? '{}') as { windows: string[]; machines: string[][] };
+      assert.deepEqual([...live.keys()].sort(), ['current', ...record.windows, ...record.machines.flat()].sort());
+      await r.close();
+    });
+
+    test('a schedule written in the first format (chunks of whole windows with their times) is read, and replaced by the next generation', async () => {
+      const p = '/schedule-v1/registry/maintenance/';
+      const m = (i: number, mode = 'DRAINING'): string => `{"key":"h${i}","id":{"hostname":"host-${i}"},"mode":"${mode}"}`;
+      await client.put(`${p}g4/0`).value(`[{"window":0,"startNs":1443830400000000001,"machines":[${m(1)},${m(2, 'DOWN')}],"durationNs":3600000000000},{"window":1,"startNs":5,"machines":[${m(3)}]}]`).exec();
+      await client.put(`${p}g4/1`).value(`[{"window":1,"startNs":5,"machines":[${m(4)}]}]`).exec();
+      await client.put(`${p}current`).value('{"generation":4,"chunks":2}').exec();
+      const r = new EtcdRegistry(client, '/schedule-v1');
+      const read = (await r.recover()).maintenance;
+      assert.deepEqual(read, {
+        windows: [
+          { unavailability: { startNs: 1_443_830_400_000_000_001n, durationNs: 3_600_000_000_000n }, machines: [{ key: 'h1', id: { hostname: 'host-1' }, mode: 'DRAINING' }, { key: 'h2', id: { hostname: 'host-2' }, mode: 'DOWN' }] },
+          { unavailability: { startNs: 5n }, machines: [3, 4].map((i) => ({ key: `h${i}`, id: { hostname: `host-${i}` }, mode: 'DRAINING' })) },
+        ],
+      });
+      await r.startMaintenance(['h3']);
+      const keys = await client.getAll().prefix(p).keys();
+      assert.ok(keys.every((k) => !k.startsWith(`${p}g4/`)), keys.join(' '));
+      const back = (await new EtcdRegistry(client, '/schedule-v1').recover()).maintenance;
+      assert.deepEqual(back.windows.map((w) => w.machines.map((x) => `${x.key}:${x.mode}`)), [['h1:DRAINING', 'h2:DOWN'], ['h3:DOWN', 'h4:DRAINING']]);
+      assert.deepEqual(back.windows[0]?.unavailability, read.windows[0]?.unavailability);
+      await r.close();
+    });
+
+    test('a malformed schedule record or chunk stops the recovery with its key named', async () => {
+      const cases: Array<[Record<string, string>, RegExp]> = [
+        [{ current: '{"format":3,"generation":1}' }, /malformed record at \/bad-schedule-1\/registry\/maintenance\/current: format 3/],
+        [{ current: '{"format":2,"generation":1,"windows":["g1/w0"],"machines":[["../x"]]}' }, /maintenance\/current: machines is not a list/],
+        [{ current: '{"format":2,"generation":1,"windows":["g1/w0"],"machines":[["g1/0"]]}', 'g1/w0': '[{"startNs":1}]', 'g1/0': '[{"window":3,"machines":[]}]' }, /maintenance\/g1\/0: window 3 is not in the schedule/],
+        [{ current: '{"format":2,"generation":1,"windows":["g1/w0"],"machines":[["g1/0"]]}', 'g1/w0': '[{"startNs":1}]', 'g1/0': '[{"window":0,"machines":[{"key":"h"}]}]' }, /maintenance\/g1\/0: a machine without its key, id or mode/],
+        [{ current: '{"format":2,"generation":1,"windows":["g1/w0"],"machines":[]}' }, /missing chunk g1\/w0/],
+      ];
+      for (const [i, [kvs, problem]] of cases.entries()) {
+        for (const [k, v] of Object.entries(kvs)) await client.put(`/bad-schedule-${i + 1}/registry/maintenance/${k}`).value(v).exec();
+        await assert.rejects(new EtcdRegistry(client, `/bad-schedule-${i + 1}`).recover(), problem);
+      }
     });
 
     test('a schedule of 50,000 machines fits: written as chunks, made current in one transaction', async () => {
@@ -196,9 +276,12 @@ if (skip !== undefined) {
       assert.equal(back.windows[1]?.machines.length, 20_000);
       assert.equal(back.windows[0]?.unavailability.startNs, 1_443_830_400_000_000_001n);
       assert.deepEqual([back.windows[0]?.machines[1]?.mode, back.windows[1]?.machines.at(-1)?.mode, back.windows[0]?.machines[2]?.mode], ['DOWN', 'DOWN', 'DRAINING']);
-      // Only the current generation is kept.
-      const keys = await client.getAll().prefix('/big/registry/maintenance/').keys();
-      assert.ok(keys.every((k) => k === '/big/registry/maintenance/current' || k.startsWith('/big/registry/maintenance/g2/')), keys.slice(0, 5).join(', '));
+      // Only what `current` names is kept: DOWN wrote the two groups holding those machines again.
+      const keys = (await client.getAll().prefix('/big/registry/maintenance/').keys()).map((k) => k.slice('/big/registry/maintenance/'.length));
+      const record = JSON.parse((await client.get('/big/registry/maintenance/current').string()) ?? '{}') as { windows: string[]; machines: string[][] };
+      assert.deepEqual(keys.sort(), ['current', ...record.windows, ...record.machines.flat()].sort());
+      assert.equal(record.machines.length, 50);
+      assert.deepEqual(keys.filter((k) => k.startsWith('g2/')).length, 2, keys.join(' '));
       await r.close();
     });
 

@@ -294,28 +294,21 @@ describe('SQLite registry specifics', () => {
 });
 
 describe('etcd schedule chunks', () => {
-  test('storedPiecesJson writes what stringifyJson writes, byte for byte', async () => {
-    const { storedPiecesJson } = await import('../../master/registry/etcd.js');
+  test('a window chunk is what stringifyJson writes for the times, byte for byte, and reads back exactly; a bad one is refused', async () => {
+    const { windowsJson, windowTimes } = await import('../../master/registry/etcd.js');
     const { stringifyJson } = await import('../../shared/json.js');
-    const machines = [
-      { key: 'ha\u0000i10.0.0.1', id: { hostname: 'A', ip: '10.0.0.1' }, mode: 'DRAINING' as const },
-      { key: 'h\u00e9\\"\u0000-', id: { hostname: '\u00e9\\"\u2028' }, mode: 'DOWN' as const },
-      { key: '-\u0000i1.1.1.1', id: { ip: '1.1.1.1' }, mode: 'DRAINING' as const },
-    ];
     const cases = [
       [],
-      [{ window: 0, startNs: 1443830400000000001n, machines }],
-      [{ window: 3, startNs: -9223372036854775808n, machines: machines.slice(1), durationNs: 9223372036854775807n }, { window: 4, startNs: 0n, machines: [], durationNs: 0n }],
+      [{ startNs: 1443830400000000001n }],
+      [{ startNs: -9223372036854775808n, durationNs: 9223372036854775807n }, { startNs: 0n, durationNs: 0n }, { startNs: 5n }],
     ];
-    for (const pieces of cases) {
-      const built = pieces.map((p) => {
-        // As the registry builds them: durationNs set after the machines.
-        const piece: { window: number; startNs: bigint; machines: typeof machines; durationNs?: bigint } = { window: p.window, startNs: p.startNs, machines: p.machines };
-        if ('durationNs' in p) piece.durationNs = p.durationNs;
-        return piece;
-      });
-      assert.equal(storedPiecesJson(built), stringifyJson(built));
+    for (const times of cases) {
+      assert.equal(windowsJson(times), stringifyJson(times));
+      assert.deepEqual(windowTimes(windowsJson(times)), times);
     }
+    assert.throws(() => windowTimes('{"startNs":1}'), /not a list of window times/);
+    assert.throws(() => windowTimes('[{"startNs":"soon"}]'), /"soon" is not a time in nanoseconds/);
+    assert.throws(() => windowTimes('[{"durationNs":1}]'), /"undefined" is not a time/);
   });
 });
 
@@ -339,6 +332,31 @@ describe('SQLite schedule rows after a schedule write that fails half-way', () =
     const again = openSqliteRegistry(dir);
     assert.deepEqual((await again.recover()).maintenance, next);
     await again.close();
+  });
+});
+
+describe('SQLite schedule rows when a schedule names other machines', () => {
+  test('whether more rows leave than stay or fewer, the file equals each schedule written, modes and attributes included', async (t) => {
+    const dir = tempDir(t, 'drydock-registry-');
+    const r = openSqliteRegistry(dir);
+    t.after(() => void r.close());
+    const m = (i: number, mode: 'DRAINING' | 'DOWN' = 'DRAINING') => ({ key: `k${i}`, id: { hostname: `h${i}` }, mode, ...(i % 3 === 0 ? { attributes: { rack: `r${i % 2}` } } : {}) });
+    const range = (from: number, to: number, down: readonly number[] = []) => Array.from({ length: to - from }, (_, i) => m(from + i, down.includes(from + i) ? 'DOWN' : 'DRAINING'));
+    const schedules: DurableSchedule[] = [
+      { windows: [{ unavailability: { startNs: 1n }, machines: range(0, 10, [4]) }] },
+      // 3 stay (one of them DOWN, one moved to another window), 7 leave, 20 come: more leave than stay.
+      { windows: [{ unavailability: { startNs: 2n }, machines: [...range(7, 9), ...range(10, 30)] }, { unavailability: { startNs: 3n, durationNs: 4n }, machines: [m(4, 'DOWN')] }] },
+      // 22 stay, one leaves, two come: fewer leave than stay.
+      { windows: [{ unavailability: { startNs: 3n, durationNs: 4n }, machines: [m(4, 'DOWN'), ...range(30, 32)] }, { unavailability: { startNs: 2n }, machines: [...range(7, 9, [8]), ...range(11, 30)] }] },
+      // Every machine replaced.
+      { windows: [{ unavailability: { startNs: 5n }, machines: range(100, 140) }] },
+    ];
+    for (const [i, schedule] of schedules.entries()) {
+      await r.updateSchedule(schedule);
+      const check = openSqliteRegistry(dir);
+      assert.deepEqual((await check.recover()).maintenance, schedule, `schedule ${i}`);
+      await check.close();
+    }
   });
 });
 
