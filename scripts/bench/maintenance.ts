@@ -28,6 +28,11 @@ export interface MaintenanceOptions {
   masterFlags?: () => readonly string[];
   /** Run the master with `--cpu-prof --cpu-prof-dir=DIR` (one .cpuprofile per master). Default: no profile. */
   cpuProfDir?: string;
+  /**
+   * Every update names other machines (two sets taking turns), so the registry replaces every
+   * machine's record. Default: the same machines each time, every window moved by an hour.
+   */
+  replace?: boolean;
 }
 
 /** Issue 15: the update, durable, at most this many times the raw SQLite transaction of the same rows. */
@@ -44,12 +49,15 @@ export function machineIp(k: number): string {
   return `10.${(k >>> 16) & 255}.${(k >>> 8) & 255}.${k & 255}`;
 }
 
-/** A schedule of `machines` machines `m-1`..`m-N`, `perWindow` per window, window w starting at start + w hours. Pure. */
-export function benchSchedule(machines: number, perWindow: number, startNs: bigint): { windows: Array<{ machine_ids: Array<{ hostname: string; ip: string }>; unavailability: { start: { nanoseconds: bigint }; duration: { nanoseconds: bigint } } }> } {
+/**
+ * A schedule of `machines` machines `m-1`..`m-N` (`m-(1+offset)`.. with an offset), `perWindow`
+ * per window, window w starting at start + w hours. Pure.
+ */
+export function benchSchedule(machines: number, perWindow: number, startNs: bigint, offset = 0): { windows: Array<{ machine_ids: Array<{ hostname: string; ip: string }>; unavailability: { start: { nanoseconds: bigint }; duration: { nanoseconds: bigint } } }> } {
   const windows = [];
   for (let first = 1, w = 0; first <= machines; first += perWindow, w++) {
     const ids = [];
-    for (let k = first; k < first + perWindow && k <= machines; k++) ids.push({ hostname: `m-${k}`, ip: machineIp(k) });
+    for (let k = first; k < first + perWindow && k <= machines; k++) ids.push({ hostname: `m-${k + offset}`, ip: machineIp(k + offset) });
     windows.push({ machine_ids: ids, unavailability: { start: { nanoseconds: startNs + BigInt(w) * HOUR_NS }, duration: { nanoseconds: HOUR_NS } } });
   }
   return { windows };
@@ -120,7 +128,7 @@ export async function runMaintenance(opts: MaintenanceOptions): Promise<BenchRes
     const samples: number[] = [];
     let bodyBytes = 0;
     for (let r = -WARMUPS; r < opts.repeats; r++) {
-      const schedule = benchSchedule(opts.machines, opts.perWindow, baseNs + BigInt(r) * HOUR_NS);
+      const schedule = benchSchedule(opts.machines, opts.perWindow, baseNs + BigInt(r) * HOUR_NS, opts.replace === true && r % 2 !== 0 ? opts.machines : 0);
       const body = stringifyJson({ type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule } });
       bodyBytes = Buffer.byteLength(body);
       const res = await timedCall(master.url, body);
@@ -130,7 +138,7 @@ export async function runMaintenance(opts: MaintenanceOptions): Promise<BenchRes
     const med = median(samples);
     rows.push({
       benchmark: name,
-      metric: `UPDATE_MAINTENANCE_SCHEDULE ${opts.machines.toLocaleString('en-US')} machines / ${windows.toLocaleString('en-US')} windows, to 200 (median of ${opts.repeats})`,
+      metric: `UPDATE_MAINTENANCE_SCHEDULE ${opts.machines.toLocaleString('en-US')} machines / ${windows.toLocaleString('en-US')} windows${opts.replace === true ? ', every machine replaced' : ''}, to 200 (median of ${opts.repeats})`,
       value: med,
       unit: 'ms',
       ...against('raw SQLite txn, same rows (WAL, FULL)', median(floor), med),

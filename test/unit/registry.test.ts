@@ -350,6 +350,8 @@ describe('SQLite schedule rows when a schedule names other machines', () => {
       { windows: [{ unavailability: { startNs: 3n, durationNs: 4n }, machines: [m(4, 'DOWN'), ...range(30, 32)] }, { unavailability: { startNs: 2n }, machines: [...range(7, 9, [8]), ...range(11, 30)] }] },
       // Every machine replaced.
       { windows: [{ unavailability: { startNs: 5n }, machines: range(100, 140) }] },
+      // Mostly new machines, but none leaves: every one stays in place, one goes DOWN.
+      { windows: [{ unavailability: { startNs: 5n }, machines: range(60, 100) }, { unavailability: { startNs: 6n }, machines: range(100, 200, [120]) }] },
     ];
     for (const [i, schedule] of schedules.entries()) {
       await r.updateSchedule(schedule);
