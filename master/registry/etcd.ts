@@ -146,6 +146,12 @@ interface ScheduleRecord {
   generation: number;
   windows: string[];
   machines: string[][];
+  /**
+   * Always 1, for a master of the first format, which knows no `format` and reads chunks
+   * g<generation>/0..chunks-1 as windows with their times: it then stops at a missing chunk,
+   * or at one without times, instead of taking the schedule for empty.
+   */
+  chunks: 1;
 }
 
 /** The current schedule's chunks as this master knows them: what the next generation can keep. */
@@ -819,7 +825,7 @@ export class EtcdRegistry implements Registry {
     const kept = new Set(storedKeys(stored));
     const dropKeys = [...new Set([...storedKeys(old), ...this.#orphans])].filter((k) => !kept.has(k));
     const drop = dropKeys.map((k) => this.#del(`maintenance/${k}`));
-    const record: ScheduleRecord = { format: 2, generation, windows: stored.windows.map((w) => w.key), machines: stored.machines.map((g) => g.keys) };
+    const record: ScheduleRecord = { format: 2, generation, windows: stored.windows.map((w) => w.key), machines: stored.machines.map((g) => g.keys), chunks: 1 };
     // Chunk transactions by count and bytes, under etcd's request and operation limits.
     const txns: IOperation[][] = [];
     let bytes = 0;

@@ -174,8 +174,12 @@ if (skip !== undefined) {
       const revision = BigInt((await client.get(`${p}maintenance/current`).exec()).header.revision);
       await r.updateSchedule({ windows: [{ unavailability: { startNs: 2n }, machines: [machine(2), machine(3)] }] });
       // One transaction: the new chunks, `current`, and the deletion of what it no longer names.
-      const current = JSON.parse((await client.get(`${p}maintenance/current`).string()) ?? '{}') as { generation: number; windows: string[]; machines: string[][] };
+      const current = JSON.parse((await client.get(`${p}maintenance/current`).string()) ?? '{}') as { generation: number; windows: string[]; machines: string[][]; chunks: number };
       assert.ok(current.generation > 2, `generation ${current.generation} is past the leftovers'`);
+      // A master of the first format reads g<generation>/0 as windows with their times: it finds none there, and stops.
+      assert.equal(current.chunks, 1);
+      const chunk0 = await client.get(`${p}maintenance/g${current.generation}/0`).string();
+      assert.ok(chunk0 === null || !chunk0.includes('startNs'), chunk0 ?? '');
       const keys = (await client.getAll().prefix(`${p}maintenance/`).keys()).sort();
       assert.deepEqual(keys, [`${p}maintenance/current`, ...[...current.windows, ...current.machines.flat()].map((k) => `${p}maintenance/${k}`)].sort());
       const revisions = await Promise.all(keys.map(async (k) => BigInt((await client.get(k).exec()).kvs[0]?.mod_revision ?? 0)));
