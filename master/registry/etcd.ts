@@ -282,7 +282,7 @@ export class EtcdRegistry implements Registry {
   #closed = false;
   /** The schedule as last read or written: DOWN and UP change modes in it and write a new generation. */
   #schedule: DurableSchedule | undefined;
-  /** The chunks of #schedule: what the next generation keeps. Undefined until read, and after a failed write (read again then). */
+  /** The chunks of #schedule: what the next generation keeps. Set and cleared with #schedule (a failed write clears both: read again then). */
   #stored: StoredSchedule | undefined;
   /** The next generation's number: past every generation seen in etcd, and never used twice by this master. */
   #nextGeneration = 1;
@@ -694,7 +694,7 @@ export class EtcdRegistry implements Registry {
   }
 
   async #currentSchedule(): Promise<DurableSchedule> {
-    return this.#schedule !== undefined && this.#stored !== undefined ? this.#schedule : this.#loadSchedule();
+    return this.#schedule ?? this.#loadSchedule();
   }
 
   /**
@@ -738,19 +738,21 @@ export class EtcdRegistry implements Registry {
       groupTexts.forEach((texts, i) => {
         const keys = record.machines[i] as string[];
         const pieces: MachinePiece[] = [];
-        texts.forEach((text, j) => {
-          for (const piece of decodeRecord(base + (keys[j] as string), () => machinePieces(JSON.parse(text)))) {
-            const into = windows[piece.window]?.machines;
-            if (into === undefined) throw new Error(`the registry in etcd has a malformed record at ${base}${keys[j]}: window ${piece.window} is not in the schedule`);
-            const start = into.length;
-            addMachines(into, piece.machines);
-            // The very objects of the schedule, so an unchanged machine is known by identity.
-            const machines = into.slice(start);
-            const last = pieces[pieces.length - 1];
-            if (last?.window === piece.window) last.machines.push(...machines);
-            else pieces.push({ window: piece.window, machines });
-          }
-        });
+        texts.forEach((text, j) =>
+          decodeRecord(base + (keys[j] as string), () => {
+            for (const piece of machinePieces(JSON.parse(text))) {
+              const into = windows[piece.window]?.machines;
+              if (into === undefined) throw new Error(`window ${piece.window} is not in the schedule`);
+              const start = into.length;
+              addMachines(into, piece.machines);
+              // The very objects of the schedule, so an unchanged machine is known by identity.
+              const machines = into.slice(start);
+              const last = pieces[pieces.length - 1];
+              if (last?.window === piece.window) last.machines.push(...machines);
+              else pieces.push({ window: piece.window, machines });
+            }
+          }),
+        );
         stored.machines.push({ keys, pieces });
       });
     }
