@@ -88,7 +88,7 @@ interface ScheduleRows {
  * spread evenly, say so without looking every machine up; only when most of those are new is
  * every machine counted.
  */
-function moreLeaveThanStay(rows: ReadonlyMap<string, unknown>, windows: DurableSchedule['windows']): boolean {
+export function moreLeaveThanStay(rows: ReadonlyMap<string, unknown>, windows: DurableSchedule['windows']): boolean {
   if (rows.size === 0) return false;
   let total = 0;
   for (const w of windows) total += w.machines.length;

@@ -336,6 +336,23 @@ describe('SQLite schedule rows after a schedule write that fails half-way', () =
 });
 
 describe('SQLite schedule rows when a schedule names other machines', () => {
+  test('the rows are cleared at once only when more would leave than stay', async () => {
+    const { moreLeaveThanStay } = await import('../../master/registry/sqlite.js');
+    const keys = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => ({ key: `k${from + i}`, id: {}, mode: 'DRAINING' as const }));
+    const rows = (from: number, to: number) => new Map(keys(from, to).map((m) => [m.key, true]));
+    const cases: Array<[string, Map<string, boolean>, DurableSchedule['windows'], boolean]> = [
+      ['no rows yet', rows(0, 0), [{ unavailability: { startNs: 1n }, machines: keys(0, 100) }], false],
+      ['the same machines', rows(0, 1000), [{ unavailability: { startNs: 1n }, machines: keys(0, 500) }, { unavailability: { startNs: 2n }, machines: keys(500, 1000) }], false],
+      ['every machine replaced', rows(0, 1000), [{ unavailability: { startNs: 1n }, machines: keys(1000, 2000) }], true],
+      ['mostly new, none leaving', rows(0, 100), [{ unavailability: { startNs: 1n }, machines: keys(0, 1000) }], false],
+      ['mostly new, more leaving than staying', rows(0, 100), [{ unavailability: { startNs: 1n }, machines: [...keys(0, 40), ...keys(100, 1000)] }], true],
+      ['half leaving, half staying', rows(0, 100), [{ unavailability: { startNs: 1n }, machines: [...keys(50, 100), ...keys(100, 1000)] }], false],
+      ['few sampled new although most leave', rows(0, 1000), [{ unavailability: { startNs: 1n }, machines: keys(0, 400) }], false],
+      ['an empty schedule', rows(0, 10), [], false],
+    ];
+    for (const [name, r, windows, want] of cases) assert.equal(moreLeaveThanStay(r, windows), want, name);
+  });
+
   test('whether more rows leave than stay or fewer, the file equals each schedule written, modes and attributes included', async (t) => {
     const dir = tempDir(t, 'drydock-registry-');
     const r = openSqliteRegistry(dir);
