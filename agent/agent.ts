@@ -21,6 +21,7 @@ import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
 import { Supervisor } from './supervisor.js';
 import { LaunchServer } from './launch-server.js';
+import { Signaller } from './signaller.js';
 import { TASK_NICE } from './launcher.js';
 import { setPriority } from 'node:os';
 import { groupUsage } from './usage.js';
@@ -72,6 +73,7 @@ export class Agent {
   readonly #streams: StatusUpdateStreams;
   readonly #supervisor: Supervisor;
   readonly #launchServer: LaunchServer;
+  readonly #signaller: Signaller;
   readonly #session: Session;
   readonly #api: AgentApi;
   readonly #metrics: AgentMetrics;
@@ -107,6 +109,7 @@ export class Agent {
       send: (frameworkId, status) => this.#sendUpdate(frameworkId, status),
     });
     this.#launchServer = new LaunchServer(deps.log.child({ component: 'launcher' }));
+    this.#signaller = new Signaller(deps.log.child({ component: 'signaller' }));
     this.#supervisor = new Supervisor({
       checkpoint: this.#checkpoint,
       streams: this.#streams,
@@ -117,6 +120,7 @@ export class Agent {
       draining: () => this.#drain?.config,
       instruments: instruments.supervisor,
       launch: (spec) => this.#launchServer.launch(spec),
+      signal: (pgid, signal) => this.#signaller.signal(pgid, signal),
     });
     // Several masters (a list, or etcd://): find the leader at every connect.
     const spec = parseMasterSpec(config.master);
@@ -236,6 +240,8 @@ export class Agent {
       this.#leaveDrainIfDone();
     }
     this.#launchServer.start();
+    // Real-time signals are part of running above the tasks: --priority_boost=0 turns both off.
+    if (this.config.priorityBoost > 0) this.#signaller.start();
     this.#raisePriority();
     this.#lifecycle = 'running';
     this.#session.start();
@@ -267,6 +273,7 @@ export class Agent {
     this.#session.close();
     this.#supervisor.close();
     this.#launchServer.close();
+    this.#signaller.close();
     this.#checkpoint.close();
     this.#streams.pause();
     await this.#api.close();

@@ -41,6 +41,24 @@
  * Each reply is one line shorter than PIPE_BUF, written with one write(2), so the lines of the
  * server and of its launchers never interleave. The server exits when its stdin closes (the
  * agent is gone); its launchers and their tasks live on, as they do when the agent started them.
+ *
+ *   drydock-launch --signal
+ *
+ * The agent's signaller: sends the signals of the agent's kills, a batch per line of its stdin,
+ * from a process that runs SCHED_FIFO when it may. A signal wakes its task; at the agent's own
+ * (normal) scheduling class the woken tasks take the CPU from the agent between its kill(2)s,
+ * and on a busy machine a drain's 100 SIGTERMs went out over 20 to 90 ms instead of about 1
+ * (measured with the kernel's signal_generate tracepoint, 2 cores). A real-time process is not
+ * preempted by them. It does nothing else, so it cannot hold a CPU for long. Protocol:
+ *
+ *   first line (stdout): "R fifo"                  it runs SCHED_FIFO
+ *                        "R other REASON"          it may not (the agent then signals itself)
+ *   request (stdin):     "SIG PGID SIG PGID ...\n" kill(-PGID, SIG) for each pair, in order
+ *   reply (stdout):      "D\n"                     per request line, once it was carried out
+ *                        "X MESSAGE\n"             a malformed line (nothing of it was sent)
+ *
+ * A group of 1 or less, the signaller's own group, or a signal outside 1..64 makes the line
+ * malformed. It exits when its stdin closes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -559,6 +578,82 @@ static int serve(void) {
   }
 }
 
+/*
+ * One request line of the signaller: pairs of decimal numbers. Every pair is checked before any
+ * signal goes out. Returns NULL when the line was carried out, else what is wrong with it.
+ */
+#define MAX_PAIRS 4096
+static const char *signal_line(char *line) {
+  static int sigs[MAX_PAIRS];
+  static pid_t groups[MAX_PAIRS];
+  int n = 0;
+  pid_t own = getpgrp();
+  char *pos = line;
+  for (;;) {
+    while (*pos == ' ') pos++;
+    if (*pos == '\0') break;
+    if (n == MAX_PAIRS) return "too many signals in one line";
+    char *end;
+    errno = 0;
+    long sig = strtol(pos, &end, 10);
+    if (end != pos && *end == '\0' && errno == 0) return "a signal without a process group";
+    if (end == pos || *end != ' ' || errno != 0 || sig < 1 || sig > 64) return "bad signal number";
+    pos = end;
+    while (*pos == ' ') pos++;
+    long pgid = strtol(pos, &end, 10);
+    if (end == pos || (*end != ' ' && *end != '\0') || errno != 0 || pgid <= 1 || pgid > 0x3fffffff) return "bad process group";
+    if ((pid_t)pgid == own) return "refusing to signal the signaller's own group";
+    pos = end;
+    sigs[n] = (int)sig;
+    groups[n] = (pid_t)pgid;
+    n++;
+  }
+  if (n == 0) return "empty line";
+  /* A group already gone (ESRCH) is not an error: the task ended before its signal. */
+  for (int i = 0; i < n; i++) kill(-groups[i], sigs[i]);
+  return NULL;
+}
+
+static int signaller(void) {
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGINT, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  struct sched_param param = {.sched_priority = 1};
+  if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0) reply(1, "R fifo");
+  else reply(1, "R other %s", strerror(errno));
+  size_t cap = 1 << 16, have = 0;
+  char *buf = malloc(cap);
+  if (buf == NULL) return 1;
+  int skipping = 0; /* inside a line longer than the buffer: dropped up to its end */
+  for (;;) {
+    ssize_t n = read(0, buf + have, cap - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 0; /* the agent is gone */
+    have += (size_t)n;
+    size_t used = 0;
+    char *nl;
+    while ((nl = memchr(buf + used, '\n', have - used)) != NULL) {
+      *nl = '\0';
+      if (skipping) {
+        skipping = 0;
+        reply(1, "X line longer than %zu bytes", cap);
+      } else {
+        const char *bad = signal_line(buf + used);
+        if (bad == NULL) reply(1, "D");
+        else reply(1, "X %s", bad);
+      }
+      used = (size_t)(nl - buf) + 1;
+    }
+    memmove(buf, buf + used, have - used);
+    have -= used;
+    if (have == cap) {
+      skipping = 1;
+      have = 0;
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   /* Read, then kept out of every task's environment. */
   const char *nice_text = getenv("DRYDOCK_TASK_NICE");
@@ -572,8 +667,9 @@ int main(int argc, char **argv) {
     unsetenv("DRYDOCK_TASK_NICE");
   }
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve();
+  if (argc == 2 && strcmp(argv[1], "--signal") == 0) return signaller();
   if (argc < 4) {
-    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n");
+    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n       drydock-launch --signal\n");
     return 2;
   }
   return run_launcher(argv[1], argv[2], &argv[3], 3, "", "", NULL, NULL);

@@ -40,6 +40,7 @@ import { parseTaskChecks, TaskChecking, type Probe, type ProbeRun, type TaskChec
 import { runProbe, type ProbeContext } from './probes.js';
 import { CHECKPOINT_FORMAT } from './checkpoint.js';
 import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
+import type { KillSignal } from './signaller.js';
 import { findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
 import { STATUS_UPDATE_WINDOW, type StatusUpdateStreams } from './status-updates.js';
 import { terminalOutcome, type LauncherEnd } from './termination.js';
@@ -82,6 +83,8 @@ export interface SupervisorOptions {
   sendOnce: (frameworkId: string, status: TaskStatus) => void;
   /** How a launcher is started: through the agent's launch server (agent/launch-server.ts); default: forked by the agent. */
   launch?: (spec: LaunchSpec) => Promise<Launched>;
+  /** Sends a kill's signal to a task's group (the agent's signaller); default: kill(2) from here. */
+  signal?: (pgid: number, signal: KillSignal) => void;
   /** The drain the agent is carrying out, if any: launches are refused and kill updates carry REASON_AGENT_DRAINING. */
   draining?: () => DrainConfigWire | undefined;
   /** For tests: replaces the probes of checks and health checks. */
@@ -527,6 +530,12 @@ export class Supervisor {
     this.#o.instruments?.onLaunchFailure('launcher');
   }
 
+  /** A kill's signal to a task's group: through the agent's signaller when it has one. */
+  #signal(pgid: number, signal: KillSignal): void {
+    if (this.#o.signal !== undefined) this.#o.signal(pgid, signal);
+    else signalGroup(pgid, signal);
+  }
+
   /** Stages the task's record in the checkpoint; returns the change's number. */
   #write(t: Supervised): number {
     t.written = this.#o.checkpoint.writeTask(t.record);
@@ -644,13 +653,13 @@ export class Supervisor {
     this.#o.log.info('killing task', { ...log, pid: r.task_pid, graceMs: grace });
     const pid = r.task_pid;
     this.#o.checkpoint.after(t.written, () => {
-      signalGroup(pid, 'SIGTERM');
+      this.#signal(pid, 'SIGTERM');
       this.#o.instruments?.onKill();
       if (!atOnce) return;
       // Right behind its SIGTERM, before the next group's: a drain that signalled every group
       // SIGTERM first and then every one SIGKILL ended its tasks later (measured, 100 tasks: the
       // woken shells' forks and exits held up the kills that followed).
-      signalGroup(pid, 'SIGKILL');
+      this.#signal(pid, 'SIGKILL');
       this.#o.instruments?.onEscalation();
     });
     this.#armKill(t);
@@ -663,13 +672,13 @@ export class Supervisor {
       r.kill.sigterm_ms = this.#o.clock.now();
       const pid = r.task_pid;
       this.#o.checkpoint.after(this.#write(t), () => {
-        signalGroup(pid, 'SIGTERM');
+        this.#signal(pid, 'SIGTERM');
         this.#o.instruments?.onKill();
       });
     }
     // SIGKILL was decided (and checkpointed) before the restart, but may not have gone out: the
     // task is still alive, so it goes now.
-    if (r.kill.sigkill_ms !== undefined) signalGroup(r.task_pid, 'SIGKILL');
+    if (r.kill.sigkill_ms !== undefined) this.#signal(r.task_pid, 'SIGKILL');
     this.#armKill(t);
   }
 
@@ -686,7 +695,7 @@ export class Supervisor {
       this.#o.checkpoint.after(this.#write(t), () => {
         // Ended while the change was being committed: its group is gone, and the pid may be another's soon.
         if (t.phase === 'ended') return;
-        signalGroup(pid, 'SIGKILL');
+        this.#signal(pid, 'SIGKILL');
         this.#o.instruments?.onEscalation();
       });
     });

@@ -136,7 +136,7 @@ function uncorkAll(): void {
  * One agent session over ws: the AgentConnection the registration service holds. A class, not
  * an object of closures: 10,000 sessions keep 10,000 small objects, not 60,000 closures.
  */
-class Session implements AgentConnection {
+export class Session implements AgentConnection {
   readonly id: number;
   readonly principal: string | undefined;
   readonly #ws: WebSocket;
@@ -175,8 +175,12 @@ class Session implements AgentConnection {
    * first and uncorked once the loop has handled this turn's input (setImmediate). ws writes
    * each frame as its own syscall otherwise; its own cork per frame nests inside this one.
    * Order is kept, ws's close frame and end() flush what is corked, nothing waits past the turn.
+   * An urgent message leaves at once, with whatever this turn corked before it: the turn's
+   * remaining work (a drain's operator event renders every task of the agent) can take
+   * milliseconds. Measured on a drain of 100 tasks: the DRAIN left 4 ms after its commit, behind
+   * the event stream and the HTTP answer.
    */
-  send(msg: MasterMessage): void {
+  send(msg: MasterMessage, urgent = false): void {
     if (this.#ws.readyState !== wsLib.WebSocket.OPEN) return;
     if (!this.#corked) {
       this.#corked = true;
@@ -187,6 +191,8 @@ class Session implements AgentConnection {
     // The epoch is stamped by appending its field to the encoded message (no copy of the
     // message to add one key); a message that already carries one is stamped by a copy.
     this.#ws.send(msg.epoch === undefined ? encode(msg).slice(0, -1) + this.#epoch.field : encode({ ...msg, epoch: this.#epoch.value }));
+    // Still listed in `corked`: uncorkAll's later uncork of an uncorked socket does nothing.
+    if (urgent) this.uncork();
   }
 
   /** Ends this turn's cork (uncorkAll). */

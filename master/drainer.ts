@@ -247,7 +247,7 @@ export class Drainer {
 
   #sendDrain(e: AgentEntry): void {
     if (e.drain === undefined) return;
-    if (this.#o.link.send(e.id, { type: 'DRAIN', config: drainConfigWire(e.drain.config) })) e.drain.sentMs = this.#clock.now();
+    if (this.#o.link.send(e.id, { type: 'DRAIN', config: drainConfigWire(e.drain.config) }, true)) e.drain.sentMs = this.#clock.now();
     else e.drain.sentMs = undefined;
   }
 

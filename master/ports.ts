@@ -28,8 +28,13 @@ export interface ServiceModel {
 
 /** Talks to agents by id over their open sessions; registration.ts implements it. */
 export interface AgentLink {
-  /** Sends to the agent's open session; false when it has none (the message is lost, as in Mesos: the agent re-registers and resends). */
-  send(agentId: string, msg: MasterMessage): boolean;
+  /**
+   * Sends to the agent's open session; false when it has none (the message is lost, as in Mesos:
+   * the agent re-registers and resends). `urgent`: written now, not batched with this turn's
+   * other messages to the agent (a DRAIN or KILL_TASK, whose signals should not wait for the
+   * rest of the turn's work).
+   */
+  send(agentId: string, msg: MasterMessage, urgent?: boolean): boolean;
   /** Closes the agent's session with a code and a reason (SHUTDOWN, REPLACED, ...). */
   close(agentId: string, code: number, reason: string): void;
 }
@@ -42,8 +47,8 @@ export interface AgentConnection {
   readonly remote: string;
   /** The principal the WebSocket upgrade authenticated as; undefined when anonymous. */
   readonly principal: string | undefined;
-  /** Sends if the socket is open; drops otherwise (the agent re-registers and resends). */
-  send(msg: MasterMessage): void;
+  /** Sends if the socket is open; drops otherwise (the agent re-registers and resends). `urgent`: see AgentLink.send. */
+  send(msg: MasterMessage, urgent?: boolean): void;
   /** Graceful close with a code and a reason (at most 123 bytes; the shell truncates). */
   close(code: number, reason: string): void;
   /** Drops the socket without a close handshake (the peer is not answering anyway). */

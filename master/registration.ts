@@ -107,10 +107,10 @@ export class Registration implements AgentLink {
 
   // ---- AgentLink -----------------------------------------------------------------------------
 
-  send(agentId: string, msg: MasterMessage): boolean {
+  send(agentId: string, msg: MasterMessage, urgent?: boolean): boolean {
     const conn = this.#connectionOf(agentId);
     if (conn === undefined) return false;
-    conn.send(msg);
+    conn.send(msg, urgent);
     return true;
   }
 

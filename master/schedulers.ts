@@ -639,12 +639,12 @@ export class Schedulers {
       this.#sendMasterUpdate(entry.id, agentHint, taskId, state, 'REASON_RECONCILIATION', 'Reconciliation: Task is unknown');
       return;
     }
-    this.#kill(found.agent, entry.id, taskId, killPolicy);
+    this.#kill(found.agent, entry.id, taskId, killPolicy, true);
   }
 
-  /** Sends KILL_TASK, or keeps it for when the agent re-registers. */
-  #kill(agent: AgentEntry, frameworkId: string, taskId: string, killPolicy: KillPolicy | undefined): void {
-    if (this.#killTask(agent.id, frameworkId, taskId, killPolicy)) return;
+  /** Sends KILL_TASK (`urgent`: see #killTask), or keeps it for when the agent re-registers. */
+  #kill(agent: AgentEntry, frameworkId: string, taskId: string, killPolicy: KillPolicy | undefined, urgent = false): void {
+    if (this.#killTask(agent.id, frameworkId, taskId, killPolicy, urgent)) return;
     const list = this.#pendingKills.get(agent.id) ?? [];
     list.push({ frameworkId, taskId, killPolicy });
     this.#pendingKills.set(agent.id, list);
@@ -840,11 +840,15 @@ export class Schedulers {
     return this.#o.link.send(agentId, { type: 'RUN_TASK', framework_id: frameworkId, framework, task });
   }
 
-  /** Sends KILL_TASK; `killPolicy` overrides the task's own. False when the agent has no open session. */
-  #killTask(agentId: string, frameworkId: string, taskId: string, killPolicy?: KillPolicy): boolean {
+  /**
+   * Sends KILL_TASK; `killPolicy` overrides the task's own. False when the agent has no open
+   * session. `urgent` for a scheduler's KILL (written at once); the kills of a re-registration
+   * leave together at the end of the turn.
+   */
+  #killTask(agentId: string, frameworkId: string, taskId: string, killPolicy?: KillPolicy, urgent = false): boolean {
     const msg: MasterMessage = { type: 'KILL_TASK', framework_id: frameworkId, task_id: taskId };
     if (killPolicy !== undefined) msg.kill_policy = killPolicy;
-    return this.#o.link.send(agentId, msg);
+    return this.#o.link.send(agentId, msg, urgent);
   }
 
   /**

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { quantile, summarize } from '../../scripts/bench/stats.js';
 import { against, allGoalsMet, formatNumber, renderTable, type BenchResult } from '../../scripts/bench/report.js';
 import { parseProcStat } from '../../scripts/bench/procfs.js';
+import { firstSignalled, parseSignalTrace } from '../../scripts/bench/signal-trace.js';
 import { intToIpv4, ipv4ToInt, simAgentAddress } from '../../scripts/sim-agents.js';
 import { benchServiceYaml, delays, gaps, logTimeMs, maintenanceScheduleBody } from '../../scripts/bench/service.js';
 import { parseServiceSpec } from '../../scheduler/spec.js';
@@ -120,4 +121,32 @@ test('logTimeMs, gaps, delays: log times and differences', () => {
   const starts = new Map([['a', 10], ['b', 20], ['c', 30]]);
   const ends = new Map([['a', 15], ['c', 100], ['d', 1]]);
   assert.deepEqual(delays(starts, ends), [5, 70], 'ids in only one map are left out');
+});
+
+test('parseSignalTrace: signal_generate lines of a trace buffer, with mono timestamps in ns; other lines skipped', () => {
+  const text = [
+    '# tracer: nop',
+    '#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION',
+    '       node-29879   [001] d..1. 29187.373132: signal_generate: sig=15 errno=0 code=0 comm=bash pid=29893 grp=1 res=0',
+    ' drydock-launch-2149 [000] d..2. 5.000007: signal_generate: sig=9 errno=0 code=0 comm=my task (x) pid=7 grp=1 res=0',
+    '       node-29879   [001] d..1. 29187.373200: sched_switch: prev_comm=node prev_pid=1 ==> next_comm=bash next_pid=2',
+    '',
+  ].join('\n');
+  assert.deepEqual(parseSignalTrace(text), [
+    { atNs: 29187_373132000n, sig: 15, pid: 29893 },
+    { atNs: 5_000007000n, sig: 9, pid: 7 },
+  ]);
+});
+
+test('firstSignalled: the first signal of that number to each pid at or after the start; the rest counted missing', () => {
+  const ev = [
+    { atNs: 90n, sig: 15, pid: 1 }, // before the start: an earlier run's
+    { atNs: 130n, sig: 15, pid: 1 },
+    { atNs: 120n, sig: 15, pid: 1 }, // out of order in the buffer (per-CPU): the earliest counts
+    { atNs: 110n, sig: 9, pid: 2 }, // another signal
+    { atNs: 150n, sig: 15, pid: 2 },
+    { atNs: 105n, sig: 15, pid: 9 }, // not a task of ours
+  ];
+  assert.deepEqual(firstSignalled(ev, [1, 2, 3], 15, 100n), { afterNs: [20n, 50n], missing: 1 });
+  assert.deepEqual(firstSignalled([], [1], 15, 0n), { afterNs: [], missing: 1 });
 });

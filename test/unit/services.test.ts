@@ -55,10 +55,10 @@ class FakeRegistry {
 }
 
 class FakeLink implements AgentLink {
-  readonly sent: Array<{ agentId: string; msg: MasterMessage }> = [];
+  readonly sent: Array<{ agentId: string; msg: MasterMessage; urgent: boolean }> = [];
   readonly closed: Array<{ agentId: string; code: number; reason: string }> = [];
-  send(agentId: string, msg: MasterMessage): boolean {
-    this.sent.push({ agentId, msg });
+  send(agentId: string, msg: MasterMessage, urgent = false): boolean {
+    this.sent.push({ agentId, msg, urgent });
     return true;
   }
   close(agentId: string, code: number, reason: string): void {
@@ -104,6 +104,8 @@ describe('Drainer (drain service)', () => {
     assert.equal(w.agents.get('A')?.drain?.state, 'DRAINING');
     assert.equal(w.agents.get('A')?.deactivated, true);
     assert.deepEqual(w.link.types('A'), ['DRAIN']);
+    // Written at once: the agent's SIGTERMs do not wait for the rest of the turn.
+    assert.equal(w.link.sent[0]?.urgent, true);
     assert.deepEqual(w.events.filter((e) => e.type === 'AGENT_UPDATED').map((e) => (e as { change: string }).change), ['DRAINING']);
     // The task ends; its update is acknowledged: the bus tells the drain service.
     w.agents.updateStatus('A', 'f', { task_id: { value: 't' }, state: 'TASK_KILLED', source: 'SOURCE_AGENT', timestamp: 1, uuid: 'u' });
