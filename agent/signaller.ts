@@ -61,7 +61,9 @@ export class Signaller {
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => this.#onData(chunk));
     child.stdin?.on('error', () => {}); // a signaller gone shows as its exit
-    child.on('exit', (code, signal) => this.#gone(child, code, signal));
+    // 'close', not 'exit': every reply it wrote has been read by then, so only the lines it
+    // really left undone are sent again.
+    child.on('close', (code, signal) => this.#gone(child, code, signal));
     // It keeps nothing alive: the agent's own work does.
     child.unref();
     for (const s of [child.stdin, child.stdout] as Array<{ unref?: () => void } | null>) s?.unref?.();
@@ -147,9 +149,10 @@ export class Signaller {
     const wasRealtime = this.#realtime;
     this.#realtime = false;
     this.#child = undefined;
-    // Lines it may not have carried out: sent again here, in order, then what is still queued.
+    // Lines it may not have carried out: sent again here, in order (what is still queued then
+    // goes from the agent too). After close() it read its stdin to the end first: nothing is.
     const unconfirmed = this.#inFlight.splice(0);
-    for (const batch of unconfirmed) for (const s of batch) signalGroup(s.pgid, s.signal);
+    if (!this.#closed) for (const batch of unconfirmed) for (const s of batch) signalGroup(s.pgid, s.signal);
     if (!this.#closed && wasRealtime) {
       this.#log.warn('signaller exited; the agent sends its signals itself', { code, signal, resent: unconfirmed.reduce((n, b) => n + b.length, 0) });
     }

@@ -466,7 +466,7 @@ export async function runDrain(opts: DrainOptions): Promise<BenchResult> {
     ] as const) {
       if (figures === undefined) continue;
       for (const [label, v] of [['p50', figures.p50], ['max', figures.max]] as const) {
-        rows.push({ benchmark: 'drain', metric: `floor: one fsync + ${opts.tasks} kill() -> SIGTERM ${what} ${label}`, value: v, unit: 'ms', note: `the same shells, signalled by this process; ${note}` });
+        rows.push({ benchmark: 'drain', metric: `floor: one fsync + ${opts.tasks} kill() -> SIGTERM ${what} ${label}`, value: v, unit: 'ms', note: `the same shells, started by this process; ${note}` });
       }
     }
     return { benchmark: 'drain', rows, context: { tasks: opts.tasks, gracesMs: opts.gracesMs } };
