@@ -11,6 +11,7 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { LineBuffer } from '../shared/lines.js';
 import type { Logger } from '../shared/log.js';
 import { launcherEnv, launcherPath, procStartTime, spawnLauncher, type Launched, type LauncherGone, type LaunchSpec } from './launcher.js';
 
@@ -33,7 +34,7 @@ export class LaunchServer {
   readonly #binary: string;
   readonly #log: Logger;
   #child: ChildProcess | undefined;
-  #buffer = '';
+  readonly #lines = new LineBuffer();
   #nextId = 1;
   readonly #pending = new Map<string, Pending>();
   /** Launchers started through the current server, by pid: how to tell their watcher they ended. */
@@ -103,13 +104,7 @@ export class LaunchServer {
   }
 
   #onData(chunk: string): void {
-    this.#buffer += chunk;
-    let nl: number;
-    while ((nl = this.#buffer.indexOf('\n')) !== -1) {
-      const line = this.#buffer.slice(0, nl);
-      this.#buffer = this.#buffer.slice(nl + 1);
-      this.#onReply(line);
-    }
+    for (const line of this.#lines.push(chunk)) this.#onReply(line);
     this.#watching();
   }
 
@@ -165,7 +160,7 @@ export class LaunchServer {
   #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#child !== child) return;
     this.#child = undefined;
-    this.#buffer = '';
+    this.#lines.reset();
     if (!this.#closed) this.#log.warn('launch server exited; its launchers are watched through /proc', { code, signal, launchers: this.#live.size });
     for (const done of this.#live.values()) done('lost');
     this.#live.clear();

@@ -16,8 +16,12 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
+import { LineBuffer } from '../shared/lines.js';
 import type { Logger } from '../shared/log.js';
 import { launcherPath, signalGroup } from './launcher.js';
+
+/** Signals per request line: the signaller's MAX_PAIRS (agent/launcher.c); at most about 49 kB, under its 64 kB line. */
+export const MAX_LINE_SIGNALS = 4096;
 
 /** The signals the agent sends to task groups. */
 export type KillSignal = 'SIGTERM' | 'SIGKILL';
@@ -33,7 +37,7 @@ export class Signaller {
   #child: ChildProcess | undefined;
   /** The signaller said it runs SCHED_FIFO: signals go through it. */
   #realtime = false;
-  #buffer = '';
+  readonly #lines = new LineBuffer();
   /** Signals asked for in this turn, sent at its end as one line. */
   #queue: Array<{ pgid: number; signal: KillSignal }> = [];
   /** Lines written and not yet confirmed, oldest first. */
@@ -59,7 +63,9 @@ export class Signaller {
     if (child.pid === undefined) return;
     this.#child = child;
     child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => this.#onData(chunk));
+    child.stdout?.on('data', (chunk: string) => {
+      for (const line of this.#lines.push(chunk)) this.#onReply(line);
+    });
     child.stdin?.on('error', () => {}); // a signaller gone shows as its exit
     // 'close', not 'exit': every reply it wrote has been read by then, so only the lines it
     // really left undone are sent again.
@@ -105,17 +111,11 @@ export class Signaller {
       for (const s of batch) signalGroup(s.pgid, s.signal);
       return;
     }
-    this.#inFlight.push(batch);
-    stdin.write(encodeSignalLine(batch));
-  }
-
-  #onData(chunk: string): void {
-    this.#buffer += chunk;
-    let nl: number;
-    while ((nl = this.#buffer.indexOf('\n')) !== -1) {
-      const line = this.#buffer.slice(0, nl);
-      this.#buffer = this.#buffer.slice(nl + 1);
-      this.#onReply(line);
+    // A line holds at most MAX_LINE_SIGNALS pairs (the signaller refuses longer ones).
+    for (let i = 0; i < batch.length; i += MAX_LINE_SIGNALS) {
+      const line = batch.slice(i, i + MAX_LINE_SIGNALS);
+      this.#inFlight.push(line);
+      stdin.write(encodeSignalLine(line));
     }
   }
 

@@ -29,6 +29,7 @@ import { getPriority, setPriority } from 'node:os';
 import { request, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { parseJson } from '../../shared/json.js';
+import { LineBuffer } from '../../shared/lines.js';
 import { RecordReader } from '../../shared/recordio.js';
 import { against, type BenchResult, type ResultRow } from './report.js';
 import { makeTempDir, removeTempDir, startAgent, startMaster } from './daemon.js';
@@ -193,15 +194,17 @@ function sandboxFiles(dir: string, file: string): string[] {
 /**
  * The floor of the SIGTERM latency: the same `tasks` shells, started by this process in
  * sandboxes of their own, signalled by one fsync of a small write and a SIGTERM to each group,
- * what a drain needs at the least. The loop runs as many nice levels above the tasks as the
- * agent (--priority_boost's default) when this process may, since at equal priority each
- * SIGTERM hands the woken shell the CPU. Returns each task's latency in ms (of those that
- * recorded one within 10 s), and how many did not.
+ * what a drain needs at the least. The SIGTERMs go out as the agent's do: from the real-time
+ * signaller when it may run so, else from this process as many nice levels above the tasks as
+ * the agent (--priority_boost's default). Returns each task's latency in ms as its trap read
+ * it (of those that recorded one within 10 s), how many did not, when each was sent (the
+ * kernel trace), and who sent them.
  */
 export async function sigtermFloor(tasks: number): Promise<{ latenciesMs: number[]; missing: number; sent: SentTimes; signaller: string }> {
   const dir = makeTempDir('drydock-bench-term-floor-');
   const children: ChildProcess[] = [];
   let signaller: FloorSignaller | string = 'not started';
+  let trace: SignalTrace | string = 'not started';
   try {
     for (let i = 0; i < tasks; i++) {
       const sandbox = join(dir, `t${i}`);
@@ -226,7 +229,7 @@ export async function sigtermFloor(tasks: number): Promise<{ latenciesMs: number
       }
     }
     const fd = openSync(join(dir, 'journal'), 'a');
-    const trace = SignalTrace.start(SIGTERM);
+    trace = SignalTrace.start(SIGTERM);
     const callNs = epochNs();
     const callMono = process.hrtime.bigint();
     writeSync(fd, 'x'.repeat(512));
@@ -245,6 +248,8 @@ export async function sigtermFloor(tasks: number): Promise<{ latenciesMs: number
     }
     return { latenciesMs: times.map((ns) => Number(ns - callNs) / 1e6), missing: tasks - times.length, sent, signaller: typeof signaller === 'string' ? `this process (${signaller})` : 'a real-time signaller' };
   } finally {
+    // Read and removed by sentTimes; removed here too when something failed first (a no-op otherwise).
+    if (typeof trace === 'object') trace.close();
     if (typeof signaller === 'object') signaller.close();
     const gone = children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => once(c, 'exit'));
     for (const c of children) {
@@ -286,14 +291,9 @@ class FloorSignaller {
 
   private constructor(child: ChildProcess) {
     this.#child = child;
-    let buf = '';
+    const lines = new LineBuffer();
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        this.#lines.push(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-      }
+      this.#lines.push(...lines.push(chunk));
       this.#waiter?.();
     });
     child.on('exit', () => this.#waiter?.());

@@ -4,7 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { launcherPath } from '../../agent/launcher.js';
-import { encodeSignalLine, Signaller } from '../../agent/signaller.js';
+import { encodeSignalLine, MAX_LINE_SIGNALS, Signaller } from '../../agent/signaller.js';
+import { LineBuffer } from '../../shared/lines.js';
 import { Logger } from '../../shared/log.js';
 import { alive, eventually } from '../helpers/daemons.js';
 
@@ -34,14 +35,9 @@ function signaller(t: { after(fn: () => void): void }): { child: ChildProcess; n
   });
   const lines: string[] = [];
   let wake: (() => void) | undefined;
-  let buf = '';
+  const buffer = new LineBuffer();
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    buf += chunk;
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) !== -1) {
-      lines.push(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-    }
+    lines.push(...buffer.push(chunk));
     wake?.();
   });
   const next = async (): Promise<string> => {
@@ -178,4 +174,24 @@ test('Signaller: without the binary, the agent signals by itself', async (t) => 
   assert.equal(await ended(a), 'SIGTERM');
   assert.equal(s.realtime, false);
   await eventually(() => (lines.some((l) => l.includes('signaller cannot start')) ? true : undefined), 5_000, 20, 'the warning');
+});
+
+test('Signaller: a turn with more signals than a line holds is split into lines the signaller takes', { skip: root ? false : 'needs CAP_SYS_NICE for SCHED_FIFO (run as root)' }, async (t) => {
+  const lines: string[] = [];
+  const s = new Signaller(new Logger({ sink: (l) => lines.push(l) }));
+  t.after(() => s.close());
+  s.start();
+  await eventually(() => (s.realtime ? true : undefined), 5_000, 20, 'the signaller running real-time');
+  const a = group(t);
+  await once(a, 'spawn');
+  // The same group over and over: the first kills it, the rest find it gone (not an error).
+  for (let i = 0; i < MAX_LINE_SIGNALS * 2 + 1; i++) s.signal(a.pid ?? 0, 'SIGTERM');
+  assert.equal(await ended(a), 'SIGTERM');
+  // Three lines, each confirmed: a fourth signal after them goes through the signaller as well.
+  const b = group(t);
+  await once(b, 'spawn');
+  s.signal(b.pid ?? 0, 'SIGKILL');
+  assert.equal(await ended(b), 'SIGKILL');
+  assert.equal(lines.some((l) => l.includes('refused')), false, lines.join('\n'));
+  assert.equal(s.realtime, true);
 });
