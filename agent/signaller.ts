@@ -132,7 +132,8 @@ export class Signaller {
     }
     const batch = this.#inFlight.shift();
     if (line.startsWith('X ')) {
-      // Not expected (the agent writes only pids of its tasks' groups): sent by the agent instead, which says why it could not.
+      // Not expected (the agent writes only its tasks' groups, in lines it may hold): the agent
+      // sends that line's signals itself, and the warning carries the signaller's reason.
       this.#log.warn('signaller refused a line; the agent sends those signals itself', { problem: line.slice(2), signals: batch?.length ?? 0 });
       for (const s of batch ?? []) signalGroup(s.pgid, s.signal);
     }
