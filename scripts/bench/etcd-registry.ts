@@ -27,7 +27,7 @@ function againstFloor(row: ResultRow, metric: string, goalRatio: number): Result
   };
 }
 import { runMaintenance } from './maintenance.js';
-import { runStorm } from './storm.js';
+import { median, runStorm, type StormRun } from './storm.js';
 
 export interface EtcdRegistryOptions {
   machines: number;
@@ -77,7 +77,7 @@ export async function runEtcdRegistry(opts: EtcdRegistryOptions): Promise<BenchR
     });
     const storm = { counts: [opts.agents], concurrency: 256, ipBase: '127.3.0.0', repeats: 1 };
     const sSqlite = await runStorm(storm);
-    const sEtcd = await runStorm({ ...storm, masterFlags: viaEtcd });
+    const sEtcd = await runStorm({ ...storm, masterFlags: viaEtcd, alsoPids: () => [etcd.pid] });
     const ss = sSqlite.rows[0];
     const se = sEtcd.rows[0];
     if (ss === undefined || se === undefined) throw new Error(`storm did not measure: ${sSqlite.error ?? ''} ${sEtcd.error ?? ''}`);
@@ -94,6 +94,19 @@ export async function runEtcdRegistry(opts: EtcdRegistryOptions): Promise<BenchR
     rows.push(againstFloor(se, `${opts.agents.toLocaleString('en-US')} agents registered, registry in etcd, against its floor`, 1.2));
     const cpu = sEtcd.rows.find((r) => r.metric.startsWith('master CPU'));
     if (cpu !== undefined) rows.push({ ...cpu, benchmark: name, metric: `${cpu.metric}, registry in etcd` });
+    const runs = (sEtcd.context?.[`n${opts.agents}`] as { masters: StormRun[] } | undefined)?.masters ?? [];
+    const etcdCpu = runs.length === 0 ? undefined : median(runs).alsoCpuS;
+    if (etcdCpu !== undefined) {
+      rows.push({
+        benchmark: name,
+        metric: `etcd server CPU over that storm`,
+        value: etcdCpu,
+        unit: 's',
+        note: `user + sys of the etcd process from go to the last REGISTERED: ${((etcdCpu / opts.agents) * 1e6).toFixed(0)} us per agent admitted, on the same cores as the master and the sims`,
+      });
+    }
+    const machine = sEtcd.rows.find((r) => r.metric.startsWith('machine CPU'));
+    if (machine !== undefined) rows.push({ ...machine, benchmark: name, metric: `${machine.metric}, registry in etcd` });
     return { benchmark: name, rows };
   } catch (e) {
     return { benchmark: name, rows, error: (e as Error).message };

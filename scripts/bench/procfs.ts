@@ -47,6 +47,36 @@ export function parseProcStat(text: string): ProcStat | undefined {
   return { pid: Number(text.slice(0, open).trim()), comm: text.slice(open + 1, close), ppid, pgid, cpuSeconds: (utime + stime) / CLOCK_TICKS_PER_SECOND };
 }
 
+/** The whole machine's CPU time, summed over its CPUs, in seconds (the first line of /proc/stat). */
+export interface MachineCpu {
+  /** user + nice + system + irq + softirq: something ran (guest time is inside user). */
+  busy: number;
+  /** idle + iowait: nothing could run. */
+  idle: number;
+  /** Taken by the hypervisor for other guests: neither ours nor idle. */
+  steal: number;
+}
+
+/** Parses the aggregate `cpu` line of /proc/stat (clock ticks). Pure. */
+export function parseMachineCpu(text: string): MachineCpu | undefined {
+  const line = text.split('\n', 1)[0] ?? '';
+  const f = line.trim().split(/\s+/);
+  if (f[0] !== 'cpu' || f.length < 9) return undefined;
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = f.slice(1, 9).map(Number) as [number, number, number, number, number, number, number, number];
+  if (![user, nice, system, idle, iowait, irq, softirq, steal].every(Number.isFinite)) return undefined;
+  const s = (ticks: number): number => ticks / CLOCK_TICKS_PER_SECOND;
+  return { busy: s(user + nice + system + irq + softirq), idle: s(idle + iowait), steal: s(steal) };
+}
+
+/** The machine's CPU time so far, or undefined where /proc/stat cannot be read. */
+export function machineCpu(): MachineCpu | undefined {
+  try {
+    return parseMachineCpu(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 /** /proc/<pid>/stat, or undefined when the process is gone. */
 export function procStat(pid: number): ProcStat | undefined {
   try {

@@ -24,7 +24,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { callApiAgents } from './operator.js';
 import { against, type BenchResult, type ResultRow } from './report.js';
 import { Child, ECHO_SERVER_BIN, SIM_AGENTS_BIN, removeTempDir, requireBuilt, startMaster, MASTER_BIN } from './daemon.js';
-import { procStat, rssBytes } from './procfs.js';
+import { machineCpu, procStat, rssBytes, type MachineCpu } from './procfs.js';
 
 /** Knobs of the storm benchmark. */
 export interface StormOptions {
@@ -48,6 +48,8 @@ export interface StormOptions {
   simFlags?: readonly string[];
   /** Run each master with `--cpu-prof --cpu-prof-dir=DIR` (one .cpuprofile per master). Default: no profile. */
   cpuProfDir?: string;
+  /** Other processes of the master's storms whose CPU time is counted (the etcd server). Default none. */
+  alsoPids?: () => readonly number[];
 }
 
 /** Throw-away sessions each sim process registers before the clock starts (JIT warm-up). */
@@ -76,6 +78,12 @@ export interface StormRun {
   serverRssSettled: number;
   /** Server CPU time (user + sys, s) from "go" to the last REGISTERED. */
   serverCpuS: number;
+  /** The sim processes' CPU time over the same span, all of them together. */
+  simCpuS: number;
+  /** The CPU time of `alsoPids` over the same span (0 without them). */
+  alsoCpuS: number;
+  /** The whole machine's CPU time over the same span (every process, every CPU); undefined without /proc/stat. */
+  machine: MachineCpu | undefined;
   /** Open descriptors of the server and of each sim process, with every session up. */
   serverFds: number;
   simFds: number[];
@@ -125,7 +133,7 @@ export function serverFdsNeeded(n: number): number {
  * for every `registered` line. The clock runs from "go" to the last process's end.
  * `keepUp` runs while the sessions are still open (e.g. to ask the master what it knows).
  */
-export async function storm(address: string, serverPid: number, n: number, opts: StormOptions, keepUp: () => Promise<void>): Promise<StormRun> {
+export async function storm(address: string, serverPid: number, n: number, opts: StormOptions, keepUp: () => Promise<void>, alsoPids: readonly number[] = []): Promise<StormRun> {
   const procs = simProcesses(n, opts.processes, nofileHardLimit());
   const perProc = Math.ceil(n / procs);
   const concurrency = Math.max(1, Math.floor(opts.concurrency / procs));
@@ -142,13 +150,25 @@ export async function storm(address: string, serverPid: number, n: number, opts:
       first += count;
     }
     await Promise.all(sims.map((s) => s.waitForMsg('ready', {}, 30_000)));
+    const cpuOf = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + (procStat(pid)?.cpuSeconds ?? Number.NaN), 0);
     const cpuAtGo = procStat(serverPid)?.cpuSeconds ?? Number.NaN;
+    const simCpuAtGo = cpuOf(sims.map((s) => s.pid));
+    const alsoCpuAtGo = cpuOf(alsoPids);
+    const machineAtGo = machineCpu();
     const goAt = Date.now();
     for (const s of sims) s.send('go');
     // Bounded: 10,000 agents at 30 s per attempt and 3 attempts is the worst case the sims allow.
     const ends = await Promise.all(sims.map((s) => s.waitFor((r) => r.msg === 'registered' || r.msg === 'registration_incomplete', 150_000, 'registered line')));
     const elapsedMs = Math.max(...ends.map((r) => Number(r['endedAt']))) - goAt;
     const serverCpuS = (procStat(serverPid)?.cpuSeconds ?? Number.NaN) - cpuAtGo;
+    const simCpuS = cpuOf(sims.map((s) => s.pid)) - simCpuAtGo;
+    const alsoCpuS = cpuOf(alsoPids) - alsoCpuAtGo;
+    const machineAtEnd = machineCpu();
+    const machine = machineAtGo === undefined || machineAtEnd === undefined ? undefined : {
+      busy: machineAtEnd.busy - machineAtGo.busy,
+      idle: machineAtEnd.idle - machineAtGo.idle,
+      steal: machineAtEnd.steal - machineAtGo.steal,
+    };
     const serverRss = rssBytes(serverPid) ?? Number.NaN;
     const serverFds = openFds(serverPid);
     const simFds = sims.map((s) => openFds(s.pid));
@@ -164,6 +184,9 @@ export async function storm(address: string, serverPid: number, n: number, opts:
       serverRss,
       serverRssSettled,
       serverCpuS,
+      simCpuS,
+      alsoCpuS,
+      machine,
       serverFds,
       simFds,
       simRss,
@@ -203,7 +226,7 @@ async function masterStorm(n: number, opts: StormOptions): Promise<StormRun & { 
       } catch (e) {
         listError = (e as Error).message;
       }
-    });
+    }, opts.alsoPids?.() ?? []);
     return { ...run, ...(listed === undefined ? {} : { listed }), ...(listError === undefined ? {} : { listError }) };
   } finally {
     const e = await master.daemon.stop(10_000);
@@ -278,6 +301,23 @@ export async function runStorm(opts: StormOptions): Promise<BenchResult> {
       ...against('raw ws echo CPU', cpu(floors), cpu(masters)),
       note: `user + sys of the server process from go to the last REGISTERED; runs ${masters.map((m) => m.serverCpuS.toFixed(2)).join('/')} s, floor ${floors.map((f) => f.serverCpuS.toFixed(2)).join('/')} s`,
     });
+    const m = run.machine;
+    const f = floor.machine;
+    if (m !== undefined && f !== undefined) {
+      // Every party of the storm shares this machine's cores: where the master's extra time goes.
+      // The rest is what no listed process used; the counters tick every 10 ms and are read a
+      // moment apart, so it can come out a few ticks below zero: shown as 0.
+      const split = (r: StormRun, machine: MachineCpu, server: string): string =>
+        `${server} ${r.serverCpuS.toFixed(2)} s, sims ${r.simCpuS.toFixed(2)} s, the rest ${Math.max(0, machine.busy - r.serverCpuS - r.simCpuS - r.alsoCpuS).toFixed(2)} s${r.alsoCpuS > 0 ? ` and ${r.alsoCpuS.toFixed(2)} s of the registry's own processes` : ''}; idle ${machine.idle.toFixed(2)} s, stolen ${machine.steal.toFixed(2)} s`;
+      rows.push({
+        benchmark: name,
+        metric: `machine CPU over the storm of ${n} (of the median run)`,
+        value: m.busy,
+        unit: 's',
+        ...against('raw ws echo run', f.busy, m.busy),
+        note: `every process on every CPU (/proc/stat) from go to the last REGISTERED: ${split(run, m, 'master')}; floor: ${split(floor, f, 'echo')}`,
+      });
+    }
     const most = (xs: readonly number[]): number => Math.max(...xs.filter(Number.isFinite));
     rows.push({
       benchmark: name,

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { quantile, summarize } from '../../scripts/bench/stats.js';
 import { against, allGoalsMet, formatNumber, renderTable, type BenchResult } from '../../scripts/bench/report.js';
-import { parseProcStat } from '../../scripts/bench/procfs.js';
+import { parseMachineCpu, parseProcStat } from '../../scripts/bench/procfs.js';
 import { firstSignalled, parseSignalTrace } from '../../scripts/bench/signal-trace.js';
 import { intToIpv4, ipv4ToInt, simAgentAddress } from '../../scripts/sim-agents.js';
 import { benchServiceYaml, delays, gaps, logTimeMs, maintenanceScheduleBody } from '../../scripts/bench/service.js';
@@ -71,6 +71,20 @@ test('parseProcStat: fields counted from the last parenthesis', () => {
   const line = '1234 (node (x) y) S 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 11 0 100 1000 200 0';
   assert.deepEqual(parseProcStat(line), { pid: 1234, comm: 'node (x) y', ppid: 1, pgid: 1234, cpuSeconds: 3 });
   assert.equal(parseProcStat('garbage'), undefined);
+});
+
+test('parseMachineCpu: busy, idle and stolen time from the cpu line of /proc/stat', () => {
+  // user nice system idle iowait irq softirq steal guest guest_nice, then the per-CPU lines.
+  const text = 'cpu  2257182 121 488203 3880487 35355 0 31469 7146 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\nintr 1\n';
+  const m = parseMachineCpu(text);
+  assert.ok(m !== undefined);
+  assert.equal(m.busy.toFixed(2), ((2257182 + 121 + 488203 + 0 + 31469) / 100).toFixed(2));
+  assert.equal(m.idle.toFixed(2), ((3880487 + 35355) / 100).toFixed(2));
+  assert.equal(m.steal, 71.46);
+  // A kernel without steal (or any short line), another first line, or a non-number: unreadable.
+  assert.equal(parseMachineCpu('cpu  1 2 3 4 5 6 7\n'), undefined);
+  assert.equal(parseMachineCpu('cpu0 1 2 3 4 5 6 7 8 9 10\n'), undefined);
+  assert.equal(parseMachineCpu('cpu  1 2 x 4 5 6 7 8 9 10\n'), undefined);
 });
 
 test('sim agent addresses: base + k inside 127.0.0.0/8', () => {
