@@ -36,6 +36,7 @@ import type { DrainConfig } from '../../shared/drain.js';
 import { fail } from '../../shared/errors.js';
 import { parseJson, stringifyJson } from '../../shared/json.js';
 import {
+  GROUP_COMMIT_WINDOW_MS,
   MAINTENANCE_PLAN_NAME,
   maintenancePlanProblem,
   maintenancePlanProgressProblem,
@@ -81,7 +82,7 @@ const CHUNKS_PER_TXN = 8;
 const SCHEDULE_TXN_BYTES = 1024 * 1024;
 
 /** Operations per grouped transaction: under etcd's default --max-txn-ops of 128. */
-const MAX_OPS = 120;
+export const MAX_OPS = 120;
 
 /** Bytes per chunk of a maintenance plan's spec or progress (raw UTF-8, no JSON escaping to inflate it). */
 const PLAN_CHUNK_BYTES = 512 * 1024;
@@ -279,6 +280,8 @@ export class EtcdRegistry implements Registry {
   /** Writes in the order they were made: consecutive plain ones share a transaction (group commit). */
   #queue: QueuedWrite[] = [];
   #draining: Promise<void> | undefined;
+  /** When the last grouped transaction started (performance.now()): the next waits out GROUP_COMMIT_WINDOW_MS from it. */
+  #lastGroupMs = Number.NEGATIVE_INFINITY;
   #closed = false;
   /** The schedule as last read or written: DOWN and UP change modes in it and write a new generation. */
   #schedule: DurableSchedule | undefined;
@@ -658,6 +661,10 @@ export class EtcdRegistry implements Registry {
         await (first.run as () => Promise<void>)().then(first.resolve, first.reject);
         continue;
       }
+      // The writes that arrive meanwhile join this transaction (group commit, as SQLite's).
+      const wait = this.#lastGroupMs + GROUP_COMMIT_WINDOW_MS - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      this.#lastGroupMs = performance.now();
       const batch: QueuedWrite[] = [];
       let ops = 0;
       for (const w of this.#queue) {

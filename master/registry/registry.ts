@@ -69,6 +69,18 @@ export interface RecoveredAgent extends DurableAgent {
 }
 
 /**
+ * Group commit, both registries: at most one grouped write starts per this many ms, and a write
+ * arriving after a quiet spell goes at once. Registrations in a storm arrive a few per
+ * event-loop turn, and a write's fixed cost dwarfs what each record adds: a SQLite commit is
+ * ~0.25 ms of blocked event loop; an etcd transaction about 1 ms of the client's CPU (a gRPC
+ * call) and 0.7 ms of etcd's. Measured on the etcd-registry benchmark's second floor (an echo
+ * server putting each of 10,000 agents in etcd): started back to back as each ended, 988
+ * transactions of about 10 puts; waiting out the window, 330 of about 30, and etcd's CPU over
+ * the storm from 0.70 to 0.47 s. The cost is at most this much added latency, only under load.
+ */
+export const GROUP_COMMIT_WINDOW_MS = 10;
+
+/**
  * How many removed agents' bindings the registry keeps (RemovedBinding), at most; past it the
  * oldest removal is dropped. Mesos bounds its registry's unreachable and gone lists the same way
  * (--registry_max_agent_count, 102,400 by default). A dropped id is unknown again: the next

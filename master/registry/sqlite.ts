@@ -29,6 +29,7 @@ import type { AgentSelf } from '../../shared/protocol.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import type { DrainConfig } from '../../shared/drain.js';
 import {
+  GROUP_COMMIT_WINDOW_MS,
   MAINTENANCE_PLAN_NAME,
   maintenancePlanProblem,
   maintenancePlanProgressProblem,
@@ -50,14 +51,6 @@ import {
   type RegistryState,
   type RemovedBinding,
 } from './registry.js';
-
-/**
- * At most one commit per this many ms. When registrations trickle in one per event-loop turn,
- * committing each turn would mean one transaction per agent (~0.25 ms each, 2.5 s of blocked
- * event loop for 10,000 agents); waiting out the window after a commit batches them instead,
- * at a cost of at most this much added latency.
- */
-export const GROUP_COMMIT_WINDOW_MS = 10;
 
 /** File name of the registry inside --work_dir. */
 export const REGISTRY_FILE = 'registry.db';

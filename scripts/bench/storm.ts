@@ -50,6 +50,8 @@ export interface StormOptions {
   cpuProfDir?: string;
   /** Other processes of the master's storms whose CPU time is counted (the etcd server). Default none. */
   alsoPids?: () => readonly number[];
+  /** A counter read at go and at the last REGISTERED (etcd's revision: the write transactions over the storm). Default none. */
+  counter?: () => Promise<number>;
 }
 
 /** Throw-away sessions each sim process registers before the clock starts (JIT warm-up). */
@@ -84,6 +86,8 @@ export interface StormRun {
   alsoCpuS: number;
   /** The whole machine's CPU time over the same span (every process, every CPU); undefined without /proc/stat. */
   machine: MachineCpu | undefined;
+  /** How far StormOptions.counter moved over the same span; undefined without one. */
+  counted: number | undefined;
   /** Open descriptors of the server and of each sim process, with every session up. */
   serverFds: number;
   simFds: number[];
@@ -150,6 +154,7 @@ export async function storm(address: string, serverPid: number, n: number, opts:
       first += count;
     }
     await Promise.all(sims.map((s) => s.waitForMsg('ready', {}, 30_000)));
+    const counterAtGo = await opts.counter?.();
     const cpuOf = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + (procStat(pid)?.cpuSeconds ?? Number.NaN), 0);
     const cpuAtGo = procStat(serverPid)?.cpuSeconds ?? Number.NaN;
     const simCpuAtGo = cpuOf(sims.map((s) => s.pid));
@@ -169,6 +174,7 @@ export async function storm(address: string, serverPid: number, n: number, opts:
       idle: machineAtEnd.idle - machineAtGo.idle,
       steal: machineAtEnd.steal - machineAtGo.steal,
     };
+    const counterAtEnd = await opts.counter?.();
     const serverRss = rssBytes(serverPid) ?? Number.NaN;
     const serverFds = openFds(serverPid);
     const simFds = sims.map((s) => openFds(s.pid));
@@ -187,6 +193,7 @@ export async function storm(address: string, serverPid: number, n: number, opts:
       simCpuS,
       alsoCpuS,
       machine,
+      counted: counterAtGo === undefined || counterAtEnd === undefined ? undefined : counterAtEnd - counterAtGo,
       serverFds,
       simFds,
       simRss,
@@ -202,11 +209,15 @@ export function median(runs: readonly StormRun[]): StormRun {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-async function floorStorm(n: number, opts: StormOptions): Promise<StormRun> {
-  const echo = new Child('echo-server', ECHO_SERVER_BIN, []);
+/**
+ * One storm against a fresh echo server (the floor). `echoArgs`: its arguments (e.g.
+ * `--etcd=HOST:PORT` for the floor whose answers wait for a write to etcd); `alsoPids` as storm()'s.
+ */
+export async function floorStorm(n: number, opts: StormOptions, echoArgs: readonly string[] = [], alsoPids: readonly number[] = []): Promise<StormRun> {
+  const echo = new Child('echo-server', ECHO_SERVER_BIN, [...echoArgs]);
   try {
     const rec = await echo.waitForMsg('listening', {}, 10_000);
-    const run = await storm(`127.0.0.1:${Number(rec['port'])}`, echo.pid, n, opts, async () => {});
+    const run = await storm(`127.0.0.1:${Number(rec['port'])}`, echo.pid, n, opts, async () => {}, alsoPids);
     if (run.failed > 0) throw new Error(`floor storm of ${n}: ${run.failed} clients failed (${run.errors.join('; ')})`);
     return run;
   } finally {

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Etcd3 } from 'etcd3';
-import { RegistryFencedError } from '../../master/registry/registry.js';
+import { GROUP_COMMIT_WINDOW_MS, RegistryFencedError } from '../../master/registry/registry.js';
 import { EtcdRegistry } from '../../master/registry/etcd.js';
 import { importRegistry, isEmptyRegistry } from '../../master/registry/import.js';
 import { openSqliteRegistry } from '../../master/registry/sqlite.js';
@@ -56,6 +56,35 @@ if (skip !== undefined) {
       const state = await new EtcdRegistry(client, '/fenced').recover();
       assert.deepEqual(state.agents.map((a) => a.id), ['before']);
       assert.deepEqual(state.maintenance, { windows: [] });
+      await r.close();
+    });
+
+    test('group commit: writes that trickle in share transactions, at most one started per window, in the order they were made', async () => {
+      const p = '/trickle/registry/';
+      const r = new EtcdRegistry(client, '/trickle');
+      await r.recover();
+      // One admission a millisecond or so, as in a registration storm: each would be its own
+      // transaction if one started as soon as the previous ended (a local etcd answers in ~2 ms).
+      const n = 40;
+      const started = performance.now();
+      const writes: Array<Promise<void>> = [];
+      for (let i = 0; i < n; i++) {
+        writes.push(r.admitAgent(agent(`t${String(i).padStart(2, '0')}`)));
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await Promise.all(writes);
+      const spanMs = performance.now() - started;
+      const kvs = (await client.getAll().prefix(`${p}agents/`).exec()).kvs.map((kv) => ({ id: kv.key.toString().slice(`${p}agents/`.length), revision: BigInt(kv.mod_revision) }));
+      assert.equal(kvs.length, n);
+      kvs.sort((a, b) => a.id.localeCompare(b.id));
+      // In order: an admission made later is never in an earlier transaction.
+      for (let i = 1; i < n; i++) assert.ok(kvs[i]!.revision >= kvs[i - 1]!.revision, `${kvs[i]!.id} before ${kvs[i - 1]!.id}`);
+      const transactions = new Set(kvs.map((k) => k.revision)).size;
+      // Starts a window apart, all within the span; less a millisecond, as Node's timers run on
+      // the event loop's millisecond clock and a wait can end up to 1 ms early.
+      const most = Math.floor(spanMs / (GROUP_COMMIT_WINDOW_MS - 1)) + 1;
+      assert.ok(transactions <= most, `${n} admissions over ${spanMs.toFixed(0)} ms took ${transactions} transactions; at most ${most} may start in that time`);
+      assert.ok(transactions > 1, 'the writes were spread over more than one window');
       await r.close();
     });
 
