@@ -27,6 +27,15 @@ function ended(c: ChildProcess): Promise<NodeJS.Signals | null> {
   return once(c, 'exit').then(([, signal]) => signal as NodeJS.Signals | null);
 }
 
+/** The agent's Signaller, started, once its helper runs real-time; closed after the test. */
+async function realtimeSignaller(t: { after(fn: () => void): void }, sink: (line: string) => void = () => {}): Promise<Signaller> {
+  const s = new Signaller(new Logger({ sink }));
+  t.after(() => s.close());
+  s.start();
+  await eventually(() => (s.realtime ? true : undefined), 5_000, 20, 'the signaller running real-time');
+  return s;
+}
+
 /** `drydock-launch --signal`, its reply lines, stopped by its pid after the test. */
 function signaller(t: { after(fn: () => void): void }): { child: ChildProcess; next: () => Promise<string> } {
   const child = spawn(launcherPath(), ['--signal'], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -125,10 +134,7 @@ test('the signaller refuses a malformed line whole, and goes on', async (t) => {
 });
 
 test('Signaller: the signals of one turn leave as one line through the real-time signaller', { skip: root ? false : 'needs CAP_SYS_NICE for SCHED_FIFO (run as root)' }, async (t) => {
-  const s = new Signaller(new Logger({ sink: () => {} }));
-  t.after(() => s.close());
-  s.start();
-  await eventually(() => (s.realtime ? true : undefined), 5_000, 20, 'the signaller running real-time');
+  const s = await realtimeSignaller(t);
   const a = group(t);
   const b = group(t);
   await Promise.all([once(a, 'spawn'), once(b, 'spawn')]);
@@ -141,10 +147,7 @@ test('Signaller: the signals of one turn leave as one line through the real-time
 });
 
 test('Signaller: a line the signaller never carried out is sent by the agent once the signaller is gone', { skip: root ? false : 'needs CAP_SYS_NICE for SCHED_FIFO (run as root)' }, async (t) => {
-  const s = new Signaller(new Logger({ sink: () => {} }));
-  t.after(() => s.close());
-  s.start();
-  await eventually(() => (s.realtime ? true : undefined), 5_000, 20, 'the signaller running real-time');
+  const s = await realtimeSignaller(t);
   const pid = s.pid ?? 0;
   const a = group(t);
   await once(a, 'spawn');
@@ -178,10 +181,7 @@ test('Signaller: without the binary, the agent signals by itself', async (t) => 
 
 test('Signaller: a turn with more signals than a line holds is split into lines the signaller takes', { skip: root ? false : 'needs CAP_SYS_NICE for SCHED_FIFO (run as root)' }, async (t) => {
   const lines: string[] = [];
-  const s = new Signaller(new Logger({ sink: (l) => lines.push(l) }));
-  t.after(() => s.close());
-  s.start();
-  await eventually(() => (s.realtime ? true : undefined), 5_000, 20, 'the signaller running real-time');
+  const s = await realtimeSignaller(t, (l) => lines.push(l));
   const a = group(t);
   await once(a, 'spawn');
   // The same group over and over: the first kills it, the rest find it gone (not an error).
