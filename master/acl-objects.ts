@@ -1,12 +1,12 @@
 /**
- * The model's things as ACL objects (authorization.ts): an agent is its id, hostname, ip and
+ * The model's things as ACL objects (shared/acls.ts): an agent is its id, hostname, ip and
  * attributes; a machine is its hostname and ip plus the attributes of the agents on it, so
  * `rack:r1` names a scheduled machine as soon as an agent on it has registered. Pure reads.
  */
 
 import { machineKey, type MachineId } from '../shared/machine.js';
 import type { AgentSelf } from '../shared/protocol.js';
-import { attributeValues, type MachineObject } from './authorization.js';
+import { attributeValues, type MachineObject } from '../shared/acls.js';
 import type { AgentEntry, AgentTable } from './agents.js';
 import type { MaintenanceState } from './maintenance.js';
 

@@ -12,7 +12,7 @@ import { MAX_API_BODY_BYTES } from './operator-api.js';
 import type { Access } from './security.js';
 import type { DrydockError } from '../shared/errors.js';
 import type { MachineId } from '../shared/machine.js';
-import type { AclAction, MachineObject } from './authorization.js';
+import type { AclAction, MachineObject } from '../shared/acls.js';
 
 const PREFIX = '/v1/maintenance/plans';
 

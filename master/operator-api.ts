@@ -17,11 +17,11 @@ import { parseMaxGracePeriod, type DrainConfig } from '../shared/drain.js';
 import { drainInfoJson, drainRecordJson } from './drain.js';
 import type { FrameworkEntry } from './frameworks.js';
 import type { TermView } from './term-view.js';
-import type { AclAction } from './authorization.js';
+import type { AclAction } from '../shared/acls.js';
 import { agentEntryObject } from './acl-objects.js';
 import { describeObject, type Access } from './security.js';
 import { frameworkPrincipal } from './frameworks.js';
-import { frameworkUser, taskUser, viewRights, visible, type Approve, type ViewRights } from './visibility.js';
+import { frameworkUser, taskUser, viewRights, visible, type Approve, type ViewRights } from '../shared/visibility.js';
 
 /** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
 export const CALL_TYPES = [

@@ -32,9 +32,9 @@ import type { TermView } from './term-view.js';
 import { agentJson, frameworkJson, getState } from './operator-api.js';
 import type { Access } from './security.js';
 import type { MachineId } from '../shared/machine.js';
-import type { AclAction, AclObject, MachineObject } from './authorization.js';
+import type { AclAction, AclObject, MachineObject } from '../shared/acls.js';
 import { agentEntryObject, agentObject, machineObject } from './acl-objects.js';
-import { allVisible, frameworkUser, taskUser, viewRights, type Approve } from './visibility.js';
+import { allVisible, frameworkUser, taskUser, viewRights, type Approve } from '../shared/visibility.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
 

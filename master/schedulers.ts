@@ -27,7 +27,7 @@ import type { DurableFramework } from './registry/registry.js';
 import type { MasterMessage } from '../shared/protocol.js';
 import type { Filters, InverseOfferAnswer, SchedulerCall, SchedulerCallBody } from './scheduler-calls.js';
 import { Access, MasterSecurity } from './security.js';
-import { taskUser, type Approve } from './visibility.js';
+import { taskUser, type Approve } from '../shared/visibility.js';
 
 /** Mesos' constant heartbeat interval for scheduler streams. */
 export const HEARTBEAT_INTERVAL_SECONDS = 15;

@@ -8,14 +8,14 @@
  * line per mutating call from what the checks noted: principal, action, object, outcome.
  */
 
-import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { readCredentialsFile } from '../io/secrets.js';
+import { readAcls } from '../io/acls.js';
 import { Authenticator, challenge, type Realm } from './authentication.js';
 import { admit } from '../shared/authentication.js';
-import { parseAcls, Authorizer, type AclAction, type AclObject, type MachineObject } from './authorization.js';
+import { Authorizer, type AclAction, type AclObject, type MachineObject } from '../shared/acls.js';
 import type { SecurityConfig } from './config.js';
 
 /** What the audit line says of a call's end. */
@@ -174,25 +174,10 @@ export function loadSecurity(config: SecurityConfig, log: Logger): { ok: true; s
   }
   let authorizer: Authorizer | undefined;
   if (config.acls !== undefined) {
-    const text = aclsText(config.acls);
-    if (!text.ok) return { ok: false, error: text.error };
-    const parsed = parseAcls(text.text);
-    if (!parsed.ok) return { ok: false, error: `--acls: ${parsed.error}` };
-    authorizer = new Authorizer(parsed.value);
-    log.info('acls loaded', { entries: parsed.value.count, permissive: parsed.value.permissive });
+    const read = readAcls(config.acls);
+    if (!read.ok) return { ok: false, error: read.error };
+    authorizer = new Authorizer(read.acls);
+    log.info('acls loaded', { entries: read.acls.count, permissive: read.acls.permissive });
   }
   return { ok: true, security: new MasterSecurity({ config, authenticator, authorizer, log }) };
-}
-
-/** `--acls` is JSON text, or a path (`file://` allowed, as Mesos). ACLs are not secret: any mode is fine. */
-function aclsText(value: string): { ok: true; text: string } | { ok: false; error: string } {
-  const v = value.trim();
-  if (v.startsWith('{')) return { ok: true, text: v };
-  const path = v.startsWith('file://') ? v.slice('file://'.length) : v;
-  try {
-    return { ok: true, text: readFileSync(path, 'utf8') };
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return { ok: false, error: `--acls: ${path} is neither JSON nor a readable file (${code === 'ENOENT' ? 'no such file' : (code ?? String(e))})` };
-  }
 }

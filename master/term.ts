@@ -27,7 +27,7 @@ import { Registration } from './registration.js';
 import type { Registry, RegistryState } from './registry/registry.js';
 import { Schedulers, type SchedulerInstruments } from './schedulers.js';
 import { MasterSecurity } from './security.js';
-import { attributeValues } from './authorization.js';
+import { attributeValues } from '../shared/acls.js';
 
 export interface TermOptions {
   config: MasterConfig;

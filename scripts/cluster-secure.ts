@@ -22,7 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ACL_OBJECT_FIELDS, type AclAction } from '../master/authorization.js';
+import { ACL_OBJECT_FIELDS, type AclAction } from '../shared/acls.js';
 import { makeCertificates, type Certificates } from './harness/certs.js';
 
 /** What the read-only principal may do: every view and get action. */

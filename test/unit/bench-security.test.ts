@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Authorizer, parseAcls, type AclAction } from '../../master/authorization.js';
+import { Authorizer, parseAcls, type AclAction } from '../../shared/acls.js';
 import { BENCH_PRINCIPALS, SECURITY_GOAL_RATIO, benchAcls, comparisonRow, roundOrder } from '../../scripts/bench/security.js';
 
 const ACTIONS = ['register_agents', 'run_tasks', 'register_frameworks', 'view_agents'] as const;

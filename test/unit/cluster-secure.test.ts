@@ -1,11 +1,11 @@
 /**
  * `npm start -- --secure`'s ACLs (scripts/cluster-secure.ts aclsFor) as the master reads them
- * (master/authorization.ts): ops may do everything, the viewer only look, agent-N register only
+ * (shared/acls.ts): ops may do everything, the viewer only look, agent-N register only
  * agent-N's machine, the scheduler run its frameworks, and nobody else anything.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ACL_ACTIONS, Authorizer, parseAcls, type AclAction, type AclObject } from '../../master/authorization.js';
+import { ACL_ACTIONS, Authorizer, parseAcls, type AclAction, type AclObject } from '../../shared/acls.js';
 import { VIEW_ACTIONS, aclsFor } from '../../scripts/cluster-secure.js';
 
 const parsed = parseAcls(JSON.stringify(aclsFor(['agent-1', 'agent-2'])));

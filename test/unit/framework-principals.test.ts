@@ -1,15 +1,15 @@
 /**
  * Frameworks bound to principals (frameworks.ts), as tables: what a SUBSCRIBE registers or why
  * it is refused, which callers may make the other calls, UPDATE_FRAMEWORK's principal, and the
- * roles register_frameworks checks. Plus the view decisions of visibility.ts.
+ * roles register_frameworks checks. Plus the view decisions of shared/visibility.ts.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FrameworkInfo } from '../../shared/mesos.js';
 import { callRefusal, frameworkPrincipal, frameworkRoles, subscribeAs, withOwnPrincipal, type FrameworkCaller } from '../../master/frameworks.js';
-import { Authorizer, parseAcls } from '../../master/authorization.js';
+import { Authorizer, parseAcls } from '../../shared/acls.js';
 import { Access, MasterSecurity } from '../../master/security.js';
-import { allVisible, frameworkUser, taskUser, viewRights, visible } from '../../master/visibility.js';
+import { allVisible, frameworkUser, taskUser, viewRights, visible } from '../../shared/visibility.js';
 
 const ALICE: FrameworkCaller = { principal: 'alice', authenticates: true };
 const BOB: FrameworkCaller = { principal: 'bob', authenticates: true };

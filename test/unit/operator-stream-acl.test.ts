@@ -16,7 +16,7 @@ import type { MachineId } from '../../shared/machine.js';
 import type { Task } from '../../shared/mesos.js';
 import { RecordReader } from '../../shared/recordio.js';
 import { MasterEvents, type MasterEvent } from '../../master/events.js';
-import { Authorizer, parseAcls, type MachineObject } from '../../master/authorization.js';
+import { Authorizer, parseAcls, type MachineObject } from '../../shared/acls.js';
 import { Access, MasterSecurity } from '../../master/security.js';
 import { eventGate, OperatorStreams, type EventGate, type StreamObjects, type StreamView } from '../../master/operator-stream.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { authorizationHeader, parseAuthorization, parseClientCredential, parseCredentials, parseInlineCredential } from '../../shared/credentials.js';
 import { readSecretFile, unsafeModeReason } from '../../io/secrets.js';
 import { Authenticator } from '../../master/authentication.js';
-import { Authorizer, parseAcls, type AclAction, type AclObject } from '../../master/authorization.js';
+import { Authorizer, parseAcls, type AclAction, type AclObject } from '../../shared/acls.js';
 import { scheduleChanges, type Schedule } from '../../master/maintenance.js';
 import { loadSecurity, MasterSecurity } from '../../master/security.js';
 import type { SecurityConfig } from '../../master/config.js';

@@ -1,6 +1,6 @@
 /**
- * What a principal may do: the master's `--acls`, in Mesos' ACL format and with Mesos' local
- * authorizer semantics, pure.
+ * What a principal may do: the `--acls` of the master and of the agent (one file serves both, as
+ * in Mesos), in Mesos' ACL format and with Mesos' local authorizer semantics, pure.
  *
  * The format: `{"permissive": true|false, "<action>": [{"principals": E, "<object>": E}, ...]}`
  * where an entity E is `{"values": [...]}` or `{"type": "ANY"|"NONE"}`. For a request the entries

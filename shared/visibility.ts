@@ -1,16 +1,15 @@
 /**
- * What a caller may see of the model: the view ACLs' objects and one decision function per
- * action, for the operator API's read calls and the operator event stream. Pure.
+ * What a caller may see: the view ACLs' objects and one decision function per action, for the
+ * master's read calls and event stream and for the agent's own API (the same rules on both). Pure.
  *
  * As Mesos: a framework is viewed by its user (`view_frameworks`), a task by its own user, else
- * its framework's (`view_tasks`); an agent by what acl-objects.ts makes of it (`view_agents`,
+ * its framework's (`view_tasks`); an agent by what master/acl-objects.ts makes of it (`view_agents`,
  * where Drydock's machine values apply: `rack:r1`, `hostname:web-*`). Something whose object is
  * unknown (a task of a framework long forgotten) is decided as an unknown object: only ANY and
  * NONE entries match it.
  */
 
-import type { AclObject } from './authorization.js';
-import type { Access } from './security.js';
+import type { AclAction, AclObject } from './acls.js';
 
 /** A decision function of one action for one caller (Access.approver). */
 export type Approve = (object: AclObject) => boolean;
@@ -22,8 +21,14 @@ export interface ViewRights {
   readonly agents: Approve;
 }
 
+/** What viewRights needs of a caller (the master's Access, the agent's caller): whether ACLs filter, and a decision function per action. */
+export interface ViewAccess {
+  readonly filters: boolean;
+  approver(action: AclAction): Approve;
+}
+
 /** The caller's view rights; undefined when nothing is filtered (no ACLs), so callers skip all the work. */
-export function viewRights(access: Access | undefined): ViewRights | undefined {
+export function viewRights(access: ViewAccess | undefined): ViewRights | undefined {
   if (access === undefined || !access.filters) return undefined;
   return { frameworks: access.approver('view_frameworks'), tasks: access.approver('view_tasks'), agents: access.approver('view_agents') };
 }
