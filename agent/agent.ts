@@ -12,7 +12,7 @@ import type { Logger } from '../shared/log.js';
 import type { AgentInfo } from '../shared/mesos.js';
 import type { TaskStatus } from '../shared/mesos.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
-import { AgentApi } from './api.js';
+import { AgentApi, type CallAnswer } from './api.js';
 import { Checkpoint, type DrainRecord } from './checkpoint.js';
 import type { DrainConfigWire } from '../shared/drain.js';
 import type { AgentConfig } from './config.js';
@@ -28,6 +28,13 @@ import { groupUsage } from './usage.js';
 import { AgentMetrics } from './metrics.js';
 import type { ClientTransport } from '../io/transport.js';
 import type { ServerTls } from '../io/tls-server.js';
+import { AgentSecurity, type Caller } from './security.js';
+import { visibleOwned, visibleTaskLists } from './views.js';
+import { attributeValues } from '../shared/acls.js';
+import { fail } from '../shared/errors.js';
+import { viewRights } from '../shared/visibility.js';
+import { decodeMessage, DURATION_INFO, message, required } from '../shared/proto.js';
+import type { TimerHandle } from '../shared/clock.js';
 
 /** The process exit code for a checkpoint that belongs to another identity (sysexits EX_CONFIG). */
 export const EX_CONFIG = 78;
@@ -63,7 +70,12 @@ export interface AgentDeps {
   etcd?: EtcdAccess | undefined;
   /** When the process started (ms since the epoch), for slave/uptime_secs. Default: when the agent was made. */
   processStartMs?: number;
+  /** Who may call the agent API (--authenticate_http_*, --http_credentials, --acls). Default: open. */
+  security?: AgentSecurity | undefined;
 }
+
+/** agent::Call.SetLoggingLevel: Mesos' verbosity level and how long it holds. */
+const SET_LOGGING_LEVEL = message('agent.Call.SetLoggingLevel', () => ({ level: required('uint32'), duration: required(DURATION_INFO) }));
 
 export class Agent {
   readonly config: AgentConfig;
@@ -85,6 +97,8 @@ export class Agent {
   #drain: DrainRecord | undefined;
   /** Since when the master has been refusing this agent because its machine is DOWN. */
   #downSinceMs: number | undefined;
+  /** SET_LOGGING_LEVEL's level in force (0: --log_level) and the timer that ends it. */
+  #loggingLevel: { level: number; revert: TimerHandle | undefined } = { level: 0, revert: undefined };
 
   constructor(config: AgentConfig, deps: AgentDeps) {
     this.config = config;
@@ -178,9 +192,10 @@ export class Agent {
     this.#api = new AgentApi({
       log: deps.log.child({ component: 'api' }),
       ready: () => this.#lifecycle === 'running' || this.#lifecycle === 'stopping',
-      handle: (type) => this.#call(type),
+      handle: (type, body, caller) => this.#call(type, body, caller),
       tls: deps.serverTls,
       metrics: this.#metrics,
+      security: deps.security,
     });
   }
 
@@ -270,6 +285,7 @@ export class Agent {
   async close(): Promise<void> {
     if (this.#lifecycle === 'stopped') return;
     this.#lifecycle = 'stopping';
+    this.#loggingLevel.revert?.cancel();
     this.#session.close();
     this.#supervisor.close();
     this.#launchServer.close();
@@ -296,7 +312,7 @@ export class Agent {
 
   #maxGraceMs(): number {
     let max = 3_000;
-    for (const t of this.#supervisor.taskLists().launched_tasks) {
+    for (const { task: t } of this.#supervisor.taskLists().launched_tasks) {
       const ns = t.kill_policy?.grace_period?.nanoseconds;
       if (ns !== undefined) max = Math.max(max, Math.ceil(ns / 1e6));
     }
@@ -389,11 +405,22 @@ export class Agent {
     this.#log.info('drain finished');
   }
 
-  async #call(type: string): Promise<unknown> {
+  /**
+   * Answers one call for an authenticated caller, with the master's ACLs: GET_TASKS and
+   * GET_CONTAINERS show only the tasks whose user `view_tasks` lets the caller see; GET_AGENT
+   * needs `view_agents` on this agent, GET_FLAGS `view_flags`, GET_METRICS `get_endpoints` on
+   * `/metrics/snapshot` (the same figures), SET_LOGGING_LEVEL `set_log_level`.
+   */
+  async #call(type: string, body: Record<string, unknown>, caller: Caller): Promise<CallAnswer> {
+    const ok = (json: unknown): CallAnswer => ({ ok: true, json });
+    const rights = viewRights(caller);
     switch (type) {
       case 'GET_HEALTH':
-        return { type: 'GET_HEALTH', get_health: { healthy: true } };
+        return ok({ type: 'GET_HEALTH', get_health: { healthy: true } });
       case 'GET_AGENT': {
+        // This agent as the master's view_agents sees it: id, hostname, ip and attributes.
+        const refused = caller.check('view_agents', { agentId: this.#agentId, hostname: this.config.hostname, ip: this.config.ip, attributes: attributeValues(this.config.attributes) });
+        if (refused !== undefined) return { ok: false, error: refused };
         const info: AgentInfo = {
           hostname: this.config.hostname,
           port: this.#port,
@@ -406,19 +433,32 @@ export class Agent {
           getAgent['drain_config'] = this.#drain.config;
           getAgent['estimated_drain_start_time'] = { nanoseconds: BigInt(Math.trunc(this.#drain.received_ms)) * 1_000_000n };
         }
-        return { type: 'GET_AGENT', get_agent: getAgent };
+        return ok({ type: 'GET_AGENT', get_agent: getAgent });
       }
       case 'GET_TASKS':
-        return { type: 'GET_TASKS', get_tasks: this.#supervisor.taskLists() };
+        return ok({ type: 'GET_TASKS', get_tasks: visibleTaskLists(this.#supervisor.taskLists(), rights?.tasks) });
       case 'GET_OPERATIONS':
-        return { type: 'GET_OPERATIONS', get_operations: {} };
-      case 'GET_METRICS':
+        return ok({ type: 'GET_OPERATIONS', get_operations: {} });
+      case 'GET_METRICS': {
+        const refused = caller.check('get_endpoints', '/metrics/snapshot');
+        if (refused !== undefined) return { ok: false, error: refused };
         // Mesos' agent::Response.GetMetrics: the snapshot's keys as {name, value} pairs.
-        return { type: 'GET_METRICS', get_metrics: { metrics: Object.entries(this.#metrics.snapshot()).sort(([a], [b]) => a.localeCompare(b)).map(([name, value]) => ({ name, value })) } };
+        return ok({ type: 'GET_METRICS', get_metrics: { metrics: Object.entries(this.#metrics.snapshot()).sort(([a], [b]) => a.localeCompare(b)).map(([name, value]) => ({ name, value })) } });
+      }
       case 'GET_VERSION':
-        return { type: 'GET_VERSION', get_version: { version_info: { version: DRYDOCK_VERSION } } };
+        return ok({ type: 'GET_VERSION', get_version: { version_info: { version: DRYDOCK_VERSION } } });
+      case 'GET_FLAGS': {
+        // view_flags has no object: a principal sees all the flags or none (Mesos).
+        const refused = caller.check('view_flags', undefined);
+        if (refused !== undefined) return { ok: false, error: refused };
+        return ok({ type: 'GET_FLAGS', get_flags: { flags: this.config.flags.map((f) => ({ name: f.name, value: f.value })) } });
+      }
+      case 'GET_LOGGING_LEVEL':
+        return ok({ type: 'GET_LOGGING_LEVEL', get_logging_level: { level: this.#loggingLevel.level } });
+      case 'SET_LOGGING_LEVEL':
+        return this.#setLoggingLevel(body, caller);
       case 'GET_CONTAINERS': {
-        const running = this.#supervisor.running();
+        const running = visibleOwned(this.#supervisor.running(), rights?.tasks);
         const usage = await groupUsage(running.map((r) => r.pid), this.#clock.now());
         const containers = running.map((r) => ({
           framework_id: { value: r.frameworkId },
@@ -427,10 +467,34 @@ export class Agent {
           container_id: { value: r.containerId },
           ...(usage.has(r.pid) ? { resource_statistics: usage.get(r.pid) } : {}),
         }));
-        return { type: 'GET_CONTAINERS', get_containers: { containers } };
+        return ok({ type: 'GET_CONTAINERS', get_containers: { containers } });
       }
       default:
-        return undefined;
+        return { ok: false, error: fail('NOT_IMPLEMENTED', type) };
     }
+  }
+
+  /**
+   * SET_LOGGING_LEVEL, after Mesos' agent: `level` is glog's verbosity, which Drydock maps onto
+   * its levels: 0 is --log_level, 1 and up write debug lines. It holds for `duration`, then the
+   * agent goes back to --log_level; a later call replaces an earlier one. Authorized first
+   * (`set_log_level`), so a refused caller learns nothing from the validation either.
+   */
+  #setLoggingLevel(body: Record<string, unknown>, caller: Caller): CallAnswer {
+    const refused = caller.check('set_log_level', undefined);
+    if (refused !== undefined) return { ok: false, error: refused };
+    const sub = decodeMessage<{ level: number; duration: { nanoseconds: number } }>(SET_LOGGING_LEVEL, body['set_logging_level'], 'set_logging_level');
+    if (!sub.ok) return { ok: false, error: fail('BODY_NOT_CALL', sub.error) };
+    const { level, duration } = sub.value;
+    if (duration.nanoseconds < 0) return { ok: false, error: fail('AGENT_CALL_INVALID', "Expecting 'set_logging_level.duration' to be non-negative") };
+    this.#loggingLevel.revert?.cancel();
+    const revert = (): void => {
+      this.#loggingLevel = { level: 0, revert: undefined };
+      this.#log.setLevel(this.config.logLevel);
+    };
+    this.#log.setLevel(level > 0 ? 'debug' : this.config.logLevel);
+    this.#loggingLevel = { level, revert: level > 0 ? this.#clock.setTimer(Math.ceil(duration.nanoseconds / 1e6), revert) : undefined };
+    this.#log.info('logging level set', { level, logLevel: this.#log.level, durationMs: Math.ceil(duration.nanoseconds / 1e6), principal: caller.principal ?? null });
+    return { ok: true, json: undefined };
   }
 }

@@ -3,25 +3,31 @@
  * `GET /metrics/snapshot` (Mesos' keys) and `POST /api/v1` with Mesos framing (reference §0.3
  * and §3). Bad input gets a 4xx with Mesos' message and changes nothing.
  *
- * The agent API has no HTTP authentication (the agent has no --credentials of its own): like
- * `/health`, the metrics are answered to anybody who can reach the port. They hold counts, never
- * task names or ids, so they show no more than /health's neighbours on the same network.
+ * Who may call it (agent/security.ts): `/health` is never authenticated (probes); `/metrics`,
+ * `/metrics/snapshot` and the calls that only read (GET_*, LIST_FILES, READ_FILE) are in the
+ * `mesos-agent-readonly` realm, every other call in `mesos-agent-readwrite`, as on the master.
+ * What a call may show or do is decided by the calls themselves (agent.ts) with the caller this
+ * router hands them: the master's ACLs and view rules.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fail } from '../shared/errors.js';
+import { fail, type DrydockError } from '../shared/errors.js';
 import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.js';
 import type { Logger } from '../shared/log.js';
 import { callMessage, decodeCall, type CallSpec } from '../shared/proto.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
 import type { AgentMetrics } from './metrics.js';
+import { AgentSecurity, type AgentRealm, type Caller } from './security.js';
 
 /** Largest request body accepted: agent calls are tiny. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Calls this API answers, with the answer body; undefined means "not supported here". */
-export type CallHandler = (type: string, call: Record<string, unknown>) => Promise<unknown>;
+/** A call's answer: a JSON value (undefined: an empty 200), or the error to send (403, 400, 501...). */
+export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError };
+
+/** Answers a decoded call for an authenticated caller. */
+export type CallHandler = (type: string, call: Record<string, unknown>, caller: Caller) => Promise<CallAnswer>;
 
 export interface ApiOptions {
   log: Logger;
@@ -32,6 +38,24 @@ export interface ApiOptions {
   tls?: ServerTls | undefined;
   /** The process's metrics; without them the metrics routes are 404. */
   metrics?: AgentMetrics | undefined;
+  /** Authentication and ACLs (--authenticate_http_*, --http_credentials, --acls); default: open. */
+  security?: AgentSecurity | undefined;
+}
+
+/** The metrics routes, by the path their `get_endpoints` ACL names (Mesos' GET_ENDPOINT_WITH_PATH). */
+const METRICS_PATHS = new Map([
+  ['/metrics', '/metrics'],
+  ['/metrics/snapshot', '/metrics/snapshot'],
+]);
+
+/** Calls that only read: the read-only realm (as the master splits /api/v1; Mesos puts all of it under read-write). */
+export function readOnlyCall(type: string): boolean {
+  return type.startsWith('GET_') || type === 'LIST_FILES' || type === 'READ_FILE';
+}
+
+/** The realm a call is authenticated in. Pure. */
+export function callRealm(type: string): AgentRealm {
+  return readOnlyCall(type) ? 'mesos-agent-readonly' : 'mesos-agent-readwrite';
 }
 
 /** Every agent::Call type of Mesos 1.12 (names outside it are dropped by the parser, like Mesos' optional enum). */
@@ -45,15 +69,20 @@ export const AGENT_CALL_TYPES = [
   'UNKNOWN',
 ] as const;
 
-/** agent::Call; its sub-messages are not read by any call Drydock answers. */
-const AGENT_CALL_SPEC: CallSpec<string> = { message: callMessage('agent.Call', AGENT_CALL_TYPES, []), requiredSub: {}, invalid: 'AGENT_CALL_INVALID' };
+/** Calls whose sub-message validation requires (`Expecting '<sub>' to be present`), among those Drydock answers. */
+const REQUIRED_SUB: Record<string, string> = { SET_LOGGING_LEVEL: 'set_logging_level' };
+
+/** agent::Call; each call that reads its sub-message decodes it itself (agent.ts). */
+const AGENT_CALL_SPEC: CallSpec<string> = { message: callMessage('agent.Call', AGENT_CALL_TYPES, Object.values(REQUIRED_SUB)), requiredSub: REQUIRED_SUB, invalid: 'AGENT_CALL_INVALID' };
 
 export class AgentApi {
   readonly #o: ApiOptions;
+  readonly #security: AgentSecurity;
   readonly #server: HttpListener;
 
   constructor(options: ApiOptions) {
     this.#o = options;
+    this.#security = options.security ?? AgentSecurity.open();
     const request = (req: IncomingMessage, res: ServerResponse): void => {
       this.#route(req, res).catch((e: unknown) => {
         this.#o.log.error('api request failed', { url: req.url, error: e as Error });
@@ -98,20 +127,43 @@ export class AgentApi {
       return;
     }
     const metrics = this.#o.metrics;
-    if (metrics !== undefined && (path === '/metrics' || path === '/metrics/snapshot')) {
+    const metricsPath = path === undefined ? undefined : METRICS_PATHS.get(path);
+    if (metrics !== undefined && metricsPath !== undefined) {
       req.resume();
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         sendText(res, 405, `405 Method Not Allowed. Expecting one of { 'GET' }, but received '${req.method ?? ''}'.`, { Allow: 'GET' });
         return;
       }
+      // Read-only realm; with ACLs, get_endpoints on the path (the master's rule for its own).
+      const auth = this.#security.authenticate(header(req, 'authorization'), 'mesos-agent-readonly');
+      if (!auth.ok) {
+        sendError(res, auth.error, auth.headers);
+        return;
+      }
+      const refused = auth.caller.check('get_endpoints', metricsPath);
+      if (refused !== undefined) {
+        sendError(res, refused);
+        return;
+      }
       // Answered during recovery too: an agent stuck recovering is what an operator graphs.
-      if (path === '/metrics') await metrics.sendPrometheus(res);
+      if (metricsPath === '/metrics') await metrics.sendPrometheus(res);
       else metrics.sendSnapshot(res);
       return;
     }
     if (path !== '/api/v1' && path !== '/slave(1)/api/v1') {
       req.resume();
       sendError(res, fail('NOT_FOUND'));
+      return;
+    }
+    // Wrong credentials are refused before the body is read, and so is an anonymous caller when
+    // both realms require credentials; a missing one otherwise once the call (its realm) is known.
+    const presented = header(req, 'authorization');
+    const security = this.#security;
+    const early = security.authenticate(presented, 'mesos-agent-readonly');
+    if (!early.ok && (presented !== undefined || (security.requires('mesos-agent-readonly') && security.requires('mesos-agent-readwrite')))) {
+      req.resume();
+      security.audit({ principal: undefined, action: `POST ${path}`, object: '', outcome: 'unauthenticated', status: early.error.status });
+      sendError(res, early.error, { 'WWW-Authenticate': 'Basic realm="mesos-agent-readwrite"' });
       return;
     }
     if (!this.#o.ready()) {
@@ -138,12 +190,29 @@ export class AgentApi {
       sendError(res, fail('NOT_ACCEPTABLE'));
       return;
     }
-    const answer = await this.#o.handle(type, call.body);
-    if (answer === undefined) {
-      sendError(res, fail('NOT_IMPLEMENTED', type));
+    const realm = callRealm(type);
+    const auth = security.authenticate(presented, realm);
+    if (!auth.ok) {
+      if (realm === 'mesos-agent-readwrite') security.audit({ principal: undefined, action: type, object: '', outcome: 'unauthenticated', status: auth.error.status });
+      sendError(res, auth.error, auth.headers);
       return;
     }
-    sendJson(res, answer);
+    if (realm === 'mesos-agent-readwrite') security.auditWhenDone(auth.caller, res, type);
+    const answer = await this.#o.handle(type, call.body, auth.caller);
+    if (!answer.ok) {
+      sendError(res, answer.error);
+      return;
+    }
+    if (answer.json === undefined) {
+      res.writeHead(200, { 'Content-Length': 0 });
+      res.end();
+      return;
+    }
+    sendJson(res, answer.json);
   }
 }
 
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}

@@ -8,10 +8,11 @@ import { hostname as osHostname } from 'node:os';
 import type { Attribute, Resource } from '../shared/mesos.js';
 import { parseMasterSpec } from '../shared/detection.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
-import { parseAttributes, parseResources } from '../shared/resources.js';
+import { formatResources, parseAttributes, parseResources } from '../shared/resources.js';
 import {
   boolFlag,
   durationFlag,
+  flagList,
   intFlag,
   optionalStringFlag,
   refine,
@@ -58,6 +59,7 @@ function resourcesFlag(): Flag<Resource[] | undefined> {
       const r = parseResources(t);
       return r.ok ? { ok: true, value: r.value } : { ok: false, error: r.error };
     },
+    format: (v) => formatResources(v ?? []),
   };
 }
 
@@ -70,7 +72,15 @@ function attributesFlag(): Flag<Attribute[]> {
       const r = parseAttributes(t);
       return r.ok ? { ok: true, value: r.value } : { ok: false, error: r.error };
     },
+    format: (v) => v.map(attributeText).join(';'),
   };
+}
+
+/** One attribute in --attributes' syntax (`rack:a`, `slots:[1-4]`), for GET_FLAGS. */
+function attributeText(a: Attribute): string {
+  if (a.scalar !== undefined) return `${a.name}:${a.scalar.value}`;
+  if (a.ranges !== undefined) return `${a.name}:[${a.ranges.range.map((r) => `${r.begin}-${r.end}`).join(',')}]`;
+  return `${a.name}:${a.text?.value ?? ''}`;
 }
 
 function logLevelFlag(): Flag<LogLevel> {
@@ -138,6 +148,21 @@ export const AGENT_FLAGS = {
     'File with the credential the agent authenticates to the master with: Mesos\' JSON {"principal":...,"secret":...}, one "principal secret" line, or {"token":...} for a bearer token. It must not be readable by others (chmod 600). Default: none, anonymous.',
     'FILE',
   ),
+  // The agent API's own authentication and ACLs, with the names and meaning of Mesos' agent flags:
+  // without them anybody who reaches --port reads every framework's tasks.
+  authenticate_http_readonly: boolFlag(
+    'Require credentials (--http_credentials) for the agent API\'s calls that only read: GET_* calls, /metrics and /metrics/snapshot (/health stays open). Default: false.',
+    false,
+  ),
+  authenticate_http_readwrite: boolFlag('Require credentials (--http_credentials) for the agent API\'s calls that may change state (SET_LOGGING_LEVEL, the container calls). Default: false.', false),
+  http_credentials: optionalStringFlag(
+    'File of the principals and secrets the agent API checks, in the master\'s --credentials formats (Mesos\' JSON {"credentials":[...]} with optional "tokens", or one "principal secret" per line). It must not be readable by others. Presented credentials are checked even where not required. Default: none.',
+    'FILE',
+  ),
+  acls: optionalStringFlag(
+    'ACLs for the agent API, in the master\'s --acls format (JSON text or a file; one file can serve both): view_tasks filters GET_TASKS and GET_CONTAINERS by the framework\'s user, view_flags guards GET_FLAGS, set_log_level SET_LOGGING_LEVEL, get_endpoints /metrics and /metrics/snapshot. Default: none, every caller may do everything.',
+    'JSON|FILE',
+  ),
   tls_ca_file: optionalStringFlag('PEM CA the master\'s certificate must chain to: the agent then reaches the master over wss:// and https://. With --tls_require_client_cert, also the CA that clients of the agent API must present a certificate from. Default: none, plain ws:// and http://.', 'FILE'),
   // One CA both ways, as libprocess' LIBPROCESS_SSL_CA_FILE: a cluster has one CA, which signs
   // the masters', the agents' and the operators' certificates alike.
@@ -180,6 +205,22 @@ export interface AgentConfig {
   readonly etcdAuth: EtcdAuthFiles;
   /** --credential as given (read by loadAgentCredential at start); undefined: anonymous. */
   readonly credentialFile: string | undefined;
+  /** Who may call the agent API (files read by loadAgentSecurity at start). */
+  readonly security: AgentSecurityConfig;
+  /** The flags as GET_FLAGS writes them: name and Mesos-style text value, sorted by name. */
+  readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+}
+
+/** The agent API's authentication and ACL flags, as given. */
+export interface AgentSecurityConfig {
+  /** --authenticate_http_readonly: the read-only realm refuses anonymous callers. */
+  readonly authenticateHttpReadonly: boolean;
+  /** --authenticate_http_readwrite: the read-write realm refuses anonymous callers. */
+  readonly authenticateHttpReadwrite: boolean;
+  /** --http_credentials: the principals and secrets to check; undefined: none can be checked. */
+  readonly httpCredentialsFile: string | undefined;
+  /** --acls as given: JSON text, or a path; undefined: everything allowed. */
+  readonly acls: string | undefined;
 }
 
 /** The agent's TLS flags: its own certificate (API server, client certificate) and the CA (the master's; its API's clients'). */
@@ -206,6 +247,10 @@ export function resolveAgentFlags(argv: readonly string[], env: Readonly<Record<
 
 /** The security flags that only make sense together, named as the operator typed them. Pure. */
 export function agentSecurityProblem(v: AgentFlagValues): string | undefined {
+  // As the master's --authenticate_* without --credentials: a realm that requires credentials
+  // with nothing to check them against would refuse every caller.
+  const auth = (['authenticate_http_readwrite', 'authenticate_http_readonly'] as const).filter((f) => v[f]);
+  if (auth.length > 0 && v.http_credentials === undefined) return `--${auth[0]} needs --http_credentials=FILE (the principals and secrets to check)`;
   if ((v.tls_cert_file === undefined) !== (v.tls_key_file === undefined)) return '--tls_cert_file and --tls_key_file go together';
   if (v.tls_require_client_cert && v.tls_ca_file === undefined) return '--tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)';
   if (v.tls_require_client_cert && v.tls_cert_file === undefined) return '--tls_require_client_cert needs --tls_cert_file and --tls_key_file';
@@ -259,6 +304,13 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
     tls: Object.freeze({ certFile: values.tls_cert_file, keyFile: values.tls_key_file, caFile: values.tls_ca_file, requireClientCert: values.tls_require_client_cert }),
     etcdAuth: Object.freeze(etcdAuthFiles(values)),
     credentialFile: values.credential,
+    security: Object.freeze({
+      authenticateHttpReadonly: values.authenticate_http_readonly,
+      authenticateHttpReadwrite: values.authenticate_http_readwrite,
+      httpCredentialsFile: values.http_credentials,
+      acls: values.acls,
+    }),
+    flags: Object.freeze(flagList(AGENT_FLAGS, values)),
   });
 }
 

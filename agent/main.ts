@@ -14,6 +14,7 @@ import { Agent } from './agent.js';
 import { AGENT_PROGRAM, agentConfig, loadAgentCredential, resolveAgentFlags } from './config.js';
 import { machineProbe } from './machine.js';
 import { loadAgentTls } from './tls.js';
+import { loadAgentSecurity } from './security.js';
 import { clientTransport } from '../io/transport.js';
 import { loadEtcdAccess } from '../io/etcd-access.js';
 
@@ -56,6 +57,16 @@ async function main(): Promise<void> {
     return;
   }
 
+  // The API's own credentials and ACLs: a --http_credentials file others may read, or ACLs that
+  // do not parse, stop the start before anything listens.
+  const secured = loadAgentSecurity(config.security, log);
+  if (!secured.ok) {
+    process.stderr.write(`${AGENT_PROGRAM}: ${secured.error}\n`);
+    log.error('agent API security refused', { error: secured.error });
+    process.exitCode = 1;
+    return;
+  }
+
   let exiting = false;
   const exit = (code: number): void => {
     if (exiting) return;
@@ -64,7 +75,7 @@ async function main(): Promise<void> {
     process.stdout.write('', () => process.exit(code));
   };
 
-  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0), transport, serverTls: tls.tls.server, etcd: etcd.access });
+  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0), transport, serverTls: tls.tls.server, etcd: etcd.access, security: secured.security });
 
   process.on('unhandledRejection', (e) => log.error('unhandled rejection', { error: e as Error }));
   process.on('SIGTERM', () => void agent.close().then(() => exit(0), () => exit(0)));
@@ -75,7 +86,15 @@ async function main(): Promise<void> {
   // Who the agent authenticates as, never the secret.
   const c = credential.credential;
   const authenticatesAs = c === undefined ? 'nobody (anonymous)' : c.kind === 'basic' ? `principal '${c.principal}'` : 'a bearer token';
-  log.info('starting', { master: config.master, hostname: config.hostname, ip: config.ip, workDir: config.workDir, authenticatesAs });
+  const api = config.security;
+  log.info('starting', {
+    master: config.master,
+    hostname: config.hostname,
+    ip: config.ip,
+    workDir: config.workDir,
+    authenticatesAs,
+    apiAuthentication: { readonly: api.authenticateHttpReadonly, readwrite: api.authenticateHttpReadwrite, acls: api.acls !== undefined },
+  });
   const started = await agent.start();
   if (!started.ok) {
     process.stderr.write(`${AGENT_PROGRAM}: ${started.message}\n`);

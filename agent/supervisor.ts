@@ -44,6 +44,7 @@ import type { KillSignal } from './signaller.js';
 import { findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
 import { STATUS_UPDATE_WINDOW, type StatusUpdateStreams } from './status-updates.js';
 import { terminalOutcome, type LauncherEnd } from './termination.js';
+import { ownerOf, type OwnedTask, type TaskLists } from './views.js';
 
 /** How often re-adopted launchers (not our children, so no exit event) are checked. */
 export const ADOPTED_POLL_MS = 250;
@@ -136,7 +137,8 @@ function newUuid(): string {
 export class Supervisor {
   readonly #o: SupervisorOptions;
   readonly #tasks = new Map<string, Supervised>();
-  readonly #completed: Task[] = [];
+  /** Each with the user it is viewed as: its record (and FrameworkInfo) is gone once completed. */
+  readonly #completed: OwnedTask[] = [];
   readonly #completedKeys = new Set<string>();
   /** The checkpoint change that queued each update not recovered from disk: its send waits for it. */
   readonly #queuedAt = new WeakMap<TaskStatus, number>();
@@ -171,13 +173,13 @@ export class Supervisor {
     return [...byId.values()];
   }
 
-  /** GET_TASKS' five lists (Mesos semantics, reference §3). */
-  taskLists(): { pending_tasks: Task[]; queued_tasks: Task[]; launched_tasks: Task[]; terminated_tasks: Task[]; completed_tasks: Task[] } {
-    const pending: Task[] = [];
-    const launched: Task[] = [];
-    const terminated: Task[] = [];
+  /** GET_TASKS' five lists (Mesos semantics, reference §3), each task with the user it is viewed as (agent/views.ts filters by it). */
+  taskLists(): TaskLists<OwnedTask> {
+    const pending: OwnedTask[] = [];
+    const launched: OwnedTask[] = [];
+    const terminated: OwnedTask[] = [];
     for (const t of this.#tasks.values()) {
-      const view = this.#view(t.record);
+      const view = this.#owned(t.record);
       if (isTerminal(t.record.state)) terminated.push(view);
       else if (t.record.state === 'TASK_STAGING') pending.push(view);
       else launched.push(view);
@@ -185,12 +187,13 @@ export class Supervisor {
     return { pending_tasks: pending, queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: [...this.#completed] };
   }
 
-  /** Running tasks with a known process group, for GET_CONTAINERS. */
-  running(): Array<{ frameworkId: string; taskId: string; containerId: string; pid: number }> {
-    const out: Array<{ frameworkId: string; taskId: string; containerId: string; pid: number }> = [];
+  /** Running tasks with a known process group, for GET_CONTAINERS; `user` as in taskLists. */
+  running(): Array<{ frameworkId: string; taskId: string; containerId: string; pid: number; user: string | undefined }> {
+    const out: Array<{ frameworkId: string; taskId: string; containerId: string; pid: number; user: string | undefined }> = [];
     for (const t of this.#tasks.values()) {
-      if (t.phase !== 'ended' && t.record.task_pid !== undefined) {
-        out.push({ frameworkId: t.record.framework_id, taskId: t.record.task.task_id.value, containerId: t.record.container_id, pid: t.record.task_pid });
+      const r = t.record;
+      if (t.phase !== 'ended' && r.task_pid !== undefined) {
+        out.push({ frameworkId: r.framework_id, taskId: r.task.task_id.value, containerId: r.container_id, pid: r.task_pid, user: ownerOf(r.task, r.framework) });
       }
     }
     return out;
@@ -220,6 +223,10 @@ export class Supervisor {
     let n = 0;
     for (const t of this.#tasks.values()) if (t.phase !== 'ended') n++;
     return n;
+  }
+
+  #owned(r: TaskRecord): OwnedTask {
+    return { task: this.#view(r), user: ownerOf(r.task, r.framework) };
   }
 
   #view(r: TaskRecord): Task {
@@ -818,10 +825,10 @@ export class Supervisor {
     this.#o.checkpoint.removeTask(r);
     this.#tasks.delete(t.key);
     this.#o.streams.forget(t.key);
-    this.#completed.push(this.#view(r));
+    this.#completed.push(this.#owned(r));
     this.#completedKeys.add(t.key);
     while (this.#completed.length > COMPLETED_TASKS_KEPT) {
-      const old = this.#completed.shift();
+      const old = this.#completed.shift()?.task;
       if (old !== undefined) this.#completedKeys.delete(taskKey(old.framework_id.value, old.task_id.value));
     }
     this.#o.log.info('task completed', { taskId: r.task.task_id.value, frameworkId: r.framework_id, state: r.state });

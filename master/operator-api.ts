@@ -19,7 +19,8 @@ import type { FrameworkEntry } from './frameworks.js';
 import type { TermView } from './term-view.js';
 import type { AclAction } from '../shared/acls.js';
 import { agentEntryObject } from './acl-objects.js';
-import { describeObject, type Access } from './security.js';
+import type { Access } from './security.js';
+import { describeObject } from '../shared/acls.js';
 import { frameworkPrincipal } from './frameworks.js';
 import { frameworkUser, taskUser, viewRights, visible, type Approve, type ViewRights } from '../shared/visibility.js';
 

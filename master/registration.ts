@@ -14,7 +14,8 @@ import { principalRefusal, takeoverDecision, type AgentEntry, type ForeignTaskRe
 import type { Task } from '../shared/mesos.js';
 import { agentObject } from './acl-objects.js';
 import { AGENT_GONE_MESSAGE } from './drain.js';
-import { describeObject, type MasterSecurity } from './security.js';
+import type { MasterSecurity } from './security.js';
+import { describeObject } from '../shared/acls.js';
 import { fail } from '../shared/errors.js';
 import type { AgentConnection, AgentLink, ServiceModel, ServicePorts } from './ports.js';
 import type { AgentRemoval } from './registry/registry.js';

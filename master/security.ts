@@ -15,7 +15,7 @@ import { readCredentialsFile } from '../io/secrets.js';
 import { readAcls } from '../io/acls.js';
 import { Authenticator, challenge, type Realm } from './authentication.js';
 import { admit } from '../shared/authentication.js';
-import { Authorizer, type AclAction, type AclObject, type MachineObject } from '../shared/acls.js';
+import { Authorizer, describeObject, type AclAction, type AclObject } from '../shared/acls.js';
 import type { SecurityConfig } from './config.js';
 
 /** What the audit line says of a call's end. */
@@ -149,19 +149,6 @@ export class Access {
   get filters(): boolean {
     return this.security.authorizer.enabled;
   }
-}
-
-/** An ACL object in words, for 403s and audit lines. */
-export function describeObject(o: AclObject): string {
-  if (o === undefined) return '';
-  if (typeof o === 'string') return `'${o}'`;
-  return describeMachine(o);
-}
-
-function describeMachine(o: MachineObject): string {
-  const where = o.hostname !== undefined && o.ip !== undefined ? `${o.hostname} (${o.ip})` : (o.hostname ?? (o.ip === undefined ? '' : `(${o.ip})`));
-  if (o.agentId !== undefined) return where === '' ? `agent ${o.agentId}` : `agent ${o.agentId} on ${where}`;
-  return `machine ${where}`;
 }
 
 /** Reads `--credentials` and `--acls` into the process's security; an error names the flag and what is wrong. */

@@ -26,6 +26,8 @@ export const ACL_OBJECT_FIELDS = {
   view_tasks: 'users',
   view_agents: 'agents',
   view_flags: 'flags',
+  // Mesos' agent action: SET_LOGGING_LEVEL on the agent API. Its object is implicit: ANY or NONE.
+  set_log_level: 'level',
   get_maintenance_schedules: 'machines',
   update_maintenance_schedules: 'machines',
   get_maintenance_statuses: 'machines',
@@ -255,4 +257,17 @@ export function attributeValues(attributes: ReadonlyArray<{ name: string; type?:
     else if (a.scalar !== undefined) out[a.name] = String(a.scalar.value);
   }
   return out;
+}
+
+/** An ACL object in words, for 403s and audit lines. */
+export function describeObject(o: AclObject): string {
+  if (o === undefined) return '';
+  if (typeof o === 'string') return `'${o}'`;
+  return describeMachine(o);
+}
+
+function describeMachine(o: MachineObject): string {
+  const where = o.hostname !== undefined && o.ip !== undefined ? `${o.hostname} (${o.ip})` : (o.hostname ?? (o.ip === undefined ? '' : `(${o.ip})`));
+  if (o.agentId !== undefined) return where === '' ? `agent ${o.agentId}` : `agent ${o.agentId} on ${where}`;
+  return `machine ${where}`;
 }

@@ -71,10 +71,10 @@ export interface LoggerOptions {
   now?: () => number;
 }
 
-/** What a logger and its children share. */
+/** What a logger and its children share: the level too, so setLevel reaches every child. */
 interface Shared {
-  readonly level: number;
-  readonly levelName: LogLevel;
+  level: number;
+  levelName: LogLevel;
   readonly format: LogFormat;
   readonly sink: LogSink;
   readonly color: boolean;
@@ -123,9 +123,10 @@ export class Logger {
   readonly #restKeys: readonly string[];
   readonly #restJson: string;
 
-  constructor(options: LoggerOptions = {}) {
+  /** `inherit` is for child(): the parent's shared state (level, sink, format), not a copy of it. */
+  constructor(options: LoggerOptions = {}, inherit?: Shared) {
     const level = options.level ?? 'info';
-    this.#shared = {
+    this.#shared = inherit ?? {
       level: RANK[level],
       levelName: level,
       format: options.format ?? 'json',
@@ -146,22 +147,28 @@ export class Logger {
   }
 
   /**
+   * Changes the level of this logger, of the logger it was made from and of every child of
+   * either (they share it): the agent API's SET_LOGGING_LEVEL turns debug lines on for a while.
+   */
+  setLevel(level: LogLevel): void {
+    this.#shared.level = RANK[level];
+    this.#shared.levelName = level;
+  }
+
+  /**
    * A logger for one component (`{ component: 'drain' }`) or one object: its fields are on every
    * line. Made once per component, not per line.
    */
   child(bindings: LogFields): Logger {
     const { daemon, component, ...rest } = bindings;
-    const shared = this.#shared;
-    return new Logger({
-      level: shared.levelName,
-      format: shared.format,
-      sink: shared.sink,
-      color: shared.color,
-      now: shared.now,
-      daemon: typeof daemon === 'string' ? daemon : this.#daemon,
-      component: typeof component === 'string' ? component : this.#component,
-      bindings: { ...this.#bindings, ...rest },
-    });
+    return new Logger(
+      {
+        daemon: typeof daemon === 'string' ? daemon : this.#daemon,
+        component: typeof component === 'string' ? component : this.#component,
+        bindings: { ...this.#bindings, ...rest },
+      },
+      this.#shared,
+    );
   }
 
   debug(msg: string, fields?: LogFields): void { if (RANK.debug >= this.#shared.level) this.#write('debug', msg, fields); }

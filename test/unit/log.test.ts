@@ -117,6 +117,20 @@ test('levels: lower ones are dropped, children keep the level', () => {
   assert.equal(child.level, 'warn');
 });
 
+test('setLevel: the logger, its parent and every child move together (SET_LOGGING_LEVEL), and back', () => {
+  const { log, lines } = collect({ level: 'info', daemon: 'agent' });
+  const child = log.child({ component: 'api' });
+  const grandchild = child.child({ component: 'supervisor' });
+  grandchild.setLevel('debug');
+  for (const l of [log, child, grandchild]) l.debug('d');
+  assert.equal(lines.length, 3);
+  assert.equal(log.level, 'debug');
+  log.setLevel('info');
+  for (const l of [log, child, grandchild]) l.debug('d');
+  assert.equal(lines.length, 3, 'debug lines are dropped again');
+  assert.equal(grandchild.level, 'info');
+});
+
 test('errors: name, message, code and stack; anywhere in the fields; a cycle does not throw', () => {
   const { log, lines } = collect({ daemon: 'master' });
   const coded = Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' });
