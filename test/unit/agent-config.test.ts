@@ -98,3 +98,41 @@ test('security flags that need each other: mutual TLS on the API, etcd\'s TLS an
   assert.ok(help.kind === 'help');
   for (const f of ['--[no-]tls_require_client_cert', '--etcd_ca_file=FILE', '--etcd_cert_file=FILE', '--etcd_key_file=FILE', '--etcd_user=USER', '--etcd_password_file=FILE']) assert.ok(help.text.includes(f), f);
 });
+
+test('the agent API\'s authentication flags: --authenticate_http_* need --http_credentials (exit 1 naming both), as the master\'s need --credentials', async () => {
+  const refused: Array<[string[], Record<string, string>, string]> = [
+    [['--master=m:5050', '--authenticate_http_readonly'], {}, '--authenticate_http_readonly needs --http_credentials=FILE (the principals and secrets to check)'],
+    [['--master=m:5050', '--authenticate_http_readwrite'], {}, '--authenticate_http_readwrite needs --http_credentials=FILE (the principals and secrets to check)'],
+    [['--master=m:5050', '--authenticate_http_readwrite', '--authenticate_http_readonly', '--acls={}'], {}, '--authenticate_http_readwrite needs --http_credentials=FILE (the principals and secrets to check)'],
+    [['--master=m:5050'], { DRYDOCK_AUTHENTICATE_HTTP_READONLY: 'true' }, '--authenticate_http_readonly needs --http_credentials=FILE (the principals and secrets to check)'],
+  ];
+  for (const [argv, env, error] of refused) assert.deepEqual(resolveAgentFlags(argv, env), { kind: 'error', error }, argv.join(' '));
+  assert.equal(resolveAgentFlags(['--master=m:5050', '--http_credentials='], {}).kind, 'error', 'an empty file name');
+
+  // Credentials alone (checked where presented), ACLs alone (anonymous matches ANY): both fine, as on the master.
+  for (const argv of [['--http_credentials=/c.json'], ['--acls=/acls.json']]) assert.equal(resolveAgentFlags(['--master=m:5050', ...argv], {}).kind, 'ok', argv.join(' '));
+
+  const r = resolveAgentFlags(['--master=m:5050', '--authenticate_http_readonly', '--attributes=rack:r1;slots:[1-4]', '--resources=cpus:2;mem:512;disk:100;ports:[31000-31010]'], {
+    DRYDOCK_AUTHENTICATE_HTTP_READWRITE: 'true',
+    DRYDOCK_HTTP_CREDENTIALS: '/etc/drydock/agent-api.json',
+    DRYDOCK_ACLS: 'file:///etc/drydock/acls.json',
+  });
+  assert.equal(r.kind, 'ok', r.kind === 'error' ? r.error : '');
+  if (r.kind !== 'ok') return;
+  const c = await agentConfig(r.values, probe);
+  assert.deepEqual(c.security, { authenticateHttpReadonly: true, authenticateHttpReadwrite: true, httpCredentialsFile: '/etc/drydock/agent-api.json', acls: 'file:///etc/drydock/acls.json' });
+  assert.ok(Object.isFrozen(c.security));
+  // GET_FLAGS' list: every set flag in its text form, sorted by name.
+  const flags = new Map(c.flags.map((f) => [f.name, f.value]));
+  assert.deepEqual([...flags.keys()], [...flags.keys()].sort());
+  assert.equal(flags.get('authenticate_http_readonly'), 'true');
+  assert.equal(flags.get('http_credentials'), '/etc/drydock/agent-api.json');
+  assert.equal(flags.get('attributes'), 'rack:r1;slots:[1-4]');
+  assert.equal(flags.get('resources'), 'cpus:2;mem:512;disk:100;ports:[31000-31010]');
+  assert.equal(flags.get('registration_backoff_factor'), '1secs');
+  assert.equal(flags.has('credential'), false, 'unset optional flags are left out');
+
+  const help = resolveAgentFlags(['--help'], {});
+  assert.ok(help.kind === 'help');
+  for (const f of ['--[no-]authenticate_http_readonly', '--[no-]authenticate_http_readwrite', '--http_credentials=FILE', '--acls=JSON|FILE']) assert.ok(help.text.includes(f), f);
+});
