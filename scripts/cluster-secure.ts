@@ -1,8 +1,8 @@
 /**
  * `npm start -- --secure`: the throwaway security material of the local cluster, all under
  * `<work_dir>/secure` (0700) and removed when the cluster stops: a CA and a certificate for the
- * master and the agents (scripts/harness/certs.ts), random secrets, the master's credentials
- * and ACLs, and one credential file per client. Every file holding a secret is 0600, as the
+ * master and the agents (scripts/harness/certs.ts), random secrets, the credentials and ACLs
+ * (the master's, and each agent's own API's: the same files), and one credential file per client. Every file holding a secret is 0600, as the
  * daemons and the CLI refuse anything readable by others.
  *
  * The principals:

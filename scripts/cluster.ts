@@ -81,8 +81,8 @@ that follow the leader.
 (for example examples/hello.yml); SIGHUP to the scheduler re-reads the file.
 
 --secure: TLS (HTTPS and WSS) from a throwaway CA, generated credentials and ACLs: the master
-requires credentials from operators, agents and frameworks; principals ops (everything), viewer
-(read-only), agent-N (registers agent-N only) and scheduler. With --service, the scheduler's API
+requires credentials from operators, agents and frameworks, and so does each agent's own API;
+principals ops (everything), viewer (read-only), agent-N (registers agent-N only) and scheduler. With --service, the scheduler's API
 serves HTTPS too and requires ops' credentials (it has no ACLs). The banner prints how to call it.
 All of it is under <work_dir>/secure (default work dir .drydock-secure) and removed on exit.
 `);
@@ -171,12 +171,17 @@ function schedulerSecurityFlags(): string[] {
   ];
 }
 
-/** An agent's security flags with --secure: its credential, the CA to verify the master, its own certificate. */
+/**
+ * An agent's security flags with --secure: its credential, the CA to verify the master, its own
+ * certificate; and its own API with the master's credentials and ACLs (both realms required), so
+ * the principals and rights are the same whichever daemon is asked.
+ */
 function agentSecurityFlags(name: string): string[] {
   if (secure === undefined) return [];
   return [
     `--credential=${secure.agentCredentialFiles.get(name) ?? ''}`,
     `--tls_ca_file=${secure.certs.caFile}`, `--tls_cert_file=${secure.certs.certFile}`, `--tls_key_file=${secure.certs.keyFile}`,
+    '--authenticate_http_readonly', '--authenticate_http_readwrite', `--http_credentials=${secure.credentialsFile}`, `--acls=${secure.aclsFile}`,
   ];
 }
 
@@ -480,6 +485,9 @@ With curl (Basic, a bearer token, and anonymous: 401):
   curl -s --cacert ${ca} -u ${s.ops.principal}:${s.ops.secret} -X POST ${m}/api/v1 ${json} -d '{"type":"GET_AGENTS"}'
   curl -s --cacert ${ca} -H 'Authorization: Bearer ${s.ops.token}' -X POST ${m}/api/v1 ${json} -d '{"type":"GET_STATE"}'
   curl -s --cacert ${ca} -o /dev/null -w '%{http_code}\\n' -X POST ${m}/api/v1 ${json} -d '{"type":"GET_AGENTS"}'
-  curl -s --cacert ${ca} ${m}/health -o /dev/null -w '%{http_code}\\n'
+  curl -s --cacert ${ca} ${m}/health -o /dev/null -w '%{http_code}\\n'${agentNames.length === 0 ? '' : `
+An agent's own API takes the same credentials and ACLs (anonymous: 401):
+  curl -s --cacert ${ca} -u ${s.ops.principal}:${s.ops.secret} -X POST https://127.0.0.2:${agentPort}/api/v1 ${json} -d '{"type":"GET_TASKS"}'
+  curl -s --cacert ${ca} -o /dev/null -w '%{http_code}\\n' -X POST https://127.0.0.2:${agentPort}/api/v1 ${json} -d '{"type":"GET_TASKS"}'`}
 `;
 }

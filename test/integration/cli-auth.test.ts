@@ -5,15 +5,16 @@
  * secret file others can read is refused before anything is sent (exit 2). Over TLS with
  * `--tls_ca_file`, and refused without the CA. A standby's 307 keeps the credential. And
  * `npm start -- --secure` comes up, answers the CLI with the credentials it prints, over TLS,
- * and refuses an anonymous one.
+ * and refuses an anonymous one; its agents' own API takes the same credentials.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { alive, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
+import { alive, callApi, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
+import type { ClientCredential } from '../../shared/credentials.js';
 import { CLEAN_CLIENT_ENV, startCluster } from '../helpers/cluster.js';
 import { cliFinished, spawnCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
@@ -279,6 +280,15 @@ test('npm start -- --secure: TLS, credentials and ACLs; the printed credentials 
   assert.equal((await cli(t, [at, ...viewer, 'agent', 'list'])).code, 0);
   const drain = await cli(t, [at, ...viewer, 'agent', 'drain', 'agent-1']);
   assert.equal(drain.code, 4, drain.stderr);
+  // The agent's own API wants the same credentials (the CLI never asks agents; the banner's curl does).
+  const agentCurl = new RegExp(`curl -s --cacert \\S+ -u ops:(\\S+) -X POST https://127\\.0\\.0\\.2:${agentPort}/api/v1`).exec(out);
+  assert.ok(agentCurl !== null, out);
+  const caPem = readFileSync(ca, 'utf8');
+  const agentTasks = async (credential: ClientCredential | undefined): Promise<number> =>
+    (await callApi(`https://127.0.0.2:${agentPort}`, { type: 'GET_TASKS' }, { 'content-type': 'application/json' }, clientTransport({ credential, tls: { ca: caPem, cert: undefined, key: undefined } }))).status;
+  assert.equal(await agentTasks({ kind: 'basic', principal: 'ops', secret: agentCurl[1] as string }), 200);
+  assert.equal(await agentTasks(undefined), 401);
+  assert.equal(await agentTasks({ kind: 'basic', principal: 'ops', secret: 'wrong' }), 401);
 
   child.kill('SIGINT');
   let timer: NodeJS.Timeout | undefined;
