@@ -624,6 +624,8 @@ const READS: Row[] = [
   agentRead('GET_AGENT'),
   agentRead('GET_TASKS'),
   agentRead('GET_OPERATIONS'),
+  agentRead('GET_FLAGS'),
+  agentRead('GET_LOGGING_LEVEL'),
   agentRead('GET_CONTAINERS', { show_nested: false, show_standalone: false }, dropResourceStatistics),
 ];
 
