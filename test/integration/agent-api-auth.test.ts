@@ -10,14 +10,16 @@
  *   agent show its framework's task and not the other's; `ops` sees both;
  * - a read-only principal's write call (SET_LOGGING_LEVEL): 403, audited, and nothing changed
  *   on the agent (logging level, tasks); GET_FLAGS needs view_flags;
+ * - after an agent restart the same filter holds: the framework's user is in the checkpoint;
  * - a `--http_credentials` file others may read, or `--authenticate_http_*` without one: exit 1.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clientTransport } from '../../io/transport.js';
-import { PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
-import { AGENT_BIN, callApi, Daemon, eventually, fileWithMode, startAgent, startMaster, tempDir, type AgentHandle } from '../helpers/daemons.js';
+import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
+import { AGENT_BIN, callApi, Daemon, eventually, fileWithMode, removeDir, startAgent, startMaster, tempDir, type AgentHandle } from '../helpers/daemons.js';
 import { offersOf, ProtoScheduler, statusOf, type OfferView, type ProtoEvent } from '../helpers/proto-client.js';
 
 const SECRETS = { ops: 'ops-s3cret-7d1e', 'web-team': 'web-s3cret-20aa', viewer: 'viewer-s3cret-93b4' } as const;
@@ -122,10 +124,19 @@ test('the agent API: 401 without or with wrong credentials, view_tasks filters G
   const acls = fileWithMode(join(dir, 'acls.json'), JSON.stringify(ACLS), 0o644);
   const secured = ['--authenticate_http_readonly', '--authenticate_http_readwrite', `--http_credentials=${credentials}`, `--acls=${acls}`, '--status_update_retry_interval=500ms'];
   const m = await startMaster(t, { flags: ['--allocation_interval=200ms'] });
+  // Agent B is restarted at the end on its work dir: this hook, registered first, runs first (stops every B, then removes the dir).
+  const bDir = mkdtempSync(join(tmpdir(), 'drydock-agent-'));
+  const bAgents: AgentHandle[] = [];
+  t.after(async () => {
+    for (const x of bAgents) await x.daemon.stop(10_000, 'SIGUSR1');
+    removeDir(bDir);
+  });
+  const agentB = { master: m.address, ip: '127.0.0.3', hostname: 'agent-b', resources: 'cpus:2;mem:1024', flags: secured, stopSignal: 'SIGUSR1', workDir: bDir } as const;
   const [a, b] = await Promise.all([
     startAgent(t, { master: m.address, ip: '127.0.0.2', hostname: 'agent-a', resources: 'cpus:2;mem:1024', flags: secured, stopSignal: 'SIGUSR1' }),
-    startAgent(t, { master: m.address, ip: '127.0.0.3', hostname: 'agent-b', resources: 'cpus:2;mem:1024', flags: secured, stopSignal: 'SIGUSR1' }),
+    startAgent(t, agentB),
   ]);
+  bAgents.push(b);
   const aId = a.agentId as string;
   const bId = b.agentId as string;
 
@@ -227,6 +238,15 @@ test('the agent API: 401 without or with wrong credentials, view_tasks filters G
   assert.deepEqual(await level(), { type: 'GET_LOGGING_LEVEL', get_logging_level: { level: 0 } });
   // The agent on the other machine never heard of any of it.
   assert.deepEqual(await taskIds(a, as('ops')), ['web-a']);
+
+  // The framework's user comes from the checkpoint after a restart (SIGTERM: the tasks live on).
+  await b.daemon.stop(10_000, 'SIGTERM');
+  const again = await startAgent(t, agentB);
+  bAgents.push(again);
+  assert.equal(again.agentId, bId);
+  assert.deepEqual(await taskIds(again, as('web-team')), ['web-b']);
+  assert.deepEqual(await taskIds(again, as('ops')), ['batch-b', 'web-b']);
+  assert.equal((await agentCall(again, PLAIN_TRANSPORT, { type: 'GET_TASKS' })).status, 401);
 });
 
 test('the agent refuses --http_credentials others may read, and --authenticate_http_* without it: exit 1 before listening, naming the flag', { timeout: 60_000 }, async (t) => {
