@@ -18,7 +18,7 @@ import { scalarOf } from '../shared/resources.js';
 import { coordinate, byPriority } from '../shared/plans/coordinator.js';
 import { newPhase, newPlan, Plan, Phase, Step } from '../shared/plans/plan.js';
 import { applyOverrides, applyReruns, overridesOf, type PlanOverrides } from '../shared/plans/overrides.js';
-import type { StrategyName } from '../shared/plans/strategy.js';
+import { conflicts, type StrategyName } from '../shared/plans/strategy.js';
 import { atGoal, choosePlacement, demand, instanceName, isLive, newTaskId, parseInstance, readinessOf, stepName, taskInfo, taskName, type HeldOffer } from './pods.js';
 import type { PodSpec, ServiceSpec, TaskSpec } from './spec-types.js';
 import { taskNeedsRelaunch } from './spec.js';
@@ -143,9 +143,10 @@ export class Service {
     // The plans hold these arrays: phases added to them appear in the plans.
     this.#recovery = newPlan('recovery', 'parallel', this.#recoveryPhases);
     this.#maintenance = newPlan('maintenance', 'parallel', this.#maintenancePhases);
-    // Before #build, which stores every plan's overrides (the recovery plan's too) as they are now.
-    this.#restoreRecoveryReruns();
+    // Read before #build, which stores every plan's overrides as they are now (the recovery plan: none).
+    const recovery = options.store.overrides('recovery')?.value as PlanOverrides | undefined;
     this.#build();
+    this.#restoreRecoveryReruns(recovery);
   }
 
   get spec(): ServiceSpec { return this.#spec; }
@@ -301,10 +302,12 @@ export class Service {
   /**
    * Recovery phases live in memory only (a restarted scheduler finds failed pods again), but a
    * restart of a recovery step not yet carried out is the operator's and must outlive the
-   * scheduler: each comes back as a recovery step that relaunches its tasks in place.
+   * scheduler: each comes back as a recovery step that relaunches its tasks in place. Unless the
+   * deploy plan relaunches that instance anyway (its tasks were killed and retired before the
+   * stop, so deploy finds none in service): two steps relaunching one pod would fight over it.
    */
-  #restoreRecoveryReruns(): void {
-    const stored = this.#o.store.overrides('recovery')?.value as PlanOverrides | undefined;
+  #restoreRecoveryReruns(stored: PlanOverrides | undefined): void {
+    let restored = false;
     for (const [key, o] of Object.entries(stored?.steps ?? {})) {
       if (o.rerun !== true) continue;
       // Recovery phases are named as their one step: `hello-0:[server]/hello-0:[server]`.
@@ -315,9 +318,13 @@ export class Service {
       const pod = this.#spec.pods.find((p) => p.type === instance?.podType);
       const tasks = (m[2] as string).split(', ');
       if (instance === undefined || pod === undefined || instance.index >= pod.count || !tasks.every((t) => pod.tasks.some((x) => x.name === t))) continue;
+      const asset = { pod: instanceName(pod.type, instance.index), tasks };
+      if (this.#deploy.steps().some((x) => x.status() !== 'COMPLETE' && x.asset !== undefined && conflicts(x.asset, asset))) continue;
       const from = tasks.map((t) => this.#current(pod.type, instance.index, t, true)).find((r) => r !== undefined)?.agentId;
       this.#addRecoveryStep(pod, instance.index, tasks, false, from).restart();
+      restored = true;
     }
+    if (restored) this.saveOverrides();
   }
 
   #buildDecommission(): Plan | undefined {
