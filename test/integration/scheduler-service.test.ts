@@ -301,7 +301,9 @@ test('restart of a COMPLETE deploy step relaunches its pod: the old process stop
 
   // With the check passing again, another restart: the plan is COMPLETE only through a third task, ready.
   writeFileSync(join(gate, 'hello-0-server'), '');
-  assert.equal((await request(restart, 'POST')).status, 200);
+  const cli = await cliFinished(spawnCli(t, ['plan', 'restart', 'deploy', '--phase', 'hello-deploy', '--step', 'hello-0:[server]', `--scheduler=${s.address}`]));
+  assert.equal(cli.code, 0, cli.stderr);
+  assert.match(cli.stdout, /Received cmd: restart for Plan: deploy, Phase: hello-deploy, Step: hello-0:\[server\]/);
   const third = await eventually(async () => {
     const p = await plan(s, 'deploy');
     if (p.status !== 'COMPLETE') return undefined;
