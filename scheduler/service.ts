@@ -130,6 +130,8 @@ export class Service {
   /** Task ids whose latest status is in memory but not yet written (see #flush). */
   readonly #unwritten = new Set<string>();
   readonly #unacknowledged: Array<{ agentId: string; taskId: string; uuid: string }> = [];
+  /** A restart was carried out this cycle: the overrides are stored again at its end. */
+  #overridesChanged = false;
   /** Called after each cycle (watchPlans). */
   readonly #watchers = new Set<() => void>();
 
@@ -557,6 +559,10 @@ export class Service {
         if (!this.#advance(plan, step, work, launches)) wantOffers = true;
       }
     }
+    if (this.#overridesChanged) {
+      this.#overridesChanged = false;
+      this.saveOverrides();
+    }
     this.#send(launches, wantOffers, now);
     this.#answerInverseOffers();
     this.#armTimer(now);
@@ -778,11 +784,14 @@ export class Service {
     }
   }
 
-  /** The restart is carried out (launched anew, or nothing to redo): no longer owed, also in the store. */
+  /**
+   * The restart is carried out (launched anew, or nothing to redo): no longer owed. Stored at the
+   * end of the cycle, once for all such steps and after the new tasks' records.
+   */
   #rerunBegun(step: Step, work: Work): void {
     step.rerunBegun();
     work.rerunning = false;
-    this.saveOverrides();
+    this.#overridesChanged = true;
   }
 
   /** A step's status from its tasks (launched, running, ready, ended). */
