@@ -881,17 +881,17 @@ export class Service {
     // first, with its kill policy. Retiring ones too: after a scheduler restart the kill that
     // retired them may never have been sent, and a relaunch beside them would run a task twice.
     if (work.kind !== 'move') {
-      const stale = [...this.#tasks.values()].filter((t) => t.podType === work.pod.type && t.index === work.index && work.tasks.includes(t.task) && isLive(t));
+      const stale = [...this.#tasks.values()].filter((t) =>
+        t.podType === work.pod.type && t.index === work.index && work.tasks.includes(t.task) && isLive(t) && !work.launched.includes(t.taskId));
       const marked = stale.filter((t) => !t.retiring).map((t) => ({ ...t, retiring: true }));
       if (marked.length > 0) {
         this.#o.store.putTasks(marked);
         for (const t of marked) this.#tasks.set(t.taskId, t);
       }
       for (const t of stale) if (!work.killed.has(t.taskId)) { work.killed.add(t.taskId); this.#kill(t); }
-      const stopping = stale;
-      if (stopping.length > 0) {
+      if (stale.length > 0) {
         step.setStatus('PREPARED');
-        step.note = `stopping ${stopping.map((t) => t.name).join(', ')} before relaunching`;
+        step.note = `stopping ${stale.map((t) => t.name).join(', ')} before relaunching`;
         return true;
       }
     }
