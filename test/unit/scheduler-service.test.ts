@@ -354,3 +354,27 @@ test('restart: a COMPLETE step kills its task (PREPARED until it ended), launche
   assert.deepEqual([...stepStatuses(service, 'recovery'), ...stepStatuses(service, 'deploy')], ['hello-0:[server] COMPLETE']);
   assert.equal(mesos.launched.length, 1, `one relaunch: ${t6.task_id.value}`);
 });
+
+test('restart of a move step: nothing of the pod left on the machine it vacated, so it completes at once and says so', async (t) => {
+  const { service, mesos } = setup(t, YAML.replace('count: 2', 'count: 1'));
+  service.onOffers([offer('a')]);
+  await tick();
+  const old = mesos.launched[0]?.tasks[0] as TaskInfo;
+  service.onUpdate(ready(old));
+  service.onInverseOffers([{ id: { value: 'inv-1' }, agent_id: { value: 'a' }, url: { address: { hostname: 'a' } } }]);
+  service.onOffers([offer('d')]);
+  await tick();
+  const replacement = mesos.launched[1]?.tasks[0] as TaskInfo;
+  service.onUpdate(ready(replacement));
+  await tick();
+  service.onUpdate(update(old, 'TASK_KILLED'));
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'maintenance'), ['hello-0:[server] COMPLETE']);
+  assert.equal(restartElement(planOf(service, 'maintenance'), 'a', 'hello-0:[server]').kind, 'done');
+  service.kick();
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'maintenance'), ['hello-0:[server] COMPLETE']);
+  assert.match(planOf(service, 'maintenance').steps()[0]?.note ?? '', /nothing of hello-0 runs on the machine any more/);
+  assert.equal(mesos.launched.length, 2, 'nothing relaunched');
+  assert.deepEqual(mesos.killed, [old.task_id.value], 'and nothing killed');
+});
