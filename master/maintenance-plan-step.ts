@@ -751,26 +751,112 @@ export function forceCompleteStep(state: StepState, nowMs: number): StepRelease 
   };
 }
 
+/** What the driver knows of a step beside its state, for a restart. */
+export interface RestartContext {
+  /** A process of one of the step's on_down attempts still runs (or is still being stopped). */
+  readonly hookRunning: boolean;
+}
+
+/** Whether an operator's restart may run a step's actions again, decided by `restartVerdict`. */
+export type RestartVerdict =
+  /** Carried out by `restartStep`; `what` says what runs again. */
+  | { readonly kind: 'rerun'; readonly what: string }
+  /** Not started: nothing to run again (the plan engine answers 208). */
+  | { readonly kind: 'unchanged' }
+  /** Not safe now: why, and what to do instead (the answer is 409 when no other step restarts). */
+  | { readonly kind: 'refused'; readonly reason: string };
+
+/** The stage a restart runs again: an ERROR's failed stage, or the stage the step is in. */
+function rerunStage(s: StepState): StepStage {
+  return s.stage === 'ERROR' ? s.failedIn ?? 'PENDING' : s.stage;
+}
+
+/** In words, what a restart of a step at this stage runs again. */
+function rerunText(s: StepState): string {
+  switch (rerunStage(s)) {
+    case 'COMPLETE': return 'its whole maintenance runs again: schedule, drain, DOWN, on_down, UP';
+    case 'SCHEDULED': return s.stage === 'ERROR' ? 'a new window is scheduled and the frameworks are asked again' : 'its window is issued again';
+    case 'WAITING_FRAMEWORKS': return 'a new window is scheduled and the frameworks are asked again';
+    case 'DRAINING': return 'DRAIN_AGENT is issued again to its agents whose drain does not show';
+    case 'DRAINED':
+    case 'DOWN': return 'machine down is issued again';
+    case 'HOOK': return s.stage === 'ERROR' ? `on_down runs again (attempt ${s.hookAttempt + 1})` : `on_down attempt ${s.hookAttempt} is issued again (an attempt runs at most once)`;
+    case 'UP': return 'machine up is issued again, and an agent of the machine waited for';
+    case 'SETTLING': return 'the settle is counted again from the start';
+    default: return 'its maintenance runs again from the start';
+  }
+}
+
 /**
- * Restart of a step by the operator:
- *  - PENDING: unchanged.
- *  - COMPLETE: PENDING again; the next start runs the whole maintenance of the machine again.
- *  - ERROR: back into the stage that failed with a fresh step timeout, its action issued again
- *    unless its effect shows. Before the drain (SCHEDULED, WAITING_FRAMEWORKS) that is a new window,
- *    so frameworks are asked again; HOOK runs on_down again as the next attempt; UP and SETTLING
- *    wait for the agent again.
- *  - any other stage: the same stage with a fresh step timeout, its action issued again unless its
- *    effect shows (a running hook is not run twice).
+ * What an operator's restart does to a step, by stage (the step's actions are each safe to issue
+ * again, so most stages simply run again with a fresh step timeout):
+ *
+ *   PENDING                 unchanged: not started
+ *   COMPLETE                the whole maintenance again: schedule, drain, DOWN, on_down, UP
+ *   SCHEDULED               its window issued again unless it shows
+ *   WAITING_FRAMEWORKS      a new window: the frameworks are asked again (nothing is drained yet)
+ *   DRAINING                DRAIN_AGENT again to agents whose drain does not show
+ *   DRAINED, DOWN           machine down again unless DOWN
+ *   HOOK, a process runs    refused: a second on_down beside the first is not safe
+ *   HOOK, none runs         the current attempt issued again (it runs at most once)
+ *   AWAITING_OPERATOR       refused: the operator's verb there is continue
+ *   UP                      machine up again unless UP, and the agent waited for
+ *   SETTLING                the settle counted again
+ *   ERROR                   the failed stage as above, with a fresh step timeout; a failed on_down
+ *                           runs again as the next attempt, refused while the failed attempt's
+ *                           process is still being stopped
+ */
+export function restartVerdict(state: StepState, ctx: RestartContext): RestartVerdict {
+  const s = state;
+  switch (s.stage) {
+    case 'PENDING': return { kind: 'unchanged' };
+    case 'AWAITING_OPERATOR':
+      return { kind: 'refused', reason: 'it waits for the operator with the machine DOWN: continue the step to bring it UP (a restart has nothing to run again)' };
+    case 'HOOK':
+      if (ctx.hookRunning) {
+        return { kind: 'refused', reason: `its on_down (attempt ${s.hookAttempt}) is running, and a restart would run it a second time beside it: wait for it to end (a failure puts the step in ERROR, and a restart then runs it again), or stop the plan to cancel it` };
+      }
+      return { kind: 'rerun', what: rerunText(s) };
+    case 'ERROR':
+      if (s.failedIn === 'HOOK' && ctx.hookRunning) {
+        return { kind: 'refused', reason: `its failed on_down (attempt ${s.hookAttempt}) is still being stopped: restart once it has ended` };
+      }
+      return { kind: 'rerun', what: rerunText(s) };
+    default:
+      return { kind: 'rerun', what: rerunText(s) };
+  }
+}
+
+const RESTART_REFUSED = 'restart refused:';
+
+/** The note a refused restart leaves on the step, so its message says why (`lastRefusal`). */
+export function refuseRestart(state: StepState, reason: string): StepState {
+  return note(state, `${RESTART_REFUSED} ${reason}`);
+}
+
+/** The step's last note when it is a refused restart (shown with an ERROR's message too); else undefined. */
+export function lastRefusal(state: StepState): string | undefined {
+  const last = state.notes[state.notes.length - 1];
+  return last?.startsWith(RESTART_REFUSED) === true ? last : undefined;
+}
+
+/**
+ * Restart of a step by the operator, for a step `restartVerdict` lets rerun (see its table):
+ * PENDING unchanged; COMPLETE back to PENDING (the next start runs the whole maintenance again);
+ * ERROR back into the stage that failed; any other stage runs again. Each with a fresh step
+ * timeout and its action issued again unless its effect shows; the step's notes say what runs
+ * again.
  */
 export function restartStep(state: StepState, nowMs: number): StepState {
   const now = Math.trunc(nowMs);
   const s = state;
+  const what = rerunText(s);
   switch (s.stage) {
     case 'PENDING': return s;
     case 'COMPLETE': return { ...newStepState(s.machine, s.name), hadAgents: s.hadAgents };
     case 'ERROR': {
       const failed = s.failedIn ?? 'PENDING';
-      const base = note({ ...s, sinceMs: now, issuedMs: null, error: null, failedIn: null }, `restarted by the operator after an ERROR in ${failed}`);
+      const base = note({ ...s, sinceMs: now, issuedMs: null, error: null, failedIn: null }, `restarted by the operator after an ERROR in ${failed}: ${what}`);
       switch (failed) {
         case 'SCHEDULED':
         case 'WAITING_FRAMEWORKS':
@@ -788,8 +874,13 @@ export function restartStep(state: StepState, nowMs: number): StepState {
           return { ...newStepState(s.machine, s.name), hadAgents: s.hadAgents };
       }
     }
+    case 'WAITING_FRAMEWORKS': {
+      // Asking again takes a new window: Mesos forgets the answers whenever the schedule lists it anew.
+      const base = note({ ...s, sinceMs: now, issuedMs: null }, `restarted by the operator during WAITING_FRAMEWORKS: ${what}`);
+      return { ...base, stage: 'SCHEDULED', window: null, windowSeenMs: null, answers: [] };
+    }
     default:
-      return note({ ...s, sinceMs: now, issuedMs: null, heldSinceMs: s.stage === 'SETTLING' ? null : s.heldSinceMs }, `restarted by the operator during ${s.stage}`);
+      return note({ ...s, sinceMs: now, issuedMs: null, heldSinceMs: s.stage === 'SETTLING' ? null : s.heldSinceMs }, `restarted by the operator during ${s.stage}: ${what}`);
   }
 }
 

@@ -36,7 +36,7 @@ import type { TimerHandle } from '../shared/clock.js';
 import { PlanBudget, type BudgetAgent } from './maintenance-plan-budget.js';
 import { parseMaintenancePlanSpec, planFromSpec, planSteps, selectMachines, type ClusterMachine, type MachineSelection, type MaintenancePlanSpec } from './maintenance-plan-spec.js';
 import {
-  advanceStep, forceCompleteStep, isOut, newStepState, restartStep, steadyText, stepStatusOf, stopStep,
+  advanceStep, forceCompleteStep, isOut, lastRefusal, newStepState, refuseRestart, restartStep, restartVerdict, steadyText, stepStatusOf, stopStep,
   type HookReport, type MachineObservation, type StepAction, type StepAdvance, type StepState,
 } from './maintenance-plan-step.js';
 import type { Status } from '../shared/plans/status.js';
@@ -322,7 +322,18 @@ export class MaintenancePlans {
       }
       const held = parts.length === 2 ? live.find((p) => p.name === parts[0]) : undefined;
       const verb = parts[1];
-      let answer = plansApi(live.map((p) => p.plan), { method, path, query, body });
+      // A restart runs a step's actions again only where that is safe (restartVerdict); the
+      // steps it refuses keep their state, and their message and the answer say why.
+      const refusedSteps = new Map<HeldStep, string>();
+      const restartVeto = held === undefined || verb !== 'restart' ? undefined : (step: Step): string | undefined => {
+        const s = [...held.steps].find(([, x]) => x.step === step);
+        if (s === undefined) return undefined;
+        const v = restartVerdict(s[1].record.state, { hookRunning: this.#hookRunning(held, s[0], s[1].record.state) });
+        if (v.kind !== 'refused') return undefined;
+        refusedSteps.set(s[1], v.reason);
+        return v.reason;
+      };
+      let answer = plansApi(live.map((p) => p.plan), { method, path, query, body }, { restartVeto });
       if (held === undefined) return { answer, actions: [] as StepActions[], held };
       const phaseRef = query.get('phase') || undefined;
       const stepRef = query.get('step') || undefined;
@@ -331,8 +342,12 @@ export class MaintenancePlans {
         const bumped = this.#continueAwaiting(held, phaseRef);
         if (bumped > 0 && answer.status === 208) answer = { status: 200, json: { message: 'Received cmd: continue' } };
       }
+      for (const [s, reason] of refusedSteps) {
+        s.record = { ...s.record, state: refuseRestart(s.record.state, reason) };
+        this.#showStep(s.step, s.record.state, s.step.note);
+      }
       if (answer.status === 200) actions = this.#applyVerb(held, verb ?? '', phaseRef, stepRef);
-      else return { answer, actions, held: undefined };
+      else if (refusedSteps.size === 0) return { answer, actions, held: undefined };
       const w = await commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (r) => r.updateMaintenancePlanProgress(held.name, this.#progressText(held)), () => undefined);
       if (!w.ok) return { answer: { status: w.error.status, text: w.error.message } as PlansAnswer, actions: [], held: undefined };
       this.#announcePlan(held);
@@ -386,7 +401,8 @@ export class MaintenancePlans {
         }
         case 'restart':
         case 'start': {
-          // The engine put the step back to PENDING (restart, or start of a COMPLETE plan).
+          // The engine put the step back to PENDING (restart, or start of a COMPLETE plan); a step
+          // the restart's veto refused was left as it was.
           if (verb === 'restart' && !inScope(s.phase, s.step)) break;
           if (s.step.storedStatus() !== 'PENDING' || state.stage === 'PENDING') break;
           s.record = { ...s.record, state: restartStep(state, now) };
@@ -395,6 +411,9 @@ export class MaintenancePlans {
         default:
           break;
       }
+      // The step machine's state carries out a restart here and now: the engine's "rerun owed"
+      // mark is for drivers that relaunch later, and must not be stored with the overrides.
+      if (s.step.rerunPending()) s.step.rerunBegun();
       // A run that starts over counts its on_down attempts from 1 again: forget the old run's record.
       if (s.record.state.hookAttempt === 0 && s.record.hook !== null) s.record = { ...s.record, hook: null };
       this.#showStep(s.step, s.record.state, s.record.state.stage === 'ERROR' ? (s.record.state.error ?? 'ERROR') : s.step.note);
@@ -546,7 +565,16 @@ export class MaintenancePlans {
   /** The engine's view of a step: its status from the state, its note the one line an operator reads. */
   #showStep(step: Step, state: StepState, waitingFor: string): void {
     step.setStatus(stepStatusOf(state));
-    step.note = state.stage === 'ERROR' ? (state.error ?? 'ERROR') : state.left !== null && state.stage === 'PENDING' ? `left ${state.left.text}` : waitingFor;
+    // An ERROR shows its error, and a restart refused since (a waiting-for text shows it already).
+    const refusal = state.stage === 'ERROR' ? lastRefusal(state) : undefined;
+    const error = `${state.error ?? 'ERROR'}${refusal === undefined ? '' : ` (${refusal})`}`;
+    step.note = state.stage === 'ERROR' ? error : state.left !== null && state.stage === 'PENDING' ? `left ${state.left.text}` : waitingFor;
+  }
+
+  /** Whether a process of one of the step's on_down attempts is still ours to wait for (running, or being stopped). */
+  #hookRunning(held: HeldPlan, key: string, state: StepState): boolean {
+    for (let attempt = 1; attempt <= state.hookAttempt; attempt++) if (this.#hooks.has(hookKey(held.name, key, attempt))) return true;
+    return false;
   }
 
   // ---- The operator event stream -------------------------------------------------------------

@@ -17,9 +17,9 @@ import { isTerminal } from '../shared/mesos.js';
 import { scalarOf } from '../shared/resources.js';
 import { coordinate, byPriority } from '../shared/plans/coordinator.js';
 import { newPhase, newPlan, Plan, Phase, Step } from '../shared/plans/plan.js';
-import { applyOverrides, overridesOf, type PlanOverrides } from '../shared/plans/overrides.js';
-import type { StrategyName } from '../shared/plans/strategy.js';
-import { atGoal, choosePlacement, demand, instanceName, isLive, newTaskId, readinessOf, stepName, taskInfo, taskName, type HeldOffer } from './pods.js';
+import { applyOverrides, applyReruns, overridesOf, type PlanOverrides } from '../shared/plans/overrides.js';
+import { conflicts, type StrategyName } from '../shared/plans/strategy.js';
+import { atGoal, choosePlacement, demand, instanceName, isLive, newTaskId, parseInstance, readinessOf, stepName, taskInfo, taskName, type HeldOffer } from './pods.js';
 import type { PodSpec, ServiceSpec, TaskSpec } from './spec-types.js';
 import { taskNeedsRelaunch } from './spec.js';
 import type { StateStore, TaskRecord } from './state.js';
@@ -85,6 +85,8 @@ interface Work {
   readonly killed: Set<string>;
   /** Since when no offer fitted (cleared by a launch). */
   unplacedSinceMs?: number | undefined;
+  /** A restart's new run has begun (what it had launched is forgotten); false again once it launches. */
+  rerunning?: boolean | undefined;
 }
 
 const RECOVERY_STATES: ReadonlySet<TaskState> = new Set(['TASK_UNREACHABLE']);
@@ -128,6 +130,8 @@ export class Service {
   /** Task ids whose latest status is in memory but not yet written (see #flush). */
   readonly #unwritten = new Set<string>();
   readonly #unacknowledged: Array<{ agentId: string; taskId: string; uuid: string }> = [];
+  /** A restart was carried out this cycle: the overrides are stored again at its end. */
+  #overridesChanged = false;
   /** Called after each cycle (watchPlans). */
   readonly #watchers = new Set<() => void>();
 
@@ -141,7 +145,10 @@ export class Service {
     // The plans hold these arrays: phases added to them appear in the plans.
     this.#recovery = newPlan('recovery', 'parallel', this.#recoveryPhases);
     this.#maintenance = newPlan('maintenance', 'parallel', this.#maintenancePhases);
+    // Read before #build, which stores every plan's overrides as they are now (the recovery plan: none).
+    const recovery = options.store.overrides('recovery')?.value as PlanOverrides | undefined;
     this.#build();
+    this.#restoreRecoveryReruns(recovery);
   }
 
   get spec(): ServiceSpec { return this.#spec; }
@@ -283,11 +290,43 @@ export class Service {
       const stored = this.#o.store.overrides(plan.name);
       if (stored === undefined) continue;
       const o = stored.value as PlanOverrides;
-      // A new target is a new rollout: only "the operator paused this plan" carries over to it.
+      // A new target is a new rollout: only "the operator paused this plan" carries over to it,
+      // and the restarts the operator asked for that have not been carried out yet.
       if (stored.configId === this.#configId) applyOverrides(plan, o);
-      else if (o.interrupted) plan.interrupt();
+      else {
+        if (o.interrupted) plan.interrupt();
+        applyReruns(plan, o);
+      }
     }
     this.saveOverrides();
+  }
+
+  /**
+   * Recovery phases live in memory only (a restarted scheduler finds failed pods again), but a
+   * restart of a recovery step not yet carried out is the operator's and must outlive the
+   * scheduler: each comes back as a recovery step that relaunches its tasks in place. Unless the
+   * deploy plan relaunches that instance anyway (its tasks were killed and retired before the
+   * stop, so deploy finds none in service): two steps relaunching one pod would fight over it.
+   */
+  #restoreRecoveryReruns(stored: PlanOverrides | undefined): void {
+    let restored = false;
+    for (const [key, o] of Object.entries(stored?.steps ?? {})) {
+      if (o.rerun !== true) continue;
+      // Recovery phases are named as their one step: `hello-0:[server]/hello-0:[server]`.
+      const name = key.slice(0, Math.floor((key.length - 1) / 2));
+      const m = /^(.+):\[(.*)\]$/.exec(name);
+      if (m === null || `${name}/${name}` !== key) continue;
+      const instance = parseInstance(m[1] as string, this.#spec.pods.map((p) => p.type));
+      const pod = this.#spec.pods.find((p) => p.type === instance?.podType);
+      const tasks = (m[2] as string).split(', ');
+      if (instance === undefined || pod === undefined || instance.index >= pod.count || !tasks.every((t) => pod.tasks.some((x) => x.name === t))) continue;
+      const asset = { pod: instanceName(pod.type, instance.index), tasks };
+      if (this.#deploy.steps().some((x) => x.status() !== 'COMPLETE' && x.asset !== undefined && conflicts(x.asset, asset))) continue;
+      const from = tasks.map((t) => this.#current(pod.type, instance.index, t, true)).find((r) => r !== undefined)?.agentId;
+      this.#addRecoveryStep(pod, instance.index, tasks, false, from).restart();
+      restored = true;
+    }
+    if (restored) this.saveOverrides();
   }
 
   #buildDecommission(): Plan | undefined {
@@ -310,9 +349,12 @@ export class Service {
     return phases.length === 0 ? undefined : newPlan('decommission', 'serial', phases);
   }
 
-  /** Stores every plan's overrides (plan-level holds, canary progress, forced steps), keyed to the target. */
+  /**
+   * Stores every plan's overrides (plan-level holds, canary progress, forced steps, restarts not
+   * yet carried out), keyed to the target; the recovery plan's for its restarts only.
+   */
   saveOverrides(): void {
-    for (const plan of [this.#deploy, ...this.#custom]) this.#o.store.setOverrides(plan.name, this.#configId, overridesOf(plan));
+    for (const plan of [this.#deploy, ...this.#custom, this.#recovery]) this.#o.store.setOverrides(plan.name, this.#configId, overridesOf(plan));
   }
 
   // ---------------------------------------------------------------- events
@@ -517,6 +559,10 @@ export class Service {
         if (!this.#advance(plan, step, work, launches)) wantOffers = true;
       }
     }
+    if (this.#overridesChanged) {
+      this.#overridesChanged = false;
+      this.saveOverrides();
+    }
     this.#send(launches, wantOffers, now);
     this.#answerInverseOffers();
     this.#armTimer(now);
@@ -646,16 +692,7 @@ export class Service {
         const essential = failed.some((t) => this.#taskSpec(pod, t.task)?.essential !== false);
         const tasks = essential ? pod.tasks.filter((t) => t.goal === 'RUNNING').map((t) => t.name) : failed.map((t) => t.task);
         const permanent = failed.some((t) => t.permanentlyFailed || PERMANENT_STATES.has(t.status?.state as TaskState));
-        const name = stepName(pod.type, index, tasks);
-        const withAsset = new Step({ name, asset: { pod: instanceName(pod.type, index), tasks } });
-        this.#work.set(withAsset, { kind: 'recover', pod, index, tasks, permanent, fromAgent: failed[0]?.agentId, launched: [], killed: new Set() });
-        const previous = this.#recoveryPhases.findIndex((p) => p.name === name);
-        if (previous !== -1) {
-          const old = this.#recoveryPhases[previous];
-          for (const s of old?.steps ?? []) this.#work.delete(s);
-          this.#recoveryPhases.splice(previous, 1);
-        }
-        this.#recoveryPhases.push(newPhase(name, 'parallel', [withAsset]));
+        const withAsset = this.#addRecoveryStep(pod, index, tasks, permanent, failed[0]?.agentId);
         busy.add(instanceName(pod.type, index));
         // A task that outlived the longest back-off was stable: its failure starts the count afresh.
         const stable = failed.every((t) => this.#o.clock.now() - t.launchedAtMs > this.#o.backoffMaxMs);
@@ -669,6 +706,21 @@ export class Service {
         this.#o.log.info('pod needs recovery', { pod: instanceName(pod.type, index), tasks, permanent, failures });
       }
     }
+  }
+
+  /** A recovery phase of one step for these tasks of an instance, replacing an older phase of the same name. */
+  #addRecoveryStep(pod: PodSpec, index: number, tasks: readonly string[], permanent: boolean, fromAgent: string | undefined): Step {
+    const name = stepName(pod.type, index, tasks);
+    const step = new Step({ name, asset: { pod: instanceName(pod.type, index), tasks } });
+    this.#work.set(step, { kind: 'recover', pod, index, tasks, permanent, fromAgent, launched: [], killed: new Set() });
+    const previous = this.#recoveryPhases.findIndex((p) => p.name === name);
+    if (previous !== -1) {
+      const old = this.#recoveryPhases[previous];
+      for (const s of old?.steps ?? []) this.#work.delete(s);
+      this.#recoveryPhases.splice(previous, 1);
+    }
+    this.#recoveryPhases.push(newPhase(name, 'parallel', [step]));
+    return step;
   }
 
   /** A machine is going into maintenance: each instance with live tasks there gets a move step. */
@@ -709,8 +761,42 @@ export class Service {
     this.#o.log.info('moving pod off a machine going into maintenance', { pod: instanceName(pod.type, index), agentId, hostname: host });
   }
 
+  /**
+   * A restarted step runs again (plans.md §3.6): what it launched before no longer counts, or it
+   * would find itself COMPLETE again in the very tasks it is to replace. Its next advance stops
+   * them (each with its kill policy) and launches anew; the restart stays pending, and stored,
+   * until that launch. A decommission step simply kills again; a move step whose instance no
+   * longer runs on the machine it vacated has nothing to redo.
+   */
+  #beginRerun(step: Step, work: Work): void {
+    work.rerunning = true;
+    work.launched = [];
+    work.killed.clear();
+    work.unplacedSinceMs = undefined;
+    step.note = 'restarted: its tasks are stopped and launched again';
+    if (work.kind === 'decommission') return this.#rerunBegun(step, work);
+    if (work.kind === 'move') {
+      const there = [...this.#tasks.values()].some((t) => t.agentId === work.fromAgent && t.podType === work.pod.type && t.index === work.index && isLive(t) && !t.retiring);
+      if (there) return;
+      this.#rerunBegun(step, work);
+      step.setStatus('COMPLETE');
+      step.note = `restarted: nothing of ${instanceName(work.pod.type, work.index)} runs on the machine any more, so there is nothing to move`;
+    }
+  }
+
+  /**
+   * The restart is carried out (launched anew, or nothing to redo): no longer owed. Stored at the
+   * end of the cycle, once for all such steps and after the new tasks' records.
+   */
+  #rerunBegun(step: Step, work: Work): void {
+    step.rerunBegun();
+    work.rerunning = false;
+    this.#overridesChanged = true;
+  }
+
   /** A step's status from its tasks (launched, running, ready, ended). */
   #evaluate(step: Step, work: Work): void {
+    if (step.rerunPending() && work.rerunning !== true) this.#beginRerun(step, work);
     const status = step.storedStatus();
     if (status === 'COMPLETE' || status === 'ERROR' || status === 'DELAYED') return;
     if (work.kind === 'decommission') {
@@ -791,19 +877,21 @@ export class Service {
       this.#evaluate(step, work);
       return true;
     }
-    // What runs now of these tasks (an older configuration, a previous run, a restarted step) stops first.
+    // What runs now of these tasks (an older configuration, a previous run, a restarted step) stops
+    // first, with its kill policy. Retiring ones too: after a scheduler restart the kill that
+    // retired them may never have been sent, and a relaunch beside them would run a task twice.
     if (work.kind !== 'move') {
-      const stale = work.tasks.map((t) => this.#current(work.pod.type, work.index, t)).filter((r): r is TaskRecord => r !== undefined && isLive(r));
-      if (stale.length > 0) {
-        const marked = stale.map((t) => ({ ...t, retiring: true }));
+      const stale = [...this.#tasks.values()].filter((t) =>
+        t.podType === work.pod.type && t.index === work.index && work.tasks.includes(t.task) && isLive(t) && !work.launched.includes(t.taskId));
+      const marked = stale.filter((t) => !t.retiring).map((t) => ({ ...t, retiring: true }));
+      if (marked.length > 0) {
         this.#o.store.putTasks(marked);
         for (const t of marked) this.#tasks.set(t.taskId, t);
-        for (const t of stale) if (!work.killed.has(t.taskId)) { work.killed.add(t.taskId); this.#kill(t); }
       }
-      const stopping = [...this.#tasks.values()].filter((t) => t.retiring && isLive(t) && work.killed.has(t.taskId));
-      if (stopping.length > 0) {
+      for (const t of stale) if (!work.killed.has(t.taskId)) { work.killed.add(t.taskId); this.#kill(t); }
+      if (stale.length > 0) {
         step.setStatus('PREPARED');
-        step.note = `stopping ${stopping.map((t) => t.name).join(', ')} before relaunching`;
+        step.note = `stopping ${stale.map((t) => t.name).join(', ')} before relaunching`;
         return true;
       }
     }
@@ -848,6 +936,8 @@ export class Service {
     for (const t of [...retired, ...records]) this.#tasks.set(t.taskId, t);
     launches.set(offer.id, [...(launches.get(offer.id) ?? []), ...infos]);
     work.launched = records.map((r) => r.taskId);
+    // The new run is launched (and written): a restart is carried out from here on.
+    if (step.rerunPending()) this.#rerunBegun(step, work);
     step.setStatus('STARTING');
     step.note = `launching on ${offer.hostname}`;
     this.#o.log.info('launching', { plan: plan.name, step: step.name, hostname: offer.hostname, tasks: records.map((r) => r.taskId) });

@@ -125,6 +125,8 @@ export const ERRORS = {
   PLAN_BAD_PARAMETERS: { status: 400, message: (detail: string) => `Couldn't parse parameters: ${detail}` },
   /** Not a failure: the command would change nothing (HTTP 208 Already Reported). */
   PLAN_ALREADY_REPORTED: { status: 208, message: () => 'Command has already been reported or completed' },
+  /** A restart its driver may not carry out on any step it names (why, per step); nothing changed. */
+  PLAN_RESTART_REFUSED: { status: 409, message: (reasons: string) => `Restart refused: ${reasons}` },
   // Maintenance plans (issue 12).
   /** A maintenance plan of that name is already kept (the registry refuses it too, writing nothing). */
   MAINTENANCE_PLAN_EXISTS: { status: 409, message: (name: string) => `Maintenance plan '${name}' already exists` },

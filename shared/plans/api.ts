@@ -5,7 +5,7 @@
  */
 import { parseWireJson } from '../json.js';
 import { fail, type DrydockError } from '../errors.js';
-import { continuePlan, forceComplete, interruptPlan, planHttpStatus, planInfo, restartElement, startPlan, stopPlan, type Outcome } from './commands.js';
+import { continuePlan, forceComplete, interruptPlan, planHttpStatus, planInfo, restartElement, startPlan, stopPlan, type Outcome, type RestartVeto } from './commands.js';
 import { byPriority } from './coordinator.js';
 import type { Plan } from './plan.js';
 
@@ -58,8 +58,14 @@ function startParameters(body: string): Record<string, unknown> | DrydockError {
   return value as Record<string, unknown>;
 }
 
+/** What a driver adds to the engine's verbs. */
+export interface PlansOptions {
+  /** Steps a `restart` may not rerun, and why (commands.ts `restartElement`). */
+  readonly restartVeto?: RestartVeto | undefined;
+}
+
 /** Answers one request under `/v1/plans` against the plans a daemon runs. */
-export function plansApi(plans: readonly Plan[], req: PlansRequest): PlansAnswer {
+export function plansApi(plans: readonly Plan[], req: PlansRequest, options: PlansOptions = {}): PlansAnswer {
   let parts: string[];
   try {
     parts = req.path.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
@@ -93,6 +99,6 @@ export function plansApi(plans: readonly Plan[], req: PlansRequest): PlansAnswer
     case 'continue': return answer(continuePlan(plan, phase));
     case 'interrupt': return answer(interruptPlan(plan, phase));
     case 'forceComplete': return answer(forceComplete(plan, phase, step));
-    case 'restart': return answer(restartElement(plan, phase, step));
+    case 'restart': return answer(restartElement(plan, phase, step, options.restartVeto));
   }
 }

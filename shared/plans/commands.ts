@@ -5,7 +5,7 @@
  */
 import { CanaryStrategy, type StrategyName } from './strategy.js';
 import { isRunning, type Status } from './status.js';
-import type { Phase, Plan, Step } from './plan.js';
+import { Phase, Step, type Plan } from './plan.js';
 import { fail, type DrydockError } from '../errors.js';
 
 /** What a verb did: `done` (200), `already` (208: nothing to change), or why it could not (404/400). */
@@ -104,14 +104,49 @@ export function forceComplete(plan: Plan, phaseRef?: string, stepRef?: string): 
   return { kind: 'done', message: `Received cmd: forceComplete for ${label(plan, phaseRef, stepRef)}` };
 }
 
-/** `restart` of the plan, a phase or a step: released and put back to PENDING (clearing back-off). */
-export function restartElement(plan: Plan, phaseRef?: string, stepRef?: string): Outcome {
+/**
+ * Whether a driver lets a restart rerun this step: undefined lets it, a text says why not (a
+ * maintenance step whose on_down is running). The plan engine itself refuses nothing.
+ */
+export type RestartVeto = (step: Step) => string | undefined;
+
+/** The steps an element stands for: itself, or every step below it. */
+function stepsOf(element: Plan | Phase | Step): readonly Step[] {
+  if (element instanceof Step) return [element];
+  return element instanceof Phase ? element.steps : element.steps();
+}
+
+/**
+ * `restart` of the plan, a phase or a step: released and put back to PENDING (clearing back-off),
+ * each step marked to do its work again (`Step.rerunPending`). A step the driver's `veto` refuses
+ * is left as it is and named with its reason in the message; when no step is left to restart
+ * (all refused, or refused and PENDING), nothing changes and the answer is 409 with the reasons.
+ */
+export function restartElement(plan: Plan, phaseRef?: string, stepRef?: string, veto?: RestartVeto): Outcome {
   const element = target(plan, phaseRef, stepRef);
   if ('kind' in element) return element;
   if (element.status() === 'PENDING') return { kind: 'already' };
-  element.proceed();
-  element.restart();
-  return { kind: 'done', message: `Received cmd: restart for ${label(plan, phaseRef, stepRef)}` };
+  const refusals = new Map<Step, string>();
+  if (veto !== undefined) {
+    for (const step of stepsOf(element)) {
+      const why = veto(step);
+      if (why !== undefined) refusals.set(step, why);
+    }
+  }
+  const why = [...refusals].map(([step, reason]) => `${step.name}: ${reason}`).join('; ');
+  if (refusals.size === 0) {
+    element.proceed();
+    element.restart();
+  } else {
+    const rest = stepsOf(element).filter((s) => !refusals.has(s));
+    if (rest.every((s) => s.status() === 'PENDING')) return refused(fail('PLAN_RESTART_REFUSED', why));
+    // Only a parent gets here (a lone refused step has nothing left): as without refusals, the
+    // parent is released and its other steps restarted.
+    element.proceed();
+    for (const s of rest) s.restart();
+  }
+  const message = `Received cmd: restart for ${label(plan, phaseRef, stepRef)}`;
+  return { kind: 'done', message: refusals.size === 0 ? message : `${message}; not restarted: ${why}` };
 }
 
 /** HTTP status of `GET /v1/plans/<plan>`: 200 when COMPLETE, 417 on ERROR, 202 while anything is left. */

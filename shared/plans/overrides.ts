@@ -11,20 +11,33 @@ export interface PlanOverrides {
   readonly interrupted: boolean;
   /** By phase name: its own flag (a canary's wrapped strategy's) and, for a canary, which steps are the canary. */
   readonly phases: Readonly<Record<string, { readonly interrupted: boolean; readonly canary?: readonly string[] }>>;
-  /** By `phase/step` name: held by the operator (or a canary gate), forced COMPLETE. */
-  readonly steps: Readonly<Record<string, { readonly interrupted: boolean; readonly forced: boolean }>>;
+  /**
+   * By `phase/step` name: held by the operator (or a canary gate), forced COMPLETE, and restarted
+   * with the new run not yet begun (`rerun`, written only when true: records from before it read
+   * as false).
+   */
+  readonly steps: Readonly<Record<string, StepOverrides>>;
+}
+
+/** One step's stored decisions. */
+export interface StepOverrides {
+  readonly interrupted: boolean;
+  readonly forced: boolean;
+  readonly rerun?: boolean;
 }
 
 /** What the operator has decided on this plan so far. */
 export function overridesOf(plan: Plan): PlanOverrides {
   const phases: Record<string, { interrupted: boolean; canary?: string[] }> = {};
-  const steps: Record<string, { interrupted: boolean; forced: boolean }> = {};
+  const steps: Record<string, StepOverrides> = {};
   for (const phase of plan.phases) {
     const strategy = phase.strategy;
     phases[phase.name] = strategy instanceof CanaryStrategy
       ? { interrupted: strategy.inner.isInterrupted(), canary: strategy.canarySteps() }
       : { interrupted: strategy.isInterrupted() };
-    for (const step of phase.steps) steps[`${phase.name}/${step.name}`] = { interrupted: step.isInterrupted(), forced: step.wasForced() };
+    for (const step of phase.steps) {
+      steps[`${phase.name}/${step.name}`] = { interrupted: step.isInterrupted(), forced: step.wasForced(), ...(step.rerunPending() ? { rerun: true } : {}) };
+    }
   }
   return { interrupted: plan.strategy.isInterrupted(), phases, steps };
 }
@@ -46,7 +59,19 @@ export function applyOverrides(plan: Plan, overrides: PlanOverrides): void {
       const s = overrides.steps[`${phase.name}/${step.name}`];
       if (s === undefined) continue;
       if (s.interrupted) step.interrupt(); else step.proceed();
-      if (s.forced && step.status() !== 'COMPLETE') step.forceComplete();
+      // A restart not yet carried out wins over what the rebuilt step found running.
+      if (s.rerun === true) step.restart();
+      else if (s.forced && step.status() !== 'COMPLETE') step.forceComplete();
     }
+  }
+}
+
+/**
+ * Lay only the restarts not yet carried out over a freshly built plan: a driver that starts a new
+ * rollout (a new target) drops the other decisions but still owes the operator those reruns.
+ */
+export function applyReruns(plan: Plan, overrides: PlanOverrides): void {
+  for (const phase of plan.phases) {
+    for (const step of phase.steps) if (overrides.steps[`${phase.name}/${step.name}`]?.rerun === true) step.restart();
   }
 }

@@ -13,7 +13,10 @@ export interface Element extends Child {
   readonly id: string;
   /** Error strings of this element and everything below it. */
   errors(): string[];
-  /** Back to PENDING (steps) or every child back to PENDING (parents), clearing back-off. */
+  /**
+   * Back to PENDING (steps) or every child back to PENDING (parents), clearing back-off; a step
+   * so restarted must do its work again (`rerunPending`), whatever already runs.
+   */
   restart(): void;
   /** COMPLETE without doing the work (steps), or every child so (parents). */
   forceComplete(): void;
@@ -35,6 +38,13 @@ export class Step implements Element {
   private interrupted = false;
   /** Set by an operator's forceComplete, so a rebuilt plan can honour it; cleared by restart. */
   private forced = false;
+  /**
+   * Set by restart: the work must be done again (a deploy step relaunches its pod's tasks), not
+   * found done in what already runs. The driver clears it once it has begun the new run
+   * (`rerunBegun`); forceComplete clears it too. Stored with the overrides, so a restarted driver
+   * still reruns the step.
+   */
+  private rerun = false;
   private readonly errorList: string[];
   /** When a DELAYED step may be tried again (ms on the driver's clock). */
   private delayedUntilMs: number | undefined;
@@ -96,14 +106,22 @@ export class Step implements Element {
     this.stored = this.errorList.length > 0 ? 'ERROR' : 'PENDING';
     this.delayedUntilMs = undefined;
     this.forced = false;
+    this.rerun = this.errorList.length === 0;
   }
 
   forceComplete(): void {
     this.stored = 'COMPLETE';
     this.forced = true;
+    this.rerun = false;
   }
 
   wasForced(): boolean { return this.forced; }
+
+  /** Restarted, and the driver has not yet begun the new run: what runs now does not count as done. */
+  rerunPending(): boolean { return this.rerun; }
+
+  /** The driver has begun the restarted run (launched anew, or decided there is nothing to redo). */
+  rerunBegun(): void { this.rerun = false; }
 }
 
 /** What phases and plans share: a strategy over children, and a status aggregated from them. */

@@ -7,7 +7,8 @@
  * the step it was in, and a table of bad input (400/404/405/409, never 5xx). And: a framework
  * that declines the inverse offer (the wait says so, then the drain goes on; the operator event
  * stream shows each change once), an on_down hook that fails (ERROR, the plan pauses, restart
- * goes on), and with etcd a kill -9 failover mid-plan.
+ * goes on), a restart that runs a COMPLETE step's whole maintenance again and one refused with
+ * its reason, and with etcd a kill -9 failover mid-plan.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -192,6 +193,53 @@ test('a master restart mid-plan resumes at the step it was in (up_when: operator
   await eventually(async () => ((await planOf(m.url, 'one')).status === 200 ? true : undefined), 60_000, 250, 'plan COMPLETE after restart');
   assert.equal((await call(m.url, 'GET', '/maintenance/status')).text, '{}');
   assert.deepEqual(fleet.exits.map((e) => e.code), [0]);
+});
+
+test('restart: refused while the step waits for the operator (409, the reason in the answer and the step); a COMPLETE step restarted runs the machine\'s whole maintenance again', { timeout: 120_000 }, async (t) => {
+  const m = await startMaster(t);
+  const fleet = new Fleet(t, () => m.address, () => m.url, [MACHINES[0] as MachineSpec]);
+  t.after(() => fleet.stop());
+  await fleet.start();
+  const spec = JSON.stringify({ name: 'again', machines: { hostnames: ['maint-a'] }, window: '1hrs', wait_for_frameworks: '1secs', settle: '1secs', up_when: 'operator' });
+  assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans', spec)).status, 200);
+  const awaiting = async (what: string): Promise<void> => {
+    await eventually(async () => {
+      const step = (await planOf(m.url, 'again')).plan.phases[0]?.steps[0];
+      return step?.message.includes('waiting for the operator') === true ? step : undefined;
+    }, 30_000, 100, what);
+  };
+  await awaiting('AWAITING_OPERATOR');
+
+  // Nothing to run again while it waits for the operator: refused, with the reason, and nothing changes.
+  for (const path of ['/v1/maintenance/plans/again/restart?phase=all&step=maint-a', '/v1/maintenance/plans/again/restart']) {
+    const r = await call(m.url, 'POST', path);
+    assert.equal(r.status, 409, `${path}: ${r.text}`);
+    assert.match(r.text, /^Restart refused: maint-a: it waits for the operator with the machine DOWN: continue the step to bring it UP/);
+  }
+  const refused = await eventually(async () => {
+    const step = (await planOf(m.url, 'again')).plan.phases[0]?.steps[0];
+    return step?.message.includes('restart refused: it waits for the operator') === true ? step : undefined;
+  }, 10_000, 100, 'the refusal in the step\'s message');
+  assert.equal(refused.status, 'STARTING');
+  assert.match(refused.message, /waiting for the operator: continue this step to bring the machine UP \(restart refused: /);
+  assert.match((await call(m.url, 'GET', '/maintenance/status')).text, /down_machines.*maint-a/, 'still DOWN');
+  assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans/again/continue')).status, 200);
+  await eventually(async () => ((await planOf(m.url, 'again')).status === 200 ? true : undefined), 60_000, 250, 'plan COMPLETE');
+  assert.deepEqual(fleet.exits.map((e) => e.code), [0]);
+
+  // A COMPLETE step restarted: schedule, drain, DOWN again (its agent exits a second time), up to the operator again.
+  const mark = m.daemon.records.length;
+  const r = await call(m.url, 'POST', '/v1/maintenance/plans/again/restart?phase=all&step=maint-a');
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, { message: 'Received cmd: restart for Plan: again, Phase: all, Step: maint-a' });
+  assert.notEqual((await planOf(m.url, 'again')).status, 200, 'not COMPLETE once restarted');
+  await awaiting('AWAITING_OPERATOR a second time');
+  await eventually(() => (fleet.exits.length === 2 ? true : undefined), 30_000, 100, 'the agent stopped by the second DOWN');
+  const stages = m.daemon.records.slice(mark).filter((x) => x['msg'] === 'maintenance step moved').flatMap((x) => x['stages'] as string[]);
+  assert.deepEqual(stages.filter((x, i) => stages.indexOf(x) === i), ['SCHEDULED', 'WAITING_FRAMEWORKS', 'DRAINING', 'DRAINED', 'DOWN', 'AWAITING_OPERATOR'], JSON.stringify(stages));
+  assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans/again/continue')).status, 200);
+  await eventually(async () => ((await planOf(m.url, 'again')).status === 200 ? true : undefined), 60_000, 250, 'plan COMPLETE again');
+  assert.equal((await call(m.url, 'GET', '/maintenance/status')).text, '{}');
 });
 
 test('bad input: 400 with every error, 404, 405, 409; nothing is written', async (t) => {

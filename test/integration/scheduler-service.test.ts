@@ -4,13 +4,15 @@
  * gated by readiness checks and a canary, a config change that moves only the pods that differ,
  * recovery after kill -9, pod replace, decommission, a scheduler restart mid-rollout that keeps
  * the operator's overrides, and maintenance: pods moved off a machine before its window
- * (inverse offer accepted), or the inverse offer declined when there is no room.
+ * (inverse offer accepted), or the inverse offer declined when there is no room. Restart of a
+ * step, a phase or the plan relaunches the pods (the plan COMPLETE only through the new tasks),
+ * and a restart outlives a scheduler restart.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Daemon, eventually, SCHEDULER_BIN, startAgent, startMaster, startScheduler, tempDir, type AgentHandle, type MasterHandle, type SchedulerHandle } from '../helpers/daemons.js';
+import { alive, Daemon, eventually, SCHEDULER_BIN, startAgent, startMaster, startScheduler, tempDir, type AgentHandle, type MasterHandle, type SchedulerHandle } from '../helpers/daemons.js';
 import type { PlanInfo } from '../../shared/plans/commands.js';
 import { cliFinished, spawnCli } from '../helpers/cli.js';
 
@@ -247,6 +249,172 @@ test('a scheduler restarted mid-rollout takes its tasks back and keeps the opera
   assert.equal((await request(`${s.url}/v1/plans/deploy/continue`, 'POST')).status, 200);
   assert.equal((await request(`${s.url}/v1/plans/deploy/continue`, 'POST')).status, 200);
   await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy finished after the restart');
+});
+
+/** The pid of a task's process, as its agent logged it when the task started running. */
+function pidOf(c: Cluster, taskId: string | undefined): number {
+  return Number(c.agents.flatMap((a) => a.daemon.records).find((r) => r.msg === 'task running' && r['taskId'] === taskId)?.['pid']);
+}
+
+/**
+ * The task of each name, by name: a task other than the one `old` names wins (a replaced task
+ * shows in the pod's status until it has stopped).
+ */
+async function currentIds(s: SchedulerHandle, old: ReadonlyMap<string, string | TaskEntry | undefined> = new Map()): Promise<Map<string, TaskEntry>> {
+  const oldId = (name: string): string | undefined => {
+    const o = old.get(name);
+    return typeof o === 'string' ? o : o?.id;
+  };
+  const out = new Map<string, TaskEntry>();
+  for (const x of await pods(s)) if (!out.has(x.name) || out.get(x.name)?.id === oldId(x.name)) out.set(x.name, x);
+  return out;
+}
+
+test('restart of a COMPLETE deploy step relaunches its pod: the old process stops, a new task runs, the plan is COMPLETE only once it is ready; with a failing readiness check it stays STARTED and forceComplete answers 200', async (t) => {
+  const c = await cluster(t, ['agent-a']);
+  const gate = tempDir(t, 'drydock-gate-');
+  for (const n of ['hello-0-server', 'hello-1-server']) writeFileSync(join(gate, n), '');
+  const s = await startScheduler(t, { master: c.master.address, spec: spec(c.dir, helloYaml({ count: 2, gate })), flags: SCHEDULER_FLAGS });
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy');
+  const first = new Map((await pods(s)).map((x) => [x.name, x.id]));
+  const firstPid = pidOf(c, first.get('hello-0-server'));
+  assert.ok(firstPid > 0, 'the agent logs the pid of the task it launched');
+  const restart = `${s.url}/v1/plans/deploy/restart?phase=hello-deploy&step=${encodeURIComponent('hello-0:[server]')}`;
+
+  // hello-0's readiness check fails from now on: the relaunched task can never be ready.
+  unlinkSync(join(gate, 'hello-0-server'));
+  const r = await request(restart, 'POST');
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, { message: 'Received cmd: restart for Plan: deploy, Phase: hello-deploy, Step: hello-0:[server]' });
+  await eventually(() => (alive(firstPid) ? undefined : true), 15_000, 50, 'the old hello-0 process stopped');
+  const second = await eventually(async () => (await pods(s)).find((x) => x.name === 'hello-0-server' && x.id !== first.get('hello-0-server') && x.status === 'RUNNING'), 15_000, 100, 'a new hello-0 task RUNNING');
+  // The agent has run the new task's readiness check and seen it fail.
+  await eventually(() => c.agents[0]?.daemon.records.find((x) => x.msg === 'check status changed' && x['taskId'] === second.id && (x['checkStatus'] as { command?: { exit_code?: number } }).command?.exit_code === 1), 15_000, 50, 'a failed readiness check of the new task');
+  const held = await waitPlan(s, 'deploy', (x) => steps(x)['hello-0:[server]'] === 'STARTED', 'hello-0 STARTED: running, not ready');
+  assert.notEqual(held.status, 'COMPLETE');
+  assert.equal((await request(`${s.url}/v1/plans/deploy`)).status, 202, 'a plan with work left answers 202');
+  assert.equal(steps(held)['hello-1:[server]'], 'COMPLETE');
+  assert.equal((await currentIds(s)).get('hello-1-server')?.id, first.get('hello-1-server'), 'only the restarted step\'s pod is relaunched');
+  const forced = await request(`${s.url}/v1/plans/deploy/forceComplete?phase=hello-deploy&step=${encodeURIComponent('hello-0:[server]')}`, 'POST');
+  assert.equal(forced.status, 200, `forceComplete of a step that is not COMPLETE: ${forced.text}`);
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy COMPLETE by force');
+
+  // With the check passing again, another restart: the plan is COMPLETE only through a third task, ready.
+  writeFileSync(join(gate, 'hello-0-server'), '');
+  const cli = await cliFinished(spawnCli(t, ['plan', 'restart', 'deploy', '--phase', 'hello-deploy', '--step', 'hello-0:[server]', `--scheduler=${s.address}`]));
+  assert.equal(cli.code, 0, cli.stderr);
+  assert.match(cli.stdout, /Received cmd: restart for Plan: deploy, Phase: hello-deploy, Step: hello-0:\[server\]/);
+  const third = await eventually(async () => {
+    const p = await plan(s, 'deploy');
+    if (p.status !== 'COMPLETE') return undefined;
+    // Read after the plan: the task that made it COMPLETE must show, new and ready.
+    const now = (await pods(s)).filter((x) => x.name === 'hello-0-server' && x.status === 'RUNNING');
+    assert.equal(now.length, 1, `one hello-0 task runs once the plan is COMPLETE: ${JSON.stringify(now)}`);
+    assert.ok(now[0]?.id !== first.get('hello-0-server') && now[0]?.id !== second.id, `plan COMPLETE with an old task: ${JSON.stringify(now)}`);
+    assert.equal(now[0]?.ready, true);
+    return now[0];
+  }, 20_000, 50, 'deploy COMPLETE through a new hello-0 task');
+  assert.ok(!alive(pidOf(c, second.id)), 'the second process is gone too');
+  assert.ok(pidOf(c, third.id) > 0);
+  const kills = s.daemon.records.filter((x) => x.msg === 'killing task').map((x) => x['taskId']);
+  assert.ok(kills.includes(first.get('hello-0-server')) && kills.includes(second.id), 'each relaunch killed the task it replaced');
+});
+
+test('restart of a phase and of the plan relaunches every pod, in the phase\'s order, and the plan is COMPLETE only once all are ready', async (t) => {
+  const c = await cluster(t, ['agent-a', 'agent-b']);
+  const gate = tempDir(t, 'drydock-gate-');
+  const names = ['hello-0-server', 'hello-1-server', 'hello-2-server'];
+  for (const n of names) writeFileSync(join(gate, n), '');
+  const s = await startScheduler(t, { master: c.master.address, spec: spec(c.dir, helloYaml({ count: 3, gate })), flags: SCHEDULER_FLAGS });
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy');
+  const first = new Map((await pods(s)).map((x) => [x.name, x.id]));
+
+  // Phase restart, hello-2 unable to get ready: the serial phase relaunches hello-0, then hello-1, then hello-2, and waits there.
+  unlinkSync(join(gate, 'hello-2-server'));
+  const mark = s.daemon.records.length;
+  const r = await request(`${s.url}/v1/plans/deploy/restart?phase=hello-deploy`, 'POST');
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json, { message: 'Received cmd: restart for Plan: deploy, Phase: hello-deploy, Step: null' });
+  const held = await waitPlan(s, 'deploy', (x) => steps(x)['hello-2:[server]'] === 'STARTED', 'hello-0 and hello-1 relaunched, hello-2 running but not ready', 30_000);
+  assert.deepEqual(steps(held), { 'hello-0:[server]': 'COMPLETE', 'hello-1:[server]': 'COMPLETE', 'hello-2:[server]': 'STARTED' });
+  assert.notEqual(held.status, 'COMPLETE');
+  const launched = s.daemon.records.slice(mark).filter((x) => x.msg === 'launching').map((x) => String(x['step']));
+  assert.deepEqual(launched, ['hello-0:[server]', 'hello-1:[server]', 'hello-2:[server]']);
+  writeFileSync(join(gate, 'hello-2-server'), '');
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy COMPLETE after the phase restart');
+  const second = await currentIds(s, first);
+  for (const n of names) {
+    assert.notEqual(second.get(n)?.id, first.get(n), `${n} relaunched by the phase restart`);
+    assert.equal(second.get(n)?.ready, true);
+  }
+
+  // Plan restart: every pod again; COMPLETE only with three new tasks, all ready.
+  assert.equal((await request(`${s.url}/v1/plans/deploy/restart`, 'POST')).status, 200);
+  await eventually(async () => {
+    const p = await plan(s, 'deploy');
+    if (p.status !== 'COMPLETE') return undefined;
+    const now = await currentIds(s, second);
+    for (const n of names) {
+      assert.notEqual(now.get(n)?.id, second.get(n)?.id, `plan COMPLETE while ${n} still runs its old task`);
+      assert.equal(now.get(n)?.ready, true, `${n} ready`);
+    }
+    return true;
+  }, 30_000, 50, 'deploy COMPLETE through three new tasks');
+});
+
+test('a restart outlives a scheduler restart: stop (every step restarted, plan held) is still owed after it, and start relaunches every pod; a restarted recovery step relaunches its pod in place', async (t) => {
+  const c = await cluster(t, ['agent-a']);
+  const workDir = tempDir(t, 'drydock-scheduler-state-');
+  const opts = { master: c.master.address, spec: spec(c.dir, helloYaml({ count: 2 })), workDir, flags: SCHEDULER_FLAGS };
+  let s = await startScheduler(t, opts);
+  await waitPlan(s, 'deploy', (x) => x.status === 'COMPLETE', 'deploy');
+  const first = new Map((await pods(s)).map((x) => [x.name, x.id]));
+  assert.equal((await request(`${s.url}/v1/plans/deploy/stop`, 'POST')).status, 200);
+  const stopped = await waitPlan(s, 'deploy', (x) => x.status === 'WAITING', 'deploy held with every step to run again');
+  assert.deepEqual(Object.values(steps(stopped)), ['PENDING', 'PENDING']);
+  await s.daemon.stop();
+
+  s = await startScheduler(t, opts);
+  const rebuilt = await waitPlan(s, 'deploy', (x) => x.phases.length > 0, 'the rebuilt plan');
+  assert.equal(rebuilt.status, 'WAITING', `the stop is still owed: ${JSON.stringify(rebuilt)}`);
+  assert.deepEqual(Object.values(steps(rebuilt)), ['PENDING', 'PENDING']);
+  // Nothing was relaunched while the plan is held.
+  const held = await eventually(async () => {
+    const x = await pods(s);
+    return x.length === 2 && x.every((y) => y.status === 'RUNNING') ? x : undefined;
+  }, 10_000, 100, 'both tasks reconciled');
+  assert.deepEqual(held.map((x) => x.id).sort(), [...first.values()].sort());
+  assert.equal((await request(`${s.url}/v1/plans/deploy/start`, 'POST', '{}')).status, 200);
+  await eventually(async () => {
+    const p = await plan(s, 'deploy');
+    if (p.status !== 'COMPLETE') return undefined;
+    const now = await currentIds(s, first);
+    for (const [n, id] of first) assert.notEqual(now.get(n)?.id, id, `plan COMPLETE while ${n} still runs its old task`);
+    return true;
+  }, 30_000, 50, 'deploy COMPLETE through new tasks');
+
+  // A recovery step: kill -9 hello-0, recovery relaunches it; a restart of that COMPLETE step relaunches it again, in place.
+  const before = await currentIds(s);
+  const victim = before.get('hello-0-server');
+  process.kill(pidOf(c, victim?.id), 'SIGKILL');
+  const recovered = await waitPlan(s, 'recovery', (x) => x.status === 'COMPLETE' && x.phases.length === 1, 'recovery of hello-0', 20_000);
+  const recoveredId = await eventually(async () => {
+    const x = (await pods(s)).find((y) => y.name === 'hello-0-server' && y.id !== victim?.id && y.ready === true);
+    return x?.id;
+  }, 10_000, 100, 'hello-0 recovered');
+  const name = recovered.phases[0]?.name ?? '';
+  const r = await request(`${s.url}/v1/plans/recovery/restart?phase=${encodeURIComponent(name)}&step=${encodeURIComponent(name)}`, 'POST');
+  assert.equal(r.status, 200, r.text);
+  const again = await eventually(async () => {
+    const p = await plan(s, 'recovery');
+    if (p.status !== 'COMPLETE') return undefined;
+    const x = (await pods(s)).filter((y) => y.name === 'hello-0-server' && y.status === 'RUNNING');
+    assert.equal(x.length, 1);
+    assert.notEqual(x[0]?.id, recoveredId, 'recovery COMPLETE while the recovered task still runs');
+    assert.equal(x[0]?.ready, true);
+    return x[0];
+  }, 20_000, 50, 'recovery COMPLETE through a relaunched hello-0');
+  assert.equal(again.hostname, victim?.hostname, 'relaunched in place');
 });
 
 /** Schedules a maintenance window on one machine, starting now. */

@@ -12,8 +12,11 @@ import { parseMaintenancePlanSpec, type MaintenancePlanSpec } from '../../master
 import {
   advanceStep,
   forceCompleteStep,
+  lastRefusal,
   newStepState,
+  refuseRestart,
   restartStep,
+  restartVerdict,
   shortDuration,
   steadyText,
   stepStatusOf,
@@ -419,6 +422,68 @@ test('restart: where each stage resumes', () => {
   const { s: hooking } = at('HOOK');
   const h = restartStep(hooking, T0 + 5000);
   play('restart while the hook runs', HOOKED, [{ at: 5000, obs: down({ hook: { attempt: 1, status: 'running' } }), stage: 'HOOK' }], h);
+});
+
+test('restart: per stage, whether its actions run again (and which) or why not', () => {
+  const hookSpec = HOOKED;
+  const doneState = (): StepState => {
+    const { s: settling } = at('SETTLING');
+    return advanceStep(settling, observe(settling, { mode: 'UP', agents: [A('a1')] }), PLAIN, T0 + 20_000).state;
+  };
+  const hookFailed = (): StepState => play('hook failed', hookSpec, [...TO_HOOK, { at: 4000, obs: down({ hook: { attempt: 1, status: 'failed', code: 3, output: 'no' } }), stage: 'ERROR' }]);
+  const rows: Array<{
+    what: string; from: () => StepState; sp: MaintenancePlanSpec; hookRunning?: boolean;
+    verdict: 'rerun' | 'unchanged' | 'refused'; says?: RegExp;
+    /** After restartStep: the stage, and the first advance (observation, stage, actions). */
+    then?: { stage: StepStage; obs: Obs; next: StepStage; actions: string[]; check?: (r: StepAdvance) => void };
+  }> = [
+    { what: 'PENDING: not started', from: () => newStepState(MACHINE, 'agent-3'), sp: PLAIN, verdict: 'unchanged' },
+    { what: 'SCHEDULED: its window issued again', from: () => at('SCHEDULED').s, sp: PLAIN, verdict: 'rerun', says: /its window is issued again/,
+      then: { stage: 'SCHEDULED', obs: { agents: [A('a1')] }, next: 'SCHEDULED', actions: ['schedule'] } },
+    { what: 'WAITING_FRAMEWORKS: a new window, the frameworks asked again', from: () => at('WAITING').s, sp: PLAIN, verdict: 'rerun', says: /new window .* frameworks are asked again/,
+      then: { stage: 'SCHEDULED', obs: { mode: 'DRAINING', agents: [A('a1')] }, next: 'SCHEDULED', actions: ['schedule'], check: (r) => assert.equal(r.state.window?.startMs, T0 + 50_000) } },
+    { what: 'DRAINING: DRAIN_AGENT again where the drain does not show', from: () => at('DRAINING').s, sp: PLAIN, verdict: 'rerun', says: /DRAIN_AGENT is issued again/,
+      then: { stage: 'DRAINING', obs: { mode: 'DRAINING', window: true, agents: [A('a1')] }, next: 'DRAINING', actions: ['drain'] } },
+    { what: 'DOWN: machine down again', from: () => play('down', PLAIN, TO_DOWN), sp: PLAIN, verdict: 'rerun', says: /machine down is issued again/,
+      then: { stage: 'DOWN', obs: { mode: 'DRAINING', window: true }, next: 'DOWN', actions: ['down'] } },
+    { what: 'HOOK while on_down runs: refused', from: () => at('HOOK').s, sp: hookSpec, hookRunning: true, verdict: 'refused', says: /on_down \(attempt 1\) is running.*second time.*stop the plan to cancel it/ },
+    { what: 'HOOK with no process: the same attempt issued again', from: () => at('HOOK').s, sp: hookSpec, verdict: 'rerun', says: /on_down attempt 1 is issued again/,
+      then: { stage: 'HOOK', obs: down(), next: 'HOOK', actions: ['run_hook'], check: (r) => assert.equal((r.actions[0] as { attempt: number }).attempt, 1) } },
+    { what: 'AWAITING_OPERATOR: refused, continue is the verb', from: () => at('AWAITING').s, sp: spec('up_when: operator\n'), verdict: 'refused', says: /continue the step to bring it UP/ },
+    { what: 'UP: machine up again, the agent waited for', from: () => play('up', PLAIN, [...TO_DOWN, { at: 3000, obs: down(), stage: 'UP', actions: ['up'] }]), sp: PLAIN, verdict: 'rerun', says: /machine up is issued again/,
+      then: { stage: 'UP', obs: down(), next: 'UP', actions: ['up'] } },
+    { what: 'SETTLING: the settle counted again', from: () => at('SETTLING').s, sp: PLAIN, verdict: 'rerun', says: /settle is counted again/,
+      then: { stage: 'SETTLING', obs: { mode: 'UP', agents: [A('a1')] }, next: 'SETTLING', actions: [], check: (r) => assert.equal(r.state.heldSinceMs, T0 + 50_000) } },
+    { what: 'COMPLETE: the whole maintenance again', from: doneState, sp: PLAIN, verdict: 'rerun', says: /whole maintenance runs again/,
+      then: { stage: 'PENDING', obs: { agents: [A('a1')] }, next: 'SCHEDULED', actions: ['schedule'] } },
+    { what: 'ERROR after UP: up again', from: () => at('ERROR_UP').s, sp: PLAIN, verdict: 'rerun', says: /machine up is issued again/,
+      then: { stage: 'UP', obs: down(), next: 'UP', actions: ['up'] } },
+    { what: 'ERROR in HOOK, the failed attempt still being stopped: refused', from: hookFailed, sp: hookSpec, hookRunning: true, verdict: 'refused', says: /still being stopped: restart once it has ended/ },
+    { what: 'ERROR in HOOK: on_down runs again as the next attempt', from: hookFailed, sp: hookSpec, verdict: 'rerun', says: /on_down runs again \(attempt 2\)/,
+      then: { stage: 'HOOK', obs: down(), next: 'HOOK', actions: ['run_hook'], check: (r) => assert.equal((r.actions[0] as { attempt: number }).attempt, 2) } },
+  ];
+  for (const row of rows) {
+    const from = row.from();
+    const v = restartVerdict(from, { hookRunning: row.hookRunning ?? false });
+    assert.equal(v.kind, row.verdict, row.what);
+    if (row.says !== undefined) assert.match(v.kind === 'rerun' ? v.what : v.kind === 'refused' ? v.reason : '', row.says, row.what);
+    if (v.kind === 'refused') {
+      // Refused: nothing changes but a note, which the step's message shows (an ERROR's too).
+      const noted = refuseRestart(from, v.reason);
+      assert.deepEqual({ ...noted, notes: from.notes }, from, `${row.what}: only a note`);
+      assert.equal(lastRefusal(noted), `restart refused: ${v.reason}`);
+      assert.equal(lastRefusal(from), undefined);
+      if (from.stage !== 'ERROR') assert.match(advanceStep(noted, observe(noted, down()), row.sp, T0 + 50_000).waitingFor, /\(restart refused: /, `${row.what}: the waiting-for text says why`);
+    }
+    if (row.then === undefined) continue;
+    const r = restartStep(from, T0 + 50_000);
+    assert.equal(r.stage, row.then.stage, `${row.what}: stage after the restart`);
+    if (from.stage !== 'COMPLETE') {
+      assert.equal(r.sinceMs, T0 + 50_000, `${row.what}: a fresh step timeout`);
+      assert.match(r.notes.at(-1) ?? '', /^restarted by the operator (during|after an ERROR in) [A-Z_]+: /, row.what);
+    }
+    play(row.what, row.sp, [{ at: 50_000, obs: row.then.obs, stage: row.then.next, actions: row.then.actions, ...(row.then.check ? { check: row.then.check } : {}) }], r);
+  }
 });
 
 test('shortDuration', () => {

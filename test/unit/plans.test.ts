@@ -1,7 +1,8 @@
 /**
  * The plan engine: aggregation as a table (plans.md §2, with Drydock's answers to the three
  * quirks), each strategy, the canary timelines of §4.4, the coordinator's dirty assets, and the
- * operator verbs with the outcomes `/v1/plans` maps to status codes.
+ * operator verbs with the outcomes `/v1/plans` maps to status codes, and what a restart owes
+ * its driver (a rerun, stored with the overrides, refused per step by a driver's veto).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,8 +10,8 @@ import { aggregate, AGGREGATION_RULES, type Status } from '../../shared/plans/st
 import { newPhase, newPlan, Step, type Phase, type Plan } from '../../shared/plans/plan.js';
 import { conflicts, type StrategyName } from '../../shared/plans/strategy.js';
 import { coordinate, byPriority } from '../../shared/plans/coordinator.js';
-import { applyOverrides, overridesOf } from '../../shared/plans/overrides.js';
-import { continuePlan, forceComplete, interruptPlan, planHttpStatus, planInfo, restartElement, startPlan, stopPlan} from '../../shared/plans/commands.js';
+import { applyOverrides, applyReruns, overridesOf, type PlanOverrides } from '../../shared/plans/overrides.js';
+import { continuePlan, forceComplete, interruptPlan, planHttpStatus, planInfo, restartElement, startPlan, stopPlan, type RestartVeto } from '../../shared/plans/commands.js';
 
 const S = (...xs: Status[]): Status[] => xs;
 
@@ -265,6 +266,87 @@ test('verbs: outcomes and messages as /v1/plans reports them', () => {
   assert.equal(continuePlan(plan).kind, 'already');
   assert.equal(startPlan(plan, {}).kind, 'done');
   assert.equal(plan.status(), 'PENDING', 'start runs a finished plan again');
+});
+
+test('restart: every step it reaches must rerun (even a COMPLETE one) until its driver begins the new run', () => {
+  type Verb = (plan: Plan) => unknown;
+  const rows: Array<{ what: string; statuses: Status[]; verb: Verb; want: Array<[Status, boolean]> }> = [
+    { what: 'a COMPLETE step', statuses: S('COMPLETE', 'COMPLETE'), verb: (p) => restartElement(p, 'hello', 's0'), want: [['PENDING', true], ['COMPLETE', false]] },
+    { what: 'a step coming up', statuses: S('COMPLETE', 'STARTED'), verb: (p) => restartElement(p, 'hello', 's1'), want: [['COMPLETE', false], ['PENDING', true]] },
+    { what: 'a PENDING step (208: nothing to redo)', statuses: S('COMPLETE', 'PENDING'), verb: (p) => restartElement(p, 'hello', 's1'), want: [['COMPLETE', false], ['PENDING', false]] },
+    { what: 'a phase', statuses: S('COMPLETE', 'STARTING'), verb: (p) => restartElement(p, 'hello'), want: [['PENDING', true], ['PENDING', true]] },
+    { what: 'the plan', statuses: S('COMPLETE', 'COMPLETE'), verb: (p) => restartElement(p), want: [['PENDING', true], ['PENDING', true]] },
+    { what: 'stop (the plan held, every step to run again)', statuses: S('COMPLETE', 'STARTED'), verb: (p) => stopPlan(p), want: [['PENDING', true], ['PENDING', true]] },
+    { what: 'start of a COMPLETE plan', statuses: S('COMPLETE', 'COMPLETE'), verb: (p) => startPlan(p, {}), want: [['PENDING', true], ['PENDING', true]] },
+    { what: 'restart, then forceComplete (the rerun is dropped)', statuses: S('COMPLETE', 'COMPLETE'), verb: (p) => { restartElement(p, 'hello', 's0'); forceComplete(p, 'hello', 's0'); }, want: [['COMPLETE', false], ['COMPLETE', false]] },
+  ];
+  for (const row of rows) {
+    const ss = row.statuses.map((st, i) => step(`s${i}`, st));
+    const { plan } = onePhasePlan('serial', ss);
+    row.verb(plan);
+    assert.deepEqual(ss.map((x) => [x.storedStatus(), x.rerunPending()]), row.want, row.what);
+  }
+  // A step in ERROR (an error string) stays in ERROR: nothing to rerun.
+  const broken = step('s0');
+  broken.addError('two tasks share a resource set');
+  broken.restart();
+  assert.deepEqual([broken.status(), broken.rerunPending()], ['ERROR', false]);
+  // The driver begins the new run: no longer owed; a second restart owes it again.
+  const s0 = step('s0', 'COMPLETE');
+  s0.restart();
+  s0.setStatus('STARTING');
+  s0.rerunBegun();
+  assert.deepEqual([s0.status(), s0.rerunPending()], ['STARTING', false]);
+  s0.restart();
+  assert.deepEqual([s0.status(), s0.rerunPending()], ['PENDING', true]);
+});
+
+test('restart with a driver\'s veto: refused steps are left as they are and named; nothing left to restart is a 409', () => {
+  const busy: RestartVeto = (x) => (x.name === 's1' ? 'on_down is running' : undefined);
+  const rows: Array<{ what: string; statuses: Status[]; phase?: string; step?: string; outcome: unknown; after: Array<[Status, boolean]> }> = [
+    { what: 'the refused step alone', statuses: S('COMPLETE', 'STARTING'), phase: 'hello', step: 's1',
+      outcome: { kind: 'refused', code: 'PLAN_RESTART_REFUSED', status: 409, message: 'Restart refused: s1: on_down is running' }, after: [['COMPLETE', false], ['STARTING', false]] },
+    { what: 'a phase: the others restart', statuses: S('COMPLETE', 'STARTING'), phase: 'hello',
+      outcome: { kind: 'done', message: 'Received cmd: restart for Plan: deploy, Phase: hello, Step: null; not restarted: s1: on_down is running' }, after: [['PENDING', true], ['STARTING', false]] },
+    { what: 'the plan: the others restart', statuses: S('COMPLETE', 'STARTING', 'COMPLETE'),
+      outcome: { kind: 'done', message: 'Received cmd: restart for Plan: deploy, Phase: null, Step: null; not restarted: s1: on_down is running' }, after: [['PENDING', true], ['STARTING', false], ['PENDING', true]] },
+    { what: 'a phase whose other step is PENDING: nothing to do but the refused one', statuses: S('PENDING', 'STARTING'), phase: 'hello',
+      outcome: { kind: 'refused', code: 'PLAN_RESTART_REFUSED', status: 409, message: 'Restart refused: s1: on_down is running' }, after: [['PENDING', false], ['STARTING', false]] },
+    { what: 'a step the veto lets through', statuses: S('COMPLETE', 'STARTING'), phase: 'hello', step: 's0',
+      outcome: { kind: 'done', message: 'Received cmd: restart for Plan: deploy, Phase: hello, Step: s0' }, after: [['PENDING', true], ['STARTING', false]] },
+  ];
+  for (const row of rows) {
+    const ss = row.statuses.map((st, i) => step(`s${i}`, st));
+    const { plan } = onePhasePlan('parallel', ss);
+    const o = restartElement(plan, row.phase, row.step, busy);
+    const shown = o.kind === 'refused' ? { kind: o.kind, code: o.error.code, status: o.error.status, message: o.error.message } : o;
+    assert.deepEqual(shown, row.outcome, row.what);
+    assert.deepEqual(ss.map((x) => [x.storedStatus(), x.rerunPending()]), row.after, row.what);
+  }
+});
+
+test('overrides: a restart not yet carried out is stored and laid back over a rebuilt plan that found the step COMPLETE', () => {
+  const build = (): { plan: Plan; ss: Step[] } => {
+    const ss = [step('s0', 'COMPLETE'), step('s1', 'COMPLETE')];
+    return { plan: newPlan('deploy', 'serial', [newPhase('hello', 'serial', ss)]), ss };
+  };
+  const before = build();
+  assert.deepEqual(overridesOf(before.plan).steps, { 'hello/s0': { interrupted: false, forced: false }, 'hello/s1': { interrupted: false, forced: false } }, 'nothing owed: nothing written');
+  assert.equal(restartElement(before.plan, 'hello', 's1').kind, 'done');
+  const stored = JSON.parse(JSON.stringify(overridesOf(before.plan))) as PlanOverrides;
+  assert.deepEqual(stored.steps['hello/s1'], { interrupted: false, forced: false, rerun: true });
+
+  const after = build();
+  applyOverrides(after.plan, stored);
+  assert.deepEqual(after.ss.map((x) => [x.status(), x.rerunPending()]), [['COMPLETE', false], ['PENDING', true]]);
+  // A new target keeps only the reruns (and the plan's hold, which the driver lays itself).
+  const retargeted = build();
+  applyReruns(retargeted.plan, { ...stored, steps: { ...stored.steps, 'hello/s0': { interrupted: true, forced: true } } });
+  assert.deepEqual(retargeted.ss.map((x) => [x.status(), x.rerunPending(), x.isInterrupted()]), [['COMPLETE', false, false], ['PENDING', true, false]]);
+  // Once the driver has begun the new run, nothing is owed any more.
+  after.ss[1]!.setStatus('STARTING');
+  after.ss[1]!.rerunBegun();
+  assert.equal(overridesOf(after.plan).steps['hello/s1']?.rerun, undefined);
 });
 
 test('plan JSON and HTTP status: the SDK field names, the plan status read first', () => {

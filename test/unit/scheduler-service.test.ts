@@ -10,6 +10,9 @@ import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import type { TaskInfo, TaskState, TaskStatus } from '../../shared/mesos.js';
 import { Service, type MesosPort } from '../../scheduler/service.js';
+import { restartElement } from '../../shared/plans/commands.js';
+import type { PlanOverrides } from '../../shared/plans/overrides.js';
+import type { Plan } from '../../shared/plans/plan.js';
 import { parseServiceSpec } from '../../scheduler/spec.js';
 import { StateStore } from '../../scheduler/state.js';
 import { tempDir } from '../helpers/daemons.js';
@@ -226,4 +229,152 @@ plans:
   service.onUpdate(update(job, 'TASK_FINISHED'));
   await tick();
   assert.equal(backup.status(), 'COMPLETE');
+});
+
+/** A service over an existing store (a scheduler started again on its work dir), subscribed to its own fake. */
+function serviceOn(t: TestContext, store: StateStore, yaml = YAML): { service: Service; mesos: FakeMesos } {
+  const parsed = parseServiceSpec(yaml);
+  assert.ok(parsed.ok, JSON.stringify(parsed));
+  const service = new Service(
+    { store, clock: new ManualClock(), log: silentLogger, frameworkName: 'hello', backoffInitialMs: 1_000, backoffMaxMs: 8_000, offerHoldMs: 0, configOf: () => parsed.spec },
+    parsed.spec,
+    'cfg-1',
+  );
+  t.after(() => service.close());
+  const mesos = new FakeMesos();
+  service.onSubscribed(mesos);
+  return { service, mesos };
+}
+
+const planOf = (s: Service, name: string): Plan => {
+  const p = s.plans().find((x) => x.name === name);
+  assert.ok(p, name);
+  return p;
+};
+
+test('restart: a COMPLETE step kills its task (PREPARED until it ended), launches anew (STARTING) and is COMPLETE only through the new task; the restart outlives the service', async (t) => {
+  const yaml = YAML.replace('count: 2', 'count: 1');
+  const store = StateStore.open(tempDir(t, 'drydock-service-unit-'));
+  t.after(() => store.close());
+  let { service, mesos } = serviceOn(t, store, yaml);
+  const deployed = async (): Promise<TaskInfo> => {
+    service.onOffers([offer('a')]);
+    await tick();
+    const info = mesos.launched.at(-1)?.tasks[0] as TaskInfo;
+    service.onUpdate(ready(info));
+    await tick();
+    return info;
+  };
+  const t1 = await deployed();
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] COMPLETE']);
+  const restart = async (plan: string, phase?: string, step?: string): Promise<void> => {
+    assert.equal(restartElement(planOf(service, plan), phase, step).kind, 'done');
+    service.saveOverrides(); // as the API does after a 200
+    service.kick();
+    await tick();
+  };
+
+  // Each row: an event, then what the step shows and what was sent.
+  await restart('deploy', 'hello', 'hello-0:[server]');
+  const rows: Array<{ what: string; event: () => void; step: string; killed: string[]; launches: number }> = [
+    { what: 'restarted: the running task is killed first', event: () => {}, step: 'PREPARED', killed: [t1.task_id.value], launches: 1 },
+    { what: 'an offer while it still runs: no launch beside it', event: () => service.onOffers([offer('a')]), step: 'PREPARED', killed: [t1.task_id.value], launches: 1 },
+    { what: 'it ended', event: () => service.onUpdate(update(t1, 'TASK_KILLED')), step: 'PREPARED', killed: [t1.task_id.value], launches: 1 },
+    { what: 'an offer: launched anew', event: () => service.onOffers([offer('a')]), step: 'STARTING', killed: [t1.task_id.value], launches: 2 },
+  ];
+  for (const row of rows) {
+    row.event();
+    await tick();
+    assert.deepEqual([stepStatuses(service, 'deploy')[0], mesos.killed, mesos.launched.length], [`hello-0:[server] ${row.step}`, row.killed, row.launches], row.what);
+  }
+  const t2 = mesos.launched.at(-1)?.tasks[0] as TaskInfo;
+  assert.notEqual(t2.task_id.value, t1.task_id.value);
+  service.onUpdate(update(t2, 'TASK_RUNNING', { check_status: { type: 'COMMAND', command: { exit_code: 1 } } }));
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] STARTED'], 'running, its readiness check failing');
+  assert.deepEqual(stepStatuses(service, 'recovery'), [], 'the killed task is the restart\'s doing, not a failure');
+  service.onUpdate(ready(t2));
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] COMPLETE']);
+
+  // Restarted again, and the scheduler stops before it acts: the next one still owes the relaunch.
+  assert.equal(restartElement(planOf(service, 'deploy'), 'hello', 'hello-0:[server]').kind, 'done');
+  service.saveOverrides();
+  service.close();
+  ({ service, mesos } = serviceOn(t, store, yaml));
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] PENDING'], 'rebuilt from a ready task, the step is still to rerun');
+  await tick();
+  assert.deepEqual(mesos.killed, [t2.task_id.value]);
+  service.onUpdate(update(t2, 'TASK_KILLED'));
+  const t3 = await deployed();
+  assert.notEqual(t3.task_id.value, t2.task_id.value);
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] COMPLETE']);
+  const owed = (store.overrides('deploy')?.value as PlanOverrides | undefined)?.steps['hello/hello-0:[server]'];
+  assert.deepEqual(owed, { interrupted: false, forced: false }, 'nothing owed once relaunched');
+
+  // A recovery step restarted, the scheduler stopping before it acts: it comes back and relaunches in place.
+  service.onUpdate(update(t3, 'TASK_FAILED'));
+  await tick();
+  service.onOffers([offer('b'), offer('a')]);
+  await tick();
+  const t4 = mesos.launched.at(-1)?.tasks[0] as TaskInfo;
+  assert.equal(t4.agent_id.value, 'a', 'recovered in place');
+  service.onUpdate(ready(t4));
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'recovery'), ['hello-0:[server] COMPLETE']);
+  assert.equal(restartElement(planOf(service, 'recovery'), 'hello-0:[server]', 'hello-0:[server]').kind, 'done');
+  service.saveOverrides();
+  service.close();
+  ({ service, mesos } = serviceOn(t, store, yaml));
+  assert.deepEqual(stepStatuses(service, 'recovery'), ['hello-0:[server] PENDING'], 'the restarted recovery step is back');
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] COMPLETE']);
+  await tick();
+  assert.deepEqual(mesos.killed, [t4.task_id.value]);
+  service.onUpdate(update(t4, 'TASK_KILLED'));
+  service.onOffers([offer('b'), offer('a')]);
+  await tick();
+  const t5 = mesos.launched.at(-1)?.tasks[0] as TaskInfo;
+  assert.equal(t5.agent_id.value, 'a', 'relaunched in place');
+  service.onUpdate(ready(t5));
+  await tick();
+  assert.deepEqual([...stepStatuses(service, 'recovery'), ...stepStatuses(service, 'deploy')], ['hello-0:[server] COMPLETE', 'hello-0:[server] COMPLETE']);
+
+  // Restarted again, its kill sent before the stop: the next scheduler finds no task in service,
+  // so deploy relaunches the pod and the recovery step is not brought back to fight it.
+  await restart('recovery', 'hello-0:[server]', 'hello-0:[server]');
+  assert.equal(mesos.killed.at(-1), t5.task_id.value);
+  service.close();
+  ({ service, mesos } = serviceOn(t, store, yaml));
+  assert.deepEqual(stepStatuses(service, 'recovery'), []);
+  assert.deepEqual(stepStatuses(service, 'deploy'), ['hello-0:[server] PENDING']);
+  await tick();
+  assert.deepEqual(mesos.killed, [t5.task_id.value], 'the kill is sent again (it may never have left)');
+  service.onUpdate(update(t5, 'TASK_KILLED'));
+  const t6 = await deployed();
+  assert.deepEqual([...stepStatuses(service, 'recovery'), ...stepStatuses(service, 'deploy')], ['hello-0:[server] COMPLETE']);
+  assert.equal(mesos.launched.length, 1, `one relaunch: ${t6.task_id.value}`);
+});
+
+test('restart of a move step: nothing of the pod left on the machine it vacated, so it completes at once and says so', async (t) => {
+  const { service, mesos } = setup(t, YAML.replace('count: 2', 'count: 1'));
+  service.onOffers([offer('a')]);
+  await tick();
+  const old = mesos.launched[0]?.tasks[0] as TaskInfo;
+  service.onUpdate(ready(old));
+  service.onInverseOffers([{ id: { value: 'inv-1' }, agent_id: { value: 'a' }, url: { address: { hostname: 'a' } } }]);
+  service.onOffers([offer('d')]);
+  await tick();
+  const replacement = mesos.launched[1]?.tasks[0] as TaskInfo;
+  service.onUpdate(ready(replacement));
+  await tick();
+  service.onUpdate(update(old, 'TASK_KILLED'));
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'maintenance'), ['hello-0:[server] COMPLETE']);
+  assert.equal(restartElement(planOf(service, 'maintenance'), 'a', 'hello-0:[server]').kind, 'done');
+  service.kick();
+  await tick();
+  assert.deepEqual(stepStatuses(service, 'maintenance'), ['hello-0:[server] COMPLETE']);
+  assert.match(planOf(service, 'maintenance').steps()[0]?.note ?? '', /nothing of hello-0 runs on the machine any more/);
+  assert.equal(mesos.launched.length, 2, 'nothing relaunched');
+  assert.deepEqual(mesos.killed, [old.task_id.value], 'and nothing killed');
 });
