@@ -197,7 +197,8 @@ function clientErrorHandler(): (err: Error, socket: Duplex) => void {
       return;
     }
     socket.end(clientErrorAnswer((err as NodeJS.ErrnoException).code));
-    setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS).unref();
+    const linger = setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS).unref();
+    socket.once('close', () => clearTimeout(linger));
   };
 }
 
