@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { fail, type DrydockError } from '../shared/errors.js';
 import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.js';
 import type { Logger } from '../shared/log.js';
+import { normalizePath } from '../shared/paths.js';
 import { callMessage, decodeCall, type CallSpec } from '../shared/proto.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
 import type { AgentMetrics } from './metrics.js';
@@ -121,7 +122,14 @@ export class AgentApi {
   }
 
   async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0];
+    // The one reading of the target (shared/paths.ts), before routing: an unreadable one is a 400.
+    const read = normalizePath(req.url ?? '/');
+    if (!read.ok) {
+      req.resume();
+      sendError(res, read.error);
+      return;
+    }
+    const path = read.target.path;
     if (path === '/health') {
       sendJson(res, { healthy: true });
       return;

@@ -26,6 +26,7 @@ import type { MachineFacts, MachineProbe } from './machine.js';
 import { parseClientCredential, type ClientCredential } from '../shared/credentials.js';
 import { readSecretFile } from '../io/secrets.js';
 import { etcdAuthProblem, type EtcdAuthFiles } from '../io/etcd-access.js';
+import { tlsCiphersFlag } from '../io/tls-server.js';
 
 export type { MachineProbe };
 
@@ -167,6 +168,7 @@ export const AGENT_FLAGS = {
   // One CA both ways, as libprocess' LIBPROCESS_SSL_CA_FILE: a cluster has one CA, which signs
   // the masters', the agents' and the operators' certificates alike.
   tls_require_client_cert: boolFlag('Mutual TLS on the agent API: refuse clients without a certificate from --tls_ca_file (the same CA that verifies the master), at the TLS handshake. Needs --tls_cert_file, --tls_key_file and --tls_ca_file. Default: false.', false),
+  tls_ciphers: tlsCiphersFlag(),
   // With --master=etcd://...: the agent reads the election from a secured etcd, with the
   // master's flags of the same names and meaning.
   etcd_ca_file: optionalStringFlag('With --master=etcd://...: PEM CA that etcd\'s server certificate must chain to; etcd is then read over https. Default: none, plain http.', 'FILE'),
@@ -230,6 +232,8 @@ export interface AgentTlsFiles {
   readonly caFile: string | undefined;
   /** --tls_require_client_cert: the API refuses clients without a certificate from caFile. */
   readonly requireClientCert: boolean;
+  /** --tls_ciphers: what the API's HTTPS offers (OpenSSL cipher list). */
+  readonly ciphers: string;
 }
 
 /** Resolves argv and the environment into flag values, or help text, or an error naming the flag. */
@@ -301,7 +305,7 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
     downRetryIntervalMs: values.down_retry_interval,
     logLevel: values.log_level,
     logFormat: values.log_format,
-    tls: Object.freeze({ certFile: values.tls_cert_file, keyFile: values.tls_key_file, caFile: values.tls_ca_file, requireClientCert: values.tls_require_client_cert }),
+    tls: Object.freeze({ certFile: values.tls_cert_file, keyFile: values.tls_key_file, caFile: values.tls_ca_file, requireClientCert: values.tls_require_client_cert, ciphers: values.tls_ciphers }),
     etcdAuth: Object.freeze(etcdAuthFiles(values)),
     credentialFile: values.credential,
     security: Object.freeze({

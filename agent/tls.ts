@@ -24,7 +24,7 @@ export function loadAgentTls(files: AgentTlsFiles): { ok: true; tls: AgentTls } 
   let server: ServerTls | undefined;
   if (files.certFile !== undefined && files.keyFile !== undefined) {
     // The CA goes to the server side only for mutual TLS: without it no client certificate is asked for.
-    const s = loadServerTls({ certFile: files.certFile, keyFile: files.keyFile, ...(files.requireClientCert ? { caFile: files.caFile, requireClientCert: true } : {}) });
+    const s = loadServerTls({ certFile: files.certFile, keyFile: files.keyFile, ciphers: files.ciphers, ...(files.requireClientCert ? { caFile: files.caFile, requireClientCert: true } : {}) });
     if (!s.ok) return s;
     server = s.tls;
   }

@@ -7,6 +7,7 @@ import { hostname as osHostname } from 'node:os';
 import { boolFlag, durationFlag, flagList, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag, type FlagResult, type FlagValues } from '../shared/flags.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../shared/log.js';
 import { etcdAuthProblem, type EtcdAuthFiles } from '../io/etcd-access.js';
+import { tlsCiphersFlag } from '../io/tls-server.js';
 
 /** Program name used in --help and error lines. */
 export const MASTER_PROGRAM = 'drydock-master';
@@ -76,6 +77,7 @@ export const MASTER_FLAGS = {
   tls_key_file: optionalStringFlag('PEM private key of --tls_cert_file; must not be readable by others. Default: none.', 'FILE'),
   tls_ca_file: optionalStringFlag('PEM CA certificates that client certificates must chain to (with --tls_require_client_cert). Default: none.', 'FILE'),
   tls_require_client_cert: boolFlag('Mutual TLS: refuse clients (agents, CLI, schedulers) without a certificate from --tls_ca_file (default false).', false),
+  tls_ciphers: tlsCiphersFlag(),
   etcd_ca_file: optionalStringFlag('With --etcd: PEM CA that etcd\'s server certificate must chain to; the endpoints are then reached over TLS. Default: none, plain HTTP.', 'FILE'),
   etcd_cert_file: optionalStringFlag('With --etcd: PEM client certificate for etcd (needs --etcd_key_file). Default: none.', 'FILE'),
   etcd_key_file: optionalStringFlag('With --etcd: PEM private key of --etcd_cert_file. Default: none.', 'FILE'),
@@ -143,6 +145,8 @@ export interface TlsServerConfig {
   readonly keyFile: string;
   readonly caFile: string | undefined;
   readonly requireClientCert: boolean;
+  /** --tls_ciphers: OpenSSL cipher list (io/tls-server.ts' DEFAULT_TLS_CIPHERS unless given). */
+  readonly ciphers: string;
 }
 
 /** The etcd security flags as given: the agent's too (io/etcd-access.ts). */
@@ -184,7 +188,7 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
     tls:
       v.tls_cert_file === undefined || v.tls_key_file === undefined
         ? undefined
-        : Object.freeze({ certFile: v.tls_cert_file, keyFile: v.tls_key_file, caFile: v.tls_ca_file, requireClientCert: v.tls_require_client_cert }),
+        : Object.freeze({ certFile: v.tls_cert_file, keyFile: v.tls_key_file, caFile: v.tls_ca_file, requireClientCert: v.tls_require_client_cert, ciphers: v.tls_ciphers }),
     etcdAuth: Object.freeze({ caFile: v.etcd_ca_file, certFile: v.etcd_cert_file, keyFile: v.etcd_key_file, user: v.etcd_user, passwordFile: v.etcd_password_file }),
     flags: Object.freeze(flagList(MASTER_FLAGS, v)),
   };

@@ -4,6 +4,10 @@
  * all answered from one place (503). Master endpoints are also under /master/ (libprocess
  * delegation) and the API under /mesos/api/v1 (DC/OS clients). A bad request never takes the
  * master down: every handler's failure becomes a 500 with a message and a log line.
+ *
+ * Every request target is read once, first (shared/paths.ts): routing, authentication,
+ * authorization and the handlers all see the same canonical path and decoded segments, handed
+ * down from here; none of them reads `req.url` again. A target that cannot be read is a 400.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,13 +21,14 @@ import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler-api.js';
 import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from './maintenance-api.js';
 import { sendError, sendJson, sendText } from '../shared/http.js';
 import { readApiBody } from './http-exchange.js';
-import { handleMaintenancePlansRequest, isMaintenancePlansPath } from './maintenance-plans-api.js';
+import { handleMaintenancePlansRequest, maintenancePlansRoute } from './maintenance-plans-api.js';
 import type { Realm } from './authentication.js';
 import { MasterSecurity } from './security.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
 import { machineObject } from './acl-objects.js';
 import type { MasterMetrics } from './metrics.js';
 import { ConsoleFiles, findConsoleDir, isConsolePath } from './console.js';
+import { normalizePath, type RequestTarget } from '../shared/paths.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
@@ -42,6 +47,12 @@ export interface TermRoutes {
   current(): Term | undefined;
   /** Another master's `host:port` when it leads (HA): term routes answer 307 to it. */
   leader(): string | undefined;
+  /**
+   * This master's `host:port` as its MasterInfo advertises it (master-info.ts), once it listens:
+   * what `/redirect` names while this master leads. Never the request's Host header, which the
+   * client writes.
+   */
+  self(): string | undefined;
   /** The answer while no term runs (503: recovering, or no leader). */
   unavailable(): DrydockError;
   /** The process's metrics; without them (unit tests) the metrics routes are 404. */
@@ -55,7 +66,13 @@ export interface TermRoutes {
 export function createMasterServer(routes: TermRoutes, logger: Logger, security: MasterSecurity = MasterSecurity.open(), tls?: ServerTls): HttpListener {
   const log = logger;
   const request = (req: IncomingMessage, res: ServerResponse): void => {
-    route(routes, security, req, res).catch((e: unknown) => {
+    const read = normalizePath(req.url ?? '/');
+    if (!read.ok) {
+      req.resume();
+      sendError(res, read.error);
+      return;
+    }
+    route(routes, security, read.target, req, res).catch((e: unknown) => {
       log.error('internal error', { where: 'http', method: req.method, url: req.url, error: e });
       if (!res.headersSent) sendText(res, 500, fail('INTERNAL', e instanceof Error ? e.message : String(e)).message);
       else res.destroy();
@@ -63,7 +80,13 @@ export function createMasterServer(routes: TermRoutes, logger: Logger, security:
   };
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
-    if (AgentSessions.handles(pathOf(req.url))) {
+    const read = normalizePath(req.url ?? '/');
+    if (!read.ok) {
+      const body = read.error.message;
+      socket.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      return;
+    }
+    if (AgentSessions.handles(read.target.path)) {
       const term = routes.current();
       if (term === undefined) {
         socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -85,24 +108,14 @@ export function createMasterServer(routes: TermRoutes, logger: Logger, security:
     }
     socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 14\r\n\r\n404 Not Found.');
   };
-  const clientError = (_err: Error, socket: Duplex): void => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
-  };
   return createHttpListener(
-    { request, upgrade, clientError },
+    { request, upgrade },
     {
       tls,
       // A refused handshake is the client's problem, but an operator setting up mutual TLS needs to see it.
       onRefused: (r) => log.warn(r.kind === 'plain-http' ? 'plain HTTP on the TLS port refused' : 'TLS handshake failed', { ...r }),
     },
   );
-}
-
-function pathOf(url: string | undefined): string {
-  const u = url ?? '/';
-  const q = u.indexOf('?');
-  return q === -1 ? u : u.slice(0, q);
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
@@ -118,8 +131,8 @@ function readOnlyMethod(method: string | undefined): boolean {
 /** The console's files, read once when the master starts (master/console.ts). */
 const consoleFiles = ConsoleFiles.load(findConsoleDir());
 
-async function route(routes: TermRoutes, security: MasterSecurity, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = pathOf(req.url);
+async function route(routes: TermRoutes, security: MasterSecurity, target: RequestTarget, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = target.path;
   if (HEALTH_PATHS.has(path)) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
     res.writeHead(200, { 'Content-Length': 0 });
@@ -131,10 +144,11 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
     return sendJson(res, versionInfo());
   }
   if (REDIRECT_PATHS.has(path)) {
-    // `/redirect`: 307 to the leading master's base URL (this one when it leads).
+    // `/redirect`: 307 to the leading master's base URL (this one when it leads), as that master
+    // advertises it: a Host header is the client's to write, and must not become a Location.
     req.resume();
-    const leader = routes.current() !== undefined ? (req.headers.host ?? '') : routes.leader();
-    if (leader === undefined || leader === '') return sendError(res, routes.unavailable());
+    const leader = routes.current() !== undefined ? routes.self() : routes.leader();
+    if (leader === undefined) return sendError(res, routes.unavailable());
     res.writeHead(307, { Location: `//${leader}`, 'Content-Length': 0 });
     res.end();
     return;
@@ -142,10 +156,10 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
   const metricsPath = METRICS_PATHS.get(path);
   if (metricsPath !== undefined && routes.metrics !== undefined) return metrics(routes.metrics, security, metricsPath, req, res);
   const maintenance = maintenanceRoute(path);
-  const plansRoute = isMaintenancePlansPath(path);
+  const plansRoute = maintenancePlansRoute(target);
   // The web console is a term route too, so a standby 307s the browser to the leader's console.
   const consoleRoute = isConsolePath(path);
-  const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined || plansRoute || consoleRoute;
+  const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined || plansRoute !== undefined || consoleRoute;
   if (!termRoute) {
     req.resume();
     return sendError(res, fail('NOT_FOUND'));
@@ -156,7 +170,8 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
     req.resume();
     const leader = routes.leader();
     if (leader === undefined) return sendError(res, routes.unavailable());
-    res.writeHead(307, { Location: `//${leader}${req.url ?? path}`, 'Content-Length': 0 });
+    // The canonical path (encoded again) and the query as sent: the leader reads the same target.
+    res.writeHead(307, { Location: `//${leader}${target.encodedPath}${target.query}`, 'Content-Length': 0 });
     res.end();
     return;
   }
@@ -174,8 +189,8 @@ async function route(routes: TermRoutes, security: MasterSecurity, req: Incoming
   const access = auth.access;
   if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, req, res, access);
   if (realm === 'mesos-master-readwrite') security.auditWhenDone(access, res, `${req.method ?? ''} ${path}`);
-  if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, req, res, access);
-  if (plansRoute) return handleMaintenancePlansRequest(term.maintenancePlans, req, res, access, (id) => machineObject(id, term.maintenance, term.agents));
+  if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, target.query, req, res, access);
+  if (plansRoute !== undefined) return handleMaintenancePlansRequest(term.maintenancePlans, plansRoute, target.query, req, res, access, (id) => machineObject(id, term.maintenance, term.agents));
 }
 
 /**

@@ -20,7 +20,7 @@ import { loadSecurity } from './security.js';
 import { readSecretFile } from '../io/secrets.js';
 import { loadServerTls, type ServerTls } from '../io/tls-server.js';
 import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
-import { advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
+import { addressOf, advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
 import { EtcdRegistry } from './registry/etcd.js';
 import { importRegistry, isEmptyRegistry } from './registry/import.js';
 import type { Registry } from './registry/registry.js';
@@ -104,6 +104,8 @@ async function main(): Promise<void> {
   let everLed = false;
   /** The leader's `host:port` when another master leads (HA), for 307s. */
   let leaderAddress: string | undefined;
+  /** This master's own `host:port` as its MasterInfo advertises it, once it listens (`/redirect` while it leads). */
+  let selfAddress: string | undefined;
   /** The other masters in the election (HA), for GET_MASTER. */
   let others: Array<Record<string, unknown>> = [];
   // The process's figures, across its terms: a standby answers /metrics too (leader 0).
@@ -112,6 +114,7 @@ async function main(): Promise<void> {
     {
       current: () => term,
       leader: () => leaderAddress,
+      self: () => selfAddress,
       unavailable: () => (everLed || etcd !== undefined ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
       metrics,
     },
@@ -141,6 +144,7 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const identity: MasterIdentity = { id: randomUUID(), hostname: config.hostname, ip: advertisedIp(config.ip), port };
+  selfAddress = addressOf(identity);
   const listening = { ip: config.ip, port, masterId: identity.id, hostname: config.hostname, workDir: config.workDir, tls: tls !== undefined };
 
   const leadership: Leadership =
@@ -159,7 +163,7 @@ async function main(): Promise<void> {
       if (all === undefined) return;
       const l = all[0];
       const a = l?.['address'] as { hostname?: string; ip?: string; port?: number } | undefined;
-      leaderAddress = a === undefined || l?.['id'] === identity.id ? undefined : `${a.ip ?? a.hostname}:${a.port}`;
+      leaderAddress = a?.port === undefined || l?.['id'] === identity.id ? undefined : addressOf({ ...a, port: a.port });
       others = all.filter((m) => m['id'] !== identity.id);
     };
     const watcher = await etcd.watch().prefix(electionPrefix(prefix)).create();

@@ -32,13 +32,13 @@ const ROUTES: ReadonlyMap<string, Route> = new Map([
 /** The methods each route takes (a wrong one gets 405 with Allow). */
 const METHODS: Record<Route, readonly string[]> = { SCHEDULE: ['GET', 'POST'], STATUS: ['GET'], DOWN: ['POST'], UP: ['POST'] };
 
-/** The maintenance route of a path (`/x` or `/master/x`, libprocess delegation), if it is one. */
+/** The maintenance route of a canonical path (`/x` or `/master/x`, libprocess delegation), if it is one. */
 export function maintenanceRoute(path: string): Route | undefined {
   return ROUTES.get(path.startsWith('/master/') ? path.slice('/master'.length) : path);
 }
 
-/** Handles one request on a maintenance route. */
-export async function handleMaintenanceRequest(term: TermView, route: Route, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
+/** Handles one request on a maintenance route; `query` is the target's query as sent (`?jsonp=cb`, or ''), from the router. */
+export async function handleMaintenanceRequest(term: TermView, route: Route, query: string, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
   const method = req.method ?? '';
   const allowed = METHODS[route];
   if (!allowed.includes(method)) {
@@ -48,7 +48,7 @@ export async function handleMaintenanceRequest(term: TermView, route: Route, req
   if (method === 'GET') {
     req.resume();
     const json = route === 'SCHEDULE' ? scheduleView(term, access) : statusView(term, access);
-    return sendJson(res, json, jsonpCallback(req.url));
+    return sendJson(res, json, jsonpCallback(query));
   }
   const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
   if (text === undefined) return;
@@ -162,10 +162,8 @@ function done(outcome: DrydockError | undefined): CallAnswer {
 }
 
 /** `?jsonp=<cb>` of a GET, if given. */
-function jsonpCallback(url: string | undefined): string | undefined {
-  const q = (url ?? '').indexOf('?');
-  if (q === -1) return undefined;
-  const cb = new URLSearchParams((url ?? '').slice(q + 1)).get('jsonp');
+function jsonpCallback(query: string): string | undefined {
+  const cb = new URLSearchParams(query).get('jsonp');
   return cb === null || cb === '' ? undefined : cb;
 }
 

@@ -13,25 +13,42 @@ import type { Access } from './security.js';
 import type { DrydockError } from '../shared/errors.js';
 import type { MachineId } from '../shared/machine.js';
 import type { AclAction, MachineObject } from '../shared/acls.js';
+import { segmentsBelow, type RequestTarget } from '../shared/paths.js';
 
-const PREFIX = '/v1/maintenance/plans';
+const PREFIX: readonly string[] = ['v1', 'maintenance', 'plans'];
 
-/** Whether a path is one of these routes. */
-export function isMaintenancePlansPath(path: string): boolean {
-  return path === PREFIX || path.startsWith(`${PREFIX}/`);
+/**
+ * The segments below `/v1/maintenance/plans` of a canonical target (shared/paths.ts): `[]` is
+ * the list, `[name]` a plan, `[name, verb]` a verb; undefined when the target is not one of these
+ * routes. The router hands them over, decoded once: nothing here reads `req.url`.
+ */
+export function maintenancePlansRoute(target: RequestTarget): readonly string[] | undefined {
+  return segmentsBelow(target, PREFIX);
 }
 
 /**
- * Handles one request; `plans` is the current term's service, `objectOf` turns a machine into an
+ * Handles one request; `plans` is the current term's service, `below` the route's segments
+ * (maintenancePlansRoute), `query` the target's query as sent, `objectOf` turns a machine into an
  * ACL object. A plan is authorized by its machines: every one must be allowed (view, create,
  * update for the verbs, delete), so a rack team's rights end at its rack.
+ *
+ * There are two shapes and no third: no plan name is the list (its GET filtered plan by plan,
+ * its POST checked on the spec's machines); a plan name is always checked before anything is
+ * done with it. The check takes a name, never an optional one, so no spelling of a path can
+ * reach a plan without it.
  */
-export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req: IncomingMessage, res: ServerResponse, access: Access, objectOf: (id: MachineId) => MachineObject): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://master');
-  const sub = url.pathname.slice(PREFIX.length);
+export async function handleMaintenancePlansRequest(
+  plans: MaintenancePlans,
+  below: readonly string[],
+  query: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  access: Access,
+  objectOf: (id: MachineId) => MachineObject,
+): Promise<void> {
   const method = req.method ?? 'GET';
-  const planCheck = (action: AclAction, name: string | undefined): DrydockError | undefined => {
-    if (!access.filters || name === undefined) return undefined;
+  const planCheck = (action: AclAction, name: string): DrydockError | undefined => {
+    if (!access.filters) return undefined;
     const machines = plans.machinesOf(name);
     // An unknown plan is left to the handler's own 404.
     if (machines === undefined) return undefined;
@@ -39,10 +56,11 @@ export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req
     access.note(action, `maintenance plan ${name}`);
     return refused;
   };
-  if (sub === '' || sub === '/') {
+  const [name, ...rest] = below;
+  if (name === undefined) {
     if (method === 'GET' || method === 'HEAD') {
       req.resume();
-      return sendJson(res, plans.names().filter((name) => planCheck('view_maintenance_plans', name) === undefined));
+      return sendJson(res, plans.names().filter((n) => planCheck('view_maintenance_plans', n) === undefined));
     }
     if (method !== 'POST') {
       req.resume();
@@ -58,24 +76,16 @@ export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req
     if (!created.ok) return sendError(res, created.error);
     return sendJson(res, { message: created.message });
   }
-  const parts = sub.split('/').filter((p) => p !== '');
-  let planName: string | undefined;
-  try {
-    planName = parts[0] === undefined ? undefined : decodeURIComponent(parts[0]);
-  } catch {
-    planName = undefined;
-  }
-  if (method === 'DELETE' && parts.length === 1) {
+  if (method === 'DELETE' && rest.length === 0) {
     req.resume();
-    if (planName === undefined) return sendText(res, 404, '404 Not Found.');
-    const name = planName;
     const forbidden = planCheck('delete_maintenance_plans', name);
     if (forbidden !== undefined) return sendError(res, forbidden);
     const refused = await plans.delete(name);
     if (refused !== undefined) return sendError(res, refused);
     return sendJson(res, { message: `deleted maintenance plan ${name}` });
   }
-  const forbidden = planCheck(method === 'GET' || method === 'HEAD' ? 'view_maintenance_plans' : 'update_maintenance_plans', planName);
+  const action: AclAction = method === 'GET' || method === 'HEAD' ? 'view_maintenance_plans' : 'update_maintenance_plans';
+  const forbidden = planCheck(action, name);
   if (forbidden !== undefined) {
     req.resume();
     return sendError(res, forbidden);
@@ -83,7 +93,8 @@ export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req
   const body = method === 'POST' ? await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES) : '';
   if (body === undefined) return;
   if (method !== 'POST') req.resume();
-  const answer = await plans.request(method, sub, url.searchParams, body);
+  // A verb waits for its body and the serial queue: the plan is checked again where it runs.
+  const answer = await plans.request(method, below, new URLSearchParams(query), body, (n) => planCheck(action, n));
   if ('json' in answer) {
     const text = stringifyJson(answer.json);
     res.writeHead(answer.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });

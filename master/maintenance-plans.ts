@@ -306,22 +306,21 @@ export class MaintenancePlans {
 
   /**
    * `/v1/maintenance/plans/<name>[/<verb>]` through the shared `/v1/plans` handler; a verb that
-   * succeeds is applied to the step states and persisted before the answer.
+   * succeeds is applied to the step states and persisted before the answer. `segments` are the
+   * decoded segments below `/v1/maintenance/plans` (shared/paths.ts). `authorize` is asked
+   * about the plan again inside the serial queue, where the verb runs: a plan created under that
+   * name after the edge's check is still checked.
    */
-  async request(method: string, path: string, query: URLSearchParams, body: string): Promise<PlansAnswer> {
+  async request(method: string, segments: readonly string[], query: URLSearchParams, body: string, authorize?: (name: string) => DrydockError | undefined): Promise<PlansAnswer> {
     const plans = [...this.#plans.values()].filter((p) => !p.deleted);
-    if (method !== 'POST') return plansApi(plans.map((p) => p.plan), { method, path, query, body });
+    if (method !== 'POST') return plansApi(plans.map((p) => p.plan), { method, segments, query, body });
     const { commits } = this.#o;
     const out = await commits.serial(async () => {
       const live = [...this.#plans.values()].filter((p) => !p.deleted);
-      let parts: string[] = [];
-      try {
-        parts = path.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
-      } catch {
-        parts = [];
-      }
-      const held = parts.length === 2 ? live.find((p) => p.name === parts[0]) : undefined;
-      const verb = parts[1];
+      const [name, verb] = segments;
+      const refused = name === undefined ? undefined : authorize?.(name);
+      if (refused !== undefined) return { answer: { status: refused.status, text: refused.message } as PlansAnswer, actions: [] as StepActions[], held: undefined };
+      const held = segments.length === 2 ? live.find((p) => p.name === name) : undefined;
       // A restart runs a step's actions again only where that is safe (restartVerdict); the
       // steps it refuses keep their state, and their message and the answer say why.
       const refusedSteps = new Map<HeldStep, string>();
@@ -333,7 +332,7 @@ export class MaintenancePlans {
         refusedSteps.set(s[1], v.reason);
         return v.reason;
       };
-      let answer = plansApi(live.map((p) => p.plan), { method, path, query, body }, { restartVeto });
+      let answer = plansApi(live.map((p) => p.plan), { method, segments, query, body }, { restartVeto });
       if (held === undefined) return { answer, actions: [] as StepActions[], held };
       const phaseRef = query.get('phase') || undefined;
       const stepRef = query.get('step') || undefined;

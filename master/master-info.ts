@@ -40,6 +40,15 @@ export function masterInfoJson(me: MasterIdentity): Record<string, unknown> {
   };
 }
 
+/**
+ * The `host:port` a master is reached at, from MasterInfo's address: its IP when it has one (no
+ * DNS needed), else its hostname. The one spelling for every 307 Location, the `/redirect` of
+ * the leader and of a standby alike (agents and the CLI read it, shared/detection.ts).
+ */
+export function addressOf(a: { readonly ip?: string | undefined; readonly hostname?: string | undefined; readonly port: number }): string {
+  return `${a.ip ?? a.hostname ?? ''}:${a.port}`;
+}
+
 /** --ip unless it is the wildcard; then the first non-internal IPv4 address, else loopback. */
 export function advertisedIp(ip: string): string {
   if (ip !== '0.0.0.0' && ip !== '') return ip;

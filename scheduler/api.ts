@@ -15,6 +15,7 @@ import { fail } from '../shared/errors.js';
 import { readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.js';
 import { stringifyJson } from '../shared/json.js';
 import type { Logger } from '../shared/log.js';
+import { normalizePath, segmentsBelow, type RequestTarget } from '../shared/paths.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
 import { accessClass, ApiAuth } from './api-auth.js';
 import { isLive, parseInstance } from './pods.js';
@@ -25,6 +26,10 @@ import { answerPreflight, corsHeaders, isCorsPath, PLAN_STREAM_PATH, PlanStreams
 
 /** Bodies the API reads (plan start parameters) are small. */
 const MAX_BODY_BYTES = 1 << 20;
+/** `/v1/plans`, as segments. */
+const PLANS_PREFIX: readonly string[] = ['v1', 'plans'];
+/** What `/v1/pod/<name>/<verb>` may do. */
+const POD_VERBS: ReadonlySet<string> = new Set(['status', 'info', 'restart', 'replace']);
 
 export interface ApiPorts {
   readonly service: Service;
@@ -76,15 +81,23 @@ export function healthOf(service: Service): { code: number; reasons: string[] } 
   return { code: 200, reasons: [] };
 }
 
-async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  const path = url.pathname;
+/**
+ * Routes one request by its canonical target (shared/paths.ts): routes compare the decoded path,
+ * and a name in a segment (a plan, a pod, a configuration) is taken from the decoded segments,
+ * never decoded a second time.
+ */
+async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse, target: RequestTarget): Promise<void> {
+  const path = target.path;
+  const [s0, s1, s2, s3, ...more] = target.segments;
+  const query = new URLSearchParams(target.query);
   const method = req.method ?? 'GET';
   const { service } = ports;
 
-  if (path === '/v1/plans' || path.startsWith('/v1/plans/')) {
+  const plansBelow = segmentsBelow(target, PLANS_PREFIX);
+  if (plansBelow !== undefined) {
     const body = method === 'POST' ? await readBodyOrAnswer(req, res, MAX_BODY_BYTES) : '';
     if (body === undefined) return;
-    const answer = plansApi(service.plans(), { method, path: path.slice('/v1/plans'.length), query: url.searchParams, body });
+    const answer = plansApi(service.plans(), { method, segments: plansBelow, query, body });
     if (method === 'POST' && answer.status === 200) {
       service.saveOverrides();
       service.kick();
@@ -115,16 +128,9 @@ async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse,
     sendJson(res, { service: service.spec.name, pods });
     return;
   }
-  const pod = /^\/v1\/pod\/([^/]+)\/(status|info|restart|replace)$/.exec(path);
-  if (pod !== null) {
-    let name: string;
-    try {
-      name = decodeURIComponent(pod[1] as string);
-    } catch {
-      sendText(res, 404, 'Not found');
-      return;
-    }
-    const verb = pod[2] as string;
+  if (s0 === 'v1' && s1 === 'pod' && s2 !== undefined && s3 !== undefined && more.length === 0 && POD_VERBS.has(s3)) {
+    const name = s2;
+    const verb = s3;
     const known = service.instances().includes(name);
     if (verb === 'status' || verb === 'info') {
       if (!get()) return;
@@ -152,10 +158,9 @@ async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse,
     if (get()) sendJson(res, service.configId);
     return;
   }
-  const cfg = /^\/v1\/configurations\/([^/]+)$/.exec(path);
-  if (cfg !== null) {
+  if (s0 === 'v1' && s1 === 'configurations' && s2 !== undefined && s3 === undefined) {
     if (!get()) return;
-    const id = cfg[1] === 'target' ? service.configId : (cfg[1] as string);
+    const id = s2 === 'target' ? service.configId : s2;
     const text = ports.config(id);
     if (text === undefined) return sendText(res, 404, `Configuration ${id} not found`);
     res.setHeader('Content-Type', 'application/json');
@@ -169,19 +174,10 @@ async function route(ports: ApiPorts, req: IncomingMessage, res: ServerResponse,
   if (path === '/v1/health') {
     if (!get()) return;
     const h = healthOf(service);
-    json(res, h.code, url.searchParams.get('verbose') === 'true' ? { value: h.code, reasons: h.reasons } : { value: h.code });
+    json(res, h.code, query.get('verbose') === 'true' ? { value: h.code, reasons: h.reasons } : { value: h.code });
     return;
   }
   sendText(res, 404, 'Not found');
-}
-
-/** A request's URL; undefined for one no URL can be made of (absolute-form garbage). */
-function requestUrl(raw: string | undefined): URL | undefined {
-  try {
-    return new URL(raw ?? '/', 'http://scheduler');
-  } catch {
-    return undefined;
-  }
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
@@ -190,35 +186,37 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 /**
- * One request: authenticated from its method and path (the same parsed URL the router then
- * uses, so the guard and the route never disagree on the path), audited when it may change
- * state, then routed.
+ * One request: its target read once (shared/paths.ts; an unreadable one is a 400), then
+ * authenticated from its method and canonical path (the same target the router then uses, so
+ * the guard and the route never disagree on the path), audited when it may change state, then
+ * routed.
  */
 function handle(ports: ApiPorts, auth: ApiAuth, streams: PlanStreams, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
-  const url = requestUrl(req.url);
-  if (url === undefined) {
+  const read = normalizePath(req.url ?? '/');
+  if (!read.ok) {
     req.resume();
-    return sendText(res, 400, 'Bad request: the request target is not a URL');
+    return sendError(res, read.error);
   }
+  const target = read.target;
   const method = req.method ?? 'GET';
   // The master's web console calls the plan routes cross-origin (plan-stream.ts): CORS on every
   // answer there, 401s included, and the preflight answered before authentication.
-  if (isCorsPath(url.pathname)) {
+  if (isCorsPath(target.path)) {
     for (const [k, v] of Object.entries(corsHeaders(header(req, 'origin')))) res.setHeader(k, v);
     if (method === 'OPTIONS') return answerPreflight(req, res);
   }
-  const c = accessClass(method, url.pathname);
-  const action = `${method} ${url.pathname}`;
+  const c = accessClass(method, target.path);
+  const action = `${method} ${target.path}`;
   const admitted = auth.authenticate(header(req, 'authorization'), c);
   if (!admitted.ok) {
     // The body of a caller that failed authentication is not read.
     req.resume();
-    if (c === 'write') auth.audit({ principal: undefined, action, query: url.search.slice(1), status: 401 });
+    if (c === 'write') auth.audit({ principal: undefined, action, query: target.query.slice(1), status: 401 });
     return sendError(res, fail('UNAUTHORIZED'), admitted.headers);
   }
-  if (c === 'write') auth.auditWhenDone(admitted.principal, res, action, url.search.slice(1));
-  if (url.pathname === PLAN_STREAM_PATH) return streams.serve(req, res);
-  return route(ports, req, res, url);
+  if (c === 'write') auth.auditWhenDone(admitted.principal, res, action, target.query.slice(1));
+  if (target.path === PLAN_STREAM_PATH) return streams.serve(req, res);
+  return route(ports, req, res, target);
 }
 
 /** The API server (not yet listening): plain HTTP, or HTTPS with `ports.tls`. */

@@ -17,6 +17,7 @@
 import { boolFlag, durationFlag, intFlag, optionalStringFlag, refine, resolveFlags, stringFlag, type FlagResult, type FlagValues } from '../shared/flags.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../shared/log.js';
 import { CREDENTIALS_ENV } from '../io/client-auth.js';
+import { tlsCiphersFlag } from '../io/tls-server.js';
 
 export const PROGRAM = 'drydock-scheduler';
 export const SUMMARY = 'A service scheduler: keeps one service (a YAML spec) running on a Drydock or Mesos master, with plans.';
@@ -45,6 +46,7 @@ export const SCHEDULER_FLAGS = {
   // One CA both ways, as on the agent (libprocess' LIBPROCESS_SSL_CA_FILE): the cluster's CA signs
   // the master's certificate and those of the API's clients alike.
   tls_require_client_cert: boolFlag('Mutual TLS on the HTTP API: refuse clients without a certificate from --tls_ca_file (the same CA that verifies the master), at the TLS handshake. Needs --tls_cert_file, --tls_key_file and --tls_ca_file; as --tls_ca_file also makes the master be asked over https, give --master=http://host:port for a plain master. Default: false.', false),
+  tls_ciphers: tlsCiphersFlag(),
   credentials: optionalStringFlag('Principals allowed to call the HTTP API, in the master\'s --credentials formats: JSON {"credentials":[{"principal":...,"secret":...,"tokens":[...]}]} or one "principal secret" per line; refused when others can read it. No ACLs: every principal in it may do everything. Presented credentials are checked even where not required. Command line only (DRYDOCK_CREDENTIALS is the scheduler\'s own credential towards the master); under systemd: LoadCredential= and --credentials=%d/credentials. Default: none.', 'FILE'),
   authenticate_http_readwrite: boolFlag('Require credentials (--credentials) for calls to the HTTP API that change state: POST (plan verbs, pod restart and replace) and every method other than GET and HEAD (default false). /v1/health stays open.', false),
   authenticate_http_readonly: boolFlag('Require credentials for the HTTP API\'s GETs: plans, pods, configurations (default false). /v1/health stays open, for probes.', false),
@@ -67,6 +69,8 @@ export interface ApiTlsConfig {
   readonly caFile?: string | undefined;
   /** --tls_require_client_cert: refuse clients without a certificate from caFile. */
   readonly requireClientCert: boolean;
+  /** --tls_ciphers: what the API's HTTPS offers (OpenSSL cipher list). */
+  readonly ciphers: string;
 }
 
 export type SchedulerConfigResult =
@@ -116,8 +120,8 @@ export function resolveSchedulerConfig(argv: readonly string[], env: Readonly<Re
         ? undefined
         : Object.freeze(
             v.tls_require_client_cert
-              ? { certFile: v.tls_cert_file, keyFile: v.tls_key_file, caFile: v.tls_ca_file, requireClientCert: true }
-              : { certFile: v.tls_cert_file, keyFile: v.tls_key_file, requireClientCert: false },
+              ? { certFile: v.tls_cert_file, keyFile: v.tls_key_file, caFile: v.tls_ca_file, requireClientCert: true, ciphers: v.tls_ciphers }
+              : { certFile: v.tls_cert_file, keyFile: v.tls_key_file, requireClientCert: false, ciphers: v.tls_ciphers },
           ),
   };
 }

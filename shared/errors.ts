@@ -25,6 +25,8 @@ export const ERRORS = {
   NOT_IMPLEMENTED: { status: 501, message: (type: string) => `Call type ${type} is not supported` },
   BODY_TOO_LARGE: { status: 413, message: (limit: number) => `Request body is larger than ${limit} bytes` },
   NOT_FOUND: { status: 404, message: () => '404 Not Found.' },
+  /** A request target no route may see (shared/paths.ts): malformed escapes, encoded separators, `..` above the root. */
+  PATH_INVALID: { status: 400, message: (detail: string) => `Bad request target: ${detail}` },
   // DRAIN_AGENT / DEACTIVATE_AGENT / REACTIVATE_AGENT / MARK_AGENT_GONE (reference §1), Mesos' messages.
   /** Not recovered, registered or unreachable (gone agents included). */
   AGENT_UNKNOWN: { status: 400, message: () => 'Unknown agent' },

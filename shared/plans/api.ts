@@ -11,8 +11,12 @@ import type { Plan } from './plan.js';
 
 export interface PlansRequest {
   readonly method: string;
-  /** The path below `/v1/plans`: '' for the list, `/<plan>` or `/<plan>/<verb>`. */
-  readonly path: string;
+  /**
+   * The decoded segments below `/v1/plans` (or `/v1/maintenance/plans`), as the daemon's one
+   * reading of the target gave them (shared/paths.ts): `[]` for the list, `[plan]` or
+   * `[plan, verb]`. Never parsed again here.
+   */
+  readonly segments: readonly string[];
   readonly query: URLSearchParams;
   /** The request body as text ('' when none). */
   readonly body: string;
@@ -66,12 +70,7 @@ export interface PlansOptions {
 
 /** Answers one request under `/v1/plans` against the plans a daemon runs. */
 export function plansApi(plans: readonly Plan[], req: PlansRequest, options: PlansOptions = {}): PlansAnswer {
-  let parts: string[];
-  try {
-    parts = req.path.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
-  } catch {
-    return refuse(fail('NOT_FOUND')); // a malformed %-escape names no plan
-  }
+  const parts = req.segments;
   if (parts.length === 0) {
     if (req.method !== 'GET') return notAllowed('GET', req.method);
     return { status: 200, json: byPriority(plans).map((p) => p.name) };

@@ -481,7 +481,9 @@ test('bad input: the API answers 4xx with a reason and never 5xx; a bad spec or 
   const dir = tempDir(t, 'drydock-service-');
   const s = await startScheduler(t, { master: master.address, spec: spec(dir, helloYaml({ count: 1 })), flags: SCHEDULER_FLAGS });
   const cases: Array<[string, string, string | undefined, number, RegExp?]> = [
-    ['GET', '/v1/plans/%ZZ', undefined, 404],
+    // A target that cannot be read is refused before routing (shared/paths.ts), saying why.
+    ['GET', '/v1/plans/%ZZ', undefined, 400, /^Bad request target: .*not followed by two hex digits/],
+    ['GET', '/v1/plans/deploy%2Fcontinue', undefined, 400, /^Bad request target: .*decodes to a '\/'/],
     ['GET', '/v1/plans/nope', undefined, 404, /^Plan nope not found$/],
     ['POST', '/v1/plans', undefined, 405],
     ['GET', '/v1/plans/deploy/continue', undefined, 405],
@@ -493,7 +495,8 @@ test('bad input: the API answers 4xx with a reason and never 5xx; a bad spec or 
     ['POST', '/v1/plans/deploy/forceComplete?step=x', undefined, 400, /Missing phase/],
     ['POST', '/v1/plans/deploy/restart?phase=nope', undefined, 404, /^Phase nope not found$/],
     ['POST', '/v1/plans/deploy/restart?phase=hello-deploy&step=nope', undefined, 404, /^Step nope not found$/],
-    ['GET', '/v1/pod/%E0%A4%A/status', undefined, 404],
+    ['GET', '/v1/pod/%E0%A4%A/status', undefined, 400, /^Bad request target: /],
+    ['GET', '/v1/pod/%E0%A4/status', undefined, 400, /^Bad request target: .*does not decode to UTF-8/],
     ['GET', '/v1/pod/hello-7/status', undefined, 404, /^Pod hello-7 not found$/],
     ['POST', '/v1/pod/hello-0/status', undefined, 405],
     ['PUT', '/v1/pod/hello-0/restart', undefined, 405],

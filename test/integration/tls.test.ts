@@ -5,13 +5,15 @@
  * mutual TLS refuses clients without a certificate from the CA, a key readable by others stops
  * the start. The agent API serves HTTPS too, and like the scheduler's API can require client
  * certificates. In HA mode the masters reach etcd over TLS (with a client certificate) and as an
- * etcd user, and agents given --master=etcd://... read the election the same ways. Certificates
- * come from a throwaway CA (openssl).
+ * etcd user, and agents given --master=etcd://... read the election the same ways. All three
+ * daemons offer AEAD suites only (--tls_ciphers changes that) and answer oversized headers
+ * with 431 over TLS. Certificates come from a throwaway CA (openssl).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { join } from 'node:path';
 import { makeCertificates, type Certificates } from '../../scripts/harness/certs.js';
 import { AgentDouble } from '../../scripts/harness/agent-double.js';
@@ -162,6 +164,77 @@ test('mutual TLS on the agent API and the scheduler API (--tls_require_client_ce
   t.after(() => bad.stop());
   assert.deepEqual(await bad.exited, { code: 1, signal: null });
   assert.equal(bad.stderr, 'drydock-agent: --tls_require_client_cert needs --tls_ca_file (the CA client certificates must chain to)\n');
+});
+
+/** One TLS handshake to 127.0.0.1:port with the client's options: the protocol and suite agreed, or the error. */
+function handshake(port: number, caFile: string, options: ConnectionOptions): Promise<{ ok: true; protocol: string | null; cipher: string } | { ok: false; error: string }> {
+  return new Promise((resolve) => {
+    const s = tlsConnect({ port, host: '127.0.0.1', ca: readFileSync(caFile, 'utf8'), servername: 'localhost', ...options }, () => {
+      resolve({ ok: true, protocol: s.getProtocol(), cipher: s.getCipher().name });
+      s.end();
+    });
+    s.on('error', (e) => resolve({ ok: false, error: e.message }));
+    s.setTimeout(5_000, () => s.destroy(new Error('no handshake within 5 s')));
+  });
+}
+
+/** A request whose headers are far over Node's limit, over TLS: everything the port answers until it closes (bounded). */
+function oversizedOverTls(port: number, caFile: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ port, host: '127.0.0.1', ca: readFileSync(caFile, 'utf8'), servername: 'localhost' }, () => s.write(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(300_000)}\r\n\r\n`));
+    let got = '';
+    s.setEncoding('utf8').on('data', (d: string) => (got += d));
+    s.on('error', () => s.destroy());
+    s.on('close', () => resolve(got));
+    setTimeout(() => {
+      s.destroy();
+      reject(new Error(`no close within 10 s; got ${JSON.stringify(got.slice(0, 200))}`));
+    }, 10_000).unref();
+  });
+}
+
+test('the master, the agent API and drydock-scheduler offer AEAD suites only (a CBC-only TLS 1.2 client is refused), answer oversized headers with 431 over TLS, and --tls_ciphers changes the suites', { timeout: 90_000 }, async (t) => {
+  const { c, dir } = pki(t);
+  const tlsFiles = [`--tls_cert_file=${c.certFile}`, `--tls_key_file=${c.keyFile}`];
+  const CBC = { ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA', maxVersion: 'TLSv1.2' } as const;
+  const AEAD = { ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256', maxVersion: 'TLSv1.2' } as const;
+  const spec = join(dir, 'service.yml');
+  // A pod no agent here can hold (64 cpus): nothing is launched, so no task outlives the test.
+  writeFileSync(spec, 'name: hello\npods:\n  hello:\n    count: 1\n    tasks:\n      server: { cmd: "exec sleep 1000", cpus: 64, memory: 16 }\n');
+  /** The three daemons, serving TLS with `extra` flags; the agent and the scheduler follow the master. */
+  const daemons = async (extra: string[], hostname: string): Promise<Array<[string, number]>> => {
+    const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile }, flags: extra });
+    const agent = await startAgent(t, { master: m.address, hostname, tls: { caFile: c.caFile, certFile: c.certFile, keyFile: c.keyFile }, flags: extra });
+    const s = await startScheduler(t, { master: m.address, spec, workDir: tempDir(t), flags: [...tlsFiles, `--tls_ca_file=${c.caFile}`, ...extra] });
+    return [['master', m.port], ['agent', agent.port], ['scheduler', s.port]];
+  };
+
+  for (const [name, port] of await daemons([], 'default-suites')) {
+    const cbc = await handshake(port, c.caFile, CBC);
+    assert.equal(cbc.ok, false, `${name}: a CBC-only client must be refused: ${JSON.stringify(cbc)}`);
+    if (!cbc.ok) assert.match(cbc.error, /handshake failure/, name);
+    assert.deepEqual(await handshake(port, c.caFile, AEAD), { ok: true, protocol: 'TLSv1.2', cipher: 'ECDHE-ECDSA-AES128-GCM-SHA256' }, name);
+    const tls13 = await handshake(port, c.caFile, { minVersion: 'TLSv1.3' });
+    assert.ok(tls13.ok && tls13.protocol === 'TLSv1.3', `${name}: ${JSON.stringify(tls13)}`);
+    const old = await handshake(port, c.caFile, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' });
+    assert.equal(old.ok, false, `${name}: TLS 1.1 must be refused`);
+    // The answer arrives: Node's own one used to be lost in the TLS layer (the connection dropped).
+    const big = await oversizedOverTls(port, c.caFile);
+    assert.match(big, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/, `${name}: ${JSON.stringify(big.slice(0, 100))}`);
+  }
+
+  // --tls_ciphers: the CBC client is served, the AEAD one is not; TLS 1.3 keeps OpenSSL's suites.
+  for (const [name, port] of await daemons(['--tls_ciphers=ECDHE-ECDSA-AES128-SHA'], 'cbc-suites')) {
+    assert.deepEqual(await handshake(port, c.caFile, CBC), { ok: true, protocol: 'TLSv1.2', cipher: 'ECDHE-ECDSA-AES128-SHA' }, name);
+    assert.equal((await handshake(port, c.caFile, AEAD)).ok, false, name);
+    assert.equal((await handshake(port, c.caFile, { minVersion: 'TLSv1.3' })).ok, true, name);
+  }
+
+  // A list OpenSSL cannot use stops the start, naming the flag.
+  const bad = new Daemon(MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${tempDir(t)}`, ...tlsFiles, '--tls_ciphers=NOT-A-SUITE']);
+  t.after(() => bad.stop());
+  assert.equal((await bad.exited).code, 1);
+  assert.match(bad.stderr, /^drydock-master: --tls_ciphers 'NOT-A-SUITE' is no cipher list OpenSSL can use: .*no cipher match\n$/);
 });
 
 test('a key readable by others stops the start (exit 1, the message names the file): master and agent', { timeout: 30_000 }, async (t) => {

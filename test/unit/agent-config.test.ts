@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { agentConfig, detectedResources, resolveAgentFlags, type MachineProbe } from '../../agent/config.js';
+import { DEFAULT_TLS_CIPHERS } from '../../io/tls-server.js';
 
 const probe: MachineProbe = {
   primaryIpv4: async () => '10.1.2.3',
@@ -84,7 +85,11 @@ test('security flags that need each other: mutual TLS on the API, etcd\'s TLS an
   const mutual = resolveAgentFlags(['--master=m:5050', ...tls, '--tls_ca_file=/ca.pem', '--tls_require_client_cert'], {});
   assert.equal(mutual.kind, 'ok');
   if (mutual.kind !== 'ok') return;
-  assert.deepEqual((await agentConfig(mutual.values, probe)).tls, { certFile: '/c.pem', keyFile: '/k.pem', caFile: '/ca.pem', requireClientCert: true });
+  assert.deepEqual((await agentConfig(mutual.values, probe)).tls, { certFile: '/c.pem', keyFile: '/k.pem', caFile: '/ca.pem', requireClientCert: true, ciphers: DEFAULT_TLS_CIPHERS });
+  const ciphers = resolveAgentFlags(['--master=m:5050', ...tls, '--tls_ciphers=ECDHE-ECDSA-AES128-SHA'], {});
+  assert.ok(ciphers.kind === 'ok');
+  assert.equal((await agentConfig(ciphers.values, probe)).tls.ciphers, 'ECDHE-ECDSA-AES128-SHA', '--tls_ciphers');
+  assert.deepEqual(resolveAgentFlags(['--master=m:5050', '--tls_ciphers='], {}).kind, 'error', 'an empty list is refused');
 
   const secured = resolveAgentFlags([etcd, '--etcd_ca_file=/eca.pem', '--etcd_cert_file=/ec.pem', '--etcd_key_file=/ek.pem', '--etcd_user=dd'], { DRYDOCK_ETCD_PASSWORD_FILE: '/pw' });
   assert.equal(secured.kind, 'ok');
@@ -92,11 +97,11 @@ test('security flags that need each other: mutual TLS on the API, etcd\'s TLS an
   const c = await agentConfig(secured.values, probe);
   assert.deepEqual(c.etcdAuth, { caFile: '/eca.pem', certFile: '/ec.pem', keyFile: '/ek.pem', user: 'dd', passwordFile: '/pw' });
   assert.ok(Object.isFrozen(c.etcdAuth));
-  assert.deepEqual(c.tls, { certFile: undefined, keyFile: undefined, caFile: undefined, requireClientCert: false });
+  assert.deepEqual(c.tls, { certFile: undefined, keyFile: undefined, caFile: undefined, requireClientCert: false, ciphers: DEFAULT_TLS_CIPHERS });
 
   const help = resolveAgentFlags(['--help'], {});
   assert.ok(help.kind === 'help');
-  for (const f of ['--[no-]tls_require_client_cert', '--etcd_ca_file=FILE', '--etcd_cert_file=FILE', '--etcd_key_file=FILE', '--etcd_user=USER', '--etcd_password_file=FILE']) assert.ok(help.text.includes(f), f);
+  for (const f of ['--[no-]tls_require_client_cert', '--tls_ciphers=LIST', '--etcd_ca_file=FILE', '--etcd_cert_file=FILE', '--etcd_key_file=FILE', '--etcd_user=USER', '--etcd_password_file=FILE']) assert.ok(help.text.includes(f), f);
 });
 
 test('the agent API\'s authentication flags: --authenticate_http_* need --http_credentials (exit 1 naming both), as the master\'s need --credentials', async () => {

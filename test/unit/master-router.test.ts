@@ -1,7 +1,8 @@
 /**
  * The process's router while no term runs: every term route answers 503 from one place (the
- * agent session upgrade included), and /health and /version still answer. An in-process
- * server on 127.0.0.1:0 with no term behind it.
+ * agent session upgrade included), and /health and /version still answer; 307s carry the
+ * canonical path, and `/redirect` names the leader as it advertises itself (never the Host
+ * header). An in-process server on 127.0.0.1:0 with no term behind it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,11 +12,13 @@ import WebSocket from 'ws';
 import { fail } from '../../shared/errors.js';
 import { silentLogger } from '../../shared/log.js';
 import { createMasterServer } from '../../master/http.js';
+import type { Term } from '../../master/term.js';
+import { request as httpRequest } from 'node:http';
 
 test('no term: 503 from the router for every API, the scheduler API, maintenance and agent sessions; /health and /version answer', async (t) => {
   let reason = fail('NOT_RECOVERED');
   let leader: string | undefined;
-  const server = createMasterServer({ current: () => undefined, leader: () => leader, unavailable: () => reason }, silentLogger);
+  const server = createMasterServer({ current: () => undefined, leader: () => leader, self: () => '127.0.0.5:5050', unavailable: () => reason }, silentLogger);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -42,6 +45,11 @@ test('no term: 503 from the router for every API, the scheduler API, maintenance
   leader = '127.0.0.9:5050';
   const moved = await fetch(`${base}/master/api/v1?x=1`, { method: 'POST', headers: json, body: '{}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
   assert.deepEqual([moved.status, moved.headers.get('location')], [307, '//127.0.0.9:5050/master/api/v1?x=1']);
+  // The Location carries the canonical path (encoded again) and the query exactly as sent.
+  const spelled = await fetch(`${base}//master/./%61pi/v1/?x=%2F&y`, { method: 'POST', headers: json, body: '{}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  assert.deepEqual([spelled.status, spelled.headers.get('location')], [307, '//127.0.0.9:5050/master/api/v1?x=%2F&y']);
+  const plan = await fetch(`${base}/v1/maintenance/plans/a%20b%3F/continue?phase=p`, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  assert.deepEqual([plan.status, plan.headers.get('location')], [307, '//127.0.0.9:5050/v1/maintenance/plans/a%20b%3F/continue?phase=p']);
   const redirect = await fetch(`${base}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(5000) });
   assert.deepEqual([redirect.status, redirect.headers.get('location')], [307, '//127.0.0.9:5050']);
   assert.equal((await fetch(`${base}/health`, { signal: AbortSignal.timeout(5000) })).status, 200, '/health answers locally');
@@ -49,4 +57,47 @@ test('no term: 503 from the router for every API, the scheduler API, maintenance
   const ws = new WebSocket(`${base.replace('http', 'ws')}/agent/session`);
   const [err] = (await once(ws, 'error')) as [Error];
   assert.match(err.message, /503/);
+});
+
+/** A GET with a Host header of our choosing (fetch does not let a caller set Host). */
+function getWithHost(port: number, path: string, host: string): Promise<{ status: number; location: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host }, timeout: 5000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('/redirect names the leader as it advertises itself, never the Host header; unreadable targets are 400 before routing', async (t) => {
+  let leading = true;
+  // /redirect asks only whether a term runs: a stand-in term is enough here.
+  const server = createMasterServer({ current: () => (leading ? ({} as Term) : undefined), leader: () => '127.0.0.9:5050', self: () => '127.0.0.5:5050', unavailable: () => fail('NO_LEADER') }, silentLogger);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  for (const path of ['/redirect', '/master/redirect', '//redirect/', '/%72edirect?x=1']) {
+    const r = await getWithHost(port, path, 'evil.example');
+    assert.deepEqual([r.status, r.location], [307, '//127.0.0.5:5050'], `${path} while leading`);
+  }
+  leading = false;
+  const standby = await getWithHost(port, '/redirect', 'evil.example');
+  assert.deepEqual([standby.status, standby.location], [307, '//127.0.0.9:5050'], 'a standby names the elected leader');
+  for (const [path, why] of [
+    ['/%zz', /'%' that is not followed by two hex digits/],
+    ['/..', /climbs above the root/],
+    ['/health/%2F..', /decodes to a '\/'/],
+    ['/a%00b', /NUL/],
+    ['/%C0%AF', /does not decode to UTF-8/],
+  ] as const) {
+    const r = await getWithHost(port, path, 'evil.example');
+    assert.equal(r.status, 400, path);
+    assert.match(r.body, /^Bad request target: /, path);
+    assert.match(r.body, why, path);
+  }
 });

@@ -402,7 +402,8 @@ test('/v1/plans: paths, verbs, status codes and bodies', async () => {
   backup.interrupt();
   const plans = [backup, deploy];
   const call = (method: string, path: string, query = '', body = ''): { status: number; body: unknown } => {
-    const a = plansApi(plans, { method, path, query: new URLSearchParams(query), body });
+    // Segments as the daemons' one reading of a target gives them (shared/paths.ts).
+    const a = plansApi(plans, { method, segments: path.split('/').filter((p) => p !== ''), query: new URLSearchParams(query), body });
     return { status: a.status, body: 'json' in a ? a.json : a.text };
   };
   assert.deepEqual(call('GET', ''), { status: 200, body: ['deploy', 'backup'] }, 'listed in priority order');
@@ -412,7 +413,8 @@ test('/v1/plans: paths, verbs, status codes and bodies', async () => {
   assert.equal(call('POST', '/deploy/explode').status, 404);
   assert.equal(call('GET', '/deploy/continue').status, 405);
   assert.equal(call('DELETE', '/deploy').status, 405);
-  assert.equal(call('GET', '/%E0%A4%A').status, 404, 'a malformed escape is a 404, not a crash');
+  assert.deepEqual(call('GET', '/a b'), { status: 404, body: 'Plan a b not found' }, 'a name is taken as decoded, never decoded again');
+  assert.deepEqual(call('GET', '/%41'), { status: 404, body: 'Plan %41 not found' });
 
   assert.deepEqual(call('POST', '/deploy/continue'), { status: 208, body: 'Command has already been reported or completed' });
   assert.deepEqual(call('POST', '/deploy/interrupt'), { status: 200, body: { message: 'Received cmd: interrupt' } });
@@ -444,6 +446,7 @@ test('/v1/plans: paths, verbs, status codes and bodies', async () => {
 
 test('/v1/plans: hostile paths, queries and bodies never throw and never answer 5xx', async () => {
   const { plansApi } = await import('../../shared/plans/api.js');
+  const { normalizePath, segmentsBelow } = await import('../../shared/paths.js');
   const plans = [newPlan('deploy', 'serial', [newPhase('hello', 'serial-canary', steps(3))])];
   let seed = Number(process.env.DRYDOCK_FUZZ_SEED ?? 11);
   const rand = (n: number): number => {
@@ -456,7 +459,16 @@ test('/v1/plans: hostile paths, queries and bodies never throw and never answer 
     const path = Array.from({ length: rand(4) }, () => pieces[rand(pieces.length)]).join('/');
     const query = new URLSearchParams([['phase', pieces[rand(pieces.length)]!], ['step', pieces[rand(pieces.length)]!]]);
     const method = ['GET', 'POST', 'PUT'][rand(3)]!;
-    const a = plansApi(plans, { method, path: `/${path}`, query, body: bodies[rand(bodies.length)]! });
+    // Through the daemons' one reading of the target, as a request gets there: a refusal is its 400.
+    const read = normalizePath(`/v1/plans/${path}`);
+    if (!read.ok) {
+      assert.equal(read.error.status, 400, `/${path}`);
+      continue;
+    }
+    // `..` may climb out of /v1/plans: another route's business.
+    const below = segmentsBelow(read.target, ['v1', 'plans']);
+    if (below === undefined) continue;
+    const a = plansApi(plans, { method, segments: below, query, body: bodies[rand(bodies.length)]! });
     assert.ok(a.status >= 200 && a.status < 500, `${method} /${path}?${query} answered ${a.status}`);
   }
 });

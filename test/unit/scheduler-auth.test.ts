@@ -17,6 +17,7 @@ import { authorizationHeader } from '../../shared/credentials.js';
 import { Logger } from '../../shared/log.js';
 import { accessClass, ApiAuth, loadApiAuth, outcomeOf, SCHEDULER_REALM, type ApiAccessClass } from '../../scheduler/api-auth.js';
 import { apiSecurityProblem, resolveSchedulerConfig, schedulerFlagEnv, type ApiSecurityConfig } from '../../scheduler/config.js';
+import { DEFAULT_TLS_CIPHERS } from '../../io/tls-server.js';
 
 const TOKEN = 'tok-0123456789abcdef';
 const CREDENTIALS = [
@@ -173,8 +174,11 @@ describe('the scheduler\'s security flags', () => {
     assert.equal(r.kind, 'ok');
     if (r.kind !== 'ok') return;
     assert.deepEqual(r.apiSecurity, { authenticateHttpReadwrite: true, authenticateHttpReadonly: false, credentialsFile: '/c.json' });
-    assert.deepEqual(r.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', requireClientCert: false });
+    assert.deepEqual(r.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', requireClientCert: false, ciphers: DEFAULT_TLS_CIPHERS });
     assert.ok(Object.isFrozen(r.apiSecurity));
+    const ciphers = resolveSchedulerConfig([...base, '--tls_cert_file=/c.pem', '--tls_key_file=/k.pem', '--tls_ciphers=ECDHE-ECDSA-AES128-SHA'], {});
+    assert.ok(ciphers.kind === 'ok' && ciphers.apiTls?.ciphers === 'ECDHE-ECDSA-AES128-SHA', '--tls_ciphers');
+    assert.deepEqual(resolveSchedulerConfig([...base, '--tls_ciphers='], {}).kind, 'error', 'an empty list is refused');
     const plain = resolveSchedulerConfig(base, {});
     assert.ok(plain.kind === 'ok' && plain.apiTls === undefined && plain.apiSecurity.credentialsFile === undefined && !plain.apiSecurity.authenticateHttpReadonly);
   });
@@ -195,13 +199,13 @@ describe('the scheduler\'s security flags', () => {
   test('--tls_require_client_cert: the API asks for client certificates from --tls_ca_file (one CA both ways)', () => {
     const r = resolveSchedulerConfig([...base, '--tls_cert_file=/c.pem', '--tls_key_file=/k.pem', '--tls_require_client_cert'], { DRYDOCK_TLS_CA_FILE: '/ca.pem' });
     assert.ok(r.kind === 'ok');
-    assert.deepEqual(r.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', caFile: '/ca.pem', requireClientCert: true });
+    assert.deepEqual(r.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', caFile: '/ca.pem', requireClientCert: true, ciphers: DEFAULT_TLS_CIPHERS });
     assert.ok(Object.isFrozen(r.apiTls));
     const env = resolveSchedulerConfig(base, { DRYDOCK_TLS_CERT_FILE: '/c.pem', DRYDOCK_TLS_KEY_FILE: '/k.pem', DRYDOCK_TLS_CA_FILE: '/ca.pem', DRYDOCK_TLS_REQUIRE_CLIENT_CERT: 'true' });
     assert.ok(env.kind === 'ok' && env.apiTls?.requireClientCert === true);
     const off = resolveSchedulerConfig([...base, '--tls_cert_file=/c.pem', '--tls_key_file=/k.pem', '--tls_ca_file=/ca.pem'], {});
     assert.ok(off.kind === 'ok');
-    assert.deepEqual(off.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', requireClientCert: false }, 'the CA alone only verifies the master');
+    assert.deepEqual(off.apiTls, { certFile: '/c.pem', keyFile: '/k.pem', requireClientCert: false, ciphers: DEFAULT_TLS_CIPHERS }, 'the CA alone only verifies the master');
   });
   const bad: Array<[string, string[], string]> = [
     ['readwrite without credentials', ['--authenticate_http_readwrite'], '--authenticate_http_readwrite needs --credentials=FILE (the principals and secrets to check)'],

@@ -15,6 +15,7 @@ import { loadAgentTls } from '../../agent/tls.js';
 import { transportHint } from '../../agent/session.js';
 import { makeCertificates } from '../../scripts/harness/certs.js';
 import { tempDir } from '../helpers/daemons.js';
+import { DEFAULT_TLS_CIPHERS } from '../../io/tls-server.js';
 
 import { CA, CERT, KEY, reader } from '../helpers/file-reader.js';
 
@@ -92,18 +93,18 @@ test('agent TLS flags: cert and key go together; the files are read with the key
   assert.equal(r.kind, 'ok');
   if (r.kind !== 'ok') return;
   const config = await agentConfig(r.values, { primaryIpv4: async () => '127.0.0.1', facts: async () => ({ cpus: 1, memBytes: 2 ** 30, diskBytes: 2 ** 34 }) });
-  assert.deepEqual(config.tls, { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, requireClientCert: false });
+  assert.deepEqual(config.tls, { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, requireClientCert: false, ciphers: DEFAULT_TLS_CIPHERS });
 
   const both = loadAgentTls(config.tls);
   assert.ok(both.ok && both.tls.server !== undefined && both.tls.client?.ca !== undefined && both.tls.client.cert === both.tls.server.cert, 'one certificate for both roles');
-  const serverOnly = loadAgentTls({ certFile: c.certFile, keyFile: c.keyFile, caFile: undefined, requireClientCert: false });
+  const serverOnly = loadAgentTls({ certFile: c.certFile, keyFile: c.keyFile, caFile: undefined, requireClientCert: false, ciphers: DEFAULT_TLS_CIPHERS });
   assert.ok(serverOnly.ok && serverOnly.tls.server !== undefined && serverOnly.tls.client === undefined, 'a certificate alone does not make the master connection TLS');
-  const clientOnly = loadAgentTls({ certFile: undefined, keyFile: undefined, caFile: c.caFile, requireClientCert: false });
+  const clientOnly = loadAgentTls({ certFile: undefined, keyFile: undefined, caFile: c.caFile, requireClientCert: false, ciphers: DEFAULT_TLS_CIPHERS });
   assert.ok(clientOnly.ok && clientOnly.tls.server === undefined && clientOnly.tls.client?.cert === undefined);
   const openKey = join(dir, 'open-key.pem');
   copyFileSync(c.keyFile, openKey);
   chmodSync(openKey, 0o644);
-  const refused = loadAgentTls({ certFile: c.certFile, keyFile: openKey, caFile: c.caFile, requireClientCert: false });
+  const refused = loadAgentTls({ certFile: c.certFile, keyFile: openKey, caFile: c.caFile, requireClientCert: false, ciphers: DEFAULT_TLS_CIPHERS });
   assert.deepEqual(refused, { ok: false, error: `--tls_key_file ${openKey} is readable by others (mode 0644); run chmod 600 on it` });
 });
 

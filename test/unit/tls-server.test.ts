@@ -1,8 +1,10 @@
 /**
- * The TLS port (shared/tls-server.ts): the first-byte decision and the plain-HTTP refusal as
- * tables, the files as loadServerTls reads them (modes, PEM, a key that does not match), and an
- * in-process listener on 127.0.0.1:0: HTTPS with the right CA, the wrong CA refused, plain HTTP
- * answered with the 400, mutual TLS, WSS, and close() with connections open.
+ * The TLS port (io/tls-server.ts): the first-byte decision, the plain-HTTP refusal and the
+ * answers to unparseable requests as tables, the files as loadServerTls reads them (modes, PEM,
+ * a key that does not match, a cipher list), and an in-process listener on 127.0.0.1:0: HTTPS
+ * with the right CA, the wrong CA refused, plain HTTP answered with the 400, mutual TLS, WSS,
+ * close() with connections open, oversized headers answered on both kinds of port, and the
+ * suites offered (AEAD only by default; the list changes them).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +15,9 @@ import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
 import { makeCertificates } from '../../scripts/harness/certs.js';
 import { clientTransport } from '../../io/transport.js';
-import { createHttpListener, loadServerTls, PLAIN_HTTP_ON_TLS_PORT, plainHttpRefusal, sniffTransport, type HttpListener, type ServerTls, type TransportRefusal } from '../../io/tls-server.js';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { maxHeaderSize } from 'node:http';
+import { clientErrorAnswer, createHttpListener, DEFAULT_TLS_CIPHERS, loadServerTls, PLAIN_HTTP_ON_TLS_PORT, plainHttpRefusal, sniffTransport, type HttpListener, type ServerTls, type TransportRefusal } from '../../io/tls-server.js';
 import { tempDir } from '../helpers/daemons.js';
 
 test('sniffTransport: a TLS handshake record is TLS, anything else is plain, nothing yet is undecided', () => {
@@ -211,4 +215,125 @@ test('the TLS port closes: close() waits for an open WebSocket and drops a silen
   await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('close() did not finish within 5 s')), 5000).unref())]);
   t.diagnostic(`closed after ${Date.now() - t0} ms; silent destroyed: ${silent.destroyed}`);
   assert.ok(silent.destroyed || (await Promise.race([once(silent, 'close').then(() => true), new Promise((res) => setTimeout(() => res(false), 2000))])), 'the silent socket was dropped');
+});
+
+test('clientErrorAnswer: 431 for headers over the limit, 408 for a slow request, 400 naming the parser code otherwise; whole HTTP answers that close', () => {
+  const cases: Array<[string | undefined, RegExp, RegExp]> = [
+    ['HPE_HEADER_OVERFLOW', /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/, /^431 Request Header Fields Too Large: the request line and headers exceed 16384 bytes\n$/],
+    ['ERR_HTTP_REQUEST_TIMEOUT', /^HTTP\/1\.1 408 Request Timeout\r\n/, /^408 Request Timeout: /],
+    ['HPE_INVALID_METHOD', /^HTTP\/1\.1 400 Bad Request\r\n/, /^400 Bad Request: the request is not valid HTTP\/1\.1 \(HPE_INVALID_METHOD\)\n$/],
+    [undefined, /^HTTP\/1\.1 400 Bad Request\r\n/, /^400 Bad Request: the request is not valid HTTP\/1\.1\n$/],
+  ];
+  for (const [code, head, text] of cases) {
+    const answer = clientErrorAnswer(code, 16384);
+    const [h, body] = answer.split('\r\n\r\n') as [string, string];
+    assert.match(h, head, String(code));
+    assert.match(h, /\r\nConnection: close(\r|$)/, String(code));
+    assert.match(h, new RegExp(`\r\nContent-Length: ${Buffer.byteLength(body)}(\r|$)`), String(code));
+    assert.match(body, text, String(code));
+  }
+});
+
+/**
+ * Sends `text` on a fresh connection (TLS when `ca` is given) and collects everything the port
+ * answers until it closes (bounded). A write refused under it (the server closed) is expected.
+ */
+function exchange(port: number, text: string, ca?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = ca === undefined ? netConnect(port, '127.0.0.1', () => s.write(text)) : tlsConnect({ port, host: '127.0.0.1', ca, servername: 'localhost' }, () => s.write(text));
+    let got = '';
+    s.setEncoding('utf8').on('data', (d: string) => (got += d));
+    s.on('error', () => s.destroy());
+    s.on('close', () => resolve(got));
+    setTimeout(() => {
+      s.destroy();
+      reject(new Error(`no close within 10 s; got ${JSON.stringify(got.slice(0, 200))}`));
+    }, 10_000).unref();
+  });
+}
+
+test('a request HTTP cannot parse is answered once and then closed, on plain HTTP and over TLS, however much the client still sends', { timeout: 60_000 }, async (t) => {
+  const dir = tempDir(t);
+  const c = makeCertificates(dir);
+  const loaded = loadServerTls({ certFile: c.certFile, keyFile: c.keyFile });
+  assert.ok(loaded.ok);
+  const ca = readFileSync(c.caFile, 'utf8');
+  const plain = await listen(t, undefined);
+  const secure = await listen(t, loaded.tls);
+  const big = (n: number): string => `GET /x HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(n)}\r\n\r\n`;
+  const cases: Array<[string, string, RegExp]> = [
+    ['headers just over the limit', big(maxHeaderSize + 100), /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n[\s\S]*\r\n\r\n431 Request Header Fields Too Large: /],
+    // Over TLS, every further chunk made the parser report the error again: the second report
+    // used to destroy the socket before the first answer was out.
+    ['300 kB of headers', big(300_000), /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/],
+    ['3 MB of headers', big(3_000_000), /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/],
+    ['no HTTP at all', 'HELLO THERE\r\n\r\n', /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\(HPE_INVALID_METHOD\)/],
+  ];
+  for (const [name, text, want] of cases) {
+    for (const [kind, port, tlsCa] of [['plain', plain.port, undefined], ['TLS', secure.port, ca]] as const) {
+      const got = await exchange(port, text, tlsCa);
+      assert.match(got, want, `${name} over ${kind}: ${JSON.stringify(got.slice(0, 120))}`);
+      assert.equal(got.match(/HTTP\/1\.1 \d{3} /g)?.length, 1, `${name} over ${kind}: one answer`);
+    }
+  }
+  // The port still serves after all of that.
+  const ok = await clientTransport({ tls: { ca, cert: undefined, key: undefined } }).fetch(`https://127.0.0.1:${secure.port}/after`, { signal: AbortSignal.timeout(5000) });
+  assert.deepEqual([ok.status, await ok.text()], [200, 'hello /after']);
+});
+
+/** One TLS handshake with the client's options: the protocol and suite agreed, or the error. */
+function handshake(port: number, ca: string, options: ConnectionOptions): Promise<{ ok: true; protocol: string | null; cipher: string } | { ok: false; error: string }> {
+  return new Promise((resolve) => {
+    const s = tlsConnect({ port, host: '127.0.0.1', ca, servername: 'localhost', ...options }, () => {
+      resolve({ ok: true, protocol: s.getProtocol(), cipher: s.getCipher().name });
+      s.end();
+    });
+    s.on('error', (e) => resolve({ ok: false, error: e.message }));
+    s.setTimeout(5000, () => s.destroy(new Error('no handshake within 5 s')));
+  });
+}
+
+test('TLS suites: AEAD only on TLS 1.2 by default (CBC refused), TLS 1.3 as OpenSSL has it, nothing before TLS 1.2; --tls_ciphers changes the list', { timeout: 60_000 }, async (t) => {
+  const dir = tempDir(t);
+  const c = makeCertificates(dir);
+  const ca = readFileSync(c.caFile, 'utf8');
+  const CBC = { ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA', maxVersion: 'TLSv1.2' } as const;
+  const AEAD12 = { ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256', maxVersion: 'TLSv1.2' } as const;
+  const CHACHA12 = { ciphers: 'ECDHE-ECDSA-CHACHA20-POLY1305', maxVersion: 'TLSv1.2' } as const;
+  const TLS13_AES128 = { ciphers: 'TLS_AES_128_GCM_SHA256', minVersion: 'TLSv1.3' } as const;
+  const TLS11 = { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' } as const;
+  const cases: Array<[list: string | undefined, client: string, options: ConnectionOptions, want: string | RegExp]> = [
+    [undefined, 'CBC suites only, TLS 1.2', CBC, /handshake failure/],
+    [undefined, 'AES-GCM, TLS 1.2', AEAD12, 'TLSv1.2 ECDHE-ECDSA-AES128-GCM-SHA256'],
+    [undefined, 'CHACHA20-POLY1305, TLS 1.2', CHACHA12, 'TLSv1.2 ECDHE-ECDSA-CHACHA20-POLY1305'],
+    [undefined, 'TLS 1.3', TLS13_AES128, 'TLSv1.3 TLS_AES_128_GCM_SHA256'],
+    [undefined, 'TLS 1.1 at most', TLS11, /protocol version|unsupported protocol/],
+    ['ECDHE-ECDSA-AES128-SHA', 'CBC suites only, TLS 1.2', CBC, 'TLSv1.2 ECDHE-ECDSA-AES128-SHA'],
+    ['ECDHE-ECDSA-AES128-SHA', 'AES-GCM, TLS 1.2', AEAD12, /handshake failure/],
+    ['ECDHE-ECDSA-AES128-SHA', 'TLS 1.3 (OpenSSL\'s suites kept: the list names none)', TLS13_AES128, 'TLSv1.3 TLS_AES_128_GCM_SHA256'],
+    ['ECDHE-ECDSA-AES128-SHA', 'TLS 1.1 at most', TLS11, /protocol version|unsupported protocol/],
+    ['ECDHE-ECDSA-AES256-GCM-SHA384:TLS_AES_256_GCM_SHA384', 'TLS 1.3 with a suite the list leaves out', TLS13_AES128, /handshake failure/],
+    ['ECDHE-ECDSA-AES256-GCM-SHA384:TLS_AES_256_GCM_SHA384', 'TLS 1.3', { minVersion: 'TLSv1.3' }, 'TLSv1.3 TLS_AES_256_GCM_SHA384'],
+  ];
+  const ports = new Map<string | undefined, number>();
+  for (const [list, client, options, want] of cases) {
+    let port = ports.get(list);
+    if (port === undefined) {
+      const loaded = loadServerTls({ certFile: c.certFile, keyFile: c.keyFile, ...(list === undefined ? {} : { ciphers: list }) });
+      assert.ok(loaded.ok, loaded.ok ? '' : loaded.error);
+      assert.equal(loaded.tls.ciphers, list ?? DEFAULT_TLS_CIPHERS);
+      port = (await listen(t, loaded.tls)).port;
+      ports.set(list, port);
+    }
+    const r = await handshake(port, ca, options);
+    const name = `server ${list ?? 'default'}, client ${client}`;
+    if (typeof want === 'string') assert.deepEqual(r, { ok: true, protocol: want.split(' ')[0], cipher: want.split(' ')[1] }, name);
+    else {
+      assert.equal(r.ok, false, `${name}: ${JSON.stringify(r)}`);
+      if (!r.ok) assert.match(r.error, want, name);
+    }
+  }
+  const bad = loadServerTls({ certFile: c.certFile, keyFile: c.keyFile, ciphers: 'NOT-A-SUITE' });
+  assert.equal(bad.ok, false);
+  if (!bad.ok) assert.match(bad.error, /^--tls_ciphers 'NOT-A-SUITE' is no cipher list OpenSSL can use: .*no cipher match/);
 });
