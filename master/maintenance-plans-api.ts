@@ -24,7 +24,10 @@ export function isMaintenancePlansPath(path: string): boolean {
 /**
  * Handles one request; `plans` is the current term's service, `objectOf` turns a machine into an
  * ACL object. A plan is authorized by its machines: every one must be allowed (view, create,
- * update for the verbs, delete), so a rack team's rights end at its rack.
+ * update for the verbs, delete), so a rack team's rights end at its rack. A plan that names one
+ * of the master's hooks also needs run_maintenance_hooks on it, from whoever creates it and from
+ * whoever starts, continues or restarts steps that would run it; and only those allowed to run it
+ * see its output in the plan's JSON.
  */
 export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req: IncomingMessage, res: ServerResponse, access: Access, objectOf: (id: MachineId) => MachineObject): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://master');
@@ -50,11 +53,21 @@ export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req
     }
     const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
     if (text === undefined) return;
-    const created = await plans.create(text, (machines) => {
-      const refused = access.checkAll('create_maintenance_plans', machines.map(objectOf));
-      access.note('create_maintenance_plans', `${machines.length} machines`);
-      return refused;
-    });
+    const created = await plans.create(
+      text,
+      (machines, hook) => {
+        const refused = access.checkAll('create_maintenance_plans', machines.map(objectOf));
+        if (refused !== undefined) return refused;
+        // Maintaining machines never implies running a command on the master: a right of its own.
+        if (hook !== undefined) {
+          const denied = access.check('run_maintenance_hooks', hook);
+          if (denied !== undefined) return denied;
+        }
+        access.note('create_maintenance_plans', `${machines.length} machines${hook === undefined ? '' : `, hook '${hook}'`}`);
+        return undefined;
+      },
+      access.principal ?? null,
+    );
     if (!created.ok) return sendError(res, created.error);
     return sendJson(res, { message: created.message });
   }
@@ -80,10 +93,20 @@ export async function handleMaintenancePlansRequest(plans: MaintenancePlans, req
     req.resume();
     return sendError(res, forbidden);
   }
+  // A verb that would run the plan's hook (again) needs the right to run it, whoever created the plan.
+  if (method === 'POST' && planName !== undefined && parts.length === 2) {
+    const hook = plans.hookNeededFor(planName, parts[1] ?? '', url.searchParams.get('phase') || undefined, url.searchParams.get('step') || undefined);
+    const denied = hook === undefined ? undefined : access.check('run_maintenance_hooks', hook);
+    if (denied !== undefined) {
+      req.resume();
+      return sendError(res, denied);
+    }
+    if (hook !== undefined) access.note('update_maintenance_plans', `maintenance plan ${planName}, hook '${hook}'`);
+  }
   const body = method === 'POST' ? await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES) : '';
   if (body === undefined) return;
   if (method !== 'POST') req.resume();
-  const answer = await plans.request(method, sub, url.searchParams, body);
+  const answer = await plans.request(method, sub, url.searchParams, body, (hook) => access.allows('run_maintenance_hooks', hook));
   if ('json' in answer) {
     const text = stringifyJson(answer.json);
     res.writeHead(answer.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
