@@ -144,6 +144,24 @@ export function newStepState(machine: MachineId, name: string): StepState {
   };
 }
 
+/** The last output lines an older master wrote into a hook's error: `; last output: …` or `; no output` at the end. */
+const LEGACY_OUTPUT = /; (last output: .*|no output)$/s;
+
+/**
+ * A step state as the registry kept it, with the fields newer masters added filled in. An older
+ * master's state has no hookOutput and put a failed hook's output into its error: that is split
+ * off here, so it is hidden like any hook's output. Pure.
+ */
+export function storedStepState(state: StepState, machine: MachineId, name: string): StepState {
+  const s: StepState = { ...newStepState(machine, name), ...state };
+  if (state.hookOutput !== undefined) return s;
+  if (s.stage === 'ERROR' && s.failedIn === 'HOOK' && s.error !== null) {
+    const m = LEGACY_OUTPUT.exec(s.error);
+    if (m !== null) return { ...s, error: s.error.slice(0, m.index), hookOutput: m[1] ?? null };
+  }
+  return { ...s, hookOutput: null };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Observation
 

@@ -45,7 +45,7 @@ import { PlanBudget, type BudgetAgent } from './maintenance-plan-budget.js';
 import { hookEnvironment, NO_MAINTENANCE_HOOKS, OUTPUT_HIDDEN, type MaintenanceHooks } from './maintenance-hooks.js';
 import { parseMaintenancePlanSpec, planFromSpec, planSteps, selectMachines, type ClusterMachine, type MachineSelection, type MaintenancePlanSpec } from './maintenance-plan-spec.js';
 import {
-  advanceStep, errorText, forceCompleteStep, isOut, newStepState, restartStep, steadyText, stepStatusOf, stopStep, verbMayRunHook,
+  advanceStep, errorText, forceCompleteStep, isOut, newStepState, restartStep, steadyText, stepStatusOf, stopStep, storedStepState, verbMayRunHook,
   type HookReport, type MachineObservation, type StepAction, type StepAdvance, type StepState,
 } from './maintenance-plan-step.js';
 import type { Status } from '../shared/plans/status.js';
@@ -892,7 +892,7 @@ export class MaintenancePlans {
         if (m === undefined) continue;
         const key = keyOf(phase.name, step.name);
         const stored = progress?.steps[key];
-        const record: StepRecord = stored === undefined ? { state: newStepState(m.machine, m.step), continues: 0, hook: null } : { ...stored, state: storedState(stored.state, m.machine, m.step) };
+        const record: StepRecord = stored === undefined ? { state: newStepState(m.machine, m.step), continues: 0, hook: null } : { ...stored, state: storedStepState(stored.state, m.machine, m.step) };
         steps.set(key, { phase: phase.name, step, record });
       }
     }
@@ -947,24 +947,6 @@ function safeDecode(part: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The last output lines an older master wrote into a hook's error: `; last output: …` or `; no output` at the end. */
-const LEGACY_OUTPUT = /; (last output: .*|no output)$/s;
-
-/**
- * A step state as stored, with the fields newer masters added filled in: an older master's state
- * has no hookOutput, and put a failed hook's output into its error, which is split off here so it
- * is hidden like any hook's output.
- */
-function storedState(state: StepState, machine: MachineId, name: string): StepState {
-  const s = { ...newStepState(machine, name), ...state };
-  if (state.hookOutput !== undefined) return s;
-  if (s.stage === 'ERROR' && s.failedIn === 'HOOK' && s.error !== null) {
-    const m = LEGACY_OUTPUT.exec(s.error);
-    if (m !== null) return { ...s, error: s.error.slice(0, m.index), hookOutput: m[1] ?? null };
-  }
-  return { ...s, hookOutput: null };
 }
 
 function hookKey(plan: string, step: string, attempt: number): string {

@@ -6,9 +6,11 @@
  * creates anything nor runs anything (no plan, no schedule, no marker). As ops: the hook runs,
  * with the minimal environment (none of the master's variables, no DRYDOCK_* credential), is
  * audited in ops' name; r1-team, who may view the plan, sees its status and exit code but not its
- * output, and may not restart the step that would run it again. Also: the hook as another user
- * (`--hook_user=nobody`, when the test runs as root), and the start refusals (a root master
- * without --hook_user, a hooks file others may write, a hooks file that does not read).
+ * output, and may not restart the step that would run it again. Also: a plan an older master
+ * stored with a shell command, recovered from the registry: its step goes to ERROR saying why,
+ * and nothing runs; the hook as another user (`--hook_user=nobody`, when the test runs as root);
+ * and the start refusals (a root master without --hook_user, a hooks file others may write, a
+ * hooks file that does not read).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +19,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationHeader } from '../../shared/credentials.js';
 import { HOOK_PATH } from '../../master/maintenance-hooks.js';
+import { openSqliteRegistry } from '../../master/registry/sqlite.js';
 import { Daemon, eventually, fileWithMode, maintenanceHooks, MASTER_BIN, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
 
 const SECRETS = { ops: 'ops-secret-0123', 'r1-team': 'r1-secret-4567' } as const;
@@ -152,6 +155,38 @@ test('a rack-scoped principal cannot run commands on the master: a command is a 
   // A verb that runs no hook stays the rack team's: stop (host-a stays DOWN, as stated).
   const stop = await send(m, 'r1-team', 'POST', '/v1/maintenance/plans/r1-hook/stop');
   assert.equal(stop.status, 200, stop.text);
+});
+
+test('a plan an older master stored with a shell command is recovered, and its step goes to ERROR saying why: the command never runs', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, 'drydock-hooks-legacy-');
+  const workDir = tempDir(t, 'drydock-master-legacy-');
+  const marker = join(dir, 'marker');
+  // The registry as an older master left it: the spec with its command, progress without namedHooks or createdBy.
+  const registry = openSqliteRegistry(workDir);
+  await registry.createMaintenancePlan({
+    name: 'legacy',
+    spec: JSON.stringify({ name: 'legacy', machines: { hostnames: ['host-c'] }, window: '1hrs', notice: '0secs', wait_for_frameworks: '1secs', max_grace_period: '0secs', up_when: 'operator', on_down: { command: `id > ${marker}; exit 3`, timeout: '20secs' } }),
+    progress: JSON.stringify({ version: 1, selection: { phases: [{ name: 'all', machines: [{ hostname: 'host-c', ip: '127.0.0.1' }] }], unmatched: [] }, overrides: { interrupted: false, phases: {}, steps: {} }, steps: {} }),
+    createdNs: BigInt(Date.now()) * 1_000_000n,
+  });
+  await registry.close();
+  // A master with hooks: even a hook of the command's name would not be run for it.
+  const m = await startMaster(t, { workDir, flags: maintenanceHooks(t, { id: { command: ['/bin/sh', '-c', `echo hook > ${marker}`] } }) });
+  await m.daemon.waitForLog((r) => r.msg === 'maintenance plan from an older master has a shell command in on_down: it will not run' && r['plan'] === 'legacy', 5_000, 'the warning');
+  // host-c has no agent: the plan schedules it, takes it DOWN at once, and reaches on_down.
+  const step = await eventually(async () => {
+    const r = await fetch(`${m.url}/v1/maintenance/plans/legacy`, { signal: AbortSignal.timeout(10_000) });
+    const s = ((await r.json()) as PlanJson).phases[0]?.steps[0];
+    return s?.status === 'ERROR' ? s : undefined;
+  }, 60_000, 200, 'the step in ERROR');
+  assert.match(step.message, /: on_down of host-c was not run: this plan was stored by an older master with a shell command, and a master runs only its own hooks now \(on_down: \{ hook: NAME \}, configured with --maintenance_hooks\); force-complete the step, or stop and delete the plan and create it again naming a hook$/);
+  assert.equal(step.hook, undefined, 'no hook record: nothing started');
+  assert.equal(existsSync(marker), false, 'nothing ran');
+  assert.equal(m.daemon.records.some((r) => r.msg === 'on_down started'), false);
+  // Force-complete moves on (up_when: operator then waits for the operator, as the plan says).
+  const forced = await fetch(`${m.url}/v1/maintenance/plans/legacy/forceComplete?phase=all&step=host-c`, { method: 'POST', signal: AbortSignal.timeout(10_000) });
+  assert.equal(forced.status, 200, await forced.text());
+  assert.equal(existsSync(marker), false);
 });
 
 const ROOT = process.getuid?.() === 0;

@@ -21,6 +21,7 @@ import {
   steadyText,
   stepStatusOf,
   stopStep,
+  storedStepState,
   REISSUE_AFTER_MS,
   type AgentObservation,
   type FrameworkObservation,
@@ -255,6 +256,25 @@ test('a hook that cannot run goes to ERROR saying why, with nothing run: an olde
     { at: 1000, obs: { mode: 'DRAINING', window: true }, stage: 'DOWN', actions: ['down'] },
     { at: 2000, obs: down(), stage: 'ERROR', actions: [], waiting: /^on_down of -oProxyCommand=x was not run: its hostname "-oProxyCommand=x" holds characters that are not safe/ },
   ], newStepState(hostile, '-oProxyCommand=x'));
+});
+
+test('a state an older master stored: new fields filled, a failed hook\'s output split off its error so it is hidden too', () => {
+  const old = (over: Record<string, unknown>): StepState => {
+    const { hookOutput: _drop, ...rest } = { ...newStepState(MACHINE, 'agent-3'), ...over };
+    return rest as unknown as StepState;
+  };
+  const failed = storedStepState(old({ stage: 'ERROR', failedIn: 'HOOK', error: 'on_down of agent-3 failed with exit status 3 (attempt 1); last output: uid=0(root) | secret' }), MACHINE, 'agent-3');
+  assert.deepEqual([failed.error, failed.hookOutput], ['on_down of agent-3 failed with exit status 3 (attempt 1)', 'last output: uid=0(root) | secret']);
+  assert.equal(errorText(failed, false), `on_down of agent-3 failed with exit status 3 (attempt 1); ${OUTPUT_HIDDEN}`);
+  const quiet = storedStepState(old({ stage: 'ERROR', failedIn: 'HOOK', error: 'on_down of agent-3 was killed by SIGTERM (attempt 2); no output' }), MACHINE, 'agent-3');
+  assert.deepEqual([quiet.error, quiet.hookOutput], ['on_down of agent-3 was killed by SIGTERM (attempt 2)', 'no output']);
+  // Other errors and other stages keep their text; the new field is null.
+  const drain = storedStepState(old({ stage: 'ERROR', failedIn: 'DRAINING', error: 'agent-3 did not drain within 1hrs: a1 DRAINING' }), MACHINE, 'agent-3');
+  assert.deepEqual([drain.error, drain.hookOutput], ['agent-3 did not drain within 1hrs: a1 DRAINING', null]);
+  assert.equal(storedStepState(old({ stage: 'UP' }), MACHINE, 'agent-3').hookOutput, null);
+  // A state of this master's kind is read as it is.
+  const mine: StepState = { ...newStepState(MACHINE, 'agent-3'), stage: 'ERROR', failedIn: 'HOOK', error: 'e; last output: not split again', hookOutput: 'last output: x' };
+  assert.deepEqual(storedStepState(mine, MACHINE, 'agent-3'), mine);
 });
 
 test('which operator verbs may make a step run its hook (so the operator must be allowed to run it too)', () => {
