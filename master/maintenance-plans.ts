@@ -846,15 +846,17 @@ export class MaintenancePlans {
     const hk = hookKey(held.name, key, a.attempt);
     this.#hooks.set(hk, run);
     this.#log.info('on_down started', { plan: held.name, step: key, attempt: a.attempt, hook: a.hook, pid: run.pid ?? null, user: user.name });
-    const end = await run.ended;
-    if (this.#hooks.get(hk) !== run) return;
-    this.#hooks.delete(hk);
-    if (this.#disposed) return;
-    // A stop (cancel_hook) is a failure by a signal to the step machine, as before.
-    const status: HookRecord['status'] = end.status === 'stopped' ? 'failed' : end.status;
-    this.#log.info('on_down ended', { plan: held.name, step: key, attempt: a.attempt, hook: a.hook, pid: run.pid ?? null, code: end.code, signal: end.signal, status });
-    await this.#updateRecord(held, s, { attempt: a.attempt, status, code: end.code, signal: end.signal, output: end.output });
-    this.kick();
+    // Not awaited: the driver's pass (and an operator's verb) must not wait for the hook to end.
+    void run.ended.then(async (end) => {
+      if (this.#hooks.get(hk) !== run) return;
+      this.#hooks.delete(hk);
+      if (this.#disposed) return;
+      // A stop (cancel_hook) is a failure by a signal to the step machine, as before.
+      const status: HookRecord['status'] = end.status === 'stopped' ? 'failed' : end.status;
+      this.#log.info('on_down ended', { plan: held.name, step: key, attempt: a.attempt, hook: a.hook, pid: run.pid ?? null, code: end.code, signal: end.signal, status });
+      await this.#updateRecord(held, s, { attempt: a.attempt, status, code: end.code, signal: end.signal, output: end.output });
+      this.kick();
+    });
   }
 
   async #updateRecord(held: HeldPlan, s: { record: StepRecord }, hook: HookRecord): Promise<boolean> {

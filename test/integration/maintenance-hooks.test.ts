@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationHeader } from '../../shared/credentials.js';
 import { HOOK_PATH } from '../../master/maintenance-hooks.js';
 import { openSqliteRegistry } from '../../master/registry/sqlite.js';
-import { Daemon, eventually, fileWithMode, maintenanceHooks, MASTER_BIN, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { alive, Daemon, eventually, fileWithMode, maintenanceHooks, MASTER_BIN, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
 
 const SECRETS = { ops: 'ops-secret-0123', 'r1-team': 'r1-secret-4567' } as const;
 type Who = keyof typeof SECRETS;
@@ -50,6 +50,16 @@ function acls(): string {
   j['run_maintenance_hooks'] = [{ principals: { values: ['ops'] }, hooks: { type: 'ANY' } }];
   j['register_agents'] = [{ principals: { type: 'ANY' }, agents: { type: 'ANY' } }];
   return JSON.stringify(j);
+}
+
+/** Gone, or a zombie nobody has reaped yet (its parent died; whether PID 1 reaps is the machine's business). */
+function gone(pid: number): boolean {
+  if (!alive(pid)) return true;
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
 }
 
 interface StepJson { name: string; status: string; message: string; hook?: { name: string; attempt: number; status: string; code: number | null; signal: string | null; output: string } }
@@ -187,6 +197,27 @@ test('a plan an older master stored with a shell command is recovered, and its s
   const forced = await fetch(`${m.url}/v1/maintenance/plans/legacy/forceComplete?phase=all&step=host-c`, { method: 'POST', signal: AbortSignal.timeout(10_000) });
   assert.equal(forced.status, 200, await forced.text());
   assert.equal(existsSync(marker), false);
+});
+
+test('a long hook does not hold the plans up: the step says it runs while it runs, and a stop ends it (its whole process group)', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, 'drydock-hooks-long-');
+  const pidFile = join(dir, 'child');
+  const m = await startMaster(t, { flags: maintenanceHooks(t, { long: { command: ['/bin/sh', '-c', `sleep 300 & echo $! > ${pidFile}; wait`], timeout: '10mins' } }) });
+  const spec = { name: 'long', machines: [{ hostname: 'host-d', ip: '127.0.0.9' }], window: '1hrs', wait_for_frameworks: '1secs', up_when: 'operator', on_down: 'long' };
+  const created = await fetch(`${m.url}/v1/maintenance/plans`, { method: 'POST', body: JSON.stringify(spec), signal: AbortSignal.timeout(10_000) });
+  assert.equal(created.status, 200, await created.text());
+  // The driver goes on while the hook runs: its next pass says so (it would not if the pass waited for the hook).
+  await eventually(async () => {
+    const r = await fetch(`${m.url}/v1/maintenance/plans/long`, { signal: AbortSignal.timeout(10_000) });
+    const step = ((await r.json()) as PlanJson).phases[0]?.steps[0];
+    return step?.message.includes('on_down running (attempt 1)') === true ? step : undefined;
+  }, 30_000, 200, 'the step saying its hook runs');
+  const child = Number(readFileSync(pidFile, 'utf8').trim());
+  const stop = await fetch(`${m.url}/v1/maintenance/plans/long/stop`, { method: 'POST', signal: AbortSignal.timeout(10_000) });
+  assert.equal(stop.status, 200, await stop.text());
+  const ended = await m.daemon.waitForLog((r) => r.msg === 'on_down ended' && r['hook'] === 'long', 15_000, 'the hook ended by the stop');
+  assert.deepEqual([ended['signal'], ended['status']], ['SIGTERM', 'failed']);
+  await eventually(() => (gone(child) ? true : undefined), 10_000, 50, 'the hook\'s background child gone too');
 });
 
 const ROOT = process.getuid?.() === 0;
