@@ -122,7 +122,6 @@ export interface MaintenancePlanSpec {
 }
 
 export const DEFAULT_WAIT_FOR_FRAMEWORKS_MS = 5 * 60_000;
-export { DEFAULT_HOOK_TIMEOUT_MS };
 export const DEFAULT_SETTLE_MS = 10_000;
 export const DEFAULT_STEP_TIMEOUT_MS = 60 * 60_000;
 /** Longest plan name: one DNS label, as plan names of the service scheduler. */
