@@ -83,6 +83,12 @@ export const MASTER_FLAGS = {
   etcd_key_file: optionalStringFlag('With --etcd: PEM private key of --etcd_cert_file. Default: none.', 'FILE'),
   etcd_user: optionalStringFlag('With --etcd: etcd user name (needs --etcd_password_file). Default: none.', 'USER'),
   etcd_password_file: optionalStringFlag('With --etcd: file holding the etcd user\'s password; must not be readable by others. Default: none.', 'FILE'),
+  // Maintenance hooks: the only commands maintenance plans may run on the master (a plan names one).
+  maintenance_hooks: optionalStringFlag(
+    'YAML or JSON file of the commands maintenance plans may run once a machine is DOWN: {hooks: {NAME: {command: ["/abs/program", "{hostname}", ...], timeout: 10mins, env: {...}}}}. Read once at start; it must not be writable by its group or others. A plan names a hook (on_down: {hook: NAME}), and whoever names it needs the ACL action run_maintenance_hooks. Default: none, no plan can run anything.',
+    'FILE',
+  ),
+  hook_user: optionalStringFlag('The user maintenance hooks run as (name or uid), with its own groups only. Required when the master runs as root and --maintenance_hooks is set (root is an explicit choice); a master that is not root runs hooks as itself. Default: none.', 'NAME'),
   log_level: {
     ...stringFlag(`Lowest level logged: ${LOG_LEVELS.join(', ')} (default info).`, 'info', 'LEVEL'),
     parse: (t: string) =>
@@ -125,6 +131,10 @@ export interface MasterConfig {
   readonly tls: TlsServerConfig | undefined;
   /** TLS and credentials towards etcd. */
   readonly etcdAuth: EtcdAuthConfig;
+  /** --maintenance_hooks: the hooks file (read at start by maintenance-hooks.ts); undefined: no hooks. */
+  readonly maintenanceHooksFile: string | undefined;
+  /** --hook_user: the user hooks run as. */
+  readonly hookUser: string | undefined;
   /** The flags as GET_FLAGS writes them: name and Mesos-style text value. */
   readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
 }
@@ -190,6 +200,8 @@ export function resolveMasterConfig(argv: readonly string[], env: Readonly<Recor
         ? undefined
         : Object.freeze({ certFile: v.tls_cert_file, keyFile: v.tls_key_file, caFile: v.tls_ca_file, requireClientCert: v.tls_require_client_cert, ciphers: v.tls_ciphers }),
     etcdAuth: Object.freeze({ caFile: v.etcd_ca_file, certFile: v.etcd_cert_file, keyFile: v.etcd_key_file, user: v.etcd_user, passwordFile: v.etcd_password_file }),
+    maintenanceHooksFile: v.maintenance_hooks,
+    hookUser: v.hook_user,
     flags: Object.freeze(flagList(MASTER_FLAGS, v)),
   };
   return { kind: 'ok', config: Object.freeze(config) };

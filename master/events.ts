@@ -24,8 +24,13 @@ export interface MaintenanceStepChange {
   readonly machine: MachineId;
   readonly stage: StepStage;
   readonly status: StepStatus;
-  /** What the step waits for, as the plan JSON's step message says it ('' once COMPLETE; the error in ERROR). */
+  /** What the step waits for, as the plan JSON's step message says it ('' once COMPLETE; the error in ERROR, a failed hook's output hidden). */
   readonly waitingFor: string;
+  /**
+   * A failed hook's step: `waitingFor` with the hook's output, for subscribers allowed
+   * run_maintenance_hooks on `hook` (undefined: an older master's command, which only an ANY grant reveals).
+   */
+  readonly revealed?: { readonly hook: string | undefined; readonly waitingFor: string };
 }
 
 export type MasterEvent =

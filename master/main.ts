@@ -17,6 +17,7 @@ import { Logger } from '../shared/log.js';
 import { MASTER_PROGRAM, resolveMasterConfig } from './config.js';
 import { createMasterServer } from './http.js';
 import { loadSecurity } from './security.js';
+import { loadMaintenanceHooks } from './maintenance-hooks.js';
 import { readSecretFile } from '../io/secrets.js';
 import { loadServerTls, type ServerTls } from '../io/tls-server.js';
 import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
@@ -51,6 +52,17 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const security = secured.security;
+  // The hooks file and the hook user, once: a file others may write, or a root master without
+  // --hook_user, stops the start (either would hand out commands on this machine).
+  const hooked = loadMaintenanceHooks(config.maintenanceHooksFile, config.hookUser);
+  if (!hooked.ok) {
+    logger.error('maintenance hooks refused', { error: hooked.error });
+    process.stderr.write(`${MASTER_PROGRAM}: ${hooked.error}\n`);
+    process.exit(1);
+  }
+  const hooks = hooked.hooks;
+  if (hooks.file !== undefined) logger.info('maintenance hooks loaded', { file: hooks.file, hooks: [...hooks.catalog.keys()], user: hooks.user.name });
+  else if (config.hookUser !== undefined) logger.warn('--hook_user is set without --maintenance_hooks: no hook can run', { hookUser: config.hookUser });
   // TLS files too: a key readable by others, or one that does not match its certificate, stops the start.
   let tls: ServerTls | undefined;
   if (config.tls !== undefined) {
@@ -197,7 +209,7 @@ async function main(): Promise<void> {
       const ended = new Promise<string>((resolve) => (lost = resolve));
       let started: Term;
       try {
-        started = await Term.start({ config, security, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason), instruments: metrics.instruments });
+        started = await Term.start({ config, security, hooks, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason), instruments: metrics.instruments });
       } catch (e) {
         logger.error('term failed to start', { error: e });
         await leadership.resign();

@@ -8,8 +8,11 @@
  * line that names the field path and what was received, all of them at once (up to 50).
  *
  * How the driver (the master's maintenance-plan service) uses this module:
- *  1. `parseMaintenancePlanSpec(text)` on `POST /v1/maintenance/plans`; errors go back as 400. The
- *     driver stores the text itself and parses it again after a restart (parsing is deterministic).
+ *  1. `parseMaintenancePlanSpec(text, {hooks})` on `POST /v1/maintenance/plans`; errors go back as
+ *     400. The driver stores the text itself and parses it again after a restart (parsing is
+ *     deterministic), with `mode: 'stored'` (a hook the master no longer has is the step's error
+ *     then, not the plan's), or `mode: 'legacy'` for a plan an older master stored, whose
+ *     `on_down` was a shell command: read, so the plan is kept, and never run.
  *  2. `selectMachines(spec, clusterMachines)` once, when the plan is created: the phases and the
  *     machines of each. `unmatched` hostnames and an empty selection are the driver's to refuse.
  *     The selection is stored with the plan: a machine that registers later does not join a
@@ -23,6 +26,7 @@ import { newPhase, newPlan, Step, type Plan } from '../shared/plans/plan.js';
 import type { StrategyName } from '../shared/plans/strategy.js';
 import { checkKeys, childPath, describe, ErrorList, field, readYaml, DEFAULT_YAML_LIMITS, type YamlMap, type YamlValue } from '../shared/yaml-tree.js';
 import { isIPv4 } from './maintenance.js';
+import { DEFAULT_HOOK_TIMEOUT_MS, HOOK_NAME, hookNamesText, NO_HOOKS, type HookCatalog, type MaintenanceHook } from './maintenance-hooks.js';
 
 // ---------------------------------------------------------------------------------------------
 // The spec
@@ -47,14 +51,29 @@ export type MachineSelector =
   /** Known machines whose attributes match every pair. */
   | { readonly kind: 'attributes'; readonly attributes: Readonly<Record<string, string>> };
 
-export interface OnDownSpec {
-  /** A shell command; `{hostname}`, `{ip}` and `{agent_id}` are filled in per machine (see `fillHookCommand`). */
-  readonly command: string;
-  /** How long it may run before it is killed and the step goes to ERROR (ms; default 15 minutes). */
-  readonly timeoutMs: number;
-  /** A hook that was running when the master restarted: run again, or ERROR (default `operator`). */
-  readonly onInterrupted: OnInterrupted;
-}
+/**
+ * What runs once a machine is DOWN: one of the master's hooks by name (maintenance-hooks.ts), or,
+ * in a plan an older master stored, the shell command it had, which is read and never run.
+ */
+export type OnDownSpec =
+  | {
+    readonly kind: 'hook';
+    /** The hook's name, as the plan wrote it. */
+    readonly hook: string;
+    /** The master's hook of that name; undefined when the master no longer has it (a stored plan): the step then goes to ERROR. */
+    readonly definition: MaintenanceHook | undefined;
+    /** How long it may run before it is killed and the step goes to ERROR (ms): the plan's, else the hook's, never more than the hook's. */
+    readonly timeoutMs: number;
+    /** A hook that was running when the master restarted: run again, or ERROR (default `operator`). */
+    readonly onInterrupted: OnInterrupted;
+  }
+  | {
+    readonly kind: 'command';
+    /** The shell command an older master would have run; this master never runs it. */
+    readonly command: string;
+    readonly timeoutMs: number;
+    readonly onInterrupted: OnInterrupted;
+  };
 
 export interface MinActiveAgents {
   /** The group: agents whose attributes match every pair (none: every agent). */
@@ -103,14 +122,13 @@ export interface MaintenancePlanSpec {
 }
 
 export const DEFAULT_WAIT_FOR_FRAMEWORKS_MS = 5 * 60_000;
-export const DEFAULT_HOOK_TIMEOUT_MS = 15 * 60_000;
 export const DEFAULT_SETTLE_MS = 10_000;
 export const DEFAULT_STEP_TIMEOUT_MS = 60 * 60_000;
 /** Longest plan name: one DNS label, as plan names of the service scheduler. */
 export const MAX_NAME_LENGTH = 63;
 /** Most machines a list or `hostnames` may name: far above a fleet, and it bounds the checks. */
 export const MAX_LISTED_MACHINES = 20_000;
-/** Longest `on_down.command`, in characters. */
+/** Longest `on_down.command` an older master accepted, in characters. */
 export const MAX_COMMAND_CHARS = 4096;
 /** Largest `max_parallel`, `max_down` and `min_active_agents.count`. */
 export const MAX_COUNT = 100_000;
@@ -133,15 +151,33 @@ const TOP_KEYS = [
 export type SpecParse = { ok: true; spec: MaintenancePlanSpec } | { ok: false; errors: string[] };
 
 /**
+ * How a spec is read:
+ *  - `create` (a POST): `on_down` must name one of `hooks`, with a timeout no longer than its own;
+ *    a command is refused;
+ *  - `stored` (a plan this master's kind stored, read again after a restart): the same syntax, but a
+ *    hook no longer configured, or one whose timeout shrank, does not refuse the plan;
+ *  - `legacy` (a plan stored by an older master): `on_down` in the old syntax, a shell command,
+ *    kept as `kind: 'command'` so the plan is recovered and its step says why nothing runs.
+ */
+export type SpecMode = 'create' | 'stored' | 'legacy';
+
+export interface SpecOptions {
+  /** The master's hooks (default: none). */
+  readonly hooks?: HookCatalog;
+  /** Default `create`. */
+  readonly mode?: SpecMode;
+}
+
+/**
  * Reads a maintenance plan spec written in YAML 1.2 or JSON. Refuses unknown keys (a typo such as
  * `max_paralel:` must not be dropped silently), fills every default, and checks the fields against
  * each other (a timeout that would always fire first). Never throws.
  */
-export function parseMaintenancePlanSpec(text: string): SpecParse {
+export function parseMaintenancePlanSpec(text: string, options: SpecOptions = {}): SpecParse {
   const read = readYaml(text, 'the spec', DEFAULT_YAML_LIMITS);
   if (!read.ok) return read;
   try {
-    return readSpec(read.value);
+    return readSpec(read.value, { hooks: options.hooks ?? NO_HOOKS, mode: options.mode ?? 'create' });
   } catch (e) {
     // Nothing in the reading should throw; if it does on some input, it is still an answer.
     return { ok: false, errors: [`the spec could not be read: ${e instanceof Error ? e.message.slice(0, 200) : 'unknown error'}`] };
@@ -151,7 +187,7 @@ export function parseMaintenancePlanSpec(text: string): SpecParse {
 // ---------------------------------------------------------------------------------------------
 // Field readers: each reports its own error and returns undefined when the value is unusable.
 
-function readSpec(root: YamlValue): SpecParse {
+function readSpec(root: YamlValue, o: Required<SpecOptions>): SpecParse {
   const errors = new ErrorList();
   if (root.kind !== 'map') return { ok: false, errors: [`the spec must be a mapping with name, machines and window, got ${describe(root)}`] };
   checkKeys(root, '', TOP_KEYS, errors);
@@ -166,7 +202,7 @@ function readSpec(root: YamlValue): SpecParse {
   const windowMs = required(root, 'window', errors, (v, p) => readDurationMs(v, p, errors, true));
   const waitForFrameworksMs = optional(root, 'wait_for_frameworks', DEFAULT_WAIT_FOR_FRAMEWORKS_MS, (v, p) => readDurationMs(v, p, errors, false));
   const maxGracePeriodMs = optional(root, 'max_grace_period', undefined, (v, p) => readDurationMs(v, p, errors, false));
-  const onDown = optional(root, 'on_down', undefined, (v, p) => readOnDown(v, p, errors));
+  const onDown = optional(root, 'on_down', undefined, (v, p) => (o.mode === 'legacy' ? readLegacyOnDown(v, p, errors) : readOnDown(v, p, errors, o)));
   const upWhen = optional(root, 'up_when', 'agent_registered', (v, p) => oneOf(v, p, errors, UP_WHEN));
   const settleMs = optional(root, 'settle', DEFAULT_SETTLE_MS, (v, p) => readDurationMs(v, p, errors, false));
   const stepTimeoutMs = optional(root, 'step_timeout', DEFAULT_STEP_TIMEOUT_MS, (v, p) => readDurationMs(v, p, errors, true));
@@ -181,7 +217,8 @@ function readSpec(root: YamlValue): SpecParse {
     };
     if (noticeMs.ok) longer('notice', noticeMs.value, 'the drain waits for the window to start, and the step would time out first');
     if (waitForFrameworksMs.ok) longer('wait_for_frameworks', waitForFrameworksMs.value, 'the step would time out before the frameworks\' time is up');
-    if (onDown.ok && onDown.value !== undefined) longer('on_down.timeout', onDown.value.timeoutMs, 'the step would time out before the hook does, losing its output');
+    // Only when the plan is made: a stored plan must come back even if its hook's file changed since.
+    if (o.mode === 'create' && onDown.ok && onDown.value !== undefined) longer('on_down.timeout', onDown.value.timeoutMs, 'the step would time out before the hook does, losing its output');
     if (settleMs.ok) longer('settle', settleMs.value, 'no agent could ever settle');
   }
 
@@ -452,11 +489,75 @@ function readMachineList(items: readonly YamlValue[], path: string, errors: Erro
   return ok ? { kind: 'list', machines: out } : undefined;
 }
 
-/** `on_down`: a mapping, or just the command (its timeout and on_interrupted then take their defaults). */
-function readOnDown(v: YamlValue, path: string, errors: ErrorList): OnDownSpec | undefined {
+/** What a plan writes instead of a command, for the refusals. */
+const COMMAND_REFUSED = "on_down.command is not accepted: a plan names one of the master's hooks (on_down: { hook: NAME }); the master's hooks are configured with --maintenance_hooks";
+
+/**
+ * `on_down`: `{hook: NAME, timeout?, on_interrupted?}`, or just the hook's name. A command (the
+ * old `{command: ...}`, or a string that is no hook name) is refused: running a command on the
+ * master is the master operator's to configure, and a plan only names what they configured.
+ */
+function readOnDown(v: YamlValue, path: string, errors: ErrorList, o: Required<SpecOptions>): OnDownSpec | undefined {
   if (v.kind === 'scalar') {
-    const command = readCommand(v, childPath(path, 'command'), errors);
-    return command === undefined ? undefined : { command, timeoutMs: DEFAULT_HOOK_TIMEOUT_MS, onInterrupted: 'operator' };
+    const name = scalarString(v);
+    if (name === undefined || !HOOK_NAME.test(name)) {
+      errors.add(`${path} must name one of the master's hooks, got ${describe(v)}: commands are not accepted; a plan names one of the master's hooks (on_down: NAME or on_down: { hook: NAME }); the master's hooks are configured with --maintenance_hooks`);
+      return undefined;
+    }
+    return resolveHook(name, undefined, 'operator', childPath(path, 'hook'), errors, o);
+  }
+  if (v.kind !== 'map') {
+    errors.add(`${path} must be a mapping with hook (and timeout, on_interrupted), or a hook's name, got ${describe(v)}`);
+    return undefined;
+  }
+  if (field(v, 'command') !== undefined) {
+    errors.add(COMMAND_REFUSED);
+    return undefined;
+  }
+  checkKeys(v, path, ['hook', 'timeout', 'on_interrupted'], errors);
+  const h = field(v, 'hook');
+  const hookPath = childPath(path, 'hook');
+  let name: string | undefined;
+  if (h === undefined) errors.add(`${hookPath} is required: the name of one of the master's hooks (${hookNamesText(o.hooks)})`);
+  else {
+    name = scalarString(h);
+    if (name === undefined || !HOOK_NAME.test(name)) {
+      errors.add(`${hookPath} must be a hook's name (a lowercase letter, then lowercase letters, digits, '-' or '_'), got ${describe(h)}`);
+      name = undefined;
+    }
+  }
+  const t = field(v, 'timeout');
+  const timeoutMs = t === undefined ? undefined : readDurationMs(t, childPath(path, 'timeout'), errors, true);
+  const i = field(v, 'on_interrupted');
+  const onInterrupted = i === undefined ? 'operator' : oneOf(i, childPath(path, 'on_interrupted'), errors, ON_INTERRUPTED);
+  if (name === undefined || (t !== undefined && timeoutMs === undefined) || onInterrupted === undefined) return undefined;
+  return resolveHook(name, timeoutMs, onInterrupted, hookPath, errors, o);
+}
+
+/** The hook a plan names, against the master's: unknown names and a longer timeout are refused at creation. */
+function resolveHook(name: string, timeoutMs: number | undefined, onInterrupted: OnInterrupted, path: string, errors: ErrorList, o: Required<SpecOptions>): OnDownSpec | undefined {
+  const definition = o.hooks.get(name);
+  if (o.mode === 'create') {
+    if (definition === undefined) {
+      errors.add(`${path} '${name}' is not one of the master's hooks: ${hookNamesText(o.hooks)}`);
+      return undefined;
+    }
+    if (timeoutMs !== undefined && timeoutMs > definition.timeoutMs) {
+      errors.add(`on_down.timeout (${fmt(timeoutMs)}) is longer than hook ${name}'s own timeout (${fmt(definition.timeoutMs)}): a plan may ask for less, never more`);
+      return undefined;
+    }
+  }
+  // Stored: the hook's present timeout caps the plan's, and its default fills in for a plan that gave none.
+  const own = definition?.timeoutMs;
+  const effective = timeoutMs === undefined ? (own ?? DEFAULT_HOOK_TIMEOUT_MS) : own === undefined ? timeoutMs : Math.min(timeoutMs, own);
+  return { kind: 'hook', hook: name, definition, timeoutMs: effective, onInterrupted };
+}
+
+/** An older master's `on_down`: a command, or `{command, timeout, on_interrupted}`; kept, never run. */
+function readLegacyOnDown(v: YamlValue, path: string, errors: ErrorList): OnDownSpec | undefined {
+  if (v.kind === 'scalar') {
+    const command = readLegacyCommand(v, childPath(path, 'command'), errors);
+    return command === undefined ? undefined : { kind: 'command', command, timeoutMs: DEFAULT_HOOK_TIMEOUT_MS, onInterrupted: 'operator' };
   }
   if (v.kind !== 'map') {
     errors.add(`${path} must be a mapping with command (and timeout, on_interrupted), got ${describe(v)}`);
@@ -466,33 +567,19 @@ function readOnDown(v: YamlValue, path: string, errors: ErrorList): OnDownSpec |
   const c = field(v, 'command');
   let command: string | undefined;
   if (c === undefined) errors.add(`${childPath(path, 'command')} is required`);
-  else command = readCommand(c, childPath(path, 'command'), errors);
+  else command = readLegacyCommand(c, childPath(path, 'command'), errors);
   const t = field(v, 'timeout');
   const timeoutMs = t === undefined ? DEFAULT_HOOK_TIMEOUT_MS : readDurationMs(t, childPath(path, 'timeout'), errors, true);
   const o = field(v, 'on_interrupted');
   const onInterrupted = o === undefined ? 'operator' : oneOf(o, childPath(path, 'on_interrupted'), errors, ON_INTERRUPTED);
   if (command === undefined || timeoutMs === undefined || onInterrupted === undefined) return undefined;
-  return { command, timeoutMs, onInterrupted };
+  return { kind: 'command', command, timeoutMs, onInterrupted };
 }
 
-function readCommand(v: YamlValue, path: string, errors: ErrorList): string | undefined {
+function readLegacyCommand(v: YamlValue, path: string, errors: ErrorList): string | undefined {
   const s = scalarString(v);
-  if (s === undefined || s.trim() === '') {
-    errors.add(`${path} must be a non-empty command, got ${describe(v)}`);
-    return undefined;
-  }
-  if (s.length > MAX_COMMAND_CHARS) {
-    errors.add(`${path} is ${s.length} characters long; at most ${MAX_COMMAND_CHARS} are accepted`);
-    return undefined;
-  }
-  // execve cannot pass a NUL, and the shell would cut the command there.
-  if (s.includes('\u0000')) {
-    errors.add(`${path} must not contain a NUL character`);
-    return undefined;
-  }
-  const unknown = hookPlaceholders(s).filter((p) => !(HOOK_PLACEHOLDERS as readonly string[]).includes(p));
-  if (unknown.length > 0) {
-    errors.add(`${path} uses ${[...new Set(unknown)].map((p) => `{${p.slice(0, 40)}}`).join(', ')}: the placeholders are ${HOOK_PLACEHOLDERS.map((p) => `{${p}}`).join(', ')} (write \${VAR} for a shell variable)`);
+  if (s === undefined || s.trim() === '' || s.length > MAX_COMMAND_CHARS) {
+    errors.add(`${path} must be a non-empty command of at most ${MAX_COMMAND_CHARS} characters, got ${describe(v)}`);
     return undefined;
   }
   return s;
@@ -532,50 +619,6 @@ function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value)) deepFreeze(v);
   }
   return value;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Hook placeholders
-
-/** What `on_down.command` may say, filled per machine. */
-export const HOOK_PLACEHOLDERS = ['hostname', 'ip', 'agent_id'] as const;
-export type HookPlaceholder = (typeof HOOK_PLACEHOLDERS)[number];
-
-/**
- * `{name}` not preceded by `$`: `${HOME}` is the shell's, and `awk '{print $1}'` holds no name, so
- * commands keep their own braces.
- */
-const PLACEHOLDER = /(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-
-/** The placeholder names a command uses, in order, repeats included. */
-export function hookPlaceholders(command: string): string[] {
-  return [...command.matchAll(PLACEHOLDER)].map((m) => m[1] ?? '');
-}
-
-/**
- * What may be put into a shell command unquoted. Hostnames come from agents, which an attacker
- * may run; rather than quote (which breaks a command that quotes its placeholder itself), a value
- * outside this set is refused and the step says so.
- */
-const SHELL_SAFE = /^[A-Za-z0-9._:,-]*$/;
-
-export type HookCommand = { ok: true; command: string } | { ok: false; error: string };
-
-/**
- * The command with its placeholders filled: `{hostname}` and `{ip}` of the machine (empty when the
- * machine has none), `{agent_id}` the ids of the machine's agents joined by `,` (empty: none).
- */
-export function fillHookCommand(command: string, values: Readonly<Record<HookPlaceholder, string>>): HookCommand {
-  // Only the placeholders the command uses are checked: one that reads $DRYDOCK_HOSTNAME from its
-  // environment instead may run on a machine with any hostname.
-  for (const name of HOOK_PLACEHOLDERS) {
-    if (!hookPlaceholders(command).includes(name)) continue;
-    if (!SHELL_SAFE.test(values[name])) return { ok: false, error: `its ${name} ${JSON.stringify(values[name].slice(0, 60))} holds characters that are not safe in a shell command` };
-  }
-  return {
-    ok: true,
-    command: command.replace(PLACEHOLDER, (whole, name: string) => ((HOOK_PLACEHOLDERS as readonly string[]).includes(name) ? values[name as HookPlaceholder] : whole)),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -38,12 +38,17 @@
  * answer "already DOWN/UP" counts as done); `run_hook` runs an attempt at most once (keep a durable
  * record per attempt: a re-issued `run_hook` of an attempt already started is ignored) and reports
  * it in `obs.hook`; a hook found without its process after a restart is reported `interrupted`.
+ *
+ * A hook's output is never part of `error`: a failed hook's last lines are kept in `hookOutput`,
+ * and `errorText(state, reveal)` shows them only where the caller may (principals allowed
+ * run_maintenance_hooks on the hook); everything this module writes by itself is the hidden form.
  */
 import { formatDuration } from '../shared/duration.js';
 import type { DrainState } from '../shared/drain.js';
 import type { MachineId, MachineMode } from '../shared/machine.js';
 import type { StepStatus } from '../shared/plans/status.js';
-import { fillHookCommand, type MaintenancePlanSpec } from './maintenance-plan-spec.js';
+import type { MaintenancePlanSpec } from './maintenance-plan-spec.js';
+import { fillHookArgv, OUTPUT_HIDDEN, type HookPlaceholder } from './maintenance-hooks.js';
 
 // ---------------------------------------------------------------------------------------------
 // State
@@ -112,8 +117,14 @@ export interface StepState {
   readonly issuedMs: number | null;
   /** SETTLING: since when an agent has been registered and active without a break. */
   readonly heldSinceMs: number | null;
-  /** ERROR: what went wrong, in words. */
+  /** ERROR: what went wrong, in words (never a hook's output: see hookOutput). */
   readonly error: string | null;
+  /**
+   * ERROR of a hook that ran: its last output lines (`last output: a | b`, or `no output`), shown
+   * after `error` only to those allowed to run the hook (`errorText`); null otherwise. Absent from
+   * states stored by older masters (read as null).
+   */
+  readonly hookOutput: string | null;
   /** ERROR: the stage that failed (restart resumes there). */
   readonly failedIn: StepStage | null;
   /** Remarks of this run an operator should read (a skipped drain, frameworks that did not accept, a retried hook); the last 10. */
@@ -129,8 +140,26 @@ export function newStepState(machine: MachineId, name: string): StepState {
   return {
     machine: { ...machine }, name, stage: 'PENDING', sinceMs: null, startedMs: null, window: null, windowSeenMs: null, answers: [], agents: [],
     hadAgents: null, drained: [], wentDown: false, downIssued: false, hookAttempt: 0, continuesSeen: null, upIssued: false, reactivated: [],
-    issuedMs: null, heldSinceMs: null, error: null, failedIn: null, notes: [], forced: false, left: null,
+    issuedMs: null, heldSinceMs: null, error: null, hookOutput: null, failedIn: null, notes: [], forced: false, left: null,
   };
+}
+
+/** The last output lines an older master wrote into a hook's error: `; last output: …` or `; no output` at the end. */
+const LEGACY_OUTPUT = /; (last output: .*|no output)$/s;
+
+/**
+ * A step state as the registry kept it, with the fields newer masters added filled in. An older
+ * master's state has no hookOutput and put a failed hook's output into its error: that is split
+ * off here, so it is hidden like any hook's output. Pure.
+ */
+export function storedStepState(state: StepState, machine: MachineId, name: string): StepState {
+  const s: StepState = { ...newStepState(machine, name), ...state };
+  if (state.hookOutput !== undefined) return s;
+  if (s.stage === 'ERROR' && s.failedIn === 'HOOK' && s.error !== null) {
+    const m = LEGACY_OUTPUT.exec(s.error);
+    if (m !== null) return { ...s, error: s.error.slice(0, m.index), hookOutput: m[1] ?? null };
+  }
+  return { ...s, hookOutput: null };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,8 +220,21 @@ export type StepAction =
   /** DRAIN_AGENT each agent with this max_grace_period (undefined: the tasks' own kill policies). */
   | { readonly type: 'drain'; readonly agentIds: readonly string[]; readonly maxGracePeriodNs: bigint | undefined }
   | { readonly type: 'down'; readonly machine: MachineId }
-  /** Run on_down (a shell command, placeholders filled) at most once per attempt; kill it after timeoutMs. */
-  | { readonly type: 'run_hook'; readonly machine: MachineId; readonly attempt: number; readonly command: string; readonly env: Readonly<Record<string, string>>; readonly timeoutMs: number }
+  /**
+   * Run on_down, the master's hook `hook` (its argv with the placeholders filled, no shell), at
+   * most once per attempt; kill it after timeoutMs. `hookEnv` is the hook's own variables (from its
+   * file) and `values` the machine's, for the minimal environment (maintenance-hooks.ts hookEnvironment).
+   */
+  | {
+    readonly type: 'run_hook';
+    readonly machine: MachineId;
+    readonly attempt: number;
+    readonly hook: string;
+    readonly argv: readonly string[];
+    readonly hookEnv: Readonly<Record<string, string>>;
+    readonly values: Readonly<Record<HookPlaceholder, string>>;
+    readonly timeoutMs: number;
+  }
   /** Kill the attempt if it still runs (SIGTERM, then SIGKILL), and record that it was stopped. */
   | { readonly type: 'cancel_hook'; readonly machine: MachineId; readonly attempt: number }
   | { readonly type: 'up'; readonly machine: MachineId }
@@ -296,9 +338,21 @@ function note(s: StepState, text: string): StepState {
   return { ...s, notes: [...s.notes, text].slice(-MAX_NOTES) };
 }
 
-function fail(s: StepState, ctx: Context, message: string): StepState {
+/** To ERROR with `message`; `hookOutput` when a hook that ran failed (its last lines, kept apart). */
+function fail(s: StepState, ctx: Context, message: string, hookOutput: string | null = null): StepState {
   ctx.entered.push('ERROR');
-  return { ...s, stage: 'ERROR', failedIn: s.stage, error: message, sinceMs: ctx.now, issuedMs: null };
+  return { ...s, stage: 'ERROR', failedIn: s.stage, error: message, hookOutput, sinceMs: ctx.now, issuedMs: null };
+}
+
+/**
+ * A step's error as a reader sees it: the message, then a failed hook's last output lines when
+ * `reveal` (the reader may run the hook), else OUTPUT_HIDDEN in their place. '' when not in ERROR.
+ */
+export function errorText(state: StepState, reveal: boolean): string {
+  if (state.stage !== 'ERROR') return '';
+  const error = state.error ?? 'ERROR';
+  const output = state.hookOutput ?? null;
+  return output === null ? error : `${error}; ${reveal ? output : OUTPUT_HIDDEN}`;
 }
 
 /** Whether an action issued at `issuedMs` whose effect is not seen is due again. */
@@ -486,12 +540,17 @@ function afterHook(s: StepState, ctx: Context): StepState {
 
 function hookAction(s: StepState, attempt: number, ctx: Context): StepAction | string {
   const onDown = ctx.spec.onDown as NonNullable<MaintenancePlanSpec['onDown']>;
+  if (onDown.kind === 'command') {
+    return `on_down of ${s.name} was not run: this plan was stored by an older master with a shell command, and a master runs only its own hooks now (on_down: { hook: NAME }, configured with --maintenance_hooks); force-complete the step, or stop and delete the plan and create it again naming a hook`;
+  }
+  const hook = onDown.definition;
+  if (hook === undefined) {
+    return `on_down of ${s.name} was not run: hook ${onDown.hook} is not configured on this master (--maintenance_hooks); add it to the hooks file and restart the master, then restart the step`;
+  }
   const values = { hostname: s.machine.hostname ?? '', ip: s.machine.ip ?? '', agent_id: s.agents.join(',') };
-  const filled = fillHookCommand(onDown.command, values);
+  const filled = fillHookArgv(hook.argv, values);
   if (!filled.ok) return `on_down of ${s.name} was not run: ${filled.error}`;
-  // The same values in the environment, unfiltered, for hooks that prefer not to be templated.
-  const env = { DRYDOCK_HOSTNAME: values.hostname, DRYDOCK_IP: values.ip, DRYDOCK_AGENT_ID: values.agent_id };
-  return { type: 'run_hook', machine: s.machine, attempt, command: filled.command, env, timeoutMs: onDown.timeoutMs };
+  return { type: 'run_hook', machine: s.machine, attempt, hook: hook.name, argv: filled.argv, hookEnv: hook.env, values, timeoutMs: onDown.timeoutMs };
 }
 
 function startHook(s: StepState, attempt: number, ctx: Context): StepState {
@@ -528,10 +587,10 @@ function hook(s: StepState, ctx: Context): Outcome {
       return move(afterHook(s, ctx));
     case 'failed': {
       const how = report.code === null ? `was killed by ${report.signal ?? 'a signal'}` : `failed with exit status ${report.code}`;
-      return move(fail(s, ctx, `on_down of ${s.name} ${how} (${attempt}); ${lastLines(report.output)}`));
+      return move(fail(s, ctx, `on_down of ${s.name} ${how} (${attempt})`, lastLines(report.output)));
     }
     case 'timed_out':
-      return move(fail(s, ctx, `on_down of ${s.name} timed out after ${fmt(onDown.timeoutMs)} (${attempt}); ${lastLines(report.output)}`));
+      return move(fail(s, ctx, `on_down of ${s.name} timed out after ${fmt(onDown.timeoutMs)} (${attempt})`, lastLines(report.output)));
     case 'interrupted':
       if (onDown.onInterrupted === 'retry') {
         return move(startHook(note(s, `on_down was interrupted by a master restart (${attempt}): ran it again`), s.hookAttempt + 1, ctx));
@@ -628,7 +687,7 @@ function handle(s: StepState, ctx: Context): Outcome {
     case 'UP': return up(s, ctx);
     case 'SETTLING': return settling(s, ctx);
     case 'COMPLETE': return stay(s, '', undefined);
-    case 'ERROR': return stay(s, s.error ?? 'ERROR', undefined);
+    case 'ERROR': return stay(s, errorText(s, false), undefined);
   }
 }
 
@@ -654,7 +713,7 @@ export function advanceStep(state: StepState, obs: MachineObservation, spec: Mai
     if (out.kind === 'move') {
       // A bug, not an input: stop in ERROR with a message rather than spin.
       s = fail(s, ctx, `${s.name}: the step machine did not settle in ${MAX_MOVES} moves (at ${s.stage}); this is a bug`);
-      return finish(s, ctx, s.error ?? '', undefined);
+      return finish(s, ctx, errorText(s, false), undefined);
     }
     const waiting = out.waiting;
     const timed = out.late !== undefined && s.sinceMs !== null;
@@ -662,7 +721,7 @@ export function advanceStep(state: StepState, obs: MachineObservation, spec: Mai
       // A hook past the step timeout is still running somewhere: have it stopped.
       if (s.stage === 'HOOK') ctx.actions.push({ type: 'cancel_hook', machine: s.machine, attempt: s.hookAttempt });
       s = fail(s, ctx, out.late as string);
-      return finish(s, ctx, s.error ?? '', undefined);
+      return finish(s, ctx, errorText(s, false), undefined);
     }
     const deadline = timed ? (s.sinceMs as number) + spec.stepTimeoutMs : undefined;
     const wakes = [out.wakeMs, deadline].filter((x): x is number => x !== undefined);
@@ -745,7 +804,7 @@ export function forceCompleteStep(state: StepState, nowMs: number): StepRelease 
   if (state.stage === 'COMPLETE') return { state, actions: [], left: state.left };
   const { actions, left } = release(state);
   return {
-    state: { ...state, stage: 'COMPLETE', forced: true, sinceMs: Math.trunc(nowMs), issuedMs: null, error: null, failedIn: null, left },
+    state: { ...state, stage: 'COMPLETE', forced: true, sinceMs: Math.trunc(nowMs), issuedMs: null, error: null, hookOutput: null, failedIn: null, left },
     actions,
     left,
   };
@@ -856,7 +915,7 @@ export function restartStep(state: StepState, nowMs: number): StepState {
     case 'COMPLETE': return { ...newStepState(s.machine, s.name), hadAgents: s.hadAgents };
     case 'ERROR': {
       const failed = s.failedIn ?? 'PENDING';
-      const base = note({ ...s, sinceMs: now, issuedMs: null, error: null, failedIn: null }, `restarted by the operator after an ERROR in ${failed}: ${what}`);
+      const base = note({ ...s, sinceMs: now, issuedMs: null, error: null, hookOutput: null, failedIn: null }, `restarted by the operator after an ERROR in ${failed}: ${what}`);
       switch (failed) {
         case 'SCHEDULED':
         case 'WAITING_FRAMEWORKS':
@@ -901,6 +960,23 @@ export function stepStatusOf(state: StepState): StepStatus {
     case 'SETTLING': return 'STARTED';
     default: return 'STARTING';
   }
+}
+
+/** Stages of a run whose on_down has not finished yet: a step here may still run it. */
+const HOOK_AHEAD: readonly StepStage[] = ['PENDING', 'SCHEDULED', 'WAITING_FRAMEWORKS', 'DRAINING', 'DRAINED', 'DOWN', 'HOOK'];
+
+/**
+ * Whether an operator's verb may make this step run the plan's on_down (so the operator, not only
+ * the plan's creator, must be allowed run_maintenance_hooks): `continue` releases PENDING steps,
+ * which then run it; `restart` and `start` also take a COMPLETE step through everything again and
+ * put an ERROR before or in the hook back into that stage. A step past its hook (waiting for the
+ * operator, UP, settling) runs it no more in this run, whatever the verb.
+ */
+export function verbMayRunHook(verb: 'start' | 'continue' | 'restart', state: StepState): boolean {
+  if (verb === 'continue') return state.stage === 'PENDING';
+  if (state.stage === 'COMPLETE') return true;
+  if (state.stage === 'ERROR') return state.failedIn === null || HOOK_AHEAD.includes(state.failedIn);
+  return HOOK_AHEAD.includes(state.stage);
 }
 
 /** Out of service as far as budgets count: started and not COMPLETE (an ERROR is still out). */

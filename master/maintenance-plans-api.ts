@@ -30,7 +30,10 @@ export function maintenancePlansRoute(target: RequestTarget): readonly string[] 
  * Handles one request; `plans` is the current term's service, `below` the route's segments
  * (maintenancePlansRoute), `query` the target's query as sent, `objectOf` turns a machine into an
  * ACL object. A plan is authorized by its machines: every one must be allowed (view, create,
- * update for the verbs, delete), so a rack team's rights end at its rack.
+ * update for the verbs, delete), so a rack team's rights end at its rack. A plan that names one
+ * of the master's hooks also needs run_maintenance_hooks on it, from whoever creates it and from
+ * whoever starts, continues or restarts steps that would run it; and only those allowed to run it
+ * see its output in the plan's JSON.
  *
  * There are two shapes and no third: no plan name is the list (its GET filtered plan by plan,
  * its POST checked on the spec's machines); a plan name is always checked before anything is
@@ -68,11 +71,21 @@ export async function handleMaintenancePlansRequest(
     }
     const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
     if (text === undefined) return;
-    const created = await plans.create(text, (machines) => {
-      const refused = access.checkAll('create_maintenance_plans', machines.map(objectOf));
-      access.note('create_maintenance_plans', `${machines.length} machines`);
-      return refused;
-    });
+    const created = await plans.create(
+      text,
+      (machines, hook) => {
+        const refused = access.checkAll('create_maintenance_plans', machines.map(objectOf));
+        if (refused !== undefined) return refused;
+        // Maintaining machines never implies running a command on the master: a right of its own.
+        if (hook !== undefined) {
+          const denied = access.check('run_maintenance_hooks', hook);
+          if (denied !== undefined) return denied;
+        }
+        access.note('create_maintenance_plans', `${machines.length} machines${hook === undefined ? '' : `, hook '${hook}'`}`);
+        return undefined;
+      },
+      access.principal ?? null,
+    );
     if (!created.ok) return sendError(res, created.error);
     return sendJson(res, { message: created.message });
   }
@@ -90,11 +103,22 @@ export async function handleMaintenancePlansRequest(
     req.resume();
     return sendError(res, forbidden);
   }
+  // A verb that would run the plan's hook (again) needs the right to run it, whoever created the plan.
+  const params = new URLSearchParams(query);
+  if (method === 'POST' && rest.length === 1) {
+    const hook = plans.hookNeededFor(name, rest[0] ?? '', params.get('phase') || undefined, params.get('step') || undefined);
+    const denied = hook === undefined ? undefined : access.check('run_maintenance_hooks', hook);
+    if (denied !== undefined) {
+      req.resume();
+      return sendError(res, denied);
+    }
+    if (hook !== undefined) access.note('update_maintenance_plans', `maintenance plan ${name}, hook '${hook}'`);
+  }
   const body = method === 'POST' ? await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES) : '';
   if (body === undefined) return;
   if (method !== 'POST') req.resume();
   // A verb waits for its body and the serial queue: the plan is checked again where it runs.
-  const answer = await plans.request(method, below, new URLSearchParams(query), body, (n) => planCheck(action, n));
+  const answer = await plans.request(method, below, params, body, (n) => planCheck(action, n), (hook) => access.allows('run_maintenance_hooks', hook));
   if ('json' in answer) {
     const text = stringifyJson(answer.json);
     res.writeHead(answer.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });

@@ -18,10 +18,17 @@
  *    engine's verb has no step parameter, and the operator who sees such a step says continue.
  *  - A hook's process lives in this process only; a hook recorded `running` at recovery (or whose
  *    process is not ours) is reported `interrupted` to the step machine.
+ *  - Hooks are the master's own (maintenance-hooks.ts): a plan names one, and whoever names it must
+ *    be allowed run_maintenance_hooks (the HTTP shell checks at creation and on the verbs that could
+ *    run it again: `hookNeededFor`). The plan keeps its creator; each run writes an audit line
+ *    naming the creator, the hook and the argv. A hook's output reaches only principals allowed to
+ *    run it: the plan's notes and events carry the hidden form, and `request` / the event's
+ *    `revealed` text put the output back for those who may see it.
+ *  - A plan stored by an older master (its progress has no `namedHooks`) had a shell command in
+ *    on_down: it is read in the old syntax and its step goes to ERROR instead of running it.
  * Actions go through the other services' internal paths given as ports (schedule merge, drain
  * of a scheduled machine, machine down/up, reactivate); this module imports no service class.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { type DrainConfig } from '../shared/drain.js';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
@@ -33,10 +40,12 @@ import { applyOverrides, overridesOf, type PlanOverrides } from '../shared/plans
 import type { Plan, Step } from '../shared/plans/plan.js';
 import { coordinate } from '../shared/plans/coordinator.js';
 import type { TimerHandle } from '../shared/clock.js';
+import { startHookProcess, type HookProcess } from '../io/hook-process.js';
 import { PlanBudget, type BudgetAgent } from './maintenance-plan-budget.js';
+import { hookEnvironment, NO_MAINTENANCE_HOOKS, OUTPUT_HIDDEN, type MaintenanceHooks } from './maintenance-hooks.js';
 import { parseMaintenancePlanSpec, planFromSpec, planSteps, selectMachines, type ClusterMachine, type MachineSelection, type MaintenancePlanSpec } from './maintenance-plan-spec.js';
 import {
-  advanceStep, forceCompleteStep, isOut, lastRefusal, newStepState, refuseRestart, restartStep, restartVerdict, steadyText, stepStatusOf, stopStep,
+  advanceStep, errorText, forceCompleteStep, isOut, lastRefusal, newStepState, refuseRestart, restartStep, restartVerdict, steadyText, stepStatusOf, stopStep, storedStepState, verbMayRunHook,
   type HookReport, type MachineObservation, type StepAction, type StepAdvance, type StepState,
 } from './maintenance-plan-step.js';
 import type { Status } from '../shared/plans/status.js';
@@ -50,7 +59,7 @@ export const HOOK_OUTPUT_BYTES = 4096;
 /** While a step waits for inverse offer answers (no bus event carries them), look again this often. */
 const ANSWER_POLL_MS = 1000;
 /** After SIGTERM to a hook that must stop, SIGKILL after this long. */
-const HOOK_KILL_AFTER_MS = 5000;
+export const HOOK_KILL_AFTER_MS = 5000;
 
 /** What the driver needs of the other services: their internal paths, as functions (wired in term.ts). */
 export interface PlanActionPorts {
@@ -66,9 +75,26 @@ export interface PlanActionPorts {
   frameworkName(frameworkId: string): string;
 }
 
+/** The audit line of a hook that starts (security.ts `audit`). */
+export interface HookAudit {
+  readonly principal: string | undefined;
+  readonly action: 'run_maintenance_hooks';
+  readonly object: string;
+  readonly outcome: 'allowed';
+  readonly detail: string;
+  readonly argv: readonly string[];
+}
+
 export interface MaintenancePlansOptions extends ServicePorts, ServiceModel {
   actions: PlanActionPorts;
+  /** The master's hooks and the user they run as (default: none, so no plan can name one). */
+  hooks?: MaintenanceHooks;
+  /** Writes the audit line of a hook that starts. */
+  audit?: (entry: HookAudit) => void;
 }
+
+/** Who may see what of a plan: whether a reader may run a hook (undefined: an older master's command). */
+export type HookReveal = (hook: string | undefined) => boolean;
 
 /** The durable record of one on_down attempt. */
 interface HookRecord {
@@ -105,13 +131,17 @@ interface StepActions {
   readonly actions: readonly StepAction[];
 }
 
-/** The progress JSON a plan's registry row keeps. */
+/** The progress JSON a plan's registry row keeps. Fields are only ever added: older rows must read. */
 interface Progress {
   version: 1;
   selection: MachineSelection;
   overrides: PlanOverrides;
   /** By `phase/step`. */
   steps: Record<string, StepRecord>;
+  /** The principal that created the plan (null: anonymous). Absent in rows of older masters. */
+  createdBy?: string | null;
+  /** The spec's on_down names a master's hook (this master's kind); absent: an older master's shell command. */
+  namedHooks?: true;
 }
 
 /** One step of a held plan: its phase, the engine's step, and its record. */
@@ -128,6 +158,10 @@ interface HeldPlan {
   readonly selection: MachineSelection;
   readonly plan: Plan;
   readonly createdNs: bigint;
+  /** The principal that created it (null: anonymous, or an older master's plan). */
+  readonly createdBy: string | null;
+  /** Whether its spec names hooks (false: an older master's plan, read in the old syntax). */
+  readonly namedHooks: boolean;
   /** By `phase/step`, with the phase and engine step. */
   readonly steps: Map<string, HeldStep>;
   deleted: boolean;
@@ -152,7 +186,8 @@ export class MaintenancePlans {
   readonly #log: Logger;
   readonly #plans = new Map<string, HeldPlan>();
   /** Hook processes of this process, by `plan\0phase/step\0attempt`. */
-  readonly #hooks = new Map<string, ChildProcess>();
+  readonly #hooks = new Map<string, HookProcess>();
+  readonly #hookConfig: MaintenanceHooks;
   /**
    * What the operator event stream was last told of each plan: its status, and per step (by
    * `phase/step`) its stage, status and steady waiting-for text. The loop passes often (every
@@ -172,6 +207,7 @@ export class MaintenancePlans {
   constructor(o: MaintenancePlansOptions) {
     this.#o = o;
     this.#log = o.log;
+    this.#hookConfig = o.hooks ?? NO_MAINTENANCE_HOOKS;
   }
 
   // ---- Lifecycle ---------------------------------------------------------------------------
@@ -221,7 +257,7 @@ export class MaintenancePlans {
     this.#disposed = true;
     this.#timer?.cancel();
     this.#timer = undefined;
-    for (const child of this.#hooks.values()) killHook(child);
+    for (const run of this.#hooks.values()) run.stop();
     this.#hooks.clear();
   }
 
@@ -251,24 +287,29 @@ export class MaintenancePlans {
   }
 
   /**
-   * `POST /v1/maintenance/plans`: parse, select, refuse an empty selection, ask `authorize` about
-   * the selected machines (create_maintenance_plans), write, then run.
+   * `POST /v1/maintenance/plans`: parse (against the master's hooks), select, refuse an empty
+   * selection, ask `authorize` about the selected machines (create_maintenance_plans) and the hook
+   * the plan names (run_maintenance_hooks), write with its creator, then run.
    */
-  async create(text: string, authorize?: (machines: readonly MachineId[]) => DrydockError | undefined): Promise<{ ok: true; message: string } | { ok: false; error: DrydockError }> {
-    const parsed = parseMaintenancePlanSpec(text);
+  async create(
+    text: string,
+    authorize?: (machines: readonly MachineId[], hook: string | undefined) => DrydockError | undefined,
+    createdBy: string | null = null,
+  ): Promise<{ ok: true; message: string } | { ok: false; error: DrydockError }> {
+    const parsed = parseMaintenancePlanSpec(text, { hooks: this.#hookConfig.catalog, mode: 'create' });
     if (!parsed.ok) return { ok: false, error: fail('MAINTENANCE_PLAN_SPEC_INVALID', parsed.errors.join('\n')) };
     const spec = parsed.spec;
     const selection = selectMachines(spec, this.#clusterMachines());
     if (selection.unmatched.length > 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', `no known machine has hostname ${selection.unmatched.join(', ')}`) };
     const count = selection.phases.reduce((n, p) => n + p.machines.length, 0);
     if (count === 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', 'the selection matches no machine the master knows') };
-    const refused = authorize?.(selection.phases.flatMap((p) => p.machines));
+    const refused = authorize?.(selection.phases.flatMap((p) => p.machines), spec.onDown?.kind === 'hook' ? spec.onDown.hook : undefined);
     if (refused !== undefined) return { ok: false, error: refused };
     const { commits } = this.#o;
     const result = await commits.serial(async () => {
       if (this.#plans.has(spec.name)) return { ok: false as const, error: fail('MAINTENANCE_PLAN_EXISTS', spec.name) };
       const createdNs = BigInt(this.#o.clock.now()) * 1_000_000n;
-      const held = this.#build(spec.name, text, spec, selection, createdNs, undefined);
+      const held = this.#build(spec.name, text, spec, selection, createdNs, undefined, createdBy, true);
       const row: DurableMaintenancePlan = { name: spec.name, spec: text, progress: this.#progressText(held), createdNs };
       const w = await commits.write('CREATE_MAINTENANCE_PLAN', { plan: spec.name }, (r) => r.createMaintenancePlan(row), () => {
         this.#plans.set(spec.name, held);
@@ -278,7 +319,7 @@ export class MaintenancePlans {
       return w.ok ? { ok: true as const } : { ok: false as const, error: w.error };
     });
     if (!result.ok) return result;
-    this.#log.info('maintenance plan created', { plan: spec.name, machines: count, phases: selection.phases.length });
+    this.#log.info('maintenance plan created', { plan: spec.name, machines: count, phases: selection.phases.length, createdBy, ...(spec.onDown?.kind === 'hook' ? { hook: spec.onDown.hook } : {}) });
     this.kick();
     return { ok: true, message: `created maintenance plan ${spec.name}: ${count} machines in ${selection.phases.length} phases` };
   }
@@ -311,9 +352,14 @@ export class MaintenancePlans {
    * about the plan again inside the serial queue, where the verb runs: a plan created under that
    * name after the edge's check is still checked.
    */
-  async request(method: string, segments: readonly string[], query: URLSearchParams, body: string, authorize?: (name: string) => DrydockError | undefined): Promise<PlansAnswer> {
+  async request(method: string, segments: readonly string[], query: URLSearchParams, body: string, authorize?: (name: string) => DrydockError | undefined, reveal: HookReveal = () => false): Promise<PlansAnswer> {
     const plans = [...this.#plans.values()].filter((p) => !p.deleted);
-    if (method !== 'POST') return plansApi(plans.map((p) => p.plan), { method, segments, query, body });
+    if (method !== 'POST') {
+      const answer = plansApi(plans.map((p) => p.plan), { method, segments, query, body });
+      const held = segments.length === 1 ? plans.find((p) => p.name === segments[0]) : undefined;
+      if (held === undefined || !('json' in answer)) return answer;
+      return { status: answer.status, json: this.#withHooks(held, answer.json, reveal(hookNameOf(held))) };
+    }
     const { commits } = this.#o;
     const out = await commits.serial(async () => {
       const live = [...this.#plans.values()].filter((p) => !p.deleted);
@@ -357,6 +403,55 @@ export class MaintenancePlans {
       this.kick();
     }
     return out.answer;
+  }
+
+  /**
+   * The hook a verb on a plan could run, so its caller must be allowed run_maintenance_hooks on it:
+   * `start`, `continue` and `restart` on a plan whose on_down names a hook, when a step in the
+   * verb's scope would still (or again) run it (maintenance-plan-step.ts verbMayRunHook).
+   * undefined: no such plan, no hook, or nothing to run. An older master's command never runs, so
+   * it needs no check.
+   */
+  hookNeededFor(name: string, verb: string, phaseRef: string | undefined, stepRef: string | undefined): string | undefined {
+    const held = this.#plans.get(name);
+    if (held === undefined || held.deleted || held.spec.onDown?.kind !== 'hook') return undefined;
+    if (verb !== 'start' && verb !== 'continue' && verb !== 'restart') return undefined;
+    const phase = verb === 'start' || phaseRef === undefined ? undefined : held.plan.child(phaseRef);
+    const step = verb === 'restart' && phase !== undefined && stepRef !== undefined ? phase.child(stepRef) : undefined;
+    for (const s of held.steps.values()) {
+      if (phase !== undefined && s.phase !== phase.name) continue;
+      if (step !== undefined && s.step !== step) continue;
+      if (verbMayRunHook(verb, s.record.state)) return held.spec.onDown.hook;
+    }
+    return undefined;
+  }
+
+  /**
+   * A plan's JSON with each step's hook record (`hook: {name, attempt, status, code, signal,
+   * output}`) and, where the reader may run the hook (`reveal`), the output of a failed hook in the
+   * step's message in place of OUTPUT_HIDDEN.
+   */
+  #withHooks(held: HeldPlan, json: unknown, reveal: boolean): unknown {
+    const info = json as { phases?: Array<{ name: string; steps: Array<{ name: string; message: string } & Record<string, unknown>> }> };
+    if (!Array.isArray(info.phases)) return json;
+    const name = hookNameOf(held) ?? null;
+    const phases = info.phases.map((p) => ({
+      ...p,
+      steps: p.steps.map((st) => {
+        const s = held.steps.get(keyOf(p.name, st.name));
+        if (s === undefined) return st;
+        const out: typeof st = { ...st };
+        const state = s.record.state;
+        if (reveal && state.stage === 'ERROR' && state.hookOutput !== null) {
+          const hidden = errorText(state, false);
+          if (out.message.endsWith(hidden)) out.message = `${out.message.slice(0, out.message.length - hidden.length)}${errorText(state, true)}`;
+        }
+        const h = s.record.hook;
+        if (h !== null) out['hook'] = { name, attempt: h.attempt, status: h.status, code: h.code, signal: h.signal, output: reveal || h.output === '' ? h.output : OUTPUT_HIDDEN };
+        return out;
+      }),
+    }));
+    return { ...info, phases };
   }
 
   /** Steps AWAITING_OPERATOR in scope get one more continue; how many. */
@@ -415,7 +510,7 @@ export class MaintenancePlans {
       if (s.step.rerunPending()) s.step.rerunBegun();
       // A run that starts over counts its on_down attempts from 1 again: forget the old run's record.
       if (s.record.state.hookAttempt === 0 && s.record.hook !== null) s.record = { ...s.record, hook: null };
-      this.#showStep(s.step, s.record.state, s.record.state.stage === 'ERROR' ? (s.record.state.error ?? 'ERROR') : s.step.note);
+      this.#showStep(s.step, s.record.state, s.step.note);
     }
     return actions;
   }
@@ -502,7 +597,7 @@ export class MaintenancePlans {
           if (state.stage === 'COMPLETE' || state.stage === 'ERROR') {
             // Shown once per record: a finished step changes only through an operator's verb (a new record).
             if (this.#shown.get(s) === s.record && s.step.storedStatus() === stepStatusOf(state)) continue;
-            this.#showStep(s.step, state, state.stage === 'ERROR' ? (state.error ?? 'ERROR') : '');
+            this.#showStep(s.step, state, '');
             this.#announceStep(held, key, s);
             this.#shown.set(s, s.record);
             continue;
@@ -564,9 +659,10 @@ export class MaintenancePlans {
   /** The engine's view of a step: its status from the state, its note the one line an operator reads. */
   #showStep(step: Step, state: StepState, waitingFor: string): void {
     step.setStatus(stepStatusOf(state));
-    // An ERROR shows its error, and a restart refused since (a waiting-for text shows it already).
+    // An ERROR shows its hidden form here (notes reach every reader of the plan; request reveals),
+    // and a restart refused since (a waiting-for text shows it already).
     const refusal = state.stage === 'ERROR' ? lastRefusal(state) : undefined;
-    const error = `${state.error ?? 'ERROR'}${refusal === undefined ? '' : ` (${refusal})`}`;
+    const error = `${errorText(state, false)}${refusal === undefined ? '' : ` (${refusal})`}`;
     step.note = state.stage === 'ERROR' ? error : state.left !== null && state.stage === 'PENDING' ? `left ${state.left.text}` : waitingFor;
   }
 
@@ -612,7 +708,7 @@ export class MaintenancePlans {
       const last = this.#announced.get(held.name);
       if (last === undefined || held.deleted) continue;
       last.status = held.plan.status();
-      for (const s of steps.values()) this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: held.name, status: last.status, step: stepChange(s) });
+      for (const s of steps.values()) this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: held.name, status: last.status, step: stepChange(held, s) });
     }
     for (const held of this.#plans.values()) {
       const last = this.#announced.get(held.name);
@@ -714,8 +810,8 @@ export class MaintenancePlans {
       await Promise.all(of('run_hook').map((x) => this.#runHook(x.held, x.a)));
       for (const x of of('cancel_hook')) {
         const key = this.#stepKeyOf(x.held, x.a.machine);
-        const child = key === undefined ? undefined : this.#hooks.get(hookKey(x.held.name, key, x.a.attempt));
-        if (child !== undefined) killHook(child);
+        const run = key === undefined ? undefined : this.#hooks.get(hookKey(x.held.name, key, x.a.attempt));
+        run?.stop();
       }
     }
   }
@@ -750,7 +846,11 @@ export class MaintenancePlans {
     return undefined;
   }
 
-  /** Starts an on_down attempt at most once: recorded `running` durably before the process starts. */
+  /**
+   * Starts an on_down attempt at most once: recorded `running` durably before the process starts.
+   * The hook runs as the hook user with the minimal environment (maintenance-hooks.ts), and its
+   * start is audited in the name of the plan's creator.
+   */
   async #runHook(held: HeldPlan, a: Extract<StepAction, { type: 'run_hook' }>): Promise<void> {
     const key = this.#stepKeyOf(held, a.machine);
     if (key === undefined) return;
@@ -758,34 +858,31 @@ export class MaintenancePlans {
     if (s === undefined || (s.record.hook !== null && s.record.hook.attempt >= a.attempt)) return;
     const ok = await this.#updateRecord(held, s, { attempt: a.attempt, status: 'running', code: null, signal: null, output: '' });
     if (!ok || this.#disposed) return;
-    const child = spawn('/bin/sh', ['-c', a.command], { env: { ...process.env, ...a.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const hk = hookKey(held.name, key, a.attempt);
-    this.#hooks.set(hk, child);
-    let output = '';
-    const keep = (chunk: Buffer): void => {
-      output += chunk.toString('utf8');
-      if (output.length > HOOK_OUTPUT_BYTES * 2) output = output.slice(-HOOK_OUTPUT_BYTES);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    let timedOut = false;
-    const timer = this.#o.clock.setTimer(a.timeoutMs, () => {
-      timedOut = true;
-      killHook(child);
+    const user = this.#hookConfig.user;
+    const env = hookEnvironment({ home: user.home, hookEnv: a.hookEnv, plan: held.name, step: key, values: a.values });
+    this.#o.audit?.({
+      principal: held.createdBy ?? undefined,
+      action: 'run_maintenance_hooks',
+      object: `'${a.hook}'`,
+      outcome: 'allowed',
+      detail: `plan ${held.name} step ${key} attempt ${a.attempt}`,
+      argv: a.argv,
     });
-    this.#log.info('on_down started', { plan: held.name, step: key, attempt: a.attempt, pid: child.pid });
-    const finish = (code: number | null, signal: NodeJS.Signals | null, spawnError?: Error): void => {
-      timer.cancel();
-      if (this.#hooks.get(hk) !== child) return;
+    const run = startHookProcess({ argv: a.argv, env, uid: user.uid, gid: user.gid, timeoutMs: a.timeoutMs, killAfterMs: HOOK_KILL_AFTER_MS, outputBytes: HOOK_OUTPUT_BYTES, clock: this.#o.clock });
+    const hk = hookKey(held.name, key, a.attempt);
+    this.#hooks.set(hk, run);
+    this.#log.info('on_down started', { plan: held.name, step: key, attempt: a.attempt, hook: a.hook, pid: run.pid ?? null, user: user.name });
+    // Not awaited: the driver's pass (and an operator's verb) must not wait for the hook to end.
+    void run.ended.then(async (end) => {
+      if (this.#hooks.get(hk) !== run) return;
       this.#hooks.delete(hk);
       if (this.#disposed) return;
-      const tail = tailBytes(spawnError === undefined ? output : `${output}${spawnError.message}\n`);
-      const status: HookRecord['status'] = timedOut ? 'timed_out' : code === 0 ? 'succeeded' : 'failed';
-      this.#log.info('on_down ended', { plan: held.name, step: key, attempt: a.attempt, code, signal, status });
-      void this.#updateRecord(held, s, { attempt: a.attempt, status, code, signal, output: tail }).then(() => this.kick());
-    };
-    child.on('error', (e) => finish(null, null, e));
-    child.on('close', (code, signal) => finish(code, signal));
+      // A stop (cancel_hook) is a failure by a signal to the step machine, as before.
+      const status: HookRecord['status'] = end.status === 'stopped' ? 'failed' : end.status;
+      this.#log.info('on_down ended', { plan: held.name, step: key, attempt: a.attempt, hook: a.hook, pid: run.pid ?? null, code: end.code, signal: end.signal, status });
+      await this.#updateRecord(held, s, { attempt: a.attempt, status, code: end.code, signal: end.signal, output: end.output });
+      this.kick();
+    });
   }
 
   async #updateRecord(held: HeldPlan, s: { record: StepRecord }, hook: HookRecord): Promise<boolean> {
@@ -803,7 +900,16 @@ export class MaintenancePlans {
 
   // ---- Building and storing ------------------------------------------------------------------
 
-  #build(name: string, specText: string, spec: MaintenancePlanSpec, selection: MachineSelection, createdNs: bigint, progress: Progress | undefined): HeldPlan {
+  #build(
+    name: string,
+    specText: string,
+    spec: MaintenancePlanSpec,
+    selection: MachineSelection,
+    createdNs: bigint,
+    progress: Progress | undefined,
+    createdBy: string | null,
+    namedHooks: boolean,
+  ): HeldPlan {
     const plan = planFromSpec(spec, selection);
     const machines = planSteps(selection);
     const steps = new Map<string, { phase: string; step: Step; record: StepRecord }>();
@@ -814,30 +920,33 @@ export class MaintenancePlans {
         if (m === undefined) continue;
         const key = keyOf(phase.name, step.name);
         const stored = progress?.steps[key];
-        const record: StepRecord = stored ?? { state: newStepState(m.machine, m.step), continues: 0, hook: null };
+        const record: StepRecord = stored === undefined ? { state: newStepState(m.machine, m.step), continues: 0, hook: null } : { ...stored, state: storedStepState(stored.state, m.machine, m.step) };
         steps.set(key, { phase: phase.name, step, record });
       }
     }
     if (progress !== undefined) applyOverrides(plan, progress.overrides);
     for (const s of steps.values()) this.#showStep(s.step, s.record.state, '');
-    return { name, specText, spec, selection, plan, createdNs, steps, deleted: false };
+    return { name, specText, spec, selection, plan, createdNs, createdBy, namedHooks, steps, deleted: false };
   }
 
   #rebuild(row: DurableMaintenancePlan): HeldPlan | undefined {
-    const parsed = parseMaintenancePlanSpec(row.spec);
+    const progress = JSON.parse(row.progress) as Progress;
+    const namedHooks = progress.namedHooks === true;
+    const parsed = parseMaintenancePlanSpec(row.spec, { hooks: this.#hookConfig.catalog, mode: namedHooks ? 'stored' : 'legacy' });
     if (!parsed.ok) {
       this.#log.error('maintenance plan spec no longer parses', { plan: row.name, errors: parsed.errors.slice(0, 5) });
       return undefined;
     }
-    const progress = JSON.parse(row.progress) as Progress;
-    return this.#build(row.name, row.spec, parsed.spec, progress.selection, row.createdNs, progress);
+    if (parsed.spec.onDown?.kind === 'command') this.#log.warn('maintenance plan from an older master has a shell command in on_down: it will not run', { plan: row.name });
+    if (parsed.spec.onDown?.kind === 'hook' && parsed.spec.onDown.definition === undefined) this.#log.warn('maintenance plan names a hook this master does not have', { plan: row.name, hook: parsed.spec.onDown.hook });
+    return this.#build(row.name, row.spec, parsed.spec, progress.selection, row.createdNs, progress, progress.createdBy ?? null, namedHooks);
   }
 
   /** The plan's progress JSON; `next` replaces the records of some steps (the ones a pass is about to write). */
   #progressText(held: HeldPlan, next?: ReadonlyMap<HeldStep, StepRecord>): string {
     const steps: Record<string, StepRecord> = {};
     for (const [key, s] of held.steps) steps[key] = next?.get(s) ?? s.record;
-    const progress: Progress = { version: 1, selection: held.selection, overrides: overridesOf(held.plan), steps };
+    const progress: Progress = { version: 1, selection: held.selection, overrides: overridesOf(held.plan), steps, createdBy: held.createdBy, ...(held.namedHooks ? { namedHooks: true as const } : {}) };
     return JSON.stringify(progress);
   }
 }
@@ -847,42 +956,29 @@ function changeKey(s: HeldStep): string {
   return `${s.record.state.stage}\u0000${s.step.storedStatus()}\u0000${steadyText(s.step.note)}`;
 }
 
-function stepChange(s: HeldStep): MaintenanceStepChange {
+function stepChange(held: HeldPlan, s: HeldStep): MaintenanceStepChange {
   const state = s.record.state;
-  return { phase: s.phase, name: state.name, machine: state.machine, stage: state.stage, status: s.step.storedStatus(), waitingFor: s.step.note };
+  const change: MaintenanceStepChange = { phase: s.phase, name: state.name, machine: state.machine, stage: state.stage, status: s.step.storedStatus(), waitingFor: s.step.note };
+  // The note hides a failed hook's output; the stream shows it to subscribers who may run the hook.
+  if (state.stage === 'ERROR' && state.hookOutput !== null && s.step.note === errorText(state, false)) return { ...change, revealed: { hook: hookNameOf(held), waitingFor: errorText(state, true) } };
+  return change;
+}
+
+/** The hook a plan names (undefined: none, or an older master's command): what reveal is asked about. */
+function hookNameOf(held: HeldPlan): string | undefined {
+  return held.spec.onDown?.kind === 'hook' ? held.spec.onDown.hook : undefined;
+}
+
+function safeDecode(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return undefined;
+  }
 }
 
 function hookKey(plan: string, step: string, attempt: number): string {
   return `${plan}\u0000${step}\u0000${attempt}`;
-}
-
-/** SIGTERM to the hook's process group, SIGKILL after HOOK_KILL_AFTER_MS if it is still there. */
-function killHook(child: ChildProcess): void {
-  const pid = child.pid;
-  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const signal = (sig: NodeJS.Signals): void => {
-    try {
-      process.kill(-pid, sig);
-    } catch {
-      try {
-        child.kill(sig);
-      } catch {
-        // gone already
-      }
-    }
-  };
-  signal('SIGTERM');
-  const t = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null) signal('SIGKILL');
-  }, HOOK_KILL_AFTER_MS);
-  t.unref();
-}
-
-function tailBytes(text: string): string {
-  const buf = Buffer.from(text, 'utf8');
-  if (buf.length <= HOOK_OUTPUT_BYTES) return text;
-  // Cut at a character boundary and drop replacement characters a split sequence would make.
-  return buf.subarray(buf.length - HOOK_OUTPUT_BYTES).toString('utf8').replace(/^\uFFFD+/, '');
 }
 
 function attributesOf(attributes: readonly Attribute[]): Record<string, string> {

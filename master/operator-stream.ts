@@ -14,7 +14,8 @@
  * view_tasks, frameworks by view_frameworks (rendered per subscriber, with the offers of the
  * agents its view_agents allows), agents by view_agents, maintenance plans by
  * view_maintenance_plans (every machine of the plan), machine changes by
- * get_maintenance_statuses (rendered per subscriber, only its machines). The gate's object is
+ * get_maintenance_statuses (rendered per subscriber, only its machines); a failed hook's output in
+ * a plan's step only to subscribers allowed run_maintenance_hooks on it. The gate's object is
  * looked up once per event and each subscriber holds one decision function per action, so an
  * event still costs one render; without ACLs none of this runs.
  */
@@ -96,9 +97,10 @@ export const HEARTBEAT_RECORD: StreamRecord = { type: 'HEARTBEAT' };
  * What a master event becomes on the stream, or undefined when Mesos sends nothing for it.
  * Mesos has no event for a reconnect, a disconnect or unreachability (AGENT_REMOVED is for
  * explicit removal only), and an object that is already gone again when the event is
- * rendered is skipped rather than sent half-empty.
+ * rendered is skipped rather than sent half-empty. A plan step's failed hook shows its output
+ * only when `mayRunHook` says the subscriber may run that hook (default: hidden).
  */
-export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord | undefined {
+export function eventRecord(event: MasterEvent, view: StreamView, mayRunHook: (hook: string | undefined) => boolean = () => false): StreamRecord | undefined {
   switch (event.type) {
     case 'AGENT_ADDED': {
       const agent = view.agent(event.agentId);
@@ -125,7 +127,8 @@ export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord 
     case 'MAINTENANCE_PLAN_UPDATED': {
       // The event carries the step as it was when it changed: the plan may have moved on by now.
       const s = event.step;
-      const step: MaintenanceStepJson | undefined = s === undefined ? undefined : { phase: s.phase, name: s.name, machine_id: machineIdJson(s.machine), stage: s.stage, status: s.status, waiting_for: s.waitingFor };
+      const waitingFor = s?.revealed !== undefined && mayRunHook(s.revealed.hook) ? s.revealed.waitingFor : s?.waitingFor;
+      const step: MaintenanceStepJson | undefined = s === undefined ? undefined : { phase: s.phase, name: s.name, machine_id: machineIdJson(s.machine), stage: s.stage, status: s.status, waiting_for: waitingFor ?? '' };
       return { type: 'MAINTENANCE_PLAN_UPDATED', maintenance_plan_updated: { name: event.plan, status: event.status, ...(step === undefined ? {} : { step }) } };
     }
     case 'MAINTENANCE_PLAN_REMOVED':
@@ -236,6 +239,8 @@ export function eventGate(event: MasterEvent, objects: StreamObjects): EventGate
 export interface StreamRights {
   readonly may: Readonly<Record<GateAction, Approve>>;
   readonly plans: Map<string, boolean>;
+  /** run_maintenance_hooks: whether a failed hook's output is shown (an unknown hook: only ANY entries match). */
+  readonly runHook: (hook: string | undefined) => boolean;
 }
 
 /** The rights of a subscriber; undefined when it sees everything (no ACLs). */
@@ -248,7 +253,8 @@ export function streamRights(access: Access | undefined): StreamRights | undefin
     view_maintenance_plans: access.approver('view_maintenance_plans'),
     get_maintenance_statuses: access.approver('get_maintenance_statuses'),
   };
-  return { may, plans: new Map() };
+  const hooks = access.approver('run_maintenance_hooks');
+  return { may, plans: new Map(), runHook: (hook) => hooks(hook) };
 }
 
 /** A MACHINE_UPDATED record with only some machines (a subscriber's), and the status of those it may see. */
@@ -427,7 +433,8 @@ export class OperatorStreams {
   #onEvent(event: MasterEvent): void {
     const objects = this.#opts.objects;
     if (objects === undefined || this.#filtered === 0) {
-      const record = eventRecord(event, this.#opts.view);
+      // Nobody's view is filtered (no ACLs): everyone may run every hook, so its output is shown.
+      const record = eventRecord(event, this.#opts.view, () => true);
       if (record === undefined) return;
       // Rendered and framed once, whatever the number of subscribers.
       const bytes = encodeRecord(stringifyJson(record));
@@ -442,18 +449,21 @@ export class OperatorStreams {
     // A reconnect may bring new attributes: what AGENT_REMOVED is decided on later.
     if (event.type === 'AGENT_RECONNECTED') this.#agentObject(event.agentId, objects);
     const gate = eventGate(event, (this.#lookups ??= { ...objects, agent: (id) => this.#agentObject(id, objects) }));
-    let shared: Buffer | null | undefined = null;
-    const bytes = (): Buffer | undefined => {
-      if (shared === null) {
-        const record = eventRecord(event, this.#opts.view);
-        shared = record === undefined ? undefined : encodeRecord(stringifyJson(record));
+    // At most two renders: with a failed hook's output, for those who may run the hook, and without.
+    const shared: Array<Buffer | null | undefined> = [null, null];
+    const bytes = (reveal = false): Buffer | undefined => {
+      const i = reveal ? 1 : 0;
+      if (shared[i] === null) {
+        const record = eventRecord(event, this.#opts.view, () => reveal);
+        shared[i] = record === undefined ? undefined : encodeRecord(stringifyJson(record));
       }
-      return shared;
+      return shared[i];
     };
+    const revealed = event.type === 'MAINTENANCE_PLAN_UPDATED' ? event.step?.revealed : undefined;
     for (const sub of [...this.#subscribers.values()]) {
       const rights = sub.rights;
       if (rights === undefined || gate.kind === 'OPEN') {
-        const b = bytes();
+        const b = bytes(rights === undefined);
         if (b !== undefined) this.#write(sub, b);
         continue;
       }
@@ -467,7 +477,7 @@ export class OperatorStreams {
           break;
         case 'PLAN':
           if (this.#planVisible(rights, gate.plan, objects)) {
-            const b = bytes();
+            const b = bytes(revealed !== undefined && rights.runHook(revealed.hook));
             if (b !== undefined) this.#write(sub, b);
           }
           break;

@@ -80,9 +80,17 @@ export class MasterSecurity {
     });
   }
 
-  /** One audit line: who did what to what, and how it ended. */
-  audit(entry: { principal: string | undefined; action: string; object: string; outcome: AuditOutcome; status?: number; detail?: string }): void {
-    this.#audit?.info('audit', { principal: entry.principal ?? null, action: entry.action, object: entry.object, outcome: entry.outcome, ...(entry.status === undefined ? {} : { status: entry.status }), ...(entry.detail === undefined ? {} : { detail: entry.detail }) });
+  /** One audit line: who did what to what, and how it ended; `argv`: the command a maintenance hook ran. */
+  audit(entry: { principal: string | undefined; action: string; object: string; outcome: AuditOutcome; status?: number; detail?: string; argv?: readonly string[] }): void {
+    this.#audit?.info('audit', {
+      principal: entry.principal ?? null,
+      action: entry.action,
+      object: entry.object,
+      outcome: entry.outcome,
+      ...(entry.status === undefined ? {} : { status: entry.status }),
+      ...(entry.detail === undefined ? {} : { detail: entry.detail }),
+      ...(entry.argv === undefined ? {} : { argv: [...entry.argv] }),
+    });
   }
 }
 

@@ -21,6 +21,7 @@ import { MasterEvents } from './events.js';
 import { MaintenanceState } from './maintenance.js';
 import { Maintainer } from './maintainer.js';
 import { MaintenancePlans } from './maintenance-plans.js';
+import type { MaintenanceHooks } from './maintenance-hooks.js';
 import { masterInfoJson, type MasterIdentity } from './master-info.js';
 import { createOperatorStreams, type OperatorStreams } from './operator-stream.js';
 import { Registration } from './registration.js';
@@ -33,6 +34,8 @@ export interface TermOptions {
   config: MasterConfig;
   /** The process's authentication, ACLs and audit log (open when not given: tests). */
   security?: MasterSecurity;
+  /** The master's maintenance hooks, loaded at start (none when not given). */
+  hooks?: MaintenanceHooks;
   registry: Registry;
   identity: MasterIdentity;
   /** The term's epoch (solo: 1; etcd: the election key's create_revision). */
@@ -151,6 +154,8 @@ export class Term {
       agents: this.agents,
       maintenance: this.maintenance,
       log: log.child({ component: 'maintenance-plans' }),
+      ...(o.hooks === undefined ? {} : { hooks: o.hooks }),
+      audit: (entry) => this.security.audit(entry),
       actions: {
         scheduleMachines: (items) => maintainer.scheduleMachines(items),
         unscheduleMachines: (ids) => maintainer.unscheduleMachines(ids),

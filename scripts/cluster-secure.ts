@@ -6,7 +6,8 @@
  * daemons and the CLI refuse anything readable by others.
  *
  * The principals:
- * - `ops`: the operator, may do everything (also as a bearer token, for automation);
+ * - `ops`: the operator, may do everything (also as a bearer token, for automation), and is the
+ *   only one who may run maintenance hooks (run_maintenance_hooks is denied unless granted);
  * - `viewer`: may only look (the view and get actions);
  * - `agent-N`: one per agent, may register only the agent whose hostname is agent-N (a Drydock
  *   machine object: a leaked agent secret cannot take over another machine);

@@ -15,18 +15,23 @@
  * .drydock-secure: agent ids registered under a principal stay bound to it, so a plain cluster
  * must not reuse a secure one's registry (its anonymous agents would be refused).
  *
+ * The master gets a maintenance hooks file (<work_dir>/hooks.json) with one harmless hook, `patch`
+ * (`/bin/echo patching <hostname>`), so the README's plan example (`on_down: { hook: patch }`)
+ * runs as written; run as `nobody` when this script is root (the master must be told a hook user).
+ *
  * The daemons run in process groups of their own, so the terminal's Ctrl-C reaches only this
  * script, which then stops them in order (agents first, so their tasks die with them).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { delimiter, join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 import { sendFollowing } from '../io/client-auth.js';
 import { makeSecureCluster, type SecureCluster } from './cluster-secure.js';
+import { lookupUser } from '../io/passwd.js';
 import { formatText, useColor } from '../shared/log.js';
 
 /**
@@ -145,6 +150,23 @@ const ops: ClientTransport = secure === undefined
 
 function readPem(path: string): string {
   return readFileSync(path, 'utf8');
+}
+
+/** The local cluster's maintenance hooks: one that harms nothing, for the README's plan example. */
+const LOCAL_HOOKS = { hooks: { patch: { command: ['/bin/echo', 'patching', '{hostname}'], timeout: '5mins' } } } as const;
+
+/**
+ * Writes <work_dir>/hooks.json (0644: the master refuses a hooks file its group or others may
+ * write) and gives the master's flags for it. A root master must be told the hook user: nobody
+ * where the machine has one (echo needs nothing more), else root, explicitly.
+ */
+function masterHookFlags(): string[] {
+  mkdirSync(workDir, { recursive: true });
+  const file = join(workDir, 'hooks.json');
+  writeFileSync(file, `${JSON.stringify(LOCAL_HOOKS, null, 2)}\n`, { mode: 0o644 });
+  chmodSync(file, 0o644);
+  if (process.getuid?.() !== 0) return [`--maintenance_hooks=${file}`];
+  return [`--maintenance_hooks=${file}`, `--hook_user=${lookupUser('nobody') === undefined ? 'root' : 'nobody'}`];
 }
 
 /** The master's security flags with --secure. */
@@ -352,6 +374,7 @@ process.on('SIGUSR2', () => {
   if (!stopping) restartStoppedAgents();
 });
 
+const hookFlags = masterHookFlags();
 if (opts.ha) {
   start('etcd', '', [
     '--name', 'local', '--data-dir', join(workDir, 'etcd', 'data'),
@@ -361,10 +384,10 @@ if (opts.ha) {
     '--logger', 'zap', '--log-level', 'warn',
   ], 4, ETCD_BIN);
   masterPorts.forEach((port, k) =>
-    start(`master-${k + 1}`, 'master/main.js', ['--ip=127.0.0.1', `--port=${port}`, `--work_dir=${join(workDir, `master-${k + 1}`)}`, '--hostname=localhost', `--etcd=${etcdUrl}`, ...masterSecurityFlags()], k),
+    start(`master-${k + 1}`, 'master/main.js', ['--ip=127.0.0.1', `--port=${port}`, `--work_dir=${join(workDir, `master-${k + 1}`)}`, '--hostname=localhost', `--etcd=${etcdUrl}`, ...masterSecurityFlags(), ...hookFlags], k),
   );
 } else {
-  start('master', 'master/main.js', ['--ip=127.0.0.1', `--port=${masterPort}`, `--work_dir=${join(workDir, 'master')}`, '--hostname=localhost', ...masterSecurityFlags()], 0);
+  start('master', 'master/main.js', ['--ip=127.0.0.1', `--port=${masterPort}`, `--work_dir=${join(workDir, 'master')}`, '--hostname=localhost', ...masterSecurityFlags(), ...hookFlags], 0);
 }
 
 for (let i = 1; i <= agentCount; i++) {
@@ -418,6 +441,7 @@ ${agentLines}${
   }
   console  ${m}/   metrics ${m}/metrics
   logs     ${workDir}/<name>/daemon.log
+  hooks    ${join(workDir, 'hooks.json')} (patch: /bin/echo patching <hostname>; plans name it: on_down: { hook: patch })
 
 ${secure === undefined ? plainTry(m) : secureTry(m, secure)}${servicePath === undefined ? '' : schedulerTry(schedulerAddress, secure)}
 ${
@@ -472,7 +496,7 @@ function secureTry(m: string, s: SecureCluster): string {
   const json = `-H 'Content-Type: application/json'`;
   return `Secure: HTTPS and WSS with a throwaway CA; the master requires credentials and applies ACLs.
   CA         ${ca}
-  principals ops (may do everything), viewer (may only look), ${agentNames.length === 0 ? '' : `${agentNames.length === 1 ? 'agent-1' : `agent-1..${agentNames.length}`} (each registers its own machine), `}scheduler
+  principals ops (may do everything, the only one who may run maintenance hooks), viewer (may only look), ${agentNames.length === 0 ? '' : `${agentNames.length === 1 ? 'agent-1' : `agent-1..${agentNames.length}`} (each registers its own machine), `}scheduler
   files      ${s.dir} (credentials.json, acls.json, *.secret, *.credential; removed on exit)
 
 Try, as ops (the CLI reads DRYDOCK_CREDENTIALS and DRYDOCK_TLS_CA_FILE):

@@ -15,6 +15,12 @@
  * value is `hostname:GLOB`, `ip:GLOB`, `id:AGENT_ID`, or `ATTRIBUTE:GLOB` (an agent attribute, e.g.
  * `rack:r1`); a bare GLOB is a hostname. `*` matches any run of characters, `?` one; hostnames
  * compare without case. An object matches an entry when any of its values matches it.
+ *
+ * One rule of Drydock's own: `run_maintenance_hooks` (running one of the master's hooks, a command
+ * on the master, from a maintenance plan; object `hooks`, the hook names) is denied unless an
+ * entry grants it, whatever `permissive` says. A master whose ACLs predate hooks, or that leaves
+ * everything else permissive, must not hand out a shell on itself by default. Without ACLs at all
+ * (an open master) it is allowed, like every action.
  */
 
 /** Every action, with the name of its object field (Mesos' names where Mesos has the action). */
@@ -44,11 +50,16 @@ export const ACL_OBJECT_FIELDS = {
   delete_maintenance_plans: 'machines',
   // Mesos' GET_ENDPOINT_WITH_PATH: the object is the endpoint's path (`/metrics/snapshot`).
   get_endpoints: 'paths',
+  // Drydock: naming one of the master's maintenance hooks in a plan (and re-running it); the object is the hook's name.
+  run_maintenance_hooks: 'hooks',
 } as const;
 
 export type AclAction = keyof typeof ACL_OBJECT_FIELDS;
 
 export const ACL_ACTIONS = Object.keys(ACL_OBJECT_FIELDS) as AclAction[];
+
+/** Actions no entry matching means "no", whatever `permissive` says (see the module comment). */
+export const DENIED_UNLESS_GRANTED: ReadonlySet<AclAction> = new Set<AclAction>(['run_maintenance_hooks']);
 
 /** A machine or an agent as an ACL object: whatever of it is known. */
 export interface MachineObject {
@@ -244,7 +255,7 @@ export class Authorizer {
       this.#byPrincipal.set(key, pre);
     }
     const { entries, allowed } = pre;
-    const permissive = acls.permissive;
+    const permissive = acls.permissive && !DENIED_UNLESS_GRANTED.has(action);
     return (object) => decide(entries, allowed, object, permissive);
   }
 }

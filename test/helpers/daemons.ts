@@ -46,6 +46,24 @@ export function removeDir(dir: string): void {
   }
 }
 
+/** One hook of a master's --maintenance_hooks file (maintenance-hooks.ts). */
+export interface HookSpec {
+  command: string[];
+  timeout?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * A --maintenance_hooks file with these hooks (mode 0644, in a temp dir removed when the test
+ * ends), and the master's flags for it: with `--hook_user=root` when the test runs as root (a
+ * root master must be told; root is the explicit choice here), or `hookUser` if given.
+ */
+export function maintenanceHooks(t: Cleanup, hooks: Record<string, HookSpec>, hookUser?: string): string[] {
+  const file = fileWithMode(join(tempDir(t, 'drydock-hooks-'), 'hooks.json'), `${JSON.stringify({ hooks }, null, 2)}\n`, 0o644);
+  const user = hookUser ?? (process.getuid?.() === 0 ? 'root' : undefined);
+  return [`--maintenance_hooks=${file}`, ...(user === undefined ? [] : [`--hook_user=${user}`])];
+}
+
 export interface MasterHandle {
   daemon: Daemon;
   ip: string;

@@ -8,7 +8,8 @@
  * that declines the inverse offer (the wait says so, then the drain goes on; the operator event
  * stream shows each change once), an on_down hook that fails (ERROR, the plan pauses, restart
  * goes on), a restart that runs a COMPLETE step's whole maintenance again and one refused with
- * its reason, and with etcd a kill -9 failover mid-plan.
+ * its reason, and with etcd a kill -9 failover mid-plan. Hooks are the master's own
+ * (--maintenance_hooks): each test that runs one gives its master a hooks file and names a hook.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +17,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { steadyText } from '../../master/maintenance-plan-step.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
-import { callApi, eventually, startAgent, startMaster, tempDir, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
+import { callApi, eventually, maintenanceHooks, startAgent, startMaster, tempDir, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
 import { EventStream, type Rec } from '../helpers/event-stream.js';
 import { freePort } from '../helpers/ports.js';
@@ -85,7 +86,7 @@ async function planOf(url: string, name: string): Promise<{ status: number; plan
 }
 
 test('a two-rack plan takes every machine DRAINING -> DOWN -> UP and completes; agents come back', async (t) => {
-  const m = await startMaster(t);
+  const m = await startMaster(t, { flags: maintenanceHooks(t, { down: { command: ['/bin/echo', 'down', '{hostname}'], timeout: '1mins' } }) });
   const fleet = new Fleet(t, () => m.address, () => m.url, MACHINES);
   t.after(() => fleet.stop());
   await fleet.start();
@@ -100,7 +101,7 @@ test('a two-rack plan takes every machine DRAINING -> DOWN -> UP and completes; 
     'wait_for_frameworks: 1secs',
     'settle: 1secs',
     'up_when: agent_registered',
-    'on_down: { command: "echo down {hostname}", timeout: 30secs }',
+    'on_down: { hook: down, timeout: 30secs }',
     '',
   ].join('\n');
   const created = await call(m.url, 'POST', '/v1/maintenance/plans', spec);
@@ -140,10 +141,10 @@ test('a two-rack plan takes every machine DRAINING -> DOWN -> UP and completes; 
 });
 
 test('an agent with --down_retry_interval stays through DOWN: refused while DOWN, registered again with its id once UP, no restart', async (t) => {
-  const m = await startMaster(t);
+  const m = await startMaster(t, { flags: maintenanceHooks(t, { pause: { command: ['/bin/sleep', '1'] } }) });
   const a = await startAgent(t, { master: m.address, hostname: 'stay-a', flags: ['--attributes=rack:r1', '--down_retry_interval=200ms'], stopSignal: 'SIGUSR1' });
   // The hook keeps the machine DOWN for a second: the agent tries to register meanwhile and is refused.
-  const spec = JSON.stringify({ name: 'stay', machines: { hostnames: ['stay-a'] }, window: '1hrs', wait_for_frameworks: 0, settle: '1secs', up_when: 'agent_registered', on_down: { command: 'sleep 1', timeout: '30secs' } });
+  const spec = JSON.stringify({ name: 'stay', machines: { hostnames: ['stay-a'] }, window: '1hrs', wait_for_frameworks: 0, settle: '1secs', up_when: 'agent_registered', on_down: { hook: 'pause', timeout: '30secs' } });
   assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans', spec)).status, 200);
   await eventually(async () => {
     const p = await planOf(m.url, 'stay');
@@ -252,6 +253,10 @@ test('bad input: 400 with every error, 404, 405, 409; nothing is written', async
     ['empty body', 'POST', '/v1/maintenance/plans', '', 400, /Invalid maintenance plan spec/],
     ['no machine matches', 'POST', '/v1/maintenance/plans', JSON.stringify({ name: 'none', machines: { attributes: { rack: 'r9' } }, window: '1hrs' }), 400, /no usable machines/],
     ['unknown hostname', 'POST', '/v1/maintenance/plans', JSON.stringify({ name: 'none', machines: { hostnames: ['nope'] }, window: '1hrs' }), 400, /nope/],
+    ['a shell command in on_down', 'POST', '/v1/maintenance/plans', JSON.stringify({ name: 'cmd', machines: 'all', window: '1hrs', on_down: { command: 'id', timeout: '20secs' } }), 400,
+      /\non_down\.command is not accepted: a plan names one of the master's hooks \(on_down: \{ hook: NAME \}\); the master's hooks are configured with --maintenance_hooks$/],
+    ['a hook on a master without hooks', 'POST', '/v1/maintenance/plans', JSON.stringify({ name: 'hook', machines: 'all', window: '1hrs', on_down: 'patch' }), 400,
+      /on_down\.hook 'patch' is not one of the master's hooks: this master has no hooks \(none are configured: --maintenance_hooks\)/],
     ['create', 'POST', '/v1/maintenance/plans', ok, 200, /created maintenance plan held: 1 machines in 1 phases/],
     ['same name', 'POST', '/v1/maintenance/plans', ok, 409, /already exists/],
     ['list PUT', 'PUT', '/v1/maintenance/plans', '', 405, undefined],
@@ -379,13 +384,13 @@ test('an on_down hook that fails: the step goes to ERROR with the exit status an
   const dir = tempDir(t, 'drydock-mplan-hook-');
   const hookFile = join(dir, 'hook.sh');
   writeFileSync(hookFile, 'echo broken; exit 3\n');
-  const m = await startMaster(t);
+  const m = await startMaster(t, { flags: maintenanceHooks(t, { check: { command: ['/bin/sh', hookFile] } }) });
   const fleet = new Fleet(t, () => m.address, () => m.url, [{ hostname: 'hook-a', rack: 'r1' }, { hostname: 'hook-b', rack: 'r1' }]);
   t.after(() => fleet.stop());
   await fleet.start();
   const spec = JSON.stringify({
     name: 'hooks', machines: { hostnames: ['hook-a', 'hook-b'] }, phase_strategy: 'serial', window: '1hrs', wait_for_frameworks: '1secs', settle: '1secs',
-    up_when: 'agent_registered', on_down: { command: `sh ${hookFile}`, timeout: '30secs' },
+    up_when: 'agent_registered', on_down: { hook: 'check', timeout: '30secs' },
   });
   assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans', spec)).status, 200);
 

@@ -15,7 +15,7 @@ const authz = new Authorizer(parsed.value);
 const AGENT_1: AclObject = { hostname: 'agent-1', ip: '127.0.0.2', agentId: 'S0', attributes: { rack: 'r1' } };
 const AGENT_2: AclObject = { hostname: 'agent-2', ip: '127.0.0.3', agentId: 'S1' };
 /** An object for an action: a machine for machine objects, a name for the rest. */
-const objectFor = (a: AclAction): AclObject => (a.includes('agent') || a.includes('maintenance') ? AGENT_1 : 'scheduler');
+const objectFor = (a: AclAction): AclObject => (a === 'run_maintenance_hooks' ? 'patch' : a.includes('agent') || a.includes('maintenance') ? AGENT_1 : 'scheduler');
 
 test('the secure cluster ACLs: deny by default, ops everything, viewer views only', () => {
   assert.equal(parsed.ok && parsed.value.permissive, false);
@@ -43,6 +43,11 @@ test('the secure cluster ACLs: each agent principal registers its own machine on
     ['teardown_frameworks', 'ops', 'scheduler', true],
     ['drain_agents', 'scheduler', AGENT_1, false],
     ['view_tasks', 'scheduler', 'root', true],
+    // Running the master's hooks: ops only.
+    ['run_maintenance_hooks', 'ops', 'patch', true],
+    ['run_maintenance_hooks', 'viewer', 'patch', false],
+    ['run_maintenance_hooks', 'scheduler', 'patch', false],
+    ['run_maintenance_hooks', 'agent-1', 'patch', false],
   ];
   for (const [action, principal, object, want] of cases) assert.equal(authz.allows(action, principal, object), want, `${principal} ${action} ${JSON.stringify(object)}`);
 });

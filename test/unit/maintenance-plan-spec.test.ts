@@ -1,14 +1,13 @@
 /**
  * The maintenance plan spec, table-driven: the issue's example read whole, defaults, every
- * refusal naming its field and what it got, hostile text, a seeded fuzz; the hook placeholders;
- * selecting machines into phases; and the plan built from it.
+ * refusal naming its field and what it got, hostile text, a seeded fuzz; on_down naming one of the
+ * master's hooks (commands refused, unknown hooks, a timeout above the hook's; a stored plan and an
+ * older master's command); selecting machines into phases; and the plan built from it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
 import {
-  fillHookCommand,
-  hookPlaceholders,
   naturalCompare,
   parseMaintenancePlanSpec,
   planFromSpec,
@@ -18,6 +17,7 @@ import {
   type MaintenancePlanSpec,
 } from '../../master/maintenance-plan-spec.js';
 import { MAX_ERRORS } from '../../shared/yaml-tree.js';
+import { parseHooksFile, type HookCatalog } from '../../master/maintenance-hooks.js';
 import { mulberry32 } from '../helpers/random.js';
 
 const ISSUE_EXAMPLE = `
@@ -31,19 +31,35 @@ notice: 10mins                                   # schedule each window this far
 window: 1hrs                                     # unavailability duration
 wait_for_frameworks: 5mins                       # wait for inverse offers to be accepted, at most
 max_grace_period: 2mins                          # of the drain
-on_down: { command: "/usr/local/bin/reboot-host {hostname}", timeout: 15mins }  # optional
+on_down: { hook: reboot, timeout: 15mins }       # optional: one of the master's hooks
 up_when: agent_registered                        # or: operator (wait for continue)
 budget: { max_down: 2, min_active_agents: { zone: a, count: 10 } }
 `;
 
-function parsed(text: string): MaintenancePlanSpec {
-  const r = parseMaintenancePlanSpec(text);
+/** The master's hooks the specs below name. */
+const HOOKS: HookCatalog = (() => {
+  const r = parseHooksFile([
+    'hooks:',
+    '  reboot: { command: ["/usr/local/bin/reboot-host", "{hostname}"], timeout: 20mins }',
+    '  patch: { command: ["/usr/local/sbin/patch-host", "{hostname}", "{ip}"] }',
+    '  x: { command: ["/bin/true"], timeout: 2mins }',
+    '',
+  ].join('\n'));
+  if (!r.ok) assert.fail(r.errors.join('\n'));
+  return r.hooks;
+})();
+const REBOOT = HOOKS.get('reboot');
+const PATCH = HOOKS.get('patch');
+const X = HOOKS.get('x');
+
+function parsed(text: string, hooks: HookCatalog = HOOKS): MaintenancePlanSpec {
+  const r = parseMaintenancePlanSpec(text, { hooks });
   if (!r.ok) assert.fail(`expected the spec to parse, got:\n${r.errors.join('\n')}`);
   return r.spec;
 }
 
-function errorsOf(text: string): string[] {
-  const r = parseMaintenancePlanSpec(text);
+function errorsOf(text: string, hooks: HookCatalog = HOOKS): string[] {
+  const r = parseMaintenancePlanSpec(text, { hooks });
   assert.equal(r.ok, false, `expected errors for:\n${text}`);
   return r.ok ? [] : r.errors;
 }
@@ -62,7 +78,7 @@ test("the issue's example reads whole, units in field names", () => {
     windowMs: 3_600_000,
     waitForFrameworksMs: 300_000,
     maxGracePeriodMs: 120_000,
-    onDown: { command: '/usr/local/bin/reboot-host {hostname}', timeoutMs: 900_000, onInterrupted: 'operator' },
+    onDown: { kind: 'hook', hook: 'reboot', definition: REBOOT, timeoutMs: 900_000, onInterrupted: 'operator' },
     upWhen: 'agent_registered',
     settleMs: 10_000,
     stepTimeoutMs: 3_600_000,
@@ -94,10 +110,12 @@ test('accepted forms, each read as written', () => {
     ['notice: 0 needs no unit', `${MIN}notice: 0\n`, (s) => s.noticeMs, 0],
     ['fractional duration', `${MIN}settle: 1.5secs\n`, (s) => s.settleMs, 1500],
     ['max_grace_period 0secs: kill at once', `${MIN}max_grace_period: 0secs\n`, (s) => s.maxGracePeriodMs, 0],
-    ['on_down as just a command', `${MIN}on_down: "reboot {hostname} {ip} {agent_id}"\n`, (s) => s.onDown,
-      { command: 'reboot {hostname} {ip} {agent_id}', timeoutMs: 900_000, onInterrupted: 'operator' }],
-    ['on_interrupted retry', `${MIN}on_down: {command: x, on_interrupted: retry, timeout: 2mins}\n`, (s) => s.onDown, { command: 'x', timeoutMs: 120_000, onInterrupted: 'retry' }],
-    ['shell braces are not placeholders', `${MIN}on_down: "echo \${HOME}; awk '{print $1}' f"\n`, (s) => s.onDown?.command, "echo ${HOME}; awk '{print $1}' f"],
+    ['on_down as just a hook name: the hook\'s own timeout', `${MIN}on_down: patch\n`, (s) => s.onDown,
+      { kind: 'hook', hook: 'patch', definition: PATCH, timeoutMs: 900_000, onInterrupted: 'operator' }],
+    ['on_down.hook with no timeout: the hook\'s', `${MIN}on_down: {hook: reboot}\n`, (s) => s.onDown?.timeoutMs, 1_200_000],
+    ['on_interrupted retry, a shorter timeout than the hook\'s', `${MIN}on_down: {hook: x, on_interrupted: retry, timeout: 1mins}\n`, (s) => s.onDown,
+      { kind: 'hook', hook: 'x', definition: X, timeoutMs: 60_000, onInterrupted: 'retry' }],
+    ['a timeout equal to the hook\'s', `${MIN}on_down: {hook: x, timeout: 2mins}\n`, (s) => s.onDown?.timeoutMs, 120_000],
     ['min_active_agents without attributes: the whole cluster', `${MIN}budget: {min_active_agents: {count: 3}}\n`, (s) => s.budget, { maxDown: undefined, minActiveAgents: { attributes: {}, count: 3 } }],
     ['explicit null is absent', `${MIN}notice:\nbudget:\n`, (s) => [s.noticeMs, s.budget.maxDown], [0, undefined]],
     ['up_when operator, phase canary', `${MIN}up_when: operator\nphase_strategy: canary\nstrategy: parallel\n`, (s) => [s.upWhen, s.phaseStrategy, s.strategy], ['operator', 'canary', 'parallel']],
@@ -133,17 +151,26 @@ test('each refusal names the field and what it got', () => {
     ['max_parallel zero', `${MIN}max_parallel: 0\n`, 'max_parallel must be an integer from 1 to 100000, got 0'],
     ['max_parallel text', `${MIN}max_parallel: two\n`, 'max_parallel must be an integer from 1 to 100000, got "two"'],
     ['group_by a list', `${MIN}group_by: [rack]\n`, 'group_by must be an attribute name (1 to 128 characters, no control characters), got a list'],
-    ['unknown placeholder, by name', `${MIN}on_down: "reboot {host} {hostname} {agent}"\n`, 'on_down.command uses {host}, {agent}: the placeholders are {hostname}, {ip}, {agent_id} (write ${VAR} for a shell variable)'],
-    ['on_down without command', `${MIN}on_down: {timeout: 1mins}\n`, 'on_down.command is required'],
-    ['on_down blank command', `${MIN}on_down: "  "\n`, 'on_down.command must be a non-empty command, got "  "'],
-    ['on_interrupted', `${MIN}on_down: {command: x, on_interrupted: ignore}\n`, 'on_down.on_interrupted must be one of retry, operator, got "ignore"'],
+    ['on_down.command refused, saying what to do instead', `${MIN}on_down: {command: "echo {hostname}", timeout: 1mins}\n`,
+      "on_down.command is not accepted: a plan names one of the master's hooks (on_down: { hook: NAME }); the master's hooks are configured with --maintenance_hooks"],
+    ['the old shorthand command refused', `${MIN}on_down: "reboot {hostname}"\n`,
+      `on_down must name one of the master's hooks, got "reboot {hostname}": commands are not accepted; a plan names one of the master's hooks (on_down: NAME or on_down: { hook: NAME }); the master's hooks are configured with --maintenance_hooks`],
+    ['a command next to a hook refused', `${MIN}on_down: {hook: patch, command: "id"}\n`, 'on_down.command is not accepted'],
+    ['unknown hook: the names the master has', `${MIN}on_down: {hook: patchh}\n`, "on_down.hook 'patchh' is not one of the master's hooks: this master's hooks are patch, reboot, x"],
+    ['unknown hook by shorthand', `${MIN}on_down: reboot-all\n`, "on_down.hook 'reboot-all' is not one of the master's hooks"],
+    ['a timeout above the hook\'s', `${MIN}on_down: {hook: x, timeout: 3mins}\n`, "on_down.timeout (3mins) is longer than hook x's own timeout (2mins): a plan may ask for less, never more"],
+    ['on_down without hook', `${MIN}on_down: {timeout: 1mins}\n`, "on_down.hook is required: the name of one of the master's hooks (this master's hooks are patch, reboot, x)"],
+    ['on_down blank', `${MIN}on_down: "  "\n`, `on_down must name one of the master's hooks, got "  "`],
+    ['on_down hook not a name', `${MIN}on_down: {hook: [a]}\n`, "on_down.hook must be a hook's name"],
+    ['on_down unknown key', `${MIN}on_down: {hook: x, timout: 1mins}\n`, 'on_down.timout is not a known key; did you mean timeout?'],
+    ['on_interrupted', `${MIN}on_down: {hook: x, on_interrupted: ignore}\n`, 'on_down.on_interrupted must be one of retry, operator, got "ignore"'],
     ['up_when', `${MIN}up_when: later\n`, 'up_when must be one of agent_registered, operator, got "later"'],
     ['budget max_down zero', `${MIN}budget: {max_down: 0}\n`, 'budget.max_down must be an integer from 1 to 100000, got 0'],
     ['budget unknown key', `${MIN}budget: {maxdown: 1}\n`, 'budget.maxdown is not a known key; did you mean max_down?'],
     ['min_active_agents without count', `${MIN}budget: {min_active_agents: {zone: a}}\n`, 'budget.min_active_agents.count is required'],
     ['min_active_agents count text', `${MIN}budget: {min_active_agents: {zone: a, count: many}}\n`, 'budget.min_active_agents.count must be an integer from 1 to 100000, got "many"'],
     ['step_timeout shorter than notice', `${MIN}notice: 2hrs\n`, 'step_timeout (1hrs) must be longer than notice (2hrs): the drain waits for the window to start, and the step would time out first'],
-    ['step_timeout shorter than the hook', `${MIN}step_timeout: 10mins\non_down: x\n`, 'step_timeout (10mins) must be longer than on_down.timeout (15mins): the step would time out before the hook does, losing its output'],
+    ['step_timeout shorter than the hook', `${MIN}step_timeout: 10mins\non_down: patch\n`, 'step_timeout (10mins) must be longer than on_down.timeout (15mins): the step would time out before the hook does, losing its output'],
     ['settle as long as the timeout', `${MIN}settle: 1hrs\n`, 'step_timeout (1hrs) must be longer than settle (1hrs): no agent could ever settle'],
     ['top level a list', '- a\n', 'the spec must be a mapping with name, machines and window, got a list'],
     ['duplicate key', `${MIN}notice: 1mins\nnotice: 2mins\n`, 'line 5, column 1: key "notice" appears twice in one mapping'],
@@ -159,6 +186,31 @@ test('each refusal names the field and what it got', () => {
 test('all errors are collected, not just the first (in the order the fields are documented)', () => {
   const errors = errorsOf('name: K\nmachines: some\nwindow: soon\nstrategy: x\nbudget: {max_down: -1}\n');
   assert.deepEqual(errors.map((e) => e.split(' ')[0]), ['name', 'machines', 'strategy', 'window:', 'budget.max_down']);
+});
+
+test('a master without hooks: any on_down is refused, saying none are configured', () => {
+  const none: HookCatalog = new Map();
+  assert.ok(errorsOf(`${MIN}on_down: patch\n`, none).includes("on_down.hook 'patch' is not one of the master's hooks: this master has no hooks (none are configured: --maintenance_hooks)"));
+  assert.equal(parseMaintenancePlanSpec(`${MIN}on_down: patch\n`).ok, false, 'no hooks by default');
+  assert.deepEqual(parsed(MIN, none).onDown, undefined);
+});
+
+test('a stored plan comes back whatever the hooks are now; an older master\'s command is kept, as a command', () => {
+  const stored = (text: string, hooks: HookCatalog, mode: 'stored' | 'legacy'): MaintenancePlanSpec => {
+    const r = parseMaintenancePlanSpec(text, { hooks, mode });
+    if (!r.ok) assert.fail(r.errors.join('\n'));
+    return r.spec;
+  };
+  // The hook is gone: the plan reads, the hook has no definition (its step will say so).
+  assert.deepEqual(stored(`${MIN}on_down: {hook: gone, timeout: 5mins}\n`, HOOKS, 'stored').onDown, { kind: 'hook', hook: 'gone', definition: undefined, timeoutMs: 300_000, onInterrupted: 'operator' });
+  // The hook's timeout shrank below the plan's: the hook's caps it; the step_timeout check is not a refusal.
+  assert.equal(stored(`${MIN}on_down: {hook: x, timeout: 50mins}\n`, HOOKS, 'stored').onDown?.timeoutMs, 120_000);
+  assert.equal(stored(`${MIN}step_timeout: 10mins\non_down: {hook: gone}\n`, new Map(), 'stored').onDown?.timeoutMs, 900_000);
+  // An older master's plan: its command, in either of the old forms, never a hook.
+  assert.deepEqual(stored(`${MIN}on_down: {command: "id > /tmp/x; exit 3", timeout: 20secs}\n`, HOOKS, 'legacy').onDown, { kind: 'command', command: 'id > /tmp/x; exit 3', timeoutMs: 20_000, onInterrupted: 'operator' });
+  assert.deepEqual(stored(`${MIN}on_down: patch\n`, HOOKS, 'legacy').onDown, { kind: 'command', command: 'patch', timeoutMs: 900_000, onInterrupted: 'operator' });
+  // A stored plan of this master's kind cannot smuggle a command in either.
+  assert.equal(parseMaintenancePlanSpec(`${MIN}on_down: {command: id}\n`, { hooks: HOOKS, mode: 'stored' }).ok, false);
 });
 
 test('hostile text is refused with a reason, never thrown', () => {
@@ -186,10 +238,10 @@ test('hostile text is refused with a reason, never thrown', () => {
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 const SEED = Number(process.env['SPEC_FUZZ_SEED'] ?? 0x3a1e);
-const KEYS = ['__proto__', 'constructor', 'name', 'machines', 'hostnames', 'attributes', 'hostname', 'ip', 'window', 'notice', 'on_down', 'command',
+const KEYS = ['__proto__', 'constructor', 'name', 'machines', 'hostnames', 'attributes', 'hostname', 'ip', 'window', 'notice', 'on_down', 'command', 'hook',
   'timeout', 'budget', 'max_down', 'min_active_agents', 'count', 'group_by', 'zone', '', '0'];
 const SCALARS: Json[] = [0, -0, -1, 1, 2.5, 1e308, 2 ** 53 + 1, '', ' ', 'all', 'a=10.0.0.1', '=10.0.0.1', 'a=', '10mins', '0secs', '1.5hrs', '9999999999999weeks',
-  '5us', '{hostname}', '{nope}', '${X}', 'serial', 'canary', 'retry', 'operator', '\u0000', '\ud800', 'a'.repeat(3000), true, false, null];
+  '5us', '{hostname}', '{nope}', '${X}', 'serial', 'canary', 'retry', 'operator', 'x', 'patch', '\u0000', '\ud800', 'a'.repeat(3000), true, false, null];
 
 function randomValue(next: () => number, depth: number): Json {
   const r = next();
@@ -225,7 +277,7 @@ function mutateText(next: () => number, text: string): string {
 test(`fuzz: parseMaintenancePlanSpec never throws (seed ${SEED}; rerun with SPEC_FUZZ_SEED)`, () => {
   const next = mulberry32(SEED);
   const base = JSON.parse(JSON.stringify({
-    name: 'k', machines: { hostnames: ['a', 'b'] }, group_by: 'rack', window: '1hrs', on_down: { command: 'x {hostname}', timeout: '1mins' },
+    name: 'k', machines: { hostnames: ['a', 'b'] }, group_by: 'rack', window: '1hrs', on_down: { hook: 'x', timeout: '1mins' },
     budget: { max_down: 2, min_active_agents: { zone: 'a', count: 1 } },
   })) as Json;
   let accepted = 0;
@@ -238,7 +290,7 @@ test(`fuzz: parseMaintenancePlanSpec never throws (seed ${SEED}; rerun with SPEC
       JSON.stringify(randomValue(next, 0));
     let r;
     try {
-      r = parseMaintenancePlanSpec(text);
+      r = parseMaintenancePlanSpec(text, { hooks: HOOKS, mode: (['create', 'stored', 'legacy'] as const)[i % 3] ?? 'create' });
     } catch (e) {
       assert.fail(`case ${i} threw ${String(e)} on:\n${text.slice(0, 500)}`);
     }
@@ -252,30 +304,6 @@ test(`fuzz: parseMaintenancePlanSpec never throws (seed ${SEED}; rerun with SPEC
     }
   }
   assert.ok(accepted > 20, `some cases stay valid (${accepted})`);
-});
-
-// ---------------------------------------------------------------------------------------------
-// Hook placeholders
-
-test('hook placeholders are filled, and unsafe values are refused', () => {
-  assert.deepEqual(hookPlaceholders('a {hostname} ${HOME} {ip}{agent_id} {x y}'), ['hostname', 'ip', 'agent_id']);
-  const values = { hostname: 'agent-3', ip: '10.0.0.3', agent_id: 'S1,S2' };
-  const cases: Array<[string, string, Partial<typeof values>, string | RegExp]> = [
-    ['all three', '/bin/reboot {hostname} {ip} {agent_id}', {}, '/bin/reboot agent-3 10.0.0.3 S1,S2'],
-    ['repeated', '{hostname}:{hostname}', {}, 'agent-3:agent-3'],
-    ['shell variables untouched', 'echo ${HOSTNAME} {hostname}', {}, 'echo ${HOSTNAME} agent-3'],
-    ['no agent: empty', 'x {agent_id}', { agent_id: '' }, 'x '],
-    ['hostile hostname', 'x {hostname}', { hostname: 'a;rm -rf /' }, /its hostname "a;rm -rf \/" holds characters that are not safe/],
-    ['hostile hostname unused', 'x $DRYDOCK_HOSTNAME', { hostname: 'a;rm -rf /' }, 'x $DRYDOCK_HOSTNAME'],
-  ];
-  for (const [name, command, over, want] of cases) {
-    const r = fillHookCommand(command, { ...values, ...over });
-    if (typeof want === 'string') assert.deepEqual(r, { ok: true, command: want }, name);
-    else {
-      assert.equal(r.ok, false, name);
-      if (!r.ok) assert.match(r.error, want, name);
-    }
-  }
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -9,8 +9,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseMaintenancePlanSpec, type MaintenancePlanSpec } from '../../master/maintenance-plan-spec.js';
+import { OUTPUT_HIDDEN, parseHooksFile } from '../../master/maintenance-hooks.js';
 import {
   advanceStep,
+  errorText,
+  verbMayRunHook,
   forceCompleteStep,
   lastRefusal,
   newStepState,
@@ -21,6 +24,7 @@ import {
   steadyText,
   stepStatusOf,
   stopStep,
+  storedStepState,
   REISSUE_AFTER_MS,
   type AgentObservation,
   type FrameworkObservation,
@@ -33,13 +37,25 @@ import { machineKey } from '../../shared/machine.js';
 import { budgetAllows, PlanBudget, type BudgetAgent, type BudgetInput, type BudgetStep } from '../../master/maintenance-plan-budget.js';
 import { mulberry32 } from '../helpers/random.js';
 
-function spec(extra = ''): MaintenancePlanSpec {
-  const r = parseMaintenancePlanSpec(`name: k\nmachines: all\nwindow: 1hrs\nmax_grace_period: 2mins\n${extra}`);
+/** The master's hooks the specs name. */
+const HOOKS = (() => {
+  const r = parseHooksFile([
+    'hooks:',
+    '  reboot: { command: ["/usr/local/bin/reboot-host", "{hostname}", "--agents={agent_id}"], timeout: 30mins, env: { CHANNEL: stable } }',
+    '  x: { command: ["/bin/x", "{ip}"] }',
+    '',
+  ].join('\n'));
+  if (!r.ok) assert.fail(r.errors.join('\n'));
+  return r.hooks;
+})();
+
+function spec(extra = '', mode: 'create' | 'stored' | 'legacy' = 'create', hooks = HOOKS): MaintenancePlanSpec {
+  const r = parseMaintenancePlanSpec(`name: k\nmachines: all\nwindow: 1hrs\nmax_grace_period: 2mins\n${extra}`, { hooks, mode });
   if (!r.ok) assert.fail(r.errors.join('\n'));
   return r.spec;
 }
 
-const HOOKED = spec('on_down: {command: "/usr/local/bin/reboot-host {hostname} {agent_id}", timeout: 15mins}\n');
+const HOOKED = spec('on_down: {hook: reboot, timeout: 15mins}\n');
 const PLAIN = spec();
 const MACHINE = { hostname: 'agent-3', ip: '10.0.0.3' };
 /** The clock: a real epoch, so window nanoseconds are large like the master's. */
@@ -130,8 +146,8 @@ test('a full happy path, PENDING to COMPLETE', () => {
       // Its agent was removed when the machine went DOWN.
       at: 121_000, obs: down(), stage: 'HOOK', actions: ['run_hook'], waiting: 'waiting for on_down to start (attempt 1)',
       check: (r) => assert.deepEqual(r.actions[0], {
-        type: 'run_hook', machine: MACHINE, attempt: 1, command: '/usr/local/bin/reboot-host agent-3 a1', timeoutMs: 15 * MIN,
-        env: { DRYDOCK_HOSTNAME: 'agent-3', DRYDOCK_IP: '10.0.0.3', DRYDOCK_AGENT_ID: 'a1' },
+        type: 'run_hook', machine: MACHINE, attempt: 1, hook: 'reboot', argv: ['/usr/local/bin/reboot-host', 'agent-3', '--agents=a1'], timeoutMs: 15 * MIN,
+        hookEnv: { CHANNEL: 'stable' }, values: { hostname: 'agent-3', ip: '10.0.0.3', agent_id: 'a1' },
       }),
     },
     { at: 150_000, obs: down({ hook: { attempt: 1, status: 'running' } }), stage: 'HOOK', waiting: 'on_down running (attempt 1): 29s of 15mins' },
@@ -175,20 +191,25 @@ test('notice: the drain never starts before the window, unless every framework a
   ]);
 });
 
-test('a hook that fails goes to ERROR with its exit status and last output; restart runs it again', () => {
-  const cases: Array<[string, MachineObservation['hook'], string]> = [
+test('a hook that fails goes to ERROR with its exit status; its last output is kept apart, hidden unless revealed; restart runs it again', () => {
+  const cases: Array<[string, MachineObservation['hook'], string, string]> = [
     ['exit status', { attempt: 1, status: 'failed', code: 3, output: 'one\ntwo\nthree\nfour\nfive\nsix\n' },
-      'on_down of agent-3 failed with exit status 3 (attempt 1); last output: two | three | four | five | six'],
-    ['signal', { attempt: 1, status: 'failed', code: null, signal: 'SIGKILL', output: '' }, 'on_down of agent-3 was killed by SIGKILL (attempt 1); no output'],
-    ['its own timeout', { attempt: 1, status: 'timed_out', output: 'waiting for ipmi\n' }, 'on_down of agent-3 timed out after 15mins (attempt 1); last output: waiting for ipmi'],
+      'on_down of agent-3 failed with exit status 3 (attempt 1)', 'last output: two | three | four | five | six'],
+    ['signal', { attempt: 1, status: 'failed', code: null, signal: 'SIGKILL', output: '' }, 'on_down of agent-3 was killed by SIGKILL (attempt 1)', 'no output'],
+    ['its own timeout', { attempt: 1, status: 'timed_out', output: 'waiting for ipmi\n' }, 'on_down of agent-3 timed out after 15mins (attempt 1)', 'last output: waiting for ipmi'],
   ];
-  for (const [name, hook, message] of cases) {
-    const failed = play(name, HOOKED, [...TO_HOOK, { at: 4000, obs: down({ hook }), stage: 'ERROR', waiting: message }]);
+  for (const [name, hook, message, output] of cases) {
+    // What the step machine says by itself is the hidden form: it reaches every reader of the plan.
+    const failed = play(name, HOOKED, [...TO_HOOK, { at: 4000, obs: down({ hook }), stage: 'ERROR', waiting: `${message}; ${OUTPUT_HIDDEN}` }]);
     assert.equal(failed.error, message, name);
+    assert.equal(failed.hookOutput, output, name);
+    assert.equal(errorText(failed, true), `${message}; ${output}`, `${name}: revealed`);
+    assert.equal(errorText(failed, false), `${message}; output hidden (needs run_maintenance_hooks)`, `${name}: hidden`);
     assert.equal(failed.failedIn, 'HOOK', name);
     assert.equal(stepStatusOf(failed), 'ERROR', name);
     // The operator restarts the step: the hook runs again as attempt 2, then the step goes on.
     const restarted = restartStep(failed, T0 + 10_000);
+    assert.equal(restarted.hookOutput, null, `${name}: a restart forgets the old output`);
     play(`${name}, restarted`, HOOKED, [
       { at: 10_000, obs: down({ hook }), stage: 'HOOK', actions: ['run_hook'], check: (r) => assert.equal(r.actions[0]?.type === 'run_hook' && r.actions[0].attempt, 2) },
       { at: 11_000, obs: down({ hook: { attempt: 2, status: 'succeeded', code: 0, output: '' } }), stage: 'UP', actions: ['up'] },
@@ -198,7 +219,7 @@ test('a hook that fails goes to ERROR with its exit status and last output; rest
 
 test('a hook interrupted by a master restart: retried, or left for the operator, as the spec says', () => {
   const interrupted = down({ hook: { attempt: 1, status: 'interrupted' } });
-  const retry = spec('on_down: {command: "reboot {hostname}", on_interrupted: retry}\n');
+  const retry = spec('on_down: {hook: reboot, on_interrupted: retry}\n');
   const s = play('retry', retry, [
     ...TO_HOOK,
     { at: 9000, obs: interrupted, stage: 'HOOK', actions: ['run_hook'], waiting: /^waiting for on_down to start \(attempt 2\)/,
@@ -209,11 +230,76 @@ test('a hook interrupted by a master restart: retried, or left for the operator,
   ]);
   assert.deepEqual(s.notes, ['on_down was interrupted by a master restart (attempt 1): ran it again']);
 
-  const operator = spec('on_down: {command: "reboot {hostname}", on_interrupted: operator}\n');
+  const operator = spec('on_down: {hook: reboot, on_interrupted: operator}\n');
   play('operator', operator, [
     ...TO_HOOK,
     { at: 9000, obs: interrupted, stage: 'ERROR', waiting: 'agent-3: hook interrupted by a master restart (on_down attempt 1); restart the step to run it again' },
   ]);
+});
+
+test('a hook that cannot run goes to ERROR saying why, with nothing run: an older master\'s command, a hook gone from the file, an unsafe value', () => {
+  const legacy = spec('on_down: {command: "id > /tmp/marker; exit 3", timeout: 20secs}\n', 'legacy');
+  const s1 = play('legacy command', legacy, [...TO_DOWN, { at: 3000, obs: down(), stage: 'ERROR' }]);
+  assert.match(s1.error ?? '', /^on_down of agent-3 was not run: this plan was stored by an older master with a shell command, and a master runs only its own hooks now \(on_down: \{ hook: NAME \}, configured with --maintenance_hooks\)/);
+  assert.equal(s1.hookOutput, null);
+  // Restarted, it fails the same way, and never issues run_hook.
+  play('legacy command, restarted', legacy, [{ at: 5000, obs: down(), stage: 'ERROR', actions: [] }], restartStep(s1, T0 + 5000));
+  // Interrupted while "running" under the older master, with retry: still nothing runs.
+  const retried = spec('on_down: {command: "reboot", on_interrupted: retry}\n', 'legacy');
+  const hooking: StepState = { ...newStepState(MACHINE, 'agent-3'), stage: 'HOOK', hookAttempt: 1, sinceMs: T0, startedMs: T0, wentDown: true, downIssued: true, hadAgents: true };
+  play('legacy interrupted', retried, [{ at: 1000, obs: down({ hook: { attempt: 1, status: 'interrupted' } }), stage: 'ERROR', actions: [], waiting: /older master with a shell command/ }], hooking);
+
+  const gone = spec('on_down: {hook: reboot}\n', 'stored', new Map());
+  play('hook gone', gone, [...TO_DOWN, { at: 3000, obs: down(), stage: 'ERROR', actions: [],
+    waiting: 'on_down of agent-3 was not run: hook reboot is not configured on this master (--maintenance_hooks); add it to the hooks file and restart the master, then restart the step' }]);
+
+  const hostile = { hostname: '-oProxyCommand=x', ip: '10.0.0.3' };
+  play('unsafe hostname', HOOKED, [
+    { at: 0, obs: { agents: [A('a1')] }, stage: 'SCHEDULED', actions: ['schedule'] },
+    { at: 1000, obs: { mode: 'DRAINING', window: true }, stage: 'DOWN', actions: ['down'] },
+    { at: 2000, obs: down(), stage: 'ERROR', actions: [], waiting: /^on_down of -oProxyCommand=x was not run: its hostname "-oProxyCommand=x" holds characters that are not safe/ },
+  ], newStepState(hostile, '-oProxyCommand=x'));
+});
+
+test('a state an older master stored: new fields filled, a failed hook\'s output split off its error so it is hidden too', () => {
+  const old = (over: Record<string, unknown>): StepState => {
+    const { hookOutput: _drop, ...rest } = { ...newStepState(MACHINE, 'agent-3'), ...over };
+    return rest as unknown as StepState;
+  };
+  const failed = storedStepState(old({ stage: 'ERROR', failedIn: 'HOOK', error: 'on_down of agent-3 failed with exit status 3 (attempt 1); last output: uid=0(root) | secret' }), MACHINE, 'agent-3');
+  assert.deepEqual([failed.error, failed.hookOutput], ['on_down of agent-3 failed with exit status 3 (attempt 1)', 'last output: uid=0(root) | secret']);
+  assert.equal(errorText(failed, false), `on_down of agent-3 failed with exit status 3 (attempt 1); ${OUTPUT_HIDDEN}`);
+  const quiet = storedStepState(old({ stage: 'ERROR', failedIn: 'HOOK', error: 'on_down of agent-3 was killed by SIGTERM (attempt 2); no output' }), MACHINE, 'agent-3');
+  assert.deepEqual([quiet.error, quiet.hookOutput], ['on_down of agent-3 was killed by SIGTERM (attempt 2)', 'no output']);
+  // Other errors and other stages keep their text; the new field is null.
+  const drain = storedStepState(old({ stage: 'ERROR', failedIn: 'DRAINING', error: 'agent-3 did not drain within 1hrs: a1 DRAINING' }), MACHINE, 'agent-3');
+  assert.deepEqual([drain.error, drain.hookOutput], ['agent-3 did not drain within 1hrs: a1 DRAINING', null]);
+  assert.equal(storedStepState(old({ stage: 'UP' }), MACHINE, 'agent-3').hookOutput, null);
+  // A state of this master's kind is read as it is.
+  const mine: StepState = { ...newStepState(MACHINE, 'agent-3'), stage: 'ERROR', failedIn: 'HOOK', error: 'e; last output: not split again', hookOutput: 'last output: x' };
+  assert.deepEqual(storedStepState(mine, MACHINE, 'agent-3'), mine);
+});
+
+test('which operator verbs may make a step run its hook (so the operator must be allowed to run it too)', () => {
+  const { s: hooking } = at('HOOK');
+  const { s: awaiting } = at('AWAITING');
+  const { s: errUp } = at('ERROR_UP');
+  const failedHook = play('failed hook', HOOKED, [...TO_HOOK, { at: 4000, obs: down({ hook: { attempt: 1, status: 'failed', code: 1, output: '' } }), stage: 'ERROR' }]);
+  const complete: StepState = { ...newStepState(MACHINE, 'agent-3'), stage: 'COMPLETE' };
+  const pending = newStepState(MACHINE, 'agent-3');
+  const cases: Array<[string, StepState, boolean, boolean, boolean]> = [
+    // name, state, continue, restart, start
+    ['PENDING: started by the plan, the hook runs', pending, true, true, true],
+    ['running before its hook', at('DRAINING').s, false, true, true],
+    ['in HOOK', hooking, false, true, true],
+    ['ERROR in HOOK: restart runs it again', failedHook, false, true, true],
+    ['past the hook, waiting for the operator', awaiting, false, false, false],
+    ['ERROR after UP', errUp, false, false, false],
+    ['COMPLETE: a restart runs everything again', complete, false, true, true],
+  ];
+  for (const [name, state, cont, restart, start] of cases) {
+    assert.deepEqual([verbMayRunHook('continue', state), verbMayRunHook('restart', state), verbMayRunHook('start', state)], [cont, restart, start], name);
+  }
 });
 
 test('up_when operator: DOWN stays DOWN, with no timeout, until the operator continues the step', () => {
@@ -232,6 +318,7 @@ test('up_when operator: DOWN stays DOWN, with no timeout, until the operator con
   ]);
   // With a hook too: the hook first, then the operator.
   const both = spec('up_when: operator\non_down: x\n');
+  assert.equal(both.onDown?.kind === 'hook' && both.onDown.hook, 'x');
   play('hook then operator', both, [...TO_HOOK, { at: 4000, obs: down({ hook: { attempt: 1, status: 'succeeded', code: 0, output: '' } }), stage: 'AWAITING_OPERATOR' }]);
 });
 
@@ -508,7 +595,7 @@ const SEED = Number(process.env['STEP_FUZZ_SEED'] ?? 0x57e9);
 test(`random observations: never throws, state stays JSON, a repeat emits nothing (seed ${SEED}; rerun with STEP_FUZZ_SEED)`, () => {
   const next = mulberry32(SEED);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T;
-  const specs = [PLAIN, HOOKED, spec('up_when: operator\non_down: {command: "x {ip}", on_interrupted: retry}\nnotice: 1mins\n')];
+  const specs = [PLAIN, HOOKED, spec('up_when: operator\non_down: {hook: x, on_interrupted: retry}\nnotice: 1mins\n'), spec('on_down: "x {ip}"\n', 'legacy')];
   const seen = new Set<StepStage>();
   for (let run = 0; run < 200; run++) {
     const sp = pick(specs);

@@ -218,6 +218,39 @@ describe('OperatorStreams with view ACLs (shell)', () => {
     assert.deepEqual(offers(ops.records), [['A1', 'A2'], ['A1', 'A2']]);
   });
 
+  test('a failed hook\'s output in a plan step: shown to subscribers allowed run_maintenance_hooks on the hook, hidden from the others', async (t) => {
+    const acls = { ...ACLS, run_maintenance_hooks: [{ principals: { values: ['ops'] }, hooks: { values: ['patch'] } }] };
+    const { events, open } = await setup(t, security(acls));
+    const web = await open('web-team');
+    const ops = await open('ops');
+    await until(() => web.records.length === 2 && ops.records.length === 2, 'SUBSCRIBED + HEARTBEAT each');
+    const hidden = 'on_down of h1 failed with exit status 3 (attempt 1); output hidden (needs run_maintenance_hooks)';
+    const shown = 'on_down of h1 failed with exit status 3 (attempt 1); last output: the secret';
+    const step = { phase: 'all', name: 'h1', machine: { hostname: 'h1', ip: '10.0.0.1' }, stage: 'ERROR' as const, status: 'ERROR' as const, waitingFor: hidden };
+    events.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: 'rack-1', status: 'ERROR', step: { ...step, revealed: { hook: 'patch', waitingFor: shown } } });
+    // Another hook, which ops may not run; and an older master's command (no name): only an ANY grant reveals it.
+    events.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: 'rack-1', status: 'ERROR', step: { ...step, revealed: { hook: 'reboot', waitingFor: shown } } });
+    events.emit({ type: 'MAINTENANCE_PLAN_UPDATED', plan: 'rack-1', status: 'ERROR', step: { ...step, revealed: { hook: undefined, waitingFor: shown } } });
+    await until(() => web.records.length === 5 && ops.records.length === 5, 'three events each');
+    const texts = (records: Array<Record<string, unknown>>): string[] =>
+      records.slice(2).map((r) => (r['maintenance_plan_updated'] as { step: { waiting_for: string } }).step.waiting_for);
+    assert.deepEqual(texts(ops.records), [shown, hidden, hidden]);
+    assert.deepEqual(texts(web.records), [hidden, hidden, hidden]);
+    assert.ok(!JSON.stringify(web.records).includes('the secret'), 'nowhere in what the web team got');
+  });
+
+  test('without ACLs a failed hook\'s output is shown (anyone may run hooks on an open master)', async (t) => {
+    const { events, open } = await setup(t, MasterSecurity.open());
+    const a = await open(undefined);
+    await until(() => a.records.length === 2, 'SUBSCRIBED + HEARTBEAT');
+    events.emit({
+      type: 'MAINTENANCE_PLAN_UPDATED', plan: 'rack-1', status: 'ERROR',
+      step: { phase: 'all', name: 'h1', machine: { hostname: 'h1', ip: '10.0.0.1' }, stage: 'ERROR', status: 'ERROR', waitingFor: 'x; output hidden (needs run_maintenance_hooks)', revealed: { hook: 'patch', waitingFor: 'x; last output: ok' } },
+    });
+    await until(() => a.records.length === 3, 'the event');
+    assert.equal((a.records[2]?.['maintenance_plan_updated'] as { step: { waiting_for: string } }).step.waiting_for, 'x; last output: ok');
+  });
+
   test('without ACLs every subscriber gets every event, rendered once', async (t) => {
     const { events, open } = await setup(t, MasterSecurity.open());
     const a = await open('web-team');

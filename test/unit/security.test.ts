@@ -189,6 +189,52 @@ describe('ACLs: decisions (Mesos local authorizer semantics, machine objects)', 
   });
 });
 
+describe('ACLs: run_maintenance_hooks is denied unless an entry grants it, whatever permissive says', () => {
+  const entries = [
+    { principals: { values: ['ops'] }, hooks: { type: 'ANY' } },
+    { principals: { values: ['patcher'] }, hooks: { values: ['patch'] } },
+    { principals: { values: ['banned'] }, hooks: { type: 'NONE' } },
+  ];
+  for (const permissive of [true, false]) {
+    const r = parseAcls(JSON.stringify({ permissive, run_maintenance_hooks: entries, drain_agents: [] }));
+    assert.ok(r.ok);
+    const z = new Authorizer(r.value);
+    const cases: Array<[string | undefined, string | undefined, boolean, string]> = [
+      ['ops', 'patch', true, 'an ANY grant'],
+      ['ops', undefined, true, 'an ANY grant covers an unknown hook (an older master\'s command)'],
+      ['patcher', 'patch', true, 'a grant by name'],
+      ['patcher', 'reboot', false, 'another hook: no entry matches, and permissive does not apply'],
+      ['patcher', undefined, false, 'an unknown hook: only ANY entries match'],
+      ['banned', 'patch', false, 'a NONE entry'],
+      ['r1-team', 'patch', false, 'no entry for the principal'],
+      [undefined, 'patch', false, 'anonymous'],
+    ];
+    for (const [principal, hook, want, why] of cases) {
+      test(`permissive ${permissive}: ${principal ?? '(anonymous)'} ${hook ?? '(unknown hook)'}: ${why}`, () => {
+        assert.equal(z.allows('run_maintenance_hooks', principal, hook), want);
+        assert.equal(z.approver('run_maintenance_hooks', principal)(hook), want);
+      });
+    }
+    test(`permissive ${permissive}: the rule is for run_maintenance_hooks alone`, () => {
+      assert.equal(z.allows('mark_agents_gone', 'r1-team', undefined), permissive, 'other actions without entries: permissive decides');
+    });
+  }
+  test('ACLs that predate hooks (no entry for the action at all), permissive: still denied', () => {
+    const r = parseAcls(JSON.stringify({ permissive: true, drain_agents: [{ principals: { type: 'ANY' }, agents: { type: 'ANY' } }] }));
+    assert.ok(r.ok);
+    assert.equal(new Authorizer(r.value).allows('run_maintenance_hooks', 'ops', 'patch'), false);
+    assert.equal(new Authorizer(r.value).allows('create_maintenance_plans', 'ops', { hostname: 'a' }), true);
+  });
+  test('without ACLs (an open master) any principal may name a hook', () => {
+    assert.equal(new Authorizer(undefined).allows('run_maintenance_hooks', undefined, 'patch'), true);
+  });
+  test('the object field is hooks', () => {
+    const r = parseAcls(JSON.stringify({ run_maintenance_hooks: [{ principals: { values: ['ops'] }, machines: { type: 'ANY' } }] }));
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.error, /run_maintenance_hooks\[0\]\.machines is not a field of run_maintenance_hooks \(principals, hooks\)/);
+  });
+});
+
 describe('scheduleChanges', () => {
   const w = (start: bigint, ...hosts: string[]): Schedule['windows'][number] => ({ machineIds: hosts.map((h) => ({ hostname: h, ip: '10.0.0.1' })), unavailability: { startNs: start, durationNs: 10n } });
   const cases: Array<[string, Schedule, Schedule, string[]]> = [
