@@ -110,6 +110,7 @@ export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord 
     case 'AGENT_DISCONNECTED':
     case 'AGENT_UNREACHABLE':
     case 'AGENT_GONE':
+    case 'AGENT_REFUSED_MESSAGE':
     case 'STATUS_UPDATE':
     case 'TASK_ACKNOWLEDGED':
       return undefined;
@@ -224,6 +225,7 @@ export function eventGate(event: MasterEvent, objects: StreamObjects): EventGate
     case 'AGENT_DISCONNECTED':
     case 'AGENT_UNREACHABLE':
     case 'AGENT_GONE':
+    case 'AGENT_REFUSED_MESSAGE':
     case 'STATUS_UPDATE':
     case 'TASK_ACKNOWLEDGED':
       return { kind: 'OPEN' };

@@ -7,10 +7,11 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
-import type { MasterMessage } from '../../shared/protocol.js';
+import { messageDigest, type MasterMessage } from '../../shared/protocol.js';
 import { AgentTable } from '../../master/agents.js';
 import { Commits } from '../../master/commit.js';
 import { Drainer } from '../../master/drainer.js';
+import { drainRecordJson } from '../../master/drain.js';
 import { MasterEvents, type MasterEvent } from '../../master/events.js';
 import { MaintenanceState } from '../../master/maintenance.js';
 import { Maintainer } from '../../master/maintainer.js';
@@ -115,6 +116,41 @@ describe('Drainer (drain service)', () => {
     assert.deepEqual(w.registry.ops, ['drain', 'drained']);
     assert.equal(w.agents.get('A')?.drain?.state, 'DRAINED');
     assert.deepEqual(w.events.filter((e) => e.type === 'AGENT_UPDATED').map((e) => (e as { change: string }).change), ['DRAINING', 'DRAINED']);
+  });
+
+  test('a DRAIN the agent refused: in the drain record, not re-sent at registrations until the drain or the agent version changes', async () => {
+    const w = world();
+    const d = drainer(w);
+    w.agents.addTask('A', 'f', { name: 't', task_id: { value: 't' }, agent_id: { value: 'A' }, resources: [] });
+    assert.equal(await d.drain('A', { maxGracePeriodNs: 5n, markGone: false }), undefined);
+    const sent = w.link.sent[0]?.msg;
+    assert.ok(sent !== undefined);
+    // A refusal of another message (an earlier drain's, say) changes nothing.
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'DRAIN', digest: '0000000000000000', reason: 'old' } });
+    assert.equal(w.agents.get('A')?.drain?.refused, undefined);
+    w.clock.advance(1000);
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'DRAIN', digest: messageDigest(sent), reason: 'cannot read it' } });
+    const drain = w.agents.get('A')?.drain;
+    assert.equal(drain?.refused?.reason, 'cannot read it');
+    assert.equal(drain?.refused?.atNs, BigInt(w.clock.now()) * 1_000_000n);
+    assert.equal(drain?.sentMs, undefined, 'its tasks were not told to stop');
+    assert.deepEqual(drainRecordJson({ ...d.view(w.agents.get('A')!), drain: drain! }, w.clock.now())['refused'], { reason: 'cannot read it', time: { nanoseconds: BigInt(w.clock.now()) * 1_000_000n } });
+    assert.deepEqual(w.events.filter((e) => e.type === 'AGENT_UPDATED').map((e) => (e as { change: string }).change), ['DRAINING', 'DRAIN_REFUSED']);
+    // The agent registers again (same version): the same DRAIN is not sent again.
+    d.agentRegistered('A');
+    assert.deepEqual(w.link.types('A'), ['DRAIN']);
+    // Back with another version (upgraded): sent again, and the refusal is history until it comes back.
+    w.agents.get('A')!.version = '2';
+    d.agentRegistered('A');
+    assert.deepEqual(w.link.types('A'), ['DRAIN', 'DRAIN']);
+    assert.equal(w.agents.get('A')?.drain?.refused, undefined);
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'DRAIN', digest: messageDigest(sent), reason: 'still cannot' } });
+    d.agentRegistered('A');
+    assert.deepEqual(w.link.types('A'), ['DRAIN', 'DRAIN']);
+    // A new DRAIN_AGENT is a new message: sent, whatever was refused before.
+    assert.equal(await d.drain('A', { maxGracePeriodNs: 6n, markGone: false }), undefined);
+    assert.deepEqual(w.link.types('A'), ['DRAIN', 'DRAIN', 'DRAIN']);
+    assert.equal(w.agents.get('A')?.drain?.refused, undefined);
   });
 
   test('a failed write: the error is the answer and nothing changed', async () => {
