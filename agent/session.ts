@@ -6,6 +6,9 @@
  * Lifecycle: idle → waiting (backoff) → connecting → registering → registered, back to waiting
  * when the socket drops, and closed after close() or a SHUTDOWN from the master. After a SHUTDOWN
  * because the machine is DOWN, the owner may resume(): waiting again, to register once it is UP.
+ *
+ * A garbled frame drops the session (PROTOCOL_ERROR); a message that parses but does not
+ * validate is refused and the session stays (shared/protocol.ts says why, #refuse what follows).
  */
 
 import { createRequire } from 'node:module';
