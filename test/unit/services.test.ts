@@ -265,6 +265,25 @@ describe('Schedulers (frameworks and offers)', () => {
     s.stop();
   });
 
+  test('a launch the agent refused (it could not read the RUN_TASK): the framework hears TASK_ERROR with the reason, the task is done', async () => {
+    const w = world();
+    const s = schedulers(w);
+    const st = stream();
+    await s.subscribe({ user: 'u', name: 'f' }, () => st);
+    const fid = (st.events[0]?.['subscribed'] as { framework_id: { value: string } }).framework_id.value;
+    w.agents.addTask('A', fid, { name: 't', task_id: { value: 't' }, agent_id: { value: 'A' }, resources: [] });
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'RUN_TASK', id: 't', digest: '0123456789abcdef', reason: 'Missing required fields: task.resources' } });
+    const updates = st.events.filter((e) => e.type === 'UPDATE').map((e) => (e['update'] as { status: { state: string; reason: string; message: string; source: string } }).status);
+    assert.deepEqual(updates.map((u) => [u.state, u.reason, u.source, u.message]), [['TASK_ERROR', 'REASON_TASK_INVALID', 'SOURCE_MASTER', 'The agent refused the launch: Missing required fields: task.resources']]);
+    assert.equal(w.agents.get('A')?.tasks?.size ?? 0, 0);
+    assert.equal(w.agents.completedTasks.length, 1);
+    assert.ok(w.events.some((e) => e.type === 'TASK_UPDATED' && e.state === 'TASK_ERROR'));
+    // Another refusal of it (a resent RUN_TASK, say) finds nothing to end.
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'RUN_TASK', id: 't', digest: '0123456789abcdef', reason: 'again' } });
+    assert.equal(st.events.filter((e) => e.type === 'UPDATE').length, 1);
+    s.stop();
+  });
+
   test('an agent that disconnects: a framework that does not checkpoint loses its task once (tombstoned)', async () => {
     const w = world();
     const s = schedulers(w);
