@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { stringifyJson } from '../../shared/json.js';
+import { caseRng, fuzzSeed, mutate, randomJson, serialize, type Json } from '../helpers/fuzz.js';
 import { decodeAgentMessage, decodeMasterMessage, encode, MASTER_MESSAGE_TYPES, MASTER_MESSAGES, messageDigest, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
 
 const register: AgentMessage = {
@@ -131,4 +133,36 @@ test('REFUSED from an agent: validated as any agent message', () => {
 
 test('every master message type has a description, and MASTER_MESSAGE_TYPES lists them in order', () => {
   assert.deepEqual(Object.keys(MASTER_MESSAGES), [...MASTER_MESSAGE_TYPES]);
+});
+
+test('the agent decoder never throws: mutated master messages and random JSON are decoded, refused or garbled (seeded)', () => {
+  const seed = fuzzSeed(process.env);
+  const templates: MasterMessage[] = [
+    { type: 'REGISTERED', request_id: 1, agent_id: 'a', master_id: 'm', ping_interval_ms: 1000, max_ping_timeouts: 3, capabilities: ['REFUSED'] },
+    { type: 'SHUTDOWN', message: 'bye' },
+    { type: 'RUN_TASK', framework_id: 'f', framework: { user: 'u', name: 'n', id: { value: 'f' } }, task: { name: 't', task_id: { value: 't' }, agent_id: { value: 'a' }, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 } }], command: { value: 'true' }, kill_policy: { grace_period: { nanoseconds: 1 } } } },
+    { type: 'KILL_TASK', framework_id: 'f', task_id: 't', kill_policy: { grace_period: { nanoseconds: 5 } } },
+    { type: 'ACKNOWLEDGE', framework_id: 'f', task_id: 't', uuid: 'u' },
+    { type: 'DRAIN', config: { max_grace_period: { nanoseconds: 2n ** 62n }, mark_gone: false } },
+  ];
+  const counts = { ok: 0, refused: 0, garbled: 0 };
+  for (let i = 0; i < 3000; i++) {
+    const rng = caseRng(seed, i);
+    const frame = rng.chance(0.8)
+      ? serialize(mutate(rng, JSON.parse(stringifyJson(rng.pick(templates))) as Json, [...MASTER_MESSAGE_TYPES, 'REFUSED', 'REBOOT']).body)
+      : serialize(randomJson(rng));
+    let d: ReturnType<typeof decodeMasterMessage>;
+    try {
+      d = decodeMasterMessage(frame);
+    } catch (e) {
+      assert.fail(`seed ${seed} case ${i}: threw ${(e as Error).message} on ${frame.slice(0, 300)}`);
+    }
+    if (d.ok) counts.ok++;
+    else if (d.refusal !== undefined) {
+      counts.refused++;
+      assert.ok(d.refusal.reason.length <= 500, 'a bounded reason');
+      assert.equal(decodeAgentMessage(encode({ type: 'REFUSED', refused: d.refusal })).ok, true, `seed ${seed} case ${i}: the REFUSED it sends is valid`);
+    } else counts.garbled++;
+  }
+  assert.ok(counts.ok > 0 && counts.refused > 0 && counts.garbled > 0, JSON.stringify(counts));
 });
