@@ -9,7 +9,7 @@
 import type { TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import { agentMachineId } from '../shared/machine.js';
-import { assertNever, CLOSE_CODES, MASTER_CAPABILITIES, MAX_REFUSAL_REASON, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
+import { assertNever, CLOSE_CODES, MASTER_CAPABILITIES, MAX_REFUSAL_REASON, type AgentMessage, type MasterMessage, type Refusal } from '../shared/protocol.js';
 import { principalRefusal, takeoverDecision, type AgentEntry, type ForeignTaskReason, type ProbeResult, type RegistrationRequest, type UnreachableReason } from './agents.js';
 import type { Task } from '../shared/mesos.js';
 import { agentObject } from './acl-objects.js';
@@ -204,8 +204,9 @@ export class Registration implements AgentLink {
   #refused(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REFUSED' }>): void {
     const agentId = this.#sessionAgent.get(conn.id);
     const r = msg.refused;
-    // An agent's text, kept in memory and logged: bounded like the agent bounds it.
-    const refused = r.reason.length > MAX_REFUSAL_REASON ? { ...r, reason: `${r.reason.slice(0, MAX_REFUSAL_REASON - 3)}...` } : r;
+    // An agent's text, kept in memory and logged: bounded as a real agent bounds it.
+    const refused: Refusal = { type: r.type, digest: r.digest.slice(0, 64), reason: r.reason.length > MAX_REFUSAL_REASON ? `${r.reason.slice(0, MAX_REFUSAL_REASON - 3)}...` : r.reason };
+    if (r.id !== undefined) refused.id = r.id.slice(0, 200);
     if (agentId === undefined) {
       this.#o.log.warn('refusal from unregistered session', { sessionId: conn.id, type: refused.type, reason: refused.reason });
       return;

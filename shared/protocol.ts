@@ -341,7 +341,6 @@ export const MASTER_MESSAGES: { readonly [K in MasterMessageType]: MessageType }
   DRAIN: masterMessage('DRAIN', () => ({ config: required(DRAIN_CONFIG) })),
 };
 
-
 /** What a decoded master message must be beyond its proto types: non-empty ids, positive liveness, a grace that is not negative, a decimal epoch. */
 function masterMessageProblem(m: MasterMessage): string | undefined {
   if (m.epoch !== undefined && !/^[0-9]{1,20}$/.test(m.epoch)) return "Field 'epoch' must be a decimal string";
@@ -471,8 +470,9 @@ export function decodeMasterMessage(frame: unknown, isBinary = false): MasterDec
   if (!Object.hasOwn(MASTER_MESSAGES, type)) return refused(json, '?', `unknown message type ${JSON.stringify(preview(type))}; expected one of ${MASTER_MESSAGE_TYPES.join(', ')}`);
   const known = type as MasterMessageType;
   const d = decodeMessage<MasterMessage>(MASTER_MESSAGES[known], json);
-  const problem = d.ok ? masterMessageProblem(d.value) : d.error;
-  if (problem !== undefined || !d.ok) return refused(json, known, problem ?? 'invalid');
+  if (!d.ok) return refused(json, known, d.error);
+  const problem = masterMessageProblem(d.value);
+  if (problem !== undefined) return refused(json, known, problem);
   return { ok: true, message: d.value };
 }
 
