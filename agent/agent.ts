@@ -20,6 +20,7 @@ import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../shared/protocol.j
 import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
 import { Supervisor } from './supervisor.js';
+import { gracePeriodMs } from './kill-policy.js';
 import { LaunchServer } from './launch-server.js';
 import { Signaller } from './signaller.js';
 import { TASK_NICE } from './launcher.js';
@@ -187,6 +188,7 @@ export class Agent {
           instruments.session.onDisconnected();
           this.#streams.pause();
         },
+        refused: (refusal) => instruments.session.onRefused(refusal.type),
       },
     });
     this.#api = new AgentApi({
@@ -313,8 +315,8 @@ export class Agent {
   #maxGraceMs(): number {
     let max = 3_000;
     for (const { task: t } of this.#supervisor.taskLists().launched_tasks) {
-      const ns = t.kill_policy?.grace_period?.nanoseconds;
-      if (ns !== undefined) max = Math.max(max, Math.ceil(ns / 1e6));
+      // Capped as the kill's own timer is (agent/kill-policy.ts): the shutdown's wait is a timer too.
+      if (t.kill_policy?.grace_period?.nanoseconds !== undefined) max = Math.max(max, gracePeriodMs(t.kill_policy, undefined));
     }
     return max;
   }

@@ -16,6 +16,10 @@
  * commit (`afterCommit`). Reading replays the journal; once it is mostly superseded records it
  * is compacted (rewritten with the live state only, atomically).
  *
+ * Records are JSON with exact int64s (shared/json.ts): a drain's max_grace_period, or an
+ * integer beyond 2^53 in a task's passthrough field, is written as bare digits and read back
+ * as a bigint.
+ *
  * Agents before the journal kept one file per record (meta/agent.json, meta/drain.json,
  * meta/tasks/<fw>/<task>/task.json, each replaced atomically); those are still read, and moved
  * into the journal by the first commit.
@@ -25,7 +29,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rm, rmSyn
 import { join } from 'node:path';
 import { Journal, readJournal, type JournalInstruments } from './journal.js';
 import type { FrameworkInfo, TaskInfo, TaskState, TaskStatus } from '../shared/mesos.js';
-import type { DrainConfigWire } from '../shared/drain.js';
+import { readDrainConfigWire, type DrainConfigWire } from '../shared/drain.js';
+import { parseJson, stringifyJson } from '../shared/json.js';
 
 /** Bumped when the layout changes; a checkpoint with another number is treated as corrupt. */
 export const CHECKPOINT_FORMAT = 1;
@@ -124,12 +129,12 @@ function readJson(file: string): FileRead<Record<string, unknown>> {
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = parseJson(text);
   } catch (e) {
     return { ok: false, problem: `not valid JSON (${text.length === 0 ? 'empty file' : (e as Error).message})` };
   }
   if (!isObject(data)) return { ok: false, problem: 'not a JSON object' };
-  if (data['format'] !== CHECKPOINT_FORMAT) return { ok: false, problem: `unknown format version ${JSON.stringify(data['format'])} (this agent knows ${CHECKPOINT_FORMAT})` };
+  if (data['format'] !== CHECKPOINT_FORMAT) return { ok: false, problem: `unknown format version ${stringifyJson(data['format'])} (this agent knows ${CHECKPOINT_FORMAT})` };
   return { ok: true, value: data };
 }
 
@@ -200,11 +205,11 @@ function applyEntry(state: State, e: unknown): string | undefined {
     case 'task': {
       const v = e['v'];
       if (!isObject(v)) return 'task entry without a record';
-      if (v['format'] !== CHECKPOINT_FORMAT) return `task record of unknown format ${JSON.stringify(v['format'])}`;
+      if (v['format'] !== CHECKPOINT_FORMAT) return `task record of unknown format ${stringifyJson(v['format'])}`;
       const problem = checkTask(v);
       if (problem !== undefined) return problem;
       const r = v as unknown as TaskRecord;
-      state.tasks.set(recordKey(r.framework_id, r.task.task_id.value), JSON.stringify(r));
+      state.tasks.set(recordKey(r.framework_id, r.task.task_id.value), stringifyJson(r));
       return undefined;
     }
     case 'forget':
@@ -213,15 +218,18 @@ function applyEntry(state: State, e: unknown): string | undefined {
       return undefined;
     case 'drain': {
       const v = e['v'];
-      // As a drain file that did not parse: dropped (the master re-sends the drain at re-registration).
-      state.drain = isObject(v) && isObject(v['config']) && typeof v['config']['mark_gone'] === 'boolean' ? ({ format: CHECKPOINT_FORMAT, ...v } as DrainRecord) : undefined;
+      // Read as the wire reads it (the grace exact, an older agent's JSON number included). One
+      // that does not read is dropped, as a drain file that did not parse: the master re-sends
+      // the drain at re-registration.
+      const config = isObject(v) ? readDrainConfigWire(v['config']) : undefined;
+      state.drain = isObject(v) && config?.ok === true ? ({ format: CHECKPOINT_FORMAT, ...v, config: config.value } as DrainRecord) : undefined;
       return undefined;
     }
     case 'undrain':
       state.drain = undefined;
       return undefined;
     default:
-      return `unknown entry ${JSON.stringify(e['k'])}`;
+      return `unknown entry ${stringifyJson(e['k'])}`;
   }
 }
 
@@ -285,7 +293,7 @@ export class Checkpoint {
     if (!read.ok) return { kind: 'corrupt', file: this.journalFile, problem: read.problem };
     const [header, ...entries] = read.entries;
     if (header !== undefined && (!isObject(header) || header['k'] !== 'header' || header['format'] !== JOURNAL_FORMAT)) {
-      return { kind: 'corrupt', file: this.journalFile, problem: `unknown journal format ${JSON.stringify(isObject(header) ? header['format'] : header)} (this agent knows ${JOURNAL_FORMAT})` };
+      return { kind: 'corrupt', file: this.journalFile, problem: `unknown journal format ${stringifyJson(isObject(header) ? header['format'] : header)} (this agent knows ${JOURNAL_FORMAT})` };
     }
     for (const [i, e] of entries.entries()) {
       const problem = applyEntry(state, e);
@@ -296,7 +304,7 @@ export class Checkpoint {
     }
     this.#setState(state);
     this.#journal = this.#openJournal(read.validBytes);
-    const tasks = [...state.tasks.values()].map((json) => JSON.parse(json) as TaskRecord);
+    const tasks = [...state.tasks.values()].map((json) => parseJson(json) as TaskRecord);
     return { kind: 'recovered', agentId: state.agent?.agent_id, tasks };
   }
 
@@ -328,7 +336,7 @@ export class Checkpoint {
           const problem = checkTask(r.value);
           if (problem !== undefined) return { kind: 'corrupt', file, problem };
           const rec = r.value as unknown as TaskRecord;
-          state.tasks.set(recordKey(rec.framework_id, rec.task.task_id.value), JSON.stringify(rec));
+          state.tasks.set(recordKey(rec.framework_id, rec.task.task_id.value), stringifyJson(rec));
           this.#legacy.push(file);
         }
       }
@@ -362,7 +370,7 @@ export class Checkpoint {
   }
 
   writeTask(record: TaskRecord): number {
-    const json = JSON.stringify(record);
+    const json = stringifyJson(record);
     this.#setTask(recordKey(record.framework_id, record.task.task_id.value), json);
     return this.#journalNow().append(`{"k":"task","v":${json}}`);
   }
@@ -459,7 +467,7 @@ export class Checkpoint {
   }
 
   #append(entry: Entry): number {
-    return this.#journalNow().append(JSON.stringify(entry));
+    return this.#journalNow().append(stringifyJson(entry));
   }
 
   #setState(state: State): void {
@@ -518,7 +526,7 @@ export class Checkpoint {
     if (s.agent !== undefined) lines.push(JSON.stringify({ k: 'agent', v: s.agent }));
     if (s.drain !== undefined) {
       const { format: _format, ...v } = s.drain;
-      lines.push(JSON.stringify({ k: 'drain', v }));
+      lines.push(stringifyJson({ k: 'drain', v }));
     }
     for (const json of s.tasks.values()) lines.push(`{"k":"task","v":${json}}`);
     return lines;

@@ -24,6 +24,7 @@
 import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { parseJson } from '../shared/json.js';
 
 /**
  * Where the journal reports its commits (agent/metrics.ts). `now` is a monotonic clock in ms
@@ -86,7 +87,8 @@ export function parseJournal(text: string): JournalRead {
       if (rest.length === 0) return { ok: true, entries, validBytes: Buffer.byteLength(text.slice(0, pos)), tornTail: true };
       return { ok: false, problem: `line ${line}: ${problem}` };
     }
-    entries.push(JSON.parse(raw.slice(9)) as unknown);
+    // Exactly: a drain's grace, or an int64 in a task's passthrough field, keeps every digit.
+    entries.push(parseJson(raw.slice(9)));
     pos = end + 1;
   }
   return { ok: true, entries, validBytes: Buffer.byteLength(text), tornTail: false };

@@ -6,12 +6,23 @@
  * executor's default of 3 s applies.
  */
 
+import { MAX_TIMER_MS } from '../shared/clock.js';
 import { DEFAULT_GRACE_PERIOD_NS, type KillPolicy } from '../shared/mesos.js';
 
-/** Grace period in milliseconds, rounded up so a task never gets less than it asked for. */
+/**
+ * The longest grace a kill waits before SIGKILL: 2^31-1 ms, 24.8 days. This is where a grace
+ * becomes a timer, and Node fires a setTimeout longer than that at once; a task's kill policy
+ * may ask for up to 2^53 ns (104 days), a drain's cap for any int64 (292 years).
+ */
+export const MAX_GRACE_MS = MAX_TIMER_MS;
+
+/**
+ * Grace period in milliseconds, rounded up so a task never gets less than it asked for, at
+ * most MAX_GRACE_MS; a negative one is 0 (Mesos: the timer fires at once).
+ */
 export function gracePeriodMs(taskPolicy: KillPolicy | undefined, override: KillPolicy | undefined): number {
   const ns = override?.grace_period?.nanoseconds ?? taskPolicy?.grace_period?.nanoseconds ?? DEFAULT_GRACE_PERIOD_NS;
-  return Math.ceil(Math.max(0, ns) / 1e6);
+  return Math.min(MAX_GRACE_MS, Math.ceil(Math.max(0, ns) / 1e6));
 }
 
 /**

@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../shared/clock.js';
 import { isTerminal, TASK_STATES, type Resource, type TaskState } from '../shared/mesos.js';
+import { MASTER_MESSAGE_TYPES, type Refusal } from '../shared/protocol.js';
 import { scalarOf } from '../shared/resources.js';
 import { createMetricsRegistry, RESOURCE_NAMES, resourceKeys, ScrapedGauges, sendSnapshot, systemFacts, systemKeys, type ResourceName, type ResourceUse, type SystemFacts } from '../io/metrics.js';
 import type { CheckpointInstruments } from './checkpoint.js';
@@ -86,6 +87,8 @@ export interface AgentProcessFacts {
   readonly killEscalations: number;
   readonly registrations: number;
   readonly disconnections: number;
+  /** Master messages refused (they did not decode; the session went on), every type together. */
+  readonly refusedMessages: number;
   readonly system: SystemFacts;
 }
 
@@ -132,6 +135,7 @@ export function agentSnapshot(s: AgentSummary, p: AgentProcessFacts): Record<str
     'drydock/status_updates_pending': s.pendingUpdates,
     'drydock/master_registrations': p.registrations,
     'drydock/master_disconnections': p.disconnections,
+    'drydock/master_messages_refused': p.refusedMessages,
   };
   for (const [key, state] of TASK_GAUGES) v[`slave/tasks_${key}`] = s.tasks[state];
   for (const [key, states] of TASK_COUNTERS) v[`slave/tasks_${key}`] = states.reduce((n, st) => n + (p.terminalTasks[st] ?? 0), 0);
@@ -151,6 +155,8 @@ export interface MasterSessionInstruments {
   onRegistered(reregistered: boolean): void;
   /** A registered session dropped (the agent reconnects). */
   onDisconnected(): void;
+  /** A master message did not decode and was refused; the session went on. */
+  onRefused(type: Refusal['type']): void;
 }
 
 export interface AgentMetricsOptions {
@@ -176,6 +182,7 @@ export class AgentMetrics {
     killEscalations: 0,
     registrations: 0,
     disconnections: 0,
+    refusedMessages: 0,
     terminalTasks: {} as Partial<Record<TaskState, number>>,
   };
 
@@ -220,6 +227,13 @@ export class AgentMetrics {
     registrations.inc({ kind: 'new' }, 0);
     registrations.inc({ kind: 'reregistered' }, 0);
     const disconnections = new Counter({ name: `${p}master_disconnections_total`, help: 'Registered sessions with the master that dropped (the agent reconnects with backoff).', registers });
+    const refused = new Counter({
+      name: `${p}master_messages_refused_total`,
+      help: 'Master messages the agent refused, by type ("?": a type it does not know): they did not decode, nothing was done with them, the session went on. Each is logged once and named to the master.',
+      labelNames: ['type'],
+      registers,
+    });
+    for (const type of [...MASTER_MESSAGE_TYPES, '?']) refused.inc({ type }, 0);
 
     const c = this.#counts;
     this.instruments = {
@@ -264,6 +278,10 @@ export class AgentMetrics {
           c.disconnections++;
           disconnections.inc();
         },
+        onRefused: (type) => {
+          c.refusedMessages++;
+          refused.inc({ type });
+        },
       },
     };
   }
@@ -296,6 +314,7 @@ export class AgentMetrics {
       killEscalations: c.killEscalations,
       registrations: c.registrations,
       disconnections: c.disconnections,
+      refusedMessages: c.refusedMessages,
       system: systemFacts(),
     });
   }

@@ -6,13 +6,16 @@
  * Lifecycle: idle → waiting (backoff) → connecting → registering → registered, back to waiting
  * when the socket drops, and closed after close() or a SHUTDOWN from the master. After a SHUTDOWN
  * because the machine is DOWN, the owner may resume(): waiting again, to register once it is UP.
+ *
+ * A garbled frame drops the session (PROTOCOL_ERROR); a message that parses but does not
+ * validate is refused and the session stays (shared/protocol.ts says why, #refuse what follows).
  */
 
 import { createRequire } from 'node:module';
 import type { RawData, WebSocket } from 'ws';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
-import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, MAX_FRAME_BYTES, assertNever, decodeMasterMessage, encode, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
+import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, MAX_FRAME_BYTES, assertNever, decodeMasterMessage, encode, type AgentMessage, type MasterMessage, type Refusal } from '../shared/protocol.js';
 import { registrationDelayMs } from './backoff.js';
 import type { ClientTransport } from '../io/transport.js';
 
@@ -43,7 +46,12 @@ export interface SessionOwner {
   shutdown(message: string, wasRegistered: boolean): void;
   /** The registered session dropped; a new one is being set up. */
   disconnected(): void;
+  /** A master message was refused (it did not decode); the session goes on. For the counters. */
+  refused?(refusal: Refusal): void;
 }
+
+/** How many refused messages' digests are remembered, so that each is logged once however often it comes back. */
+const REFUSALS_REMEMBERED = 256;
 
 export interface SessionOptions {
   /** --master as given (host:port, a list, etcd://), for the logs. */
@@ -85,6 +93,10 @@ export class Session {
    * rule 5).
    */
   #highestEpoch = 0n;
+  /** The master of this session understands REFUSED (REGISTERED listed it). */
+  #masterTakesRefusals = false;
+  /** Digests of the refused messages already logged at error level, oldest first (bounded). */
+  readonly #refusalsLogged = new Set<string>();
 
   constructor(options: SessionOptions) {
     this.#o = options;
@@ -203,6 +215,8 @@ export class Session {
       this.#armWatchdog();
       const d = decodeMasterMessage(data, isBinary);
       if (!d.ok) {
+        if (d.refusal !== undefined) return this.#refuse(ws, d.refusal);
+        // Garbled: whatever sent it does not speak the protocol.
         this.#o.log.error('invalid master message', { error: d.error });
         this.#drop(ws, d.error, CLOSE_CODES.PROTOCOL_ERROR);
         return;
@@ -259,6 +273,7 @@ export class Session {
         this.#attempt = 0;
         this.#livenessMs = msg.ping_interval_ms * msg.max_ping_timeouts;
         this.#pingIntervalMs = msg.ping_interval_ms;
+        this.#masterTakesRefusals = msg.capabilities?.includes('REFUSED') === true;
         // The owner persists the id before `registered` is logged: a crash right after the log
         // line must still come back with this id. A failed write drops the session.
         try {
@@ -294,6 +309,28 @@ export class Session {
       default:
         assertNever(msg);
     }
+  }
+
+  /**
+   * A master message that parsed but cannot be acted on (a known type whose body does not
+   * validate, or a type this agent does not know): nothing is done with it and the session
+   * stays, since dropping it would only bring the same message back at the next registration.
+   * Logged at error once per message (a master re-sending it is not news), counted every time,
+   * and named to the master (REFUSED) so that it can report it and stop re-sending it; a master
+   * that does not list REFUSED would close the session on it, so it is not told.
+   */
+  #refuse(ws: WebSocket, refusal: Refusal): void {
+    this.#o.owner.refused?.(refusal);
+    const first = !this.#refusalsLogged.has(refusal.digest);
+    if (first) {
+      if (this.#refusalsLogged.size >= REFUSALS_REMEMBERED) this.#refusalsLogged.delete(this.#refusalsLogged.values().next().value as string);
+      this.#refusalsLogged.add(refusal.digest);
+    }
+    const told = this.#state === 'registered' && this.#masterTakesRefusals;
+    const fields = { type: refusal.type, id: refusal.id, digest: refusal.digest, reason: refusal.reason, master: this.#address, toldMaster: told };
+    if (first) this.#o.log.error('master message refused', fields);
+    else this.#o.log.debug('master message refused again', fields);
+    if (told && ws.readyState === WebSocketClient.OPEN) ws.send(encode({ type: 'REFUSED', refused: refusal }));
   }
 
   #armWatchdog(): void {

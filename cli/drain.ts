@@ -41,6 +41,20 @@ export interface DrainRecordJson {
   config?: unknown;
   remaining_tasks?: unknown;
   waiting_for?: unknown[];
+  /** The agent could not decode its drain message: nothing was killed, and it is not re-sent at registrations. */
+  refused?: { reason?: unknown; time?: { nanoseconds?: unknown } };
+}
+
+/** What the agent said when it refused its drain, or undefined. */
+function refusedReason(a: AgentJson): string | undefined {
+  const r = a.drain_record?.refused;
+  if (r === undefined) return undefined;
+  return typeof r.reason === 'string' && r.reason !== '' ? r.reason : 'no reason given';
+}
+
+/** The line that says a drain was refused by its agent. */
+export function refusedLine(reason: string): string {
+  return `the agent refused the drain (nothing was killed; drain again, or upgrade the agent): ${reason}`;
 }
 
 /** A Mesos agent id: `<master id>-S<n>`. */
@@ -102,7 +116,7 @@ export function drainCall(agentId: string, flags: DrainFlags): Checked<Record<st
  */
 export function agentStatus(a: AgentJson): string {
   const drain = a.drain_info?.state;
-  if (drain !== undefined && drain !== '') return drain;
+  if (drain !== undefined && drain !== '') return refusedReason(a) === undefined ? drain : `${drain} (REFUSED)`;
   if (a.deactivated === true) return 'DEACTIVATED';
   return a.active ? 'ACTIVE' : 'DISCONNECTED';
 }
@@ -132,6 +146,8 @@ export interface DrainView {
   remainingTasks: string[];
   /** What the drain waits for: one human message each, with a key that ignores ticking numbers. */
   waitingFor: WaitingEntry[];
+  /** Why the agent refused the drain message, when it did (the drain record's `refused`). */
+  refused: string | undefined;
 }
 
 /**
@@ -176,7 +192,7 @@ function taskIdText(t: unknown): string | undefined {
 
 /** The drain as seen in one GET_AGENTS answer (`agent` undefined: not listed). */
 export function drainView(agent: AgentJson | undefined, hostname: string): DrainView {
-  if (agent === undefined) return { present: false, hostname, state: undefined, remaining: undefined, remainingTasks: [], waitingFor: [] };
+  if (agent === undefined) return { present: false, hostname, state: undefined, remaining: undefined, remainingTasks: [], waitingFor: [], refused: undefined };
   const rec = agent.drain_record;
   const raw = rec?.remaining_tasks;
   let remaining: number | undefined;
@@ -195,6 +211,7 @@ export function drainView(agent: AgentJson | undefined, hostname: string): Drain
     remaining,
     remainingTasks,
     waitingFor: (rec?.waiting_for ?? []).map(waitingEntry),
+    refused: refusedReason(agent),
   };
 }
 
@@ -247,6 +264,7 @@ export function progressLines(prev: DrainView | undefined, next: DrainView, nowM
     }
     lines.push(parts.join('  '));
   }
+  if (next.refused !== undefined && next.refused !== prev?.refused) lines.push(`${t}    ${refusedLine(next.refused)}`);
   const before = new Set((prev?.waitingFor ?? []).map((w) => w.key));
   for (const w of next.waitingFor) if (!before.has(w.key)) lines.push(`${t}    waiting for: ${w.text}`);
   return lines;
@@ -284,6 +302,7 @@ export function drainFrame(v: DrainView, o: DrainFrameOptions): string[] {
   // No bar without tasks to count (an idle agent, or a master that does not say).
   const bar = v.remaining === undefined || total === 0 ? '' : `${progressBar(total - v.remaining, total, 20)} tasks ended  `;
   const lines = [`${v.hostname}  ${o.paint(state, colour)}  ${bar}${waited}`];
+  if (v.refused !== undefined) lines.push(`  ${o.paint(refusedLine(v.refused), 'red')}`);
   if (v.state !== 'DRAINED') {
     for (const w of v.waitingFor) lines.push(`  waiting for: ${w.text}`);
     lines.push('Ctrl-C stops waiting; the drain goes on');

@@ -12,7 +12,7 @@
 
 import { agentMachineId, machineKey, type MachineId, type MachineMode } from '../shared/machine.js';
 import { agentIp, type ClusterStatusJson, type ScheduleJson } from './maintenance.js';
-import { drainView, type AgentJson, type RecoveredAgentJson } from './drain.js';
+import { drainView, refusedLine, type AgentJson, type RecoveredAgentJson } from './drain.js';
 import { formatSpan, nanosOf } from './nanotime.js';
 import { stepNote, statusColour, type PlanView } from './plan.js';
 import { oneLine } from './service-api.js';
@@ -214,7 +214,8 @@ export function clusterStatus(input: StatusInput): ClusterStatus {
       state,
       age_seconds: started === undefined ? null : Math.max(0, Math.floor((input.nowMs - Number(started / 1_000_000n)) / 1000)),
       remaining_tasks: v.remaining ?? null,
-      waiting_for: v.waitingFor.map((w) => oneLine(w.text)),
+      // A refused drain first: nothing else it waits for will happen until someone acts.
+      waiting_for: [...(v.refused === undefined ? [] : [refusedLine(v.refused)]), ...v.waitingFor.map((w) => w.text)].map(oneLine),
     });
   }
   // Longest-running first: the drain most likely stuck.

@@ -78,6 +78,15 @@ export function clusterView(model, ui) {
     drainsInProgress(model, ui));
 }
 
+/**
+ * What a drain waits for, as the drain record says it: a drain its agent refused first (the
+ * agent could not decode its drain message and killed nothing), then `waiting_for`.
+ */
+function drainWaits(rec) {
+  const refused = rec?.refused ? [{ kind: 'REFUSED', message: `the agent refused the drain (nothing was killed; drain again, or upgrade the agent): ${rec.refused.reason ?? ''}` }] : [];
+  return [...refused, ...(rec?.waiting_for ?? [])];
+}
+
 function drainsInProgress(model, ui) {
   const draining = [...model.agents.values()].filter((a) => a.drain_info?.state === 'DRAINING');
   const plans = [...model.plans.values()].filter((p) => p.status !== 'COMPLETE');
@@ -86,7 +95,7 @@ function drainsInProgress(model, ui) {
       h('td', {}, a.agent_info?.hostname),
       h('td', {}, ago(nsToMs(a.drain_record?.started_time), ui.now)),
       h('td', { class: 'num' }, String(a.drain_record?.remaining_tasks ?? '—')),
-      h('td', { class: 'wrap' }, (a.drain_record?.waiting_for ?? []).map((w) => w.message).join('; ') || '—'))))),
+      h('td', { class: 'wrap' }, drainWaits(a.drain_record).map((w) => w.message).join('; ') || '—'))))),
     section('Maintenance plans in progress', null, plans.length === 0 ? empty('No maintenance plan is in progress.') : table(['Plan', 'Status', 'Machines'], plans.map((p) => h('tr', {},
       h('td', {}, h('a', { href: '#/plans' }, p.name)), h('td', {}, badge(p.status)), h('td', { class: 'num' }, String(planMachines(p) ?? '—')))))));
 }
@@ -164,7 +173,7 @@ export function agentsView(model, ui) {
           grace ? ` · max grace ${fmtDuration(nsToMs(grace))}` : '',
           rec?.drained_time ? ` · drained ${ago(nsToMs(rec.drained_time), ui.now)}` : '',
           rec && rec.state !== 'DRAINED' ? ` · ${rec.remaining_tasks} task${rec.remaining_tasks === 1 ? '' : 's'} left` : ''));
-      const waiting = rec?.waiting_for ?? [];
+      const waiting = drainWaits(rec);
       return h('tr', { 'data-agent-id': id, 'data-state': state },
         h('td', {}, h('div', { class: 'host' }, a.agent_info?.hostname ?? '?'), h('div', { class: 'mono dim small', title: id }, `${shortId(id)} · ${agentIp(a) ?? '?'}:${a.agent_info?.port ?? ''}`)),
         h('td', { class: 'state' }, badge(state)),

@@ -33,6 +33,23 @@ export interface AgentDrain {
   drainedNs: bigint | undefined;
   /** When this master last sent DRAIN to the agent's open session (ms): its tasks got SIGTERM about then. */
   sentMs: number | undefined;
+  /**
+   * The agent refused this drain's DRAIN message (it could not decode it). Kept in memory only,
+   * for the drain record: a master that takes over sends the drain again and hears again.
+   */
+  refused?: DrainRefusal | undefined;
+}
+
+/** An agent's refusal of its drain message, as the master heard it (its REFUSED). */
+export interface DrainRefusal {
+  /** Why, in the agent's words (bounded). */
+  reason: string;
+  /** When the master heard it (ns since the epoch). */
+  atNs: bigint;
+  /** messageDigest() of the DRAIN refused: the same message is not sent again at registrations. */
+  digest: string;
+  /** The agent's version then: back with another version (upgraded), it gets the drain again. */
+  agentVersion: string;
 }
 
 /** Where an agent is in its life. */

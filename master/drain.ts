@@ -155,6 +155,9 @@ export function drainRecordJson(agent: DrainView & { drain: AgentDrain }, nowMs:
     waiting_for: waitingFor(agent, nowMs),
   };
   if (d.drainedNs !== undefined) j['drained_time'] = { nanoseconds: d.drainedNs };
+  // The agent could not decode its DRAIN: nothing was killed because of it, and it is not sent
+  // again until the drain changes (a new DRAIN_AGENT) or the agent comes back with another version.
+  if (d.refused !== undefined) j['refused'] = { reason: d.refused.reason, time: { nanoseconds: d.refused.atNs } };
   return j;
 }
 

@@ -13,7 +13,7 @@ import { drainConfigWire, type DrainConfig } from '../shared/drain.js';
 import { nowNs } from '../shared/duration.js';
 import { fail, type DrydockError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import { CLOSE_CODES } from '../shared/protocol.js';
+import { CLOSE_CODES, messageDigest, type MasterMessage, type Refusal } from '../shared/protocol.js';
 import type { AgentEntry } from './agents.js';
 import {
   AGENT_GONE_MESSAGE,
@@ -63,6 +63,8 @@ export class Drainer {
         case 'STATUS_UPDATE':
         case 'TASK_ACKNOWLEDGED':
           return void this.check(e.agentId);
+        case 'AGENT_REFUSED_MESSAGE':
+          return e.refused.type === 'DRAIN' ? this.#drainRefused(e.agentId, e.refused) : undefined;
         default:
           return undefined;
       }
@@ -235,19 +237,48 @@ export class Drainer {
   /**
    * The agent (re-)registered: Mesos re-sends the drain whatever its state (the agent starts
    * its grace periods when it gets it) and re-checks. Deactivation holds through the entry.
+   * Not a drain the agent refused, though, unless the agent changed version since: the same
+   * message would be refused again at every registration.
    */
   agentRegistered(agentId: string): void {
     const e = this.#o.agents.get(agentId);
     if (e === undefined) return;
-    if (e.drain !== undefined) this.#sendDrain(e);
+    const d = e.drain;
+    if (d !== undefined) {
+      const r = d.refused;
+      if (r !== undefined && r.agentVersion === e.version && r.digest === messageDigest(drainMessage(d.config))) {
+        this.#log.debug('drain not re-sent: the agent refused it', { agentId, reason: r.reason });
+      } else {
+        d.refused = undefined;
+        this.#sendDrain(e);
+      }
+    }
     void this.check(agentId);
+  }
+
+  /**
+   * The agent refused a DRAIN (it could not decode it, did nothing and kept its session). When
+   * it is this drain's message, the drain record says so, and the tasks were not told to stop;
+   * a refusal of an earlier drain's message (a new DRAIN_AGENT went out meanwhile) is only logged.
+   */
+  #drainRefused(agentId: string, refused: Refusal): void {
+    const e = this.#o.agents.get(agentId);
+    const d = e?.drain;
+    if (e === undefined || d === undefined || refused.digest !== messageDigest(drainMessage(d.config))) {
+      this.#log.info('agent refused an earlier drain message', { agentId, digest: refused.digest });
+      return;
+    }
+    d.refused = { reason: refused.reason, atNs: nowNs(this.#clock.now()), digest: refused.digest, agentVersion: e.version };
+    d.sentMs = undefined;
+    this.#log.error('agent refused its drain', { agentId, reason: refused.reason, version: e.version });
+    this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change: 'DRAIN_REFUSED' });
   }
 
   // ---- Internals -------------------------------------------------------------------------------
 
   #sendDrain(e: AgentEntry): void {
     if (e.drain === undefined) return;
-    if (this.#o.link.send(e.id, { type: 'DRAIN', config: drainConfigWire(e.drain.config) }, true)) e.drain.sentMs = this.#clock.now();
+    if (this.#o.link.send(e.id, drainMessage(e.drain.config), true)) e.drain.sentMs = this.#clock.now();
     else e.drain.sentMs = undefined;
   }
 
@@ -276,6 +307,11 @@ export class Drainer {
     this.#o.bus.emit({ type: 'AGENT_GONE', agentId, tasks: r.value });
     return undefined;
   }
+}
+
+/** The DRAIN a drain's config is sent as (and whose digest a refusal is matched against). */
+export function drainMessage(config: DrainConfig): MasterMessage {
+  return { type: 'DRAIN', config: drainConfigWire(config) };
 }
 
 function refusal(r: CallRefusal): DrydockError {

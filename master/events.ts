@@ -7,12 +7,16 @@
  */
 
 import type { MachineId } from '../shared/machine.js';
+import type { Refusal } from '../shared/protocol.js';
 import type { FrameworkInfo, Task, TaskState, TaskStatus } from '../shared/mesos.js';
 import type { Status, StepStatus } from '../shared/plans/status.js';
 import type { StepStage } from './maintenance-plan-step.js';
 
-/** How an agent's drain or activation changed (the Drydock `AGENT_UPDATED` event). */
-export type AgentChange = 'DRAINING' | 'DRAINED' | 'DEACTIVATED' | 'REACTIVATED';
+/**
+ * How an agent's drain or activation changed (the Drydock `AGENT_UPDATED` event);
+ * DRAIN_REFUSED: the agent refused its drain message, the drain record says why.
+ */
+export type AgentChange = 'DRAINING' | 'DRAINED' | 'DEACTIVATED' | 'REACTIVATED' | 'DRAIN_REFUSED';
 
 /** How machines' modes changed (the Drydock `MACHINE_UPDATED` event). */
 export type MachineChange = 'SCHEDULED' | 'DOWN' | 'UP';
@@ -54,7 +58,9 @@ export type MasterEvent =
   | { type: 'AGENT_REMOVED'; agentId: string; reason: string; tasks?: readonly Task[]; lostMessage?: string }
   /** The agent was marked gone, durably; `tasks` is what the master knew it ran. */
   | { type: 'AGENT_GONE'; agentId: string; tasks: readonly Task[] }
-  /** Drydock: the agent's drain or activation changed (drain start, DRAINED, deactivate, reactivate). */
+  /** The agent could not decode one of our messages, did nothing with it and kept its session (its REFUSED). */
+  | { type: 'AGENT_REFUSED_MESSAGE'; agentId: string; refused: Refusal }
+  /** Drydock: the agent's drain or activation changed (drain start, DRAINED, deactivate, reactivate, drain refused). */
   | { type: 'AGENT_UPDATED'; agentId: string; change: AgentChange }
   /** Drydock: machines' modes changed; `agentIds` are the agents on them. */
   | { type: 'MACHINE_UPDATED'; change: MachineChange; machineKeys: readonly string[]; agentIds: readonly string[] }

@@ -174,6 +174,8 @@ export interface AgentObservation {
   readonly active: boolean;
   /** The master's drain state of the agent, if it has one. */
   readonly drainState: DrainState | undefined;
+  /** The agent refused its drain message (the drain record's `refused`): it will not drain by itself. */
+  readonly drainRefused?: boolean;
 }
 
 /** A framework with resources (tasks or offers) on the machine's agents, and its answer to the window's inverse offer. */
@@ -306,7 +308,8 @@ function lastLines(output: string): string {
 }
 
 function agentText(a: AgentObservation): string {
-  const what = a.drainState ?? (a.active ? 'active' : 'deactivated');
+  const state = a.drainState ?? (a.active ? 'active' : 'deactivated');
+  const what = a.drainRefused === true ? `${state} (the agent refused the drain: see its drain record)` : state;
   return a.connected ? `${a.id} ${what}` : `${a.id} ${what} (not connected)`;
 }
 

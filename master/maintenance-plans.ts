@@ -737,7 +737,7 @@ export class MaintenancePlans {
     for (const agentId of maintenance.agentsOn(machineKey(id))) {
       const e = agents.get(agentId);
       if (e === undefined) continue;
-      agentObs.push({ id: agentId, connected: e.phase === 'REGISTERED' && e.connected, active: !e.deactivated, drainState: e.drain?.state });
+      agentObs.push({ id: agentId, connected: e.phase === 'REGISTERED' && e.connected, active: !e.deactivated, drainState: e.drain?.state, drainRefused: e.drain?.refused !== undefined });
       for (const t of e.tasks?.values() ?? []) if (!isTerminal(t.state)) frameworkIds.add(t.framework_id.value);
     }
     const frameworks = [...frameworkIds].map((fid) => ({ id: fid, name: this.#o.actions.frameworkName(fid), answer: m?.statuses.get(fid)?.status }));

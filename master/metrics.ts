@@ -24,6 +24,7 @@ import type { DrainState } from '../shared/drain.js';
 import { machineText, type MachineMode } from '../shared/machine.js';
 import { isTerminal, TASK_STATES, type Resource, type TaskState } from '../shared/mesos.js';
 import { scalarOf } from '../shared/resources.js';
+import { MASTER_MESSAGE_TYPES } from '../shared/protocol.js';
 import { createMetricsRegistry, RESOURCE_NAMES, resourceKeys, ScrapedGauges, sendSnapshot, systemFacts, systemKeys, type ResourceName, type ResourceUse, type SystemFacts } from '../io/metrics.js';
 import type { AgentPhase } from './agents.js';
 import type { CommitInstruments } from './commit.js';
@@ -193,6 +194,8 @@ export interface ProcessFacts {
   readonly terminalTasks: Readonly<Partial<Record<TaskState, number>>>;
   readonly inverseOffersAccepted: number;
   readonly inverseOffersDeclined: number;
+  /** Messages agents refused (they could not decode them; REFUSED), every type together. */
+  readonly agentRefusals: number;
   /** How long the last registry write took (ms); 0 before the first. */
   readonly lastStoreMs: number;
   readonly system: SystemFacts;
@@ -253,6 +256,7 @@ export function snapshotOf(s: MasterSummary, p: ProcessFacts): Record<string, nu
     'drydock/inverse_offers_outstanding': s.inverseOffersOutstanding,
     'drydock/inverse_offers_accepted': p.inverseOffersAccepted,
     'drydock/inverse_offers_declined': p.inverseOffersDeclined,
+    'drydock/agent_messages_refused': p.agentRefusals,
     'drydock/machines_up': s.machines.UP,
     'drydock/machines_draining': s.machines.DRAINING,
     'drydock/machines_down': s.machines.DOWN,
@@ -329,12 +333,14 @@ export class MasterMetrics {
     removals: 0,
     inverseOffersAccepted: 0,
     inverseOffersDeclined: 0,
+    agentRefusals: 0,
     terminalTasks: {} as Partial<Record<TaskState, number>>,
   };
   readonly #elections: Counter;
   readonly #registrations: Counter<'kind'>;
   readonly #removals: Counter;
   readonly #terminal: Counter<'state'>;
+  readonly #refusals: Counter<'type'>;
   readonly #inverseAnswers: { accepted: Counter; declined: Counter };
   readonly #writes: Histogram;
   readonly #writeFailures: Counter;
@@ -380,6 +386,13 @@ export class MasterMetrics {
     this.#registrations = new Counter({ name: `${p}agent_registrations_total`, help: 'Agents admitted: kind="new" (registration, or re-admission after unreachable or a restart), kind="reconnect" (a known agent reconnected).', labelNames: ['kind'], registers });
     this.#removals = new Counter({ name: `${p}agent_removals_total`, help: 'Agents removed (replaced, or marked gone).', registers });
     this.#terminal = new Counter({ name: `${p}task_terminal_total`, help: 'Tasks that reached a terminal state, by state.', labelNames: ['state'], registers });
+    this.#refusals = new Counter({
+      name: `${p}agent_messages_refused_total`,
+      help: 'Messages of this master that an agent refused, by type: it could not decode them, did nothing with them and kept its session (its REFUSED). A refused DRAIN shows in the drain record.',
+      labelNames: ['type'],
+      registers,
+    });
+    for (const type of [...MASTER_MESSAGE_TYPES, '?']) this.#refusals.inc({ type }, 0);
     this.#inverseAnswers = {
       accepted: new Counter({ name: `${p}inverse_offers_accepted_total`, help: 'Inverse offers frameworks accepted.', registers }),
       declined: new Counter({ name: `${p}inverse_offers_declined_total`, help: 'Inverse offers frameworks declined.', registers }),
@@ -436,6 +449,10 @@ export class MasterMetrics {
           this.#counts.removals++;
           this.#removals.inc();
           return;
+        case 'AGENT_REFUSED_MESSAGE':
+          this.#counts.agentRefusals++;
+          this.#refusals.inc({ type: e.refused.type });
+          return;
         case 'TASK_UPDATED':
           if (!isTerminal(e.state)) return;
           this.#counts.terminalTasks[e.state] = (this.#counts.terminalTasks[e.state] ?? 0) + 1;
@@ -477,6 +494,7 @@ export class MasterMetrics {
       terminalTasks: { ...this.#counts.terminalTasks },
       inverseOffersAccepted: this.#counts.inverseOffersAccepted,
       inverseOffersDeclined: this.#counts.inverseOffersDeclined,
+      agentRefusals: this.#counts.agentRefusals,
       lastStoreMs: this.#lastStoreMs,
       system: systemFacts(),
     });

@@ -112,6 +112,7 @@ export function eventRecord(event: MasterEvent, view: StreamView, mayRunHook: (h
     case 'AGENT_DISCONNECTED':
     case 'AGENT_UNREACHABLE':
     case 'AGENT_GONE':
+    case 'AGENT_REFUSED_MESSAGE':
     case 'STATUS_UPDATE':
     case 'TASK_ACKNOWLEDGED':
       return undefined;
@@ -227,6 +228,7 @@ export function eventGate(event: MasterEvent, objects: StreamObjects): EventGate
     case 'AGENT_DISCONNECTED':
     case 'AGENT_UNREACHABLE':
     case 'AGENT_GONE':
+    case 'AGENT_REFUSED_MESSAGE':
     case 'STATUS_UPDATE':
     case 'TASK_ACKNOWLEDGED':
       return { kind: 'OPEN' };

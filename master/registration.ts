@@ -9,7 +9,7 @@
 import type { TimerHandle } from '../shared/clock.js';
 import { nowNs } from '../shared/duration.js';
 import { agentMachineId } from '../shared/machine.js';
-import { assertNever, CLOSE_CODES, type AgentMessage, type MasterMessage } from '../shared/protocol.js';
+import { assertNever, CLOSE_CODES, MASTER_CAPABILITIES, MAX_REFUSAL_REASON, type AgentMessage, type MasterMessage, type Refusal } from '../shared/protocol.js';
 import { principalRefusal, takeoverDecision, type AgentEntry, type ForeignTaskReason, type ProbeResult, type RegistrationRequest, type UnreachableReason } from './agents.js';
 import type { Task } from '../shared/mesos.js';
 import { agentObject } from './acl-objects.js';
@@ -152,6 +152,8 @@ export class Registration implements AgentLink {
         return this.#register(conn, msg);
       case 'STATUS_UPDATE':
         return this.#statusUpdate(conn, msg);
+      case 'REFUSED':
+        return this.#refused(conn, msg);
       default:
         return assertNever(msg);
     }
@@ -193,6 +195,25 @@ export class Registration implements AgentLink {
   #refuseForeign(conn: AgentConnection, agentId: string, frameworkId: string, taskId: string, claimedAgentId: string | undefined, reason: ForeignTaskReason): void {
     this.refusedReports++;
     this.#o.log.warn('agent report refused', { sessionId: conn.id, agentId, claimedAgentId, frameworkId, taskId, reason });
+  }
+
+  /**
+   * The agent refused one of our messages (it could not decode it) and kept its session: logged,
+   * and announced for the counters and for the service whose message it was (a drain's record
+   * says so). Nothing else changes: the agent did nothing with the message.
+   */
+  #refused(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'REFUSED' }>): void {
+    const agentId = this.#sessionAgent.get(conn.id);
+    const r = msg.refused;
+    // An agent's text, kept in memory and logged: bounded as a real agent bounds it.
+    const refused: Refusal = { type: r.type, digest: r.digest.slice(0, 64), reason: r.reason.length > MAX_REFUSAL_REASON ? `${r.reason.slice(0, MAX_REFUSAL_REASON - 3)}...` : r.reason };
+    if (r.id !== undefined) refused.id = r.id.slice(0, 200);
+    if (agentId === undefined) {
+      this.#o.log.warn('refusal from unregistered session', { sessionId: conn.id, type: refused.type, reason: refused.reason });
+      return;
+    }
+    this.#o.log.warn('agent refused a message', { agentId, type: refused.type, id: refused.id, digest: refused.digest, reason: refused.reason });
+    this.#o.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId, refused });
   }
 
   // ---- Registration ----------------------------------------------------------------------
@@ -297,6 +318,7 @@ export class Registration implements AgentLink {
         master_id: this.#o.masterId,
         ping_interval_ms: this.#o.pingIntervalMs,
         max_ping_timeouts: this.#o.maxPingTimeouts,
+        capabilities: [...MASTER_CAPABILITIES],
       });
     }
     const fields = { agentId: plan.agentId, kind: plan.kind, hostname: msg.agent.hostname, ip: msg.agent.ip, port: msg.agent.port, tasks: msg.tasks.length, principal: plan.durable.principal ?? null };

@@ -21,7 +21,7 @@ import type { AgentTable } from './agents.js';
 import type { MasterEvent, MasterEvents } from './events.js';
 import type { MaintenanceState } from './maintenance.js';
 import type { AgentLink, ServiceModel, ServicePorts } from './ports.js';
-import { onDisconnected, onGone, onRegistered, onRemoved, onUnreachable, reconcileAnswer, type Fate, type FateFramework, type MasterUpdate, type ReconcileFinding } from './task-fate.js';
+import { onDisconnected, onGone, onLaunchRefused, onRegistered, onRemoved, onUnreachable, reconcileAnswer, type Fate, type FateFramework, type MasterUpdate, type ReconcileFinding } from './task-fate.js';
 import { clampKillPolicy, offerJson, planAccept, type Offer } from './offers.js';
 import type { DurableFramework } from './registry/registry.js';
 import type { MasterMessage } from '../shared/protocol.js';
@@ -182,6 +182,14 @@ export class Schedulers {
         return e.change === 'DOWN' ? undefined : this.#maintenanceChanged(e.agentIds);
       case 'STATUS_UPDATE':
         return this.#statusUpdate(e.agentId, e.frameworkId, e.status);
+      case 'AGENT_REFUSED_MESSAGE':
+        // A launch the agent could not read: the task will never run; its framework hears TASK_ERROR.
+        if (e.refused.type === 'RUN_TASK' && e.refused.id !== undefined) {
+          const tasks = [...(this.#agents.get(e.agentId)?.tasks?.values() ?? [])];
+          this.#carryOut(e.agentId, onLaunchRefused(e.agentId, tasks, e.refused.id, e.refused.reason));
+          this.allocateSoon();
+        }
+        return undefined;
       default:
         return undefined;
     }

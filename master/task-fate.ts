@@ -134,6 +134,23 @@ export function onRemoved(agentId: string, tasks: readonly Task[], message: stri
 }
 
 /**
+ * The agent refused a RUN_TASK of task `taskId` (it could not decode it, and launched nothing):
+ * the task, if the master still has it STAGING on that agent (of any framework: a refusal names
+ * only the task), ends TASK_ERROR (REASON_TASK_INVALID, as the master's own refusals of a bad
+ * task; no mapping per framework), with the agent's reason; a tombstone keeps a late word from
+ * the agent about it from counting.
+ */
+export function onLaunchRefused(agentId: string, tasks: readonly Task[], taskId: string, reason: string): Fate {
+  const fate = none();
+  for (const t of tasks) {
+    if (t.task_id.value !== taskId || t.state !== 'TASK_STAGING') continue;
+    fate.updates.push({ ...ref(t), agentId, state: 'TASK_ERROR', reason: 'REASON_TASK_INVALID', message: `The agent refused the launch: ${reason}`, completes: true });
+    fate.tombstones.push(tombstoneKey(agentId, t.framework_id.value, taskId));
+  }
+  return fate;
+}
+
+/**
  * The agent was marked gone (MARK_AGENT_GONE): partition-aware frameworks hear
  * TASK_GONE_BY_OPERATOR (REASON_AGENT_REMOVED_BY_OPERATOR), the others TASK_LOST
  * (REASON_AGENT_REMOVED). Ended tasks whose update was never acknowledged move to completed:

@@ -195,7 +195,9 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
     ws.on('message', (data, isBinary) => {
       const d = decodeMasterMessage(data, isBinary);
       if (!d.ok) {
-        ws.close(CLOSE_CODES.PROTOCOL_ERROR, d.error.slice(0, 120));
+        // As a real agent: a message that does not validate is refused and the session kept; a garbled frame closes it.
+        if (d.refusal !== undefined) errors.add(`refused ${d.refusal.type}: ${d.refusal.reason}`);
+        else ws.close(CLOSE_CODES.PROTOCOL_ERROR, d.error.slice(0, 120));
         return;
       }
       const msg = d.message;

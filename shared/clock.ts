@@ -14,8 +14,8 @@ export interface Clock {
   setTimer(ms: number, fn: () => void): TimerHandle;
 }
 
-/** Node fires a timer longer than 2^31-1 ms (24.8 days) at once: longer ones are chained. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Node fires a timer longer than 2^31-1 ms (24.8 days) at once: longer ones are chained (systemClock), or capped where a duration becomes a timer. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The wall clock and Node's timers. Timers are unref'd: they never keep a process alive by themselves. */
 export const systemClock: Clock = {

@@ -5,7 +5,7 @@
  */
 
 import { MAX_INT64, parseDuration } from './duration.js';
-import { preview } from './proto.js';
+import { decodeMessage, DRAIN_CONFIG, preview } from './proto.js';
 import type { KillPolicy } from './mesos.js';
 
 /** Drain states with Mesos spellings (DrainState: UNKNOWN=0 is never stored). */
@@ -19,9 +19,12 @@ export interface DrainConfig {
   markGone: boolean;
 }
 
-/** The config on the agent wire and in the agent's checkpoint (Mesos DrainConfig JSON). */
+/**
+ * The config on the agent wire and in the agent's checkpoint (Mesos DrainConfig JSON). The
+ * grace is exact: written as bare digits, read back as a bigint (shared/proto.ts DRAIN_CONFIG).
+ */
 export interface DrainConfigWire {
-  max_grace_period?: { nanoseconds: number };
+  max_grace_period?: { nanoseconds: bigint };
   mark_gone: boolean;
 }
 
@@ -83,12 +86,23 @@ export function parseMaxGracePeriod(v: unknown): GraceParse {
   return { ok: true, ns };
 }
 
-/** The config as the agent wire and checkpoint carry it. */
+/** The config as the agent wire and checkpoint carry it: every digit of what DRAIN_AGENT accepted. */
 export function drainConfigWire(c: DrainConfig): DrainConfigWire {
   const w: DrainConfigWire = { mark_gone: c.markGone };
-  // Beyond 2^53 ns (104 days) precision is lost on the agent side; a kill grace that long is exact enough.
-  if (c.maxGracePeriodNs !== undefined) w.max_grace_period = { nanoseconds: Number(c.maxGracePeriodNs) };
+  if (c.maxGracePeriodNs !== undefined) w.max_grace_period = { nanoseconds: c.maxGracePeriodNs };
   return w;
+}
+
+/**
+ * Reads a DrainConfig from the wire or the agent's checkpoint: the range DRAIN_AGENT accepts,
+ * 0 to int64's largest, exactly (an older checkpoint's JSON number included).
+ */
+export function readDrainConfigWire(v: unknown, path = 'config'): { ok: true; value: DrainConfigWire } | { ok: false; error: string } {
+  const d = decodeMessage<DrainConfigWire>(DRAIN_CONFIG, v, path);
+  if (!d.ok) return d;
+  const ns = d.value.max_grace_period?.nanoseconds;
+  if (ns !== undefined && ns < 0n) return { ok: false, error: `Field '${path}.max_grace_period.nanoseconds' is negative: a grace period cannot be` };
+  return d;
 }
 
 /**
@@ -106,13 +120,15 @@ export function drainGraceNs(taskGraceNs: number | undefined, maxGraceNs: number
 
 /**
  * The kill-policy override a drain sends with a task's kill: undefined when the task keeps
- * its own policy (no max, or its own grace is already within it).
+ * its own policy (no max, or its own grace is already within it). The cap is compared exactly;
+ * an override beyond 2^53 ns (104 days) is written as 2^53-1 ns, which the kill's timer caps
+ * further (agent/kill-policy.ts): a JavaScript timer holds at most 24.8 days.
  */
 export function killPolicy(task: { kill_policy?: KillPolicy }, drain: DrainConfigWire): KillPolicy | undefined {
   const own = task.kill_policy?.grace_period?.nanoseconds;
   const max = drain.max_grace_period?.nanoseconds;
   if (max === undefined) return undefined;
-  const ns = drainGraceNs(own, max);
-  if (ns === undefined || ns === own) return undefined;
-  return { grace_period: { nanoseconds: ns } };
+  // As numbers: a task's own grace is within ±(2^53-1), where a double compares exactly against any cap.
+  if (own !== undefined && own <= Number(max)) return undefined;
+  return { grace_period: { nanoseconds: max > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(max) } };
 }

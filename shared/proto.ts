@@ -20,7 +20,15 @@ import { TASK_STATES } from './mesos.js';
  * A proto scalar type, an enum, a message, `json` (any value, passed through) or `object` (a
  * message Drydock reads later, field by field: it must be a JSON object, kept as sent).
  */
-export type FieldType = 'string' | 'bytes' | 'bool' | 'double' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'json' | 'object' | EnumType | MessageType;
+export type FieldType = 'string' | 'bytes' | 'bool' | 'double' | 'int32' | 'uint32' | 'int64' | 'uint64' | 'int64-exact' | 'json' | 'object' | EnumType | MessageType;
+
+/**
+ * The integer field types. `int64` and `uint64` are read into JavaScript numbers, so only
+ * within ±(2^53-1) (104 days in nanoseconds); `int64-exact` is an int64 read to the digit into a
+ * bigint, over the whole int64 range: for the values Drydock keeps exactly (a drain's
+ * max_grace_period, which DRAIN_AGENT accepts up to int64's ~292 years).
+ */
+export const INTEGER_TYPES: ReadonlySet<FieldType> = new Set<FieldType>(['int32', 'uint32', 'int64', 'uint64', 'int64-exact']);
 
 export interface EnumType {
   readonly kind: 'enum';
@@ -141,6 +149,8 @@ function readValue(type: FieldType, v: unknown, name: string, at: string, missin
       if (!Number.isFinite(n)) throw new ConversionError(`Field '${at}' is not a finite number`);
       return n;
     }
+    case 'int64-exact':
+      return readExactInteger('int64', v, name, at);
     default:
       return readInteger(type, v, name, at);
   }
@@ -159,10 +169,22 @@ const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
  * An integer field, from a JSON number (a bigint beyond 2^53, from parseWireJson) or a numeric
  * string. Outside the proto type's range is refused, naming the field. Drydock computes with
  * these as JavaScript numbers (grace periods, ports), so int64 values beyond 2^53 (104 days in
- * nanoseconds) are refused too; int64 times that need every digit (schedules) are read exactly
- * by their own parser in master/maintenance.ts.
+ * nanoseconds) are refused too; int64s that need every digit are `int64-exact` fields (a drain's
+ * config) or read by their own parser (schedules, master/maintenance.ts). The master and the
+ * agent read the same fields with this one reader, so the agent takes whatever the master took.
  */
 function readInteger(type: keyof typeof RANGES, v: unknown, name: string, at: string): number {
+  const n = readExactInteger(type, v, name, at);
+  if (n > SAFE || n < -SAFE) throw new ConversionError(`Field '${at}' is beyond 2^53, more than Drydock handles for ${type}`);
+  return Number(n);
+}
+
+/**
+ * An integer field read to the digit: a JSON number (an integer beyond 2^53 arrives as a bigint
+ * from parseWireJson, exact; a double beyond 2^53 that is not one is refused, its digits are
+ * already lost) or a numeric string, within the proto type's range.
+ */
+function readExactInteger(type: keyof typeof RANGES, v: unknown, name: string, at: string): bigint {
   let n: bigint;
   if (typeof v === 'bigint') n = v;
   else if (typeof v === 'number') {
@@ -174,8 +196,7 @@ function readInteger(type: keyof typeof RANGES, v: unknown, name: string, at: st
   else throw new ConversionError(`Not expecting a JSON ${kindOf(v)} for field '${name}'`);
   const [min, max] = RANGES[type];
   if (n < min || n > max) throw new ConversionError(`Field '${at}' is out of range for ${type}`);
-  if (n > SAFE || n < -SAFE) throw new ConversionError(`Field '${at}' is beyond 2^53, more than Drydock handles for ${type}`);
-  return Number(n);
+  return n;
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -216,6 +237,17 @@ export const OFFER_ID = ID('OfferID');
 export const EXECUTOR_ID = ID('ExecutorID');
 
 export const DURATION_INFO = message('DurationInfo', () => ({ nanoseconds: required('int64') }));
+
+/** DurationInfo read to the digit (a bigint over the whole int64 range): where Drydock keeps a duration exactly. */
+export const EXACT_DURATION_INFO = message('DurationInfo', () => ({ nanoseconds: required('int64-exact') }));
+
+/**
+ * Mesos DrainConfig (mesos.proto), as the master sends it to the agent and the agent
+ * checkpoints it. `max_grace_period` is exact: DRAIN_AGENT takes any int64 of nanoseconds, and
+ * whatever the master accepts the agent wire carries to the digit. Drydock always writes
+ * `mark_gone`.
+ */
+export const DRAIN_CONFIG = message('DrainConfig', () => ({ max_grace_period: optional(EXACT_DURATION_INFO), mark_gone: required('bool') }));
 
 const LABELS = message('Labels', () => ({
   labels: repeated(message('Label', () => ({ key: required('string'), value: optional('string') }))),

@@ -1,15 +1,30 @@
 /**
  * The agent <-> master wire: one WebSocket per agent, JSON text frames, one discriminated
  * union per direction. Raw frames are decoded and validated here and nowhere else; a frame
- * that does not decode closes the session with the reason, it never reaches the daemons.
- * Message types are only ever added, never changed.
+ * that does not decode never reaches the daemons. Message types are only ever added, never
+ * changed.
+ *
+ * What a frame that does not decode does to the session depends on how far it got:
+ * - garbled (binary, not JSON, over the JSON bounds, not an object with a string `type`): the
+ *   peer is not speaking this protocol; the session is closed (PROTOCOL_ERROR) with the reason.
+ * - agent -> master, a type the master does not know or a body that does not validate: closed
+ *   too (the master trusts no agent further than that).
+ * - master -> agent, a type the agent does not know (a newer master) or a known type whose body
+ *   does not validate: refused. The agent does nothing with it, keeps its session, and tells
+ *   the master which message it refused (REFUSED): closing would only bring the same message
+ *   back at the next registration, for ever.
+ *
+ * Integers: the agent reads every master message with the proto reader (shared/proto.ts) the
+ * master read its content with, so an int64 the master accepted is one the agent takes, to the
+ * digit (bigints travel as bare digits, encode() below).
  *
  * Liveness is WebSocket ping/pong: the master pings every `ping_interval_ms`; the agent
  * treats `max_ping_timeouts` missed pings as a lost master and reconnects.
  */
 
-import { parseWireJson } from './json.js';
-import { decodeMessage, FRAMEWORK_INFO, TASK_INFO, TASK_STATUS } from './proto.js';
+import { createHash } from 'node:crypto';
+import { parseWireJson, stringifyJson } from './json.js';
+import { decodeMessage, DRAIN_CONFIG, FRAMEWORK_INFO, KILL_POLICY, message, optional, preview, repeated, required, TASK_INFO, TASK_STATUS, type Field, type MessageType } from './proto.js';
 import { arr, bool, num, obj, oneOf, opt, str, tagged, literal, type Check } from './schema.js';
 import type { AgentInfo, FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from './mesos.js';
 import { TASK_STATES } from './mesos.js';
@@ -62,6 +77,9 @@ export function closeReason(text: string): string {
 }
 
 // ---- Shared pieces -------------------------------------------------------------------------
+
+/** Every master message type, in MASTER_MESSAGES' order (the keys of its description table). */
+export const MASTER_MESSAGE_TYPES: readonly MasterMessageType[] = ['REGISTERED', 'SHUTDOWN', 'RUN_TASK', 'KILL_TASK', 'ACKNOWLEDGE', 'DRAIN'];
 
 const idValue = obj({ value: str({ min: 1 }) });
 
@@ -164,7 +182,32 @@ export type AgentMessage =
       framework_id: string;
       /** The status, with `uuid` set: the master acknowledges it by that uuid. */
       status: TaskStatus;
+    }
+  | {
+      /**
+       * The agent could not decode a master message (a known type whose body does not
+       * validate, or a type it does not know): it did nothing with it and kept its session.
+       * Sent only to a master that lists 'REFUSED' in REGISTERED's capabilities (an older
+       * master closes a session on a type it does not know).
+       */
+      type: 'REFUSED';
+      refused: Refusal;
     };
+
+/** A master message the agent refused, as REFUSED tells the master. */
+export interface Refusal {
+  /** The message's type when it is one of MasterMessage's; '?' for one the agent does not know. */
+  type: MasterMessageType | '?';
+  /** The task the message is about (RUN_TASK, KILL_TASK, ACKNOWLEDGE), when it can be read. */
+  id?: string;
+  /** messageDigest() of the message as the agent received it: which of its messages the master should look at. */
+  digest: string;
+  /** Why, as the decoder says it (at most MAX_REFUSAL_REASON characters). */
+  reason: string;
+}
+
+/** Longest `reason` a refusal carries: the decoder's messages are short; a longer one is cut. */
+export const MAX_REFUSAL_REASON = 500;
 
 const agentMessageSchema: Check = tagged('type', {
   REGISTER: obj({
@@ -197,6 +240,10 @@ const agentMessageSchema: Check = tagged('type', {
     framework_id: str({ min: 1 }),
     status: obj({ ...taskStatusFields, uuid: str({ min: 1 }) }),
   }),
+  REFUSED: obj({
+    type: literal('REFUSED'),
+    refused: obj({ type: oneOf([...MASTER_MESSAGE_TYPES, '?']), id: opt(str()), digest: str({ min: 1 }), reason: str() }),
+  }),
 });
 
 // ---- Master -> agent -----------------------------------------------------------------------
@@ -208,6 +255,9 @@ const agentMessageSchema: Check = tagged('type', {
  */
 export type MasterMessage = MasterMessageBody & { epoch?: string };
 
+/** The type of a master message. */
+export type MasterMessageType = MasterMessage['type'];
+
 type MasterMessageBody =
   | {
       type: 'REGISTERED';
@@ -217,6 +267,8 @@ type MasterMessageBody =
       /** The master pings this often; the agent gives up on it after `max_ping_timeouts` silent intervals. */
       ping_interval_ms: number;
       max_ping_timeouts: number;
+      /** Agent messages beyond REGISTER and STATUS_UPDATE this master understands (MASTER_CAPABILITIES). Absent from masters that predate it. */
+      capabilities?: string[];
     }
   | {
       /**
@@ -251,45 +303,109 @@ type MasterMessageBody =
       /**
        * Drain yourself with this config (Mesos DrainSlaveMessage): kill every task with the
        * kill-policy override and refuse launches. The master re-sends it on every
-       * re-registration of a draining or drained agent.
+       * re-registration of a draining or drained agent, unless the agent refused this very
+       * message (REFUSED) and has not changed version since.
        */
       type: 'DRAIN';
       config: DrainConfigWire;
     };
 
-const masterMessageSchema: Check = tagged('type', {
-  REGISTERED: obj({
-    type: literal('REGISTERED'),
-    request_id: num({ int: true }),
-    agent_id: str({ min: 1 }),
-    master_id: str({ min: 1 }),
-    ping_interval_ms: num({ positive: true }),
-    max_ping_timeouts: num({ int: true, positive: true }),
-  }),
-  SHUTDOWN: obj({ type: literal('SHUTDOWN'), message: str() }),
-  RUN_TASK: obj({ type: literal('RUN_TASK'), framework_id: str({ min: 1 }), framework: frameworkInfoSchema, task: taskInfoSchema }),
-  KILL_TASK: obj({ type: literal('KILL_TASK'), framework_id: str({ min: 1 }), task_id: str({ min: 1 }), kill_policy: opt(killPolicySchema) }),
-  ACKNOWLEDGE: obj({ type: literal('ACKNOWLEDGE'), framework_id: str({ min: 1 }), task_id: str({ min: 1 }), uuid: str({ min: 1 }) }),
-  DRAIN: obj({ type: literal('DRAIN'), config: obj({ max_grace_period: opt(obj({ nanoseconds: num({ min: 0 }) })), mark_gone: bool() }) }),
-});
+/** What a master announces in REGISTERED's `capabilities`: the agent messages it understands beyond REGISTER and STATUS_UPDATE. */
+export const MASTER_CAPABILITIES: readonly string[] = ['REFUSED'];
+
+/** A master message's description: its own fields, between `type` and `epoch`. */
+function masterMessage(type: MasterMessageType, fields: () => Record<string, Field>): MessageType {
+  return message(type, () => ({ type: required('string'), ...fields(), epoch: optional('string') }));
+}
+
+/**
+ * Every master -> agent message, field by field with its proto type (shared/proto.ts). The
+ * agent decodes each with the reader the master decoded the content with (TaskInfo,
+ * FrameworkInfo, KillPolicy as a scheduler's call; DrainConfig exactly, as DRAIN_AGENT took
+ * it), so what the master accepted the agent takes, every int64 to the digit. The wire's int64
+ * round-trip test (test/unit/wire-int64.test.ts) walks these descriptions for its fields.
+ */
+export const MASTER_MESSAGES: { readonly [K in MasterMessageType]: MessageType } = {
+  REGISTERED: masterMessage('REGISTERED', () => ({
+    request_id: required('int64'),
+    agent_id: required('string'),
+    master_id: required('string'),
+    ping_interval_ms: required('double'),
+    max_ping_timeouts: required('uint32'),
+    capabilities: repeated('string'),
+  })),
+  SHUTDOWN: masterMessage('SHUTDOWN', () => ({ message: required('string') })),
+  RUN_TASK: masterMessage('RUN_TASK', () => ({ framework_id: required('string'), framework: required(FRAMEWORK_INFO), task: required(TASK_INFO) })),
+  KILL_TASK: masterMessage('KILL_TASK', () => ({ framework_id: required('string'), task_id: required('string'), kill_policy: optional(KILL_POLICY) })),
+  ACKNOWLEDGE: masterMessage('ACKNOWLEDGE', () => ({ framework_id: required('string'), task_id: required('string'), uuid: required('string') })),
+  DRAIN: masterMessage('DRAIN', () => ({ config: required(DRAIN_CONFIG) })),
+};
+
+/** What a decoded master message must be beyond its proto types: non-empty ids, positive liveness, a grace that is not negative, a decimal epoch. */
+function masterMessageProblem(m: MasterMessage): string | undefined {
+  if (m.epoch !== undefined && !/^[0-9]{1,20}$/.test(m.epoch)) return "Field 'epoch' must be a decimal string";
+  const empty = (field: string, v: string): string | undefined => (v === '' ? `Field '${field}' must not be empty` : undefined);
+  switch (m.type) {
+    case 'REGISTERED':
+      if (!(m.ping_interval_ms > 0)) return "Field 'ping_interval_ms' must be positive";
+      if (m.max_ping_timeouts < 1) return "Field 'max_ping_timeouts' must be positive";
+      return empty('agent_id', m.agent_id) ?? empty('master_id', m.master_id);
+    case 'SHUTDOWN':
+      return undefined;
+    case 'RUN_TASK':
+      // The master always lists the task's resources (it checked them against its offers).
+      if (m.task.resources === undefined) return "Missing required fields: task.resources";
+      return empty('framework_id', m.framework_id);
+    case 'KILL_TASK':
+      return empty('framework_id', m.framework_id) ?? empty('task_id', m.task_id);
+    case 'ACKNOWLEDGE':
+      return empty('framework_id', m.framework_id) ?? empty('task_id', m.task_id) ?? empty('uuid', m.uuid);
+    case 'DRAIN': {
+      const ns = m.config.max_grace_period?.nanoseconds;
+      return ns !== undefined && ns < 0n ? "Field 'config.max_grace_period.nanoseconds' must not be negative" : undefined;
+    }
+    default:
+      return assertNever(m);
+  }
+}
+
+/**
+ * A short fingerprint of a master message, its epoch left out: sha-256 of its JSON as the
+ * master encodes it, first 16 hex digits. The agent computes it over the message as it parsed
+ * it (same keys, same order, same digits), so REFUSED names a message the master can recognise
+ * even if it has sent another of the same type since.
+ */
+export function messageDigest(msg: object): string {
+  const { epoch: _epoch, ...body } = msg as Record<string, unknown>;
+  return createHash('sha256').update(stringifyJson(body)).digest('hex').slice(0, 16);
+}
 
 // ---- Decoding ------------------------------------------------------------------------------
 
 export type Decoded<T> = { ok: true; message: T } | { ok: false; error: string };
 
-function decode<T>(check: Check, frame: unknown, isBinary: boolean): Decoded<T> {
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A text frame read as JSON (bounded, null is unset); anything else is garbled. */
+function parseFrame(frame: unknown, isBinary: boolean): { ok: true; json: unknown } | { ok: false; error: string } {
   if (isBinary) return { ok: false, error: 'binary frames are not part of the protocol' };
   const text = typeof frame === 'string' ? frame : Buffer.isBuffer(frame) ? frame.toString('utf8') : Array.isArray(frame) ? Buffer.concat(frame).toString('utf8') : Buffer.from(frame as ArrayBuffer).toString('utf8');
-  let json: unknown;
   try {
     // Bounded, null is unset: a frame 10,000 levels deep is refused here, before any walk.
-    json = parseWireJson(text);
+    return { ok: true, json: parseWireJson(text) };
   } catch (e) {
     return { ok: false, error: `frame is not JSON: ${(e as Error).message}` };
   }
-  const problem = check(json, '');
+}
+
+function decode<T>(check: Check, frame: unknown, isBinary: boolean): Decoded<T> {
+  const f = parseFrame(frame, isBinary);
+  if (!f.ok) return f;
+  const problem = check(f.json, '');
   if (problem !== undefined) return { ok: false, error: `invalid message: ${problem}` };
-  return { ok: true, message: json as T };
+  return { ok: true, message: f.json as T };
 }
 
 /** Most tasks one registration may report: far above what one machine runs, far below what would exhaust the master. */
@@ -306,6 +422,7 @@ export function decodeAgentMessage(frame: unknown, isBinary = false): Decoded<Ag
   const d = decode<AgentMessage>(agentMessageSchema, frame, isBinary);
   if (!d.ok) return d;
   const m = d.message;
+  if (m.type === 'REFUSED') return d;
   if (m.type === 'STATUS_UPDATE') {
     const status = decodeMessage<TaskStatus>(TASK_STATUS, m.status, 'status');
     return status.ok ? { ok: true, message: { ...m, status: status.value } } : { ok: false, error: `invalid message: ${status.error}` };
@@ -333,17 +450,45 @@ export function decodeAgentMessage(frame: unknown, isBinary = false): Decoded<Ag
   return { ok: true, message: { ...m, frameworks, tasks } };
 }
 
-/** Decodes one frame from the master (on the agent). */
-export function decodeMasterMessage(frame: unknown, isBinary = false): Decoded<MasterMessage> {
-  const d = decode<MasterMessage>(masterMessageSchema, frame, isBinary);
-  if (d.ok && d.message.epoch !== undefined && (typeof d.message.epoch !== 'string' || !/^[0-9]{1,20}$/.test(d.message.epoch))) {
-    return { ok: false, error: 'invalid message: epoch must be a decimal string' };
-  }
-  return d;
+/**
+ * A master frame the agent cannot act on. With `refusal`, the frame was a JSON object with a
+ * type: the agent refuses that one message and keeps its session; without, it was garbled and
+ * the session is closed.
+ */
+export type MasterDecoded = { ok: true; message: MasterMessage } | { ok: false; error: string; refusal?: Refusal };
+
+/**
+ * Decodes one frame from the master (on the agent): each type with its description in
+ * MASTER_MESSAGES (unknown fields dropped), then masterMessageProblem.
+ */
+export function decodeMasterMessage(frame: unknown, isBinary = false): MasterDecoded {
+  const f = parseFrame(frame, isBinary);
+  if (!f.ok) return f;
+  const json = f.json;
+  if (!isObject(json) || typeof json['type'] !== 'string') return { ok: false, error: "invalid message: expected a JSON object with a string 'type'" };
+  const type = json['type'];
+  if (!Object.hasOwn(MASTER_MESSAGES, type)) return refused(json, '?', `unknown message type ${JSON.stringify(preview(type))}; expected one of ${MASTER_MESSAGE_TYPES.join(', ')}`);
+  const known = type as MasterMessageType;
+  const d = decodeMessage<MasterMessage>(MASTER_MESSAGES[known], json);
+  if (!d.ok) return refused(json, known, d.error);
+  const problem = masterMessageProblem(d.value);
+  if (problem !== undefined) return refused(json, known, problem);
+  return { ok: true, message: d.value };
 }
 
+/** The refusal of a master message the agent parsed but cannot act on. */
+function refused(json: Record<string, unknown>, type: MasterMessageType | '?', problem: string): MasterDecoded {
+  const reason = problem.length > MAX_REFUSAL_REASON ? `${problem.slice(0, MAX_REFUSAL_REASON - 3)}...` : problem;
+  const refusal: Refusal = { type, digest: messageDigest(json), reason };
+  const task = json['task'];
+  const id = isObject(task) && isObject(task['task_id']) ? task['task_id']['value'] : json['task_id'];
+  if (typeof id === 'string' && id !== '') refusal.id = id.length > 200 ? id.slice(0, 200) : id;
+  return { ok: false, error: `invalid ${type === '?' ? 'message' : type}: ${reason}`, refusal };
+}
+
+/** One message as a frame. Int64s held as bigints are written as bare digits, exactly. */
 export function encode(message: AgentMessage | MasterMessage): string {
-  return JSON.stringify(message);
+  return stringifyJson(message);
 }
 
 /** Exhaustiveness check for `switch (msg.type)`. */

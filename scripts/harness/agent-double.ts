@@ -113,6 +113,8 @@ export function agentSelf(over: Partial<AgentSelf> = {}): AgentSelf {
 export class AgentDouble {
   readonly ws: WebSocket;
   readonly messages: MasterMessage[] = [];
+  /** Every text frame the master sent, as it came (a refusal names a message by the digest of this). */
+  readonly frames: string[] = [];
   pings = 0;
   /** Set when the socket closed: the code and reason the master sent. */
   closed: { code: number; reason: string } | undefined;
@@ -125,6 +127,7 @@ export class AgentDouble {
     this.ws = ws;
     this.self = self;
     ws.on('message', (data, isBinary) => {
+      if (!isBinary) this.frames.push(data.toString());
       const d = decodeMasterMessage(data, isBinary);
       if (d.ok) this.messages.push(d.message);
       this.#notify();

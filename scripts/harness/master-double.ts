@@ -13,7 +13,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from '../../shared/mesos.js';
-import { AGENT_SESSION_PATH, decodeAgentMessage, encode, type AgentMessage, type MasterMessage } from '../../shared/protocol.js';
+import { stringifyJson } from '../../shared/json.js';
+import { AGENT_SESSION_PATH, decodeAgentMessage, encode, MASTER_CAPABILITIES, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
 
 export type RegisterMessage = Extract<AgentMessage, { type: 'REGISTER' }>;
 export type StatusUpdateMessage = Extract<AgentMessage, { type: 'STATUS_UPDATE' }>;
@@ -29,6 +30,8 @@ export interface MasterDoubleOptions {
   framework?: FrameworkInfo;
   /** A leadership epoch to put in REGISTERED, as an HA master does. */
   epoch?: string;
+  /** REGISTERED's capabilities (default: the real master's, MASTER_CAPABILITIES); null: none at all, as a master that predates them. */
+  capabilities?: readonly string[] | null;
 }
 
 /** A status update as received, with its arrival time (performance.now()). */
@@ -42,12 +45,15 @@ export class MasterDouble {
   readonly wss: WebSocketServer;
   readonly registrations: RegisterMessage[] = [];
   readonly updates: ReceivedUpdate[] = [];
+  /** The master messages the agent refused (its REFUSED messages), in order. */
+  readonly refusals: Refusal[] = [];
   /** Decode errors of frames the agent sent (should stay empty). */
   readonly invalid: string[] = [];
   /** The id the agent got in its last REGISTERED. */
   agentId: string | undefined;
   readonly framework: FrameworkInfo;
   readonly epoch: string | undefined;
+  readonly capabilities: readonly string[] | null;
   socket: WebSocket | undefined;
   autoAck: boolean;
   refuse: string | undefined;
@@ -73,6 +79,7 @@ export class MasterDouble {
     this.wss = wss;
     this.framework = opts.framework ?? FRAMEWORK;
     this.epoch = opts.epoch;
+    this.capabilities = opts.capabilities === undefined ? MASTER_CAPABILITIES : opts.capabilities;
     this.autoAck = opts.autoAck ?? false;
     this.refuse = opts.refuse;
     this.pingIntervalMs = opts.pingIntervalMs ?? 1000;
@@ -116,10 +123,13 @@ export class MasterDouble {
               master_id: 'fake-master',
               ping_interval_ms: this.pingIntervalMs,
               max_ping_timeouts: this.maxPingTimeouts,
+              ...(this.capabilities === null ? {} : { capabilities: [...this.capabilities] }),
               ...(this.epoch === undefined ? {} : { epoch: this.epoch }),
             }),
           );
         }
+      } else if (msg.type === 'REFUSED') {
+        this.refusals.push(msg.refused);
       } else {
         this.updates.push({ ...msg, receivedAt: performance.now() });
         if (this.autoAck) this.ack(msg);
@@ -133,7 +143,8 @@ export class MasterDouble {
   /** Sends a message to the connected agent. */
   send(msg: MasterMessage | Record<string, unknown>): void {
     if (this.socket === undefined) throw new Error('no agent connected');
-    this.socket.send(typeof msg === 'string' ? msg : JSON.stringify(msg));
+    // As the master writes it: bigints (a drain's exact grace) as bare digits.
+    this.socket.send(stringifyJson(msg));
   }
 
   /** Sends a raw text frame. */

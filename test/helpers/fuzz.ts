@@ -569,6 +569,17 @@ export function statusUpdateTemplate(c: FuzzContext): JsonObject {
   };
 }
 
+/**
+ * The agent wire's REFUSED: the agent could not decode one of the master's messages. A digest
+ * no message of the master has, so a valid one changes nothing but the logs and a counter.
+ */
+export function refusedTemplate(): JsonObject {
+  return { type: 'REFUSED', refused: { type: 'DRAIN', id: 'wire-task', digest: 'f0f0f0f0f0f0f0f0', reason: 'fuzz' } };
+}
+
+/** The agent message types the wire cases swap between. */
+const WIRE_TYPES = ['REGISTER', 'STATUS_UPDATE', 'REFUSED'];
+
 // ---- Cases --------------------------------------------------------------------------------------
 
 /** Which part of the system a case aims at; the harness decides from it what state a case may change. */
@@ -713,15 +724,19 @@ function agentCase(rng: Rng): HttpCase {
 }
 
 function wireFrame(rng: Rng, c: FuzzContext): { frame: WireFrame; label: string } {
-  const kind = rng.weighted([[6, 'register'], [5, 'status'], [1, 'text'], [1, 'binary'], [1, 'random'], [0.5, 'deep'], [0.3, 'empty']] as const);
+  const kind = rng.weighted([[6, 'register'], [5, 'status'], [2, 'refused'], [1, 'text'], [1, 'binary'], [1, 'random'], [0.5, 'deep'], [0.3, 'empty']] as const);
   switch (kind) {
     case 'register': {
-      const m = mutate(rng, registerTemplate(c), ['REGISTER', 'STATUS_UPDATE']);
+      const m = mutate(rng, registerTemplate(c), WIRE_TYPES);
       return { frame: { text: serialize(m.body) }, label: `REGISTER: ${m.labels.join('; ')}` };
     }
     case 'status': {
-      const m = mutate(rng, statusUpdateTemplate(c), ['REGISTER', 'STATUS_UPDATE']);
+      const m = mutate(rng, statusUpdateTemplate(c), WIRE_TYPES);
       return { frame: { text: serialize(m.body) }, label: `STATUS_UPDATE: ${m.labels.join('; ')}` };
+    }
+    case 'refused': {
+      const m = mutate(rng, refusedTemplate(), WIRE_TYPES);
+      return { frame: { text: serialize(m.body) }, label: `REFUSED: ${m.labels.join('; ')}` };
     }
     case 'text': {
       const t = rng.pick(['hello', '{', '}', 'null', '[]', '"REGISTER"', '{"type":"REGISTER"', 'NaN', '\u0000', '{"type":"REGISTER"}}']);

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { alive, eventually, startAgent } from '../helpers/daemons.js';
 import { agentWorkDir, shellTask, startFakeMaster, checkpointedTaskPids } from '../helpers/fake-master.js';
 
-test('an invalid master frame closes with PROTOCOL_ERROR; the agent re-registers with the same id and its tasks', async (t) => {
+test('a garbled master frame (not JSON) closes with PROTOCOL_ERROR; the agent re-registers with the same id and its tasks', async (t) => {
   const master = await startFakeMaster(t, { autoAck: true });
   const agent = await startAgent(t, { master: master.address, workDir: agentWorkDir(t) });
   master.runTask(shellTask('keep', 'sleep 60'));
@@ -12,10 +12,11 @@ test('an invalid master frame closes with PROTOCOL_ERROR; the agent re-registers
   const socket = master.socket;
   assert.ok(socket);
   const closed = once(socket, 'close', { signal: AbortSignal.timeout(10_000) });
-  master.sendRaw('{"type":"RUN_TASK"}');
+  // A message that parses but does not validate is refused with the session kept (agent-refusals.test.ts).
+  master.sendRaw('{"type":"RUN_TASK"');
   const [code, reason] = (await closed) as [number, Buffer];
   assert.equal(code, 4400);
-  assert.match(reason.toString(), /invalid message/);
+  assert.match(reason.toString(), /frame is not JSON/);
   await agent.daemon.waitForMsg('invalid master message');
   const reg = await master.waitForRegister(1);
   assert.equal(reg.agent_id, agent.agentId);

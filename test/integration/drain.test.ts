@@ -151,6 +151,46 @@ test('DRAIN_AGENT with max_grace_period 1secs: SIGKILL after ~1 s, REASON_AGENT_
   assert.equal(ag.deactivated, false);
 });
 
+test('DRAIN_AGENT with max_grace_period of 2^32 seconds (136 years, an int64 of ns beyond 2^53): the agent takes it exactly, kills with the task\'s own grace, DRAINED, never reconnects', async (t) => {
+  const m = await startMaster(t, { flags: ['--allocation_interval=200ms'] });
+  const a = await startAgent(t, { master: m.address, ip: '127.0.0.2', hostname: 'd136', resources: 'cpus:2;mem:1024', flags: AGENT_FLAGS });
+  const id = a.agentId!;
+  const s = await SchedulerClient.subscribe(m.address, FW);
+  t.after(() => s.close());
+  // Its own grace is 1 s and it ignores SIGTERM: SIGKILL after 1 s says which grace was used.
+  await launchRunning(s, id, 'own-grace', `exec ${join(FIXTURES, 'ignore-sigterm.sh')}`, 1);
+  await fixtureReady(a.workDir, s.frameworkId, 'own-grace');
+
+  const from = a.daemon.records.length;
+  const r = await callApi(m.url, drainCall(id, { max_grace_period: { seconds: 4294967296 } }));
+  assert.deepEqual([r.status, r.text], [200, '']);
+  // The agent got every digit, and carries out the drain (before: "expected a number ... got bigint", and a reconnect loop).
+  const draining = await a.daemon.waitForMsg('draining', {}, 5000, from);
+  assert.equal(draining['maxGracePeriodNs'], '4294967296000000000');
+  const killing = await s.next(updateFor('own-grace', 'TASK_KILLING'), 5000);
+  assert.equal(statusOf(killing).reason, 'REASON_AGENT_DRAINING');
+  await ack(s, killing);
+  // The cap is far above the task's own grace: the task keeps its 1 s (no override, no 136-year timer).
+  const kill = await a.daemon.waitForMsg('killing task', { taskId: 'own-grace' }, 5000, from);
+  assert.equal(kill['graceMs'], 1000);
+  const killed = await s.next(updateFor('own-grace', 'TASK_KILLED'), 8000);
+  assert.equal(statusOf(killed).reason, 'REASON_AGENT_DRAINING');
+  assert.match(statusOf(killed).message ?? '', /Killed/);
+  await a.daemon.waitForMsg('grace period over, sending SIGKILL', { graceMs: 1000 }, 5000, from);
+  await ack(s, killed);
+  await eventually(async () => ((await agentOf(m, id))?.drain_info?.state === 'DRAINED' ? true : undefined), 8000, 100, 'DRAINED');
+  // GET_AGENTS keeps every digit too.
+  assert.match((await callApi(m.url, { type: 'GET_AGENTS' })).text, /"max_grace_period":\{"nanoseconds":4294967296000000000\}/);
+
+  // One session from start to DRAINED: no refusal, no reconnect (a loop registered a few hundred times a second).
+  const msgs = a.daemon.records.map((x) => x['msg']);
+  assert.equal(msgs.filter((x) => x === 'registered').length, 1, 'the agent registered once');
+  assert.deepEqual(msgs.filter((x) => x === 'invalid master message' || x === 'master message refused' || x === 'master connection closed'), []);
+  const snap = (await (await fetch(`${m.url}/metrics/snapshot`)).json()) as Record<string, number>;
+  assert.equal(snap['master/slave_reregistrations'], 0);
+  assert.equal(snap['drydock/agent_messages_refused'], 0);
+});
+
 test('idle agent DRAINED at once; 003 curl bodies; errors; mark_gone: agent exits 0, gone, refused forever', async (t) => {
   const m = await startMaster(t, { flags: ['--allocation_interval=200ms'] });
   const a = await startAgent(t, { master: m.address, ip: '127.0.0.2', hostname: 'idle', flags: AGENT_FLAGS });

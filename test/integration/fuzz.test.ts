@@ -1,12 +1,14 @@
 /**
  * Seeded fuzz over every endpoint and the agent wire: a real master, a real agent (127.0.0.2)
  * and fake agents on the agent session. Valid requests for every operator, scheduler, agent
- * and maintenance call, and REGISTER / STATUS_UPDATE frames, are mutated (test/helpers/fuzz.ts)
+ * and maintenance call, and REGISTER / STATUS_UPDATE / REFUSED frames, are mutated (test/helpers/fuzz.ts)
  * and sent; a few transport-level cases (oversized bodies, clients that hang up mid-body,
  * garbage requests, an oversized frame) run among them. For every case:
  *   - no answer is a 5xx (501 "Call type X is not supported" excepted: Mesos answers 501 for
  *     calls it does not implement), no session is closed 1011, no request goes unanswered;
- *   - both daemons are still running and log no error-level line;
+ *   - both daemons are still running and log no error-level line (so whatever the master
+ *     accepted and sent the real agent, a fuzzed drain's grace among it, the agent could read:
+ *     a message it refuses is an error line, `master message refused`);
  *   - a rejected call (and any call that only reads) leaves the master's state as it was:
  *     maintenance schedule and status, agents (id, active, deactivated, drain_info) and
  *     frameworks (ids, connected) are snapshotted after every case and compared;

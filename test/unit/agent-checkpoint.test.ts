@@ -338,3 +338,40 @@ test('drain and forget entries replay', (t) => {
   assert.equal(b.readDrain(), undefined);
   b.close();
 });
+
+test('int64s in the checkpoint keep every digit: a drain of 136 years, a task field beyond 2^53; an older agent\'s JSON number reads as exact', (t) => {
+  const d = dir(t);
+  const cp = manual(d);
+  cp.writeAgent({ ...self });
+  cp.writeDrain({ config: { max_grace_period: { nanoseconds: 4_294_967_296_000_000_000n }, mark_gone: false }, received_ms: 1 });
+  const rec = record('t1');
+  (rec.task as unknown as Record<string, unknown>)['discovery'] = { version: 2n ** 63n - 1n };
+  cp.writeTask(rec);
+  cp.close();
+  const text = readFileSync(join(d, 'meta', 'journal'), 'utf8');
+  assert.match(text, /"nanoseconds":4294967296000000000/);
+  assert.match(text, /"version":9223372036854775807/);
+  const a = manual(d);
+  const l = a.load(self);
+  assert.equal(l.kind, 'recovered');
+  assert.deepEqual(a.readDrain()?.config, { max_grace_period: { nanoseconds: 4_294_967_296_000_000_000n }, mark_gone: false });
+  const task = l.kind === 'recovered' ? (l.tasks[0]?.task as unknown as { discovery: { version: unknown } }) : undefined;
+  assert.equal(task?.discovery.version, 2n ** 63n - 1n);
+  a.close();
+
+  // A drain an older agent wrote (a JSON number) reads as a bigint; one that cannot be read is dropped (the master re-sends it).
+  const old = dir(t);
+  mkdirSync(join(old, 'meta'), { recursive: true });
+  writeFileSync(join(old, 'meta', 'drain.json'), JSON.stringify({ format: 1, config: { max_grace_period: { nanoseconds: 60_000_000_000 }, mark_gone: false }, received_ms: 5 }));
+  const o = manual(old);
+  o.load(self);
+  assert.deepEqual(o.readDrain()?.config, { max_grace_period: { nanoseconds: 60_000_000_000n }, mark_gone: false });
+  o.close();
+  const bad = dir(t);
+  mkdirSync(join(bad, 'meta'), { recursive: true });
+  writeFileSync(join(bad, 'meta', 'drain.json'), JSON.stringify({ format: 1, config: { max_grace_period: { nanoseconds: -5 }, mark_gone: false }, received_ms: 5 }));
+  const b = manual(bad);
+  b.load(self);
+  assert.equal(b.readDrain(), undefined);
+  b.close();
+});

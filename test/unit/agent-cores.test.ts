@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_REGISTRATION_BACKOFF_MS, registrationDelayMs, statusRetryDelayMs } from '../../agent/backoff.js';
-import { gracePeriodMs, killDeadlineMs } from '../../agent/kill-policy.js';
+import { gracePeriodMs, killDeadlineMs, MAX_GRACE_MS } from '../../agent/kill-policy.js';
 import { terminalOutcome } from '../../agent/termination.js';
 import type { KillPolicy } from '../../shared/mesos.js';
 
@@ -15,6 +15,11 @@ test('kill policy: override, task policy, default 3 s (a drain cap arrives as an
     ['override of 0 kills at once', secs(10), secs(0), 0],
     ['empty policy is the default', {}, undefined, 3000],
     ['sub-millisecond rounds up', { grace_period: { nanoseconds: 1 } }, undefined, 1],
+    ['negative: at once', { grace_period: { nanoseconds: -5 } }, undefined, 0],
+    // A grace becomes a timer here: Node fires one beyond 2^31-1 ms at once, so it is capped (24.8 days).
+    ['24.8 days: as asked', { grace_period: { nanoseconds: (2 ** 31 - 1) * 1e6 } }, undefined, 2 ** 31 - 1],
+    ['104 days (2^53-1 ns, the most a kill policy carries): capped', { grace_period: { nanoseconds: Number.MAX_SAFE_INTEGER } }, undefined, MAX_GRACE_MS],
+    ['a drain of 136 years without a grace of its own: capped', undefined, { grace_period: { nanoseconds: Number.MAX_SAFE_INTEGER } }, MAX_GRACE_MS],
   ];
   for (const [name, task, override, want] of cases) assert.equal(gracePeriodMs(task, override), want, name);
 });

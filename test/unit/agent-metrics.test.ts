@@ -33,6 +33,7 @@ const PROCESS: AgentProcessFacts = {
   killEscalations: 0,
   registrations: 1,
   disconnections: 0,
+  refusedMessages: 0,
   system: { cpus: 8, load: [0.5, 0.25, 0.125], memTotalBytes: 16e9, memFreeBytes: 8e9 },
 };
 
@@ -143,7 +144,7 @@ test('agentSnapshot: a table of cases', () => {
       facts: facts({ tasks: [task('TASK_RUNNING'), task('TASK_RUNNING'), task('TASK_KILLING'), task('TASK_STAGING')] }),
       process: {
         terminalTasks: { TASK_FINISHED: 3, TASK_FAILED: 1, TASK_KILLED: 2, TASK_LOST: 1, TASK_GONE: 1, TASK_GONE_BY_OPERATOR: 2, TASK_ERROR: 4 },
-        statusUpdates: 17, launches: 9, launchFailures: 4, kills: 3, killEscalations: 1,
+        statusUpdates: 17, launches: 9, launchFailures: 4, kills: 3, killEscalations: 1, refusedMessages: 2,
       },
       want: {
         'slave/tasks_running': 2, 'slave/tasks_killing': 1, 'slave/tasks_staging': 1, 'slave/tasks_starting': 0,
@@ -153,6 +154,7 @@ test('agentSnapshot: a table of cases', () => {
         'slave/executors_running': 4, 'slave/valid_status_updates': 17,
         'slave/cpus_used': 0.4, 'slave/cpus_percent': 0.1, 'slave/mem_used': 128, 'slave/mem_percent': 128 / 2048,
         'drydock/task_launches': 9, 'drydock/task_launch_failures': 4, 'drydock/task_kills': 3, 'drydock/task_kill_escalations': 1,
+        'drydock/master_messages_refused': 2,
       },
     },
     {

@@ -4,6 +4,7 @@ import {
   agentMode,
   agentStatus,
   drainCall,
+  drainFrame,
   drainView,
   progressLines,
   resolveAgent,
@@ -65,6 +66,7 @@ test('STATUS column: drain state, then deactivated, active, disconnected', () =>
     [{ active: false, deactivated: true }, 'DEACTIVATED'],
     [{ active: false, deactivated: true, drain_info: { state: 'DRAINING' } }, 'DRAINING'],
     [{ active: false, deactivated: true, drain_info: { state: 'DRAINED' } }, 'DRAINED'],
+    [{ active: false, deactivated: true, drain_info: { state: 'DRAINING' }, drain_record: { refused: { reason: 'x', time: { nanoseconds: 1 } } } }, 'DRAINING (REFUSED)'],
   ];
   for (const [over, want] of cases) assert.equal(agentStatus(agent('X', 'h', '1.2.3.4', over)), want, JSON.stringify(over));
 });
@@ -78,7 +80,7 @@ test('MODE column: carried by GET_AGENTS, else from the maintenance status, else
 });
 
 test('drain view: remaining tasks as a count or a list, waiting_for as strings or objects', () => {
-  assert.deepEqual(drainView(undefined, 'agent-3'), { present: false, hostname: 'agent-3', state: undefined, remaining: undefined, remainingTasks: [], waitingFor: [] });
+  assert.deepEqual(drainView(undefined, 'agent-3'), { present: false, hostname: 'agent-3', state: undefined, remaining: undefined, remainingTasks: [], waitingFor: [], refused: undefined });
   const listed = drainView(agent('X', 'agent-3', '127.0.0.4', {
     drain_info: { state: 'DRAINING' },
     drain_record: {
@@ -87,7 +89,7 @@ test('drain view: remaining tasks as a count or a list, waiting_for as strings o
     },
   }), 'agent-3');
   assert.deepEqual(listed, {
-    present: true, hostname: 'agent-3', state: 'DRAINING', remaining: 2, remainingTasks: ['t1', 't2'], waitingFor: listed.waitingFor,
+    present: true, hostname: 'agent-3', state: 'DRAINING', remaining: 2, remainingTasks: ['t1', 't2'], waitingFor: listed.waitingFor, refused: undefined,
   });
   assert.deepEqual(listed.waitingFor.map((w) => w.text), ['task t1: SIGTERM sent, grace 2s', 'acknowledgement of TASK_KILLED for t2', '{"code":7}']);
   assert.equal(drainView(agent('X', 'h', '1.1.1.1', { drain_info: { state: 'DRAINING' }, drain_record: { remaining_tasks: 3n } }), 'h').remaining, 3);
@@ -121,6 +123,10 @@ test('progress lines: only what changed', () => {
     ['drained', view({ remaining: 1 }), view({ state: 'DRAINED', remaining: 0 }), ['12:00:01.250  DRAINED   agent-3']],
     ['no drain_record', undefined, view({}), ['12:00:01.250  DRAINING  agent-3']],
     ['gone: nothing (the outcome line says it)', view({}), view({ present: false }), []],
+    ['the agent refused the drain: said once', view({ remaining: 1 }), view({ remaining: 1, refused: "invalid DRAIN: Field 'config.mark_gone' ..." }), [
+      "12:00:01.250    the agent refused the drain (nothing was killed; drain again, or upgrade the agent): invalid DRAIN: Field 'config.mark_gone' ...",
+    ]],
+    ['still refused: nothing new', view({ remaining: 1, refused: 'r' }), view({ remaining: 1, refused: 'r' }), []],
   ];
   for (const [name, prev, next, want] of cases) assert.deepEqual(progressLines(prev, next, T), want, name);
 });
@@ -137,4 +143,13 @@ test('when --wait ends', () => {
   assert.ok(vanished.done && vanished.exitCode === 1 && /no longer registered/.test(vanished.line));
   const lifted = waitOutcome(view({ state: undefined }), false);
   assert.ok(lifted.done && lifted.exitCode === 1 && /no longer draining/.test(lifted.line));
+});
+
+test('a refused drain, from the drain record: the view, the live frame, the status column', () => {
+  const a = agent('X', 'agent-3', '1.1.1.1', { drain_info: { state: 'DRAINING' }, drain_record: { remaining_tasks: 1, refused: { reason: 'invalid DRAIN: bad', time: { nanoseconds: 5 } } } });
+  const v = drainView(a, 'agent-3');
+  assert.equal(v.refused, 'invalid DRAIN: bad');
+  assert.ok(drainFrame(v, { startedMs: 0, nowMs: 1000, mostRemaining: 1, paint: (t) => t }).includes('  the agent refused the drain (nothing was killed; drain again, or upgrade the agent): invalid DRAIN: bad'));
+  // A master that writes no reason still says it was refused.
+  assert.equal(drainView(agent('X', 'h', '1.1.1.1', { drain_info: { state: 'DRAINING' }, drain_record: { refused: {} } }), 'h').refused, 'no reason given');
 });

@@ -96,6 +96,16 @@ test('status: counts, machines, drains oldest first, plans in progress, errors n
   assert.match(painted[1] ?? '', /\u001b\[32m1 active\u001b\[39m, 0 deactivated, \u001b\[33m1 draining/);
 });
 
+test('status: a drain the agent refused says so first, in its WAITING FOR column', () => {
+  const s = clusterStatus({
+    ...BASE,
+    agents: [agent('A-S3', 'c', '10.0.1.3', { active: false, deactivated: true, drain_info: { state: 'DRAINING' },
+      drain_record: { started_time: { nanoseconds: NS(NOW - 5_000) }, remaining_tasks: 1, refused: { reason: 'invalid DRAIN: bad grace', time: { nanoseconds: NS(NOW) } }, waiting_for: ['task t1 still running; not yet told to stop'] } })],
+  });
+  assert.deepEqual(s.drains[0]?.waiting_for, ['the agent refused the drain (nothing was killed; drain again, or upgrade the agent): invalid DRAIN: bad grace', 'task t1 still running; not yet told to stop']);
+  assert.match(renderStatus(s, plainPaint).join('\n'), /A-S3 +c +DRAINING +5s +1 +the agent refused the drain/);
+});
+
 test('status: what could not be asked is null or ?, and named; nothing in progress says so', () => {
   const s = clusterStatus({ ...BASE, master: { error: 'GET_MASTER refused' }, snapshot: { error: '403: Forbidden' }, maintenance: { error: 'x' }, schedule: { error: 'y' }, maintenancePlans: { error: '404: Not Found' } });
   assert.equal(s.master, null);

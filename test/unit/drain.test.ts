@@ -38,13 +38,21 @@ test('max_grace_period parsing', () => {
 
 test('kill-policy override arithmetic (Mesos calculateKillPolicy)', () => {
   const g = (ns: number) => ({ kill_policy: { grace_period: { nanoseconds: ns } } });
-  const cases: Array<[string, { kill_policy?: { grace_period: { nanoseconds: number } } }, number | undefined, number | undefined]> = [
+  const INT64_MAX = 2n ** 63n - 1n;
+  const cases: Array<[string, { kill_policy?: { grace_period: { nanoseconds: number } } }, bigint | undefined, number | undefined]> = [
     ['max unset: own policy', g(30e9), undefined, undefined],
-    ['no grace of its own: max', {}, 5e9, 5e9],
-    ['own grace longer than max: max', g(30e9), 1e9, 1e9],
-    ['own grace within max: own (no override)', g(2e9), 10e9, undefined],
-    ['{} = 0: kill at once', g(30e9), 0, 0],
-    ['{} = 0 without own grace', {}, 0, 0],
+    ['no grace of its own: max', {}, 5_000_000_000n, 5e9],
+    ['own grace longer than max: max', g(30e9), 1_000_000_000n, 1e9],
+    ['own grace within max: own (no override)', g(2e9), 10_000_000_000n, undefined],
+    ['{} = 0: kill at once', g(30e9), 0n, 0],
+    ['{} = 0 without own grace', {}, 0n, 0],
+    // DRAIN_AGENT takes any int64: a cap of 136 years leaves every shorter grace alone...
+    ['136 years: own grace (no override)', g(1e9), 4_294_967_296_000_000_000n, undefined],
+    ['int64 max: own grace (no override)', g(2 ** 53 - 1), INT64_MAX, undefined],
+    // ...and, for a task without its own, is written within 2^53 (the kill's timer caps it at 24.8 days).
+    ['136 years without own grace: 2^53-1', {}, 4_294_967_296_000_000_000n, Number.MAX_SAFE_INTEGER],
+    ['2^53+1 without own grace: 2^53-1', {}, 2n ** 53n + 1n, Number.MAX_SAFE_INTEGER],
+    ['2^53-1 without own grace: exact', {}, 2n ** 53n - 1n, Number.MAX_SAFE_INTEGER],
   ];
   for (const [name, task, max, want] of cases) {
     const p = killPolicy(task, max === undefined ? { mark_gone: false } : { max_grace_period: { nanoseconds: max }, mark_gone: false });

@@ -140,6 +140,9 @@ test('a full happy path, PENDING to COMPLETE', () => {
       check: (r) => assert.deepEqual(r.actions[0], { type: 'drain', agentIds: ['a1'], maxGracePeriodNs: 120_000_000_000n }),
     },
     { at: 63_000, obs: { mode: 'DRAINING', window: true, agents: [DRAINING_A1] }, stage: 'DRAINING', waiting: 'waiting for its agents to drain: a1 DRAINING' },
+    // Its agent refused the drain message: the step says so (it will not drain by itself).
+    { at: 64_000, obs: { mode: 'DRAINING', window: true, agents: [{ ...DRAINING_A1, drainRefused: true }] }, stage: 'DRAINING',
+      waiting: 'waiting for its agents to drain: a1 DRAINING (the agent refused the drain: see its drain record)' },
     { at: 120_000, obs: { mode: 'DRAINING', window: true, agents: [DRAINED_A1] }, stage: 'DOWN', actions: ['down'], waiting: 'waiting for the machine to go DOWN (mode DRAINING)',
       check: (r) => assert.deepEqual(r.entered, ['DRAINED', 'DOWN']) },
     {

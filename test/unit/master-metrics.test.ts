@@ -153,6 +153,7 @@ const PROCESS: ProcessFacts = {
   terminalTasks: { TASK_FINISHED: 4, TASK_KILLED: 2, TASK_GONE_BY_OPERATOR: 1 },
   inverseOffersAccepted: 5,
   inverseOffersDeclined: 1,
+  agentRefusals: 2,
   lastStoreMs: 1.25,
   system: { cpus: 8, load: [0.5, 0.25, 0.125], memTotalBytes: 16e9, memFreeBytes: 4e9 },
 };
@@ -229,6 +230,7 @@ test('snapshotOf: Mesos keys and meanings, a table of model and process', () => 
         'drydock/drain_oldest_age_secs': 5,
         'drydock/inverse_offers_outstanding': 2,
         'drydock/inverse_offers_accepted': 5,
+        'drydock/agent_messages_refused': 2,
         'drydock/machines_up': 1,
         'drydock/machines_down': 1,
         'drydock/machines_down_overdue': 1,

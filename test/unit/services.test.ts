@@ -7,10 +7,11 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
-import type { MasterMessage } from '../../shared/protocol.js';
+import { messageDigest, type MasterMessage } from '../../shared/protocol.js';
 import { AgentTable } from '../../master/agents.js';
 import { Commits } from '../../master/commit.js';
 import { Drainer } from '../../master/drainer.js';
+import { drainRecordJson } from '../../master/drain.js';
 import { MasterEvents, type MasterEvent } from '../../master/events.js';
 import { MaintenanceState } from '../../master/maintenance.js';
 import { Maintainer } from '../../master/maintainer.js';
@@ -115,6 +116,41 @@ describe('Drainer (drain service)', () => {
     assert.deepEqual(w.registry.ops, ['drain', 'drained']);
     assert.equal(w.agents.get('A')?.drain?.state, 'DRAINED');
     assert.deepEqual(w.events.filter((e) => e.type === 'AGENT_UPDATED').map((e) => (e as { change: string }).change), ['DRAINING', 'DRAINED']);
+  });
+
+  test('a DRAIN the agent refused: in the drain record, not re-sent at registrations until the drain or the agent version changes', async () => {
+    const w = world();
+    const d = drainer(w);
+    w.agents.addTask('A', 'f', { name: 't', task_id: { value: 't' }, agent_id: { value: 'A' }, resources: [] });
+    assert.equal(await d.drain('A', { maxGracePeriodNs: 5n, markGone: false }), undefined);
+    const sent = w.link.sent[0]?.msg;
+    assert.ok(sent !== undefined);
+    // A refusal of another message (an earlier drain's, say) changes nothing.
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'DRAIN', digest: '0000000000000000', reason: 'old' } });
+    assert.equal(w.agents.get('A')?.drain?.refused, undefined);
+    w.clock.advance(1000);
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'DRAIN', digest: messageDigest(sent), reason: 'cannot read it' } });
+    const drain = w.agents.get('A')?.drain;
+    assert.equal(drain?.refused?.reason, 'cannot read it');
+    assert.equal(drain?.refused?.atNs, BigInt(w.clock.now()) * 1_000_000n);
+    assert.equal(drain?.sentMs, undefined, 'its tasks were not told to stop');
+    assert.deepEqual(drainRecordJson({ ...d.view(w.agents.get('A')!), drain: drain! }, w.clock.now())['refused'], { reason: 'cannot read it', time: { nanoseconds: BigInt(w.clock.now()) * 1_000_000n } });
+    assert.deepEqual(w.events.filter((e) => e.type === 'AGENT_UPDATED').map((e) => (e as { change: string }).change), ['DRAINING', 'DRAIN_REFUSED']);
+    // The agent registers again (same version): the same DRAIN is not sent again.
+    d.agentRegistered('A');
+    assert.deepEqual(w.link.types('A'), ['DRAIN']);
+    // Back with another version (upgraded): sent again, and the refusal is history until it comes back.
+    w.agents.get('A')!.version = '2';
+    d.agentRegistered('A');
+    assert.deepEqual(w.link.types('A'), ['DRAIN', 'DRAIN']);
+    assert.equal(w.agents.get('A')?.drain?.refused, undefined);
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'DRAIN', digest: messageDigest(sent), reason: 'still cannot' } });
+    d.agentRegistered('A');
+    assert.deepEqual(w.link.types('A'), ['DRAIN', 'DRAIN']);
+    // A new DRAIN_AGENT is a new message: sent, whatever was refused before.
+    assert.equal(await d.drain('A', { maxGracePeriodNs: 6n, markGone: false }), undefined);
+    assert.deepEqual(w.link.types('A'), ['DRAIN', 'DRAIN', 'DRAIN']);
+    assert.equal(w.agents.get('A')?.drain?.refused, undefined);
   });
 
   test('a failed write: the error is the answer and nothing changed', async () => {
@@ -226,6 +262,25 @@ describe('Schedulers (frameworks and offers)', () => {
     const update = st.events.at(-1);
     assert.equal(update?.type, 'UPDATE');
     assert.equal((update?.['update'] as { status: { agent_id: { value: string } } }).status.agent_id.value, 'A', 'stamped with its agent');
+    s.stop();
+  });
+
+  test('a launch the agent refused (it could not read the RUN_TASK): the framework hears TASK_ERROR with the reason, the task is done', async () => {
+    const w = world();
+    const s = schedulers(w);
+    const st = stream();
+    await s.subscribe({ user: 'u', name: 'f' }, () => st);
+    const fid = (st.events[0]?.['subscribed'] as { framework_id: { value: string } }).framework_id.value;
+    w.agents.addTask('A', fid, { name: 't', task_id: { value: 't' }, agent_id: { value: 'A' }, resources: [] });
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'RUN_TASK', id: 't', digest: '0123456789abcdef', reason: 'Missing required fields: task.resources' } });
+    const updates = st.events.filter((e) => e.type === 'UPDATE').map((e) => (e['update'] as { status: { state: string; reason: string; message: string; source: string } }).status);
+    assert.deepEqual(updates.map((u) => [u.state, u.reason, u.source, u.message]), [['TASK_ERROR', 'REASON_TASK_INVALID', 'SOURCE_MASTER', 'The agent refused the launch: Missing required fields: task.resources']]);
+    assert.equal(w.agents.get('A')?.tasks?.size ?? 0, 0);
+    assert.equal(w.agents.completedTasks.length, 1);
+    assert.ok(w.events.some((e) => e.type === 'TASK_UPDATED' && e.state === 'TASK_ERROR'));
+    // Another refusal of it (a resent RUN_TASK, say) finds nothing to end.
+    w.bus.emit({ type: 'AGENT_REFUSED_MESSAGE', agentId: 'A', refused: { type: 'RUN_TASK', id: 't', digest: '0123456789abcdef', reason: 'again' } });
+    assert.equal(st.events.filter((e) => e.type === 'UPDATE').length, 1);
     s.stop();
   });
 

@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Task, TaskState } from '../../shared/mesos.js';
-import { onDisconnected, onGone, onRegistered, onRemoved, onUnreachable, reconcileAnswer, tombstoneKey, type FateFramework, type FrameworkLookup } from '../../master/task-fate.js';
+import { onDisconnected, onGone, onLaunchRefused, onRegistered, onRemoved, onUnreachable, reconcileAnswer, tombstoneKey, type FateFramework, type FrameworkLookup } from '../../master/task-fate.js';
 
 function task(id: string, state: TaskState, framework = 'cp', uuid?: string): Task {
   const t: Task = { name: id, task_id: { value: id }, framework_id: { value: framework }, agent_id: { value: 'A' }, state, resources: [], statuses: [] };
@@ -48,6 +48,17 @@ describe('an agent event x a framework -> what the master does', () => {
       run: () => onGone('A', [task('a', 'TASK_RUNNING', 'pa'), task('b', 'TASK_RUNNING', 'plain'), task('c', 'TASK_FINISHED', 'plain', 'u')], lookup),
       updates: ['a TASK_GONE_BY_OPERATOR REASON_AGENT_REMOVED_BY_OPERATOR completes', 'b TASK_LOST REASON_AGENT_REMOVED completes'],
       complete: ['c'],
+    },
+    {
+      name: 'a launch refused by the agent: the task, still STAGING there, ends TASK_ERROR with the reason, tombstoned; nothing else moves',
+      run: () => onLaunchRefused('A', [task('t', 'TASK_STAGING', 'cp'), task('t', 'TASK_RUNNING', 'pa'), task('u', 'TASK_STAGING', 'cp')], 't', 'Missing required fields: task.resources'),
+      updates: ['t TASK_ERROR REASON_TASK_INVALID completes'],
+      tombstones: 1,
+    },
+    {
+      name: 'a launch refused for a task that already moved on: nothing',
+      run: () => onLaunchRefused('A', [task('t', 'TASK_RUNNING', 'cp'), task('t', 'TASK_FINISHED', 'plain')], 't', 'r'),
+      updates: [],
     },
     {
       name: 'registered: known tasks it no longer has are lost (not STAGING, not ended); removed frameworks\' tasks are killed',
