@@ -280,8 +280,8 @@ export const STRICT_CASES: readonly StrictCase[] = [
   {
     name: 'not an object at the top',
     type: 'mesos.v1.master.Response',
-    json: [],
-    expect: ['(top level): wrong JSON type: expected an object (mesos.v1.master.Response), got an array'],
+    json: 'GET_HEALTH',
+    expect: ['(top level): wrong JSON type: expected an object (mesos.v1.master.Response), got "GET_HEALTH"'],
   },
   {
     name: 'bytes that no base64 decoder takes (one character past a group)',
@@ -318,6 +318,13 @@ export const STRICT_CASES: readonly StrictCase[] = [
     json: { value: 'q83vEjRWeJCrze8SNFZ4kA' },
     expect: ['value: wrong JSON type: "q83vEjRWeJCrze8SNFZ4kA" is not padded base64'],
     google: "Google's decoder pads and drops stray characters; Mesos writes padded standard base64",
+  },
+  {
+    name: 'an empty array for a message',
+    type: 'mesos.v1.master.Response',
+    json: [],
+    expect: ['(top level): wrong JSON type: expected an object (mesos.v1.master.Response), got an array'],
+    google: "Google's Python reader walks an array as if it were an object's keys, so an empty one reads as an empty message",
   },
   {
     name: 'a google.protobuf.Duration as Mesos reads and writes it',

@@ -14,7 +14,8 @@
  * Where it is stricter than Google's reader, on purpose (the cross-check test holds these):
  * camelCase field names (Google accepts `agentInfo`; Mesos never writes it), `null` (Google
  * reads it as unset; Mesos never writes it), enums as numbers, and bytes that are not padded
- * standard base64 (Google's decoder drops stray characters). And where it differs: a
+ * standard base64 (Google's decoder drops stray characters), and an empty array for a message
+ * (Google's Python reader walks it as an object's keys). And where it differs: a
  * `google.protobuf.Duration` (only DRAIN_AGENT's max_grace_period, a request) is read as the
  * message Mesos reads and writes (`{"seconds": 600}`), where Google wants `"600s"`.
  */
