@@ -1,7 +1,7 @@
 /**
  * A Mesos v1 scheduler client built the way third-party framework libraries build theirs:
- * generated at run time by protobufjs from a .proto description of the Mesos wire
- * (test/fixtures/mesos-scheduler.proto), speaking JSON over HTTP.
+ * generated at run time by protobufjs from a .proto description of the Mesos wire (Drydock's
+ * description of Mesos' v1 messages, shared/mesos-proto, complete), speaking JSON over HTTP.
  *
  * What makes it a faithful stand-in is how it writes and reads:
  * - Every call is `Call.fromObject(...)` then `Call.toObject(msg, WIRE_OPTIONS)`: defaults on,
@@ -19,19 +19,15 @@
  * Every wait is bounded; SUBSCRIBE's stream is aborted by close().
  */
 
-import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import type { Enum, Field, IConversionOptions, Type } from 'protobufjs';
 import { parseJson } from '../../shared/json.js';
+import { mesosSchema } from '../../shared/mesos-proto/schema.js';
 import { RecordReader } from '../../shared/recordio.js';
-import { ROOT } from './daemons.js';
 
-export const PROTO_FILE = join(ROOT, 'test', 'fixtures', 'mesos-scheduler.proto');
-
-// keepCase: protobufjs camel-cases field names by default; Mesos' JSON is snake_case, so a
-// client that works against Mesos at all loads its protos this way.
-const root = new protobuf.Root().loadSync(PROTO_FILE, { keepCase: true });
-root.resolveAll();
+// Loaded with keepCase: protobufjs camel-cases field names by default; Mesos' JSON is
+// snake_case, so a client that works against Mesos at all loads its protos this way.
+const root = mesosSchema();
 
 /** The reflected `mesos.v1.scheduler.Call` and `Event`. */
 export const CallType: Type = root.lookupType('mesos.v1.scheduler.Call');
@@ -42,16 +38,6 @@ export const WIRE_OPTIONS: IConversionOptions = { defaults: true, longs: String,
 
 /** How events are shown to the test: only what was set, int64s as exact decimal strings. */
 const VIEW_OPTIONS: IConversionOptions = { longs: String, enums: String, bytes: String, arrays: true };
-
-/**
- * Messages that the .proto lists only in part (marked "subset" there): unknown keys inside
- * them are tolerated, because they may be real Mesos fields the fixture leaves out.
- */
-const PARTIAL_MESSAGES: ReadonlySet<string> = new Set([
-  '.mesos.v1.scheduler.Image.Docker',
-  '.mesos.v1.scheduler.Volume.Source',
-  '.mesos.v1.scheduler.ContainerInfo',
-]);
 
 const INT64_TYPES: ReadonlySet<string> = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
 
@@ -79,7 +65,7 @@ function toMessageForm(type: Type, value: unknown, path: string, problems: strin
     const field: Field | undefined = type.fields[key];
     const at = `${path}.${key}`;
     if (field === undefined) {
-      if (!PARTIAL_MESSAGES.has(type.fullName)) problems.push(`${at}: no such field in ${type.name}`);
+      problems.push(`${at}: no such field in ${type.name}`);
       continue;
     }
     if (v === null) {
