@@ -19,7 +19,8 @@ import { createMasterServer } from './http.js';
 import { loadSecurity } from './security.js';
 import { readSecretFile } from '../io/secrets.js';
 import { loadServerTls, type ServerTls } from '../io/tls-server.js';
-import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
+import { EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
+import { ElectionFollower, LeaderView } from './leader-view.js';
 import { advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
 import { EtcdRegistry } from './registry/etcd.js';
 import { importRegistry, isEmptyRegistry } from './registry/import.js';
@@ -68,16 +69,24 @@ async function main(): Promise<void> {
   // leadership, the registry and the standby's election watch.
   let sqlite: Registry | undefined;
   let etcd: Etcd3 | undefined;
+  let stopEtcdCalls: (() => void) | undefined;
   if (config.etcd !== undefined) {
     // The etcd client (gRPC, protobufs: some 150 ms and 25 MB to load) only for a master that uses it.
-    const [{ Etcd3: EtcdClient }, { etcdClientOptions, probeEtcd }] = await Promise.all([import('etcd3'), import('./etcd-client.js')]);
+    const [{ Etcd3: EtcdClient }, { etcdClientOptions, probeEtcd }, { etcdCallLimits, resilientEtcdOptions }] = await Promise.all([
+      import('etcd3'),
+      import('./etcd-client.js'),
+      import('./etcd-calls.js'),
+    ]);
     const options = etcdClientOptions(config.etcd.endpoints, config.etcdAuth, readSecretFile);
     if (!options.ok) {
       logger.error('etcd configuration refused', { error: options.error });
       process.stderr.write(`${MASTER_PROGRAM}: ${options.error}\n`);
       process.exit(1);
     }
-    etcd = new EtcdClient(options.options);
+    // Deadlines, require-leader and another member for the next attempt (etcd-calls.ts), all from --etcd_ttl.
+    const resilient = resilientEtcdOptions(options.options, etcdCallLimits(config.etcdTtlMs), systemClock, logger.child({ component: 'etcd' }));
+    stopEtcdCalls = resilient.stop;
+    etcd = new EtcdClient(resilient.options);
     // A wrong user or password would otherwise leave the master waiting on etcd, silently.
     const probe = await probeEtcd(etcd, config.etcd.prefix, config.etcdAuth, 10_000);
     if (probe.kind === 'refused') {
@@ -102,16 +111,15 @@ async function main(): Promise<void> {
   const processStartMs = systemClock.now();
   let term: Term | undefined;
   let everLed = false;
-  /** The leader's `host:port` when another master leads (HA), for 307s. */
-  let leaderAddress: string | undefined;
-  /** The other masters in the election (HA), for GET_MASTER. */
-  let others: Array<Record<string, unknown>> = [];
+  /** Who leads when another master does (HA), for 307s: only while this master's last read of the election is within the TTL. */
+  const leaderView = new LeaderView(config.etcdTtlMs, systemClock);
+  let follower: ElectionFollower | undefined;
   // The process's figures, across its terms: a standby answers /metrics too (leader 0).
   const metrics = new MasterMetrics({ current: () => term, processStartMs, clock: systemClock });
   const server = createMasterServer(
     {
       current: () => term,
-      leader: () => leaderAddress,
+      leader: () => leaderView.leader(),
       unavailable: () => (everLed || etcd !== undefined ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
       metrics,
     },
@@ -151,23 +159,11 @@ async function main(): Promise<void> {
   let lost: (reason: string) => void = () => {};
   leadership.onLost((reason) => lost(reason));
 
-  // A standby serves 307s to the leader: it follows the election (re-read on every change).
+  // A standby serves 307s to the leader: it follows the election (re-read on every change, and
+  // every third of a TTL so that the router knows how fresh its answer is).
   if (etcd !== undefined && config.etcd !== undefined) {
-    const prefix = config.etcd.prefix;
-    const refresh = async (): Promise<void> => {
-      const all = await candidates(etcd, prefix).catch(() => undefined);
-      if (all === undefined) return;
-      const l = all[0];
-      const a = l?.['address'] as { hostname?: string; ip?: string; port?: number } | undefined;
-      leaderAddress = a === undefined || l?.['id'] === identity.id ? undefined : `${a.ip ?? a.hostname}:${a.port}`;
-      others = all.filter((m) => m['id'] !== identity.id);
-    };
-    const watcher = await etcd.watch().prefix(electionPrefix(prefix)).create();
-    watcher.on('data', () => void refresh());
-    // The client reconnects by itself; an unhandled 'error' would end the process.
-    watcher.on('error', (e) => logger.warn('election watch error', { error: e }));
-    watcher.on('connected', () => void refresh());
-    await refresh();
+    follower = new ElectionFollower({ client: etcd, prefix: config.etcd.prefix, selfId: identity.id, view: leaderView, refreshMs: config.etcdTtlMs / 3, clock: systemClock, log: logger.child({ component: 'election' }) });
+    await follower.start();
     // Listening already: a standby answers (307 or 503) while it campaigns.
     logger.info('listening', listening);
   }
@@ -193,7 +189,7 @@ async function main(): Promise<void> {
       const ended = new Promise<string>((resolve) => (lost = resolve));
       let started: Term;
       try {
-        started = await Term.start({ config, security, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason), instruments: metrics.instruments });
+        started = await Term.start({ config, security, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => follower?.others ?? [], onEnded: (reason) => lost(reason), instruments: metrics.instruments });
       } catch (e) {
         logger.error('term failed to start', { error: e });
         await leadership.resign();
@@ -202,7 +198,7 @@ async function main(): Promise<void> {
       }
       term = started;
       metrics.termStarted(started);
-      leaderAddress = undefined;
+      leaderView.clear();
       if (!everLed && etcd === undefined) logger.info('listening', listening);
       everLed = true;
       const reason = await ended;
@@ -236,6 +232,8 @@ async function main(): Promise<void> {
         const deadline = Date.now() + CLOSE_GRACE_MS;
         while ((last?.openSessions ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         server.closeAllConnections();
+        follower?.stop();
+        stopEtcdCalls?.();
         etcd?.close();
         logger.info('stopped');
         process.exit(0);
