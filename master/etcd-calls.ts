@@ -27,7 +27,7 @@
  */
 
 import { InterceptingCall, status as GrpcStatus, type CallOptions, type Interceptor, type InterceptorOptions, type StatusObject } from '@grpc/grpc-js';
-import { GRPCDeadlineExceededError, isRecoverableError, type CallContext, type IOptions } from 'etcd3';
+import { GRPCDeadlineExceededError, GRPCUnavailableError, isRecoverableError, type CallContext, type IOptions } from 'etcd3';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 
@@ -143,9 +143,23 @@ export class StreamWatchers {
   }
 }
 
-/** Does an error say the member could not serve the call (so another member should be tried)? */
+/**
+ * Does an error say the member could not serve the call, so that another member should be
+ * tried next: Unavailable (no leader, not reachable, a read past its deadline, a silent
+ * stream) or a deadline. Not the other errors etcd3 calls recoverable (a cancelled stream is
+ * most often etcd3's own doing).
+ */
 export function memberFailure(e: unknown): boolean {
-  return e instanceof Error && (isRecoverableError(e) || e instanceof GRPCDeadlineExceededError);
+  return e instanceof GRPCUnavailableError || e instanceof GRPCDeadlineExceededError;
+}
+
+/**
+ * Is a failed call tried again: what etcd3 retries by default (Unavailable, and the other
+ * errors it calls recoverable), except a deadline, which only a write still reports (a read's
+ * is Unavailable by then): the write may have been applied.
+ */
+export function retryable(e: unknown): boolean {
+  return e instanceof Error && isRecoverableError(e) && !(e instanceof GRPCDeadlineExceededError);
 }
 
 /**
@@ -327,7 +341,7 @@ export function resilientEtcdOptions(base: IOptions, limits: EtcdCallLimits, clo
       try {
         return await fn({ signal: new AbortController().signal });
       } catch (e) {
-        if (!(e instanceof Error) || !isRecoverableError(e) || clock.now() - started > limits.retryForMs) throw e;
+        if (!retryable(e) || clock.now() - started > limits.retryForMs) throw e;
         if (attempt >= hosts.length || health.allFailed()) await new Promise<void>((r) => clock.setTimer(Math.min(500, 50 * 2 ** Math.min(4, attempt - 1)), r));
       }
     }
