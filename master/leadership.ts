@@ -5,7 +5,7 @@
  * when elected and disposes of it when deposed.
  */
 
-import type { Etcd3, Lease } from 'etcd3';
+import type { Etcd3, Lease, Watcher } from 'etcd3';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 
@@ -69,15 +69,23 @@ export interface EtcdLeadershipOptions {
   ttlSeconds: number;
   clock: Clock;
   log: Logger;
+  /**
+   * How often a candidate reads the election whatever its watch says (default: a third of
+   * the TTL, the keepalive period).
+   */
+  recheckMs?: number;
 }
 
 /**
  * Leadership through etcd, the v3 recipe of reference/etcd.md §1 and §3.4 on the etcd3
  * client's primitives (not its Election, which can report phantom leadership): a lease, a key
  * `<prefix>/election/master/<lease hex>` holding this master's MasterInfo, created only if
- * absent; the oldest key leads, and its create_revision is the epoch. A candidate waits for
- * the deletion of its immediate predecessor, then re-checks; once first it verifies its own
- * key with a guarded transaction before acting (rule 6).
+ * absent; the oldest key leads, and its create_revision is the epoch. A candidate waits
+ * until no older key is left, reading the election on every change of it and at least every
+ * third of a TTL (a watch on a member cut off from its quorum can stay silent); it gives up,
+ * revoking its lease, when its own key is gone (its lease expired: a standby whose keepalives
+ * did not reach the quorum during a split), and campaigns again. Once first it verifies its
+ * own key with a guarded transaction before acting (rule 6).
  *
  * While leading it fences itself (rule 3): every acknowledged keepalive moves a local
  * deadline to (when it was sent) + TTL - margin, and missing that deadline, the lease's loss,
@@ -97,6 +105,10 @@ export class EtcdLeadership implements Leadership {
     this.#o = o;
   }
 
+  get #recheckMs(): number {
+    return this.#o.recheckMs ?? Math.max(100, (this.#o.ttlSeconds * 1000) / 3);
+  }
+
   async campaign(): Promise<Win> {
     const { client, clock, log } = this.#o;
     const ttlMs = this.#o.ttlSeconds * 1000;
@@ -109,23 +121,30 @@ export class EtcdLeadership implements Leadership {
     lease.on('keepaliveFired', () => (sentAt = clock.now()));
     lease.on('keepaliveSucceeded', () => (validUntil = sentAt + ttlMs - marginMs));
     lease.on('lost', (e) => this.#lose(`lease lost: ${e.message}`));
-    const id = BigInt(await lease.grant());
+    let id: bigint;
+    try {
+      id = BigInt(await lease.grant());
+    } catch (e) {
+      this.#abandon(lease);
+      throw e;
+    }
     const key = `${electionPrefix(this.#o.prefix)}${id.toString(16)}`;
     this.#key = key;
-    const value = JSON.stringify(this.#o.info);
-    const created = await client.if(key, 'Create', '==', 0).then(client.put(key).value(value).lease(id.toString())).else(client.get(key)).commit();
-    const epoch = created.succeeded ? BigInt(created.header.revision) : BigInt(created.responses[0]?.response_range?.kvs?.[0]?.create_revision ?? 0);
-    log.info('campaigning', { key, epoch });
-    // Wait until no older key is left (each predecessor's deletion, then look again).
-    for (;;) {
-      const older = await client.getAll().prefix(electionPrefix(this.#o.prefix)).maxCreateRevision(String(epoch - 1n)).sort('Create', 'Descend').limit(1).exec();
-      const pred = older.kvs[0];
-      if (pred === undefined) break;
-      await this.#deleted(pred.key.toString('utf8'), BigInt(older.header.revision) + 1n);
+    let epoch: bigint;
+    try {
+      const value = JSON.stringify(this.#o.info);
+      const created = await client.if(key, 'Create', '==', 0).then(client.put(key).value(value).lease(id.toString())).else(client.get(key)).commit();
+      epoch = created.succeeded ? BigInt(created.header.revision) : BigInt(created.responses[0]?.response_range?.kvs?.[0]?.create_revision ?? 0);
+      log.info('campaigning', { key, epoch });
+      await this.#waitForTurn(lease, key, epoch);
+      // Rule 6: before acting, the key is still mine with my epoch (and so my lease is alive).
+      const verified = await client.if(key, 'Create', '==', Number(epoch)).then(client.get(key)).commit();
+      if (!verified.succeeded) throw new Error('elected without an election key: the lease expired while campaigning');
+    } catch (e) {
+      // Never leave a key behind that would stand in the queue for a campaign that gave up.
+      this.#abandon(lease);
+      throw e;
     }
-    // Rule 6: before acting, the key is still mine with my epoch (and so my lease is alive).
-    const verified = await client.if(key, 'Create', '==', Number(epoch)).then(client.get(key)).commit();
-    if (!verified.succeeded) throw new Error('elected without an election key: the lease expired while campaigning');
     this.#leading = true;
     validUntil = Math.max(validUntil, clock.now() + marginMs);
     const check = (): void => {
@@ -137,6 +156,76 @@ export class EtcdLeadership implements Leadership {
     this.#stopWatch = await this.#onDelete(key, () => this.#lose('election key deleted'));
     log.info('elected', { key, epoch });
     return { epoch, key };
+  }
+
+  /**
+   * Waits until no key older than mine is left. The election is read again on any change of
+   * it (a watch on the prefix) and at least every `recheckMs` whatever the watch says (a
+   * watch stream on a member cut off from its quorum can stay open and silent), so a
+   * predecessor's deletion is seen within that bound. Throws when my own key is gone (my
+   * lease expired: during a split, the keepalives of a standby may not have reached the
+   * quorum) or my lease is lost: the caller campaigns again with a new lease.
+   */
+  async #waitForTurn(lease: Lease, key: string, epoch: bigint): Promise<void> {
+    const { client, clock, log } = this.#o;
+    const prefix = electionPrefix(this.#o.prefix);
+    let wake: () => void = () => undefined;
+    let lost: string | undefined;
+    const onLost = (e: Error): void => {
+      lost = `lease lost while campaigning: ${e.message}`;
+      wake();
+    };
+    lease.on('lost', onLost);
+    let watcher: Watcher | undefined;
+    try {
+      watcher = await client.watch().prefix(prefix).create();
+      // Events only: a response without any (a progress answer, etcd-calls.ts) changes nothing.
+      watcher.on('put', () => wake());
+      watcher.on('delete', () => wake());
+      watcher.on('connected', () => wake());
+      watcher.on('error', (e) => log.warn('election watch error', { key, error: e }));
+    } catch (e) {
+      log.warn('election watch not created: reading the election every recheck', { key, error: e });
+    }
+    try {
+      for (;;) {
+        if (lost !== undefined) throw new Error(lost);
+        let all: Array<{ key: string; createRevision: bigint }> | undefined;
+        try {
+          const r = await client.getAll().prefix(prefix).sort('Create', 'Ascend').exec();
+          all = r.kvs.map((kv) => ({ key: kv.key.toString('utf8'), createRevision: BigInt(kv.create_revision) }));
+        } catch (e) {
+          // Every member failed this read: the key and the lease may well be fine; look again.
+          log.warn('election not readable while campaigning', { key, error: e });
+        }
+        if (all !== undefined) {
+          const mine = all.find((k) => k.key === key);
+          if (mine === undefined || mine.createRevision !== epoch) throw new Error('election key gone while campaigning: the lease expired');
+          if (!all.some((k) => k.createRevision < epoch)) return;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = clock.setTimer(this.#recheckMs, () => resolve());
+          wake = () => {
+            timer.cancel();
+            resolve();
+          };
+        });
+      }
+    } finally {
+      lease.off('lost', onLost);
+      // Not awaited: cancelling a watch on a silent stream waits for an answer that may never come.
+      void watcher?.cancel().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Revokes a campaign's lease without waiting, which deletes its key: a campaign that gave up
+   * must not stand in the queue. When etcd cannot be told, the lease is released (no more
+   * keepalives) and expires with its key.
+   */
+  #abandon(lease: Lease): void {
+    if (this.#lease === lease) this.#lease = undefined;
+    void lease.revoke().catch(() => lease.release());
   }
 
   onLost(fn: (reason: string) => void): void {
@@ -170,24 +259,9 @@ export class EtcdLeadership implements Leadership {
     for (const fn of this.#lostHandlers) fn(reason);
   }
 
-  /** Resolves when `key` is deleted (watched from `fromRevision`, or already gone). */
-  async #deleted(key: string, fromRevision: bigint): Promise<void> {
-    await new Promise<void>((resolve) => {
-      void this.#onDelete(key, resolve, fromRevision).then(async (stop) => {
-        const still = await this.#o.client.get(key).exec();
-        if (still.kvs.length === 0) {
-          stop();
-          resolve();
-        }
-      });
-    }).catch(() => undefined);
-  }
-
   /** Calls `fn` once when `key` is deleted; returns the stop function. */
-  async #onDelete(key: string, fn: () => void, fromRevision?: bigint): Promise<() => void> {
-    let b = this.#o.client.watch().key(key);
-    if (fromRevision !== undefined) b = b.startRevision(fromRevision.toString());
-    const w = await b.create();
+  async #onDelete(key: string, fn: () => void): Promise<() => void> {
+    const w = await this.#o.client.watch().key(key).create();
     let done = false;
     const stop = (): void => {
       if (done) return;

@@ -20,7 +20,8 @@ import { loadSecurity } from './security.js';
 import { loadMaintenanceHooks } from './maintenance-hooks.js';
 import { readSecretFile } from '../io/secrets.js';
 import { loadServerTls, type ServerTls } from '../io/tls-server.js';
-import { candidates, electionPrefix, EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
+import { EtcdLeadership, SoloLeadership, type Leadership, type Win } from './leadership.js';
+import { ElectionFollower, LeaderView } from './leader-view.js';
 import { addressOf, advertisedIp, masterInfoJson, type MasterIdentity } from './master-info.js';
 import { EtcdRegistry } from './registry/etcd.js';
 import { importRegistry, isEmptyRegistry } from './registry/import.js';
@@ -80,16 +81,24 @@ async function main(): Promise<void> {
   // leadership, the registry and the standby's election watch.
   let sqlite: Registry | undefined;
   let etcd: Etcd3 | undefined;
+  let stopEtcdCalls: (() => void) | undefined;
   if (config.etcd !== undefined) {
     // The etcd client (gRPC, protobufs: some 150 ms and 25 MB to load) only for a master that uses it.
-    const [{ Etcd3: EtcdClient }, { etcdClientOptions, probeEtcd }] = await Promise.all([import('etcd3'), import('./etcd-client.js')]);
+    const [{ Etcd3: EtcdClient }, { etcdClientOptions, probeEtcd }, { etcdCallLimits, resilientEtcdOptions }] = await Promise.all([
+      import('etcd3'),
+      import('./etcd-client.js'),
+      import('./etcd-calls.js'),
+    ]);
     const options = etcdClientOptions(config.etcd.endpoints, config.etcdAuth, readSecretFile);
     if (!options.ok) {
       logger.error('etcd configuration refused', { error: options.error });
       process.stderr.write(`${MASTER_PROGRAM}: ${options.error}\n`);
       process.exit(1);
     }
-    etcd = new EtcdClient(options.options);
+    // Deadlines, require-leader and another member for the next attempt (etcd-calls.ts), all from --etcd_ttl.
+    const resilient = resilientEtcdOptions(options.options, etcdCallLimits(config.etcdTtlMs), systemClock, logger.child({ component: 'etcd' }));
+    stopEtcdCalls = resilient.stop;
+    etcd = new EtcdClient(resilient.options);
     // A wrong user or password would otherwise leave the master waiting on etcd, silently.
     const probe = await probeEtcd(etcd, config.etcd.prefix, config.etcdAuth, 10_000);
     if (probe.kind === 'refused') {
@@ -114,18 +123,17 @@ async function main(): Promise<void> {
   const processStartMs = systemClock.now();
   let term: Term | undefined;
   let everLed = false;
-  /** The leader's `host:port` when another master leads (HA), for 307s. */
-  let leaderAddress: string | undefined;
+  /** Who leads when another master does (HA), for 307s: only while this master's last read of the election is within the TTL. */
+  const leaderView = new LeaderView(config.etcdTtlMs, systemClock);
+  let follower: ElectionFollower | undefined;
   /** This master's own `host:port` as its MasterInfo advertises it, once it listens (`/redirect` while it leads). */
   let selfAddress: string | undefined;
-  /** The other masters in the election (HA), for GET_MASTER. */
-  let others: Array<Record<string, unknown>> = [];
   // The process's figures, across its terms: a standby answers /metrics too (leader 0).
   const metrics = new MasterMetrics({ current: () => term, processStartMs, clock: systemClock });
   const server = createMasterServer(
     {
       current: () => term,
-      leader: () => leaderAddress,
+      leader: () => leaderView.leader(),
       self: () => selfAddress,
       unavailable: () => (everLed || etcd !== undefined ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
       metrics,
@@ -167,23 +175,11 @@ async function main(): Promise<void> {
   let lost: (reason: string) => void = () => {};
   leadership.onLost((reason) => lost(reason));
 
-  // A standby serves 307s to the leader: it follows the election (re-read on every change).
+  // A standby serves 307s to the leader: it follows the election (re-read on every change, and
+  // every third of a TTL so that the router knows how fresh its answer is).
   if (etcd !== undefined && config.etcd !== undefined) {
-    const prefix = config.etcd.prefix;
-    const refresh = async (): Promise<void> => {
-      const all = await candidates(etcd, prefix).catch(() => undefined);
-      if (all === undefined) return;
-      const l = all[0];
-      const a = l?.['address'] as { hostname?: string; ip?: string; port?: number } | undefined;
-      leaderAddress = a?.port === undefined || l?.['id'] === identity.id ? undefined : addressOf({ ...a, port: a.port });
-      others = all.filter((m) => m['id'] !== identity.id);
-    };
-    const watcher = await etcd.watch().prefix(electionPrefix(prefix)).create();
-    watcher.on('data', () => void refresh());
-    // The client reconnects by itself; an unhandled 'error' would end the process.
-    watcher.on('error', (e) => logger.warn('election watch error', { error: e }));
-    watcher.on('connected', () => void refresh());
-    await refresh();
+    follower = new ElectionFollower({ client: etcd, prefix: config.etcd.prefix, selfId: identity.id, view: leaderView, refreshMs: config.etcdTtlMs / 3, clock: systemClock, log: logger.child({ component: 'election' }) });
+    await follower.start();
     // Listening already: a standby answers (307 or 503) while it campaigns.
     logger.info('listening', listening);
   }
@@ -209,7 +205,7 @@ async function main(): Promise<void> {
       const ended = new Promise<string>((resolve) => (lost = resolve));
       let started: Term;
       try {
-        started = await Term.start({ config, security, hooks, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => others, onEnded: (reason) => lost(reason), instruments: metrics.instruments });
+        started = await Term.start({ config, security, hooks, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => follower?.others ?? [], onEnded: (reason) => lost(reason), instruments: metrics.instruments });
       } catch (e) {
         logger.error('term failed to start', { error: e });
         await leadership.resign();
@@ -218,7 +214,7 @@ async function main(): Promise<void> {
       }
       term = started;
       metrics.termStarted(started);
-      leaderAddress = undefined;
+      leaderView.clear();
       if (!everLed && etcd === undefined) logger.info('listening', listening);
       everLed = true;
       const reason = await ended;
@@ -252,6 +248,8 @@ async function main(): Promise<void> {
         const deadline = Date.now() + CLOSE_GRACE_MS;
         while ((last?.openSessions ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         server.closeAllConnections();
+        follower?.stop();
+        stopEtcdCalls?.();
         etcd?.close();
         logger.info('stopped');
         process.exit(0);

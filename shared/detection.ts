@@ -72,6 +72,15 @@ export function leaderFromRedirect(location: string | null): string | undefined 
   return m === null ? undefined : hostPort(m[1] ?? '');
 }
 
+/**
+ * The headers of every JSON-gateway request: JSON, and etcd's require-leader metadata
+ * (`hasleader: true`, which the gateway passes on from `Grpc-Metadata-Hasleader`): a member
+ * that has lost its leader (cut off from its quorum) answers 503 `etcdserver: no leader` at
+ * once instead of holding the read until etcd's own request timeout, and the next endpoint is
+ * asked.
+ */
+export const ETCD_GATEWAY_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json', 'grpc-metadata-hasleader': 'true' });
+
 /** The fetch a caller lends `findLeader` (the global one, in the agent and the CLI). */
 export type Fetch = (
   url: string,
@@ -156,6 +165,11 @@ function fetchFailure(e: unknown): string {
   return detail === undefined ? message : `${message} (${detail})`;
 }
 
+/** The endpoints in the order to ask them: `first` (if among them), then the others as given. Pure. */
+export function endpointOrder(endpoints: readonly string[], first: string | undefined): string[] {
+  return first === undefined || !endpoints.includes(first) ? [...endpoints] : [first, ...endpoints.filter((e) => e !== first)];
+}
+
 /**
  * Reads the election through etcd's JSON gateway, with etcd's TLS (in the lent fetch) and
  * user. The user's token is kept between reads, and asked for again when etcd calls it invalid
@@ -166,6 +180,8 @@ function fetchFailure(e: unknown): string {
 export class EtcdGateway {
   readonly #access: EtcdAccess;
   #token: string | undefined;
+  /** The endpoint that answered last: asked first next time (one that failed goes to the back). */
+  #answered: string | undefined;
 
   constructor(access: EtcdAccess) {
     this.#access = access;
@@ -177,14 +193,20 @@ export class EtcdGateway {
   }
 
   /**
-   * The leading master through the endpoints in turn: the first that answers decides; a
-   * refusal ends the search (the next endpoint would refuse alike).
+   * The leading master through the endpoints in turn, starting with the one that answered
+   * last: the first that answers decides; a refusal ends the search (the next endpoint would
+   * refuse alike). An endpoint that fails (down, no leader, no answer in time) passes the
+   * question to the next.
    */
   async leader(endpoints: readonly string[], prefix: string, timeoutMs: number): Promise<EtcdLeaderRead> {
     let last: EtcdLeaderRead = { kind: 'unreachable', error: 'no etcd endpoint given' };
-    for (const e of endpoints) {
+    for (const e of endpointOrder(endpoints, this.#answered)) {
       last = await this.#readAt(e, prefix, timeoutMs);
-      if (last.kind !== 'unreachable') return last;
+      if (last.kind !== 'unreachable') {
+        this.#answered = e;
+        return last;
+      }
+      if (this.#answered === e) this.#answered = undefined;
     }
     return last;
   }
@@ -193,7 +215,7 @@ export class EtcdGateway {
     const user = this.#access.user;
     // A token etcd calls invalid (expired) is replaced once per read.
     for (let attempt = 0; attempt < 2; attempt++) {
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      const headers: Record<string, string> = { ...ETCD_GATEWAY_HEADERS };
       if (user !== undefined) {
         if (this.#token === undefined) {
           const t = await this.#authenticate(endpoint, user, prefix, timeoutMs);
@@ -238,7 +260,7 @@ export class EtcdGateway {
     try {
       const r = await this.#access.fetch(`${this.#access.scheme}://${endpoint}/v3/auth/authenticate`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { ...ETCD_GATEWAY_HEADERS },
         body: JSON.stringify({ name: user.name, password: user.password }),
         signal: AbortSignal.timeout(timeoutMs),
       });

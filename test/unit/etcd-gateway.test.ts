@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyEtcdAnswer, EtcdGateway, findLeader, type EtcdAccess, type Fetch } from '../../shared/detection.js';
+import { classifyEtcdAnswer, endpointOrder, EtcdGateway, findLeader, type EtcdAccess, type Fetch } from '../../shared/detection.js';
 import { etcdAuthProblem, loadEtcdAccess, NO_ETCD_AUTH, readEtcdSecrets, type EtcdAuthFiles, type FileReader } from '../../io/etcd-access.js';
 
 import { CA, CERT, KEY, reader } from '../helpers/file-reader.js';
@@ -142,4 +142,41 @@ test('EtcdGateway: a down endpoint is skipped, a refusal ends the search, no lea
 
   const none = await new EtcdGateway({ scheme: 'http', fetch: fakeEtcd({ leader: false }).fetch, user: { name: 'dd', password: 'pw' } }).leader(['e1:2379'], '/dd', 1000);
   assert.deepEqual(none, { kind: 'none' });
+});
+
+test('EtcdGateway: every request requires a leader; a member without one passes the question on, and the member that answered is asked first next time', async () => {
+  const value = Buffer.from(JSON.stringify({ address: { ip: '10.0.0.9', port: 5050 } })).toString('base64');
+  const noLeader = new Set(['e1:2379']);
+  const asked: string[] = [];
+  const fetchFn: Fetch = async (url, init) => {
+    const host = new URL(url).host;
+    asked.push(host);
+    // What etcd 3.4's gateway answers with Grpc-Metadata-Hasleader on a member cut off from its quorum.
+    assert.equal(init.headers?.['grpc-metadata-hasleader'], 'true');
+    const [status, body] = noLeader.has(host) ? [503, { error: 'etcdserver: no leader', message: 'etcdserver: no leader', code: 14 }] : [200, { header: {}, kvs: [{ key: 'x', value, create_revision: '7' }] }];
+    return { ok: status === 200, status, headers: { get: () => null }, text: async () => JSON.stringify(body) };
+  };
+  const gw = new EtcdGateway({ scheme: 'http', fetch: fetchFn, user: undefined });
+  const endpoints = ['e1:2379', 'e2:2379', 'e3:2379'];
+  assert.deepEqual(await gw.leader(endpoints, '/dd', 1000), { kind: 'leader', address: '10.0.0.9:5050' });
+  assert.deepEqual(asked.splice(0), ['e1:2379', 'e2:2379']);
+  assert.deepEqual(await gw.leader(endpoints, '/dd', 1000), { kind: 'leader', address: '10.0.0.9:5050' });
+  assert.deepEqual(asked.splice(0), ['e2:2379'], 'the member that answered, first');
+  noLeader.add('e2:2379');
+  assert.deepEqual(await gw.leader(endpoints, '/dd', 1000), { kind: 'leader', address: '10.0.0.9:5050' });
+  assert.deepEqual(asked.splice(0), ['e2:2379', 'e1:2379', 'e3:2379']);
+  noLeader.add('e3:2379');
+  const none = await gw.leader(endpoints, '/dd', 1000);
+  assert.deepEqual(none, { kind: 'unreachable', error: 'etcd answered the range request with HTTP 503: etcdserver: no leader' });
+});
+
+test('endpointOrder: the endpoint that answered last first, the others as given', () => {
+  const cases: Array<[string[], string | undefined, string[]]> = [
+    [['a', 'b', 'c'], undefined, ['a', 'b', 'c']],
+    [['a', 'b', 'c'], 'b', ['b', 'a', 'c']],
+    [['a', 'b', 'c'], 'c', ['c', 'a', 'b']],
+    [['a', 'b', 'c'], 'z', ['a', 'b', 'c']],
+    [[], 'a', []],
+  ];
+  for (const [endpoints, first, want] of cases) assert.deepEqual(endpointOrder(endpoints, first), want, `${first}`);
 });
