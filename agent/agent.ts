@@ -63,6 +63,8 @@ export interface AgentDeps {
   etcd?: EtcdAccess | undefined;
   /** When the process started (ms since the epoch), for slave/uptime_secs. Default: when the agent was made. */
   processStartMs?: number;
+  /** The launcher binary (agent/launcher-file.ts). Default: launcherPath(), beside the module. */
+  launcher?: string | undefined;
 }
 
 export class Agent {
@@ -108,8 +110,8 @@ export class Agent {
       initialRetryMs: config.statusUpdateRetryIntervalMs,
       send: (frameworkId, status) => this.#sendUpdate(frameworkId, status),
     });
-    this.#launchServer = new LaunchServer(deps.log.child({ component: 'launcher' }));
-    this.#signaller = new Signaller(deps.log.child({ component: 'signaller' }));
+    this.#launchServer = new LaunchServer(deps.log.child({ component: 'launcher' }), deps.launcher);
+    this.#signaller = new Signaller(deps.log.child({ component: 'signaller' }), deps.launcher);
     this.#supervisor = new Supervisor({
       checkpoint: this.#checkpoint,
       streams: this.#streams,
