@@ -14,7 +14,8 @@
  * launcher as an asset, for the agent) -> a stripped copy of this machine's node -> postject.
  */
 
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chmodSync, existsSync, renameSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
@@ -31,6 +32,17 @@ export type SeaProgram = keyof typeof SEA_PROGRAMS;
 
 /** Node's SEA sentinel: the fuse string postject flips in the copied binary. */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/** Runs a program, output kept for the error message: builds run side by side (buildPackages). */
+export async function run(file: string, args: readonly string[], o: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+  try {
+    const r = await promisify(execFile)(file, [...args], { ...o, maxBuffer: 64 * 2 ** 20, encoding: 'utf8' });
+    return r.stdout;
+  } catch (e) {
+    const x = e as Error & { stderr?: string; stdout?: string };
+    throw new Error(`${file} ${args.join(' ')} failed: ${x.message}\n${x.stderr ?? ''}${x.stdout ?? ''}`.trim());
+  }
+}
 
 /** Packages that must never end up in a single executable (native addons: they cannot load from inside one). */
 const REFUSED = ['better-sqlite3'];
@@ -176,14 +188,10 @@ export function bundledPackages(metafile: Metafile): Array<{ name: string; versi
  * symbols: 99 MB -> 86 MB here, and Debian packages ship stripped binaries. Strip before the
  * injection: stripping an executable with a blob in it would drop the blob.
  */
-export function strippedNode(to: string): void {
+export async function strippedNode(to: string): Promise<void> {
   mkdirSync(dirname(to), { recursive: true });
   rmSync(to, { force: true });
-  try {
-    execFileSync('strip', ['--strip-unneeded', '--remove-section=.comment', '-o', to, process.execPath], { stdio: ['ignore', 'ignore', 'pipe'] });
-  } catch (e) {
-    throw new Error(`strip (binutils) could not copy ${process.execPath}: ${(e as Error).message}`);
-  }
+  await run('strip', ['--strip-unneeded', '--remove-section=.comment', '-o', to, process.execPath]);
   chmodSync(to, 0o755);
 }
 
@@ -204,12 +212,12 @@ export async function buildSea(program: SeaProgram, outDir = join(ROOT, 'dist', 
   // useCodeCache stays off: V8's code cache is tied to the exact V8 build and flags, and made no
   // measurable difference to the agent's start (it is mostly waiting on the network).
   writeFileSync(config, JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true, assets }, null, 2));
-  execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await run(process.execPath, ['--experimental-sea-config', config]);
   const exe = join(outDir, p.name);
   const tmp = `${exe}.tmp`;
-  strippedNode(tmp);
+  await strippedNode(tmp);
   const postject = join(ROOT, 'node_modules', 'postject', 'dist', 'cli.js');
-  execFileSync(process.execPath, [postject, tmp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await run(process.execPath, [postject, tmp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
   // A rename: a drydock-agent already running from this path keeps its own file.
   renameSync(tmp, exe);
   return { program, path: exe, bytes: statSync(exe).size, packages: bundledPackages(metafile), node: process.version };
