@@ -306,6 +306,8 @@ async function stageMasterRuntime(root: string): Promise<void> {
   mkdirSync(lib, { recursive: true });
   const node = strippedNode(join(lib, 'node'));
   for (const dir of ['master', 'scheduler', 'cli', 'shared', 'io']) cpSync(join(ROOT, 'dist', dir), join(lib, 'dist', dir), { recursive: true });
+  // No executable bits (npm link leaves main.js executable): node runs these, not their shebang.
+  pruneModules(join(lib, 'dist'));
   cpSync(join(ROOT, 'console'), join(lib, 'console'), { recursive: true });
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
   // ESM (dist/*.js are modules) and the dependencies; no scripts, no dev tools, no bin links.
@@ -354,9 +356,9 @@ function stageMaster(root: string, version: string, epoch: number): void {
 const DEV_FILES = /^\.(npmignore|eslintrc(\..*)?|eslintignore|editorconfig|travis\.yml|jshintrc|prettierrc(\..*)?|nycrc(\..*)?|gitattributes)$/;
 
 /**
- * Drops DEV_FILES, and the executable bits: nothing under node_modules is run as a program (the
- * master's node loads it; there are no bin links), and a package's command-line script would
- * run Debian's own Node by its `#!/usr/bin/env node` line.
+ * Drops DEV_FILES, and the executable bits: nothing under node_modules or dist/ is run as a
+ * program (the master's node loads it; there are no bin links), and a script with
+ * `#!/usr/bin/env node` run by itself would find Debian's own Node.
  */
 function pruneModules(dir: string): void {
   for (const name of readdirSync(dir)) {
