@@ -27,4 +27,4 @@ const mib = (p: string): string => `${(statSync(p).size / 2 ** 20).toFixed(1)} M
 process.stdout.write(`package: ${b.agentSea.path} (${mib(b.agentSea.path)}, node ${b.agentSea.node})\n`);
 if (b.cliSea !== undefined) process.stdout.write(`package: ${b.cliSea.path} (${mib(b.cliSea.path)})\n`);
 process.stdout.write(`package: ${b.agentDeb} (${mib(b.agentDeb)})\npackage: ${b.masterDeb} (${mib(b.masterDeb)})\n`);
-process.stdout.write(`package: Depends: ${b.depends}\npackage: done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+process.stdout.write(`package: Depends: ${b.depends.agent} (agent); ${b.depends.master} (master)\npackage: done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);

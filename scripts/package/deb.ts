@@ -45,7 +45,7 @@ export interface PackageBuild {
   agentSea: SeaBuild;
   cliSea: SeaBuild | undefined;
   /** The Depends of each package, from dpkg-shlibdeps. */
-  depends: string;
+  depends: { agent: string; master: string };
   /** Wall time of each step, ms. */
   timings: Record<string, number>;
 }
@@ -96,7 +96,12 @@ export async function buildPackages(o: BuildOptions): Promise<PackageBuild> {
     timed('agent executable', () => buildSea('agent', seaDir)),
     o.cli === false ? Promise.resolve(undefined) : timed('cli executable', () => buildSea('cli', seaDir)),
     timed('master runtime', () => stageMasterRuntime(join(stage, 'drydock-master'))),
-    timed('dpkg-shlibdeps', () => shlibDepends(join(o.outDir, 'shlibdeps'))),
+    timed('dpkg-shlibdeps', async () => {
+      // The agent's executable is node; the master's runtime is node and better-sqlite3's addon.
+      const addon = join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+      const [agent, master] = await Promise.all([shlibDepends(join(o.outDir, 'shlibdeps-agent'), [process.execPath]), shlibDepends(join(o.outDir, 'shlibdeps-master'), [process.execPath, addon])]);
+      return { agent, master };
+    }),
   ]);
 
   const agentRoot = join(stage, 'drydock-agent');
@@ -106,8 +111,8 @@ export async function buildPackages(o: BuildOptions): Promise<PackageBuild> {
   const agentDeb = join(o.outDir, `drydock-agent_${version}_${DEB_ARCH}.deb`);
   const masterDeb = join(o.outDir, `drydock-master_${version}_${DEB_ARCH}.deb`);
   await Promise.all([
-    timed('drydock-agent.deb', () => dpkgDeb(agentRoot, agentDeb, control('drydock-agent', version, depends, agentRoot), o.compression, epoch)),
-    timed('drydock-master.deb', () => dpkgDeb(masterRoot, masterDeb, control('drydock-master', version, depends, masterRoot), o.compression, epoch)),
+    timed('drydock-agent.deb', () => dpkgDeb(agentRoot, agentDeb, control('drydock-agent', version, depends.agent, agentRoot), o.compression, epoch)),
+    timed('drydock-master.deb', () => dpkgDeb(masterRoot, masterDeb, control('drydock-master', version, depends.master, masterRoot), o.compression, epoch)),
   ]);
   return { version, agentDeb, masterDeb, agentSea, cliSea, depends, timings };
 }
@@ -124,16 +129,15 @@ async function sourceDateEpoch(): Promise<number> {
 }
 
 /**
- * The Depends for the libraries node and better-sqlite3's addon link against, from
- * dpkg-shlibdeps (which wants a debian/control to sit beside; a throwaway one does).
+ * The Depends for the libraries `binaries` link against, from dpkg-shlibdeps (which wants a
+ * debian/control to sit beside; a throwaway one does).
  */
-async function shlibDepends(dir: string): Promise<string> {
+async function shlibDepends(dir: string, binaries: readonly string[]): Promise<string> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'debian'), { recursive: true });
   writeFileSync(join(dir, 'debian', 'control'), `Source: drydock\n\nPackage: drydock\nArchitecture: ${DEB_ARCH}\n`);
-  const addon = join(ROOT, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
   // The addon's V8 symbols come from node itself, not a library: those warnings are expected.
-  const out = await run('dpkg-shlibdeps', ['-O', '--warnings=0', `-e${process.execPath}`, `-e${addon}`], { cwd: dir });
+  const out = await run('dpkg-shlibdeps', ['-O', '--warnings=0', ...binaries.map((b) => `-e${b}`)], { cwd: dir });
   const m = /^shlibs:Depends=(.*)$/m.exec(out);
   if (m === null) throw new Error(`dpkg-shlibdeps printed no shlibs:Depends: ${out}`);
   rmSync(dir, { recursive: true, force: true });
