@@ -297,8 +297,11 @@ test('installed with dpkg: verified units, nothing started, an upgrade keeps the
   assert.deepEqual(masterUnit.argv, ['/usr/lib/drydock/node', '/usr/lib/drydock/dist/master/main.js']);
   const installedMaster = new Daemon(masterUnit.argv[0] as string, [...masterUnit.argv.slice(1), '--ip=127.0.0.1', '--port=0', `--work_dir=${join(dir, 'master')}`], { PATH: SYSTEMD_PATH }, { exec: true, inheritEnv: false, name: 'installed drydock-master' });
   daemons.push(installedMaster);
-  await installedMaster.waitForMsg('listening', {}, 30_000);
+  const listening = await installedMaster.waitForMsg('listening', {}, 30_000);
   assert.ok(existsSync(join(dir, 'master')), 'the registry opened');
+  const consolePage = await fetch(`http://127.0.0.1:${Number(listening['port'])}/`, { signal: AbortSignal.timeout(10_000) });
+  assert.equal(consolePage.status, 200, 'the web console is served from /usr/lib/drydock/console');
+  assert.match(await consolePage.text(), /<html/i);
   await installedMaster.stop();
 
   // The installed agent, started by hand as its unit would, with a task running.
