@@ -7,7 +7,8 @@
  *   the shared libraries `ldd` lists (and /bin/sh for the tasks' command lines), started with
  *   the installed unit's own ExecStart and environment (Environment=, EnvironmentFile=, %d),
  *   TLS and a credential as the unit hands them over, against a test master on loopback: it
- *   registers and runs a task to TASK_FINISHED (root: it mounts /proc in the chroot);
+ *   registers and runs a task, sent by the single-file CLI, to TASK_FINISHED (root: it mounts
+ *   /proc in the chroot);
  * - as root under CI=true: `dpkg -i` on this machine, `systemd-analyze verify` of the installed
  *   units, nothing started or enabled, the installed master and CLI run on their own Node, an
  *   upgrade (the package installed again) with a task running under the installed agent, which
@@ -16,12 +17,12 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { alive, Daemon, eventually, startMaster, type MasterHandle } from '../helpers/daemons.js';
-import { cliFinished, spawnCli } from '../helpers/cli.js';
+import { cliFinished, type CliProcess } from '../helpers/cli.js';
 import { makeCertificates, type Certificates } from '../../scripts/harness/certs.js';
 import { buildPackages, packageVersion, type PackageBuild } from '../../scripts/package/deb.js';
 import { serviceProcess, SYSTEMD_PATH } from '../../scripts/package/units.js';
@@ -44,7 +45,7 @@ function packages(): Promise<{ b: PackageBuild; dir: string; lintian: Promise<Re
     const dir = mkdtempSync(join(tmpdir(), 'drydock-package-'));
     process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
     const t0 = Date.now();
-    const b = await buildPackages({ outDir: join(dir, 'deb'), seaDir: join(dir, 'sea'), compression: 'fast', cli: false });
+    const b = await buildPackages({ outDir: join(dir, 'deb'), seaDir: join(dir, 'sea'), compression: 'fast', cli: true });
     process.stdout.write(`# packages built in ${Date.now() - t0} ms (${JSON.stringify(b.timings)})\n`);
     const lintian = HAS_LINTIAN ? lint([b.agentDeb, b.masterDeb]) : Promise.resolve({});
     lintian.catch(() => {});
@@ -100,6 +101,7 @@ test('the packages carry the programs, units, conffiles and docs, at package.jso
   assert.deepEqual([...masterFiles.keys()].filter((f) => f.includes('/dist/agent/') || f.includes('/node_modules/esbuild') || f.includes('/node_modules/typescript') || f.startsWith('/var/')), [], 'no agent, no dev tools, no state');
   // The executable runs by itself and reports the package's version.
   assert.equal(execFileSync(b.agentSea.path, ['--version'], { encoding: 'utf8', env: {} }).trim(), `drydock-agent ${VERSION}`);
+  assert.equal(execFileSync(b.cliSea?.path ?? assert.fail('the single-file CLI was built'), ['--version'], { encoding: 'utf8', env: {} }).trim(), VERSION);
 });
 
 /** `dpkg-deb --contents` as path -> the line's mode/owner part. */
@@ -157,9 +159,23 @@ function agentHost(root: string, c: Cluster, credentialsDir: string, hostname: s
   });
 }
 
-/** Runs a task through the test master with the CLI (over TLS); resolves with the CLI's run. */
-function runTask(t: TestContext, c: Cluster, name: string, command: string, more: readonly string[] = []): ReturnType<typeof spawnCli> {
-  return spawnCli(t, [`--master=${c.master.address}`, `--tls_ca_file=${c.certs.caFile}`, 'run', '--name', name, '--command', command, '--cpus', '0.1', '--mem', '16', '--offer_timeout', '30secs', ...more]);
+/**
+ * Runs a task through the test master with the single-file CLI (dist/sea/drydock of the build,
+ * over TLS); resolves with the CLI's run.
+ */
+function runTask(t: TestContext, c: Cluster, cli: string, name: string, command: string, more: readonly string[] = []): CliProcess {
+  const args = [`--master=${c.master.address}`, `--tls_ca_file=${c.certs.caFile}`, 'run', '--name', name, '--command', command, '--cpus', '0.1', '--mem', '16', '--offer_timeout', '30secs', ...more];
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: SYSTEMD_PATH } });
+  const run: CliProcess = { child, stdout: '', stderr: '', exited: new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal !== null ? -1 : null)))) };
+  child.stdout?.setEncoding('utf8').on('data', (x: string) => (run.stdout += x));
+  child.stderr?.setEncoding('utf8').on('data', (x: string) => (run.stderr += x));
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await run.exited;
+    }
+  });
+  return run;
 }
 
 /** Absolute paths of the shared libraries `ldd` lists for `file`. */
@@ -222,7 +238,8 @@ test('on a host without Node, the packaged agent starts as its unit says, regist
   assert.match(String(starting['launcher']), /^\/var\/lib\/drydock\/agent\/launcher\/[0-9a-f]{16}\/drydock-launch$/);
   await agent.waitForMsg('registered', {}, 30_000);
 
-  const run = runTask(t, c, 'chroot-task', 'echo hello from a host without node; exit 0');
+  const cli = b.cliSea?.path ?? assert.fail('the single-file CLI was built');
+  const run = runTask(t, c, cli, 'chroot-task', 'echo hello from a host without node; exit 0');
   const done = await cliFinished(run, 60_000);
   assert.equal(done.code, 0, `drydock run: ${done.stdout} ${done.stderr}`);
   assert.match(done.stdout + done.stderr, /TASK_FINISHED/);
@@ -315,7 +332,7 @@ test('installed with dpkg: verified units, nothing started, an upgrade keeps the
   };
   const first = startAgent();
   await first.waitForMsg('registered', {}, 30_000);
-  const run = runTask(t, c, 'upgrade-task', 'sleep 600', ['--checkpoint']);
+  const run = runTask(t, c, b.cliSea?.path ?? assert.fail('the single-file CLI was built'), 'upgrade-task', 'sleep 600', ['--checkpoint']);
   const running = await first.waitForMsg('task running', {}, 60_000);
   const taskPid = Number(running['pid']);
   assert.ok(alive(taskPid));
