@@ -62,7 +62,7 @@ export function packagedUnit(source: string, d: PackagedDaemon): string {
   if ((source.match(new RegExp(SOURCE_EXEC.source, 'gm')) ?? []).length !== 1) {
     throw new Error(`${d.unit}: expected exactly one 'ExecStart=/usr/bin/node /opt/drydock/dist/<daemon>/main.js' line`);
   }
-  const header = [lines[0] as string, `# Installed by the ${d.pkg} package: ${d.note}.`, `# Flags go in ${d.env.installed} (a conffile; every line commented out as shipped).`, ''];
+  const header = [lines[0] as string, `# Installed by the ${d.pkg} package: ${d.note}.`, `# Flags go in ${d.env.installed} (a conffile; every line commented out as shipped).`, '', ''];
   const body = lines.slice(unitAt).join('\n').replace(SOURCE_EXEC, `ExecStart=${d.exec}`);
   const out = header.join('\n') + body;
   for (const left of ['/opt/drydock', '/usr/bin/node']) if (out.includes(left)) throw new Error(`${d.unit}: '${left}' is left in the packaged unit`);
