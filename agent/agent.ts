@@ -73,6 +73,8 @@ export interface AgentDeps {
   processStartMs?: number;
   /** Who may call the agent API (--authenticate_http_*, --http_credentials, --acls). Default: open. */
   security?: AgentSecurity | undefined;
+  /** The launcher binary (agent/launcher-file.ts). Default: launcherPath(), beside the module. */
+  launcher?: string | undefined;
 }
 
 /** agent::Call.SetLoggingLevel: Mesos' verbosity level and how long it holds. */
@@ -123,8 +125,8 @@ export class Agent {
       initialRetryMs: config.statusUpdateRetryIntervalMs,
       send: (frameworkId, status) => this.#sendUpdate(frameworkId, status),
     });
-    this.#launchServer = new LaunchServer(deps.log.child({ component: 'launcher' }));
-    this.#signaller = new Signaller(deps.log.child({ component: 'signaller' }));
+    this.#launchServer = new LaunchServer(deps.log.child({ component: 'launcher' }), deps.launcher);
+    this.#signaller = new Signaller(deps.log.child({ component: 'signaller' }), deps.launcher);
     this.#supervisor = new Supervisor({
       checkpoint: this.#checkpoint,
       streams: this.#streams,

@@ -176,6 +176,13 @@ export const AGENT_FLAGS = {
   etcd_key_file: optionalStringFlag('With --master=etcd://...: PEM private key of --etcd_cert_file; must not be readable by others. Default: none.', 'FILE'),
   etcd_user: optionalStringFlag('With --master=etcd://...: etcd user name (needs --etcd_password_file); it needs read on PREFIX/election/. Default: none.', 'USER'),
   etcd_password_file: optionalStringFlag('With --master=etcd://...: file holding the etcd user\'s password, one line; must not be readable by others. Default: none.', 'FILE'),
+  // The single executable (drydock-agent built by `npm run package`) carries its launcher and
+  // writes it into the work dir; this points at a file instead (one beside the executable, or
+  // a work dir mounted noexec). Run from dist/, the agent uses dist/agent/drydock-launch.
+  launcher: optionalStringFlag(
+    'The task launcher binary (drydock-launch) to run tasks with. Default: the one the single executable carries, written once to WORK_DIR/launcher/<hash>/drydock-launch; run from dist/, the one beside agent/main.js.',
+    'FILE',
+  ),
   log_level: logLevelFlag(),
   log_format: logFormatFlag(),
 } satisfies Record<string, Flag<unknown>>;
@@ -207,6 +214,8 @@ export interface AgentConfig {
   readonly etcdAuth: EtcdAuthFiles;
   /** --credential as given (read by loadAgentCredential at start); undefined: anonymous. */
   readonly credentialFile: string | undefined;
+  /** --launcher as given; undefined: the carried one (single executable) or dist/agent/drydock-launch. */
+  readonly launcherFile: string | undefined;
   /** Who may call the agent API (files read by loadAgentSecurity at start). */
   readonly security: AgentSecurityConfig;
   /** The flags as GET_FLAGS writes them: name and Mesos-style text value, sorted by name. */
@@ -315,6 +324,7 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
       acls: values.acls,
     }),
     flags: Object.freeze(flagList(AGENT_FLAGS, values)),
+    launcherFile: values.launcher,
   });
 }
 

@@ -17,11 +17,19 @@ import { loadAgentTls } from './tls.js';
 import { loadAgentSecurity } from './security.js';
 import { clientTransport } from '../io/transport.js';
 import { loadEtcdAccess } from '../io/etcd-access.js';
+import { chooseLauncher } from './launcher-file.js';
+import { DRYDOCK_VERSION } from '../shared/version.js';
 
 async function main(): Promise<void> {
-  const flags = resolveAgentFlags(process.argv.slice(2), process.env);
+  const argv = process.argv.slice(2);
+  // Before the flags: --version needs no --master (an installer checks the file it put down).
+  if (argv.includes('--version')) {
+    process.stdout.write(`${AGENT_PROGRAM} ${DRYDOCK_VERSION}\n`);
+    return;
+  }
+  const flags = resolveAgentFlags(argv, process.env);
   if (flags.kind === 'help') {
-    process.stdout.write(flags.text);
+    process.stdout.write(`${flags.text}  --version\n      Print the version and exit.\n`);
     return;
   }
   if (flags.kind === 'error') {
@@ -67,6 +75,15 @@ async function main(): Promise<void> {
     return;
   }
 
+  // The single executable writes the launcher it carries into the work dir (launcher-file.ts).
+  const launcher = chooseLauncher(config.launcherFile, config.workDir);
+  if (!launcher.ok) {
+    process.stderr.write(`${AGENT_PROGRAM}: ${launcher.error}\n`);
+    log.error('launcher refused', { error: launcher.error });
+    process.exitCode = 1;
+    return;
+  }
+
   let exiting = false;
   const exit = (code: number): void => {
     if (exiting) return;
@@ -75,7 +92,7 @@ async function main(): Promise<void> {
     process.stdout.write('', () => process.exit(code));
   };
 
-  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0), transport, serverTls: tls.tls.server, etcd: etcd.access, security: secured.security });
+  const agent = new Agent(config, { clock: systemClock, log, onShutdown: () => exit(0), transport, serverTls: tls.tls.server, etcd: etcd.access, security: secured.security, launcher: launcher.path });
 
   process.on('unhandledRejection', (e) => log.error('unhandled rejection', { error: e as Error }));
   process.on('SIGTERM', () => void agent.close().then(() => exit(0), () => exit(0)));
@@ -94,6 +111,9 @@ async function main(): Promise<void> {
     workDir: config.workDir,
     authenticatesAs,
     apiAuthentication: { readonly: api.authenticateHttpReadonly, readwrite: api.authenticateHttpReadwrite, acls: api.acls !== undefined },
+    version: DRYDOCK_VERSION,
+    launcher: launcher.path ?? 'beside the module',
+    launcherSource: launcher.source,
   });
   const started = await agent.start();
   if (!started.ok) {

@@ -9,18 +9,24 @@ import { ApiError } from './client.js';
 import { EXIT_FAILED } from './exit-codes.js';
 import { accessRefusal } from './service-api.js';
 
-try {
-  await program.parseAsync(process.argv);
-} catch (e) {
-  if (e instanceof ApiError) {
-    // 401 and 403 say what to do and exit with their own status (service-api.ts).
-    const refused = accessRefusal('master', e.status, e.message, sentCredential());
-    if (refused !== undefined) {
-      for (const line of refused.err) process.stderr.write(`drydock: ${line}\n`);
-      process.exit(refused.exitCode);
+// No top-level await: the single-file `drydock` (scripts/package/sea.ts) is one CommonJS script,
+// where a top-level await cannot be.
+async function main(): Promise<void> {
+  try {
+    await program.parseAsync(process.argv);
+  } catch (e) {
+    if (e instanceof ApiError) {
+      // 401 and 403 say what to do and exit with their own status (service-api.ts).
+      const refused = accessRefusal('master', e.status, e.message, sentCredential());
+      if (refused !== undefined) {
+        for (const line of refused.err) process.stderr.write(`drydock: ${line}\n`);
+        process.exit(refused.exitCode);
+      }
+      process.stderr.write(`drydock: ${e.status === 0 ? '' : `master answered ${e.status}: `}${e.message}\n`);
+      process.exit(EXIT_FAILED);
     }
-    process.stderr.write(`drydock: ${e.status === 0 ? '' : `master answered ${e.status}: `}${e.message}\n`);
-    process.exit(EXIT_FAILED);
+    throw e;
   }
-  throw e;
 }
+
+void main();

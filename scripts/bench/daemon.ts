@@ -52,9 +52,17 @@ export function removeTempDir(dir: string): void {
  * a Ctrl-C) still stops it. Records are bounded: benchmarks run long and chatty.
  */
 export class Child extends Daemon {
-  constructor(name: string, script: string, args: readonly string[], options: { stdin?: boolean; env?: Record<string, string>; nodeArgs?: readonly string[] } = {}) {
+  /** `exec`: `script` is a program of its own (a single executable); `inheritEnv: false`: `env` alone, as a systemd unit's. */
+  constructor(name: string, script: string, args: readonly string[], options: { stdin?: boolean; env?: Record<string, string>; nodeArgs?: readonly string[]; exec?: boolean; inheritEnv?: boolean } = {}) {
     requireBuilt(script);
-    super(script, args, options.env ?? {}, { name, maxRecords: 2_000, ...(options.stdin === true ? { stdin: true } : {}), ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }) });
+    super(script, args, options.env ?? {}, {
+      name,
+      maxRecords: 2_000,
+      ...(options.stdin === true ? { stdin: true } : {}),
+      ...(options.nodeArgs === undefined ? {} : { nodeArgs: options.nodeArgs }),
+      ...(options.exec === undefined ? {} : { exec: options.exec }),
+      ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
+    });
     live.add(this);
     void this.exited.then(() => live.delete(this));
   }

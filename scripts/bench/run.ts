@@ -45,6 +45,7 @@
  *   --sec-accepts=N       security: measured ACCEPTs per master, alternating one by one (default 150)
  *   --sec-acl-entries=N   security: ACL entries of the secured master (default 1000)
  *   --sec-cpu-prof=DIR    security: run the masters with --cpu-prof into DIR/<storm|accept>-<side>
+ *   --exe-repeats=N       agent-executable: starts of the single executable and of today's agent, alternating (default 5)
  */
 
 import { writeFileSync } from 'node:fs';
@@ -66,6 +67,7 @@ import { runServiceDeploy } from './service-deploy.js';
 import { runServiceVacate } from './service-vacate.js';
 import { runMaintenancePlan } from './maintenance-plan.js';
 import { runSecurity } from './security.js';
+import { runAgentExecutable } from './agent-executable.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -110,6 +112,7 @@ const { values, positionals } = parseArgs({
     'sec-accepts': { type: 'string', default: '150' },
     'sec-acl-entries': { type: 'string', default: '1000' },
     'sec-cpu-prof': { type: 'string' },
+    'exe-repeats': { type: 'string', default: '5' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -188,6 +191,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     ipBase: '127.6.0.0',
     ...(values['sec-cpu-prof'] === undefined ? {} : { cpuProfDir: values['sec-cpu-prof'] }),
   }),
+  'agent-executable': () => runAgentExecutable({ repeats: int('exe-repeats', values['exe-repeats']) }),
 };
 
 if (values.help === true) {

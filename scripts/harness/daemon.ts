@@ -41,6 +41,10 @@ export interface DaemonOptions {
   maxRecords?: number;
   /** Options for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS refuses). Default none. */
   nodeArgs?: readonly string[];
+  /** Run `bin` itself, not `node bin`: a single executable, or `chroot DIR PROGRAM`. Default false. */
+  exec?: boolean;
+  /** Start from this process's environment (then `env` on top). False: `env` alone, as a systemd unit's. Default true. */
+  inheritEnv?: boolean;
 }
 
 /** One running daemon and everything it printed. */
@@ -55,12 +59,13 @@ export class Daemon {
   #exit: Exit | undefined;
   #waiters: Array<{ pred: (r: LogRecord) => boolean; resolve: (r: LogRecord) => void }> = [];
 
-  /** Runs `node bin args`, with `env` added to this process's environment. */
+  /** Runs `node bin args` (or `bin args` with `exec`), with `env` added to this process's environment (or alone, with `inheritEnv: false`). */
   constructor(bin: string, args: readonly string[], env: Record<string, string> = {}, o: DaemonOptions = {}) {
     this.name = o.name ?? bin.split('/').slice(-2).join('/');
-    this.child = spawn(process.execPath, [...(o.nodeArgs ?? []), bin, ...args], {
+    const [file, argv] = o.exec === true ? [bin, [...args]] : [process.execPath, [...(o.nodeArgs ?? []), bin, ...args]];
+    this.child = spawn(file, argv, {
       stdio: [o.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
+      env: o.inheritEnv === false ? { ...env } : { ...process.env, ...env },
     });
     let buf = '';
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
