@@ -41,6 +41,11 @@ export interface DaemonOptions {
   maxRecords?: number;
   /** Options for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS refuses). Default none. */
   nodeArgs?: readonly string[];
+  /**
+   * A command that runs node, before it: `ip netns exec NS` for a daemon inside a network
+   * namespace (it execs node, so the PID is still the daemon's). Default none.
+   */
+  prefix?: readonly string[];
 }
 
 /** One running daemon and everything it printed. */
@@ -58,7 +63,8 @@ export class Daemon {
   /** Runs `node bin args`, with `env` added to this process's environment. */
   constructor(bin: string, args: readonly string[], env: Record<string, string> = {}, o: DaemonOptions = {}) {
     this.name = o.name ?? bin.split('/').slice(-2).join('/');
-    this.child = spawn(process.execPath, [...(o.nodeArgs ?? []), bin, ...args], {
+    const command = [...(o.prefix ?? []), process.execPath, ...(o.nodeArgs ?? []), bin, ...args];
+    this.child = spawn(command[0] as string, command.slice(1), {
       stdio: [o.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...env },
     });

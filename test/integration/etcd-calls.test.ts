@@ -145,10 +145,8 @@ test('a write past its deadline fails to its caller and is not sent to another m
   const took = performance.now() - t0;
   assert.ok(took >= 950 && took < 2_500, `failed after ${took} ms: the 1 s write deadline`);
   assert.deepEqual(held.calls.map((c) => c.method), ['Txn']);
-  assert.deepEqual(good.calls, []);
+  assert.equal(good.calls.length, 0);
   // A transaction that only reads is repeated like a read.
-  held.calls.length = 0;
-  held.mode = 'hold';
   const other = await member('hold');
   t.after(() => other.stop());
   const reads = clientOf(t, [good, other]);
