@@ -7,7 +7,8 @@
  * 1. etcd split 2/1 with the leading master beside the minority member, which leads etcd:
  *    another master serves while the split lasts (GET_MASTER 200, a write), the cut-off one
  *    answers 503 (it cannot read etcd), never two serve at once, and the epoch the new
- *    leader serves with is the registry's; after the heal, one leader.
+ *    leader serves with is the registry's; an agent and the CLI that read etcd:// with the
+ *    minority member first find the new leader; after the heal, one leader.
  * 2. the leading master cut off from etcd alone: it fences itself, another takes over, and
  *    it answers 503 until it reads the election again, then 307.
  * 3. an agent cut off from the masters: past its ping timeouts it is unreachable and its
@@ -20,7 +21,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { eventually, FIXTURES } from '../helpers/daemons.js';
-import { labApi, labHttp, partitionSkip, startLab, startLabAgent, startLabEtcd, startLabMaster, startLabScript, type LabDaemon, type LabNode, type NetLab } from '../helpers/netns.js';
+import { CLI_BIN, labApi, labHttp, partitionSkip, startLab, startLabAgent, startLabEtcd, startLabMaster, startLabScript, type LabDaemon, type LabNode, type NetLab } from '../helpers/netns.js';
 
 const skip = partitionSkip();
 const TTL_FLAG = '--etcd_ttl=2secs';
@@ -90,11 +91,15 @@ async function registryEpoch(etcd: { etcdctl(args: readonly string[], members?: 
 
 test('etcd split 2/1, the leading master beside the minority member that leads etcd: another master serves while the split lasts, never two at once; one leader after the heal', { skip, timeout: 60_000 }, async (t) => {
   const lab = await startLab(t);
-  const [e1, e2, e3, n1, n2, n3, obs] = [await lab.addNode('e1'), await lab.addNode('e2'), await lab.addNode('e3'), await lab.addNode('m1'), await lab.addNode('m2'), await lab.addNode('m3'), await lab.addNode('obs')] as LabNode[] as [LabNode, LabNode, LabNode, LabNode, LabNode, LabNode, LabNode];
+  const [e1, e2, e3, n1, n2, n3, a1, obs] = [await lab.addNode('e1'), await lab.addNode('e2'), await lab.addNode('e3'), await lab.addNode('m1'), await lab.addNode('m2'), await lab.addNode('m3'), await lab.addNode('a1'), await lab.addNode('obs')] as [LabNode, LabNode, LabNode, LabNode, LabNode, LabNode, LabNode, LabNode];
   const etcd = await startLabEtcd(lab, [e1, e2, e3], obs);
-  const flags = [`--etcd=etcd://${etcd.endpoints.join(',')}/split`, TTL_FLAG];
+  // The minority member first: the agent's and the CLI's etcd:// readers ask it first.
+  const spec = `etcd://${etcd.endpoints.join(',')}/split`;
+  const flags = [`--etcd=${spec}`, TTL_FLAG, '--agent_ping_timeout=300ms', '--max_agent_ping_timeouts=3'];
   const masters = await Promise.all([n1, n2, n3].map((n) => startLabMaster(lab, n, flags)));
   const leader = await oneLeader(lab, obs, masters, 20_000, 'a first leader');
+  const agent = await startLabAgent(lab, a1, spec);
+  const agentId = String((await agent.daemon.waitForMsg('registered', {}, 15_000))['agentId']);
   // The minority member is etcd's leader, as in the incident: its quorum is lost at the split.
   await etcd.moveLeader(e1);
   const others = masters.filter((m) => m !== leader);
@@ -102,7 +107,7 @@ test('etcd split 2/1, the leading master beside the minority member that leads e
   const watch = watchServing(lab, obs, masters);
   t.after(() => watch.stop());
   const splitAt = Date.now();
-  await lab.split([leader.node, e1], [e2, e3, ...others.map((m) => m.node)]);
+  await lab.split([leader.node, e1], [e2, e3, a1, ...others.map((m) => m.node)]);
 
   const next = await eventually(async () => (await statuses(lab, obs, others)).find((x) => x.status === 200)?.m, 20_000, 100, 'another master serving during the split');
   t.diagnostic(`split -> another master serving: ${Date.now() - splitAt} ms (TTL ${TTL_MS} ms)`);
@@ -123,6 +128,16 @@ test('etcd split 2/1, the leading master beside the minority member that leads e
   const gateway = await labHttp(lab, obs, `http://${e1.ip}:2379/v3/kv/range`, { body: JSON.stringify({ key: Buffer.from('/split/').toString('base64') }), headers: { 'content-type': 'application/json', 'grpc-metadata-hasleader': 'true' }, timeoutMs: 3_000 });
   assert.equal(gateway.status, 503);
   assert.match(gateway.body, /etcdserver: no leader/);
+  // So the agent, on the majority side, finds the new leader through etcd and re-registers with it...
+  await eventually(async () => {
+    const r = await labApi(lab, obs, next.url, { type: 'GET_AGENTS' });
+    const agents = r.status === 200 ? (JSON.parse(r.body) as { get_agents: { agents: Array<{ agent_info: { id: { value: string } }; active: boolean }> } }).get_agents.agents : [];
+    return agents.some((x) => x.agent_info.id.value === agentId && x.active) ? true : undefined;
+  }, 15_000, 200, 'the agent active on the new leader');
+  // ...and the CLI finds it too.
+  const cli = await lab.exec(obs, process.execPath, [CLI_BIN, 'agent', 'list', `--master=${spec}`, '--json'], 15_000);
+  assert.equal(cli.code, 0, cli.stderr);
+  assert.match(cli.stdout, new RegExp(agentId));
 
   await lab.heal();
   const after = await oneLeader(lab, obs, masters, 20_000, 'one leader after the heal');
