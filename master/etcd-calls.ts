@@ -41,7 +41,7 @@ export interface EtcdCallLimits {
   readonly readMs: number;
   /** Deadline of a write. */
   readonly writeMs: number;
-  /** How long a member that failed is skipped while another one has not failed. */
+  /** How long a member that failed is skipped while another one has not failed (doubled for failures in a row, up to 4x). */
   readonly skipMs: number;
   /** How long a call that keeps failing on every member is retried before its error is returned. */
   readonly retryForMs: number;
@@ -163,11 +163,15 @@ export function retryable(e: unknown): boolean {
 }
 
 /**
- * Which members failed lately. A member that failed is skipped until `skipMs` later, unless
- * every member is skipped (then none is: a call must go somewhere). Time from the clock given.
+ * Which members failed lately. A member that failed is skipped for `skipMs`, doubled for each
+ * failure in a row up to four times as long (a member cut off for the length of a split would
+ * otherwise take one call in three back each time its skip ends, and hold it until its
+ * deadline), unless every member is skipped (then none is: a call must go somewhere). A
+ * success clears it. Time from the clock given.
  */
 export class MemberHealth {
   readonly #failedUntil = new Map<string, number>();
+  readonly #failures = new Map<string, number>();
   readonly #members: readonly string[];
   readonly #skipMs: number;
   readonly #clock: Pick<Clock, 'now'>;
@@ -179,11 +183,14 @@ export class MemberHealth {
   }
 
   failed(member: string): void {
-    this.#failedUntil.set(member, this.#clock.now() + this.#skipMs);
+    const n = (this.#failures.get(member) ?? 0) + 1;
+    this.#failures.set(member, n);
+    this.#failedUntil.set(member, this.#clock.now() + this.#skipMs * 2 ** Math.min(2, n - 1));
   }
 
   succeeded(member: string): void {
     this.#failedUntil.delete(member);
+    this.#failures.delete(member);
   }
 
   #skipped(member: string, now: number): boolean {
@@ -341,7 +348,8 @@ export function resilientEtcdOptions(base: IOptions, limits: EtcdCallLimits, clo
       try {
         return await fn({ signal: new AbortController().signal });
       } catch (e) {
-        if (!retryable(e) || clock.now() - started > limits.retryForMs) throw e;
+        // A skipped member only ever says "ask another": when etcd3's draw for one attempt held only skipped ones.
+        if (!(retryable(e) || e instanceof MemberSkippedError) || clock.now() - started > limits.retryForMs) throw e;
         if (attempt >= hosts.length || health.allFailed()) await new Promise<void>((r) => clock.setTimer(Math.min(500, 50 * 2 ** Math.min(4, attempt - 1)), r));
       }
     }

@@ -37,6 +37,16 @@ export interface LabNode {
   readonly port: string;
 }
 
+/** An HTTP answer as curl saw it from inside a namespace (status 0: no answer). */
+export interface LabAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** curl, with which requests are made from inside a namespace (no process outside reaches a lab address). */
+export const CURL_BIN = '/usr/bin/curl';
+
 /** What a command inside a namespace printed and how it ended. */
 export interface ExecResult {
   code: number;
@@ -49,6 +59,7 @@ export function netnsUnavailable(): string | undefined {
   if (process.getuid?.() !== 0) return 'network namespaces need root';
   if (!existsSync(IP_BIN)) return `${IP_BIN} is missing (apt-get install iproute2)`;
   if (!existsSync(NFT_BIN)) return `${NFT_BIN} is missing (apt-get install nftables)`;
+  if (!existsSync(CURL_BIN)) return `${CURL_BIN} is missing (apt-get install curl)`;
   const probe = `${LAB_PREFIX}${process.pid}-${randomBytes(2).toString('hex')}-probe`;
   try {
     execFileSync(IP_BIN, ['netns', 'add', probe], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
@@ -225,6 +236,35 @@ export class NetLab {
   /** Runs a command inside `node`'s namespace to its end (bounded by timeoutMs). */
   exec(node: LabNode, cmd: string, args: readonly string[], timeoutMs = 10_000, input?: string): Promise<ExecResult> {
     return run(IP_BIN, ['netns', 'exec', node.ns, cmd, ...args], timeoutMs, input);
+  }
+
+  /**
+   * One HTTP request from inside `from` (curl), bounded by timeoutMs; status 0 when no answer
+   * came. Redirects are not followed.
+   */
+  async http(from: LabNode, url: string, o: { method?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<LabAnswer> {
+    const timeoutMs = o.timeoutMs ?? 2_000;
+    const args = ['-s', '-S', '-i', '-m', (timeoutMs / 1000).toFixed(3), '-X', o.method ?? (o.body === undefined ? 'GET' : 'POST'), url];
+    for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
+    if (o.body !== undefined) args.push('--data-binary', '@-');
+    const r = await this.exec(from, CURL_BIN, args, timeoutMs + 3_000, o.body ?? '');
+    if (r.code !== 0) return { status: 0, headers: {}, body: r.stderr.trim() };
+    const split = r.stdout.indexOf('\r\n\r\n');
+    const head = split === -1 ? r.stdout : r.stdout.slice(0, split);
+    const body = split === -1 ? '' : r.stdout.slice(split + 4);
+    const lines = head.split('\r\n');
+    const status = Number(/^HTTP\/[\d.]+ (\d{3})/.exec(lines[0] ?? '')?.[1] ?? 0);
+    const headers: Record<string, string> = {};
+    for (const l of lines.slice(1)) {
+      const i = l.indexOf(':');
+      if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+    }
+    return { status, headers, body };
+  }
+
+  /** POST /api/v1 with a JSON call to the master at `base` (`http://ip:port`), from `from`. */
+  api(from: LabNode, base: string, call: unknown, timeoutMs = 2_000): Promise<LabAnswer> {
+    return this.http(from, `${base}/api/v1`, { body: JSON.stringify(call), headers: { 'content-type': 'application/json' }, timeoutMs });
   }
 
   /** Starts a long-running process inside `node`'s namespace; it is tracked (stopped by close()). */

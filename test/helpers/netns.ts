@@ -7,28 +7,25 @@
  * namespaces cannot be made skips with the reason; under CI=true that is an error.
  */
 
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { EtcdCluster, type EtcdClusterOptions } from '../../scripts/harness/etcd-cluster.js';
-import { NetLab, netnsUnavailable, type LabNode } from '../../scripts/harness/netns.js';
+import { NetLab, netnsUnavailable, type LabAnswer, type LabNode } from '../../scripts/harness/netns.js';
 import { AGENT_BIN, CLI_BIN, Daemon, MASTER_BIN, removeDir } from './daemons.js';
 import { etcdctlMissing } from './etcd.js';
 
-export type { LabNode, NetLab };
+export type { LabAnswer, LabNode, NetLab };
 
 type Cleanup = Pick<TestContext, 'after'>;
-
-/** Requests from inside a namespace go through curl. */
-const CURL_BIN = '/usr/bin/curl';
 
 /** etcd's fast raft timings for tests (environment.md): a member without a leader knows it within ~100 ms. */
 export const FAST_RAFT: EtcdClusterOptions = { heartbeatMs: 10, electionMs: 100 };
 
 /** Why partition tests cannot run here, or undefined; under CI=true a reason is an error. */
 export function partitionSkip(): string | undefined {
-  const why = etcdctlMissing() ?? netnsUnavailable() ?? (existsSync(CURL_BIN) ? undefined : `${CURL_BIN} is missing (apt-get install curl)`);
+  const why = etcdctlMissing() ?? netnsUnavailable();
   if (why === undefined) return undefined;
   if (process.env['CI'] === 'true') throw new Error(`${why}: partition tests must run under CI=true (.ci/run runs as root and installs iproute2, nftables and etcd)`);
   return `${why}: partition tests skipped`;
@@ -113,38 +110,15 @@ export function startLabScript(lab: NetLab, node: LabNode, script: string, args:
 
 export { CLI_BIN };
 
-/** An HTTP answer as curl saw it. */
-export interface LabAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
 /**
  * One HTTP request from `from` (curl inside its namespace), bounded by timeoutMs; status 0
  * when no answer came (curl's own failure). Redirects are not followed.
  */
-export async function labHttp(lab: NetLab, from: LabNode, url: string, o: { method?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<LabAnswer> {
-  const timeoutMs = o.timeoutMs ?? 2_000;
-  const args = ['-s', '-S', '-i', '-m', (timeoutMs / 1000).toFixed(3), '-X', o.method ?? (o.body === undefined ? 'GET' : 'POST'), url];
-  for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
-  if (o.body !== undefined) args.push('--data-binary', '@-');
-  const r = await lab.exec(from, CURL_BIN, args, timeoutMs + 3_000, o.body ?? '');
-  if (r.code !== 0) return { status: 0, headers: {}, body: r.stderr.trim() };
-  const split = r.stdout.indexOf('\r\n\r\n');
-  const head = split === -1 ? r.stdout : r.stdout.slice(0, split);
-  const body = split === -1 ? '' : r.stdout.slice(split + 4);
-  const lines = head.split('\r\n');
-  const status = Number(/^HTTP\/[\d.]+ (\d{3})/.exec(lines[0] ?? '')?.[1] ?? 0);
-  const headers: Record<string, string> = {};
-  for (const l of lines.slice(1)) {
-    const i = l.indexOf(':');
-    if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
-  }
-  return { status, headers, body };
+export function labHttp(lab: NetLab, from: LabNode, url: string, o: { method?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<LabAnswer> {
+  return lab.http(from, url, o);
 }
 
 /** POST /api/v1 with a JSON call to a master, from `from`. */
 export function labApi(lab: NetLab, from: LabNode, base: string, call: unknown, timeoutMs = 2_000): Promise<LabAnswer> {
-  return labHttp(lab, from, `${base}/api/v1`, { body: JSON.stringify(call), headers: { 'content-type': 'application/json' }, timeoutMs });
+  return lab.api(from, base, call, timeoutMs);
 }

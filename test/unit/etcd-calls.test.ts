@@ -99,6 +99,24 @@ test('MemberHealth: a member that failed is skipped for skipMs while another has
   clock.advance(1_001);
   assert.equal(h.skip('a'), false, 'tried again after skipMs');
   assert.equal(h.allFailed(), false);
+  // Failures in a row double the skip, up to four times skipMs; a success starts over.
+  const skippedFor = (m: string): number => {
+    let ms = 0;
+    while (h.skip(m) && ms < 10_000) {
+      clock.advance(100);
+      ms += 100;
+    }
+    return ms;
+  };
+  h.failed('a'); // a's second in a row
+  assert.equal(skippedFor('a'), 2_000);
+  h.failed('a');
+  assert.equal(skippedFor('a'), 4_000);
+  h.failed('a');
+  assert.equal(skippedFor('a'), 4_000, 'at most four times');
+  h.succeeded('a');
+  h.failed('a');
+  assert.equal(skippedFor('a'), 1_000);
 });
 
 test('memberFailure: Unavailable (no leader, a read past its deadline, a silent stream) and deadlines move to another member; refusals do not', () => {
