@@ -11,7 +11,9 @@
  *    minority member first find the new leader; after the heal, one leader.
  * 2. the leading master cut off from etcd alone: it fences itself, another takes over, and
  *    it answers 503 until it reads the election again, then 307.
- * 3. an agent cut off from the masters: past its ping timeouts it is unreachable and its
+ * 3. a standby cut off from etcd past the TTL: its key expires; healed, it campaigns again
+ *    at once (not when the leader goes) and takes over when the leader dies.
+ * 4. an agent cut off from the masters: past its ping timeouts it is unreachable and its
  *    task TASK_UNREACHABLE; healed, it re-registers and the task is running on both sides;
  *    cut off again while the leader dies, it is past the new leader's
  *    --agent_reregister_timeout, and healed it re-registers with the new leader, task and id
@@ -177,6 +179,34 @@ test('the leading master cut off from etcd alone: it fences itself, another take
   await eventually(async () => ((await labApi(lab, obs, leader.url, { type: 'GET_MASTER' })).headers['location'] === `//${other.address}/api/v1` ? true : undefined), 15_000, 100, 'the healed master redirecting to the new leader');
   await watch.stop();
   assert.deepEqual(watch.rounds.filter((r) => r.serving.length > 1).map((r) => r.codes), [], 'never two masters serving at once');
+});
+
+test('a standby cut off from etcd past the TTL loses its key; healed, it campaigns again at once and takes over when the leader dies', { skip, timeout: 60_000 }, async (t) => {
+  const lab = await startLab(t);
+  const [e1, e2, e3, n1, n2, obs] = [await lab.addNode('e1'), await lab.addNode('e2'), await lab.addNode('e3'), await lab.addNode('m1'), await lab.addNode('m2'), await lab.addNode('obs')] as [LabNode, LabNode, LabNode, LabNode, LabNode, LabNode];
+  const etcd = await startLabEtcd(lab, [e1, e2, e3], obs);
+  const flags = [`--etcd=etcd://${etcd.endpoints.join(',')}/standby`, TTL_FLAG];
+  const masters = await Promise.all([n1, n2].map((n) => startLabMaster(lab, n, flags)));
+  const leader = await oneLeader(lab, obs, masters, 20_000, 'a first leader');
+  const standby = masters.find((m) => m !== leader) as LabDaemon;
+  const standbys = async (): Promise<string[] | undefined> => {
+    const r = await labApi(lab, obs, leader.url, { type: 'GET_MASTER' });
+    if (r.status !== 200) return undefined;
+    return ((JSON.parse(r.body) as { get_master: { standby_masters?: Array<{ address: { ip: string } }> } }).get_master.standby_masters ?? []).map((m) => m.address.ip);
+  };
+  assert.deepEqual(await eventually(async () => ((await standbys())?.length === 1 ? standbys() : undefined), 10_000, 100, 'the leader listing its standby'), [standby.node.ip]);
+
+  await lab.split([standby.node], [e1, e2, e3]);
+  // Its keepalives reach no member: its lease expires, and its key with it.
+  await eventually(async () => ((await standbys())?.length === 0 ? true : undefined), 15_000, 100, 'the standby\'s key gone');
+  const seen = standby.daemon.records.length;
+  await lab.heal();
+  // It sees its own key gone and campaigns again with a new lease, without waiting for the leader to go.
+  await standby.daemon.waitForMsg('campaigning', {}, 15_000, seen);
+  assert.deepEqual(await eventually(async () => ((await standbys())?.length === 1 ? standbys() : undefined), 10_000, 100, 'the standby back in the election'), [standby.node.ip]);
+  leader.daemon.signal('SIGKILL');
+  await leader.daemon.exited;
+  await eventually(async () => ((await labApi(lab, obs, standby.url, { type: 'GET_MASTER' })).status === 200 ? true : undefined), 15_000, 100, 'the standby serving after the leader died');
 });
 
 test('an agent cut off from the masters past its ping timeouts, then past the new leader\'s reregistration timeout: healed, it re-registers with its task running', { skip, timeout: 90_000 }, async (t) => {
