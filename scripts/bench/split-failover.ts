@@ -87,6 +87,7 @@ async function oneRun(o: SplitFailoverOptions): Promise<Run> {
     etcd = await EtcdCluster.start(lab, [e1, e2, e3], obs, DEFAULT_RAFT);
     for (const n of nodes) {
       const workDir = mkdtempSync(join(tmpdir(), 'drydock-bench-split-'));
+      lab.removeOnClose(workDir);
       const args = [`--ip=${n.ip}`, '--port=5050', `--work_dir=${workDir}`, `--etcd=etcd://${etcd.endpoints.join(',')}/bench`, `--etcd_ttl=${o.ttlSeconds}secs`];
       const daemon = new Daemon(MASTER_BIN, args, {}, { prefix: lab.wrap(n), name: `master ${n.name}`, maxRecords: 2_000 });
       lab.track(daemon.pid);

@@ -54,6 +54,7 @@ export class EtcdCluster {
     if (!existsSync(ETCD_BIN)) throw new Error(`${ETCD_BIN} is missing: apt-get install etcd-server`);
     if (!existsSync(ETCDCTL_BIN)) throw new Error(`${ETCDCTL_BIN} is missing: apt-get install etcd-client`);
     const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'drydock-etcd-lab-'));
+    lab.removeOnClose(dir);
     const initial = members.map((m) => `${m.name}=http://${m.ip}:2380`).join(',');
     const logs: string[] = members.map(() => '');
     const children = members.map((m, i) => {

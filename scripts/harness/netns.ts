@@ -10,14 +10,15 @@
  * Names carry a per-run prefix `ddnet-<pid>-<hex>-`, so a leftover is identifiable and
  * `sweepStaleLabs` removes those of runs whose process is gone. Processes are started with
  * `ip netns exec <ns> ...` (which execs the program: the PID is the program's) and stopped
- * by PID. `close()` (and `closeSync()`, from exit hooks) stops every tracked process and
- * deletes every namespace; the labs still open when the process exits or gets SIGINT,
+ * by PID. `close()` (and `closeSync()`, from exit hooks) stops every tracked process (and
+ * any other left in the lab's namespaces), deletes every namespace and removes the temp dirs
+ * it was given; the labs still open when the process exits or gets SIGINT,
  * SIGTERM or SIGHUP are closed by hooks installed here.
  */
 
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 
 export const IP_BIN = '/usr/sbin/ip';
 export const NFT_BIN = '/usr/sbin/nft';
@@ -175,6 +176,7 @@ export class NetLab {
   readonly #nodes: LabNode[] = [];
   readonly #namespaces: string[] = [];
   readonly #pids = new Set<number>();
+  readonly #dirs = new Set<string>();
   #splits = 0;
   #closed = false;
 
@@ -279,6 +281,11 @@ export class NetLab {
     this.#pids.add(pid);
   }
 
+  /** A temp dir (a daemon's work dir, etcd's data) removed when the lab closes, however it closes. */
+  removeOnClose(dir: string): void {
+    this.#dirs.add(dir);
+  }
+
   /**
    * Cuts every frame between the ports of `a` and those of `b` (both directions), as one
    * nftables table in the bridge's namespace; traffic within each side, and of nodes in
@@ -326,6 +333,7 @@ export class NetLab {
     for (const ns of this.#namespaces) for (const pid of namespacePids(ns)) signal(pid, 'SIGKILL');
     // Node namespaces first, the bridge's last: deleting a namespace deletes its veth ends.
     for (const ns of [...this.#namespaces].reverse()) deleteNamespaceSync(ns);
+    for (const d of this.#dirs) rmSync(d, { recursive: true, force: true });
   }
 }
 

@@ -79,6 +79,7 @@ export interface LabDaemon {
 
 async function startIn(lab: NetLab, node: LabNode, bin: string, args: readonly string[], port: number, stopSignal: NodeJS.Signals): Promise<LabDaemon> {
   const workDir = mkdtempSync(join(tmpdir(), `drydock-${node.name}-`));
+  lab.removeOnClose(workDir);
   const daemon = new Daemon(bin, [`--ip=${node.ip}`, `--port=${port}`, `--work_dir=${workDir}`, ...args], {}, { prefix: lab.wrap(node), name: `${bin.split('/').slice(-2).join('/')} in ${node.name}` });
   lab.track(daemon.pid);
   beforeClose(lab, async () => {
