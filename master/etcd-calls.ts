@@ -21,10 +21,14 @@
  *   attempt goes to another member), with a short pause once every member failed;
  * - **silent streams noticed**: a watch stream that has been quiet for the read deadline is
  *   sent a progress request (etcd answers it at once, with watch id -1, which the interceptor
- *   keeps from the etcd3 client); no answer within the read deadline cancels the stream as
- *   Unavailable, and etcd3 re-creates it (on another member: the failed one is skipped). A
- *   lease keepalive unanswered for the read deadline cancels its stream alike, and etcd3
- *   re-opens it 100 ms later.
+ *   hands on to etcd3 as a no-op for a watcher it knows: `StreamWatchers`); no answer within
+ *   the read deadline cancels the stream as Unavailable, and etcd3 re-creates it (on another
+ *   member: the failed one is skipped). A lease keepalive unanswered for the read deadline
+ *   cancels its stream alike, and etcd3 re-opens it 100 ms later.
+ *
+ * etcd3 1.1.2 (on @grpc/grpc-js) is configured, not patched: `defaultCallOptions` gives each
+ * call its deadline and the interceptor, `faultHandling` the member policy, the retry and a
+ * watch backoff capped at half a read deadline (etcd3's own grows to 30 s).
  */
 
 import { InterceptingCall, status as GrpcStatus, type CallOptions, type Interceptor, type InterceptorOptions, type StatusObject } from '@grpc/grpc-js';
@@ -238,7 +242,7 @@ function policyOf(execute: <T>(fn: (context: { signal: AbortSignal }) => Promise
   return { _altReturn: undefined as never, onSuccess: noEvent, onFailure: noEvent, execute } as unknown as HostPolicy & GlobalPolicy;
 }
 
-/** Backoff of etcd3's watch reconnects: 50 ms doubling to at most `capMs` (etcd3's own goes up to 30 s). */
+/** Backoff of etcd3's watch reconnects: 50 ms doubling to at most `capMs` (half a read deadline; etcd3's own goes up to 30 s). */
 function watchBackoff(capMs: number, n = 0): WatchBackoff {
   return { duration: Math.min(capMs, 50 * 2 ** n), next: () => watchBackoff(capMs, n + 1) } as WatchBackoff;
 }
