@@ -15,19 +15,24 @@
  *   deadline is reported as Unavailable, so that it is retried; a write past it is not (it may
  *   have been applied) and fails to its caller;
  * - **another member for the next attempt**: a member that failed a call (Unavailable, a
- *   deadline, a silent stream) is skipped for a while as long as another member is not, and a
- *   call that failed that way is retried (etcd3 tries the members of one call in a shuffled
- *   order: each attempt goes to another member), with a short pause once every member failed;
+ *   deadline, a silent stream) is skipped, as long as another member is not, until a probe of
+ *   its own (a linearizable read, every read deadline) finds it serving again; a call that
+ *   failed that way is retried (etcd3 tries the members of one call in a shuffled order: each
+ *   attempt goes to another member), with a short pause once every member failed;
  * - **silent streams noticed**: a watch stream that has been quiet for the read deadline is
  *   sent a progress request (etcd answers it at once, with watch id -1, which the interceptor
- *   keeps from the etcd3 client); no answer within the read deadline cancels the stream as
- *   Unavailable, and etcd3 re-creates it (on another member: the failed one is skipped). A
- *   lease keepalive unanswered for the read deadline cancels its stream alike, and etcd3
- *   re-opens it 100 ms later.
+ *   hands on to etcd3 as a no-op for a watcher it knows: `StreamWatchers`); no answer within
+ *   the read deadline cancels the stream as Unavailable, and etcd3 re-creates it (on another
+ *   member: the failed one is skipped). A lease keepalive unanswered for the read deadline
+ *   cancels its stream alike, and etcd3 re-opens it 100 ms later.
+ *
+ * etcd3 1.1.2 (on @grpc/grpc-js) is configured, not patched: `defaultCallOptions` gives each
+ * call its deadline and the interceptor, `faultHandling` the member policy, the retry and a
+ * watch backoff capped at half a read deadline (etcd3's own grows to 30 s).
  */
 
 import { InterceptingCall, status as GrpcStatus, type CallOptions, type Interceptor, type InterceptorOptions, type StatusObject } from '@grpc/grpc-js';
-import { GRPCDeadlineExceededError, GRPCUnavailableError, isRecoverableError, type CallContext, type IOptions } from 'etcd3';
+import { Etcd3, GRPCDeadlineExceededError, GRPCUnavailableError, isRecoverableError, type CallContext, type IOptions } from 'etcd3';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 
@@ -41,8 +46,8 @@ export interface EtcdCallLimits {
   readonly readMs: number;
   /** Deadline of a write. */
   readonly writeMs: number;
-  /** How long a member that failed is skipped while another one has not failed. */
-  readonly skipMs: number;
+  /** How often a member that failed is probed (it is skipped until a probe succeeds, while another member has not failed). */
+  readonly probeEveryMs: number;
   /** How long a call that keeps failing on every member is retried before its error is returned. */
   readonly retryForMs: number;
 }
@@ -57,7 +62,7 @@ export interface EtcdCallLimits {
 export function etcdCallLimits(ttlMs: number): EtcdCallLimits {
   const readMs = Math.round(Math.min(5_000, Math.max(500, ttlMs / 3)));
   const writeMs = Math.round(Math.min(7_000, Math.max(1_000, ttlMs)));
-  return Object.freeze({ readMs, writeMs, skipMs: Math.max(1_000, ttlMs), retryForMs: writeMs });
+  return Object.freeze({ readMs, writeMs, probeEveryMs: readMs, retryForMs: writeMs });
 }
 
 /** How a call may be treated: repeated after a deadline, or not; streams have no deadline. */
@@ -163,43 +168,54 @@ export function retryable(e: unknown): boolean {
 }
 
 /**
- * Which members failed lately. A member that failed is skipped until `skipMs` later, unless
- * every member is skipped (then none is: a call must go somewhere). Time from the clock given.
+ * Which members failed. A member that failed is skipped by every call, as long as another
+ * member has not failed, until a probe of its own (`due`: every `probeEveryMs`) or a call
+ * made while every member had failed succeeds on it. Real calls are not how a member comes
+ * back: a member cut off for the length of a split would otherwise take one call in three
+ * back at the end of each skip and hold it until its deadline, and that call could be the one
+ * a failover waits on. Time from the clock given.
  */
 export class MemberHealth {
-  readonly #failedUntil = new Map<string, number>();
+  /** Failed members, and when each is probed next. */
+  readonly #failed = new Map<string, number>();
   readonly #members: readonly string[];
-  readonly #skipMs: number;
+  readonly #probeEveryMs: number;
   readonly #clock: Pick<Clock, 'now'>;
 
-  constructor(members: readonly string[], skipMs: number, clock: Pick<Clock, 'now'>) {
+  constructor(members: readonly string[], probeEveryMs: number, clock: Pick<Clock, 'now'>) {
     this.#members = members;
-    this.#skipMs = skipMs;
+    this.#probeEveryMs = probeEveryMs;
     this.#clock = clock;
   }
 
   failed(member: string): void {
-    this.#failedUntil.set(member, this.#clock.now() + this.#skipMs);
+    this.#failed.set(member, this.#clock.now() + this.#probeEveryMs);
   }
 
   succeeded(member: string): void {
-    this.#failedUntil.delete(member);
+    this.#failed.delete(member);
   }
 
-  #skipped(member: string, now: number): boolean {
-    return (this.#failedUntil.get(member) ?? 0) > now;
-  }
-
-  /** Should a call skip `member` now? Only while another member is not skipped. */
+  /** Should a call skip `member` now? While it is failed and another member is not. */
   skip(member: string): boolean {
-    const now = this.#clock.now();
-    return this.#skipped(member, now) && this.#members.some((m) => m !== member && !this.#skipped(m, now));
+    return this.#failed.has(member) && this.#members.some((m) => m !== member && !this.#failed.has(m));
   }
 
-  /** Has every member failed lately? */
+  /** Has every member failed? */
   allFailed(): boolean {
+    return this.#members.every((m) => this.#failed.has(m));
+  }
+
+  /** The failed members to probe now; each is due again `probeEveryMs` later unless it comes back. */
+  due(): string[] {
     const now = this.#clock.now();
-    return this.#members.every((m) => this.#skipped(m, now));
+    const out: string[] = [];
+    for (const [m, at] of this.#failed) {
+      if (at > now) continue;
+      this.#failed.set(m, now + this.#probeEveryMs);
+      out.push(m);
+    }
+    return out;
   }
 }
 
@@ -218,12 +234,15 @@ export class MemberSkippedError extends Error {
 
 const noEvent = (): { dispose(): void } => ({ dispose: () => undefined });
 
+/** A policy that only calls through: a probe goes to its one member, once. */
+const passThrough = policyOf(async (fn) => fn({ signal: new AbortController().signal }));
+
 /** A policy object as etcd3 (cockatiel) calls it: only `execute` is used. */
-function policy(execute: <T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T) => Promise<T>): HostPolicy & GlobalPolicy {
+function policyOf(execute: <T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T) => Promise<T>): HostPolicy & GlobalPolicy {
   return { _altReturn: undefined as never, onSuccess: noEvent, onFailure: noEvent, execute } as unknown as HostPolicy & GlobalPolicy;
 }
 
-/** Backoff of etcd3's watch reconnects: 50 ms doubling to at most `capMs` (etcd3's own goes up to 30 s). */
+/** Backoff of etcd3's watch reconnects: 50 ms doubling to at most `capMs` (half a read deadline; etcd3's own goes up to 30 s). */
 function watchBackoff(capMs: number, n = 0): WatchBackoff {
   return { duration: Math.min(capMs, 50 * 2 ** n), next: () => watchBackoff(capMs, n + 1) } as WatchBackoff;
 }
@@ -243,9 +262,38 @@ interface TrackedStream {
  * The options that make the etcd3 client behave as this file's header says, added to `base`
  * (endpoints, TLS, user). `stop()` ends the stream monitor's timer (with the client's close).
  */
-export function resilientEtcdOptions(base: IOptions, limits: EtcdCallLimits, clock: Clock, log: Logger): { options: IOptions; stop: () => void } {
+export function resilientEtcdOptions(base: IOptions, limits: EtcdCallLimits, clock: Clock, log: Logger, probeKey: string): { options: IOptions; stop: () => void } {
   const hosts = typeof base.hosts === 'string' ? [base.hosts] : [...base.hosts];
-  const health = new MemberHealth(hosts, limits.skipMs, clock);
+  const health = new MemberHealth(hosts, limits.probeEveryMs, clock);
+  // One client per member for the probes, calling that member alone: a linearizable read
+  // (which a member without quorum cannot answer) of `probeKey`, require-leader and the read
+  // deadline; any answer but Unavailable or a deadline (a permission refused too) is a member
+  // that serves.
+  const probes = new Map(
+    hosts.map((h) => [
+      h,
+      new Etcd3({
+        ...base,
+        hosts: [h],
+        defaultCallOptions: () => ({ deadline: clock.now() + limits.readMs, interceptors: [interceptorFor('repeatable', limits.readMs)] }),
+        faultHandling: { host: () => passThrough, global: passThrough },
+      }),
+    ]),
+  );
+  const probing = new Set<string>();
+  const probe = (member: string): void => {
+    const client = probes.get(member);
+    if (client === undefined || probing.has(member)) return;
+    probing.add(member);
+    void client
+      .get(probeKey)
+      .exec()
+      .then(
+        () => health.succeeded(member),
+        (e: unknown) => (memberFailure(e) ? health.failed(member) : health.succeeded(member)),
+      )
+      .finally(() => probing.delete(member));
+  };
   const streams = new Set<TrackedStream>();
 
   const interceptorFor =
@@ -291,12 +339,13 @@ export function resilientEtcdOptions(base: IOptions, limits: EtcdCallLimits, clo
       return call;
     };
 
-  // One timer for every stream of the client: probes quiet watches, cancels silent streams.
+  // One timer for the client: probes failed members, probes quiet watches, cancels silent streams.
   let timer: TimerHandle | undefined;
   let stopped = false;
   const tickMs = Math.max(100, Math.round(limits.readMs / 4));
   const tick = (): void => {
     if (stopped) return;
+    for (const m of health.due()) probe(m);
     const now = clock.now();
     for (const s of streams) {
       if (s.waitingSince !== undefined && now - s.waitingSince > limits.readMs) {
@@ -321,7 +370,7 @@ export function resilientEtcdOptions(base: IOptions, limits: EtcdCallLimits, clo
   };
 
   const host = (member: string): HostPolicy =>
-    policy(async (fn) => {
+    policyOf(async (fn) => {
       if (health.skip(member)) throw new MemberSkippedError(member);
       try {
         const v = await fn({ signal: new AbortController().signal });
@@ -335,13 +384,15 @@ export function resilientEtcdOptions(base: IOptions, limits: EtcdCallLimits, clo
 
   // Retries what a member could not serve, each attempt on another member (etcd3's shuffle,
   // skipping those that failed), pausing once every member failed, for at most retryForMs.
-  const global = policy(async (fn) => {
+  const global = policyOf(async (fn) => {
     const started = clock.now();
     for (let attempt = 1; ; attempt++) {
       try {
         return await fn({ signal: new AbortController().signal });
       } catch (e) {
-        if (!retryable(e) || clock.now() - started > limits.retryForMs) throw e;
+        // A skipped member only ever says "ask another": when etcd3's draw for one attempt held only skipped ones.
+        if (!(retryable(e) || e instanceof MemberSkippedError) || clock.now() - started > limits.retryForMs) throw e;
+        log.debug('etcd call tried again', { attempt, afterMs: clock.now() - started, error: (e as Error).message });
         if (attempt >= hosts.length || health.allFailed()) await new Promise<void>((r) => clock.setTimer(Math.min(500, 50 * 2 ** Math.min(4, attempt - 1)), r));
       }
     }
@@ -357,6 +408,7 @@ export function resilientEtcdOptions(base: IOptions, limits: EtcdCallLimits, clo
     stop: () => {
       stopped = true;
       timer?.cancel();
+      for (const c of probes.values()) c.close();
     },
   };
 }

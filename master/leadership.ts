@@ -131,6 +131,7 @@ export class EtcdLeadership implements Leadership {
     const key = `${electionPrefix(this.#o.prefix)}${id.toString(16)}`;
     this.#key = key;
     let epoch: bigint;
+    let verifiedAt: bigint;
     try {
       const value = JSON.stringify(this.#o.info);
       const created = await client.if(key, 'Create', '==', 0).then(client.put(key).value(value).lease(id.toString())).else(client.get(key)).commit();
@@ -140,6 +141,7 @@ export class EtcdLeadership implements Leadership {
       // Rule 6: before acting, the key is still mine with my epoch (and so my lease is alive).
       const verified = await client.if(key, 'Create', '==', Number(epoch)).then(client.get(key)).commit();
       if (!verified.succeeded) throw new Error('elected without an election key: the lease expired while campaigning');
+      verifiedAt = BigInt(verified.header.revision);
     } catch (e) {
       // Never leave a key behind that would stand in the queue for a campaign that gave up.
       this.#abandon(lease);
@@ -153,7 +155,8 @@ export class EtcdLeadership implements Leadership {
       this.#fence = clock.setTimer(Math.max(50, Math.min(250, ttlMs / 10)), check);
     };
     check();
-    this.#stopWatch = await this.#onDelete(key, () => this.#lose('election key deleted'));
+    // From the revision the key was verified at: a deletion in between is not missed.
+    this.#stopWatch = this.#onDelete(key, verifiedAt + 1n, () => this.#lose('election key deleted'));
     log.info('elected', { key, epoch });
     return { epoch, key };
   }
@@ -177,16 +180,23 @@ export class EtcdLeadership implements Leadership {
     };
     lease.on('lost', onLost);
     let watcher: Watcher | undefined;
-    try {
-      watcher = await client.watch().prefix(prefix).create();
-      // Events only: a response without any (a progress answer, etcd-calls.ts) changes nothing.
-      watcher.on('put', () => wake());
-      watcher.on('delete', () => wake());
-      watcher.on('connected', () => wake());
-      watcher.on('error', (e) => log.warn('election watch error', { key, error: e }));
-    } catch (e) {
-      log.warn('election watch not created: reading the election every recheck', { key, error: e });
-    }
+    let done = false;
+    // In the background: its creation waits for a member that answers, and the reads below do not need it.
+    void client
+      .watch()
+      .prefix(prefix)
+      .create()
+      .then((w) => {
+        if (done) return void w.cancel().catch(() => undefined);
+        watcher = w;
+        // Events only: a response without any (a progress answer, etcd-calls.ts) changes nothing.
+        w.on('put', () => wake());
+        w.on('delete', () => wake());
+        w.on('connected', () => wake());
+        w.on('error', (e) => log.warn('election watch error', { key, error: e }));
+        wake();
+      })
+      .catch((e: unknown) => log.warn('election watch not created: reading the election every recheck', { key, error: e }));
     try {
       for (;;) {
         if (lost !== undefined) throw new Error(lost);
@@ -212,6 +222,7 @@ export class EtcdLeadership implements Leadership {
         });
       }
     } finally {
+      done = true;
       lease.off('lost', onLost);
       // Not awaited: cancelling a watch on a silent stream waits for an answer that may never come.
       void watcher?.cancel().catch(() => undefined);
@@ -259,22 +270,35 @@ export class EtcdLeadership implements Leadership {
     for (const fn of this.#lostHandlers) fn(reason);
   }
 
-  /** Calls `fn` once when `key` is deleted; returns the stop function. */
-  async #onDelete(key: string, fn: () => void): Promise<() => void> {
-    const w = await this.#o.client.watch().key(key).create();
+  /**
+   * Calls `fn` once when `key` is deleted at or after `fromRevision`; returns the stop function
+   * at once (the watch is created in the background: the leader's own fence does not wait for it).
+   */
+  #onDelete(key: string, fromRevision: bigint, fn: () => void): () => void {
     let done = false;
+    let watcher: Watcher | undefined;
     const stop = (): void => {
       if (done) return;
       done = true;
-      void w.cancel().catch(() => undefined);
+      void watcher?.cancel().catch(() => undefined);
     };
-    w.on('delete', () => {
-      if (done) return;
-      stop();
-      fn();
-    });
-    // The client reconnects watches by itself; an unhandled 'error' would end the process.
-    w.on('error', (e) => this.#o.log.warn('election watch error', { key, error: e }));
+    void this.#o.client
+      .watch()
+      .key(key)
+      .startRevision(fromRevision.toString())
+      .create()
+      .then((w) => {
+        watcher = w;
+        if (done) return void w.cancel().catch(() => undefined);
+        w.on('delete', () => {
+          if (done) return;
+          stop();
+          fn();
+        });
+        // The client reconnects watches by itself; an unhandled 'error' would end the process.
+        w.on('error', (e) => this.#o.log.warn('election watch error', { key, error: e }));
+      })
+      .catch((e: unknown) => this.#o.log.warn('election key watch not created', { key, error: e }));
     return stop;
   }
 }

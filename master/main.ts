@@ -96,7 +96,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     // Deadlines, require-leader and another member for the next attempt (etcd-calls.ts), all from --etcd_ttl.
-    const resilient = resilientEtcdOptions(options.options, etcdCallLimits(config.etcdTtlMs), systemClock, logger.child({ component: 'etcd' }));
+    const resilient = resilientEtcdOptions(options.options, etcdCallLimits(config.etcdTtlMs), systemClock, logger.child({ component: 'etcd' }), `${config.etcd.prefix}/election/`);
     stopEtcdCalls = resilient.stop;
     etcd = new EtcdClient(resilient.options);
     // A wrong user or password would otherwise leave the master waiting on etcd, silently.

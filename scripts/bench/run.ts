@@ -28,6 +28,8 @@
  *   --drain-graces=A,B    drain: max_grace_period values in ms (default 0,2000)
  *   --fo-agents=N         failover: simulated agents following the leader (default 1000)
  *   --fo-ttl=S            failover: --etcd_ttl in seconds (default 5)
+ *   --sf-runs=N           split-failover: fresh labs, one 2/1 etcd split each (default 3; root and network namespaces)
+ *   --sf-ttl=S            split-failover: --etcd_ttl in seconds (default 3)
  *   --er-machines=N       etcd-registry: machines in the schedule (default 10000)
  *   --er-agents=N         etcd-registry: agents in the storm (default 10000)
  *   --sd-pods=N           service-deploy: pods deployed by drydock-scheduler (default 100)
@@ -62,6 +64,7 @@ import { runMaintenance } from './maintenance.js';
 import { runMaintenanceOffers } from './maintenance-offers.js';
 import { runDrain } from './drain.js';
 import { runFailover } from './failover.js';
+import { runSplitFailover } from './split-failover.js';
 import { runEtcdRegistry } from './etcd-registry.js';
 import { runServiceDeploy } from './service-deploy.js';
 import { runServiceVacate } from './service-vacate.js';
@@ -95,6 +98,8 @@ const { values, positionals } = parseArgs({
     'drain-graces': { type: 'string', default: '0,2000' },
     'fo-agents': { type: 'string', default: '1000' },
     'fo-ttl': { type: 'string', default: '5' },
+    'sf-runs': { type: 'string', default: '3' },
+    'sf-ttl': { type: 'string', default: '3' },
     'er-machines': { type: 'string', default: '10000' },
     'er-agents': { type: 'string', default: '10000' },
     'sd-pods': { type: 'string', default: '100' },
@@ -167,6 +172,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     gracesMs: (values['drain-graces'] ?? '').split(',').map((g) => (g.trim() === '0' ? 0 : int('drain-graces', g))),
   }),
   failover: () => runFailover({ agents: int('fo-agents', values['fo-agents']), ttlSeconds: int('fo-ttl', values['fo-ttl']) }),
+  'split-failover': () => runSplitFailover({ runs: int('sf-runs', values['sf-runs']), ttlSeconds: int('sf-ttl', values['sf-ttl']) }),
   'etcd-registry': () => runEtcdRegistry({ machines: int('er-machines', values['er-machines']), repeats: int('mt-repeats', values['mt-repeats']), agents: int('er-agents', values['er-agents']) }),
   'service-deploy': () => runServiceDeploy({
     pods: int('sd-pods', values['sd-pods']),

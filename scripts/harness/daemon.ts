@@ -45,6 +45,11 @@ export interface DaemonOptions {
   exec?: boolean;
   /** Start from this process's environment (then `env` on top). False: `env` alone, as a systemd unit's. Default true. */
   inheritEnv?: boolean;
+  /**
+   * A command that runs the daemon, before it: `ip netns exec NS` for a daemon inside a network
+   * namespace (it execs the program, so the PID is still the daemon's). Default none.
+   */
+  prefix?: readonly string[];
 }
 
 /** One running daemon and everything it printed. */
@@ -62,8 +67,8 @@ export class Daemon {
   /** Runs `node bin args` (or `bin args` with `exec`), with `env` added to this process's environment (or alone, with `inheritEnv: false`). */
   constructor(bin: string, args: readonly string[], env: Record<string, string> = {}, o: DaemonOptions = {}) {
     this.name = o.name ?? bin.split('/').slice(-2).join('/');
-    const [file, argv] = o.exec === true ? [bin, [...args]] : [process.execPath, [...(o.nodeArgs ?? []), bin, ...args]];
-    this.child = spawn(file, argv, {
+    const command = o.exec === true ? [...(o.prefix ?? []), bin, ...args] : [...(o.prefix ?? []), process.execPath, ...(o.nodeArgs ?? []), bin, ...args];
+    this.child = spawn(command[0] as string, command.slice(1), {
       stdio: [o.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       env: o.inheritEnv === false ? { ...env } : { ...process.env, ...env },
     });

@@ -5,7 +5,7 @@
  * watch stream silent. Every call carries the require-leader metadata; a held read is retried
  * on another member after the read deadline and the held member is skipped afterwards; a
  * write past its deadline is not retried; a silent watch stream is re-created on another
- * member.
+ * member; a member that failed comes back through probes of its own, not through calls.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ import { Etcd3, GRPCDeadlineExceededError } from 'etcd3';
 import { etcdCallLimits, resilientEtcdOptions } from '../../master/etcd-calls.js';
 import { systemClock } from '../../shared/clock.js';
 import { Logger } from '../../shared/log.js';
-import { ROOT } from '../helpers/daemons.js';
+import { eventually, ROOT } from '../helpers/daemons.js';
 
 // etcd3 tries the members of a call in a shuffled order; its test switch makes it the reverse of `hosts`.
 (createRequire(import.meta.url)('etcd3/lib/connection-pool.js') as { ConnectionPool: { deterministicOrder: boolean } }).ConnectionPool.deterministicOrder = true;
@@ -98,7 +98,7 @@ async function member(mode: Mode): Promise<Member> {
 /** A client over `members`, tried last-given first; TTL 1 s: reads 500 ms, writes 1 s. */
 function clientOf(t: { after(fn: () => unknown): void }, members: readonly Member[]): Etcd3 {
   const log = new Logger({ level: 'error', format: 'json', daemon: 'test' });
-  const r = resilientEtcdOptions({ hosts: members.map((m) => `http://${m.host}`) }, etcdCallLimits(1_000), systemClock, log);
+  const r = resilientEtcdOptions({ hosts: members.map((m) => `http://${m.host}`) }, etcdCallLimits(1_000), systemClock, log, 'probe');
   const client = new Etcd3(r.options);
   t.after(() => {
     r.stop();
@@ -122,6 +122,13 @@ test('a read held by a member is answered by another after the read deadline, wi
   assert.equal(await client.get('k').string(), 'v');
   assert.ok(performance.now() - t1 < 400, 'the held member is skipped');
   assert.equal(held.calls.length, 1);
+  // Probes (a read of their own, every read deadline) find out when it serves again; calls then go to it too.
+  held.mode = 'ok';
+  await eventually(() => (held.calls.length >= 2 ? true : undefined), 5_000, 20, 'a probe of the held member');
+  assert.deepEqual(held.calls[1], { method: 'Range', hasleader: 'true' });
+  const before = held.calls.length;
+  for (let i = 0; i < 20 && held.calls.length === before; i++) assert.equal(await client.get('k').string(), 'v');
+  assert.ok(held.calls.length > before, 'the member that came back takes calls again');
 });
 
 test('a member without a leader fails the call at once and the next member answers', async (t) => {

@@ -149,6 +149,19 @@ test('loss of etcd: the leader steps down and every master answers 503; service 
   }
   const direct = await fetch(`${first.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
   assert.deepEqual([direct.status, await direct.text()], [503, 'No leader elected']);
+  // The standby cannot read etcd either: once its last read is older than the TTL it no longer
+  // knows who leads, and says so instead of sending clients to the deposed leader.
+  const standby = first === a ? b : a;
+  const health = async (m: MasterHandle): Promise<{ status: number; text: string; location: string | null }> => {
+    const r = await fetch(`${m.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
+    return { status: r.status, text: await r.text(), location: r.headers.get('location') };
+  };
+  const stoppedAt = Date.now();
+  await eventually(async () => {
+    const r = await health(standby);
+    return r.status === 503 && r.text === 'No leader elected' ? true : undefined;
+  }, 10_000, 100, 'the standby answering 503 No leader elected');
+  t.diagnostic(`standby 503 ${Date.now() - stoppedAt} ms after the leader fenced itself (TTL 2000 ms)`);
   process.kill(etcd.pid, 'SIGCONT');
   // etcd is back: a master wins again and serves what was written before.
   const served = await eventually(async () => {
@@ -159,6 +172,12 @@ test('loss of etcd: the leader steps down and every master answers 503; service 
     return undefined;
   }, 30_000, 200, 'a master serving again');
   assert.match(served, /"hostname":"h1"/);
+  // Once a master reads the election again, the one that does not lead redirects to the one that does.
+  await eventually(async () => {
+    const [ra, rb] = [await health(a), await health(b)];
+    if (ra.status === 200 && rb.status === 307 && rb.location === `//${a.address}/api/v1`) return true;
+    return rb.status === 200 && ra.status === 307 && ra.location === `//${b.address}/api/v1` ? true : undefined;
+  }, 15_000, 100, 'one master serving, the other redirecting to it');
 });
 
 test('never two acting leaders: seeded kills, pauses and restarts while an operator writes schedules; every acknowledged write is there', { skip, timeout: 240_000 }, async (t) => {

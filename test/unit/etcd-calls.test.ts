@@ -11,13 +11,13 @@ import { classifyCall, etcdCallLimits, isProgressAnswer, MemberHealth, memberFai
 import { LeaderView, masterAddress } from '../../master/leader-view.js';
 import { ManualClock } from '../../shared/clock.js';
 
-test('etcdCallLimits: reads a third of the TTL (0.5-5 s), writes the TTL (1-7 s), a failed member skipped for the TTL', () => {
-  const cases: Array<[number, { readMs: number; writeMs: number; skipMs: number; retryForMs: number }]> = [
-    [1_000, { readMs: 500, writeMs: 1_000, skipMs: 1_000, retryForMs: 1_000 }],
-    [2_000, { readMs: 667, writeMs: 2_000, skipMs: 2_000, retryForMs: 2_000 }],
-    [3_000, { readMs: 1_000, writeMs: 3_000, skipMs: 3_000, retryForMs: 3_000 }],
-    [5_000, { readMs: 1_667, writeMs: 5_000, skipMs: 5_000, retryForMs: 5_000 }],
-    [60_000, { readMs: 5_000, writeMs: 7_000, skipMs: 60_000, retryForMs: 7_000 }],
+test('etcdCallLimits: reads a third of the TTL (0.5-5 s), writes the TTL (1-7 s), a failed member probed every read deadline', () => {
+  const cases: Array<[number, { readMs: number; writeMs: number; probeEveryMs: number; retryForMs: number }]> = [
+    [1_000, { readMs: 500, writeMs: 1_000, probeEveryMs: 500, retryForMs: 1_000 }],
+    [2_000, { readMs: 667, writeMs: 2_000, probeEveryMs: 667, retryForMs: 2_000 }],
+    [3_000, { readMs: 1_000, writeMs: 3_000, probeEveryMs: 1_000, retryForMs: 3_000 }],
+    [5_000, { readMs: 1_667, writeMs: 5_000, probeEveryMs: 1_667, retryForMs: 5_000 }],
+    [60_000, { readMs: 5_000, writeMs: 7_000, probeEveryMs: 5_000, retryForMs: 7_000 }],
   ];
   for (const [ttl, want] of cases) assert.deepEqual({ ...etcdCallLimits(ttl) }, want, `TTL ${ttl}`);
 });
@@ -82,23 +82,34 @@ test('StreamWatchers: a progress answer reaches etcd3 as a no-op for a watcher i
   assert.equal(w.pass(event), event);
 });
 
-test('MemberHealth: a member that failed is skipped for skipMs while another has not failed', () => {
+test('MemberHealth: a member that failed is skipped while another has not, until a probe (due every probeEveryMs) brings it back', () => {
   const clock = new ManualClock();
   const h = new MemberHealth(['a', 'b', 'c'], 1_000, clock);
   assert.equal(h.skip('a'), false);
+  assert.deepEqual(h.due(), []);
   h.failed('a');
   assert.equal(h.skip('a'), true);
   assert.equal(h.skip('b'), false);
+  assert.deepEqual(h.due(), [], 'not yet');
+  clock.advance(1_000);
+  assert.deepEqual(h.due(), ['a']);
+  assert.deepEqual(h.due(), [], 'once per period');
+  assert.equal(h.skip('a'), true, 'still skipped: the end of a period is a probe, not a real call');
+  clock.advance(1_000);
+  assert.deepEqual(h.due(), ['a']);
+  h.failed('a'); // the probe failed: due a period from now
+  clock.advance(999);
+  assert.deepEqual(h.due(), []);
   h.failed('b');
   h.failed('c');
   assert.equal(h.allFailed(), true);
   assert.equal(h.skip('a'), false, 'every member failed: none is skipped, a call must go somewhere');
   h.succeeded('c');
+  assert.equal(h.allFailed(), false);
   assert.equal(h.skip('a'), true);
   assert.equal(h.skip('c'), false);
-  clock.advance(1_001);
-  assert.equal(h.skip('a'), false, 'tried again after skipMs');
-  assert.equal(h.allFailed(), false);
+  h.succeeded('a'); // a probe (or a call) answered
+  assert.equal(h.skip('a'), false);
 });
 
 test('memberFailure: Unavailable (no leader, a read past its deadline, a silent stream) and deadlines move to another member; refusals do not', () => {
