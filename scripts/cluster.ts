@@ -16,7 +16,7 @@
  * must not reuse a secure one's registry (its anonymous agents would be refused).
  *
  * The master gets a maintenance hooks file (<work_dir>/hooks.json) with one harmless hook, `patch`
- * (`/bin/echo patching <hostname>`), so the README's plan example (`on_down: { hook: patch }`)
+ * (`/bin/echo patching <hostname>`), so the plan example of docs/maintenance.md (`on_down: { hook: patch }`)
  * runs as written; run as `nobody` when this script is root (the master must be told a hook user).
  *
  * The daemons run in process groups of their own (io/process-run.ts, the runner of processes
@@ -156,7 +156,7 @@ function readPem(path: string): string {
   return readFileSync(path, 'utf8');
 }
 
-/** The local cluster's maintenance hooks: one that harms nothing, for the README's plan example. */
+/** The local cluster's maintenance hooks: one that harms nothing, for the plan example of docs/maintenance.md. */
 const LOCAL_HOOKS = { hooks: { patch: { command: ['/bin/echo', 'patching', '{hostname}'], timeout: '5mins' } } } as const;
 
 /**

@@ -54,7 +54,7 @@ const service = (pods: PodSpec[], name = 'svc'): ServiceSpec => ({
 // ---------------------------------------------------------------------------------------------
 // Accepted forms and defaults
 
-test('examples/hello.yml reads into the spec the README walks through', () => {
+test('examples/hello.yml reads into the spec docs/plans.md walks through', () => {
   assert.deepEqual(parsed(HELLO_YML), {
     name: 'hello',
     pods: [{
