@@ -42,7 +42,7 @@ function sh(script: string, over: Partial<ProcessRunOptions> = {}): { run: Retur
 test('a stop to the process alone: its children keep running, the output stays open, exited comes before ended, and the grace ends the group quietly', async (t) => {
   const kills: string[] = [];
   const { run, out } = sh('trap "echo stopping; exit 0" USR1; sleep 60 & echo $!; wait', {
-    stop: { signal: 'SIGUSR1', target: 'process', graceMs: 1_500 },
+    stop: { signal: 'SIGUSR1', target: 'process', graceMs: 5_000 },
     onKill: () => kills.push('kill'),
   });
   let child = 0;
@@ -67,10 +67,12 @@ test('a stop to the process alone: its children keep running, the output stays o
 
 test('a process that ignores its stop signal gets SIGKILL to its group after the grace, and onKill says so', async () => {
   const kills: string[] = [];
-  const { run } = sh('trap "" TERM; echo ready; while :; do sleep 0.05; done', {
+  const { run, out } = sh('trap "" TERM; echo ready; while :; do sleep 0.05; done', {
     stop: { signal: 'SIGTERM', target: 'process', graceMs: 300 },
     onKill: () => kills.push('kill'),
   });
+  // Not before the trap is set: a shell still starting would die of the SIGTERM.
+  await eventually(() => (out().includes('ready') ? true : undefined), 10_000, 20, 'the shell ignoring SIGTERM');
   run.stop();
   const end = await run.ended;
   assert.equal(end.signal, 'SIGKILL');
