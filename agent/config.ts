@@ -329,7 +329,7 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
 }
 
 /**
- * Reads `--credential`: refused when others may read it (shared/secrets.ts) or when it is no
+ * Reads `--credential`: refused when others may read it (io/secrets.ts) or when it is no
  * credential; the error names the flag and the file, never the secret.
  */
 export function loadAgentCredential(path: string | undefined): { ok: true; credential: ClientCredential | undefined } | { ok: false; error: string } {

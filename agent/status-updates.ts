@@ -1,9 +1,15 @@
 /**
- * Reliable status updates: per task, a small window of updates in flight (the oldest
- * `STATUS_UPDATE_WINDOW` of its queue), each resent with doubling intervals until an
- * ACKNOWLEDGE with its uuid arrives. The queues themselves live in the task records (and so in
- * the checkpoint); this module only owns sending and the resend timers, and holds a timer only
- * for a task with updates waiting for their acknowledgement.
+ * Reliable status updates, the agent's side. Two parts:
+ *
+ *   TaskUpdates         each task's queue of updates: generated (uuid, timestamp, the check
+ *                       results they carry, the drain's reason), checkpointed before they are
+ *                       sent, sent in order within the window once their commit is durable,
+ *                       and dropped from the queue when acknowledged. The queues live in the task
+ *                       records, and so in the checkpoint.
+ *   StatusUpdateStreams sending and resending: per task, a small window of updates in flight
+ *                       (the oldest `STATUS_UPDATE_WINDOW` of its queue), each resent with
+ *                       doubling intervals until an ACKNOWLEDGE with its uuid arrives; a timer
+ *                       only for a task with updates waiting for their acknowledgement.
  *
  * Mesos' agent keeps one update in flight per task, so a task's TASK_RUNNING waits for the
  * framework to acknowledge its TASK_STARTING: a whole round trip through the master and the
@@ -14,9 +20,12 @@
  * the window are superseded instead.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Clock, TimerHandle } from '../shared/clock.js';
-import type { TaskStatus } from '../shared/mesos.js';
+import type { DrainConfigWire } from '../shared/drain.js';
+import { hasCapability, isTerminal, type CheckStatusInfo, type TaskState, type TaskStatus, type TaskStatusReason, type TaskStatusSource } from '../shared/mesos.js';
 import { statusRetryDelayMs } from './backoff.js';
+import type { Checkpoint, TaskRecord } from './checkpoint.js';
 
 /** Updates of one task sent before the oldest is acknowledged: a launch's STARTING and RUNNING, or a kill's KILLING and KILLED. */
 export const STATUS_UPDATE_WINDOW = 2;
@@ -32,6 +41,7 @@ interface Stream {
   timer: TimerHandle | undefined;
 }
 
+/** Sends, and resends until acknowledged, the updates each task has in flight. */
 export class StatusUpdateStreams {
   readonly #clock: Clock;
   readonly #initialMs: number;
@@ -134,4 +144,198 @@ export class StatusUpdateStreams {
       this.#transmit(key, stream);
     });
   }
+}
+
+/** A task's latest check results, which its executor-side updates carry (agent/checks.ts TaskChecking). */
+export interface CheckResults {
+  readonly checkStatus: CheckStatusInfo | undefined;
+  readonly healthy: boolean | undefined;
+}
+
+/** What the queue needs of a task: the supervisor's task state has all of it. */
+export interface QueuedTask {
+  /** taskKey(framework id, task id). */
+  readonly key: string;
+  readonly record: TaskRecord;
+  /** The checkpoint change that last wrote the record. */
+  written: number;
+  /** A queued update not to be sent yet: TASK_STARTING until the launcher has started. */
+  held: TaskStatus | undefined;
+  /** The task's check and health check, if it has either. */
+  readonly checking: CheckResults | undefined;
+}
+
+/** What the queue needs of the agent. */
+export interface TaskUpdatesOptions {
+  checkpoint: Pick<Checkpoint, 'writeTask' | 'durable' | 'after'>;
+  streams: StatusUpdateStreams;
+  clock: Clock;
+  /** The agent id, once known. */
+  agentId: () => string | undefined;
+  /** The drain the agent is carrying out, if any: kill updates then carry REASON_AGENT_DRAINING. */
+  draining: () => DrainConfigWire | undefined;
+  /** Is this still a task the supervisor holds? A completed or replaced one is not sent again. */
+  holds: (t: QueuedTask) => boolean;
+  /** An update was generated and queued (Mesos' valid_status_updates). */
+  onStatusUpdate: (state: TaskState) => void;
+}
+
+/**
+ * Each task's queue of status updates: every update is staged in the checkpoint with the task's
+ * record before it may be sent, and goes out in queue order, within the window, once that
+ * change is durable.
+ */
+export class TaskUpdates {
+  readonly #o: TaskUpdatesOptions;
+  /** The checkpoint change that queued each update not recovered from disk: its send waits for it. */
+  readonly #queuedAt = new WeakMap<TaskStatus, number>();
+
+  constructor(options: TaskUpdatesOptions) {
+    this.#o = options;
+  }
+
+  /** Stages the task's record in the checkpoint (every change to a task, an update's or not); returns the change's number. */
+  write(t: QueuedTask): number {
+    t.written = this.#o.checkpoint.writeTask(t.record);
+    return t.written;
+  }
+
+  /** A status update of a task, in no queue (a duplicate launch's error is sent once, outside the existing task's queue). */
+  status(
+    taskId: { value: string },
+    state: TaskState,
+    source: TaskStatusSource,
+    message?: string,
+    reason?: TaskStatusReason,
+    checks: { healthy?: boolean | undefined; check_status?: CheckStatusInfo | undefined } = {},
+  ): TaskStatus {
+    const agentId = this.#o.agentId();
+    return {
+      task_id: taskId,
+      state,
+      source,
+      ...(message !== undefined ? { message } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+      ...(agentId !== undefined ? { agent_id: { value: agentId } } : {}),
+      timestamp: this.#o.clock.now() / 1000,
+      uuid: newUuid(),
+      ...(checks.healthy !== undefined ? { healthy: checks.healthy } : {}),
+      ...(checks.check_status !== undefined ? { check_status: checks.check_status } : {}),
+    };
+  }
+
+  /**
+   * Queues a status update: checkpointed first, then sent if it is the head of the queue. As
+   * Mesos' agent, a status replaces the task's last one when both have the same state, so check
+   * updates do not pile up in `statuses` (and in the checkpoint). `healthy` defaults to the
+   * health check's verdict on TASK_RUNNING updates.
+   */
+  update(t: QueuedTask, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): void {
+    this.queue(t, state, message, reason, source, healthy);
+    this.pump(t);
+  }
+
+  /** Generates a status update and stages it in the task's queue and the checkpoint; sending is the caller's. */
+  queue(t: QueuedTask, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): TaskStatus {
+    const status = this.make(t, state, message, reason, source, healthy);
+    this.#enqueue(t, status);
+    return status;
+  }
+
+  /** Generates a status update of the task, queued nowhere. */
+  make(t: QueuedTask, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): TaskStatus {
+    const r = t.record;
+    const drain = this.#o.draining();
+    // A task its health check killed says so even while the agent drains: that kill came first.
+    if (drain !== undefined && (state === 'TASK_KILLING' || state === 'TASK_KILLED') && reason !== 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED') {
+      // Mesos: every kill update sent while draining says why; with mark_gone a partition-aware
+      // framework learns the task is gone for good.
+      reason = 'REASON_AGENT_DRAINING';
+      if (drain.mark_gone && hasCapability(r.framework, 'PARTITION_AWARE')) state = 'TASK_GONE_BY_OPERATOR';
+    }
+    const checking = source === 'SOURCE_EXECUTOR' ? t.checking : undefined;
+    const checkStatus = checking?.checkStatus;
+    return this.status(r.task.task_id, state, source, message, reason, {
+      healthy: healthy ?? (state === 'TASK_RUNNING' ? checking?.healthy : undefined),
+      check_status: checkStatus !== undefined ? structuredClone(checkStatus) : undefined,
+    });
+  }
+
+  /**
+   * Queues an update that is durable already (the TASK_RUNNING a launch committed with the task,
+   * stamped now that the task runs): it is sent before this write is even staged.
+   */
+  queueDurable(t: QueuedTask, status: TaskStatus): void {
+    status.timestamp = this.#o.clock.now() / 1000;
+    this.#enqueue(t, status, () => this.pump(t));
+    this.#queuedAt.delete(status);
+  }
+
+  /**
+   * ACKNOWLEDGE of the update with `uuid`: only an update in flight can be acknowledged (false:
+   * ignored). It leaves the queue, and resending follows the rest; writing the record and
+   * sending the next update are the caller's.
+   */
+  acknowledge(t: QueuedTask, uuid: string): boolean {
+    const r = t.record;
+    const acked = r.pending.find((s) => s.uuid === uuid);
+    if (acked === undefined || !this.#o.streams.inFlight(t.key, acked)) return false;
+    r.pending = r.pending.filter((s) => s !== acked);
+    this.#o.streams.settle(t.key, r.pending);
+    return true;
+  }
+
+  /**
+   * Sends the task's queued updates that may go out: in queue order, within the window, each
+   * once the change that queued it is durable, none past one held back (TASK_STARTING before
+   * its launcher started).
+   */
+  pump(t: QueuedTask): void {
+    const r = t.record;
+    const n = Math.min(r.pending.length, STATUS_UPDATE_WINDOW);
+    for (let i = 0; i < n; i++) {
+      const status = r.pending[i]!;
+      if (this.#o.streams.inFlight(t.key, status)) continue;
+      if (status === t.held) return;
+      const seq = this.#queuedAt.get(status) ?? 0;
+      if (!this.#o.checkpoint.durable(seq)) {
+        this.#o.checkpoint.after(seq, () => {
+          if (this.#o.holds(t)) this.pump(t);
+        });
+        return;
+      }
+      this.#o.streams.send(t.key, r.framework_id, status);
+    }
+  }
+
+  /** The task is completed: nothing of it is resent. */
+  forget(t: QueuedTask): void {
+    this.#o.streams.forget(t.key);
+  }
+
+  /** Stages `status` in the task's queue and the checkpoint; `beforeWrite` runs once it is queued, before the record is written. */
+  #enqueue(t: QueuedTask, status: TaskStatus, beforeWrite?: () => void): void {
+    const r = t.record;
+    const { state, reason } = status;
+    r.state = state;
+    // A task that ends without having run never sends the TASK_RUNNING prepared at its launch.
+    if (isTerminal(state)) delete r.running;
+    if (r.statuses.at(-1)?.state === state) r.statuses.pop();
+    r.statuses.push(status);
+    if (state === 'TASK_RUNNING' && (reason === 'REASON_TASK_CHECK_STATUS_UPDATED' || reason === 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED')) {
+      // A (health) check update still queued behind the window is superseded by this newer one
+      // of the same kind, which carries the latest result: a check flapping while the
+      // scheduler does not acknowledge cannot grow the queue (and the checkpoint) forever.
+      r.pending = r.pending.filter((p, i) => i < STATUS_UPDATE_WINDOW || p.state !== 'TASK_RUNNING' || p.reason !== reason);
+    }
+    r.pending.push(status);
+    beforeWrite?.();
+    this.#queuedAt.set(status, this.write(t));
+    this.#o.onStatusUpdate(state);
+  }
+}
+
+/** A status update's uuid: 16 random bytes, base64 (as Mesos' JSON carries bytes). randomUUID draws from a cached pool: randomBytes(16) is a call into the entropy source each time. */
+function newUuid(): string {
+  return Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64');
 }

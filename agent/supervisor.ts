@@ -1,19 +1,21 @@
 /**
- * The supervisor: every task the agent runs, as a process group under drydock-launch, with its
- * status-update queue. It launches, kills (SIGTERM to the group, the grace period, SIGKILL),
- * re-adopts tasks after an agent restart, learns how each one ended from the launcher's status
- * file, and keeps each task's updates in order until they are acknowledged.
+ * The supervisor: every task the agent runs, as a process group under drydock-launch. It
+ * launches tasks, re-adopts them after an agent restart, learns how each one ended from the
+ * launcher's status file, and answers what the agent knows of its tasks. Its parts:
+ *
+ *   status-updates.ts   each task's update queue (checkpointed, sent in order, acknowledged)
+ *   kill-escalation.ts  kills: SIGTERM to the group, the grace period, SIGKILL
+ *   task-checks.ts      checks and health checks while the task runs
  *
  * Every change to a task is checkpointed before it is acted on (the update sent, the signal
  * delivered). Lifecycle of a task: staging → running (pid known) → ended (terminal update
  * queued) → completed (terminal update acknowledged; meta removed, kept in memory only).
  *
- * A task's check and health check (agent/checks.ts) run while it is running and not being
- * killed. Every update the task's executor side sends (source SOURCE_EXECUTOR: STARTING,
- * RUNNING, KILLING, the terminal one) of a task with a check carries `check_status`, the latest
- * result (empty before the first, as Mesos); TASK_RUNNING updates carry `healthy` once the
- * health check has a verdict; a task killed by its health check ends TASK_KILLED with
- * `healthy: false` and reason REASON_TASK_HEALTH_CHECK_STATUS_UPDATED.
+ * Every update the task's executor side sends (source SOURCE_EXECUTOR: STARTING, RUNNING,
+ * KILLING, the terminal one) of a task with a check carries `check_status`, the latest result
+ * (empty before the first, as Mesos); TASK_RUNNING updates carry `healthy` once the health check
+ * has a verdict; a task killed by its health check ends TASK_KILLED with `healthy: false` and
+ * reason REASON_TASK_HEALTH_CHECK_STATUS_UPDATED.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -23,26 +25,24 @@ import type { Logger } from '../shared/log.js';
 import {
   hasCapability,
   isTerminal,
-  type CheckStatusInfo,
   type FrameworkInfo,
   type KillPolicy,
   type Task,
   type TaskInfo,
   type TaskState,
   type TaskStatus,
-  type TaskStatusReason,
-  type TaskStatusSource,
 } from '../shared/mesos.js';
 import type { AgentTaskReport } from '../shared/protocol.js';
 import { killPolicy, type DrainConfigWire } from '../shared/drain.js';
 import type { Checkpoint, TaskRecord } from './checkpoint.js';
-import { parseTaskChecks, TaskChecking, type Probe, type ProbeRun, type TaskChecks } from './checks.js';
+import { parseTaskChecks, type Probe, type ProbeRun, type TaskChecking, type TaskChecks } from './checks.js';
 import { runProbe, type ProbeContext } from './probes.js';
 import { CHECKPOINT_FORMAT } from './checkpoint.js';
-import { gracePeriodMs, killDeadlineMs } from './kill-policy.js';
+import { KillEscalation, type KillInstruments } from './kill-escalation.js';
 import type { KillSignal } from './signaller.js';
 import { findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
-import { STATUS_UPDATE_WINDOW, type StatusUpdateStreams } from './status-updates.js';
+import { TaskUpdates, type StatusUpdateStreams } from './status-updates.js';
+import { taskChecking } from './task-checks.js';
 import { terminalOutcome, type LauncherEnd } from './termination.js';
 import { ownerOf, type OwnedTask, type TaskLists } from './views.js';
 
@@ -57,6 +57,7 @@ const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ'
 
 type TaskPhase = 'staging' | 'running' | 'ended';
 
+/** One task's state in the supervisor: what the update queue (QueuedTask) and kills (KilledTask) need of it, and more. */
 interface Supervised {
   key: string;
   record: TaskRecord;
@@ -99,17 +100,14 @@ export type LaunchFailure = 'duplicate' | 'draining' | 'invalid' | 'launcher';
 
 /**
  * What the supervisor reports as it happens, for the agent's counters. Every hook is called
- * after the change it reports was checkpointed (or, for a failed launch, decided).
+ * after the change it reports was checkpointed (or, for a failed launch, decided); the kills'
+ * are KillInstruments (agent/kill-escalation.ts).
  */
-export interface SupervisorInstruments {
+export interface SupervisorInstruments extends KillInstruments {
   /** A task's process group was started. */
   onLaunch(): void;
   /** A RUN_TASK that produced no process. */
   onLaunchFailure(reason: LaunchFailure): void;
-  /** A kill began: SIGTERM went to the task's group (once per task, however often it is asked). */
-  onKill(): void;
-  /** A kill's grace period ran out and SIGKILL went to the group. */
-  onEscalation(): void;
   /** A status update was generated and queued for the master (Mesos' valid_status_updates). */
   onStatusUpdate(state: TaskState): void;
 }
@@ -129,25 +127,38 @@ export function taskKey(frameworkId: string, taskId: string): string {
   return `${frameworkId}\u0000${taskId}`;
 }
 
-/** A status update's uuid: 16 random bytes, base64 (as Mesos' JSON carries bytes). randomUUID draws from a cached pool: randomBytes(16) is a call into the entropy source each time. */
-function newUuid(): string {
-  return Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64');
-}
-
+/** Every task the agent runs: launch, re-adoption, end, and what the agent knows of them. */
 export class Supervisor {
   readonly #o: SupervisorOptions;
   readonly #tasks = new Map<string, Supervised>();
   /** Each with the user it is viewed as: its record (and FrameworkInfo) is gone once completed. */
   readonly #completed: OwnedTask[] = [];
   readonly #completedKeys = new Set<string>();
-  /** The checkpoint change that queued each update not recovered from disk: its send waits for it. */
-  readonly #queuedAt = new WeakMap<TaskStatus, number>();
+  readonly #updates: TaskUpdates;
+  readonly #kills: KillEscalation;
   #poll: TimerHandle | undefined;
   #closed = false;
   #endWaiters: Array<() => void> = [];
 
   constructor(options: SupervisorOptions) {
     this.#o = options;
+    this.#updates = new TaskUpdates({
+      checkpoint: options.checkpoint,
+      streams: options.streams,
+      clock: options.clock,
+      agentId: options.agentId,
+      draining: () => options.draining?.(),
+      holds: (t) => this.#tasks.get(t.key) === t,
+      onStatusUpdate: (state) => options.instruments?.onStatusUpdate(state),
+    });
+    this.#kills = new KillEscalation({
+      clock: options.clock,
+      log: options.log,
+      checkpoint: options.checkpoint,
+      updates: this.#updates,
+      signal: (pgid, signal) => (options.signal !== undefined ? options.signal(pgid, signal) : signalGroup(pgid, signal)),
+      instruments: options.instruments,
+    });
   }
 
   // ---- Queries ----------------------------------------------------------------------------
@@ -270,7 +281,7 @@ export class Supervisor {
       if (isTerminal(record.state)) {
         t.phase = 'ended';
         if (record.pending.length === 0) this.#complete(t);
-        else this.#pump(t);
+        else this.#updates.pump(t);
         continue;
       }
       // A launcher started just before a crash, its pid not yet checkpointed, is found in /proc (by its exit file or its sandbox).
@@ -283,7 +294,7 @@ export class Supervisor {
         this.#loseUncheckpointed(t, log);
         continue;
       }
-      this.#pump(t);
+      this.#updates.pump(t);
       // No check state was checkpointed: a re-adopted task is checked from scratch.
       const checks = parseTaskChecks(record.task);
       if (checks.ok) t.checking = this.#checking(t, checks.value);
@@ -299,7 +310,7 @@ export class Supervisor {
           if (record.state === 'TASK_STAGING' || record.state === 'TASK_STARTING') this.#queueRunning(t);
         }
         this.#o.log.info('task re-adopted', { ...log, launcherPid: launcher.pid, pid: record.task_pid, state: record.state });
-        if (record.kill !== undefined) this.#resumeKill(t);
+        if (record.kill !== undefined) this.#kills.resume(t);
         else this.#startChecks(t);
       } else {
         // The exit file is there if a launcher ran, even one whose pid was never checkpointed.
@@ -330,7 +341,7 @@ export class Supervisor {
     }
     t.phase = 'ended';
     r.pending = [];
-    this.#update(t, 'TASK_LOST', `Agent restarted; framework ${r.framework_id} does not checkpoint`, 'REASON_AGENT_RESTARTED', 'SOURCE_AGENT');
+    this.#updates.update(t, 'TASK_LOST', `Agent restarted; framework ${r.framework_id} does not checkpoint`, 'REASON_AGENT_RESTARTED', 'SOURCE_AGENT');
   }
 
   /** The task a launcher forked (its only child), for a crash between launch and the pid checkpoint. */
@@ -366,7 +377,7 @@ export class Supervisor {
       // The existing task must not be disturbed, so this error is sent once, outside its queue.
       this.#o.log.warn('duplicate task id', log);
       this.#o.instruments?.onLaunchFailure('duplicate');
-      this.#o.sendOnce(frameworkId, this.#status(task.task_id, 'TASK_ERROR', 'SOURCE_AGENT', `Task has duplicate ID: ${taskId}`, 'REASON_TASK_INVALID'));
+      this.#o.sendOnce(frameworkId, this.#updates.status(task.task_id, 'TASK_ERROR', 'SOURCE_AGENT', `Task has duplicate ID: ${taskId}`, 'REASON_TASK_INVALID'));
       return;
     }
     const cp = this.#o.checkpoint;
@@ -391,7 +402,7 @@ export class Supervisor {
       t.phase = 'ended';
       const state: TaskState = hasCapability(framework, 'PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
       this.#o.log.warn('task refused: agent is draining', log);
-      this.#update(t, state, 'Task was received while agent was already draining', 'REASON_AGENT_DRAINING', 'SOURCE_AGENT');
+      this.#updates.update(t, state, 'Task was received while agent was already draining', 'REASON_AGENT_DRAINING', 'SOURCE_AGENT');
       this.#o.instruments?.onLaunchFailure('draining');
       return;
     }
@@ -399,7 +410,7 @@ export class Supervisor {
     const command = task.command;
     if (command?.value === undefined || command.value === '') {
       t.phase = 'ended';
-      this.#update(t, 'TASK_ERROR', 'Task has no command value', 'REASON_TASK_INVALID', 'SOURCE_AGENT');
+      this.#updates.update(t, 'TASK_ERROR', 'Task has no command value', 'REASON_TASK_INVALID', 'SOURCE_AGENT');
       this.#o.instruments?.onLaunchFailure('invalid');
       return;
     }
@@ -409,7 +420,7 @@ export class Supervisor {
     if (!checks.ok) {
       t.phase = 'ended';
       this.#o.log.warn('task refused: invalid check', { ...log, error: checks.error });
-      this.#update(t, 'TASK_ERROR', checks.error, 'REASON_TASK_INVALID', 'SOURCE_AGENT');
+      this.#updates.update(t, 'TASK_ERROR', checks.error, 'REASON_TASK_INVALID', 'SOURCE_AGENT');
       this.#o.instruments?.onLaunchFailure('invalid');
       return;
     }
@@ -419,7 +430,7 @@ export class Supervisor {
     const program = command.shell === false ? command.value : '/bin/sh';
     const args = command.arguments ?? [];
     const argv = command.shell === false ? (args.length > 0 ? args : [command.value]) : ['sh', '-c', command.value];
-    const env = this.#taskEnv(record);
+    const env = taskEnvironment(record, this.#o.agentId());
 
     const spec: LaunchSpec = {
       program,
@@ -440,8 +451,8 @@ export class Supervisor {
     // launcher exists, in one commit. TASK_STARTING goes out once the launcher is started. A
     // crash before the launcher's pid is checkpointed is found out at recovery by looking for
     // this task's launcher in /proc; one that never started makes the task fail.
-    record.running = this.#make(t, 'TASK_RUNNING');
-    const starting = this.#queue(t, 'TASK_STARTING');
+    record.running = this.#updates.make(t, 'TASK_RUNNING');
+    const starting = this.#updates.queue(t, 'TASK_STARTING');
     t.held = starting;
     // The sandbox is made on the thread pool while the commit is under way (a directory costs the
     // filesystem about as much as the commit's fdatasync). Its output files and the exit file are
@@ -480,7 +491,7 @@ export class Supervisor {
     // Checkpointed with the next change (TASK_RUNNING, or how the task ended).
     record.launcher = { pid: result.launcherPid, start_time: result.startTime };
     // TASK_STARTING, and TASK_RUNNING when the task's pid came with the answer: sent first, logged after.
-    this.#pump(t);
+    this.#updates.pump(t);
     if (result.taskPid !== undefined) this.#running(t, result.taskPid);
     this.#o.instruments?.onLaunch();
     this.#o.log.info('task launched', { ...log, launcherPid: result.launcherPid, sandbox: record.sandbox });
@@ -520,86 +531,32 @@ export class Supervisor {
     const prepared = r.running;
     delete r.running;
     if (prepared === undefined) {
-      this.#update(t, 'TASK_RUNNING');
+      this.#updates.update(t, 'TASK_RUNNING');
       return;
     }
-    // Stamped now, when the task runs; a resend after a restart before the next write carries the launch's time.
-    prepared.timestamp = this.#o.clock.now() / 1000;
-    // Durable already: sent before this write is even staged.
-    this.#enqueue(t, prepared, () => this.#pump(t));
-    this.#queuedAt.delete(prepared);
+    // Stamped now, when the task runs (a resend after a restart before the next write carries the
+    // launch's time); durable already, so sent before this write is even staged.
+    this.#updates.queueDurable(t, prepared);
   }
 
   #launchFailed(t: Supervised, error: string): void {
     this.#o.log.error('task launch failed', { taskId: t.record.task.task_id.value, frameworkId: t.record.framework_id, error });
     t.phase = 'ended';
-    this.#update(t, 'TASK_FAILED', `Failed to launch task: ${error}`, 'REASON_COMMAND_EXECUTOR_FAILED', 'SOURCE_AGENT');
+    this.#updates.update(t, 'TASK_FAILED', `Failed to launch task: ${error}`, 'REASON_COMMAND_EXECUTOR_FAILED', 'SOURCE_AGENT');
     this.#o.instruments?.onLaunchFailure('launcher');
-  }
-
-  /** A kill's signal to a task's group: through the agent's signaller when it has one. */
-  #signal(pgid: number, signal: KillSignal): void {
-    if (this.#o.signal !== undefined) this.#o.signal(pgid, signal);
-    else signalGroup(pgid, signal);
-  }
-
-  /** Stages the task's record in the checkpoint; returns the change's number. */
-  #write(t: Supervised): number {
-    t.written = this.#o.checkpoint.writeTask(t.record);
-    return t.written;
-  }
-
-  /**
-   * The environment of a task (and of its check commands): a few variables inherited from the
-   * agent, the task's own, then the sandbox and ids. Computed again for a re-adopted task.
-   */
-  #taskEnv(record: TaskRecord): Record<string, string> {
-    const env: Record<string, string> = {};
-    for (const name of INHERITED_ENV) {
-      const v = process.env[name];
-      if (v !== undefined) env[name] = v;
-    }
-    env['PATH'] ??= '/usr/local/bin:/usr/bin:/bin';
-    for (const v of record.task.command?.environment?.variables ?? []) if (v.value !== undefined) env[v.name] = v.value;
-    Object.assign(env, {
-      MESOS_SANDBOX: record.sandbox,
-      DRYDOCK_SANDBOX: record.sandbox,
-      DRYDOCK_TASK_ID: record.task.task_id.value,
-      DRYDOCK_FRAMEWORK_ID: record.framework_id,
-      DRYDOCK_AGENT_ID: this.#o.agentId() ?? record.task.agent_id.value,
-    });
-    return env;
   }
 
   // ---- Checks -----------------------------------------------------------------------------
 
   /** The TaskChecking of a task with a check or a health check; undefined for one with neither. */
   #checking(t: Supervised, checks: TaskChecks): TaskChecking | undefined {
-    if (checks.check === undefined && checks.health === undefined) return undefined;
-    const r = t.record;
-    const log = { taskId: r.task.task_id.value, frameworkId: r.framework_id };
-    let ctx: ProbeContext | undefined;
-    const probe = this.#o.runProbe ?? runProbe;
-    return new TaskChecking(checks, {
+    return taskChecking(t, checks, {
       clock: this.#o.clock,
-      // The environment is computed at the first probe, when the agent id is surely known.
-      run: (p) => probe(p, (ctx ??= { cwd: r.sandbox, env: this.#taskEnv(r) })),
-      checkChanged: (status) => {
-        if (t.phase !== 'running' || r.kill !== undefined) return;
-        this.#o.log.info('check status changed', { ...log, checkStatus: status });
-        this.#update(t, 'TASK_RUNNING', undefined, 'REASON_TASK_CHECK_STATUS_UPDATED');
-      },
-      healthChanged: (healthy) => {
-        if (t.phase !== 'running' || r.kill !== undefined) return;
-        this.#o.log.info('health changed', { ...log, healthy });
-        this.#update(t, 'TASK_RUNNING', undefined, 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED');
-      },
-      unhealthy: (failures) => {
-        if (t.phase !== 'running' || r.kill !== undefined) return;
-        this.#o.log.warn('health check failed, killing task', { ...log, failures });
-        this.#kill(t, undefined, failures);
-      },
-      onError: (e) => this.#o.log.error('check result not handled', { ...log, error: (e as Error).message }),
+      log: this.#o.log,
+      runProbe: this.#o.runProbe ?? runProbe,
+      env: (task) => taskEnvironment(task.record, this.#o.agentId()),
+      update: (task, reason) => this.#updates.update(task, 'TASK_RUNNING', undefined, reason),
+      kill: (task, failures) => this.#kills.kill(task, undefined, failures),
     });
   }
 
@@ -618,94 +575,7 @@ export class Supervisor {
       this.#o.log.warn('kill for unknown task', { taskId, frameworkId });
       return;
     }
-    this.#kill(t, override);
-  }
-
-  /** A kill; `healthFailures` when the task's health check asked for it. Checks stop at once (as Mesos). */
-  #kill(t: Supervised, override?: KillPolicy, healthFailures?: number): void {
-    if (t.phase === 'ended') return;
-    const r = t.record;
-    const log = { taskId: r.task.task_id.value, frameworkId: r.framework_id };
-    t.checking?.stop();
-    if (t.phase === 'staging' || r.task_pid === undefined) {
-      t.killWanted = override ?? null;
-      return;
-    }
-    const now = this.#o.clock.now();
-    const grace = gracePeriodMs(r.task.kill_policy, override);
-    if (r.kill !== undefined) {
-      const deadline = killDeadlineMs(r.kill.deadline_ms, now, grace);
-      if (deadline < r.kill.deadline_ms && r.kill.sigkill_ms === undefined) {
-        r.kill.deadline_ms = deadline;
-        this.#write(t);
-        this.#armKill(t);
-      }
-      return;
-    }
-    // No grace: SIGKILL right behind SIGTERM, decided and checkpointed together (a task that
-    // handles SIGTERM gets no time to; one that does not dies of SIGTERM).
-    const atOnce = grace <= 0;
-    r.kill = {
-      requested_ms: now,
-      grace_ms: grace,
-      deadline_ms: now + grace,
-      sigterm_ms: now,
-      ...(atOnce ? { sigkill_ms: now } : {}),
-      ...(healthFailures !== undefined ? { health_check_failures: healthFailures } : {}),
-    };
-    // As Mesos, TASK_KILLING goes only to frameworks that declared TASK_KILLING_STATE; either
-    // way the kill is checkpointed before the signal goes out.
-    if (hasCapability(r.framework, 'TASK_KILLING_STATE')) this.#update(t, 'TASK_KILLING');
-    else this.#write(t);
-    this.#o.log.info('killing task', { ...log, pid: r.task_pid, graceMs: grace });
-    const pid = r.task_pid;
-    this.#o.checkpoint.after(t.written, () => {
-      this.#signal(pid, 'SIGTERM');
-      this.#o.instruments?.onKill();
-      if (!atOnce) return;
-      // Right behind its SIGTERM, before the next group's: a drain that signalled every group
-      // SIGTERM first and then every one SIGKILL ended its tasks later (measured, 100 tasks: the
-      // woken shells' forks and exits held up the kills that followed).
-      this.#signal(pid, 'SIGKILL');
-      this.#o.instruments?.onEscalation();
-    });
-    this.#armKill(t);
-  }
-
-  #resumeKill(t: Supervised): void {
-    const r = t.record;
-    if (r.kill === undefined || r.task_pid === undefined) return;
-    if (r.kill.sigterm_ms === undefined) {
-      r.kill.sigterm_ms = this.#o.clock.now();
-      const pid = r.task_pid;
-      this.#o.checkpoint.after(this.#write(t), () => {
-        this.#signal(pid, 'SIGTERM');
-        this.#o.instruments?.onKill();
-      });
-    }
-    // SIGKILL was decided (and checkpointed) before the restart, but may not have gone out: the
-    // task is still alive, so it goes now.
-    if (r.kill.sigkill_ms !== undefined) this.#signal(r.task_pid, 'SIGKILL');
-    this.#armKill(t);
-  }
-
-  #armKill(t: Supervised): void {
-    const kill = t.record.kill;
-    if (kill === undefined || kill.sigkill_ms !== undefined) return;
-    t.killTimer?.cancel();
-    t.killTimer = this.#o.clock.setTimer(kill.deadline_ms - this.#o.clock.now(), () => {
-      t.killTimer = undefined;
-      const pid = t.record.task_pid;
-      if (t.phase === 'ended' || pid === undefined) return;
-      kill.sigkill_ms = this.#o.clock.now();
-      this.#o.log.info('grace period over, sending SIGKILL', { taskId: t.record.task.task_id.value, pid, graceMs: kill.grace_ms });
-      this.#o.checkpoint.after(this.#write(t), () => {
-        // Ended while the change was being committed: its group is gone, and the pid may be another's soon.
-        if (t.phase === 'ended') return;
-        this.#signal(pid, 'SIGKILL');
-        this.#o.instruments?.onEscalation();
-      });
-    });
+    this.#kills.kill(t, override);
   }
 
   /**
@@ -747,8 +617,7 @@ export class Supervisor {
     if (t.phase === 'ended') return;
     t.phase = 'ended';
     t.checking?.stop();
-    t.killTimer?.cancel();
-    t.killTimer = undefined;
+    this.#kills.cancel(t);
     const r = t.record;
     const killed = r.kill !== undefined || t.killWanted !== undefined;
     const outcome = terminalOutcome(end, killed);
@@ -767,9 +636,9 @@ export class Supervisor {
     if (healthFailures !== undefined) {
       // Mesos' executor only sets healthy:false here; the reason and message say why as well.
       const message = `Task killed after its health check failed ${healthFailures} consecutive time${healthFailures === 1 ? '' : 's'}: ${outcome.message}`;
-      this.#update(t, outcome.state, message, 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED', 'SOURCE_EXECUTOR', false);
+      this.#updates.update(t, outcome.state, message, 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED', 'SOURCE_EXECUTOR', false);
     } else {
-      this.#update(t, outcome.state, outcome.message, outcome.reason);
+      this.#updates.update(t, outcome.state, outcome.message, outcome.reason);
     }
     for (const w of [...this.#endWaiters]) w();
   }
@@ -777,14 +646,11 @@ export class Supervisor {
   /** ACKNOWLEDGE: only an update in flight can be acknowledged; anything else is ignored. */
   acknowledge(frameworkId: string, taskId: string, uuid: string): void {
     const t = this.#tasks.get(taskKey(frameworkId, taskId));
-    const acked = t?.record.pending.find((s) => s.uuid === uuid);
-    if (t === undefined || acked === undefined || !this.#o.streams.inFlight(t.key, acked)) {
+    if (t === undefined || !this.#updates.acknowledge(t, uuid)) {
       this.#o.log.debug('ignoring acknowledgement', { taskId, frameworkId, uuid, expected: t?.record.pending[0]?.uuid });
       return;
     }
     const r = t.record;
-    r.pending = r.pending.filter((s) => s !== acked);
-    this.#o.streams.settle(t.key, r.pending);
     if (t.phase === 'ended' && r.pending.length === 0 && isTerminal(r.state)) {
       this.#complete(t);
       return;
@@ -793,38 +659,15 @@ export class Supervisor {
     // durable (at once, unless it was queued in this same round of events): the acknowledgement's
     // own write does not hold it back. A crash before that write is durable only resends the
     // acknowledged update, which the master treats as a retry.
-    this.#write(t);
-    this.#pump(t);
-  }
-
-  /**
-   * Sends the task's queued updates that may go out: in queue order, within the window, each
-   * once the change that queued it is durable, none past one held back (TASK_STARTING before
-   * its launcher started).
-   */
-  #pump(t: Supervised): void {
-    const r = t.record;
-    const n = Math.min(r.pending.length, STATUS_UPDATE_WINDOW);
-    for (let i = 0; i < n; i++) {
-      const status = r.pending[i]!;
-      if (this.#o.streams.inFlight(t.key, status)) continue;
-      if (status === t.held) return;
-      const seq = this.#queuedAt.get(status) ?? 0;
-      if (!this.#o.checkpoint.durable(seq)) {
-        this.#o.checkpoint.after(seq, () => {
-          if (this.#tasks.get(t.key) === t) this.#pump(t);
-        });
-        return;
-      }
-      this.#o.streams.send(t.key, r.framework_id, status);
-    }
+    this.#updates.write(t);
+    this.#updates.pump(t);
   }
 
   #complete(t: Supervised): void {
     const r = t.record;
     this.#o.checkpoint.removeTask(r);
     this.#tasks.delete(t.key);
-    this.#o.streams.forget(t.key);
+    this.#updates.forget(t);
     this.#completed.push(this.#owned(r));
     this.#completedKeys.add(t.key);
     while (this.#completed.length > COMPLETED_TASKS_KEPT) {
@@ -834,99 +677,39 @@ export class Supervisor {
     this.#o.log.info('task completed', { taskId: r.task.task_id.value, frameworkId: r.framework_id, state: r.state });
   }
 
-  #status(
-    taskId: { value: string },
-    state: TaskState,
-    source: TaskStatusSource,
-    message?: string,
-    reason?: TaskStatusReason,
-    checks: { healthy?: boolean | undefined; check_status?: CheckStatusInfo | undefined } = {},
-  ): TaskStatus {
-    const agentId = this.#o.agentId();
-    return {
-      task_id: taskId,
-      state,
-      source,
-      ...(message !== undefined ? { message } : {}),
-      ...(reason !== undefined ? { reason } : {}),
-      ...(agentId !== undefined ? { agent_id: { value: agentId } } : {}),
-      timestamp: this.#o.clock.now() / 1000,
-      uuid: newUuid(),
-      ...(checks.healthy !== undefined ? { healthy: checks.healthy } : {}),
-      ...(checks.check_status !== undefined ? { check_status: checks.check_status } : {}),
-    };
-  }
-
-  /**
-   * Queues a status update: checkpointed first, then sent if it is the head of the queue. As
-   * Mesos' agent, a status replaces the task's last one when both have the same state, so check
-   * updates do not pile up in `statuses` (and in the checkpoint). `healthy` defaults to the
-   * health check's verdict on TASK_RUNNING updates.
-   */
-  #update(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): void {
-    this.#queue(t, state, message, reason, source, healthy);
-    this.#pump(t);
-  }
-
-  /** Generates a status update and stages it in the task's queue and the checkpoint; sending is the caller's. */
-  #queue(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): TaskStatus {
-    const status = this.#make(t, state, message, reason, source, healthy);
-    this.#enqueue(t, status);
-    return status;
-  }
-
-  /** Generates a status update of the task, queued nowhere. */
-  #make(t: Supervised, state: TaskState, message?: string, reason?: TaskStatusReason, source: TaskStatusSource = 'SOURCE_EXECUTOR', healthy?: boolean): TaskStatus {
-    const r = t.record;
-    const drain = this.#o.draining?.();
-    // A task its health check killed says so even while the agent drains: that kill came first.
-    if (drain !== undefined && (state === 'TASK_KILLING' || state === 'TASK_KILLED') && reason !== 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED') {
-      // Mesos: every kill update sent while draining says why; with mark_gone a partition-aware
-      // framework learns the task is gone for good.
-      reason = 'REASON_AGENT_DRAINING';
-      if (drain.mark_gone && hasCapability(r.framework, 'PARTITION_AWARE')) state = 'TASK_GONE_BY_OPERATOR';
-    }
-    const checking = source === 'SOURCE_EXECUTOR' ? t.checking : undefined;
-    const checkStatus = checking?.checkStatus;
-    return this.#status(r.task.task_id, state, source, message, reason, {
-      healthy: healthy ?? (state === 'TASK_RUNNING' ? checking?.healthy : undefined),
-      check_status: checkStatus !== undefined ? structuredClone(checkStatus) : undefined,
-    });
-  }
-
-  /** Stages `status` in the task's queue and the checkpoint; `beforeWrite` runs once it is queued, before the record is written. */
-  #enqueue(t: Supervised, status: TaskStatus, beforeWrite?: () => void): void {
-    const r = t.record;
-    const { state, reason } = status;
-    r.state = state;
-    // A task that ends without having run never sends the TASK_RUNNING prepared at its launch.
-    if (isTerminal(state)) delete r.running;
-    if (r.statuses.at(-1)?.state === state) r.statuses.pop();
-    r.statuses.push(status);
-    if (state === 'TASK_RUNNING' && (reason === 'REASON_TASK_CHECK_STATUS_UPDATED' || reason === 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED')) {
-      // A (health) check update still queued behind the window is superseded by this newer one
-      // of the same kind, which carries the latest result: a check flapping while the
-      // scheduler does not acknowledge cannot grow the queue (and the checkpoint) forever.
-      r.pending = r.pending.filter((p, i) => i < STATUS_UPDATE_WINDOW || p.state !== 'TASK_RUNNING' || p.reason !== reason);
-    }
-    r.pending.push(status);
-    beforeWrite?.();
-    this.#queuedAt.set(status, this.#write(t));
-    this.#o.instruments?.onStatusUpdate(state);
-  }
-
   /** Stops timers and checks; leaves every task running (an agent restart re-adopts them). */
   close(): void {
     this.#closed = true;
     this.#poll?.cancel();
     this.#poll = undefined;
     for (const t of this.#tasks.values()) {
-      t.killTimer?.cancel();
-      t.killTimer = undefined;
+      this.#kills.cancel(t);
       // Checks do not outlive the agent; the next one checks re-adopted tasks from scratch.
       t.checking?.stop();
     }
   }
+}
+
+/**
+ * The environment of a task (and of its check commands): a few variables inherited from the
+ * agent, the task's own, then the sandbox and ids. Computed again for a re-adopted task.
+ */
+export function taskEnvironment(record: TaskRecord, agentId: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of INHERITED_ENV) {
+    const v = process.env[name];
+    if (v !== undefined) env[name] = v;
+  }
+  env['PATH'] ??= '/usr/local/bin:/usr/bin:/bin';
+  for (const v of record.task.command?.environment?.variables ?? []) if (v.value !== undefined) env[v.name] = v.value;
+  Object.assign(env, {
+    MESOS_SANDBOX: record.sandbox,
+    DRYDOCK_SANDBOX: record.sandbox,
+    DRYDOCK_TASK_ID: record.task.task_id.value,
+    DRYDOCK_FRAMEWORK_ID: record.framework_id,
+    DRYDOCK_AGENT_ID: agentId ?? record.task.agent_id.value,
+  });
+  return env;
 }
 
 /** Makes a task's sandbox; the error's message if that failed. */
@@ -938,5 +721,3 @@ async function makeSandbox(dir: string): Promise<string | undefined> {
     return (e as Error).message;
   }
 }
-
-/** Did the framework declare this capability (FrameworkInfo.capabilities[].type)? */

@@ -147,7 +147,7 @@ program
   .command('status')
   .description('the cluster on one screen: the leading master and standbys, agents by state, machines by mode, drains with what each waits for, maintenance plans in progress, and a service scheduler\'s plans with --scheduler (or DRYDOCK_SCHEDULER)')
   .option('--scheduler <host:port>', 'also show this service scheduler\'s plans (default: $DRYDOCK_SCHEDULER, else none)')
-  .option('--json', 'print {"master", "agents", "machines", "drains", "maintenance_plans", "scheduler_plans", "errors"} (README: drydock status)')
+  .option('--json', 'print {"master", "agents", "machines", "drains", "maintenance_plans", "scheduler_plans", "errors"} (docs/operating.md: drydock status)')
   .action(async (opts: StatusFlags) => exit(await showClusterStatus(client(), opts, shell())));
 
 const agent = program.command('agent').description('agents (machines running drydock-agent): list, drain, deactivate, reactivate, mark gone');

@@ -1,14 +1,15 @@
 /**
- * One run of a command the operator configured (the master's maintenance hooks), through execa:
- * an argv (no shell), exactly the environment given (nothing inherited), working directory `/`,
- * stdin ignored, optionally as another uid/gid (Node's spawn then clears the supplementary
- * groups), in a process group of its own. It ends by itself, or by `stop()` / its timeout:
- * SIGTERM to the whole group, then SIGKILL to the group after `killAfterMs` (a shell's children
- * would otherwise keep the output pipe open and the run would never end). Its output is kept as
- * the last `outputBytes` of stdout and stderr interleaved, in the order they arrived.
+ * One run of a command the operator configured (the master's maintenance hooks), on the one
+ * runner of Node-supervised processes (io/process-run.ts, execa): an argv (no shell), exactly the
+ * environment given (nothing inherited), working directory `/`, stdin ignored, optionally as
+ * another uid/gid (Node's spawn then clears the supplementary groups), in a process group of its
+ * own. It ends by itself, or by `stop()` / its timeout: SIGTERM to the whole group, then SIGKILL
+ * to the group after `killAfterMs` (a shell's children would otherwise keep the output pipe open
+ * and the run would never end). Its output is kept as the last `outputBytes` of stdout and stderr
+ * interleaved, in the order they arrived.
  */
-import { execa } from 'execa';
-import type { Clock, TimerHandle } from '../shared/clock.js';
+import type { Clock } from '../shared/clock.js';
+import { runProcess } from './process-run.js';
 
 export interface HookProcessOptions {
   /** The program (absolute path) and its arguments. */
@@ -49,75 +50,31 @@ export interface HookProcess {
 
 /** Starts a run. */
 export function startHookProcess(o: HookProcessOptions): HookProcess {
-  const [file = '', ...args] = o.argv;
-  const child = execa(file, args, {
-    env: { ...o.env },
+  let output = Buffer.alloc(0);
+  const run = runProcess({
+    argv: o.argv,
+    env: o.env,
     extendEnv: false,
     cwd: '/',
-    stdin: 'ignore',
-    all: true,
-    buffer: false,
-    reject: false,
-    // Its own process group, so a stop reaches its children too (see the module comment).
-    detached: true,
-    // execa's own escalation, for a kill through it; ours goes to the whole group.
-    forceKillAfterDelay: o.killAfterMs,
-    ...(o.uid === undefined ? {} : { uid: o.uid }),
-    ...(o.gid === undefined ? {} : { gid: o.gid }),
-  });
-  const pid = child.pid;
-  let output = Buffer.alloc(0);
-  child.all?.on('data', (chunk: Buffer | string) => {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    output = Buffer.concat([output, b]);
-    if (output.length > o.outputBytes * 2) output = output.subarray(output.length - o.outputBytes);
-  });
-  let stoppedBy: 'timed_out' | 'stopped' | undefined;
-  let escalation: TimerHandle | undefined;
-  let done = false;
-  const signalGroup = (signal: NodeJS.Signals): void => {
-    if (pid === undefined || done) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // The group is gone already (or never formed): the process itself, if it is still there.
-      try {
-        child.kill(signal);
-      } catch {
-        // gone
-      }
-    }
-  };
-  const stop = (why: 'timed_out' | 'stopped'): void => {
-    if (done || stoppedBy !== undefined) return;
-    stoppedBy = why;
-    signalGroup('SIGTERM');
-    escalation = o.clock.setTimer(o.killAfterMs, () => signalGroup('SIGKILL'));
-  };
-  const timer = o.clock.setTimer(o.timeoutMs, () => stop('timed_out'));
-  const ended: Promise<HookProcessEnd> = child.then(
-    (r): HookProcessEnd => {
-      done = true;
-      timer.cancel();
-      escalation?.cancel();
-      const startError = r.failed && r.exitCode === undefined && r.signal === undefined;
-      const text = tail(startError ? Buffer.concat([output, Buffer.from(`${r.originalMessage ?? r.shortMessage}\n`, 'utf8')]) : output, o.outputBytes);
-      const code = r.exitCode ?? null;
-      const signal = r.signal ?? null;
-      if (stoppedBy === 'timed_out') return { status: 'timed_out', code, signal, output: text };
-      if (stoppedBy === 'stopped') return { status: 'stopped', code, signal, output: text };
-      if (code === 0) return { status: 'succeeded', code: 0, signal: null, output: text };
-      return { status: 'failed', code, signal, output: text };
+    uid: o.uid,
+    gid: o.gid,
+    output: (b) => {
+      output = Buffer.concat([output, b]);
+      if (output.length > o.outputBytes * 2) output = output.subarray(output.length - o.outputBytes);
     },
-    (e: unknown): HookProcessEnd => {
-      // reject: false makes execa resolve; this is for the unforeseen, still an answer.
-      done = true;
-      timer.cancel();
-      escalation?.cancel();
-      return { status: 'failed', code: null, signal: null, output: tail(Buffer.concat([output, Buffer.from(`${e instanceof Error ? e.message : String(e)}\n`, 'utf8')]), o.outputBytes) };
-    },
-  );
-  return { pid, ended, stop: () => stop('stopped') };
+    timeoutMs: o.timeoutMs,
+    stop: { signal: 'SIGTERM', target: 'group', graceMs: o.killAfterMs },
+    clock: o.clock,
+  });
+  const ended = run.ended.then((r): HookProcessEnd => {
+    const text = tail(r.error === undefined ? output : Buffer.concat([output, Buffer.from(`${r.error}\n`, 'utf8')]), o.outputBytes);
+    const { code, signal } = r;
+    if (r.stoppedBy === 'timeout') return { status: 'timed_out', code, signal, output: text };
+    if (r.stoppedBy === 'stop') return { status: 'stopped', code, signal, output: text };
+    if (code === 0 && r.error === undefined) return { status: 'succeeded', code: 0, signal: null, output: text };
+    return { status: 'failed', code, signal, output: text };
+  });
+  return { pid: run.pid, ended, stop: () => run.stop() };
 }
 
 /** The last `bytes` bytes as text, cut at a character boundary (no replacement character at the start). */

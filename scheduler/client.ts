@@ -6,7 +6,7 @@
  *
  * With a transport, every request (SUBSCRIBE and each call) goes over its TLS and carries its
  * Authorization header; a standby's 307 to the leader is followed with the header kept
- * (shared/client-auth.ts), and the calls then go to the leader directly.
+ * (io/client-auth.ts), and the calls then go to the leader directly.
  */
 
 import { sendFollowing } from '../io/client-auth.js';

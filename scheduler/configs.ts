@@ -5,7 +5,9 @@
  * target, an unusable spec is fatal: there is nothing to run.
  */
 import { randomUUID } from 'node:crypto';
-import { parseServiceSpec, specEquals, specFromJson, specJson, validateUpdate } from './spec.js';
+import { parseServiceSpec } from './spec.js';
+import { validateUpdate } from './spec-changes.js';
+import { specEquals, specFromJson, specJson } from './spec-shape.js';
 import type { ServiceSpec } from './spec-types.js';
 import type { StateStore } from './state.js';
 

@@ -21,7 +21,7 @@ import { applyOverrides, applyReruns, overridesOf, type PlanOverrides } from '..
 import { conflicts, type StrategyName } from '../shared/plans/strategy.js';
 import { atGoal, choosePlacement, demand, instanceName, isLive, newTaskId, parseInstance, readinessOf, stepName, taskInfo, taskName, type HeldOffer } from './pods.js';
 import type { PodSpec, ServiceSpec, TaskSpec } from './spec-types.js';
-import { taskNeedsRelaunch } from './spec.js';
+import { taskNeedsRelaunch } from './spec-changes.js';
 import type { StateStore, TaskRecord } from './state.js';
 
 /** What the service asks of the master (the scheduler API v1 calls it uses). */

@@ -1,15 +1,21 @@
 /**
- * The service spec: the YAML an operator writes (plans.md §7.1, the subset Drydock runs) read into
- * a checked `ServiceSpec`, what may change between two configurations and what a change means for
- * running pods (§7.2), and the canonical JSON the configuration store keeps.
+ * The service spec as an operator writes it: YAML (plans.md §7.1, the subset Drydock runs) read
+ * into the shape of a spec (spec-shape.ts) and then decoded there, by the one decoder the
+ * configuration store uses too. This module is the YAML side: the guards of shared/yaml-tree.ts,
+ * the SDK's key names, every default filled in, the placement and steps forms, and every error in
+ * the operator's terms (all of them, with the path as written). What a new configuration may
+ * change is spec-changes.ts.
  *
- * Pure: text in, plain data out. Nothing here throws on any input: the YAML comes from an operator
- * and the JSON from a store row that may be damaged, so every problem is returned as a message that
- * names the path, what was wrong and what was there.
+ * Pure: text in, plain data out. Nothing here throws on any input: every problem is returned as a
+ * message that names the path, what was wrong and what was there.
  */
 import type { StrategyName } from '../shared/plans/strategy.js';
 import { checkKeys, childPath, clip, describe, ErrorList, field, readYaml, type YamlLimits, type YamlMap, type YamlValue } from '../shared/yaml-tree.js';
-import type { Goal, HealthCheckSpec, PhaseSpec, PlacementSpec, PlanSpec, PodSpec, ReadinessCheckSpec, ServiceSpec, StepsSpec, TaskSpec } from './spec-types.js';
+import type { Goal, ServiceSpec } from './spec-types.js';
+import {
+  DECIMAL_INDEX, ENV_NAME, GOALS, MAX_COUNT, MAX_FAILURES, MAX_NAME_LENGTH, MAX_SECONDS, PHASE_STRATEGIES, PLAN_NAME, PLAN_STRATEGIES, POD_OR_TASK_NAME, SERVICE_NAME,
+  decodeSpecShape, type CheckShape, type HealthShape, type PhaseShape, type PlanShape, type PodShape, type ServiceShape, type StepsShape, type TaskShape,
+} from './spec-shape.js';
 
 /**
  * Longest spec accepted, in characters. Real specs are a few KiB; 256 Ki bounds the parser's work
@@ -29,42 +35,9 @@ export const MAX_DEPTH = 32;
 export const MAX_VALUES = 100_000;
 /** Errors reported for one spec; the rest are counted in a last line. */
 export { MAX_ERRORS } from '../shared/yaml-tree.js';
-/** Largest pod `count`: far above any cluster Drydock runs, and it keeps instance indexes small. */
-export const MAX_COUNT = 10_000;
-/**
- * Longest duration, in seconds, for kill grace periods and check timings: one year. A bound keeps
- * `seconds * 1e9` far inside an int64 of nanoseconds when the agent builds a Mesos `KillPolicy`.
- */
-export const MAX_SECONDS = 31_536_000;
-/** Largest `max-consecutive-failures`. */
-export const MAX_FAILURES = 1_000_000;
-/** Longest name (service, pod type, task, plan, phase): one DNS label. */
-export const MAX_NAME_LENGTH = 63;
 
-const GOALS: readonly Goal[] = ['RUNNING', 'FINISH', 'ONCE'];
-const PLAN_STRATEGIES: readonly StrategyName[] = ['serial', 'parallel'];
-const PHASE_STRATEGIES: readonly StrategyName[] = ['serial', 'parallel', 'serial-canary', 'canary', 'parallel-canary'];
 /** Plans the scheduler builds itself (shared/plans/coordinator.ts ranks them); a YAML plan may not take their names. */
 const RESERVED_PLANS: readonly string[] = ['recovery', 'decommission', 'maintenance'];
-
-/**
- * Service name: a DNS label (lowercase letters, digits, '-', not at either end), since it becomes
- * the framework's name and appears in task ids. The SDK also accepts folder paths
- * (`/team/hello`); Drydock does not.
- */
-const SERVICE_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-/**
- * Pod type and task names: parts of lowercase letters and digits joined by '-', each part starting
- * with a letter. No part is all digits, so in `<type>-<index>` and `<type>-<index>-<task>` the index
- * is the first all-digit part and the names can always be split back (`hello-0-server`).
- */
-const POD_OR_TASK_NAME = /^[a-z][a-z0-9]*(-[a-z][a-z0-9]*)*$/;
-/** Plan and phase names: they appear in `/v1/plans/<plan>` and `?phase=<phase>`. */
-const PLAN_NAME = /^[a-z][a-z0-9-]*$/;
-/** Environment variable names as POSIX shells accept them. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** An instance index written as a string (JSON keys are always strings): decimal, no sign or leading zero. */
-const DECIMAL_INDEX = /^(0|[1-9][0-9]*)$/;
 
 // ---------------------------------------------------------------------------------------------
 // Reading the YAML (shared/yaml-tree.ts does the parsing and its guards)
@@ -74,6 +47,9 @@ const SPEC_LIMITS: YamlLimits = { maxChars: MAX_SPEC_CHARS, maxAliases: MAX_ALIA
 
 /** Outcome of parsing: the spec or every error found (at most MAX_ERRORS, then a count). */
 export type ParseResult = { ok: true; spec: ServiceSpec } | { ok: false; errors: string[] };
+
+/** The YAML read into the shape, or every error found. */
+type ShapeResult = { ok: true; shape: ServiceShape } | { ok: false; errors: string[] };
 
 /**
  * Reads a service spec written in YAML 1.2 (JSON is YAML too). Refuses duplicate keys, more than
@@ -85,14 +61,18 @@ export function parseServiceSpec(text: string): ParseResult {
   const read = readYaml(text, 'the spec', SPEC_LIMITS, { empty: 'the spec is empty: expected a mapping with name and pods' });
   if (!read.ok) return read;
   try {
-    return readService(read.value);
+    const shape = readService(read.value);
+    if (!shape.ok) return shape;
+    const decoded = decodeSpecShape(shape.shape);
+    // The reader checked everything the decoder checks, in the operator's terms: a refusal here is a bug, still an answer.
+    return decoded.ok ? decoded : fail(`the spec could not be read: ${decoded.error}`);
   } catch (e) {
     // Nothing below should throw; if it does on some input, it is still an answer.
     return { ok: false, errors: [`the spec could not be read: ${e instanceof Error ? e.message : String(e)}`] };
   }
 }
 
-function fail(message: string): ParseResult {
+function fail(message: string): { ok: false; errors: string[] } {
   return { ok: false, errors: [message] };
 }
 
@@ -205,7 +185,7 @@ const UNSUPPORTED_TASK = [
   'secrets', 'rlimits',
 ];
 
-function readService(root: YamlValue): ParseResult {
+function readService(root: YamlValue): ShapeResult {
   const errors = new ErrorList();
   if (root.kind !== 'map') return fail(`the spec must be a mapping with name and pods, got ${describe(root)}`);
   // `scheduler:` (principal, user, …) configures the SDK's own process; Drydock takes those from flags.
@@ -218,7 +198,7 @@ function readService(root: YamlValue): ParseResult {
     else errors.add(`name must be lowercase letters, digits and '-' (not first or last), at most ${MAX_NAME_LENGTH} characters, got ${describe(nameValue)}`);
   }
 
-  const pods: PodSpec[] = [];
+  const pods: PodShape[] = [];
   /** Every pod type key and its task keys, valid or not: plans are checked against what was written, so one bad pod does not cascade. */
   const written = new Map<string, Set<string>>();
   const podsValue = requireField(root, 'pods', '', errors);
@@ -231,7 +211,7 @@ function readService(root: YamlValue): ParseResult {
     }
   }
 
-  const plans: PlanSpec[] = [];
+  const plans: PlanShape[] = [];
   const plansValue = field(root, 'plans');
   const plansMap = plansValue === undefined ? undefined : asMap(plansValue, 'plans', errors);
   for (const { key, value } of plansMap?.entries ?? []) {
@@ -241,14 +221,14 @@ function readService(root: YamlValue): ParseResult {
   // Without a `deploy` plan, the SDK's default: the pod types one after the other, each one
   // instance at a time. It comes first, as the plan the scheduler runs first.
   if (!(plansMap?.entries ?? []).some((e) => e.key === 'deploy')) {
-    plans.unshift({ name: 'deploy', strategy: 'serial', phases: pods.map((p) => ({ name: p.type, strategy: 'serial', pod: p.type, steps: undefined })) });
+    plans.unshift({ name: 'deploy', strategy: 'serial', phases: pods.map((p) => ({ name: p.type, strategy: 'serial', pod: p.type, steps: null })) });
   }
 
   if (errors.any() || name === undefined) return { ok: false, errors: errors.list() };
-  return { ok: true, spec: { name, pods, plans } };
+  return { ok: true, shape: { name, pods, plans } };
 }
 
-function readPod(type: string, value: YamlValue, path: string, errors: ErrorList, written: Map<string, Set<string>>): PodSpec | undefined {
+function readPod(type: string, value: YamlValue, path: string, errors: ErrorList, written: Map<string, Set<string>>): PodShape | undefined {
   const nameOk = checkName(type, path, POD_OR_TASK_NAME, 'pod type', POD_RULE, errors);
   const taskKeys = new Set<string>();
   written.set(type, taskKeys);
@@ -261,7 +241,7 @@ function readPod(type: string, value: YamlValue, path: string, errors: ErrorList
   const placement = readPlacement(field(map, 'placement'), childPath(path, 'placement'), errors);
   const allowDecommission = optional(map, 'allow-decommission', path, false, (v, p) => readBool(v, p, errors));
 
-  const tasks: TaskSpec[] = [];
+  const tasks: TaskShape[] = [];
   let tasksOk = true;
   const tasksValue = requireField(map, 'tasks', path, errors);
   const tasksMap = tasksValue === undefined ? undefined : asMap(tasksValue, childPath(path, 'tasks'), errors);
@@ -278,7 +258,10 @@ function readPod(type: string, value: YamlValue, path: string, errors: ErrorList
   return { type, count, placement, allowDecommission, tasks };
 }
 
-const NO_PLACEMENT: PlacementSpec = { uniqueHostname: false, text: '' };
+/** A pod's placement as data. */
+type Placement = PodShape['placement'];
+
+const NO_PLACEMENT: Placement = { uniqueHostname: false, text: '' };
 const UNIQUE = 'hostname:UNIQUE';
 
 /**
@@ -287,7 +270,7 @@ const UNIQUE = 'hostname:UNIQUE';
  * placement variable is unset) and `[]` mean no rule. Marathon's other operators (GROUP_BY, LIKE,
  * CLUSTER, MAX_PER, …) are refused rather than ignored: a rule that is not enforced is a surprise.
  */
-function readPlacement(v: YamlValue | undefined, path: string, errors: ErrorList): PlacementSpec | undefined {
+function readPlacement(v: YamlValue | undefined, path: string, errors: ErrorList): Placement | undefined {
   if (v === undefined) return NO_PLACEMENT;
   const refuse = (shown: string): undefined => {
     errors.add(`${path}: unsupported placement rule ${shown} (Drydock supports ${UNIQUE})`);
@@ -328,7 +311,7 @@ function placementRules(rules: unknown): 'none' | 'unique' | 'other' {
   return rules.length === 1 && Array.isArray(rule) && rule.length === 2 && rule[0] === 'hostname' && rule[1] === 'UNIQUE' ? 'unique' : 'other';
 }
 
-function readTask(name: string, value: YamlValue, path: string, errors: ErrorList): TaskSpec | undefined {
+function readTask(name: string, value: YamlValue, path: string, errors: ErrorList): TaskShape | undefined {
   const nameOk = checkName(name, path, POD_OR_TASK_NAME, 'task', POD_RULE, errors);
   const map = asMap(value, path, errors);
   if (map === undefined) return undefined;
@@ -342,26 +325,22 @@ function readTask(name: string, value: YamlValue, path: string, errors: ErrorLis
   const cpus = cpusValue === undefined ? undefined : positive(cpusValue, childPath(path, 'cpus'), errors);
   const memoryValue = requireField(map, 'memory', path, errors);
   const memoryMb = memoryValue === undefined ? undefined : positive(memoryValue, childPath(path, 'memory'), errors);
-  const env = optional<Readonly<Record<string, string>>>(map, 'env', path, {}, (v, p) => readEnv(v, p, errors));
+  const env = optional<Record<string, string>>(map, 'env', path, {}, (v, p) => readEnv(v, p, errors));
   const killGracePeriodS = optional(map, 'kill-grace-period', path, 3, (v, p) => seconds(v, p, errors));
-  const readinessCheck = optional<ReadinessCheckSpec | undefined | null>(map, 'readiness-check', path, null, (v, p) => readReadiness(v, p, errors));
-  const healthCheck = optional<HealthCheckSpec | undefined | null>(map, 'health-check', path, null, (v, p) => readHealth(v, p, errors));
+  const readinessCheck = optional<CheckShape | undefined | null>(map, 'readiness-check', path, null, (v, p) => readReadiness(v, p, errors));
+  const healthCheck = optional<HealthShape | undefined | null>(map, 'health-check', path, null, (v, p) => readHealth(v, p, errors));
 
   if (!nameOk || goal === undefined || essential === undefined || cmd === undefined || cpus === undefined || memoryMb === undefined || env === undefined ||
     killGracePeriodS === undefined || readinessCheck === undefined || healthCheck === undefined) return undefined;
-  // null above stands for "absent" (undefined already means "unusable").
-  return {
-    name, goal, essential, cmd, cpus, memoryMb, env, killGracePeriodS,
-    readinessCheck: readinessCheck ?? undefined,
-    healthCheck: healthCheck ?? undefined,
-  };
+  // null stands for "absent" (undefined already means "unusable"), as in the shape.
+  return { name, goal, essential, cmd, cpus, memoryMb, env, killGracePeriodS, readinessCheck, healthCheck };
 }
 
 /**
  * Environment values may be strings, numbers or booleans, all passed as the text written
  * (`1.10` stays "1.10", `0755` stays "0755", `yes` is just a string in YAML 1.2).
  */
-function readEnv(v: YamlValue, path: string, errors: ErrorList): Readonly<Record<string, string>> | undefined {
+function readEnv(v: YamlValue, path: string, errors: ErrorList): Record<string, string> | undefined {
   const map = asMap(v, path, errors);
   if (map === undefined) return undefined;
   const out: Array<[string, string]> = [];
@@ -391,7 +370,7 @@ function readEnv(v: YamlValue, path: string, errors: ErrorList): Readonly<Record
 }
 
 /** The four timings both checks share: interval 5 s, delay 0 s, timeout 10 s by default. */
-function readTimings(map: YamlMap, path: string, errors: ErrorList): { cmd: string; intervalS: number; delayS: number; timeoutS: number } | undefined {
+function readTimings(map: YamlMap, path: string, errors: ErrorList): CheckShape | undefined {
   const cmdValue = requireField(map, 'cmd', path, errors);
   const cmd = cmdValue === undefined ? undefined : readString(cmdValue, childPath(path, 'cmd'), errors);
   const intervalS = optional(map, 'interval', path, 5, (v, p) => positiveSeconds(v, p, errors));
@@ -401,14 +380,14 @@ function readTimings(map: YamlMap, path: string, errors: ErrorList): { cmd: stri
   return { cmd, intervalS, delayS, timeoutS };
 }
 
-function readReadiness(v: YamlValue, path: string, errors: ErrorList): ReadinessCheckSpec | undefined {
+function readReadiness(v: YamlValue, path: string, errors: ErrorList): CheckShape | undefined {
   const map = asMap(v, path, errors);
   if (map === undefined) return undefined;
   checkKeys(map, path, ['cmd', 'interval', 'delay', 'timeout'], errors);
   return readTimings(map, path, errors);
 }
 
-function readHealth(v: YamlValue, path: string, errors: ErrorList): HealthCheckSpec | undefined {
+function readHealth(v: YamlValue, path: string, errors: ErrorList): HealthShape | undefined {
   const map = asMap(v, path, errors);
   if (map === undefined) return undefined;
   checkKeys(map, path, ['cmd', 'interval', 'delay', 'timeout', 'grace-period', 'max-consecutive-failures'], errors);
@@ -419,7 +398,7 @@ function readHealth(v: YamlValue, path: string, errors: ErrorList): HealthCheckS
   return { ...timings, gracePeriodS, maxConsecutiveFailures };
 }
 
-function readPlan(name: string, value: YamlValue, path: string, errors: ErrorList, pods: ReadonlyMap<string, ReadonlySet<string>>): PlanSpec | undefined {
+function readPlan(name: string, value: YamlValue, path: string, errors: ErrorList, pods: ReadonlyMap<string, ReadonlySet<string>>): PlanShape | undefined {
   let nameOk = checkName(name, path, PLAN_NAME, 'plan', PLAN_RULE, errors);
   if (nameOk && RESERVED_PLANS.includes(name)) {
     errors.add(`${path} is the name of a plan the scheduler builds itself; choose another name`);
@@ -432,7 +411,7 @@ function readPlan(name: string, value: YamlValue, path: string, errors: ErrorLis
   const strategy = optional<StrategyName>(map, 'strategy', path, 'serial', (v, p) => oneOf(v, p, errors, PLAN_STRATEGIES, ' (canary strategies go on phases)'));
   const phasesValue = requireField(map, 'phases', path, errors);
   const phasesMap = phasesValue === undefined ? undefined : asMap(phasesValue, childPath(path, 'phases'), errors);
-  const phases: PhaseSpec[] = [];
+  const phases: PhaseShape[] = [];
   let phasesOk = phasesMap !== undefined;
   if (phasesMap !== undefined) {
     if (phasesMap.entries.length === 0) {
@@ -449,7 +428,7 @@ function readPlan(name: string, value: YamlValue, path: string, errors: ErrorLis
   return { name, strategy, phases };
 }
 
-function readPhase(name: string, value: YamlValue, path: string, errors: ErrorList, pods: ReadonlyMap<string, ReadonlySet<string>>): PhaseSpec | undefined {
+function readPhase(name: string, value: YamlValue, path: string, errors: ErrorList, pods: ReadonlyMap<string, ReadonlySet<string>>): PhaseShape | undefined {
   const nameOk = checkName(name, path, PLAN_NAME, 'phase', PLAN_RULE, errors);
   const map = asMap(value, path, errors);
   if (map === undefined) return undefined;
@@ -465,7 +444,7 @@ function readPhase(name: string, value: YamlValue, path: string, errors: ErrorLi
   const stepsValue = field(map, 'steps');
   const steps = stepsValue === undefined ? null : pod === undefined ? undefined : readSteps(stepsValue, childPath(path, 'steps'), errors, pod, pods.get(pod) ?? new Set());
   if (!nameOk || strategy === undefined || pod === undefined || steps === undefined) return undefined;
-  return { name, strategy, pod, steps: steps ?? undefined };
+  return { name, strategy, pod, steps };
 }
 
 /**
@@ -475,13 +454,13 @@ function readPhase(name: string, value: YamlValue, path: string, errors: ErrorLi
  * value is a list of task groups, each group one step. Indexes without an entry use `default`;
  * whether one is needed is the plan builder's question, as it knows the count at the time.
  */
-function readSteps(v: YamlValue, path: string, errors: ErrorList, pod: string, tasks: ReadonlySet<string>): StepsSpec | null | undefined {
+function readSteps(v: YamlValue, path: string, errors: ErrorList, pod: string, tasks: ReadonlySet<string>): StepsShape | null | undefined {
   if (v.kind !== 'seq' || v.items.length === 0) {
     errors.add(`${path} must be a non-empty list of mappings such as - default: [[first], [second]], got ${describe(v)}`);
     return undefined;
   }
-  const byIndex: Array<[string, readonly (readonly string[])[]]> = [];
-  let fallback: readonly (readonly string[])[] | undefined;
+  const byIndex: Array<[string, string[][]]> = [];
+  let fallback: string[][] | null = null;
   let ok = true;
   const seen = new Set<string>();
   v.items.forEach((item, i) => {
@@ -548,323 +527,3 @@ function readGroups(v: YamlValue, path: string, errors: ErrorList, pod: string, 
   return ok ? groups : undefined;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Changes between configurations
-
-/**
- * What a new configuration may not change from the target one (plans.md §7.2). Empty: the new
- * one may become the target. Each rule:
- * - `name`: it is the framework's identity; tasks and stored state are found by it.
- * - a pod type's `count` may shrink only when the new spec says `allow-decommission: true` for it
- *   (the SDK's `PodSpecsCannotShrink`): removing instances is a decision, not a typo's side effect.
- * - a pod type may disappear only when the old spec allowed decommission for it, or had count 0
- *   (then there is nothing to remove).
- * - a task's `goal` may not change: the goal says what a stored task state means (a RUNNING
- *   task that exited failed and is recovered; a FINISH or ONCE task that exited 0 is done), so a
- *   change would reinterpret the state of instances already running. Rename the task instead:
- *   the old one goes away with its pods' relaunch and the new one starts from nothing.
- * Placement, resources, commands, env and checks may change: they only need a relaunch.
- */
-export function validateUpdate(previous: ServiceSpec, next: ServiceSpec): string[] {
-  const errors: string[] = [];
-  if (previous.name !== next.name) errors.push(`name cannot change (from ${JSON.stringify(previous.name)} to ${JSON.stringify(next.name)}): it identifies the service and its state`);
-  for (const old of previous.pods) {
-    const path = `pods.${old.type}`;
-    const now = next.pods.find((p) => p.type === old.type);
-    if (now === undefined) {
-      if (!old.allowDecommission && old.count > 0) errors.push(`${path} cannot be removed: its ${old.count} instances may only be decommissioned when the current configuration has allow-decommission: true`);
-      continue;
-    }
-    if (now.count < old.count && !now.allowDecommission) {
-      errors.push(`${path}.count cannot shrink from ${old.count} to ${now.count} unless ${path}.allow-decommission is true`);
-    }
-    for (const task of old.tasks) {
-      const after = now.tasks.find((t) => t.name === task.name);
-      if (after !== undefined && after.goal !== task.goal) {
-        errors.push(`${path}.tasks.${task.name}.goal cannot change from ${task.goal} to ${after.goal}; give the task a new name instead`);
-      }
-    }
-  }
-  return errors;
-}
-
-/**
- * Whether an instance launched from `previous` must be relaunched to be at `next`: when its set of
- * tasks changed or any task changed in a way that reaches the process. `count`, `placement` and
- * `allow-decommission` say where and how many, not what runs, so they do not (the SDK's cleanup
- * rewrites the label instead of relaunching for those, plans.md §7.2).
- */
-export function podNeedsRelaunch(previous: PodSpec, next: PodSpec): boolean {
-  if (previous.type !== next.type || previous.tasks.length !== next.tasks.length) return true;
-  return previous.tasks.some((t) => {
-    const after = next.tasks.find((n) => n.name === t.name);
-    return after === undefined || taskNeedsRelaunch(t, after);
-  });
-}
-
-/**
- * Whether a task launched from `previous` must be relaunched to be at `next`: every field reaches
- * the process or its supervision (command, resources, env, kill grace, checks, goal, essential).
- * The order of env entries does not.
- */
-export function taskNeedsRelaunch(previous: TaskSpec, next: TaskSpec): boolean {
-  return JSON.stringify(storedTask(previous, true)) !== JSON.stringify(storedTask(next, true));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Canonical JSON for the configuration store
-
-/**
- * The spec as stored: fields in the declaration order of spec-types.ts, absent checks and steps
- * as null, env in its YAML order, step indexes ascending. The same spec always gives the same
- * text, so equal configurations are equal strings.
- */
-export function specJson(spec: ServiceSpec): string {
-  return JSON.stringify({
-    name: spec.name,
-    pods: spec.pods.map((p) => ({
-      type: p.type,
-      count: p.count,
-      placement: { uniqueHostname: p.placement.uniqueHostname, text: p.placement.text },
-      allowDecommission: p.allowDecommission,
-      tasks: p.tasks.map((t) => storedTask(t, false)),
-    })),
-    plans: spec.plans.map((plan) => ({
-      name: plan.name,
-      strategy: plan.strategy,
-      phases: plan.phases.map((ph) => ({
-        name: ph.name,
-        strategy: ph.strategy,
-        pod: ph.pod,
-        steps: ph.steps === undefined ? null : {
-          byIndex: Object.fromEntries(Object.keys(ph.steps.byIndex).sort((a, b) => Number(a) - Number(b)).map((k) => [k, ph.steps?.byIndex[k] ?? []])),
-          default: ph.steps.default ?? null,
-        },
-      })),
-    })),
-  });
-}
-
-/** A task in stored form; `sortEnv` for comparisons where the order of env entries does not matter. */
-function storedTask(t: TaskSpec, sortEnv: boolean): unknown {
-  const env = Object.entries(t.env);
-  if (sortEnv) env.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return {
-    name: t.name,
-    goal: t.goal,
-    essential: t.essential,
-    cmd: t.cmd,
-    cpus: t.cpus,
-    memoryMb: t.memoryMb,
-    env: Object.fromEntries(env),
-    killGracePeriodS: t.killGracePeriodS,
-    readinessCheck: t.readinessCheck === undefined ? null : { cmd: t.readinessCheck.cmd, intervalS: t.readinessCheck.intervalS, delayS: t.readinessCheck.delayS, timeoutS: t.readinessCheck.timeoutS },
-    healthCheck: t.healthCheck === undefined ? null : {
-      cmd: t.healthCheck.cmd, intervalS: t.healthCheck.intervalS, delayS: t.healthCheck.delayS, timeoutS: t.healthCheck.timeoutS,
-      gracePeriodS: t.healthCheck.gracePeriodS, maxConsecutiveFailures: t.healthCheck.maxConsecutiveFailures,
-    },
-  };
-}
-
-/** Same configuration: equal canonical JSON (so env order counts; a reordered env is a new configuration that relaunches nothing). */
-export function specEquals(a: ServiceSpec, b: ServiceSpec): boolean {
-  return specJson(a) === specJson(b);
-}
-
-/** A stored spec read back, or why it cannot be. */
-export type StoredSpecResult = { ok: true; spec: ServiceSpec } | { ok: false; error: string };
-
-/**
- * Reads a spec written by `specJson`. A damaged row (bad JSON, a missing or mistyped field, a
- * phase naming a pod that is not there) gives an error naming the first bad field, never an
- * exception or a half-typed spec that fails later in the plan builder.
- */
-export function specFromJson(text: string): StoredSpecResult {
-  try {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (e) {
-      return { ok: false, error: `stored spec is not JSON: ${e instanceof Error ? e.message : String(e)}` };
-    }
-    return { ok: true, spec: decodeService(raw) };
-  } catch (e) {
-    if (e instanceof StoredError) return { ok: false, error: `stored spec: ${e.message}` };
-    return { ok: false, error: `stored spec could not be read: ${e instanceof Error ? e.message : String(e)}` };
-  }
-}
-
-class StoredError extends Error {}
-
-function shown(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(clip(v));
-  if (Array.isArray(v)) return 'a list';
-  if (v === null) return 'null';
-  if (typeof v === 'object') return 'an object';
-  return clip(String(v));
-}
-
-function bad(path: string, what: string, v: unknown): never {
-  throw new StoredError(`${path} must be ${what}, got ${shown(v)}`);
-}
-
-function obj(v: unknown, path: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) bad(path, 'an object', v);
-  return v as Record<string, unknown>;
-}
-
-function list(v: unknown, path: string): unknown[] {
-  if (!Array.isArray(v)) bad(path, 'a list', v);
-  return v;
-}
-
-/** A field of a stored object: own properties only, so `constructor` or `__proto__` are never read from a prototype. */
-function own(o: Record<string, unknown>, key: string): unknown {
-  return Object.hasOwn(o, key) ? o[key] : undefined;
-}
-
-function str(v: unknown, path: string, nonEmpty = true): string {
-  if (typeof v !== 'string' || (nonEmpty && v === '')) bad(path, 'a string', v);
-  return v;
-}
-
-function num(v: unknown, path: string, ok: (n: number) => boolean, what: string): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) bad(path, what, v);
-  return v === 0 ? 0 : v;
-}
-
-function bool(v: unknown, path: string): boolean {
-  if (typeof v !== 'boolean') bad(path, 'true or false', v);
-  return v;
-}
-
-function pick<T extends string>(v: unknown, path: string, allowed: readonly T[]): T {
-  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) bad(path, `one of ${allowed.join(', ')}`, v);
-  return v as T;
-}
-
-function named(v: unknown, path: string, pattern: RegExp): string {
-  const s = str(v, path);
-  if (s.length > MAX_NAME_LENGTH || !pattern.test(s)) bad(path, 'a valid name', s);
-  return s;
-}
-
-function decodeService(raw: unknown): ServiceSpec {
-  const o = obj(raw, 'spec');
-  const name = named(own(o, 'name'), 'name', SERVICE_NAME);
-  const pods = list(own(o, 'pods'), 'pods').map((p, i) => decodePod(p, `pods[${i}]`));
-  if (pods.length === 0) bad('pods', 'a non-empty list', []);
-  unique(pods.map((p) => p.type), 'pods', 'pod type');
-  const plans = list(own(o, 'plans'), 'plans').map((p, i) => decodePlan(p, `plans[${i}]`, pods));
-  unique(plans.map((p) => p.name), 'plans', 'plan');
-  return { name, pods, plans };
-}
-
-/** Names that were keys of one YAML mapping, so a row with the same one twice was not written by specJson. */
-function unique(names: readonly string[], path: string, what: string): void {
-  const seen = new Set<string>();
-  for (const n of names) {
-    if (seen.has(n)) throw new StoredError(`${path} has the ${what} ${JSON.stringify(clip(n))} twice`);
-    seen.add(n);
-  }
-}
-
-function decodePod(raw: unknown, path: string): PodSpec {
-  const o = obj(raw, path);
-  const placement = obj(own(o, 'placement'), `${path}.placement`);
-  const tasks = list(own(o, 'tasks'), `${path}.tasks`).map((t, i) => decodeTask(t, `${path}.tasks[${i}]`));
-  if (tasks.length === 0) bad(`${path}.tasks`, 'a non-empty list', []);
-  unique(tasks.map((t) => t.name), `${path}.tasks`, 'task');
-  return {
-    type: named(own(o, 'type'), `${path}.type`, POD_OR_TASK_NAME),
-    count: num(own(o, 'count'), `${path}.count`, (n) => Number.isInteger(n) && n >= 0 && n <= MAX_COUNT, `an integer from 0 to ${MAX_COUNT}`),
-    placement: { uniqueHostname: bool(own(placement, 'uniqueHostname'), `${path}.placement.uniqueHostname`), text: str(own(placement, 'text'), `${path}.placement.text`, false) },
-    allowDecommission: bool(own(o, 'allowDecommission'), `${path}.allowDecommission`),
-    tasks,
-  };
-}
-
-const isPositive = (n: number): boolean => n > 0;
-const isSeconds = (n: number): boolean => n >= 0 && n <= MAX_SECONDS;
-
-function decodeTask(raw: unknown, path: string): TaskSpec {
-  const o = obj(raw, path);
-  const envObj = obj(own(o, 'env'), `${path}.env`);
-  const env = Object.fromEntries(Object.entries(envObj).map(([k, v]) => {
-    if (!ENV_NAME.test(k)) bad(`${path}.env`, 'keyed by environment variable names', k);
-    return [k, str(v, `${path}.env.${k}`, false)];
-  }));
-  const rc = own(o, 'readinessCheck');
-  const hc = own(o, 'healthCheck');
-  return {
-    name: named(own(o, 'name'), `${path}.name`, POD_OR_TASK_NAME),
-    goal: pick(own(o, 'goal'), `${path}.goal`, GOALS),
-    essential: bool(own(o, 'essential'), `${path}.essential`),
-    cmd: str(own(o, 'cmd'), `${path}.cmd`),
-    cpus: num(own(o, 'cpus'), `${path}.cpus`, isPositive, 'a positive number'),
-    memoryMb: num(own(o, 'memoryMb'), `${path}.memoryMb`, isPositive, 'a positive number'),
-    env,
-    killGracePeriodS: num(own(o, 'killGracePeriodS'), `${path}.killGracePeriodS`, isSeconds, 'a number of seconds'),
-    readinessCheck: rc === null || rc === undefined ? undefined : decodeTimings(rc, `${path}.readinessCheck`),
-    healthCheck: hc === null || hc === undefined ? undefined : decodeHealth(hc, `${path}.healthCheck`),
-  };
-}
-
-function decodeTimings(raw: unknown, path: string): ReadinessCheckSpec {
-  const o = obj(raw, path);
-  return {
-    cmd: str(own(o, 'cmd'), `${path}.cmd`),
-    intervalS: num(own(o, 'intervalS'), `${path}.intervalS`, isPositive, 'a positive number'),
-    delayS: num(own(o, 'delayS'), `${path}.delayS`, isSeconds, 'a number of seconds'),
-    timeoutS: num(own(o, 'timeoutS'), `${path}.timeoutS`, isPositive, 'a positive number'),
-  };
-}
-
-function decodeHealth(raw: unknown, path: string): HealthCheckSpec {
-  const o = obj(raw, path);
-  return {
-    ...decodeTimings(raw, path),
-    gracePeriodS: num(own(o, 'gracePeriodS'), `${path}.gracePeriodS`, isSeconds, 'a number of seconds'),
-    maxConsecutiveFailures: num(own(o, 'maxConsecutiveFailures'), `${path}.maxConsecutiveFailures`, (n) => Number.isInteger(n) && n >= 1, 'a positive integer'),
-  };
-}
-
-function decodePlan(raw: unknown, path: string, pods: readonly PodSpec[]): PlanSpec {
-  const o = obj(raw, path);
-  const phases = list(own(o, 'phases'), `${path}.phases`).map((p, i) => decodePhase(p, `${path}.phases[${i}]`, pods));
-  unique(phases.map((p) => p.name), `${path}.phases`, 'phase');
-  return {
-    name: named(own(o, 'name'), `${path}.name`, PLAN_NAME),
-    strategy: pick(own(o, 'strategy'), `${path}.strategy`, PLAN_STRATEGIES),
-    phases,
-  };
-}
-
-function decodePhase(raw: unknown, path: string, pods: readonly PodSpec[]): PhaseSpec {
-  const o = obj(raw, path);
-  const podName = str(own(o, 'pod'), `${path}.pod`);
-  const pod = pods.find((p) => p.type === podName);
-  if (pod === undefined) bad(`${path}.pod`, 'a pod type of the spec', podName);
-  const rawSteps = own(o, 'steps');
-  let steps: StepsSpec | undefined;
-  if (rawSteps !== null && rawSteps !== undefined) {
-    const s = obj(rawSteps, `${path}.steps`);
-    const groups = (v: unknown, p: string): string[][] => list(v, p).map((g, i) => list(g, `${p}[${i}]`).map((t, k) => {
-      const name = str(t, `${p}[${i}][${k}]`);
-      if (!pod.tasks.some((x) => x.name === name)) bad(`${p}[${i}][${k}]`, `a task of pod ${pod.type}`, name);
-      return name;
-    }));
-    const byIndex = Object.fromEntries(Object.entries(obj(own(s, 'byIndex'), `${path}.steps.byIndex`)).map(([k, v]) => {
-      if (!DECIMAL_INDEX.test(k)) bad(`${path}.steps.byIndex`, 'keyed by instance indexes', k);
-      return [k, groups(v, `${path}.steps.byIndex.${k}`)];
-    }));
-    const d = own(s, 'default');
-    steps = { byIndex, default: d === null || d === undefined ? undefined : groups(d, `${path}.steps.default`) };
-  }
-  return {
-    name: named(own(o, 'name'), `${path}.name`, PLAN_NAME),
-    strategy: pick(own(o, 'strategy'), `${path}.strategy`, PHASE_STRATEGIES),
-    pod: pod.type,
-    steps,
-  };
-}

@@ -16,22 +16,26 @@
  * must not reuse a secure one's registry (its anonymous agents would be refused).
  *
  * The master gets a maintenance hooks file (<work_dir>/hooks.json) with one harmless hook, `patch`
- * (`/bin/echo patching <hostname>`), so the README's plan example (`on_down: { hook: patch }`)
+ * (`/bin/echo patching <hostname>`), so the plan example of docs/maintenance.md (`on_down: { hook: patch }`)
  * runs as written; run as `nobody` when this script is root (the master must be told a hook user).
  *
- * The daemons run in process groups of their own, so the terminal's Ctrl-C reaches only this
- * script, which then stops them in order (agents first, so their tasks die with them).
+ * The daemons run in process groups of their own (io/process-run.ts, the runner of processes
+ * Node supervises itself, through execa), so the terminal's Ctrl-C reaches only this script,
+ * which then stops them in order (agents first, so their tasks die with them): each its own stop
+ * signal, and SIGKILL to its whole group if it has not stopped within its grace.
  */
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, constants as fsConstants, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { delimiter, join, resolve, dirname } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 import { sendFollowing } from '../io/client-auth.js';
 import { makeSecureCluster, type SecureCluster } from './cluster-secure.js';
 import { lookupUser } from '../io/passwd.js';
+import { runProcess, type ProcessRun, type StopPolicy } from '../io/process-run.js';
+import { systemClock } from '../shared/clock.js';
 import { formatText, useColor } from '../shared/log.js';
 
 /**
@@ -152,7 +156,7 @@ function readPem(path: string): string {
   return readFileSync(path, 'utf8');
 }
 
-/** The local cluster's maintenance hooks: one that harms nothing, for the README's plan example. */
+/** The local cluster's maintenance hooks: one that harms nothing, for the plan example of docs/maintenance.md. */
 const LOCAL_HOOKS = { hooks: { patch: { command: ['/bin/echo', 'patching', '{hostname}'], timeout: '5mins' } } } as const;
 
 /**
@@ -209,8 +213,9 @@ function agentSecurityFlags(name: string): string[] {
 
 interface Member {
   name: string;
-  child: ChildProcess;
+  run: ProcessRun;
   log: WriteStream;
+  /** Its exit status; null when a signal ended it (or it never started). */
   exited: Promise<number | null>;
   /** How to start it again (agents stopped by the master can be restarted with SIGUSR2). */
   restart: () => Member;
@@ -241,25 +246,49 @@ function humanize(line: string, tag: string): string {
   return formatText(r as Record<string, unknown>, { color: recordColor, time: false }).replaceAll('\n', `\n${tag} | `);
 }
 
+/**
+ * How a member stops: an agent on SIGUSR1 (it kills its tasks with their kill policies, waits for
+ * them, and exits), the others on SIGTERM; the signal goes to the daemon alone, which stops what
+ * it started itself (an agent's launch server and signaller would die of SIGUSR1); SIGKILL to the
+ * whole group after the grace.
+ */
+function stopPolicy(name: string): StopPolicy {
+  return name.startsWith('agent-') ? { signal: 'SIGUSR1', target: 'process', graceMs: 30_000 } : { signal: 'SIGTERM', target: 'process', graceMs: 10_000 };
+}
+
 /** Starts a built daemon (`bin` under dist/), or with `exe` another program (etcd). */
 function start(name: string, bin: string, args: string[], index: number, exe?: string): Member {
   const dir = join(workDir, name);
   mkdirSync(dir, { recursive: true });
   const log = createWriteStream(join(dir, 'daemon.log'), { flags: 'a' });
-  const child = exe === undefined ? spawn(process.execPath, [join(dist, bin), ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true }) : spawn(exe, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const tag = color(index, name.padEnd(8));
-  const onLines = (chunk: string): void => {
-    log.write(chunk);
+  const text = new StringDecoder('utf8');
+  const onLines = (chunk: Buffer): void => {
+    const lines = text.write(chunk);
+    log.write(lines);
     if (opts.quiet) return;
-    for (const line of chunk.split('\n')) if (line.trim() !== '') process.stdout.write(`${tag} | ${humanize(line, tag)}\n`);
+    for (const line of lines.split('\n')) if (line.trim() !== '') process.stdout.write(`${tag} | ${humanize(line, tag)}\n`);
   };
-  child.stdout?.setEncoding('utf8').on('data', onLines);
-  child.stderr?.setEncoding('utf8').on('data', onLines);
-  const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-  const member: Member = { name, child, log, exited, restart: () => start(name, bin, args, index, exe) };
+  const policy = stopPolicy(name);
+  const run = runProcess({
+    argv: exe === undefined ? [process.execPath, join(dist, bin), ...args] : [exe, ...args],
+    env: {},
+    extendEnv: true,
+    cwd: undefined,
+    output: onLines,
+    stop: policy,
+    onKill: () => process.stderr.write(`cluster: ${name} did not stop within ${policy.graceMs} ms; killing it\n`),
+    clock: systemClock,
+  });
+  // The daemon is gone at its exit; its log stays open until its output closes (a child it left may still write).
+  const exited = run.exited.then((exit) => exit.code);
+  void run.ended.then((end) => {
+    if (end.error !== undefined) process.stderr.write(`cluster: ${name} could not be started: ${end.error}\n`);
+    log.end(text.end());
+  });
+  const member: Member = { name, run, log, exited, restart: () => start(name, bin, args, index, exe) };
   void exited.then((code) => {
     if (stopping) return;
-    log.end();
     if (name === 'master' || name === 'etcd') {
       process.stderr.write(`cluster: the master exited (code ${code}); see ${join(dir, 'daemon.log')}. Stopping the cluster.\n`);
       void shutdown(1);
@@ -290,9 +319,9 @@ function start(name: string, bin: string, args: string[], index: number, exe?: s
 
 function restartStoppedAgents(): void {
   for (const m of [...members]) {
-    if (m.name === 'master' || m.name === 'etcd' || (m.child.exitCode === null && m.child.signalCode === null)) continue;
+    if (m.name === 'master' || m.name === 'etcd' || m.run.state === 'running') continue;
     const again = m.restart();
-    process.stdout.write(`cluster: started ${m.name} again, pid ${again.child.pid ?? '?'}\n`);
+    process.stdout.write(`cluster: started ${m.name} again, pid ${again.run.pid ?? '?'}\n`);
   }
 }
 
@@ -321,31 +350,11 @@ async function waitForAgents(n: number, timeoutMs: number): Promise<boolean> {
   return false;
 }
 
-function signalGroup(m: Member, sig: NodeJS.Signals): void {
-  const pid = m.child.pid;
-  if (pid === undefined || m.child.exitCode !== null || m.child.signalCode !== null) return;
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
-async function stopMember(m: Member, sig: NodeJS.Signals, graceMs: number): Promise<void> {
-  if (m.child.exitCode !== null || m.child.signalCode !== null) return;
-  signalGroup(m, sig);
-  const timer = setTimeout(() => {
-    process.stderr.write(`cluster: ${m.name} did not stop within ${graceMs} ms; killing it\n`);
-    // The whole group: the daemon and anything it started.
-    try {
-      if (m.child.pid !== undefined) process.kill(-m.child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }, graceMs);
+/** Stops a member by its stop policy (stopPolicy) and waits for its end. */
+async function stopMember(m: Member): Promise<void> {
+  if (m.run.state !== 'running') return;
+  m.run.stop();
   await m.exited;
-  clearTimeout(timer);
-  m.log.end();
 }
 
 async function shutdown(code: number): Promise<void> {
@@ -354,13 +363,13 @@ async function shutdown(code: number): Promise<void> {
   process.stdout.write('\ncluster: stopping agents (their tasks are killed), then the master...\n');
   // The scheduler first, so it does not relaunch the tasks the agents are about to kill.
   const scheduler = members.find((m) => m.name === 'scheduler');
-  if (scheduler !== undefined) await stopMember(scheduler, 'SIGTERM', 10_000);
+  if (scheduler !== undefined) await stopMember(scheduler);
   const agents = members.filter((m) => m.name.startsWith('agent-'));
   // SIGUSR1: the agent kills its tasks with their kill policies, waits for them, and exits.
-  await Promise.all(agents.map((m) => stopMember(m, 'SIGUSR1', 30_000)));
-  await Promise.all(members.filter((m) => m.name.startsWith('master')).map((m) => stopMember(m, 'SIGTERM', 10_000)));
+  await Promise.all(agents.map((m) => stopMember(m)));
+  await Promise.all(members.filter((m) => m.name.startsWith('master')).map((m) => stopMember(m)));
   const etcd = members.find((m) => m.name === 'etcd');
-  if (etcd !== undefined) await stopMember(etcd, 'SIGTERM', 10_000);
+  if (etcd !== undefined) await stopMember(etcd);
   // The throwaway CA and secrets go with the cluster: a new start makes new ones.
   if (secure !== undefined) rmSync(secure.dir, { recursive: true, force: true });
   process.stdout.write('cluster: stopped.\n');
@@ -420,7 +429,7 @@ if (servicePath !== undefined && !stopping) {
 }
 if (!stopping) {
   const m = `${scheme}://${masterAddress}`;
-  const pidOf = (name: string): string => String(members.find((x) => x.name === name)?.child.pid ?? '?');
+  const pidOf = (name: string): string => String(members.find((x) => x.name === name)?.run.pid ?? '?');
   const agentLines = Array.from(
     { length: agentCount },
     (_, k) => `  agent-${k + 1}  ${scheme}://127.0.0.${k + 2}:${agentPort}   pid ${pidOf(`agent-${k + 1}`)}   work dir ${join(workDir, `agent-${k + 1}`)}`,

@@ -1,5 +1,5 @@
 /**
- * Screenshots of the web console for the README: `npm run build && npx tsx scripts/console-screenshots.ts`.
+ * Screenshots of the web console for docs/observability.md: `npm run build && npx tsx scripts/console-screenshots.ts`.
  *
  * Starts a small local cluster (dist/scripts/cluster.js: a master, three agents and the example
  * service, on ports 25050/25051/28088 and a temporary work dir), gives it something to show (the

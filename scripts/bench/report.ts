@@ -1,6 +1,6 @@
 /**
  * Benchmark results: one row per figure, rendered as a text table per benchmark and as
- * JSON for the README. Pure: rows in, strings out.
+ * JSON for docs/benchmarks.md. Pure: rows in, strings out.
  */
 
 /** A goal a figure is held to, and whether it was met. */

@@ -5,7 +5,7 @@
  * failure, and the others still run; exit status 1 then. Missed goals are reported, not
  * fatal: performance is measured here, not asserted.
  *
- *   --out=FILE            write results JSON (for the README)
+ *   --out=FILE            write results JSON (for docs/benchmarks.md)
  *   --launches=N          launch: measured launches (default 50)
  *   --kill-samples=N      kill: kills (default 10)
  *   --grace-ms=MS         kill: grace period (default 1000)

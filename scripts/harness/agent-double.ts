@@ -28,7 +28,7 @@ export interface AgentDoubleOptions {
   autoPong?: boolean;
   /** Connect from this local address (a loopback address other than 127.0.0.1, as another machine). */
   localAddress?: string;
-  /** TLS material (CA, client certificate) and headers for the upgrade, as a real agent's (shared/transport.ts). Default: none. */
+  /** TLS material (CA, client certificate) and headers for the upgrade, as a real agent's (io/transport.ts). Default: none. */
   transport?: ClientTransport;
 }
 

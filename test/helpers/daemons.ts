@@ -221,7 +221,7 @@ export async function startScheduler(t: Cleanup, opts: SchedulerOptions): Promis
 
 /**
  * POST /api/v1 with a JSON call; returns status, headers and parsed (or raw) body. `transport`
- * (shared/transport.ts) carries a CA and client certificate for https:// URLs, and its headers.
+ * (io/transport.ts) carries a CA and client certificate for https:// URLs, and its headers.
  */
 export async function callApi(
   url: string,

@@ -37,7 +37,7 @@ test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_00
   const list = (agents.json as { get_agents: { agents: Array<{ agent_info: { hostname: string }; active: boolean }> } }).get_agents.agents;
   assert.deepEqual(list.map((a) => a.agent_info.hostname).sort(), ['agent-1', 'agent-2']);
   assert.ok(list.every((a) => a.active));
-  // The master has the README's hook: a plan naming it reads (and then selects no machine here, so nothing runs).
+  // The master has the hook of docs/maintenance.md's plan example: a plan naming it reads (and then selects no machine here, so nothing runs).
   const plan = await fetch(`http://127.0.0.1:${port}/v1/maintenance/plans`, {
     method: 'POST',
     body: JSON.stringify({ name: 'readme-hook', machines: { attributes: { zone: 'nowhere' } }, window: '1hrs', on_down: { hook: 'patch', timeout: '1mins' } }),

@@ -1,5 +1,5 @@
 /**
- * The clients' credentials and TLS options (shared/client-auth.ts, cli/access.ts): which
+ * The clients' credentials and TLS options (io/client-auth.ts, cli/access.ts): which
  * credential a flag or variable names, what a secret file may hold, https or http, how a 401 or
  * 403 is put to the operator and with which exit status, which redirects are followed; etcd's
  * TLS and user for `--master=etcd://...` (the --etcd_* flags and their variables, the files read

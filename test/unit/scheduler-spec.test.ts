@@ -1,5 +1,5 @@
 /**
- * The service spec (scheduler/spec.ts), table-driven: the forms the YAML may take and the defaults
+ * The service spec (scheduler/spec.ts, spec-shape.ts, spec-changes.ts), table-driven: the forms the YAML may take and the defaults
  * they get, every error with the exact message an operator reads, what may change between two
  * configurations, which changes relaunch a pod, the stored JSON, and a seeded fuzz that may make
  * the reader refuse anything but never throw.
@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { mulberry32 } from '../helpers/random.js';
-import {
-  MAX_ALIASES, MAX_ERRORS, MAX_SPEC_CHARS, parseServiceSpec, podNeedsRelaunch, specEquals, specFromJson, specJson, taskNeedsRelaunch, validateUpdate,
-} from '../../scheduler/spec.js';
+import { MAX_ALIASES, MAX_ERRORS, MAX_SPEC_CHARS, parseServiceSpec } from '../../scheduler/spec.js';
+import { podNeedsRelaunch, taskNeedsRelaunch, validateUpdate } from '../../scheduler/spec-changes.js';
+import { specEquals, specFromJson, specJson } from '../../scheduler/spec-shape.js';
 import type { PodSpec, ServiceSpec, TaskSpec } from '../../scheduler/spec-types.js';
 
 const HELLO_YML = readFileSync(new URL('../../examples/hello.yml', import.meta.url), 'utf8');
@@ -54,7 +54,7 @@ const service = (pods: PodSpec[], name = 'svc'): ServiceSpec => ({
 // ---------------------------------------------------------------------------------------------
 // Accepted forms and defaults
 
-test('examples/hello.yml reads into the spec the README walks through', () => {
+test('examples/hello.yml reads into the spec docs/plans.md walks through', () => {
   assert.deepEqual(parsed(HELLO_YML), {
     name: 'hello',
     pods: [{
