@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { fail } from '../../shared/errors.js';
 import { silentLogger } from '../../shared/log.js';
-import { createMasterServer } from '../../master/http.js';
-import type { Term } from '../../master/term.js';
+import { createMasterServer } from '../../master/process/router.js';
+import type { Term } from '../../master/term/term.js';
 import { request as httpRequest } from 'node:http';
 
 test('no term: 503 from the router for every API, the scheduler API, maintenance and agent sessions; /health and /version answer', async (t) => {

@@ -8,17 +8,17 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import { messageDigest, type MasterMessage } from '../../shared/protocol.js';
-import { AgentTable } from '../../master/agents.js';
-import { Commits } from '../../master/commit.js';
-import { Drainer } from '../../master/drainer.js';
-import { drainRecordJson } from '../../master/drain.js';
-import { MasterEvents, type MasterEvent } from '../../master/events.js';
-import { MaintenanceState } from '../../master/maintenance.js';
-import { Maintainer } from '../../master/maintainer.js';
-import type { AgentLink } from '../../master/ports.js';
+import { AgentTable } from '../../master/cores/agents.js';
+import { Commits } from '../../master/term/commit.js';
+import { Drainer } from '../../master/services/drain.js';
+import { drainRecordJson } from '../../master/cores/drain.js';
+import { MasterEvents, type MasterEvent } from '../../master/term/events.js';
+import { MaintenanceState } from '../../master/cores/maintenance.js';
+import { Maintainer } from '../../master/services/maintenance.js';
+import type { AgentLink } from '../../master/term/ports.js';
 import type { Registry, RegistryState } from '../../master/registry/registry.js';
-import { Schedulers, type FrameworkStream } from '../../master/schedulers.js';
-import { parseSchedulerCall } from '../../master/scheduler-calls.js';
+import { Schedulers, type FrameworkStream } from '../../master/services/frameworks.js';
+import { parseSchedulerCall } from '../../master/cores/scheduler-calls.js';
 
 /** Records every write; fails them while `failing` is set. */
 class FakeRegistry {
