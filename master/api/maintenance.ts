@@ -64,14 +64,14 @@ export async function handleMaintenanceRequest(term: TermView, route: Route, que
     const schedule = parseSchedule(json as Record<string, unknown>);
     if (!schedule.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', schedule.message));
     const next = new KeyedSchedule(schedule.value);
-    outcome = mayUpdate(term, access, next) ?? (await term.maintainer.updateSchedule(next));
+    outcome = mayUpdate(term, access, next) ?? (await term.services.maintenance.updateSchedule(next));
   } else {
     const ids = parseMachineList(json);
     if (!ids.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', ids.message));
     outcome =
       route === 'DOWN'
-        ? (mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.maintainer.startMaintenance(ids.value)))
-        : (mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.maintainer.stopMaintenance(ids.value)));
+        ? (mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.services.maintenance.startMaintenance(ids.value)))
+        : (mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.services.maintenance.stopMaintenance(ids.value)));
   }
   if (outcome !== undefined) return sendError(res, outcome);
   res.writeHead(200, { 'Content-Length': 0 });
@@ -98,15 +98,15 @@ export async function answerMaintenanceCall(term: TermView, call: OperatorCall, 
       if (!schedule.ok) return converted(schedule.message);
       // Keyed once for the ACL comparison and the command.
       const next = new KeyedSchedule(schedule.value);
-      return done(mayUpdate(term, access, next) ?? (await term.maintainer.updateSchedule(next)));
+      return done(mayUpdate(term, access, next) ?? (await term.services.maintenance.updateSchedule(next)));
     }
     case 'START_MAINTENANCE':
     case 'STOP_MAINTENANCE': {
       const sub = call.body[call.type.toLowerCase()] as Record<string, unknown>;
       const ids: Parsed<MachineId[]> = parseMachinesMessage(sub);
       if (!ids.ok) return converted(ids.message);
-      if (call.type === 'START_MAINTENANCE') return done(mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.maintainer.startMaintenance(ids.value)));
-      return done(mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.maintainer.stopMaintenance(ids.value)));
+      if (call.type === 'START_MAINTENANCE') return done(mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.services.maintenance.startMaintenance(ids.value)));
+      return done(mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.services.maintenance.stopMaintenance(ids.value)));
     }
     default:
       return undefined;

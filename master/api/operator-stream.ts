@@ -270,7 +270,7 @@ const RECENT_COMPLETED = 64;
 /** The StreamObjects of a live term; `plans` is the term's maintenance plans, when it has them. */
 export function termStreamObjects(term: TermView, plans?: { machinesOf(name: string): MachineId[] | undefined }): StreamObjects {
   const fwUser = (frameworkId: string): string | undefined => {
-    const table = term.schedulers.frameworks;
+    const table = term.services.frameworks.frameworks;
     return frameworkUser((table.get(frameworkId) ?? table.completed.find((f) => f.id === frameworkId))?.info);
   };
   return {

@@ -184,17 +184,17 @@ async function answerAgentCall(term: TermView, call: OperatorCall, access: Acces
         if (gone !== undefined) return { ok: false, error: gone };
         access.note('drain_agents', describeObject(object));
       }
-      error = await term.drainer.drain(id.id, parsed.config);
+      error = await term.services.drain.drain(id.id, parsed.config);
       break;
     }
     case 'DEACTIVATE_AGENT':
-      error = await term.drainer.deactivate(id.id);
+      error = await term.services.drain.deactivate(id.id);
       break;
     case 'REACTIVATE_AGENT':
-      error = await term.drainer.reactivate(id.id);
+      error = await term.services.drain.reactivate(id.id);
       break;
     default:
-      error = await term.drainer.markGoneCall(id.id);
+      error = await term.services.drain.markGoneCall(id.id);
   }
   return error === undefined ? { ok: true, json: undefined } : { ok: false, error };
 }
@@ -217,13 +217,13 @@ async function teardown(term: TermView, call: OperatorCall, access: Access): Pro
   const decoded = decodeMessage<{ framework_id: { value: string } }>(TEARDOWN_CALL, call.body['teardown'], 'teardown');
   if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
   const id = decoded.value.framework_id.value;
-  const entry = term.schedulers.frameworks.get(id);
+  const entry = term.services.frameworks.frameworks.get(id);
   const owner = entry === undefined ? undefined : frameworkPrincipal(entry.info);
   const refused = access.check('teardown_frameworks', owner);
   access.note('teardown_frameworks', owner === undefined ? `framework ${id}` : `framework ${id} of '${owner}'`);
   if (refused !== undefined) return { ok: false, error: refused };
   if (entry === undefined) return { ok: false, error: fail('FRAMEWORK_UNKNOWN') };
-  const removed = await term.schedulers.teardown(id);
+  const removed = await term.services.frameworks.teardown(id);
   return removed.ok ? { ok: true, json: undefined } : { ok: false, error: removed.error };
 }
 
@@ -290,13 +290,13 @@ export function agentJson(e: AgentEntry, term?: TermView): Record<string, unknow
   if (e.reregisteredTimeNs !== undefined) a['reregistered_time'] = { nanoseconds: e.reregisteredTimeNs };
   a['total_resources'] = toEndpointFormat(e.info.resources);
   a['allocated_resources'] = toEndpointFormat(allocated(e));
-  a['offered_resources'] = term === undefined ? [] : toEndpointFormat(term.schedulers.offeredOnAgent(e.id));
+  a['offered_resources'] = term === undefined ? [] : toEndpointFormat(term.services.frameworks.offeredOnAgent(e.id));
   a['capabilities'] = e.capabilities.map((type) => ({ type }));
   if (e.drain !== undefined) {
     a['drain_info'] = drainInfoJson(e.drain);
     if (e.drain.estimatedStartNs !== undefined) a['estimated_drain_start_time'] = { nanoseconds: e.drain.estimatedStartNs };
     // Beyond Mesos: what the drain is waiting for (master/drain.ts drainRecordJson).
-    if (term !== undefined) a['drain_record'] = drainRecordJson({ ...term.drainer.view(e), drain: e.drain }, Date.now());
+    if (term !== undefined) a['drain_record'] = drainRecordJson({ ...term.services.drain.view(e), drain: e.drain }, Date.now());
   }
   // Drydock's addition (extra fields are fine for Mesos clients): the machine's mode and window.
   if (term !== undefined) a['maintenance'] = term.maintenance.agentMaintenanceJson(e.id);
@@ -327,7 +327,7 @@ function getAgents(term: TermView, rights?: ViewRights): { agents: unknown[]; re
 
 /** The user of a known or completed framework, by id; looked up once per id for a whole answer. */
 function frameworkUsers(term: TermView): (frameworkId: string) => string | undefined {
-  const table = term.schedulers.frameworks;
+  const table = term.services.frameworks.frameworks;
   const cache = new Map<string, string | undefined>();
   return (id) => {
     if (cache.has(id)) return cache.get(id);
@@ -363,8 +363,8 @@ function getFrameworks(term: TermView, rights?: ViewRights): { frameworks: unkno
   const may = rights?.frameworks;
   const userOf = (f: FrameworkEntry): string | undefined => frameworkUser(f.info);
   const agents = offerAgents(term, rights?.agents);
-  const frameworks = visible([...term.schedulers.frameworks.all()], may, userOf).map((f) => frameworkEntryJson(term, f, agents));
-  const completed = visible(term.schedulers.frameworks.completed, may, userOf).map((f) => frameworkEntryJson(term, f, agents));
+  const frameworks = visible([...term.services.frameworks.frameworks.all()], may, userOf).map((f) => frameworkEntryJson(term, f, agents));
+  const completed = visible(term.services.frameworks.frameworks.completed, may, userOf).map((f) => frameworkEntryJson(term, f, agents));
   return { frameworks, completed_frameworks: completed };
 }
 
@@ -390,15 +390,15 @@ function offerAgents(term: TermView, may: Approve | undefined): ((agentId: strin
  * With `mayViewAgent` (view_agents of the caller), only the offers of agents it may see.
  */
 export function frameworkJson(term: TermView, frameworkId: string, mayViewAgent?: Approve): Record<string, unknown> | undefined {
-  const table = term.schedulers.frameworks;
+  const table = term.services.frameworks.frameworks;
   const entry = table.get(frameworkId) ?? table.completed.find((f) => f.id === frameworkId);
   return entry === undefined ? undefined : frameworkEntryJson(term, entry, offerAgents(term, mayViewAgent));
 }
 
 function frameworkEntryJson(term: TermView, f: FrameworkEntry, agentVisible: ((agentId: string) => boolean) | undefined): Record<string, unknown> {
-  const removed = term.schedulers.frameworks.isRemoved(f.id);
-  let offers = removed ? [] : term.schedulers.offersOfFramework(f.id);
-  let inverseOffers = removed ? [] : term.schedulers.inverseOffersOfFramework(f.id);
+  const removed = term.services.frameworks.frameworks.isRemoved(f.id);
+  let offers = removed ? [] : term.services.frameworks.offersOfFramework(f.id);
+  let inverseOffers = removed ? [] : term.services.frameworks.inverseOffersOfFramework(f.id);
   if (agentVisible !== undefined) {
     offers = offers.filter((o) => agentVisible(o.agentId));
     inverseOffers = inverseOffers.filter((o) => agentVisible(o.agentId));
@@ -415,9 +415,9 @@ function frameworkEntryJson(term: TermView, f: FrameworkEntry, agentVisible: ((a
   if (f.registeredTimeNs !== undefined) j['registered_time'] = { nanoseconds: f.registeredTimeNs };
   if (f.reregisteredTimeNs !== undefined) j['reregistered_time'] = { nanoseconds: f.reregisteredTimeNs };
   if (f.unregisteredTimeNs !== undefined) j['unregistered_time'] = { nanoseconds: f.unregisteredTimeNs };
-  j['offers'] = offers.map((o) => term.schedulers.offerJson(o));
-  j['inverse_offers'] = inverseOffers.map((o) => term.schedulers.inverseOfferJson(o));
-  j['allocated_resources'] = removed ? [] : toEndpointFormat(term.schedulers.allocatedToFramework(f.id));
+  j['offers'] = offers.map((o) => term.services.frameworks.offerJson(o));
+  j['inverse_offers'] = inverseOffers.map((o) => term.services.frameworks.inverseOfferJson(o));
+  j['allocated_resources'] = removed ? [] : toEndpointFormat(term.services.frameworks.allocatedToFramework(f.id));
   j['offered_resources'] = toEndpointFormat(offered);
   return j;
 }

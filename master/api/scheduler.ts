@@ -35,16 +35,16 @@ export async function handleSchedulerRequest(term: TermView, req: IncomingMessag
   if (call.type === 'SUBSCRIBE') {
     const info = (call.body.subscribe as { framework_info: FrameworkInfo }).framework_info;
     let opened: FrameworkStream | undefined;
-    const subscribed = await term.schedulers.subscribe(info, () => (opened = openStream(res)), access);
+    const subscribed = await term.services.frameworks.subscribe(info, () => (opened = openStream(res)), access);
     // The stream stays open: the line is written now, not when the answer ends. A new framework is named by the id it got.
-    const fid = opened === undefined ? undefined : [...term.schedulers.frameworks.all()].find((f) => f.streamId === opened?.id)?.id;
+    const fid = opened === undefined ? undefined : [...term.services.frameworks.frameworks.all()].find((f) => f.streamId === opened?.id)?.id;
     audit(term, access, call, fid ?? call.frameworkId, subscribed.ok ? 200 : subscribed.error.status);
     if (!subscribed.ok) sendError(res, subscribed.error);
     return;
   }
   const header = req.headers['mesos-stream-id'];
   const streamId = Array.isArray(header) ? header[0] : header;
-  const result = await term.schedulers.call(call, streamId, access);
+  const result = await term.services.frameworks.call(call, streamId, access);
   audit(term, access, call, call.frameworkId, result.ok ? (result.status ?? 202) : result.error.status);
   if (!result.ok) return sendError(res, result.error);
   res.writeHead(result.status ?? 202, { 'Content-Length': 0 });

@@ -10,7 +10,7 @@
  *   gauges and `snapshotOf` (pure) read that one summary, so one scrape is one consistent view;
  * - what happened (registry writes, acknowledgements, inverse-offer answers, registrations,
  *   terminal task updates, elections) is counted where it happens, through the instrument ports
- *   the services take (`CommitInstruments`, `SchedulerInstruments`) and the term's event bus.
+ *   the services take (`CommitInstruments`, `FrameworkInstruments`) and the term's event bus.
  * Counters belong to the process: they survive terms, as a Prometheus counter must.
  *
  * prom-client lives here only; the services know the ports, not the library.
@@ -29,7 +29,7 @@ import { createMetricsRegistry, RESOURCE_NAMES, resourceKeys, ScrapedGauges, sen
 import type { AgentPhase } from '../cores/agents.js';
 import type { CommitInstruments } from '../term/commit.js';
 import type { FrameworkPhase } from '../cores/frameworks.js';
-import type { SchedulerInstruments } from '../services/frameworks.js';
+import type { FrameworkInstruments } from '../services/frameworks.js';
 import type { Term } from '../term/term.js';
 
 // ---- The pure core -------------------------------------------------------------------------
@@ -293,14 +293,14 @@ export function factsOf(term: Term): ModelFacts {
     machines.push({ name: machineText(m.id), mode: m.mode, windowEndMs: end });
   }
   const frameworks: FrameworkPhase[] = [];
-  for (const f of term.schedulers.frameworks.all()) frameworks.push(f.phase);
+  for (const f of term.services.frameworks.frameworks.all()) frameworks.push(f.phase);
   return {
     agents,
     goneAgents: term.agents.goneCount,
     machines,
     frameworks,
-    offersOutstanding: term.schedulers.outstandingOffers,
-    inverseOffersOutstanding: term.schedulers.outstandingInverseOffers,
+    offersOutstanding: term.services.frameworks.outstandingOffers,
+    inverseOffersOutstanding: term.services.frameworks.outstandingInverseOffers,
     planSteps: term.maintenancePlans.stepCounts(),
   };
 }
@@ -322,7 +322,7 @@ export interface MasterMetricsOptions {
 export class MasterMetrics {
   readonly registry: Registry;
   /** What the term's services are given (term.ts passes them on). */
-  readonly instruments: { commits: CommitInstruments; schedulers: SchedulerInstruments };
+  readonly instruments: { commits: CommitInstruments; frameworks: FrameworkInstruments };
   readonly #o: MasterMetricsOptions;
   readonly #gauges: ScrapedGauges<MasterSummary>;
   #lastStoreMs = 0;
@@ -411,7 +411,7 @@ export class MasterMetrics {
           if (!ok) this.#writeFailures.inc();
         },
       },
-      schedulers: {
+      frameworks: {
         now,
         onAcknowledged: (ms) => this.#acks.observe(ms / 1000),
         onInverseOfferAnswer: (answer) => {

@@ -24,7 +24,7 @@ import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../../shared/protoco
 
 export { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL };
 
-export interface RegistrationOptions extends ServicePorts, ServiceModel {
+export interface AgentsServiceOptions extends ServicePorts, ServiceModel {
   /** This master's id: new agent ids are derived from it. */
   masterId: string;
   /** The master pings this often; agents give up after `maxPingTimeouts` silent intervals. */
@@ -55,8 +55,8 @@ function tasksOf(entry: AgentEntry | undefined): readonly Task[] {
   return entry?.tasks === undefined || entry.tasks.size === 0 ? NO_TASKS : [...entry.tasks.values()];
 }
 
-export class Registration implements AgentLink {
-  readonly #o: RegistrationOptions;
+export class AgentsService implements AgentLink {
+  readonly #o: AgentsServiceOptions;
   /** Every open session, registered or not. */
   readonly #connections = new Map<number, AgentConnection>();
   /** Session id -> the agent it registered as. */
@@ -74,7 +74,7 @@ export class Registration implements AgentLink {
   /** Status updates and registered tasks refused because they spoke for another agent (for metrics). */
   refusedReports = 0;
 
-  constructor(o: RegistrationOptions) {
+  constructor(o: AgentsServiceOptions) {
     this.#o = o;
   }
 

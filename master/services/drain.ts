@@ -35,19 +35,19 @@ import type { AgentLink, ServiceModel, ServicePorts } from '../term/ports.js';
 export type DrainCallResult = DrydockError | undefined;
 
 /** DRAIN_AGENT refuses an agent whose machine is in the schedule (Mesos §4.8), read from the model's machines. */
-export interface DrainerOptions extends ServicePorts, ServiceModel {
+export interface DrainServiceOptions extends ServicePorts, ServiceModel {
   link: AgentLink;
 }
 
-export class Drainer {
-  readonly #o: DrainerOptions;
+export class DrainService {
+  readonly #o: DrainServiceOptions;
   readonly #clock: Clock;
   readonly #log: Logger;
   /** Agents whose MarkAgentGone write is in flight (409 / 503 for calls meanwhile). */
   readonly #markingGone = new Set<string>();
   /** Agents whose MarkAgentDrained write is in flight: one at a time. */
   readonly #checking = new Set<string>();
-  constructor(o: DrainerOptions) {
+  constructor(o: DrainServiceOptions) {
     this.#o = o;
     this.#clock = o.clock;
     this.#log = o.log;

@@ -81,7 +81,7 @@ interface OpenStream {
  * What the metrics hear from this service (master/metrics.ts implements it): acknowledgement
  * latency and inverse-offer answers. A port, so the service knows nothing of Prometheus.
  */
-export interface SchedulerInstruments {
+export interface FrameworkInstruments {
   /** A monotonic clock in milliseconds (performance.now in the process). */
   now(): number;
   /** A scheduler acknowledged an update `ms` after the master first forwarded it. */
@@ -93,7 +93,7 @@ export interface SchedulerInstruments {
 /** Updates whose first forwarding time is kept for the acknowledgement latency; beyond it the oldest are forgotten. */
 const MAX_TIMED_UPDATES = 10_000;
 
-export interface SchedulersOptions extends ServicePorts, ServiceModel {
+export interface FrameworksServiceOptions extends ServicePorts, ServiceModel {
   /** This master's id: framework and offer ids are derived from it. */
   masterId: string;
   /** MasterInfo as SUBSCRIBED writes it. */
@@ -102,12 +102,12 @@ export interface SchedulersOptions extends ServicePorts, ServiceModel {
   startTimeMs: number;
   allocationIntervalMs: number;
   link: AgentLink;
-  instruments?: SchedulerInstruments | undefined;
+  instruments?: FrameworkInstruments | undefined;
 }
 
-export class Schedulers {
+export class FrameworksService {
   readonly frameworks = new FrameworkTable();
-  readonly #o: SchedulersOptions;
+  readonly #o: FrameworksServiceOptions;
   readonly #agents: AgentTable;
   readonly #maintenance: MaintenanceState;
   readonly #bus: MasterEvents;
@@ -136,7 +136,7 @@ export class Schedulers {
   #lastAllocationAt = 0;
   #running = false;
 
-  constructor(o: SchedulersOptions) {
+  constructor(o: FrameworksServiceOptions) {
     this.#o = o;
     this.#agents = o.agents;
     this.#maintenance = o.maintenance;

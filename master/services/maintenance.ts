@@ -16,17 +16,17 @@ import type { MachineChange, MasterEvents } from '../term/events.js';
 import { keyed, validateSchedule, validateTransition, type KeyedSchedule, type MaintenanceChange, type MaintenanceState, type Schedule, type Unavailability } from '../cores/maintenance.js';
 import type { Registry } from '../registry/registry.js';
 
-export interface MaintainerOptions {
+export interface MaintenanceServiceOptions {
   maintenance: MaintenanceState;
   commits: Commits;
   bus: MasterEvents;
   log: Logger;
 }
 
-export class Maintainer {
-  readonly #o: MaintainerOptions;
+export class MaintenanceService {
+  readonly #o: MaintenanceServiceOptions;
 
-  constructor(o: MaintainerOptions) {
+  constructor(o: MaintenanceServiceOptions) {
     this.#o = o;
   }
 

@@ -6,12 +6,12 @@
 
 import type { AgentTable } from '../cores/agents.js';
 import type { MasterConfig } from '../process/config.js';
-import type { Drainer } from '../services/drain.js';
+import type { DrainService } from '../services/drain.js';
 import type { MasterEvents } from './events.js';
 import type { MaintenanceState } from '../cores/maintenance.js';
-import type { Maintainer } from '../services/maintenance.js';
+import type { MaintenanceService } from '../services/maintenance.js';
 import type { MasterIdentity } from '../process/master-info.js';
-import type { Schedulers } from '../services/frameworks.js';
+import type { FrameworksService } from '../services/frameworks.js';
 import type { MasterSecurity } from '../security/security.js';
 
 export interface TermView {
@@ -24,9 +24,7 @@ export interface TermView {
   readonly bus: MasterEvents;
   readonly agents: AgentTable;
   readonly maintenance: MaintenanceState;
-  readonly schedulers: Schedulers;
-  readonly drainer: Drainer;
-  readonly maintainer: Maintainer;
+  readonly services: { readonly frameworks: FrameworksService; readonly drain: DrainService; readonly maintenance: MaintenanceService };
   masterInfo(): Record<string, unknown>;
   otherMasters(): ReadonlyArray<Record<string, unknown>>;
 }

@@ -16,17 +16,17 @@ import { AgentSessions } from '../api/agent-sessions.js';
 import { AgentTable } from '../cores/agents.js';
 import { Commits, type CommitInstruments } from './commit.js';
 import type { MasterConfig } from '../process/config.js';
-import { Drainer } from '../services/drain.js';
+import { DrainService } from '../services/drain.js';
 import { MasterEvents } from './events.js';
 import { MaintenanceState } from '../cores/maintenance.js';
-import { Maintainer } from '../services/maintenance.js';
+import { MaintenanceService } from '../services/maintenance.js';
 import { MaintenancePlans } from '../plans/driver.js';
 import type { MaintenanceHooks } from '../plans/hooks.js';
 import { masterInfoJson, type MasterIdentity } from '../process/master-info.js';
 import { createOperatorStreams, type OperatorStreams } from '../api/operator-stream.js';
-import { Registration } from '../services/agents.js';
+import { AgentsService } from '../services/agents.js';
 import type { Registry, RegistryState } from '../registry/registry.js';
-import { Schedulers, type SchedulerInstruments } from '../services/frameworks.js';
+import { FrameworksService, type FrameworkInstruments } from '../services/frameworks.js';
 import { MasterSecurity } from '../security/security.js';
 import { attributeValues } from '../../shared/acls.js';
 
@@ -49,7 +49,18 @@ export interface TermOptions {
   /** Called once if the term ends by itself: the registry said this master may no longer write. */
   onEnded: (reason: string) => void;
   /** The process's metrics (master/metrics.ts), fed where registry writes and acknowledgements happen. */
-  instruments?: { commits?: CommitInstruments; schedulers?: SchedulerInstruments } | undefined;
+  instruments?: { commits?: CommitInstruments; frameworks?: FrameworkInstruments } | undefined;
+}
+
+/** The services of a term (what term.test.ts and the ports reach): one per core, and the plans' driver. */
+export interface TermServices {
+  /** Registration and liveness of agents; the term's AgentLink. */
+  readonly agents: AgentsService;
+  /** Frameworks and offers (the master's side of the Mesos scheduler API). */
+  readonly frameworks: FrameworksService;
+  readonly drain: DrainService;
+  readonly maintenance: MaintenanceService;
+  readonly plans: MaintenancePlans;
 }
 
 /** A term's lifecycle: it serves from the moment it is built until it is disposed of. */
@@ -65,15 +76,17 @@ export class Term {
   readonly electedMs: number;
   /** The one event bus. */
   readonly bus: MasterEvents;
-  /** The model: agents (with their tasks, drains, tombstones), machines and schedule. Frameworks live in `schedulers.frameworks`. */
+  /** The model: agents (with their tasks, drains, tombstones), machines and schedule. Frameworks live in `services.frameworks.frameworks`. */
   readonly agents: AgentTable;
   readonly maintenance = new MaintenanceState();
   readonly commits: Commits;
-  readonly registration: Registration;
-  readonly schedulers: Schedulers;
-  readonly drainer: Drainer;
-  readonly maintainer: Maintainer;
-  /** Maintenance plans (issue 12): recovered from the registry, driven while the term serves. */
+  /**
+   * The services, each the shell of the core of the same name (cores/<noun>.ts ->
+   * services/<noun>.ts), and the maintenance plans' driver (plans/driver.ts): recovered from the
+   * registry, driven while the term serves.
+   */
+  readonly services: TermServices;
+  /** Maintenance plans (issue 12): the same object as `services.plans`. */
   readonly maintenancePlans: MaintenancePlans;
   readonly sessions: AgentSessions;
   readonly streams: OperatorStreams;
@@ -117,7 +130,7 @@ export class Term {
     }
 
     const ports = { bus: this.bus, commits: this.commits, clock: o.clock };
-    this.registration = new Registration({
+    const agentsService = new AgentsService({
       ...ports,
       masterId: o.identity.id,
       pingIntervalMs: o.config.agentPingTimeoutMs,
@@ -127,7 +140,7 @@ export class Term {
       maintenance: this.maintenance,
       log: log.child({ component: 'registration' }),
     });
-    this.schedulers = new Schedulers({
+    const frameworks = new FrameworksService({
       ...ports,
       masterId: o.identity.id,
       masterInfo: () => masterInfoJson(o.identity),
@@ -135,20 +148,17 @@ export class Term {
       allocationIntervalMs: o.config.allocationIntervalMs,
       agents: this.agents,
       maintenance: this.maintenance,
-      link: this.registration,
+      link: agentsService,
       log: log.child({ component: 'schedulers' }),
-      instruments: o.instruments?.schedulers,
+      instruments: o.instruments?.frameworks,
     });
-    this.schedulers.recover(state.frameworks);
-    this.drainer = new Drainer({ ...ports, agents: this.agents, maintenance: this.maintenance, link: this.registration, log: log.child({ component: 'drain' }) });
-    this.maintainer = new Maintainer({ maintenance: this.maintenance, commits: this.commits, bus: this.bus, log: log.child({ component: 'maintenance' }) });
+    frameworks.recover(state.frameworks);
+    const drain = new DrainService({ ...ports, agents: this.agents, maintenance: this.maintenance, link: agentsService, log: log.child({ component: 'drain' }) });
+    const maintenanceService = new MaintenanceService({ maintenance: this.maintenance, commits: this.commits, bus: this.bus, log: log.child({ component: 'maintenance' }) });
 
     // Listener order is the order services act on one event: offers and task fates first, then
     // drains (which re-check what the frameworks service just changed), then registration.
     // The plans' driver acts through the other services' internal paths, given as functions.
-    const drainer = this.drainer;
-    const maintainer = this.maintainer;
-    const schedulers = this.schedulers;
     this.maintenancePlans = new MaintenancePlans({
       ...ports,
       agents: this.agents,
@@ -157,19 +167,20 @@ export class Term {
       ...(o.hooks === undefined ? {} : { hooks: o.hooks }),
       audit: (entry) => this.security.audit(entry),
       actions: {
-        scheduleMachines: (items) => maintainer.scheduleMachines(items),
-        unscheduleMachines: (ids) => maintainer.unscheduleMachines(ids),
-        drain: (items) => drainer.drainScheduled(items),
-        reactivate: (agentId) => drainer.reactivate(agentId),
-        down: (ids) => maintainer.startMaintenance(ids),
-        up: (ids) => maintainer.stopMaintenance(ids),
-        frameworkName: (id) => schedulers.frameworks.get(id)?.info.name ?? '',
+        scheduleMachines: (items) => maintenanceService.scheduleMachines(items),
+        unscheduleMachines: (ids) => maintenanceService.unscheduleMachines(ids),
+        drain: (items) => drain.drainScheduled(items),
+        reactivate: (agentId) => drain.reactivate(agentId),
+        down: (ids) => maintenanceService.startMaintenance(ids),
+        up: (ids) => maintenanceService.stopMaintenance(ids),
+        frameworkName: (id) => frameworks.frameworks.get(id)?.info.name ?? '',
       },
     });
     this.maintenancePlans.recover(state);
+    this.services = { agents: agentsService, frameworks, drain, maintenance: maintenanceService, plans: this.maintenancePlans };
 
-    this.#listeners.push(this.schedulers.start(), this.drainer.start(), this.registration.start());
-    this.sessions = new AgentSessions(this.registration, () => this.#state === 'SERVING', o.epoch, log.child({ component: 'agent-sessions' }));
+    this.#listeners.push(frameworks.start(), drain.start(), agentsService.start());
+    this.sessions = new AgentSessions(agentsService, () => this.#state === 'SERVING', o.epoch, log.child({ component: 'agent-sessions' }));
     this.streams = createOperatorStreams(this, o.clock, log.child({ component: 'operator-stream' }));
     // Last: plans act on the model the services above keep, and hear events after them.
     this.#listeners.push(this.maintenancePlans.start());
@@ -202,7 +213,7 @@ export class Term {
 
   /** How many agent sessions are open (a graceful stop waits for their close handshakes). */
   get openSessions(): number {
-    return this.registration.openSessions;
+    return this.services.agents.openSessions;
   }
 
   /**
@@ -215,8 +226,8 @@ export class Term {
     this.streams.close();
     this.sessions.close();
     this.maintenancePlans.dispose();
-    this.schedulers.stop();
-    this.registration.dispose(reason);
+    this.services.frameworks.stop();
+    this.services.agents.dispose(reason);
     for (const off of this.#listeners.splice(0)) off();
     this.#log.info('term ended', { epoch: this.epoch, reason });
   }

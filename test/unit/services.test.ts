@@ -10,14 +10,14 @@ import { silentLogger } from '../../shared/log.js';
 import { messageDigest, type MasterMessage } from '../../shared/protocol.js';
 import { AgentTable } from '../../master/cores/agents.js';
 import { Commits } from '../../master/term/commit.js';
-import { Drainer } from '../../master/services/drain.js';
+import { DrainService } from '../../master/services/drain.js';
 import { drainRecordJson } from '../../master/cores/drain.js';
 import { MasterEvents, type MasterEvent } from '../../master/term/events.js';
 import { MaintenanceState } from '../../master/cores/maintenance.js';
-import { Maintainer } from '../../master/services/maintenance.js';
+import { MaintenanceService } from '../../master/services/maintenance.js';
 import type { AgentLink } from '../../master/term/ports.js';
 import type { Registry, RegistryState } from '../../master/registry/registry.js';
-import { Schedulers, type FrameworkStream } from '../../master/services/frameworks.js';
+import { FrameworksService, type FrameworkStream } from '../../master/services/frameworks.js';
 import { parseSchedulerCall } from '../../master/cores/scheduler-calls.js';
 
 /** Records every write; fails them while `failing` is set. */
@@ -89,9 +89,9 @@ function world() {
   return { clock, bus, events, registry, commits, agents, maintenance, link };
 }
 
-describe('Drainer (drain service)', () => {
-  function drainer(w: ReturnType<typeof world>): Drainer {
-    const d = new Drainer({ agents: w.agents, maintenance: w.maintenance, link: w.link, commits: w.commits, bus: w.bus, clock: w.clock, log: silentLogger });
+describe('DrainService (drain service)', () => {
+  function drainer(w: ReturnType<typeof world>): DrainService {
+    const d = new DrainService({ agents: w.agents, maintenance: w.maintenance, link: w.link, commits: w.commits, bus: w.bus, clock: w.clock, log: silentLogger });
     d.start();
     return d;
   }
@@ -181,7 +181,7 @@ describe('Drainer (drain service)', () => {
   test('drain and maintenance commands share one queue: each validates against what the one before left', async () => {
     const w = world();
     const d = drainer(w);
-    const m = new Maintainer({ maintenance: w.maintenance, commits: w.commits, bus: w.bus, log: silentLogger });
+    const m = new MaintenanceService({ maintenance: w.maintenance, commits: w.commits, bus: w.bus, log: silentLogger });
     // Scheduled first (queued first), so the drain that follows is refused: the agent is part of the schedule (Mesos §4.8).
     const scheduled = m.updateSchedule({ windows: [{ machineIds: [{ hostname: 'h', ip: '10.0.0.1' }], unavailability: { startNs: 1n } }] });
     const drained = d.drain('A', { maxGracePeriodNs: undefined, markGone: false });
@@ -192,7 +192,7 @@ describe('Drainer (drain service)', () => {
   });
 });
 
-describe('Schedulers (frameworks and offers)', () => {
+describe('FrameworksService (frameworks and offers)', () => {
   function stream(): FrameworkStream & { events: Array<{ type: string } & Record<string, unknown>>; closed: boolean } {
     const closers: Array<() => void> = [];
     const s = {
@@ -212,8 +212,8 @@ describe('Schedulers (frameworks and offers)', () => {
     };
     return s;
   }
-  function schedulers(w: ReturnType<typeof world>): Schedulers {
-    const s = new Schedulers({
+  function schedulers(w: ReturnType<typeof world>): FrameworksService {
+    const s = new FrameworksService({
       masterId: 'M',
       masterInfo: () => ({ id: 'M' }),
       startTimeMs: w.clock.now(),
