@@ -11,8 +11,7 @@ import { createRequire } from 'node:module';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../../shared/log.js';
 import { AGENT_SESSION_PATH, CLOSE_CODES, closeReason, decodeAgentMessage, encode, MAX_FRAME_BYTES, type MasterMessage } from '../../shared/protocol.js';
-import type { AgentConnection } from '../term/ports.js';
-import type { AgentsService } from '../services/agents.js';
+import type { AgentConnection, AgentSessionEvents } from '../term/ports.js';
 
 /** ws, loaded with require() rather than imported (see agent/session.ts: Node's CommonJS export scan of its files). */
 const wsLib = createRequire(import.meta.url)('ws') as typeof import('ws');
@@ -21,7 +20,7 @@ const wsLib = createRequire(import.meta.url)('ws') as typeof import('ws');
 let seq = 0;
 
 export class AgentSessions {
-  readonly #registration: AgentsService;
+  readonly #registration: AgentSessionEvents;
   readonly #serving: () => boolean;
   /** The term's epoch, stamped on every message: agents refuse a master deposed since. */
   readonly #epoch: Epoch;
@@ -29,7 +28,7 @@ export class AgentSessions {
   readonly #wss: WebSocketServer;
 
   /** `serving` is false once the term has ended: upgrades are refused from then on. */
-  constructor(registration: AgentsService, serving: () => boolean, epoch: bigint, logger: Logger) {
+  constructor(registration: AgentSessionEvents, serving: () => boolean, epoch: bigint, logger: Logger) {
     this.#registration = registration;
     this.#serving = serving;
     this.#epoch = { value: epoch.toString(), field: `,"epoch":"${epoch.toString()}"}` };

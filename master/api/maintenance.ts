@@ -12,11 +12,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type DrydockError, fail } from '../../shared/errors.js';
 import { parseWireJson } from '../../shared/json.js';
 import type { MachineId } from '../../shared/machine.js';
-import { KeyedSchedule, parseMachineList, parseMachinesMessage, parseSchedule, type Parsed } from '../cores/maintenance.js';
-import { machineObject } from '../security/acl-objects.js';
+import { keyed, parseMachineList, parseMachinesMessage, parseSchedule, type KeyedSchedule, type Parsed } from '../cores/maintenance.js';
 import type { Access } from '../security/security.js';
 import { describeObject } from '../../shared/acls.js';
-import type { TermView } from '../term/term-view.js';
+import type { EdgePorts } from '../term/ports.js';
 import { MAX_API_BODY_BYTES, type CallAnswer, type OperatorCall } from './operator.js';
 import { readBodyOrAnswer, sendError, sendJson } from '../../shared/http.js';
 
@@ -38,7 +37,7 @@ export function maintenanceRoute(path: string): Route | undefined {
 }
 
 /** Handles one request on a maintenance route; `query` is the target's query as sent (`?jsonp=cb`, or ''), from the router. */
-export async function handleMaintenanceRequest(term: TermView, route: Route, query: string, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
+export async function handleMaintenanceRequest(term: EdgePorts, route: Route, query: string, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
   const method = req.method ?? '';
   const allowed = METHODS[route];
   if (!allowed.includes(method)) {
@@ -63,15 +62,15 @@ export async function handleMaintenanceRequest(term: TermView, route: Route, que
     if (typeof json !== 'object' || json === null || Array.isArray(json)) return sendError(res, fail('MAINTENANCE_BODY_INVALID', 'Unexpected JSON type parsed'));
     const schedule = parseSchedule(json as Record<string, unknown>);
     if (!schedule.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', schedule.message));
-    const next = new KeyedSchedule(schedule.value);
-    outcome = mayUpdate(term, access, next) ?? (await term.services.maintenance.updateSchedule(next));
+    const next = keyed(schedule.value);
+    outcome = mayUpdate(term, access, next) ?? (await term.commands.updateSchedule(next));
   } else {
     const ids = parseMachineList(json);
     if (!ids.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', ids.message));
     outcome =
       route === 'DOWN'
-        ? (mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.services.maintenance.startMaintenance(ids.value)))
-        : (mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.services.maintenance.stopMaintenance(ids.value)));
+        ? (mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.commands.startMaintenance(ids.value)))
+        : (mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.commands.stopMaintenance(ids.value)));
   }
   if (outcome !== undefined) return sendError(res, outcome);
   res.writeHead(200, { 'Content-Length': 0 });
@@ -83,7 +82,7 @@ export async function handleMaintenanceRequest(term: TermView, route: Route, que
  * Mesos wraps them (`Failed to convert JSON into Call protobuf: ...`); validation failures
  * carry the same bare messages as the legacy endpoints (Mesos returns them unwrapped).
  */
-export async function answerMaintenanceCall(term: TermView, call: OperatorCall, access: Access): Promise<CallAnswer | undefined> {
+export async function answerMaintenanceCall(term: EdgePorts, call: OperatorCall, access: Access): Promise<CallAnswer | undefined> {
   switch (call.type) {
     case 'GET_MAINTENANCE_SCHEDULE':
       return { ok: true, json: { type: call.type, get_maintenance_schedule: { schedule: scheduleView(term, access) } } };
@@ -97,16 +96,16 @@ export async function answerMaintenanceCall(term: TermView, call: OperatorCall, 
       const schedule = parseSchedule(raw as Record<string, unknown>, 'update_maintenance_schedule.schedule.');
       if (!schedule.ok) return converted(schedule.message);
       // Keyed once for the ACL comparison and the command.
-      const next = new KeyedSchedule(schedule.value);
-      return done(mayUpdate(term, access, next) ?? (await term.services.maintenance.updateSchedule(next)));
+      const next = keyed(schedule.value);
+      return done(mayUpdate(term, access, next) ?? (await term.commands.updateSchedule(next)));
     }
     case 'START_MAINTENANCE':
     case 'STOP_MAINTENANCE': {
       const sub = call.body[call.type.toLowerCase()] as Record<string, unknown>;
       const ids: Parsed<MachineId[]> = parseMachinesMessage(sub);
       if (!ids.ok) return converted(ids.message);
-      if (call.type === 'START_MAINTENANCE') return done(mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.services.maintenance.startMaintenance(ids.value)));
-      return done(mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.services.maintenance.stopMaintenance(ids.value)));
+      if (call.type === 'START_MAINTENANCE') return done(mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.commands.startMaintenance(ids.value)));
+      return done(mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.commands.stopMaintenance(ids.value)));
     }
     default:
       return undefined;
@@ -116,40 +115,43 @@ export async function answerMaintenanceCall(term: TermView, call: OperatorCall, 
 // ---- Authorization: machines by hostname, ip and the attributes of their agents -------------------
 
 /** The schedule as this caller may see it (get_maintenance_schedules): other machines left out. */
-function scheduleView(term: TermView, access: Access): Record<string, unknown> {
-  if (!access.filters) return term.maintenance.scheduleJson();
+function scheduleView(term: EdgePorts, access: Access): Record<string, unknown> {
+  const q = term.queries;
+  if (!access.filters) return q.maintenanceSchedule();
   const may = access.approver('get_maintenance_schedules');
-  return term.maintenance.scheduleJson((id) => may(machineObject(id, term.maintenance, term.agents)));
+  return q.maintenanceSchedule((id) => may(q.machineObject(id)));
 }
 
 /** The cluster status as this caller may see it (get_maintenance_statuses). */
-function statusView(term: TermView, access: Access): Record<string, unknown> {
-  if (!access.filters) return term.maintenance.statusJson();
+function statusView(term: EdgePorts, access: Access): Record<string, unknown> {
+  const q = term.queries;
+  if (!access.filters) return q.maintenanceStatus();
   const may = access.approver('get_maintenance_statuses');
-  return term.maintenance.statusJson((id) => may(machineObject(id, term.maintenance, term.agents)));
+  return q.maintenanceStatus((id) => may(q.machineObject(id)));
 }
 
 /**
  * update_maintenance_schedules: allowed only if every machine the update adds, removes or moves
  * to another time is allowed (a rack team cannot drop another rack's window by leaving it out).
  */
-function mayUpdate(term: TermView, access: Access, next: KeyedSchedule): DrydockError | undefined {
-  const changed = term.maintenance.changedMachines(next);
+function mayUpdate(term: EdgePorts, access: Access, next: KeyedSchedule): DrydockError | undefined {
+  const q = term.queries;
+  const changed = q.changedMachines(next);
   if (changed.length === 0) {
     access.note('update_maintenance_schedules', 'no machine changed');
     return undefined;
   }
   // Without ACLs every machine is allowed: the audit line names what changed, nothing is built per machine.
   if (!access.filters) {
-    access.note('update_maintenance_schedules', changed.length === 1 ? describeObject(machineObject(changed[0] as MachineId, term.maintenance, term.agents)) : `${changed.length} machines`);
+    access.note('update_maintenance_schedules', changed.length === 1 ? describeObject(q.machineObject(changed[0] as MachineId)) : `${changed.length} machines`);
     return undefined;
   }
-  return access.checkAll('update_maintenance_schedules', changed.map((id) => machineObject(id, term.maintenance, term.agents)));
+  return access.checkAll('update_maintenance_schedules', changed.map((id) => q.machineObject(id)));
 }
 
 /** start_maintenances / stop_maintenances: every machine of the list. */
-function mayMove(term: TermView, access: Access, action: 'start_maintenances' | 'stop_maintenances', ids: readonly MachineId[]): DrydockError | undefined {
-  return access.checkAll(action, ids.map((id) => machineObject(id, term.maintenance, term.agents)));
+function mayMove(term: EdgePorts, access: Access, action: 'start_maintenances' | 'stop_maintenances', ids: readonly MachineId[]): DrydockError | undefined {
+  return access.checkAll(action, ids.map((id) => term.queries.machineObject(id)));
 }
 
 function converted(message: string): CallAnswer {

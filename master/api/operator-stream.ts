@@ -29,12 +29,12 @@ import { taskKey, type Task, type TaskState, type TaskStatus } from '../../share
 import { assertNever } from '../../shared/protocol.js';
 import { encodeRecord } from '../../shared/recordio.js';
 import type { MasterEvent, MasterEvents } from '../term/events.js';
-import type { TermView } from '../term/term-view.js';
+import type { Queries } from '../term/queries.js';
 import { agentJson, frameworkJson, getState } from './operator.js';
 import type { Access } from '../security/security.js';
 import type { MachineId } from '../../shared/machine.js';
 import type { AclAction, AclObject, MachineObject } from '../../shared/acls.js';
-import { agentEntryObject, agentObject, machineObject } from '../security/acl-objects.js';
+import { agentObject } from '../security/acl-objects.js';
 import { allVisible, frameworkUser, taskUser, viewRights, type Approve } from '../../shared/visibility.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
@@ -267,17 +267,14 @@ export function machineUpdatedRecord(machineIds: Array<Record<string, string>>, 
 /** How many recently completed tasks are searched for a task that has just completed (its TASK_UPDATED follows at once). */
 const RECENT_COMPLETED = 64;
 
-/** The StreamObjects of a live term; `plans` is the term's maintenance plans, when it has them. */
-export function termStreamObjects(term: TermView, plans?: { machinesOf(name: string): MachineId[] | undefined }): StreamObjects {
-  const fwUser = (frameworkId: string): string | undefined => {
-    const table = term.services.frameworks.frameworks;
-    return frameworkUser((table.get(frameworkId) ?? table.completed.find((f) => f.id === frameworkId))?.info);
-  };
+/** The StreamObjects of a live term, read through its queries port. */
+export function termStreamObjects(q: Queries): StreamObjects {
+  const fwUser = (frameworkId: string): string | undefined => frameworkUser(q.frameworkEver(frameworkId)?.info);
   return {
     taskUser: (agentId, frameworkId, taskId) => {
-      let task: Task | undefined = term.agents.get(agentId)?.tasks?.get(taskKey(frameworkId, taskId));
+      let task: Task | undefined = q.agent(agentId)?.tasks?.get(taskKey(frameworkId, taskId));
       if (task === undefined) {
-        const done = term.agents.completedTasks;
+        const done = q.completedTasks();
         for (let i = done.length - 1; i >= Math.max(0, done.length - RECENT_COMPLETED) && task === undefined; i--) {
           const t = done[i] as Task;
           if (t.task_id.value === taskId && t.framework_id.value === frameworkId) task = t;
@@ -286,30 +283,30 @@ export function termStreamObjects(term: TermView, plans?: { machinesOf(name: str
       return taskUser(task ?? {}, fwUser(frameworkId));
     },
     frameworkUser: fwUser,
-    agent: (agentId) => agentEntryObject(term.agents.get(agentId)),
+    agent: (agentId) => q.agentObject(agentId),
     agents: function* () {
-      for (const e of term.agents.all()) yield [e.id, agentObject(e.id, e.info)];
+      for (const e of q.agents()) yield [e.id, agentObject(e.id, e.info)];
     },
     machine: (key) => {
-      const m = term.maintenance.machineByKey(key);
-      return m === undefined ? undefined : machineObject(m.id, term.maintenance, term.agents);
+      const m = q.machineByKey(key);
+      return m === undefined ? undefined : q.machineObject(m.id);
     },
-    planMachines: (name) => plans?.machinesOf(name)?.map((id) => machineObject(id, term.maintenance, term.agents)),
+    planMachines: (name) => q.planMachines(name)?.map((id) => q.machineObject(id)),
   };
 }
 
-/** A StreamView over a live term, with the operator API's renderers. */
-export function termStreamView(term: TermView): StreamView {
+/** A StreamView over a live term's queries, with the operator API's renderers. */
+export function termStreamView(q: Queries): StreamView {
   return {
-    task: (agentId, frameworkId, taskId) => term.agents.get(agentId)?.tasks?.get(taskKey(frameworkId, taskId)),
+    task: (agentId, frameworkId, taskId) => q.agent(agentId)?.tasks?.get(taskKey(frameworkId, taskId)),
     agent: (agentId) => {
-      const e = term.agents.get(agentId);
-      return e?.phase === 'REGISTERED' ? agentJson(e, term) : undefined;
+      const e = q.agent(agentId);
+      return e?.phase === 'REGISTERED' ? agentJson(e, q) : undefined;
     },
-    framework: (frameworkId, mayViewAgent) => frameworkJson(term, frameworkId, mayViewAgent),
-    frameworkInfo: (frameworkId) => frameworkJson(term, frameworkId)?.['framework_info'] as Record<string, unknown> | undefined,
-    maintenanceStatus: (visible) => term.maintenance.statusJson(visible),
-    machineIds: (keys) => keys.map((k) => machineIdJson(term.maintenance.machineByKey(k)?.id ?? {})),
+    framework: (frameworkId, mayViewAgent) => frameworkJson(q, frameworkId, mayViewAgent),
+    frameworkInfo: (frameworkId) => frameworkJson(q, frameworkId)?.['framework_info'] as Record<string, unknown> | undefined,
+    maintenanceStatus: (visible) => q.maintenanceStatus(visible),
+    machineIds: (keys) => keys.map((k) => machineIdJson(q.machineByKey(k)?.id ?? {})),
   };
 }
 
@@ -594,20 +591,30 @@ export class OperatorStreams {
   }
 }
 
-/**
- * A term's streams, configured from the master's flags. The term's maintenance plans, when it
- * has them, let plan events be decided by their machines.
- */
-export function createOperatorStreams(term: TermView & { readonly maintenancePlans?: { machinesOf(name: string): MachineId[] | undefined } }, clock: Clock, logger: Logger): OperatorStreams {
+/** What a term gives its operator streams: its bus, its queries port and the master's stream flags. */
+export interface TermStreamsOptions {
+  events: MasterEvents;
+  queries: Queries;
+  clock: Clock;
+  logger: Logger;
+  /** --heartbeat_interval, in ms. */
+  heartbeatIntervalMs: number;
+  /** --max_operator_event_stream_subscribers. */
+  maxSubscribers: number;
+}
+
+/** A term's streams: views, snapshots and ACL objects all read through the queries port. */
+export function createOperatorStreams(o: TermStreamsOptions): OperatorStreams {
+  const q = o.queries;
   return new OperatorStreams({
-    events: term.bus,
-    view: termStreamView(term),
-    snapshot: (access) => getState(term, viewRights(access)),
-    objects: termStreamObjects(term, term.maintenancePlans),
-    machineObject: (id) => machineObject(id, term.maintenance, term.agents),
-    clock,
-    logger,
-    heartbeatIntervalMs: term.config.heartbeatIntervalMs,
-    maxSubscribers: term.config.maxOperatorEventStreamSubscribers,
+    events: o.events,
+    view: termStreamView(q),
+    snapshot: (access) => getState(q, viewRights(access)),
+    objects: termStreamObjects(q),
+    machineObject: (id) => q.machineObject(id),
+    clock: o.clock,
+    logger: o.logger,
+    heartbeatIntervalMs: o.heartbeatIntervalMs,
+    maxSubscribers: o.maxSubscribers,
   });
 }

@@ -16,12 +16,13 @@ import type { AgentEntry } from '../cores/agents.js';
 import { parseMaxGracePeriod, type DrainConfig } from '../../shared/drain.js';
 import { drainInfoJson, drainRecordJson } from '../cores/drain.js';
 import type { FrameworkEntry } from '../cores/frameworks.js';
-import type { TermView } from '../term/term-view.js';
+import type { Queries } from '../term/queries.js';
+import type { EdgePorts } from '../term/ports.js';
 import type { AclAction } from '../../shared/acls.js';
-import { agentEntryObject } from '../security/acl-objects.js';
 import type { Access } from '../security/security.js';
 import { describeObject } from '../../shared/acls.js';
 import { frameworkPrincipal } from '../cores/frameworks.js';
+import { agentEntryObject } from '../security/acl-objects.js';
 import { frameworkUser, taskUser, viewRights, visible, type Approve, type ViewRights } from '../../shared/visibility.js';
 
 /** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
@@ -97,7 +98,7 @@ export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: Drydo
  * Answers a validated call from the master's state. Calls that change durable state answer
  * once the registry has the change (a promise); the others at once.
  */
-export function answerCall(term: TermView, call: OperatorCall, access: Access): CallAnswer | Promise<CallAnswer> {
+export function answerCall(term: EdgePorts, call: OperatorCall, access: Access): CallAnswer | Promise<CallAnswer> {
   switch (call.type) {
     case 'DRAIN_AGENT':
     case 'DEACTIVATE_AGENT':
@@ -112,20 +113,20 @@ export function answerCall(term: TermView, call: OperatorCall, access: Access): 
       // view_flags has no object: a principal sees all the flags or none (Mesos).
       const refused = access.check('view_flags', undefined);
       if (refused !== undefined) return { ok: false, error: refused };
-      return ok({ type: 'GET_FLAGS', get_flags: { flags: term.config.flags.map((f) => ({ name: f.name, value: f.value })) } });
+      return ok({ type: 'GET_FLAGS', get_flags: { flags: term.queries.flags().map((f) => ({ name: f.name, value: f.value })) } });
     }
     case 'GET_MASTER':
-      return ok({ type: 'GET_MASTER', get_master: getMaster(term) });
+      return ok({ type: 'GET_MASTER', get_master: getMaster(term.queries) });
     case 'GET_AGENTS':
-      return ok({ type: 'GET_AGENTS', get_agents: getAgents(term, viewRights(access)) });
+      return ok({ type: 'GET_AGENTS', get_agents: getAgents(term.queries, viewRights(access)) });
     case 'GET_TASKS':
-      return ok({ type: 'GET_TASKS', get_tasks: getTasks(term, viewRights(access)) });
+      return ok({ type: 'GET_TASKS', get_tasks: getTasks(term.queries, viewRights(access)) });
     case 'GET_FRAMEWORKS':
-      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks(term, viewRights(access)) });
+      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks(term.queries, viewRights(access)) });
     case 'GET_EXECUTORS':
       return ok({ type: 'GET_EXECUTORS', get_executors: { executors: [] } });
     case 'GET_STATE':
-      return ok({ type: 'GET_STATE', get_state: getState(term, viewRights(access)) });
+      return ok({ type: 'GET_STATE', get_state: getState(term.queries, viewRights(access)) });
     case 'TEARDOWN':
       return teardown(term, call, access);
     default:
@@ -163,14 +164,14 @@ const AGENT_CALL_ACTIONS = {
   MARK_AGENT_GONE: 'mark_agents_gone',
 } as const satisfies Partial<Record<CallType, AclAction>>;
 
-async function answerAgentCall(term: TermView, call: OperatorCall, access: Access): Promise<CallAnswer> {
+async function answerAgentCall(term: EdgePorts, call: OperatorCall, access: Access): Promise<CallAnswer> {
   const subName = call.type.toLowerCase();
   const id = agentIdOf(call, subName);
   if (!id.ok) return { ok: false, error: id.error };
   const sub = id.sub;
   // Authorization comes before any lookup answer (as in Mesos): an unknown agent is an unknown
   // object, which only ANY/NONE entries match, so a principal limited to some machines learns nothing.
-  const object = agentEntryObject(term.agents.get(id.id)) ?? { agentId: id.id };
+  const object = term.queries.agentObject(id.id) ?? { agentId: id.id };
   const refused = access.check(AGENT_CALL_ACTIONS[call.type as keyof typeof AGENT_CALL_ACTIONS], object);
   if (refused !== undefined) return { ok: false, error: refused };
   let error: DrydockError | undefined;
@@ -184,17 +185,17 @@ async function answerAgentCall(term: TermView, call: OperatorCall, access: Acces
         if (gone !== undefined) return { ok: false, error: gone };
         access.note('drain_agents', describeObject(object));
       }
-      error = await term.services.drain.drain(id.id, parsed.config);
+      error = await term.commands.drainAgent(id.id, parsed.config);
       break;
     }
     case 'DEACTIVATE_AGENT':
-      error = await term.services.drain.deactivate(id.id);
+      error = await term.commands.deactivateAgent(id.id);
       break;
     case 'REACTIVATE_AGENT':
-      error = await term.services.drain.reactivate(id.id);
+      error = await term.commands.reactivateAgent(id.id);
       break;
     default:
-      error = await term.services.drain.markGoneCall(id.id);
+      error = await term.commands.markAgentGone(id.id);
   }
   return error === undefined ? { ok: true, json: undefined } : { ok: false, error };
 }
@@ -213,18 +214,18 @@ const TEARDOWN_CALL = message('Call.Teardown', () => ({ framework_id: required(F
  * answers (as the agent calls): an unknown framework, or one without a principal, is an unknown
  * object that only ANY entries match, so a principal limited to some frameworks learns nothing.
  */
-async function teardown(term: TermView, call: OperatorCall, access: Access): Promise<CallAnswer> {
+async function teardown(term: EdgePorts, call: OperatorCall, access: Access): Promise<CallAnswer> {
   const decoded = decodeMessage<{ framework_id: { value: string } }>(TEARDOWN_CALL, call.body['teardown'], 'teardown');
   if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
   const id = decoded.value.framework_id.value;
-  const entry = term.services.frameworks.frameworks.get(id);
+  const entry = term.queries.framework(id);
   const owner = entry === undefined ? undefined : frameworkPrincipal(entry.info);
   const refused = access.check('teardown_frameworks', owner);
   access.note('teardown_frameworks', owner === undefined ? `framework ${id}` : `framework ${id} of '${owner}'`);
   if (refused !== undefined) return { ok: false, error: refused };
   if (entry === undefined) return { ok: false, error: fail('FRAMEWORK_UNKNOWN') };
-  const removed = await term.services.frameworks.teardown(id);
-  return removed.ok ? { ok: true, json: undefined } : { ok: false, error: removed.error };
+  const refusedByService = await term.commands.teardownFramework(id);
+  return refusedByService === undefined ? { ok: true, json: undefined } : { ok: false, error: refusedByService };
 }
 
 /** When dist was built: the mtime of this compiled file (there is no build step that stamps it). */
@@ -247,14 +248,15 @@ export function versionInfo(): Record<string, unknown> {
   return info;
 }
 
-function getMaster(term: TermView): Record<string, unknown> {
+function getMaster(q: Queries): Record<string, unknown> {
+  const m = q.master();
   const j: Record<string, unknown> = {
-    master_info: term.masterInfo(),
-    start_time: term.processStartMs / 1000,
-    elected_time: term.electedMs / 1000,
+    master_info: m.info,
+    start_time: m.startMs / 1000,
+    elected_time: m.electedMs / 1000,
   };
   // Drydock: with HA, the standbys this leader knows (their MasterInfo), as the election lists them.
-  const others = term.otherMasters();
+  const others = m.others;
   if (others.length > 0) j['standby_masters'] = others;
   return j;
 }
@@ -278,7 +280,7 @@ function allocated(e: AgentEntry): Resource[] {
 }
 
 /** One Agent as GET_AGENTS writes it (also the operator stream's AGENT_ADDED). */
-export function agentJson(e: AgentEntry, term?: TermView): Record<string, unknown> {
+export function agentJson(e: AgentEntry, q?: Queries): Record<string, unknown> {
   const a: Record<string, unknown> = {
     agent_info: agentInfo(e),
     active: e.connected && !e.deactivated,
@@ -290,16 +292,16 @@ export function agentJson(e: AgentEntry, term?: TermView): Record<string, unknow
   if (e.reregisteredTimeNs !== undefined) a['reregistered_time'] = { nanoseconds: e.reregisteredTimeNs };
   a['total_resources'] = toEndpointFormat(e.info.resources);
   a['allocated_resources'] = toEndpointFormat(allocated(e));
-  a['offered_resources'] = term === undefined ? [] : toEndpointFormat(term.services.frameworks.offeredOnAgent(e.id));
+  a['offered_resources'] = q === undefined ? [] : toEndpointFormat(q.offeredOnAgent(e.id));
   a['capabilities'] = e.capabilities.map((type) => ({ type }));
   if (e.drain !== undefined) {
     a['drain_info'] = drainInfoJson(e.drain);
     if (e.drain.estimatedStartNs !== undefined) a['estimated_drain_start_time'] = { nanoseconds: e.drain.estimatedStartNs };
     // Beyond Mesos: what the drain is waiting for (master/drain.ts drainRecordJson).
-    if (term !== undefined) a['drain_record'] = drainRecordJson({ ...term.services.drain.view(e), drain: e.drain }, Date.now());
+    if (q !== undefined) a['drain_record'] = drainRecordJson({ ...q.drainView(e), drain: e.drain }, q.nowMs());
   }
   // Drydock's addition (extra fields are fine for Mesos clients): the machine's mode and window.
-  if (term !== undefined) a['maintenance'] = term.maintenance.agentMaintenanceJson(e.id);
+  if (q !== undefined) a['maintenance'] = q.agentMaintenance(e.id);
   return a;
 }
 
@@ -307,44 +309,43 @@ export function agentJson(e: AgentEntry, term?: TermView): Record<string, unknow
  * GET_STATE's `get_state` (also the operator stream's SUBSCRIBED snapshot): the four
  * sub-objects in Mesos' order, each filtered by its view ACL when `rights` is given.
  */
-export function getState(term: TermView, rights?: ViewRights): Record<string, unknown> {
-  return { get_tasks: getTasks(term, rights), get_executors: { executors: [] }, get_frameworks: getFrameworks(term, rights), get_agents: getAgents(term, rights) };
+export function getState(q: Queries, rights?: ViewRights): Record<string, unknown> {
+  return { get_tasks: getTasks(q, rights), get_executors: { executors: [] }, get_frameworks: getFrameworks(q, rights), get_agents: getAgents(q, rights) };
 }
 
 /** GET_AGENTS: the agents view_agents lets the caller see (all of them without `rights`). */
-function getAgents(term: TermView, rights?: ViewRights): { agents: unknown[]; recovered_agents: unknown[] } {
+function getAgents(q: Queries, rights?: ViewRights): { agents: unknown[]; recovered_agents: unknown[] } {
   const agents: unknown[] = [];
   const recovered: unknown[] = [];
   const may = rights?.agents;
-  for (const e of term.agents.all()) {
+  for (const e of q.agents()) {
     if (e.phase !== 'REGISTERED' && e.phase !== 'RECOVERED') continue;
     if (may !== undefined && !may(agentEntryObject(e))) continue;
-    if (e.phase === 'REGISTERED') agents.push(agentJson(e, term));
+    if (e.phase === 'REGISTERED') agents.push(agentJson(e, q));
     else recovered.push(agentInfo(e));
   }
   return { agents, recovered_agents: recovered };
 }
 
 /** The user of a known or completed framework, by id; looked up once per id for a whole answer. */
-function frameworkUsers(term: TermView): (frameworkId: string) => string | undefined {
-  const table = term.services.frameworks.frameworks;
+function frameworkUsers(q: Queries): (frameworkId: string) => string | undefined {
   const cache = new Map<string, string | undefined>();
   return (id) => {
     if (cache.has(id)) return cache.get(id);
-    const user = frameworkUser((table.get(id) ?? table.completed.find((f) => f.id === id))?.info);
+    const user = frameworkUser(q.frameworkEver(id)?.info);
     cache.set(id, user);
     return user;
   };
 }
 
 /** GET_TASKS: the tasks view_tasks lets the caller see, by their user, else their framework's. */
-function getTasks(term: TermView, rights?: ViewRights): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
+function getTasks(q: Queries, rights?: ViewRights): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
   const tasks: Task[] = [];
   const unreachable: Task[] = [];
   const may = rights?.tasks;
-  const users = may === undefined ? undefined : frameworkUsers(term);
+  const users = may === undefined ? undefined : frameworkUsers(q);
   const sees = (t: Task): boolean => may === undefined || may(taskUser(t, users?.(t.framework_id.value)));
-  for (const e of term.agents.all()) {
+  for (const e of q.agents()) {
     if (e.tasks === undefined) continue;
     for (const t of e.tasks.values()) {
       if (!sees(t)) continue;
@@ -352,19 +353,19 @@ function getTasks(term: TermView, rights?: ViewRights): { tasks: Task[]; unreach
       else tasks.push(t);
     }
   }
-  return { tasks, unreachable_tasks: unreachable, completed_tasks: may === undefined ? [...term.agents.completedTasks] : term.agents.completedTasks.filter(sees) };
+  return { tasks, unreachable_tasks: unreachable, completed_tasks: may === undefined ? [...q.completedTasks()] : q.completedTasks().filter(sees) };
 }
 
 /**
  * GET_FRAMEWORKS: the frameworks view_frameworks lets the caller see, by their user; in each,
  * the offers and inverse offers of agents view_agents lets it see.
  */
-function getFrameworks(term: TermView, rights?: ViewRights): { frameworks: unknown[]; completed_frameworks: unknown[] } {
+function getFrameworks(q: Queries, rights?: ViewRights): { frameworks: unknown[]; completed_frameworks: unknown[] } {
   const may = rights?.frameworks;
   const userOf = (f: FrameworkEntry): string | undefined => frameworkUser(f.info);
-  const agents = offerAgents(term, rights?.agents);
-  const frameworks = visible([...term.services.frameworks.frameworks.all()], may, userOf).map((f) => frameworkEntryJson(term, f, agents));
-  const completed = visible(term.services.frameworks.frameworks.completed, may, userOf).map((f) => frameworkEntryJson(term, f, agents));
+  const agents = offerAgents(q, rights?.agents);
+  const frameworks = visible([...q.frameworks()], may, userOf).map((f) => frameworkEntryJson(q, f, agents));
+  const completed = visible(q.completedFrameworks(), may, userOf).map((f) => frameworkEntryJson(q, f, agents));
   return { frameworks, completed_frameworks: completed };
 }
 
@@ -374,12 +375,12 @@ function getFrameworks(term: TermView, rights?: ViewRights): { frameworks: unkno
  * that agent, decided on the same object as GET_AGENTS. Undefined without ACLs (all of them).
  * An agent the master no longer has is an unknown object. Each agent is decided once per answer.
  */
-function offerAgents(term: TermView, may: Approve | undefined): ((agentId: string) => boolean) | undefined {
+function offerAgents(q: Queries, may: Approve | undefined): ((agentId: string) => boolean) | undefined {
   if (may === undefined) return undefined;
   const decided = new Map<string, boolean>();
   return (agentId) => {
     let ok = decided.get(agentId);
-    if (ok === undefined) decided.set(agentId, (ok = may(agentEntryObject(term.agents.get(agentId)))));
+    if (ok === undefined) decided.set(agentId, (ok = may(q.agentObject(agentId))));
     return ok;
   };
 }
@@ -389,16 +390,15 @@ function offerAgents(term: TermView, may: Approve | undefined): ((agentId: strin
  * operator stream's FRAMEWORK_ADDED / FRAMEWORK_UPDATED); undefined for an id never seen.
  * With `mayViewAgent` (view_agents of the caller), only the offers of agents it may see.
  */
-export function frameworkJson(term: TermView, frameworkId: string, mayViewAgent?: Approve): Record<string, unknown> | undefined {
-  const table = term.services.frameworks.frameworks;
-  const entry = table.get(frameworkId) ?? table.completed.find((f) => f.id === frameworkId);
-  return entry === undefined ? undefined : frameworkEntryJson(term, entry, offerAgents(term, mayViewAgent));
+export function frameworkJson(q: Queries, frameworkId: string, mayViewAgent?: Approve): Record<string, unknown> | undefined {
+  const entry = q.frameworkEver(frameworkId);
+  return entry === undefined ? undefined : frameworkEntryJson(q, entry, offerAgents(q, mayViewAgent));
 }
 
-function frameworkEntryJson(term: TermView, f: FrameworkEntry, agentVisible: ((agentId: string) => boolean) | undefined): Record<string, unknown> {
-  const removed = term.services.frameworks.frameworks.isRemoved(f.id);
-  let offers = removed ? [] : term.services.frameworks.offersOfFramework(f.id);
-  let inverseOffers = removed ? [] : term.services.frameworks.inverseOffersOfFramework(f.id);
+function frameworkEntryJson(q: Queries, f: FrameworkEntry, agentVisible: ((agentId: string) => boolean) | undefined): Record<string, unknown> {
+  const removed = q.frameworkRemoved(f.id);
+  let offers = removed ? [] : q.offers(f.id);
+  let inverseOffers = removed ? [] : q.inverseOffers(f.id);
   if (agentVisible !== undefined) {
     offers = offers.filter((o) => agentVisible(o.agentId));
     inverseOffers = inverseOffers.filter((o) => agentVisible(o.agentId));
@@ -415,9 +415,9 @@ function frameworkEntryJson(term: TermView, f: FrameworkEntry, agentVisible: ((a
   if (f.registeredTimeNs !== undefined) j['registered_time'] = { nanoseconds: f.registeredTimeNs };
   if (f.reregisteredTimeNs !== undefined) j['reregistered_time'] = { nanoseconds: f.reregisteredTimeNs };
   if (f.unregisteredTimeNs !== undefined) j['unregistered_time'] = { nanoseconds: f.unregisteredTimeNs };
-  j['offers'] = offers.map((o) => term.services.frameworks.offerJson(o));
-  j['inverse_offers'] = inverseOffers.map((o) => term.services.frameworks.inverseOfferJson(o));
-  j['allocated_resources'] = removed ? [] : toEndpointFormat(term.services.frameworks.allocatedToFramework(f.id));
+  j['offers'] = offers.map((o) => q.offerJson(o));
+  j['inverse_offers'] = inverseOffers.map((o) => q.inverseOfferJson(o));
+  j['allocated_resources'] = removed ? [] : toEndpointFormat(q.allocatedTo(f.id));
   j['offered_resources'] = toEndpointFormat(offered);
   return j;
 }

@@ -7,12 +7,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBodyOrAnswer, sendError, sendJson, sendText } from '../../shared/http.js';
 import { stringifyJson } from '../../shared/json.js';
-import type { MaintenancePlans } from '../plans/driver.js';
 import { MAX_API_BODY_BYTES } from './operator.js';
 import type { Access } from '../security/security.js';
 import type { DrydockError } from '../../shared/errors.js';
-import type { MachineId } from '../../shared/machine.js';
-import type { AclAction, MachineObject } from '../../shared/acls.js';
+import type { AclAction } from '../../shared/acls.js';
+import type { EdgePorts } from '../term/ports.js';
 import { segmentsBelow, type RequestTarget } from '../../shared/paths.js';
 
 const PREFIX: readonly string[] = ['v1', 'maintenance', 'plans'];
@@ -27,9 +26,8 @@ export function maintenancePlansRoute(target: RequestTarget): readonly string[] 
 }
 
 /**
- * Handles one request; `plans` is the current term's service, `below` the route's segments
- * (maintenancePlansRoute), `query` the target's query as sent, `objectOf` turns a machine into an
- * ACL object. A plan is authorized by its machines: every one must be allowed (view, create,
+ * Handles one request; `term` the current term's ports, `below` the route's segments
+ * (maintenancePlansRoute), `query` the target's query as sent. A plan is authorized by its machines: every one must be allowed (view, create,
  * update for the verbs, delete), so a rack team's rights end at its rack. A plan that names one
  * of the master's hooks also needs run_maintenance_hooks on it, from whoever creates it and from
  * whoever starts, continues or restarts steps that would run it; and only those allowed to run it
@@ -40,19 +38,13 @@ export function maintenancePlansRoute(target: RequestTarget): readonly string[] 
  * done with it. The check takes a name, never an optional one, so no spelling of a path can
  * reach a plan without it.
  */
-export async function handleMaintenancePlansRequest(
-  plans: MaintenancePlans,
-  below: readonly string[],
-  query: string,
-  req: IncomingMessage,
-  res: ServerResponse,
-  access: Access,
-  objectOf: (id: MachineId) => MachineObject,
-): Promise<void> {
+export async function handleMaintenancePlansRequest(term: EdgePorts, below: readonly string[], query: string, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
+  const { queries, commands } = term;
+  const objectOf = queries.machineObject.bind(queries);
   const method = req.method ?? 'GET';
   const planCheck = (action: AclAction, name: string): DrydockError | undefined => {
     if (!access.filters) return undefined;
-    const machines = plans.machinesOf(name);
+    const machines = queries.planMachines(name);
     // An unknown plan is left to the handler's own 404.
     if (machines === undefined) return undefined;
     const refused = access.checkAll(action, machines.map(objectOf));
@@ -63,7 +55,7 @@ export async function handleMaintenancePlansRequest(
   if (name === undefined) {
     if (method === 'GET' || method === 'HEAD') {
       req.resume();
-      return sendJson(res, plans.names().filter((n) => planCheck('view_maintenance_plans', n) === undefined));
+      return sendJson(res, queries.planNames().filter((n) => planCheck('view_maintenance_plans', n) === undefined));
     }
     if (method !== 'POST') {
       req.resume();
@@ -71,7 +63,7 @@ export async function handleMaintenancePlansRequest(
     }
     const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
     if (text === undefined) return;
-    const created = await plans.create(
+    const created = await commands.createPlan(
       text,
       (machines, hook) => {
         const refused = access.checkAll('create_maintenance_plans', machines.map(objectOf));
@@ -93,7 +85,7 @@ export async function handleMaintenancePlansRequest(
     req.resume();
     const forbidden = planCheck('delete_maintenance_plans', name);
     if (forbidden !== undefined) return sendError(res, forbidden);
-    const refused = await plans.delete(name);
+    const refused = await commands.deletePlan(name);
     if (refused !== undefined) return sendError(res, refused);
     return sendJson(res, { message: `deleted maintenance plan ${name}` });
   }
@@ -106,7 +98,7 @@ export async function handleMaintenancePlansRequest(
   // A verb that would run the plan's hook (again) needs the right to run it, whoever created the plan.
   const params = new URLSearchParams(query);
   if (method === 'POST' && rest.length === 1) {
-    const hook = plans.hookNeededFor(name, rest[0] ?? '', params.get('phase') || undefined, params.get('step') || undefined);
+    const hook = queries.planHookNeededFor(name, rest[0] ?? '', params.get('phase') || undefined, params.get('step') || undefined);
     const denied = hook === undefined ? undefined : access.check('run_maintenance_hooks', hook);
     if (denied !== undefined) {
       req.resume();
@@ -118,7 +110,10 @@ export async function handleMaintenancePlansRequest(
   if (body === undefined) return;
   if (method !== 'POST') req.resume();
   // A verb waits for its body and the serial queue: the plan is checked again where it runs.
-  const answer = await plans.request(method, below, params, body, (n) => planCheck(action, n), (hook) => access.allows('run_maintenance_hooks', hook));
+  const answer =
+    method === 'POST'
+      ? await commands.planVerb(below, params, body, (n) => planCheck(action, n))
+      : queries.planAnswer(method, below, params, (hook) => access.allows('run_maintenance_hooks', hook));
   if ('json' in answer) {
     const text = stringifyJson(answer.json);
     res.writeHead(answer.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });

@@ -13,11 +13,11 @@ import { stringifyJson } from '../../shared/json.js';
 import type { FrameworkInfo } from '../../shared/mesos.js';
 import { parseSchedulerCall } from '../cores/scheduler-calls.js';
 import { encodeRecord } from '../../shared/recordio.js';
-import type { TermView } from '../term/term-view.js';
-import type { FrameworkStream } from '../services/frameworks.js';
+import type { EdgePorts } from '../term/ports.js';
+import type { FrameworkStream } from '../term/commands.js';
 import { sendError } from '../../shared/http.js';
 import { readApiBody } from './http-exchange.js';
-import type { Access, AuditOutcome } from '../security/security.js';
+import type { Access, AuditOutcome, MasterSecurity } from '../security/security.js';
 import type { SchedulerCall } from '../cores/scheduler-calls.js';
 
 /** Paths of the scheduler endpoint (libprocess delegation and the DC/OS prefix, as for /api/v1). */
@@ -26,7 +26,7 @@ export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler'
 // ---- The HTTP shell ------------------------------------------------------------------------
 
 /** Handles one request on a scheduler path. */
-export async function handleSchedulerRequest(term: TermView, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
+export async function handleSchedulerRequest(term: EdgePorts, security: MasterSecurity, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
   const body = await readApiBody(req, res);
   if (body === undefined) return;
   const parsed = parseSchedulerCall(body);
@@ -35,17 +35,17 @@ export async function handleSchedulerRequest(term: TermView, req: IncomingMessag
   if (call.type === 'SUBSCRIBE') {
     const info = (call.body.subscribe as { framework_info: FrameworkInfo }).framework_info;
     let opened: FrameworkStream | undefined;
-    const subscribed = await term.services.frameworks.subscribe(info, () => (opened = openStream(res)), access);
+    const subscribed = await term.commands.subscribeFramework(info, () => (opened = openStream(res)), access);
     // The stream stays open: the line is written now, not when the answer ends. A new framework is named by the id it got.
-    const fid = opened === undefined ? undefined : [...term.services.frameworks.frameworks.all()].find((f) => f.streamId === opened?.id)?.id;
-    audit(term, access, call, fid ?? call.frameworkId, subscribed.ok ? 200 : subscribed.error.status);
+    const fid = opened === undefined ? undefined : term.queries.frameworkOfStream(opened.id);
+    audit(security, access, call, fid ?? call.frameworkId, subscribed.ok ? 200 : subscribed.error.status);
     if (!subscribed.ok) sendError(res, subscribed.error);
     return;
   }
   const header = req.headers['mesos-stream-id'];
   const streamId = Array.isArray(header) ? header[0] : header;
-  const result = await term.services.frameworks.call(call, streamId, access);
-  audit(term, access, call, call.frameworkId, result.ok ? (result.status ?? 202) : result.error.status);
+  const result = await term.commands.frameworkCall(call, streamId, access);
+  audit(security, access, call, call.frameworkId, result.ok ? (result.status ?? 202) : result.error.status);
   if (!result.ok) return sendError(res, result.error);
   res.writeHead(result.status ?? 202, { 'Content-Length': 0 });
   res.end();
@@ -56,11 +56,11 @@ export async function handleSchedulerRequest(term: TermView, req: IncomingMessag
  * call only when refused (an ACCEPT a second is not an audit event; a stranger's is). It names
  * the framework, and the ACL action the call was decided on, if any.
  */
-function audit(term: TermView, access: Access, call: SchedulerCall, frameworkId: string | undefined, status: number): void {
+function audit(security: MasterSecurity, access: Access, call: SchedulerCall, frameworkId: string | undefined, status: number): void {
   if (call.type !== 'SUBSCRIBE' && call.type !== 'TEARDOWN' && status !== 401 && status !== 403) return;
   const framework = frameworkId === undefined ? 'new framework' : `framework ${frameworkId}`;
   const noted = access.noted;
-  term.security.audit({
+  security.audit({
     principal: access.principal,
     action: noted === undefined ? call.type : `${call.type} ${noted.action}`,
     object: noted === undefined ? framework : noted.object,

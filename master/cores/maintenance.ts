@@ -355,6 +355,11 @@ export class MaintenanceState {
     return this.#machines;
   }
 
+  /** Every machine, in the order they became known. */
+  all(): IterableIterator<Machine> {
+    return this.#machines.values();
+  }
+
   /** The machine under a key (maintenance events name machines by key). */
   machineByKey(key: string): Machine | undefined {
     return this.#machines.get(key);

@@ -22,7 +22,7 @@
  *    be allowed run_maintenance_hooks (the HTTP shell checks at creation and on the verbs that could
  *    run it again: `hookNeededFor`). The plan keeps its creator; each run writes an audit line
  *    naming the creator, the hook and the argv. A hook's output reaches only principals allowed to
- *    run it: the plan's notes and events carry the hidden form, and `request` / the event's
+ *    run it: the plan's notes and events carry the hidden form, and `answer` / the event's
  *    `revealed` text put the output back for those who may see it.
  *  - A plan stored by an older master (its progress has no `namedHooks`) had a shell command in
  *    on_down: it is read in the old syntax and its step goes to ERROR instead of running it.
@@ -52,6 +52,7 @@ import type { Status } from '../../shared/plans/status.js';
 import type { MaintenanceStepChange, MasterEvent } from '../term/events.js';
 import type { Unavailability } from '../cores/maintenance.js';
 import type { ServiceModel, ServicePorts } from '../term/ports.js';
+import type { HookReveal } from '../term/queries.js';
 import type { DurableMaintenancePlan, RegistryState } from '../registry/registry.js';
 
 /** A hook's output kept per attempt: the last 4 KiB. */
@@ -93,8 +94,6 @@ export interface MaintenancePlansOptions extends ServicePorts, ServiceModel {
   audit?: (entry: HookAudit) => void;
 }
 
-/** Who may see what of a plan: whether a reader may run a hook (undefined: an older master's command). */
-export type HookReveal = (hook: string | undefined) => boolean;
 
 /** The durable record of one on_down attempt. */
 interface HookRecord {
@@ -346,20 +345,27 @@ export class MaintenancePlans {
   }
 
   /**
-   * `/v1/maintenance/plans/<name>[/<verb>]` through the shared `/v1/plans` handler; a verb that
-   * succeeds is applied to the step states and persisted before the answer. `segments` are the
-   * decoded segments below `/v1/maintenance/plans` (shared/paths.ts). `authorize` is asked
-   * about the plan again inside the serial queue, where the verb runs: a plan created under that
-   * name after the edge's check is still checked.
+   * A read of `/v1/maintenance/plans/<name>[/...]` through the shared `/v1/plans` handler (any
+   * method but POST: GET, HEAD, and the others it refuses). `segments` are the decoded segments
+   * below `/v1/maintenance/plans` (shared/paths.ts); `reveal` says whether the reader may see a
+   * failed hook's output.
    */
-  async request(method: string, segments: readonly string[], query: URLSearchParams, body: string, authorize?: (name: string) => DrydockError | undefined, reveal: HookReveal = () => false): Promise<PlansAnswer> {
+  answer(method: string, segments: readonly string[], query: URLSearchParams, reveal: HookReveal = () => false): PlansAnswer {
     const plans = [...this.#plans.values()].filter((p) => !p.deleted);
-    if (method !== 'POST') {
-      const answer = plansApi(plans.map((p) => p.plan), { method, segments, query, body });
-      const held = segments.length === 1 ? plans.find((p) => p.name === segments[0]) : undefined;
-      if (held === undefined || !('json' in answer)) return answer;
-      return { status: answer.status, json: this.#withHooks(held, answer.json, reveal(hookNameOf(held))) };
-    }
+    const answer = plansApi(plans.map((p) => p.plan), { method, segments, query, body: '' });
+    const held = segments.length === 1 ? plans.find((p) => p.name === segments[0]) : undefined;
+    if (held === undefined || !('json' in answer)) return answer;
+    return { status: answer.status, json: this.#withHooks(held, answer.json, reveal(hookNameOf(held))) };
+  }
+
+  /**
+   * A verb (`POST /v1/maintenance/plans/<name>/<verb>`) through the shared `/v1/plans` handler; a
+   * verb that succeeds is applied to the step states and persisted before the answer.
+   * `authorize` is asked about the plan again inside the serial queue, where the verb runs: a
+   * plan created under that name after the edge's check is still checked.
+   */
+  async verb(segments: readonly string[], query: URLSearchParams, body: string, authorize?: (name: string) => DrydockError | undefined): Promise<PlansAnswer> {
+    const method = 'POST';
     const { commits } = this.#o;
     const out = await commits.serial(async () => {
       const live = [...this.#plans.values()].filter((p) => !p.deleted);
@@ -659,7 +665,7 @@ export class MaintenancePlans {
   /** The engine's view of a step: its status from the state, its note the one line an operator reads. */
   #showStep(step: Step, state: StepState, waitingFor: string): void {
     step.setStatus(stepStatusOf(state));
-    // An ERROR shows its hidden form here (notes reach every reader of the plan; request reveals),
+    // An ERROR shows its hidden form here (notes reach every reader of the plan; `answer` reveals),
     // and a restart refused since (a waiting-for text shows it already).
     const refusal = state.stage === 'ERROR' ? lastRefusal(state) : undefined;
     const error = `${errorText(state, false)}${refusal === undefined ? '' : ` (${refusal})`}`;

@@ -8,6 +8,7 @@ import { boolFlag, durationFlag, flagList, intFlag, optionalStringFlag, refine, 
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../../shared/log.js';
 import { etcdAuthProblem, type EtcdAuthFiles } from '../../io/etcd-access.js';
 import { tlsCiphersFlag } from '../../io/tls-server.js';
+import type { SecurityConfig } from '../security/security.js';
 
 /** Program name used in --help and error lines. */
 export const MASTER_PROGRAM = 'drydock-master';
@@ -137,16 +138,6 @@ export interface MasterConfig {
   readonly hookUser: string | undefined;
   /** The flags as GET_FLAGS writes them: name and Mesos-style text value. */
   readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
-}
-
-export interface SecurityConfig {
-  readonly authenticateHttpReadwrite: boolean;
-  readonly authenticateHttpReadonly: boolean;
-  readonly authenticateFrameworks: boolean;
-  readonly authenticateAgents: boolean;
-  readonly credentialsFile: string | undefined;
-  /** --acls as given: JSON text, or a path. */
-  readonly acls: string | undefined;
 }
 
 /** A daemon's HTTPS/WSS server side (master and agent). */

@@ -204,7 +204,7 @@ async function main(): Promise<void> {
       const ended = new Promise<string>((resolve) => (lost = resolve));
       let started: Term;
       try {
-        started = await Term.start({ config, security, hooks, registry, identity, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => follower?.others ?? [], onEnded: (reason) => lost(reason), instruments: metrics.instruments });
+        started = await Term.start({ config, security, hooks, registry, master: { id: identity.id, info: masterInfoJson(identity) }, epoch: win.epoch, processStartMs, clock: systemClock, logger, otherMasters: () => follower?.others ?? [], onEnded: (reason) => lost(reason), instruments: metrics.instruments });
       } catch (e) {
         logger.error('term failed to start', { error: e });
         await leadership.resign();

@@ -30,7 +30,7 @@ import type { AgentPhase } from '../cores/agents.js';
 import type { CommitInstruments } from '../term/commit.js';
 import type { FrameworkPhase } from '../cores/frameworks.js';
 import type { FrameworkInstruments } from '../services/frameworks.js';
-import type { Term } from '../term/term.js';
+import type { ServingTerm } from '../term/ports.js';
 
 // ---- The pure core -------------------------------------------------------------------------
 
@@ -272,9 +272,10 @@ export function snapshotOf(s: MasterSummary, p: ProcessFacts): Record<string, nu
 // ---- The shell -----------------------------------------------------------------------------
 
 /** Reads a term's model into plain data (no copies of tasks beyond their state and resources). */
-export function factsOf(term: Term): ModelFacts {
+export function factsOf(term: ServingTerm): ModelFacts {
+  const q = term.queries;
   const agents: AgentFacts[] = [];
-  for (const a of term.agents.all()) {
+  for (const a of q.agents()) {
     const tasks: Array<{ state: TaskState; resources: readonly Resource[] }> = [];
     for (const t of a.tasks?.values() ?? []) tasks.push({ state: t.state, resources: t.resources });
     agents.push({
@@ -287,21 +288,22 @@ export function factsOf(term: Term): ModelFacts {
     });
   }
   const machines: MachineFacts[] = [];
-  for (const [key, m] of term.maintenance.machines) {
-    const u = term.maintenance.machineByKey(key)?.unavailability;
+  for (const m of q.machines()) {
+    const u = m.unavailability;
     const end = u?.durationNs === undefined ? undefined : Number((u.startNs + u.durationNs) / 1_000_000n);
     machines.push({ name: machineText(m.id), mode: m.mode, windowEndMs: end });
   }
   const frameworks: FrameworkPhase[] = [];
-  for (const f of term.services.frameworks.frameworks.all()) frameworks.push(f.phase);
+  for (const f of q.frameworks()) frameworks.push(f.phase);
+  const outstanding = q.outstanding();
   return {
     agents,
-    goneAgents: term.agents.goneCount,
+    goneAgents: q.goneAgents(),
     machines,
     frameworks,
-    offersOutstanding: term.services.frameworks.outstandingOffers,
-    inverseOffersOutstanding: term.services.frameworks.outstandingInverseOffers,
-    planSteps: term.maintenancePlans.stepCounts(),
+    offersOutstanding: outstanding.offers,
+    inverseOffersOutstanding: outstanding.inverseOffers,
+    planSteps: q.planStepCounts(),
   };
 }
 
@@ -312,7 +314,7 @@ const ACK_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
 
 export interface MasterMetricsOptions {
   /** The term serving now, if any (a standby has none). */
-  current: () => Term | undefined;
+  current: () => ServingTerm | undefined;
   /** When the process started (ms since the epoch). */
   processStartMs: number;
   clock: Clock;
@@ -431,7 +433,7 @@ export class MasterMetrics {
    * A term started in this process: counts the election and follows its bus for the counters
    * Mesos keeps (registrations, removals, terminal tasks). The bus goes with the term.
    */
-  termStarted(term: Term): void {
+  termStarted(term: ServingTerm): void {
     this.#counts.elections++;
     this.#elections.inc();
     term.bus.subscribe((e) => {

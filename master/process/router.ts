@@ -16,7 +16,6 @@ import { fail, type DrydockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/log.js';
 import { AgentSessions } from '../api/agent-sessions.js';
 import { answerCall, parseApiCall, versionInfo } from '../api/operator.js';
-import type { Term } from '../term/term.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from '../api/scheduler.js';
 import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from '../api/maintenance.js';
 import { sendError, sendJson, sendText } from '../../shared/http.js';
@@ -25,10 +24,10 @@ import { handleMaintenancePlansRequest, maintenancePlansRoute } from '../api/pla
 import type { Realm } from '../security/authentication.js';
 import { MasterSecurity } from '../security/security.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../../io/tls-server.js';
-import { machineObject } from '../security/acl-objects.js';
 import type { MasterMetrics } from './metrics.js';
 import { ConsoleFiles, findConsoleDir, isConsolePath } from './console.js';
 import { normalizePath, type RequestTarget } from '../../shared/paths.js';
+import type { ServingTerm } from '../term/ports.js';
 
 const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const HEALTH_PATHS = new Set(['/health', '/master/health']);
@@ -44,7 +43,7 @@ const METRICS_PATHS = new Map([
 /** Where the router finds the term, and what it answers while there is none. */
 export interface TermRoutes {
   /** The term serving now, if any. */
-  current(): Term | undefined;
+  current(): ServingTerm | undefined;
   /** Another master's `host:port` when it leads (HA): term routes answer 307 to it. */
   leader(): string | undefined;
   /**
@@ -61,7 +60,7 @@ export interface TermRoutes {
 
 /**
  * Builds the HTTP server; the caller listens. With `tls` (--tls_cert_file) the port serves HTTPS
- * and WSS, and a plain-HTTP request on it gets a 400 that says to use https:// (shared/tls-server.ts).
+ * and WSS, and a plain-HTTP request on it gets a 400 that says to use https:// (io/tls-server.ts).
  */
 export function createMasterServer(routes: TermRoutes, logger: Logger, security: MasterSecurity = MasterSecurity.open(), tls?: ServerTls): HttpListener {
   const log = logger;
@@ -187,10 +186,10 @@ async function route(routes: TermRoutes, security: MasterSecurity, target: Reque
     return sendError(res, auth.error, auth.headers);
   }
   const access = auth.access;
-  if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, req, res, access);
+  if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, security, req, res, access);
   if (realm === 'mesos-master-readwrite') security.auditWhenDone(access, res, `${req.method ?? ''} ${path}`);
   if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, target.query, req, res, access);
-  if (plansRoute !== undefined) return handleMaintenancePlansRequest(term.maintenancePlans, plansRoute, target.query, req, res, access, (id) => machineObject(id, term.maintenance, term.agents));
+  if (plansRoute !== undefined) return handleMaintenancePlansRequest(term, plansRoute, target.query, req, res, access);
 }
 
 /**
@@ -213,7 +212,7 @@ function readOnlyCall(type: string): boolean {
   return type.startsWith('GET_') || type === 'SUBSCRIBE' || type === 'LIST_FILES' || type === 'READ_FILE';
 }
 
-async function api(term: Term, security: MasterSecurity, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function api(term: ServingTerm, security: MasterSecurity, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   // Wrong credentials are refused before the body is read; missing ones once the call (and so its realm) is known.
   const presented = header(req, 'authorization');
   const early = security.authenticate(presented, 'mesos-master-readonly');

@@ -16,7 +16,17 @@ import { readAcls } from '../../io/acls.js';
 import { Authenticator, challenge, type Realm } from './authentication.js';
 import { admit } from '../../shared/authentication.js';
 import { Authorizer, describeObject, type AclAction, type AclObject } from '../../shared/acls.js';
-import type { SecurityConfig } from '../process/config.js';
+
+/** The security flags as given (process/config.ts resolves them); the files are read by `loadSecurity`. */
+export interface SecurityConfig {
+  readonly authenticateHttpReadwrite: boolean;
+  readonly authenticateHttpReadonly: boolean;
+  readonly authenticateFrameworks: boolean;
+  readonly authenticateAgents: boolean;
+  readonly credentialsFile: string | undefined;
+  /** --acls as given: JSON text, or a path. */
+  readonly acls: string | undefined;
+}
 
 /** What the audit line says of a call's end. */
 export type AuditOutcome = 'allowed' | 'denied' | 'unauthenticated' | 'failed';

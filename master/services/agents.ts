@@ -17,7 +17,7 @@ import { AGENT_GONE_MESSAGE } from '../cores/drain.js';
 import type { MasterSecurity } from '../security/security.js';
 import { describeObject } from '../../shared/acls.js';
 import { fail } from '../../shared/errors.js';
-import type { AgentConnection, AgentLink, ServiceModel, ServicePorts } from '../term/ports.js';
+import type { AgentConnection, AgentLink, AgentSessionEvents, ServiceModel, ServicePorts } from '../term/ports.js';
 import type { AgentRemoval } from '../registry/registry.js';
 import { tombstoneKey } from '../cores/task-fate.js';
 import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../../shared/protocol.js';
@@ -55,7 +55,7 @@ function tasksOf(entry: AgentEntry | undefined): readonly Task[] {
   return entry?.tasks === undefined || entry.tasks.size === 0 ? NO_TASKS : [...entry.tasks.values()];
 }
 
-export class AgentsService implements AgentLink {
+export class AgentsService implements AgentLink, AgentSessionEvents {
   readonly #o: AgentsServiceOptions;
   /** Every open session, registered or not. */
   readonly #connections = new Map<number, AgentConnection>();

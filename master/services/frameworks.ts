@@ -21,6 +21,7 @@ import type { AgentTable } from '../cores/agents.js';
 import type { MasterEvent, MasterEvents } from '../term/events.js';
 import type { MaintenanceState } from '../cores/maintenance.js';
 import type { AgentLink, ServiceModel, ServicePorts } from '../term/ports.js';
+import type { CallResult, FrameworkStream } from '../term/commands.js';
 import { onDisconnected, onGone, onLaunchRefused, onRegistered, onRemoved, onUnreachable, reconcileAnswer, type Fate, type FateFramework, type MasterUpdate, type ReconcileFinding } from '../cores/task-fate.js';
 import { clampKillPolicy, offerJson, planAccept, type Offer } from '../cores/offers.js';
 import type { DurableFramework } from '../registry/registry.js';
@@ -34,19 +35,6 @@ export const HEARTBEAT_INTERVAL_SECONDS = 15;
 
 /** Default refuse_seconds of DECLINE / ACCEPT filters (Mesos Filters.refuse_seconds). */
 export const DEFAULT_REFUSE_SECONDS = 5;
-
-/** One open SUBSCRIBE answer; scheduler-api.ts implements it over an HTTP response. */
-export interface FrameworkStream {
-  readonly id: string;
-  send(event: unknown): void;
-  /** Ends the response. */
-  close(): void;
-  /** Called once when the stream ends, either side. */
-  onClose(fn: () => void): void;
-}
-
-/** A call's outcome: accepted (202, or 200 where Mesos answers 200), or refused with an error. */
-export type CallResult = { ok: true; status?: 200 } | { ok: false; error: DrydockError };
 
 /** The caller of a call made without one (unit tests, internal callers): anonymous, on an open master. */
 function openAccess(): Access {

@@ -1,16 +1,68 @@
 /**
- * The narrow interfaces the term's services receive instead of each other: the agent link
- * here, and the registry (registry/registry.ts, written through commit.ts), the event bus
- * (events.ts) and the clock (shared/clock.ts). No service imports another service's class.
+ * The narrow interfaces of a term. Inward, what its services receive instead of each other:
+ * the agent link here, and the registry (registry/registry.ts, written through commit.ts), the
+ * event bus (events.ts) and the clock (shared/clock.ts); no service imports another service's
+ * class. Outward, what the process and the edges hold of a term (`ServingTerm`): the queries
+ * and commands ports (queries.ts, commands.ts), the bus, and the two edges that stay open on a
+ * connection (agent sessions, operator streams), never the Term class.
  */
 
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/log.js';
-import type { MasterMessage } from '../../shared/protocol.js';
+import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
 import type { AgentTable } from '../cores/agents.js';
+import type { MaintenanceState } from '../cores/maintenance.js';
+import type { Access } from '../security/security.js';
+import type { Commands } from './commands.js';
 import type { Commits } from './commit.js';
 import type { MasterEvents } from './events.js';
-import type { MaintenanceState } from '../cores/maintenance.js';
+import type { Queries } from './queries.js';
+
+/** The master's settings a term reads (the process's MasterConfig has them all; a test may give just these). */
+export interface TermConfig {
+  readonly agentPingTimeoutMs: number;
+  readonly maxAgentPingTimeouts: number;
+  readonly agentReregisterTimeoutMs: number;
+  readonly allocationIntervalMs: number;
+  readonly heartbeatIntervalMs: number;
+  readonly maxOperatorEventStreamSubscribers: number;
+  /** The flags as GET_FLAGS writes them. */
+  readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+}
+
+/** Who this master is, as the process tells its terms: the id ids derive from, and its MasterInfo (process/master-info.ts). */
+export interface MasterSelf {
+  readonly id: string;
+  readonly info: Record<string, unknown>;
+}
+
+/** What the process (router, metrics) and the edges hold of the term serving now. */
+export interface ServingTerm {
+  readonly epoch: bigint;
+  /** The term's bus (the metrics count what happens on it). */
+  readonly bus: MasterEvents;
+  readonly queries: Queries;
+  readonly commands: Commands;
+  /** The agents' WebSocket upgrades (api/agent-sessions.ts). */
+  readonly sessions: AgentUpgrades;
+  /** The operator event streams (api/operator-stream.ts). */
+  readonly streams: OperatorSubscriptions;
+}
+
+/** The two ports an edge answers from: read through queries, act through commands. */
+export type EdgePorts = Pick<ServingTerm, 'queries' | 'commands'>;
+
+/** Takes an agent's WebSocket upgrade; `principal`: who it authenticated as. */
+export interface AgentUpgrades {
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, principal?: string): void;
+}
+
+/** Opens an operator event stream (a validated SUBSCRIBE) on the answer. */
+export interface OperatorSubscriptions {
+  subscribe(res: ServerResponse, access?: Access): void;
+}
 
 /** What every service of a term receives: the commit path to the registry, the bus, the clock, its logger. */
 export interface ServicePorts {
@@ -39,7 +91,18 @@ export interface AgentLink {
   close(agentId: string, code: number, reason: string): void;
 }
 
-/** One agent session as the master sees it; agent-sessions.ts implements it over ws. */
+/**
+ * What the agent sessions edge (api/agent-sessions.ts) hands its sessions' events to: the agents
+ * service (services/agents.ts) implements it, one decoded message at a time per session.
+ */
+export interface AgentSessionEvents {
+  connected(conn: AgentConnection): void;
+  disconnected(conn: AgentConnection): void;
+  pong(conn: AgentConnection): void;
+  handle(conn: AgentConnection, msg: AgentMessage): Promise<void>;
+}
+
+/** One agent session as the master sees it; api/agent-sessions.ts implements it over ws. */
 export interface AgentConnection {
   /** Unique per master process. */
   readonly id: number;

@@ -12,32 +12,35 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/log.js';
 import { agentMachineId } from '../../shared/machine.js';
+import { attributeValues } from '../../shared/acls.js';
 import { AgentSessions } from '../api/agent-sessions.js';
+import { createOperatorStreams, type OperatorStreams } from '../api/operator-stream.js';
 import { AgentTable } from '../cores/agents.js';
-import { Commits, type CommitInstruments } from './commit.js';
-import type { MasterConfig } from '../process/config.js';
-import { DrainService } from '../services/drain.js';
-import { MasterEvents } from './events.js';
 import { MaintenanceState } from '../cores/maintenance.js';
-import { MaintenanceService } from '../services/maintenance.js';
 import { MaintenancePlans } from '../plans/driver.js';
 import type { MaintenanceHooks } from '../plans/hooks.js';
-import { masterInfoJson, type MasterIdentity } from '../process/master-info.js';
-import { createOperatorStreams, type OperatorStreams } from '../api/operator-stream.js';
-import { AgentsService } from '../services/agents.js';
 import type { Registry, RegistryState } from '../registry/registry.js';
-import { FrameworksService, type FrameworkInstruments } from '../services/frameworks.js';
+import { agentEntryObject, machineObject } from '../security/acl-objects.js';
 import { MasterSecurity } from '../security/security.js';
-import { attributeValues } from '../../shared/acls.js';
+import { AgentsService } from '../services/agents.js';
+import { DrainService } from '../services/drain.js';
+import { FrameworksService, type FrameworkInstruments } from '../services/frameworks.js';
+import { MaintenanceService } from '../services/maintenance.js';
+import type { Commands } from './commands.js';
+import { Commits, type CommitInstruments } from './commit.js';
+import { MasterEvents } from './events.js';
+import type { MasterSelf, ServingTerm, TermConfig } from './ports.js';
+import type { Queries } from './queries.js';
 
 export interface TermOptions {
-  config: MasterConfig;
+  config: TermConfig;
   /** The process's authentication, ACLs and audit log (open when not given: tests). */
   security?: MasterSecurity;
   /** The master's maintenance hooks, loaded at start (none when not given). */
   hooks?: MaintenanceHooks;
   registry: Registry;
-  identity: MasterIdentity;
+  /** This master's id and MasterInfo (process/master-info.ts). */
+  master: MasterSelf;
   /** The term's epoch (solo: 1; etcd: the election key's create_revision). */
   epoch: bigint;
   /** When the process started (ms): GET_MASTER's start_time. */
@@ -48,7 +51,7 @@ export interface TermOptions {
   otherMasters?: () => ReadonlyArray<Record<string, unknown>>;
   /** Called once if the term ends by itself: the registry said this master may no longer write. */
   onEnded: (reason: string) => void;
-  /** The process's metrics (master/metrics.ts), fed where registry writes and acknowledgements happen. */
+  /** The process's metrics (process/metrics.ts), fed where registry writes and acknowledgements happen. */
   instruments?: { commits?: CommitInstruments; frameworks?: FrameworkInstruments } | undefined;
 }
 
@@ -66,12 +69,9 @@ export interface TermServices {
 /** A term's lifecycle: it serves from the moment it is built until it is disposed of. */
 export type TermState = 'SERVING' | 'ENDED';
 
-export class Term {
-  readonly config: MasterConfig;
+export class Term implements ServingTerm {
   readonly security: MasterSecurity;
-  readonly identity: MasterIdentity;
   readonly epoch: bigint;
-  readonly processStartMs: number;
   /** When this term began (ms): GET_MASTER's elected_time. */
   readonly electedMs: number;
   /** The one event bus. */
@@ -88,6 +88,10 @@ export class Term {
   readonly services: TermServices;
   /** Maintenance plans (issue 12): the same object as `services.plans`. */
   readonly maintenancePlans: MaintenancePlans;
+  /** What the edges read (api/): plain data and JSON views of the model. */
+  readonly queries: Queries;
+  /** What the edges may ask to change: the services' commands. */
+  readonly commands: Commands;
   readonly sessions: AgentSessions;
   readonly streams: OperatorStreams;
   readonly #o: TermOptions;
@@ -103,11 +107,8 @@ export class Term {
 
   private constructor(o: TermOptions, state: RegistryState) {
     this.#o = o;
-    this.config = o.config;
     this.security = o.security ?? MasterSecurity.open();
-    this.identity = o.identity;
     this.epoch = o.epoch;
-    this.processStartMs = o.processStartMs;
     this.electedMs = o.clock.now();
     this.#log = o.logger;
     const log = o.logger;
@@ -132,7 +133,7 @@ export class Term {
     const ports = { bus: this.bus, commits: this.commits, clock: o.clock };
     const agentsService = new AgentsService({
       ...ports,
-      masterId: o.identity.id,
+      masterId: o.master.id,
       pingIntervalMs: o.config.agentPingTimeoutMs,
       maxPingTimeouts: o.config.maxAgentPingTimeouts,
       security: this.security,
@@ -142,8 +143,8 @@ export class Term {
     });
     const frameworks = new FrameworksService({
       ...ports,
-      masterId: o.identity.id,
-      masterInfo: () => masterInfoJson(o.identity),
+      masterId: o.master.id,
+      masterInfo: () => o.master.info,
       startTimeMs: this.electedMs,
       allocationIntervalMs: o.config.allocationIntervalMs,
       agents: this.agents,
@@ -181,7 +182,16 @@ export class Term {
 
     this.#listeners.push(frameworks.start(), drain.start(), agentsService.start());
     this.sessions = new AgentSessions(agentsService, () => this.#state === 'SERVING', o.epoch, log.child({ component: 'agent-sessions' }));
-    this.streams = createOperatorStreams(this, o.clock, log.child({ component: 'operator-stream' }));
+    this.queries = termQueries(this, o);
+    this.commands = termCommands(this.services);
+    this.streams = createOperatorStreams({
+      events: this.bus,
+      queries: this.queries,
+      clock: o.clock,
+      logger: log.child({ component: 'operator-stream' }),
+      heartbeatIntervalMs: o.config.heartbeatIntervalMs,
+      maxSubscribers: o.config.maxOperatorEventStreamSubscribers,
+    });
     // Last: plans act on the model the services above keep, and hear events after them.
     this.#listeners.push(this.maintenancePlans.start());
     // ACLs name machines by their agents' attributes (rack:r1); a machine keeps the last ones
@@ -199,16 +209,6 @@ export class Term {
 
   get state(): TermState {
     return this.#state;
-  }
-
-  /** MasterInfo of this master. */
-  masterInfo(): Record<string, unknown> {
-    return masterInfoJson(this.identity);
-  }
-
-  /** The other masters this one knows (HA standbys); none for a single master. */
-  otherMasters(): ReadonlyArray<Record<string, unknown>> {
-    return this.#o.otherMasters?.() ?? [];
   }
 
   /** How many agent sessions are open (a graceful stop waits for their close handshakes). */
@@ -239,4 +239,70 @@ export class Term {
     this.dispose('this master may no longer write the registry');
     this.#o.onEnded(e.message);
   }
+}
+
+/** The queries port over a term's model and services. */
+function termQueries(term: Term, o: TermOptions): Queries {
+  const { agents, maintenance } = term;
+  const { frameworks, drain, plans } = term.services;
+  const table = frameworks.frameworks;
+  return {
+    nowMs: () => o.clock.now(),
+    master: () => ({ info: o.master.info, startMs: o.processStartMs, electedMs: term.electedMs, others: o.otherMasters?.() ?? [] }),
+    flags: () => o.config.flags,
+    agent: (id) => agents.get(id),
+    agents: () => agents.all(),
+    completedTasks: () => agents.completedTasks,
+    goneAgents: () => agents.goneCount,
+    offeredOnAgent: (id) => frameworks.offeredOnAgent(id),
+    drainView: (e) => drain.view(e),
+    agentMaintenance: (id) => maintenance.agentMaintenanceJson(id),
+    agentObject: (id) => agentEntryObject(agents.get(id)),
+    framework: (id) => table.get(id),
+    frameworkEver: (id) => table.get(id) ?? table.completed.find((f) => f.id === id),
+    frameworks: () => table.all(),
+    completedFrameworks: () => table.completed,
+    frameworkRemoved: (id) => table.isRemoved(id),
+    frameworkOfStream: (streamId) => [...table.all()].find((f) => f.streamId === streamId)?.id,
+    offers: (id) => frameworks.offersOfFramework(id),
+    inverseOffers: (id) => frameworks.inverseOffersOfFramework(id),
+    offerJson: (offer) => frameworks.offerJson(offer),
+    inverseOfferJson: (offer) => frameworks.inverseOfferJson(offer),
+    allocatedTo: (id) => frameworks.allocatedToFramework(id),
+    outstanding: () => ({ offers: frameworks.outstandingOffers, inverseOffers: frameworks.outstandingInverseOffers }),
+    maintenanceSchedule: (visible) => maintenance.scheduleJson(visible),
+    maintenanceStatus: (visible) => maintenance.statusJson(visible),
+    machines: () => maintenance.all(),
+    machineByKey: (key) => maintenance.machineByKey(key),
+    machineObject: (id) => machineObject(id, maintenance, agents),
+    changedMachines: (next) => maintenance.changedMachines(next),
+    planNames: () => plans.names(),
+    planMachines: (name) => plans.machinesOf(name),
+    planStepCounts: () => plans.stepCounts(),
+    planHookNeededFor: (name, verb, phase, step) => plans.hookNeededFor(name, verb, phase, step),
+    planAnswer: (method, segments, query, reveal) => plans.answer(method, segments, query, reveal),
+  };
+}
+
+/** The commands port over a term's services. */
+function termCommands(services: TermServices): Commands {
+  const { frameworks, drain, maintenance, plans } = services;
+  return {
+    drainAgent: (id, config) => drain.drain(id, config),
+    deactivateAgent: (id) => drain.deactivate(id),
+    reactivateAgent: (id) => drain.reactivate(id),
+    markAgentGone: (id) => drain.markGoneCall(id),
+    updateSchedule: (schedule) => maintenance.updateSchedule(schedule),
+    startMaintenance: (ids) => maintenance.startMaintenance(ids),
+    stopMaintenance: (ids) => maintenance.stopMaintenance(ids),
+    teardownFramework: async (id) => {
+      const removed = await frameworks.teardown(id);
+      return removed.ok ? undefined : removed.error;
+    },
+    subscribeFramework: (info, open, access) => frameworks.subscribe(info, open, access),
+    frameworkCall: (call, streamId, access) => frameworks.call(call, streamId, access),
+    createPlan: (text, authorize, createdBy) => plans.create(text, authorize, createdBy),
+    deletePlan: (name) => plans.delete(name),
+    planVerb: (segments, query, body, authorize) => plans.verb(segments, query, body, authorize),
+  };
 }

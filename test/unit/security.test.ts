@@ -14,7 +14,7 @@ import { Authenticator } from '../../master/security/authentication.js';
 import { Authorizer, parseAcls, type AclAction, type AclObject } from '../../shared/acls.js';
 import { scheduleChanges, type Schedule } from '../../master/cores/maintenance.js';
 import { loadSecurity, MasterSecurity } from '../../master/security/security.js';
-import type { SecurityConfig } from '../../master/process/config.js';
+import type { SecurityConfig } from '../../master/security/security.js';
 import { Logger } from '../../shared/log.js';
 
 const TOKEN = 'tok-0123456789abcdef';

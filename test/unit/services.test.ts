@@ -17,7 +17,8 @@ import { MaintenanceState } from '../../master/cores/maintenance.js';
 import { MaintenanceService } from '../../master/services/maintenance.js';
 import type { AgentLink } from '../../master/term/ports.js';
 import type { Registry, RegistryState } from '../../master/registry/registry.js';
-import { FrameworksService, type FrameworkStream } from '../../master/services/frameworks.js';
+import { FrameworksService } from '../../master/services/frameworks.js';
+import type { FrameworkStream } from '../../master/term/commands.js';
 import { parseSchedulerCall } from '../../master/cores/scheduler-calls.js';
 
 /** Records every write; fails them while `failing` is set. */

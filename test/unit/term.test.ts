@@ -17,6 +17,7 @@ import { resolveMasterConfig } from '../../master/process/config.js';
 import { Authorizer, parseAcls } from '../../shared/acls.js';
 import { answerMaintenanceCall } from '../../master/api/maintenance.js';
 import { getState } from '../../master/api/operator.js';
+import { masterInfoJson } from '../../master/process/master-info.js';
 import { viewRights } from '../../shared/visibility.js';
 import { openSqliteRegistry } from '../../master/registry/sqlite.js';
 import { Access, MasterSecurity } from '../../master/security/security.js';
@@ -85,7 +86,7 @@ async function setup<R extends Registry = HeldRegistry>(registry: R = new HeldRe
     config: r.config,
     ...(security === undefined ? {} : { security }),
     registry,
-    identity: { id: 'M', hostname: 'master', ip: '127.0.0.1', port: 5050 },
+    master: { id: 'M', info: masterInfoJson({ id: 'M', hostname: 'master', ip: '127.0.0.1', port: 5050 }) },
     epoch: 1n,
     processStartMs: clock.now(),
     clock,
@@ -456,7 +457,7 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
   assert.ok(events.some((e) => e.type === 'OFFERS'), 'the framework got offers');
   const frameworksAs = (principal: string | undefined) => {
     const rights = principal === undefined ? undefined : viewRights(new Access(security, principal));
-    const state = getState(term, rights) as { get_frameworks: { frameworks: Array<{ offers: Array<{ agent_id: { value: string }; hostname: string }>; offered_resources: Array<{ scalar: { value: number } }> }> } };
+    const state = getState(term.queries, rights) as { get_frameworks: { frameworks: Array<{ offers: Array<{ agent_id: { value: string }; hostname: string }>; offered_resources: Array<{ scalar: { value: number } }> }> } };
     return state.get_frameworks.frameworks;
   };
   const offersAs = (principal: string | undefined) => frameworksAs(principal)[0]?.offers.map((o) => o.hostname).sort();
@@ -474,7 +475,7 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
   registry.commit();
   assert.equal(await scheduled, undefined);
   const inverseAs = (principal: string | undefined) =>
-    ((getState(term, principal === undefined ? undefined : viewRights(new Access(security, principal))) as { get_frameworks: { frameworks: Array<{ inverse_offers: Array<{ agent_id: { value: string } }> }> } }).get_frameworks.frameworks[0]?.inverse_offers ?? []).map((o) => o.agent_id.value).sort();
+    ((getState(term.queries, principal === undefined ? undefined : viewRights(new Access(security, principal))) as { get_frameworks: { frameworks: Array<{ inverse_offers: Array<{ agent_id: { value: string } }> }> } }).get_frameworks.frameworks[0]?.inverse_offers ?? []).map((o) => o.agent_id.value).sort();
   // The inverse offers come with the next allocation, on a timer: up to 5 s.
   for (const deadline = Date.now() + 5_000; inverseAs(undefined).length < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
   assert.deepEqual(inverseAs(undefined), [...agentIds].sort(), 'without ACLs: an inverse offer per agent');
