@@ -1,141 +1,103 @@
 /**
- * The maintenance endpoints' shell (reference/mesos-api.md §1, §2): the legacy routes
- * (`/maintenance/schedule`, `/maintenance/status`, `/machine/down`, `/machine/up`, also under
- * `/master/`) and the operator API v1 maintenance calls. Parsing and validation are in
- * maintenance.ts; the commands in maintainer.ts.
+ * Maintenance at the edge (reference/mesos-api.md §1, §2): the decoders of the v1 calls'
+ * sub-messages and of the legacy endpoints' bodies (`/maintenance/schedule`, `/machine/down`,
+ * `/machine/up`), the schedule and status views as a caller may see them, and the ACL of a
+ * schedule update. The table (calls.ts) puts a legacy endpoint and its v1 call on one row: two
+ * decoders, one handler. Parsing and validation are the maintenance core's (cores/maintenance.ts);
+ * the commands the maintenance service's.
  *
  * Like Mesos, the legacy endpoints never look at Content-Type: the body is JSON whatever the
  * header says, so the source document's `curl -d @machines.json` (a form content type) works.
+ * Their errors are Mesos' bare messages; a v1 call's conversion errors are wrapped as Mesos
+ * wraps them (`Failed to convert JSON into Call protobuf: ...`).
  */
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type DrydockError, fail } from '../../shared/errors.js';
+import { describeObject } from '../../shared/acls.js';
+import { fail, type DrydockError } from '../../shared/errors.js';
 import { parseWireJson } from '../../shared/json.js';
 import type { MachineId } from '../../shared/machine.js';
-import { keyed, parseMachineList, parseMachinesMessage, parseSchedule, type KeyedSchedule, type Parsed } from '../cores/maintenance.js';
+import { keyed, parseMachineList, parseMachinesMessage, parseSchedule, type KeyedSchedule } from '../cores/maintenance.js';
 import type { Access } from '../security/security.js';
-import { describeObject } from '../../shared/acls.js';
-import type { EdgePorts } from '../term/ports.js';
-import { MAX_API_BODY_BYTES, type CallAnswer, type OperatorCall } from './operator.js';
-import { readBodyOrAnswer, sendError, sendJson } from '../../shared/http.js';
+import type { Queries } from '../term/queries.js';
+import type { OperatorCall } from './operator-call.js';
+import type { Decoded, HttpRequest } from './row.js';
 
-type Route = 'SCHEDULE' | 'STATUS' | 'DOWN' | 'UP';
+// ---- Decoders ----------------------------------------------------------------------------------
 
-const ROUTES: ReadonlyMap<string, Route> = new Map([
-  ['/maintenance/schedule', 'SCHEDULE'],
-  ['/maintenance/status', 'STATUS'],
-  ['/machine/down', 'DOWN'],
-  ['/machine/up', 'UP'],
-]);
-
-/** The methods each route takes (a wrong one gets 405 with Allow). */
-const METHODS: Record<Route, readonly string[]> = { SCHEDULE: ['GET', 'POST'], STATUS: ['GET'], DOWN: ['POST'], UP: ['POST'] };
-
-/** The maintenance route of a canonical path (`/x` or `/master/x`, libprocess delegation), if it is one. */
-export function maintenanceRoute(path: string): Route | undefined {
-  return ROUTES.get(path.startsWith('/master/') ? path.slice('/master'.length) : path);
+/** UPDATE_MAINTENANCE_SCHEDULE's `update_maintenance_schedule.schedule`, keyed once (the ACL comparison and the command share the keys). */
+export function scheduleFromCall(call: OperatorCall): Decoded<KeyedSchedule> {
+  const sub = call.body['update_maintenance_schedule'] as Record<string, unknown>;
+  const raw = sub['schedule'];
+  if (raw === undefined) return converted('Missing required fields: update_maintenance_schedule.schedule');
+  if (typeof raw !== 'object' || Array.isArray(raw)) return converted(`Not expecting a JSON ${Array.isArray(raw) ? 'array' : typeof raw} for field 'schedule'`);
+  const schedule = parseSchedule(raw as Record<string, unknown>, 'update_maintenance_schedule.schedule.');
+  if (!schedule.ok) return converted(schedule.message);
+  return { ok: true, value: keyed(schedule.value) };
 }
 
-/** Handles one request on a maintenance route; `query` is the target's query as sent (`?jsonp=cb`, or ''), from the router. */
-export async function handleMaintenanceRequest(term: EdgePorts, route: Route, query: string, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
-  const method = req.method ?? '';
-  const allowed = METHODS[route];
-  if (!allowed.includes(method)) {
-    req.resume();
-    return sendError(res, fail('MAINTENANCE_METHOD_NOT_ALLOWED', allowed, method), { Allow: allowed.join(', ') });
-  }
-  if (method === 'GET') {
-    req.resume();
-    const json = route === 'SCHEDULE' ? scheduleView(term, access) : statusView(term, access);
-    return sendJson(res, json, jsonpCallback(query));
-  }
-  const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
-  if (text === undefined) return;
-  let json: unknown;
+/** `POST /maintenance/schedule`'s body: a Schedule, keyed once. */
+export function scheduleFromBody(r: HttpRequest): Decoded<KeyedSchedule> {
+  const json = wireJson(r.body);
+  if (!json.ok) return json;
+  if (typeof json.value !== 'object' || json.value === null || Array.isArray(json.value)) return invalid('Unexpected JSON type parsed');
+  const schedule = parseSchedule(json.value as Record<string, unknown>);
+  if (!schedule.ok) return invalid(schedule.message);
+  return { ok: true, value: keyed(schedule.value) };
+}
+
+/** START_MAINTENANCE / STOP_MAINTENANCE's `{"machines":[MachineID]}`. */
+export function machinesFromCall(call: OperatorCall, subName: 'start_maintenance' | 'stop_maintenance'): Decoded<MachineId[]> {
+  const ids = parseMachinesMessage(call.body[subName] as Record<string, unknown>);
+  return ids.ok ? ids : converted(ids.message);
+}
+
+/** `POST /machine/down` and `/machine/up`'s body: a JSON array of MachineIDs. */
+export function machinesFromBody(r: HttpRequest): Decoded<MachineId[]> {
+  const json = wireJson(r.body);
+  if (!json.ok) return json;
+  const ids = parseMachineList(json.value);
+  return ids.ok ? ids : invalid(ids.message);
+}
+
+function wireJson(text: string): Decoded<unknown> {
   try {
-    json = parseWireJson(text);
+    return { ok: true, value: parseWireJson(text) };
   } catch (e) {
-    return sendError(res, fail('MAINTENANCE_BODY_INVALID', (e as Error).message));
-  }
-  let outcome: DrydockError | undefined;
-  if (route === 'SCHEDULE') {
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) return sendError(res, fail('MAINTENANCE_BODY_INVALID', 'Unexpected JSON type parsed'));
-    const schedule = parseSchedule(json as Record<string, unknown>);
-    if (!schedule.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', schedule.message));
-    const next = keyed(schedule.value);
-    outcome = mayUpdate(term, access, next) ?? (await term.commands.updateSchedule(next));
-  } else {
-    const ids = parseMachineList(json);
-    if (!ids.ok) return sendError(res, fail('MAINTENANCE_BODY_INVALID', ids.message));
-    outcome =
-      route === 'DOWN'
-        ? (mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.commands.startMaintenance(ids.value)))
-        : (mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.commands.stopMaintenance(ids.value)));
-  }
-  if (outcome !== undefined) return sendError(res, outcome);
-  res.writeHead(200, { 'Content-Length': 0 });
-  res.end();
-}
-
-/**
- * The v1 maintenance calls; undefined for any other call. Conversion errors are wrapped as
- * Mesos wraps them (`Failed to convert JSON into Call protobuf: ...`); validation failures
- * carry the same bare messages as the legacy endpoints (Mesos returns them unwrapped).
- */
-export async function answerMaintenanceCall(term: EdgePorts, call: OperatorCall, access: Access): Promise<CallAnswer | undefined> {
-  switch (call.type) {
-    case 'GET_MAINTENANCE_SCHEDULE':
-      return { ok: true, json: { type: call.type, get_maintenance_schedule: { schedule: scheduleView(term, access) } } };
-    case 'GET_MAINTENANCE_STATUS':
-      return { ok: true, json: { type: call.type, get_maintenance_status: { status: statusView(term, access) } } };
-    case 'UPDATE_MAINTENANCE_SCHEDULE': {
-      const sub = call.body['update_maintenance_schedule'] as Record<string, unknown>;
-      const raw = sub['schedule'];
-      if (raw === undefined) return converted('Missing required fields: update_maintenance_schedule.schedule');
-      if (typeof raw !== 'object' || Array.isArray(raw)) return converted(`Not expecting a JSON ${Array.isArray(raw) ? 'array' : typeof raw} for field 'schedule'`);
-      const schedule = parseSchedule(raw as Record<string, unknown>, 'update_maintenance_schedule.schedule.');
-      if (!schedule.ok) return converted(schedule.message);
-      // Keyed once for the ACL comparison and the command.
-      const next = keyed(schedule.value);
-      return done(mayUpdate(term, access, next) ?? (await term.commands.updateSchedule(next)));
-    }
-    case 'START_MAINTENANCE':
-    case 'STOP_MAINTENANCE': {
-      const sub = call.body[call.type.toLowerCase()] as Record<string, unknown>;
-      const ids: Parsed<MachineId[]> = parseMachinesMessage(sub);
-      if (!ids.ok) return converted(ids.message);
-      if (call.type === 'START_MAINTENANCE') return done(mayMove(term, access, 'start_maintenances', ids.value) ?? (await term.commands.startMaintenance(ids.value)));
-      return done(mayMove(term, access, 'stop_maintenances', ids.value) ?? (await term.commands.stopMaintenance(ids.value)));
-    }
-    default:
-      return undefined;
+    return invalid((e as Error).message);
   }
 }
 
-// ---- Authorization: machines by hostname, ip and the attributes of their agents -------------------
+function converted(message: string): Decoded<never> {
+  return { ok: false, error: fail('BODY_NOT_CALL', message) };
+}
+
+function invalid(message: string): Decoded<never> {
+  return { ok: false, error: fail('MAINTENANCE_BODY_INVALID', message) };
+}
+
+// ---- Views: machines by hostname, ip and the attributes of their agents ---------------------------
 
 /** The schedule as this caller may see it (get_maintenance_schedules): other machines left out. */
-function scheduleView(term: EdgePorts, access: Access): Record<string, unknown> {
-  const q = term.queries;
+export function scheduleView(q: Queries, access: Access): Record<string, unknown> {
   if (!access.filters) return q.maintenanceSchedule();
   const may = access.approver('get_maintenance_schedules');
   return q.maintenanceSchedule((id) => may(q.machineObject(id)));
 }
 
 /** The cluster status as this caller may see it (get_maintenance_statuses). */
-function statusView(term: EdgePorts, access: Access): Record<string, unknown> {
-  const q = term.queries;
+export function statusView(q: Queries, access: Access): Record<string, unknown> {
   if (!access.filters) return q.maintenanceStatus();
   const may = access.approver('get_maintenance_statuses');
   return q.maintenanceStatus((id) => may(q.machineObject(id)));
 }
 
+// ---- Authorization -------------------------------------------------------------------------------
+
 /**
  * update_maintenance_schedules: allowed only if every machine the update adds, removes or moves
  * to another time is allowed (a rack team cannot drop another rack's window by leaving it out).
  */
-function mayUpdate(term: EdgePorts, access: Access, next: KeyedSchedule): DrydockError | undefined {
-  const q = term.queries;
+export function mayChangeSchedule(q: Queries, access: Access, next: KeyedSchedule): DrydockError | undefined {
   const changed = q.changedMachines(next);
   if (changed.length === 0) {
     access.note('update_maintenance_schedules', 'no machine changed');
@@ -148,24 +110,3 @@ function mayUpdate(term: EdgePorts, access: Access, next: KeyedSchedule): Drydoc
   }
   return access.checkAll('update_maintenance_schedules', changed.map((id) => q.machineObject(id)));
 }
-
-/** start_maintenances / stop_maintenances: every machine of the list. */
-function mayMove(term: EdgePorts, access: Access, action: 'start_maintenances' | 'stop_maintenances', ids: readonly MachineId[]): DrydockError | undefined {
-  return access.checkAll(action, ids.map((id) => term.queries.machineObject(id)));
-}
-
-function converted(message: string): CallAnswer {
-  return { ok: false, error: fail('BODY_NOT_CALL', message) };
-}
-
-/** 200 with an empty body, or the validation error. */
-function done(outcome: DrydockError | undefined): CallAnswer {
-  return outcome === undefined ? { ok: true, json: undefined } : { ok: false, error: outcome };
-}
-
-/** `?jsonp=<cb>` of a GET, if given. */
-function jsonpCallback(query: string): string | undefined {
-  const cb = new URLSearchParams(query).get('jsonp');
-  return cb === null || cb === '' ? undefined : cb;
-}
-

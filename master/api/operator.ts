@@ -1,14 +1,14 @@
 /**
- * The master operator API v1 (`POST /api/v1`): framing and parsing in the exact order of
- * Mesos' `Master::Http::api` (reference/mesos-api.md §0.3), and the JSON answers (§1).
- * Framing and parsing are pure functions of the request; answers read the master's state.
+ * The operator API v1's answers (reference/mesos-api.md §1): the decoders of the calls'
+ * sub-messages and the JSON views (GET_STATE, GET_AGENTS, GET_TASKS, GET_FRAMEWORKS,
+ * GET_MASTER, VersionInfo) the table's rows (calls.ts) answer with, read through the queries
+ * port. The same renderers serve the operator event stream (operator-stream.ts).
  */
 
 import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type DrydockError, fail } from '../../shared/errors.js';
-import { acceptsJson } from '../../shared/http.js';
-import { AGENT_CALL, callMessage, decodeCall, decodeMessage, DRAIN_AGENT_CALL, FRAMEWORK_ID, kindOf, message, required, type CallSpec } from '../../shared/proto.js';
+import { AGENT_CALL, decodeMessage, DRAIN_AGENT_CALL, FRAMEWORK_ID, kindOf, message, required } from '../../shared/proto.js';
 import { isTerminal, type AgentInfo, type Resource, type Task } from '../../shared/mesos.js';
 import { addResources, toEndpointFormat } from '../../shared/resources.js';
 import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../../shared/version.js';
@@ -17,130 +17,36 @@ import { parseMaxGracePeriod, type DrainConfig } from '../../shared/drain.js';
 import { drainInfoJson, drainRecordJson } from '../cores/drain.js';
 import type { FrameworkEntry } from '../cores/frameworks.js';
 import type { Queries } from '../term/queries.js';
-import type { EdgePorts } from '../term/ports.js';
-import type { AclAction } from '../../shared/acls.js';
-import type { Access } from '../security/security.js';
-import { describeObject } from '../../shared/acls.js';
+import type { Decoded } from './row.js';
+import type { OperatorCall } from './operator-call.js';
 import { frameworkPrincipal } from '../cores/frameworks.js';
 import { agentEntryObject } from '../security/acl-objects.js';
-import { frameworkUser, taskUser, viewRights, visible, type Approve, type ViewRights } from '../../shared/visibility.js';
+import { frameworkUser, taskUser, visible, type Approve, type ViewRights } from '../../shared/visibility.js';
 
-/** Every master::Call type Mesos 1.12 knows. Names outside this list are dropped by the parser, like Mesos' optional enum. */
-export const CALL_TYPES = [
-  'UNKNOWN', 'GET_HEALTH', 'GET_FLAGS', 'GET_VERSION', 'GET_METRICS', 'GET_LOGGING_LEVEL', 'SET_LOGGING_LEVEL',
-  'LIST_FILES', 'READ_FILE', 'GET_STATE', 'GET_AGENTS', 'GET_FRAMEWORKS', 'GET_EXECUTORS', 'GET_OPERATIONS',
-  'GET_TASKS', 'GET_ROLES', 'GET_WEIGHTS', 'UPDATE_WEIGHTS', 'GET_MASTER', 'SUBSCRIBE', 'RESERVE_RESOURCES',
-  'UNRESERVE_RESOURCES', 'CREATE_VOLUMES', 'DESTROY_VOLUMES', 'GROW_VOLUME', 'SHRINK_VOLUME',
-  'GET_MAINTENANCE_STATUS', 'GET_MAINTENANCE_SCHEDULE', 'UPDATE_MAINTENANCE_SCHEDULE', 'START_MAINTENANCE',
-  'STOP_MAINTENANCE', 'DRAIN_AGENT', 'DEACTIVATE_AGENT', 'REACTIVATE_AGENT', 'GET_QUOTA', 'UPDATE_QUOTA',
-  'SET_QUOTA', 'REMOVE_QUOTA', 'TEARDOWN', 'MARK_AGENT_GONE',
-] as const;
+// ---- Decoders of the calls' sub-messages (the table's v1 ways) -----------------------------------
 
-export type CallType = (typeof CALL_TYPES)[number];
-
-/** Calls whose sub-message validation requires (`Expecting '<sub>' to be present`). */
-const REQUIRED_SUB: Record<string, string> & Partial<Record<CallType, string>> = {
-  GET_METRICS: 'get_metrics',
-  SET_LOGGING_LEVEL: 'set_logging_level',
-  LIST_FILES: 'list_files',
-  READ_FILE: 'read_file',
-  UPDATE_WEIGHTS: 'update_weights',
-  RESERVE_RESOURCES: 'reserve_resources',
-  UNRESERVE_RESOURCES: 'unreserve_resources',
-  CREATE_VOLUMES: 'create_volumes',
-  DESTROY_VOLUMES: 'destroy_volumes',
-  GROW_VOLUME: 'grow_volume',
-  SHRINK_VOLUME: 'shrink_volume',
-  UPDATE_MAINTENANCE_SCHEDULE: 'update_maintenance_schedule',
-  START_MAINTENANCE: 'start_maintenance',
-  STOP_MAINTENANCE: 'stop_maintenance',
-  DRAIN_AGENT: 'drain_agent',
-  DEACTIVATE_AGENT: 'deactivate_agent',
-  REACTIVATE_AGENT: 'reactivate_agent',
-  UPDATE_QUOTA: 'update_quota',
-  SET_QUOTA: 'set_quota',
-  REMOVE_QUOTA: 'remove_quota',
-  TEARDOWN: 'teardown',
-  MARK_AGENT_GONE: 'mark_agent_gone',
-};
-
-/** A parsed, validated call: its type and the whole JSON object (sub-messages are read by each call). */
-export interface OperatorCall {
-  type: CallType;
-  body: Record<string, unknown>;
+/** DEACTIVATE_AGENT, REACTIVATE_AGENT, MARK_AGENT_GONE: the sub-message's `agent_id.value` (stout's error: `Missing required fields: mark_agent_gone.agent_id`). */
+export function agentCall(call: OperatorCall, subName: string): Decoded<string> {
+  const decoded = decodeMessage<{ agent_id: { value: string } }>(AGENT_CALL, call.body[subName], subName);
+  if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
+  return { ok: true, value: decoded.value.agent_id.value };
 }
-
-/** Largest request body accepted (a maintenance schedule for thousands of machines fits). */
-export const MAX_API_BODY_BYTES = 4 * 1024 * 1024;
-
-/** master::Call, with every sub-message validation may require. */
-const OPERATOR_CALL: CallSpec<CallType> = {
-  message: callMessage('master.Call', CALL_TYPES, Object.values(REQUIRED_SUB)),
-  requiredSub: REQUIRED_SUB,
-  invalid: 'CALL_INVALID',
-};
-
-/** Checks 6 to 9 of §0.3 on the body: parse, convert, validate (shared/proto.ts decodeCall), Accept, UNKNOWN. */
-export function parseApiCall(text: string, accept: string | undefined): { ok: true; call: OperatorCall } | { ok: false; error: DrydockError } {
-  const decoded = decodeCall<CallType, { type?: CallType } & Record<string, unknown>>(text, OPERATOR_CALL);
-  if (!decoded.ok) return decoded;
-  if (!acceptsJson(accept)) return { ok: false, error: fail('NOT_ACCEPTABLE') };
-  if (decoded.type === 'UNKNOWN') return { ok: false, error: fail('NOT_IMPLEMENTED', decoded.type) };
-  return { ok: true, call: { type: decoded.type, body: decoded.body } };
-}
-
-// ---- Answers -----------------------------------------------------------------------------
-
-/** A successful answer: a JSON value (written with exact int64s), or an empty 200 body. */
-export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError };
 
 /**
- * Answers a validated call from the master's state. Calls that change durable state answer
- * once the registry has the change (a promise); the others at once.
+ * DRAIN_AGENT's input: the agent, and its config as read (a bad `max_grace_period` is answered
+ * only once drain_agents is allowed: the config is read after the agent is authorized).
  */
-export function answerCall(term: EdgePorts, call: OperatorCall, access: Access): CallAnswer | Promise<CallAnswer> {
-  switch (call.type) {
-    case 'DRAIN_AGENT':
-    case 'DEACTIVATE_AGENT':
-    case 'REACTIVATE_AGENT':
-    case 'MARK_AGENT_GONE':
-      return answerAgentCall(term, call, access);
-    case 'GET_HEALTH':
-      return ok({ type: 'GET_HEALTH', get_health: { healthy: true } });
-    case 'GET_VERSION':
-      return ok({ type: 'GET_VERSION', get_version: { version_info: versionInfo() } });
-    case 'GET_FLAGS': {
-      // view_flags has no object: a principal sees all the flags or none (Mesos).
-      const refused = access.check('view_flags', undefined);
-      if (refused !== undefined) return { ok: false, error: refused };
-      return ok({ type: 'GET_FLAGS', get_flags: { flags: term.queries.flags().map((f) => ({ name: f.name, value: f.value })) } });
-    }
-    case 'GET_MASTER':
-      return ok({ type: 'GET_MASTER', get_master: getMaster(term.queries) });
-    case 'GET_AGENTS':
-      return ok({ type: 'GET_AGENTS', get_agents: getAgents(term.queries, viewRights(access)) });
-    case 'GET_TASKS':
-      return ok({ type: 'GET_TASKS', get_tasks: getTasks(term.queries, viewRights(access)) });
-    case 'GET_FRAMEWORKS':
-      return ok({ type: 'GET_FRAMEWORKS', get_frameworks: getFrameworks(term.queries, viewRights(access)) });
-    case 'GET_EXECUTORS':
-      return ok({ type: 'GET_EXECUTORS', get_executors: { executors: [] } });
-    case 'GET_STATE':
-      return ok({ type: 'GET_STATE', get_state: getState(term.queries, viewRights(access)) });
-    case 'TEARDOWN':
-      return teardown(term, call, access);
-    default:
-      return { ok: false, error: fail('NOT_IMPLEMENTED', call.type) };
-  }
+export interface DrainInput {
+  readonly agentId: string;
+  readonly config: Decoded<DrainConfig>;
 }
 
-// ---- Draining and deactivation (reference §1) ---------------------------------------------------
-
-/** The sub-message's `agent_id.value`, or stout's error (`Missing required fields: drain_agent.agent_id`). */
-function agentIdOf(call: OperatorCall, subName: string): { ok: true; id: string; sub: Record<string, unknown> } | { ok: false; error: DrydockError } {
-  const decoded = decodeMessage<{ agent_id: { value: string } } & Record<string, unknown>>(call.type === 'DRAIN_AGENT' ? DRAIN_AGENT_CALL : AGENT_CALL, call.body[subName], subName);
+/** DRAIN_AGENT: `drain_agent.agent_id` (converted as the Call is), and the config (parseDrainConfig). */
+export function drainCall(call: OperatorCall): Decoded<DrainInput> {
+  const decoded = decodeMessage<{ agent_id: { value: string } } & Record<string, unknown>>(DRAIN_AGENT_CALL, call.body['drain_agent'], 'drain_agent');
   if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
-  return { ok: true, id: decoded.value.agent_id.value, sub: decoded.value };
+  const parsed = parseDrainConfig(decoded.value);
+  return { ok: true, value: { agentId: decoded.value.agent_id.value, config: parsed.ok ? { ok: true, value: parsed.config } : parsed } };
 }
 
 /** DRAIN_AGENT's config: `max_grace_period` (Duration, or "10mins"), `mark_gone` (bool or "true"/"false"). */
@@ -156,77 +62,26 @@ export function parseDrainConfig(sub: Record<string, unknown>): { ok: true; conf
   return { ok: true, config: { maxGracePeriodNs: grace.ns, markGone } };
 }
 
-/** The ACL action of each agent call (Mesos' names). */
-const AGENT_CALL_ACTIONS = {
-  DRAIN_AGENT: 'drain_agents',
-  DEACTIVATE_AGENT: 'deactivate_agents',
-  REACTIVATE_AGENT: 'reactivate_agents',
-  MARK_AGENT_GONE: 'mark_agents_gone',
-} as const satisfies Partial<Record<CallType, AclAction>>;
-
-async function answerAgentCall(term: EdgePorts, call: OperatorCall, access: Access): Promise<CallAnswer> {
-  const subName = call.type.toLowerCase();
-  const id = agentIdOf(call, subName);
-  if (!id.ok) return { ok: false, error: id.error };
-  const sub = id.sub;
-  // Authorization comes before any lookup answer (as in Mesos): an unknown agent is an unknown
-  // object, which only ANY/NONE entries match, so a principal limited to some machines learns nothing.
-  const object = term.queries.agentObject(id.id) ?? { agentId: id.id };
-  const refused = access.check(AGENT_CALL_ACTIONS[call.type as keyof typeof AGENT_CALL_ACTIONS], object);
-  if (refused !== undefined) return { ok: false, error: refused };
-  let error: DrydockError | undefined;
-  switch (call.type) {
-    case 'DRAIN_AGENT': {
-      const parsed = parseDrainConfig(sub);
-      if (!parsed.ok) return { ok: false, error: parsed.error };
-      // mark_gone also needs the right to mark the agent gone (Mesos).
-      if (parsed.config.markGone) {
-        const gone = access.check('mark_agents_gone', object);
-        if (gone !== undefined) return { ok: false, error: gone };
-        access.note('drain_agents', describeObject(object));
-      }
-      error = await term.commands.drainAgent(id.id, parsed.config);
-      break;
-    }
-    case 'DEACTIVATE_AGENT':
-      error = await term.commands.deactivateAgent(id.id);
-      break;
-    case 'REACTIVATE_AGENT':
-      error = await term.commands.reactivateAgent(id.id);
-      break;
-    default:
-      error = await term.commands.markAgentGone(id.id);
-  }
-  return error === undefined ? { ok: true, json: undefined } : { ok: false, error };
-}
-
-function ok(json: unknown): CallAnswer {
-  return { ok: true, json };
-}
-
-// ---- TEARDOWN (reference §1) ------------------------------------------------------------------
-
 const TEARDOWN_CALL = message('Call.Teardown', () => ({ framework_id: required(FRAMEWORK_ID) }));
 
-/**
- * The operator's TEARDOWN: removes a framework (its tasks are killed), answered 200 once
- * durable. Authorized by teardown_frameworks on the framework's principal before the lookup
- * answers (as the agent calls): an unknown framework, or one without a principal, is an unknown
- * object that only ANY entries match, so a principal limited to some frameworks learns nothing.
- */
-async function teardown(term: EdgePorts, call: OperatorCall, access: Access): Promise<CallAnswer> {
+/** The operator's TEARDOWN: `teardown.framework_id.value`. */
+export function teardownCall(call: OperatorCall): Decoded<string> {
   const decoded = decodeMessage<{ framework_id: { value: string } }>(TEARDOWN_CALL, call.body['teardown'], 'teardown');
   if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
-  const id = decoded.value.framework_id.value;
-  const entry = term.queries.framework(id);
-  const owner = entry === undefined ? undefined : frameworkPrincipal(entry.info);
-  const refused = access.check('teardown_frameworks', owner);
-  access.note('teardown_frameworks', owner === undefined ? `framework ${id}` : `framework ${id} of '${owner}'`);
-  if (refused !== undefined) return { ok: false, error: refused };
-  if (entry === undefined) return { ok: false, error: fail('FRAMEWORK_UNKNOWN') };
-  const refusedByService = await term.commands.teardownFramework(id);
-  return refusedByService === undefined ? { ok: true, json: undefined } : { ok: false, error: refusedByService };
+  return { ok: true, value: decoded.value.framework_id.value };
 }
+
+/**
+ * The principal TEARDOWN is authorized on: the framework's (teardown_frameworks). An unknown
+ * framework, or one without a principal, is an unknown object that only ANY entries match, so a
+ * principal limited to some frameworks learns nothing.
+ */
+export function frameworkOwner(q: Queries, frameworkId: string): string | undefined {
+  const entry = q.framework(frameworkId);
+  return entry === undefined ? undefined : frameworkPrincipal(entry.info);
+}
+
+// ---- Answers ---------------------------------------------------------------------------------
 
 /** When dist was built: the mtime of this compiled file (there is no build step that stamps it). */
 const BUILT = ((): Date | undefined => {
@@ -248,7 +103,7 @@ export function versionInfo(): Record<string, unknown> {
   return info;
 }
 
-function getMaster(q: Queries): Record<string, unknown> {
+export function getMaster(q: Queries): Record<string, unknown> {
   const m = q.master();
   const j: Record<string, unknown> = {
     master_info: m.info,
@@ -314,7 +169,7 @@ export function getState(q: Queries, rights?: ViewRights): Record<string, unknow
 }
 
 /** GET_AGENTS: the agents view_agents lets the caller see (all of them without `rights`). */
-function getAgents(q: Queries, rights?: ViewRights): { agents: unknown[]; recovered_agents: unknown[] } {
+export function getAgents(q: Queries, rights?: ViewRights): { agents: unknown[]; recovered_agents: unknown[] } {
   const agents: unknown[] = [];
   const recovered: unknown[] = [];
   const may = rights?.agents;
@@ -339,7 +194,7 @@ function frameworkUsers(q: Queries): (frameworkId: string) => string | undefined
 }
 
 /** GET_TASKS: the tasks view_tasks lets the caller see, by their user, else their framework's. */
-function getTasks(q: Queries, rights?: ViewRights): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
+export function getTasks(q: Queries, rights?: ViewRights): { tasks: Task[]; unreachable_tasks: Task[]; completed_tasks: Task[] } {
   const tasks: Task[] = [];
   const unreachable: Task[] = [];
   const may = rights?.tasks;
@@ -360,7 +215,7 @@ function getTasks(q: Queries, rights?: ViewRights): { tasks: Task[]; unreachable
  * GET_FRAMEWORKS: the frameworks view_frameworks lets the caller see, by their user; in each,
  * the offers and inverse offers of agents view_agents lets it see.
  */
-function getFrameworks(q: Queries, rights?: ViewRights): { frameworks: unknown[]; completed_frameworks: unknown[] } {
+export function getFrameworks(q: Queries, rights?: ViewRights): { frameworks: unknown[]; completed_frameworks: unknown[] } {
   const may = rights?.frameworks;
   const userOf = (f: FrameworkEntry): string | undefined => frameworkUser(f.info);
   const agents = offerAgents(q, rights?.agents);

@@ -1,124 +1,123 @@
 /**
- * `/v1/maintenance/plans` on the master (issue 12): `GET` the names, `POST` a spec (YAML or JSON
- * text) to create and start a plan; under `/v1/maintenance/plans/<name>` the verbs, codes and JSON
- * of `/v1/plans` (shared/plans/api.ts), plus `DELETE` of a COMPLETE or stopped plan. The router
- * (http.ts) sends these here only while a term runs; otherwise it answers 307/503 like the rest.
- */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBodyOrAnswer, sendError, sendJson, sendText } from '../../shared/http.js';
-import { stringifyJson } from '../../shared/json.js';
-import { MAX_API_BODY_BYTES } from './operator.js';
-import type { Access } from '../security/security.js';
-import type { DrydockError } from '../../shared/errors.js';
-import type { AclAction } from '../../shared/acls.js';
-import type { EdgePorts } from '../term/ports.js';
-import { segmentsBelow, type RequestTarget } from '../../shared/paths.js';
-
-const PREFIX: readonly string[] = ['v1', 'maintenance', 'plans'];
-
-/**
- * The segments below `/v1/maintenance/plans` of a canonical target (shared/paths.ts): `[]` is
- * the list, `[name]` a plan, `[name, verb]` a verb; undefined when the target is not one of these
- * routes. The router hands them over, decoded once: nothing here reads `req.url`.
- */
-export function maintenancePlansRoute(target: RequestTarget): readonly string[] | undefined {
-  return segmentsBelow(target, PREFIX);
-}
-
-/**
- * Handles one request; `term` the current term's ports, `below` the route's segments
- * (maintenancePlansRoute), `query` the target's query as sent. A plan is authorized by its machines: every one must be allowed (view, create,
- * update for the verbs, delete), so a rack team's rights end at its rack. A plan that names one
- * of the master's hooks also needs run_maintenance_hooks on it, from whoever creates it and from
- * whoever starts, continues or restarts steps that would run it; and only those allowed to run it
- * see its output in the plan's JSON.
+ * `/v1/maintenance/plans` on the master (issue 12), the handlers of the table's plan rows
+ * (calls.ts): `GET` the names, `POST` a spec (YAML or JSON text) to create and start a plan;
+ * under `/v1/maintenance/plans/<name>` the verbs, codes and JSON of `/v1/plans`
+ * (shared/plans/api.ts), plus `DELETE` of a COMPLETE or stopped plan.
+ *
+ * A plan is authorized by its machines: every one must be allowed (view, create, update for the
+ * verbs, delete), so a rack team's rights end at its rack. A plan that names one of the master's
+ * hooks also needs run_maintenance_hooks on it, from whoever creates it and from whoever starts,
+ * continues or restarts steps that would run it; and only those allowed to run it see its
+ * output in the plan's JSON.
  *
  * There are two shapes and no third: no plan name is the list (its GET filtered plan by plan,
  * its POST checked on the spec's machines); a plan name is always checked before anything is
  * done with it. The check takes a name, never an optional one, so no spelling of a path can
  * reach a plan without it.
  */
-export async function handleMaintenancePlansRequest(term: EdgePorts, below: readonly string[], query: string, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
-  const { queries, commands } = term;
-  const objectOf = queries.machineObject.bind(queries);
-  const method = req.method ?? 'GET';
-  const planCheck = (action: AclAction, name: string): DrydockError | undefined => {
-    if (!access.filters) return undefined;
-    const machines = queries.planMachines(name);
-    // An unknown plan is left to the handler's own 404.
-    if (machines === undefined) return undefined;
-    const refused = access.checkAll(action, machines.map(objectOf));
-    access.note(action, `maintenance plan ${name}`);
-    return refused;
+
+import type { AclAction } from '../../shared/acls.js';
+import type { DrydockError } from '../../shared/errors.js';
+import type { MachineId } from '../../shared/machine.js';
+import type { PlansAnswer } from '../../shared/plans/api.js';
+import type { Access } from '../security/security.js';
+import type { AuthorizePlan, Commands } from '../term/commands.js';
+import type { Queries } from '../term/queries.js';
+import { ok, refusal, value, type Answer, type CallContext, type Decoded, type HttpRequest } from './row.js';
+
+/** A plan route's target: the method, its name, the segments below the plans' prefix (`[name, verb]`), and the query as sent. */
+export interface PlanTarget {
+  readonly method: string;
+  readonly name: string;
+  readonly below: readonly string[];
+  readonly query: string;
+}
+
+/** A plan route's decoder: the path and query name the plan (and the verb). */
+export function planTarget(r: HttpRequest): Decoded<PlanTarget> {
+  return ok({ method: r.method, name: r.below[0] as string, below: r.below, query: r.query });
+}
+
+/**
+ * `action` on every machine of the plan `name`; undefined when allowed, or without ACLs, or for
+ * an unknown plan (left to the handler's own 404). Notes the plan for the audit line.
+ */
+export function planCheck(access: Access, q: Queries, action: AclAction, name: string): DrydockError | undefined {
+  if (!access.filters) return undefined;
+  const machines = q.planMachines(name);
+  if (machines === undefined) return undefined;
+  const refused = access.checkAll(action, machines.map((id: MachineId) => q.machineObject(id)));
+  access.note(action, `maintenance plan ${name}`);
+  return refused;
+}
+
+/** The same check, asked again by a verb inside the serial queue where it runs (a plan created under that name meanwhile is still checked). */
+export function planCheckLater(access: Access, q: Queries, action: AclAction): (name: string) => DrydockError | undefined {
+  return (name) => planCheck(access, q, action, name);
+}
+
+/** A verb that would run the plan's hook (again) needs the right to run it, whoever created the plan. */
+export function hookNeededCheck(access: Access, q: Queries, t: PlanTarget): DrydockError | undefined {
+  const rest = t.below.slice(1);
+  if (t.method !== 'POST' || rest.length !== 1) return undefined;
+  const params = new URLSearchParams(t.query);
+  const hook = q.planHookNeededFor(t.name, rest[0] ?? '', params.get('phase') || undefined, params.get('step') || undefined);
+  if (hook === undefined) return undefined;
+  const denied = access.check('run_maintenance_hooks', hook);
+  if (denied !== undefined) return denied;
+  access.note('update_maintenance_plans', `maintenance plan ${t.name}, hook '${hook}'`);
+  return undefined;
+}
+
+/** GET of the list: the plans this caller may view. */
+export function planNamesView(q: Queries, access: Access): string[] {
+  return q.planNames().filter((n) => planCheck(access, q, 'view_maintenance_plans', n) === undefined);
+}
+
+/**
+ * What plan creation asks once the spec's machines are selected: create_maintenance_plans on
+ * every one, and run_maintenance_hooks on the hook it names (maintaining machines never implies
+ * running a command on the master: a right of its own).
+ */
+export function authorizePlanCreation(access: Access, q: Queries): AuthorizePlan {
+  return (machines, hook) => {
+    const refused = access.checkAll('create_maintenance_plans', machines.map((id) => q.machineObject(id)));
+    if (refused !== undefined) return refused;
+    if (hook !== undefined) {
+      const denied = access.check('run_maintenance_hooks', hook);
+      if (denied !== undefined) return denied;
+    }
+    access.note('create_maintenance_plans', `${machines.length} machines${hook === undefined ? '' : `, hook '${hook}'`}`);
+    return undefined;
   };
-  const [name, ...rest] = below;
-  if (name === undefined) {
-    if (method === 'GET' || method === 'HEAD') {
-      req.resume();
-      return sendJson(res, queries.planNames().filter((n) => planCheck('view_maintenance_plans', n) === undefined));
-    }
-    if (method !== 'POST') {
-      req.resume();
-      return sendText(res, 405, `405 Method Not Allowed. Expecting one of { 'GET', 'POST' }, but received '${method}'.`, { Allow: 'GET, POST' });
-    }
-    const text = await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES);
-    if (text === undefined) return;
-    const created = await commands.createPlan(
-      text,
-      (machines, hook) => {
-        const refused = access.checkAll('create_maintenance_plans', machines.map(objectOf));
-        if (refused !== undefined) return refused;
-        // Maintaining machines never implies running a command on the master: a right of its own.
-        if (hook !== undefined) {
-          const denied = access.check('run_maintenance_hooks', hook);
-          if (denied !== undefined) return denied;
-        }
-        access.note('create_maintenance_plans', `${machines.length} machines${hook === undefined ? '' : `, hook '${hook}'`}`);
-        return undefined;
-      },
-      access.principal ?? null,
-    );
-    if (!created.ok) return sendError(res, created.error);
-    return sendJson(res, { message: created.message });
-  }
-  if (method === 'DELETE' && rest.length === 0) {
-    req.resume();
-    const forbidden = planCheck('delete_maintenance_plans', name);
-    if (forbidden !== undefined) return sendError(res, forbidden);
-    const refused = await commands.deletePlan(name);
-    if (refused !== undefined) return sendError(res, refused);
-    return sendJson(res, { message: `deleted maintenance plan ${name}` });
-  }
-  const action: AclAction = method === 'GET' || method === 'HEAD' ? 'view_maintenance_plans' : 'update_maintenance_plans';
-  const forbidden = planCheck(action, name);
-  if (forbidden !== undefined) {
-    req.resume();
-    return sendError(res, forbidden);
-  }
-  // A verb that would run the plan's hook (again) needs the right to run it, whoever created the plan.
-  const params = new URLSearchParams(query);
-  if (method === 'POST' && rest.length === 1) {
-    const hook = queries.planHookNeededFor(name, rest[0] ?? '', params.get('phase') || undefined, params.get('step') || undefined);
-    const denied = hook === undefined ? undefined : access.check('run_maintenance_hooks', hook);
-    if (denied !== undefined) {
-      req.resume();
-      return sendError(res, denied);
-    }
-    if (hook !== undefined) access.note('update_maintenance_plans', `maintenance plan ${name}, hook '${hook}'`);
-  }
-  const body = method === 'POST' ? await readBodyOrAnswer(req, res, MAX_API_BODY_BYTES) : '';
-  if (body === undefined) return;
-  if (method !== 'POST') req.resume();
-  // A verb waits for its body and the serial queue: the plan is checked again where it runs.
-  const answer =
-    method === 'POST'
-      ? await commands.planVerb(below, params, body, (n) => planCheck(action, n))
-      : queries.planAnswer(method, below, params, (hook) => access.allows('run_maintenance_hooks', hook));
-  if ('json' in answer) {
-    const text = stringifyJson(answer.json);
-    res.writeHead(answer.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
-    return;
-  }
-  sendText(res, answer.status, answer.text, answer.allow === undefined ? {} : { Allow: answer.allow });
+}
+
+/** POST of the list: creates and starts the plan its body specifies. */
+export async function createPlan(specText: string, { commands, access, later }: CallContext<AuthorizePlan>): Promise<Answer> {
+  const created = await commands.createPlan(specText, later, access.principal ?? null);
+  return created.ok ? value({ message: created.message }) : refusal(created.error);
+}
+
+/** DELETE of a plan. */
+export async function deletePlan(commands: Commands, name: string): Promise<Answer> {
+  const refused = await commands.deletePlan(name);
+  return refused === undefined ? value({ message: `deleted maintenance plan ${name}` }) : refusal(refused);
+}
+
+/** GET or HEAD under a plan: the plans API's answer, with a failed hook's output for those who may run the hook. */
+export function planRead(q: Queries, access: Access, method: string, t: PlanTarget): Answer {
+  return plansAnswer(q.planAnswer(method, t.below, new URLSearchParams(t.query), (hook) => access.allows('run_maintenance_hooks', hook)));
+}
+
+/** Any other method under a plan: a POST is a verb (its body read after the checks); the plans API answers the rest. */
+export async function planVerb(t: PlanTarget, ctx: CallContext<(name: string) => DrydockError | undefined>): Promise<Answer> {
+  const params = new URLSearchParams(t.query);
+  if (ctx.method !== 'POST') return plansAnswer(ctx.queries.planAnswer(ctx.method, t.below, params, (hook) => ctx.access.allows('run_maintenance_hooks', hook)));
+  return plansAnswer(await ctx.commands.planVerb(t.below, params, ctx.body, ctx.later));
+}
+
+/** The plans API's answer as the table's: JSON with its status, or text with its status (and Allow). */
+function plansAnswer(answer: PlansAnswer): Answer {
+  if ('json' in answer) return value(answer.json, answer.status);
+  return { kind: 'text', status: answer.status, text: answer.text, ...(answer.allow === undefined ? {} : { headers: { Allow: answer.allow } }) };
 }

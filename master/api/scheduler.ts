@@ -16,7 +16,7 @@ import { encodeRecord } from '../../shared/recordio.js';
 import type { EdgePorts } from '../term/ports.js';
 import type { FrameworkStream } from '../term/commands.js';
 import { sendError } from '../../shared/http.js';
-import { readApiBody } from './http-exchange.js';
+import { readApiRequest } from './codecs.js';
 import type { Access, AuditOutcome, MasterSecurity } from '../security/security.js';
 import type { SchedulerCall } from '../cores/scheduler-calls.js';
 
@@ -27,9 +27,9 @@ export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler'
 
 /** Handles one request on a scheduler path. */
 export async function handleSchedulerRequest(term: EdgePorts, security: MasterSecurity, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
-  const body = await readApiBody(req, res);
-  if (body === undefined) return;
-  const parsed = parseSchedulerCall(body);
+  const request = await readApiRequest(req, res);
+  if (request === undefined) return;
+  const parsed = parseSchedulerCall(request.body, (text, spec) => request.codec.decodeCall(text, spec));
   if (!parsed.ok) return sendError(res, parsed.error);
   const call = parsed.call;
   if (call.type === 'SUBSCRIBE') {

@@ -5,7 +5,7 @@
 
 import { type DrydockError, fail } from '../../shared/errors.js';
 import type { FrameworkInfo, IdValue, KillPolicy, TaskInfo } from '../../shared/mesos.js';
-import { decodeCall, SCHEDULER_CALL, SCHEDULER_CALL_TYPES } from '../../shared/proto.js';
+import { decodeCall, SCHEDULER_CALL, SCHEDULER_CALL_TYPES, type CallSpec, type DecodedCall } from '../../shared/proto.js';
 
 export { SCHEDULER_CALL_TYPES };
 export type SchedulerCallType = (typeof SCHEDULER_CALL_TYPES)[number];
@@ -81,12 +81,16 @@ export function isBase64Uuid(text: unknown): boolean {
   return Buffer.from(text, 'base64').length === 16;
 }
 
+/** How a body becomes a call message: the edge's codec (JSON today: shared/proto.ts decodeCall). */
+export type CallDecoder = <T extends string, B extends { type?: T }>(text: string, spec: CallSpec<T>) => DecodedCall<T, B>;
+
 /**
- * Parses and validates a scheduler call body in Mesos' order: JSON (bounded, null is unset),
- * conversion to scheduler::Call (shared/proto.ts), then `validation::scheduler::call::validate`.
+ * Parses and validates a scheduler call body in Mesos' order: the encoding (JSON by default:
+ * bounded, null is unset), conversion to scheduler::Call (shared/proto.ts), then
+ * `validation::scheduler::call::validate`.
  */
-export function parseSchedulerCall(text: string): ParsedSchedulerCall {
-  const decoded = decodeCall<SchedulerCallType, SchedulerCallBody>(text, { message: SCHEDULER_CALL, requiredSub: REQUIRED_SUB, invalid: 'SCHEDULER_CALL_INVALID' });
+export function parseSchedulerCall(text: string, decode: CallDecoder = decodeCall): ParsedSchedulerCall {
+  const decoded = decode<SchedulerCallType, SchedulerCallBody>(text, { message: SCHEDULER_CALL, requiredSub: REQUIRED_SUB, invalid: 'SCHEDULER_CALL_INVALID' });
   if (!decoded.ok) return decoded;
   const body = decoded.body;
   const callType = decoded.type;

@@ -1,9 +1,12 @@
 /**
- * The master's HTTP routing (node:http), the process's part: `/health` and `/version` always
- * answer here; every other route belongs to the current term, and while no term runs they are
- * all answered from one place (503). Master endpoints are also under /master/ (libprocess
- * delegation) and the API under /mesos/api/v1 (DC/OS clients). A bad request never takes the
- * master down: every handler's failure becomes a 500 with a message and a log line.
+ * The master's HTTP router (node:http), the process's part. Requests are routed by the table of
+ * calls (api/calls.ts, served by api/dispatch.ts): the process's rows (`/health`, `/version`,
+ * `/redirect`, metrics) answer whether or not a term runs; every other row belongs to the
+ * current term, and while no term runs they are all answered from one place here (307 to the
+ * leader, or 503). What is not a call stays here: the agents' WebSocket upgrade and the
+ * console's static files. Master endpoints are also under /master/ (libprocess delegation) and
+ * the API under /mesos/api/v1 (DC/OS clients), as the table's rows say. A bad request never takes
+ * the master down: every handler's failure becomes a 500 with a message and a log line.
  *
  * Every request target is read once, first (shared/paths.ts): routing, authentication,
  * authorization and the handlers all see the same canonical path and decoded segments, handed
@@ -14,31 +17,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { fail, type DrydockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/log.js';
-import { AgentSessions } from '../api/agent-sessions.js';
-import { answerCall, parseApiCall, versionInfo } from '../api/operator.js';
-import { handleSchedulerRequest, SCHEDULER_PATHS } from '../api/scheduler.js';
-import { answerMaintenanceCall, handleMaintenanceRequest, maintenanceRoute } from '../api/maintenance.js';
-import { sendError, sendJson, sendText } from '../../shared/http.js';
-import { readApiBody } from '../api/http-exchange.js';
-import { handleMaintenancePlansRequest, maintenancePlansRoute } from '../api/plans.js';
-import type { Realm } from '../security/authentication.js';
-import { MasterSecurity } from '../security/security.js';
-import { createHttpListener, type HttpListener, type ServerTls } from '../../io/tls-server.js';
-import type { MasterMetrics } from './metrics.js';
-import { ConsoleFiles, findConsoleDir, isConsolePath } from './console.js';
+import { sendError, sendText } from '../../shared/http.js';
 import { normalizePath, type RequestTarget } from '../../shared/paths.js';
+import { createHttpListener, type HttpListener, type ServerTls } from '../../io/tls-server.js';
+import { AgentSessions } from '../api/agent-sessions.js';
+import { isProcessRoute, routeOf, serve } from '../api/dispatch.js';
+import type { ProcessPort } from '../api/row.js';
+import { MasterSecurity } from '../security/security.js';
 import type { ServingTerm } from '../term/ports.js';
-
-const API_PATHS = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
-const HEALTH_PATHS = new Set(['/health', '/master/health']);
-const VERSION_PATHS = new Set(['/version', '/master/version']);
-const REDIRECT_PATHS = new Set(['/redirect', '/master/redirect']);
-/** The metrics routes, by the path their `get_endpoints` ACL names (Mesos' GET_ENDPOINT_WITH_PATH). */
-const METRICS_PATHS = new Map([
-  ['/metrics', '/metrics'],
-  ['/metrics/snapshot', '/metrics/snapshot'],
-  ['/master/metrics/snapshot', '/metrics/snapshot'],
-]);
+import { ConsoleFiles, findConsoleDir, isConsolePath } from './console.js';
+import type { MasterMetrics } from './metrics.js';
 
 /** Where the router finds the term, and what it answers while there is none. */
 export interface TermRoutes {
@@ -122,44 +110,26 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** GET and HEAD only read; every other method may change state. */
-function readOnlyMethod(method: string | undefined): boolean {
-  return method === 'GET' || method === 'HEAD';
-}
-
-/** The console's files, read once when the master starts (master/console.ts). */
+/** The console's files, read once when the master starts (process/console.ts). */
 const consoleFiles = ConsoleFiles.load(findConsoleDir());
 
+/** What the table's process rows ask of the process: who leads, the answer while nobody does, the metrics. */
+function processPort(routes: TermRoutes): ProcessPort {
+  return {
+    // `/redirect` names this master while it leads, as it advertises itself: a Host header is the client's to write.
+    leader: () => (routes.current() !== undefined ? routes.self() : routes.leader()),
+    unavailable: () => routes.unavailable(),
+    metrics: routes.metrics,
+  };
+}
+
 async function route(routes: TermRoutes, security: MasterSecurity, target: RequestTarget, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = target.path;
-  if (HEALTH_PATHS.has(path)) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
-    res.writeHead(200, { 'Content-Length': 0 });
-    res.end();
-    return;
-  }
-  if (VERSION_PATHS.has(path)) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, req.method ?? '', 'GET');
-    return sendJson(res, versionInfo());
-  }
-  if (REDIRECT_PATHS.has(path)) {
-    // `/redirect`: 307 to the leading master's base URL (this one when it leads), as that master
-    // advertises it: a Host header is the client's to write, and must not become a Location.
-    req.resume();
-    const leader = routes.current() !== undefined ? routes.self() : routes.leader();
-    if (leader === undefined) return sendError(res, routes.unavailable());
-    res.writeHead(307, { Location: `//${leader}`, 'Content-Length': 0 });
-    res.end();
-    return;
-  }
-  const metricsPath = METRICS_PATHS.get(path);
-  if (metricsPath !== undefined && routes.metrics !== undefined) return metrics(routes.metrics, security, metricsPath, req, res);
-  const maintenance = maintenanceRoute(path);
-  const plansRoute = maintenancePlansRoute(target);
+  const process = processPort(routes);
+  const found = routeOf(target, req.method ?? '', process);
+  if (found !== undefined && isProcessRoute(found)) return serve(found, { security, process, ports: routes.current() }, target, req, res);
   // The web console is a term route too, so a standby 307s the browser to the leader's console.
-  const consoleRoute = isConsolePath(path);
-  const termRoute = API_PATHS.has(path) || SCHEDULER_PATHS.has(path) || maintenance !== undefined || plansRoute !== undefined || consoleRoute;
-  if (!termRoute) {
+  const consoleRoute = found === undefined && isConsolePath(target.path);
+  if (found === undefined && !consoleRoute) {
     req.resume();
     return sendError(res, fail('NOT_FOUND'));
   }
@@ -175,80 +145,6 @@ async function route(routes: TermRoutes, security: MasterSecurity, target: Reque
     return;
   }
   // Static files hold no data: no credentials needed (the page's API calls carry them).
-  if (consoleRoute) return consoleFiles.serve(path, req, res);
-  if (API_PATHS.has(path)) return api(term, security, path, req, res);
-  // The other routes know their realm from the path and method alone: authenticate first.
-  const realm: Realm = SCHEDULER_PATHS.has(path) ? 'mesos-master-scheduler' : readOnlyMethod(req.method) ? 'mesos-master-readonly' : 'mesos-master-readwrite';
-  const auth = security.authenticate(header(req, 'authorization'), realm);
-  if (!auth.ok) {
-    req.resume();
-    if (realm !== 'mesos-master-readonly') security.audit({ principal: undefined, action: `${req.method ?? ''} ${path}`, object: '', outcome: 'unauthenticated', status: auth.error.status });
-    return sendError(res, auth.error, auth.headers);
-  }
-  const access = auth.access;
-  if (SCHEDULER_PATHS.has(path)) return handleSchedulerRequest(term, security, req, res, access);
-  if (realm === 'mesos-master-readwrite') security.auditWhenDone(access, res, `${req.method ?? ''} ${path}`);
-  if (maintenance !== undefined) return handleMaintenanceRequest(term, maintenance, target.query, req, res, access);
-  if (plansRoute !== undefined) return handleMaintenancePlansRequest(term, plansRoute, target.query, req, res, access);
-}
-
-/**
- * `/metrics` and `/metrics/snapshot`: every master answers for itself, leading or not (Mesos
- * does not redirect them either). Read-only realm; with ACLs, `get_endpoints` on the path.
- */
-async function metrics(m: MasterMetrics, security: MasterSecurity, aclPath: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  req.resume();
-  if (!readOnlyMethod(req.method)) return sendMethodNotAllowed(res, req.method ?? '', 'GET');
-  const auth = security.authenticate(header(req, 'authorization'), 'mesos-master-readonly');
-  if (!auth.ok) return sendError(res, auth.error, auth.headers);
-  const refused = auth.access.check('get_endpoints', aclPath);
-  if (refused !== undefined) return sendError(res, refused);
-  if (aclPath === '/metrics') return m.sendPrometheus(res);
-  m.sendSnapshot(res);
-}
-
-/** Operator calls that only read: answered in the read-only realm (Drydock splits /api/v1 by call; Mesos puts all of it under read-write). */
-function readOnlyCall(type: string): boolean {
-  return type.startsWith('GET_') || type === 'SUBSCRIBE' || type === 'LIST_FILES' || type === 'READ_FILE';
-}
-
-async function api(term: ServingTerm, security: MasterSecurity, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  // Wrong credentials are refused before the body is read; missing ones once the call (and so its realm) is known.
-  const presented = header(req, 'authorization');
-  const early = security.authenticate(presented, 'mesos-master-readonly');
-  // With both realms required, no call can pass anonymously: refuse before reading, in Mesos' realm for /api/v1.
-  if (!early.ok && (presented !== undefined || (security.requires('mesos-master-readwrite') && security.requires('mesos-master-readonly')))) {
-    req.resume();
-    // The body is not read from a caller that failed authentication: the audit line names the path.
-    security.audit({ principal: undefined, action: `POST ${path}`, object: '', outcome: 'unauthenticated', status: early.error.status });
-    return sendError(res, early.error, { 'WWW-Authenticate': 'Basic realm="mesos-master-readwrite"' });
-  }
-  const body = await readApiBody(req, res);
-  if (body === undefined) return;
-  const parsed = parseApiCall(body, req.headers['accept']);
-  if (!parsed.ok) return sendError(res, parsed.error);
-  const realm: Realm = readOnlyCall(parsed.call.type) ? 'mesos-master-readonly' : 'mesos-master-readwrite';
-  const auth = security.authenticate(presented, realm);
-  if (!auth.ok) {
-    if (realm === 'mesos-master-readwrite') security.audit({ principal: undefined, action: parsed.call.type, object: '', outcome: 'unauthenticated', status: auth.error.status });
-    return sendError(res, auth.error, auth.headers);
-  }
-  const access = auth.access;
-  // The one call whose answer stays open: same framing checks as the others, then a stream.
-  if (parsed.call.type === 'SUBSCRIBE') return term.streams.subscribe(res, access);
-  if (realm === 'mesos-master-readwrite') security.auditWhenDone(access, res, parsed.call.type);
-  // Maintenance calls write the registry before answering, so they are answered asynchronously.
-  const answer = (await answerMaintenanceCall(term, parsed.call, access)) ?? (await answerCall(term, parsed.call, access));
-  if (!answer.ok) return sendError(res, answer.error);
-  if (answer.json === undefined) {
-    res.writeHead(200, { 'Content-Length': 0 });
-    res.end();
-    return;
-  }
-  sendJson(res, answer.json);
-}
-
-function sendMethodNotAllowed(res: ServerResponse, method: string, allow: string): void {
-  const e = fail('METHOD_NOT_ALLOWED', method);
-  sendText(res, e.status, e.message.replace("'POST'", `'${allow}'`), { Allow: allow });
+  if (found === undefined) return consoleFiles.serve(target.path, req, res);
+  return serve(found, { security, process, ports: term }, target, req, res);
 }

@@ -4,7 +4,7 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseApiCall } from '../../master/api/operator.js';
+import { parseApiCall } from '../../master/api/operator-call.js';
 import { ipToNetworkUint32 } from '../../master/process/master-info.js';
 import { acceptsJson, checkApiHeaders } from '../../shared/http.js';
 import { resolveMasterConfig } from '../../master/process/config.js';

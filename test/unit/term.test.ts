@@ -15,7 +15,7 @@ import type { AgentConnection } from '../../master/term/ports.js';
 import { Term } from '../../master/term/term.js';
 import { resolveMasterConfig } from '../../master/process/config.js';
 import { Authorizer, parseAcls } from '../../shared/acls.js';
-import { answerMaintenanceCall } from '../../master/api/maintenance.js';
+import { answerCall } from '../../master/api/dispatch.js';
 import { getState } from '../../master/api/operator.js';
 import { masterInfoJson } from '../../master/process/master-info.js';
 import { viewRights } from '../../shared/visibility.js';
@@ -327,7 +327,7 @@ test('an attribute ACL still names a DOWN machine after a restart: its rack team
   });
   const dir = tempDir(t, 'drydock-term-');
   const machine = { hostname: 'h', ip: '10.0.0.9' };
-  const stop = (term: Term, principal: string) => answerMaintenanceCall(term, { type: 'STOP_MAINTENANCE', body: { stop_maintenance: { machines: [machine] } } }, new Access(security, principal));
+  const stop = (term: Term, principal: string) => answerCall(term, { type: 'STOP_MAINTENANCE', body: { stop_maintenance: { machines: [machine] } } }, new Access(security, principal));
 
   // First term: an agent of rack r1 registers on the machine; the machine is scheduled, then DOWN (which removes the agent).
   const registry = openSqliteRegistry(dir);
