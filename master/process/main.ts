@@ -32,6 +32,11 @@ import { MasterMetrics } from './metrics.js';
 /** How long a graceful stop waits for sessions to finish their close handshake. */
 const CLOSE_GRACE_MS = 1_000;
 
+/** Waits `ms` on the process's clock. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => systemClock.setTimer(ms, resolve));
+}
+
 async function main(): Promise<void> {
   const resolved = resolveMasterConfig(process.argv.slice(2), process.env);
   if (resolved.kind === 'help') {
@@ -192,7 +197,7 @@ async function main(): Promise<void> {
         win = await leadership.campaign();
       } catch (e) {
         logger.warn('campaign failed', { error: e });
-        await new Promise((r) => setTimeout(r, 1000));
+        await sleep(1000);
         continue;
       }
       if (stopping) return;
@@ -208,7 +213,7 @@ async function main(): Promise<void> {
       } catch (e) {
         logger.error('term failed to start', { error: e });
         await leadership.resign();
-        await new Promise((r) => setTimeout(r, 1000));
+        await sleep(1000);
         continue;
       }
       term = started;
@@ -244,8 +249,8 @@ async function main(): Promise<void> {
       .then(() => sqlite?.close())
       .catch((e: unknown) => logger.error('registry close failed', { error: e }))
       .then(async () => {
-        const deadline = Date.now() + CLOSE_GRACE_MS;
-        while ((last?.openSessions ?? 0) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        const deadline = systemClock.now() + CLOSE_GRACE_MS;
+        while ((last?.openSessions ?? 0) > 0 && systemClock.now() < deadline) await sleep(20);
         server.closeAllConnections();
         follower?.stop();
         stopEtcdCalls?.();
@@ -284,7 +289,7 @@ async function importOnce(file: string, to: Registry, logger: Logger): Promise<v
 process.on('unhandledRejection', (reason) => {
   // Never expected; log it as one JSON line and keep serving rather than die mid-registration.
   const error = reason instanceof Error ? { name: reason.name, message: reason.message, stack: reason.stack } : String(reason);
-  process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'unhandled rejection', component: 'master', error }) + '\n');
+  process.stdout.write(JSON.stringify({ time: new Date(systemClock.now()).toISOString(), level: 'error', msg: 'unhandled rejection', component: 'master', error }) + '\n');
 });
 
 main().catch((e: unknown) => {

@@ -17,7 +17,6 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../../shared/clock.js';
 import type { DrainState } from '../../shared/drain.js';
@@ -403,7 +402,8 @@ export class MasterMetrics {
     this.#writeFailures = new Counter({ name: `${p}registry_write_failures_total`, help: 'Registry writes that failed (nothing changed in memory).', registers });
     this.#acks = new Histogram({ name: `${p}status_update_ack_duration_seconds`, help: 'From forwarding a status update to its framework (first time) until the framework acknowledged it.', buckets: ACK_BUCKETS, registers });
 
-    const now = (): number => performance.now();
+    // Durations on the monotonic clock: a registry write or an acknowledgement is timed, never dated.
+    const now = (): number => o.clock.monotonicMs();
     this.instruments = {
       commits: {
         now,

@@ -70,7 +70,7 @@ interface OpenStream {
  * latency and inverse-offer answers. A port, so the service knows nothing of Prometheus.
  */
 export interface FrameworkInstruments {
-  /** A monotonic clock in milliseconds (performance.now in the process). */
+  /** A monotonic clock in milliseconds (the process's Clock.monotonicMs). */
   now(): number;
   /** A scheduler acknowledged an update `ms` after the master first forwarded it. */
   onAcknowledged(ms: number): void;
@@ -919,13 +919,13 @@ export class FrameworksService {
     // Events come in bursts (10,000 agents registering after a master restart): batch them,
     // and keep allocation to about a third of the CPU by waiting twice as long as the last
     // allocation took, counted from its start.
-    const wait = Math.max(0, this.#lastAllocationAt + 3 * this.#lastAllocationMs - performance.now());
+    const wait = Math.max(0, this.#lastAllocationAt + 3 * this.#lastAllocationMs - this.#clock.monotonicMs());
     const run = (): void => {
       this.#allocationSoon = false;
       this.#allocate();
     };
-    if (wait < 1) setImmediate(run);
-    else setTimeout(run, wait).unref();
+    if (wait < 1) this.#clock.immediate(run);
+    else this.#clock.setTimer(wait, run);
   }
 
   #scheduleAllocation(): void {
@@ -942,12 +942,12 @@ export class FrameworksService {
     this.frameworks.pruneFilters(now);
     // Nobody to offer to (no framework subscribed): skip the per-agent resource arithmetic.
     if (![...this.frameworks.all()].some((f) => f.phase === 'CONNECTED')) return;
-    const started = performance.now();
+    const started = this.#clock.monotonicMs();
     try {
       this.#allocateNow(now);
     } finally {
       this.#lastAllocationAt = started;
-      this.#lastAllocationMs = performance.now() - started;
+      this.#lastAllocationMs = this.#clock.monotonicMs() - started;
     }
   }
 

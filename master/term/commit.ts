@@ -19,7 +19,7 @@ export type Committed<T> = { ok: true; value: T } | { ok: false; error: DrydockE
  * port, so the commit path knows nothing of Prometheus.
  */
 export interface CommitInstruments {
-  /** A monotonic clock in milliseconds (performance.now in the process). */
+  /** A monotonic clock in milliseconds (the process's Clock.monotonicMs). */
   now(): number;
   onCommit(ms: number, ok: boolean): void;
 }
