@@ -28,7 +28,7 @@ import { createMetricsRegistry, RESOURCE_NAMES, resourceKeys, ScrapedGauges, sen
 import type { AgentPhase } from '../cores/agents.js';
 import type { CommitInstruments } from '../term/commit.js';
 import type { FrameworkPhase } from '../cores/frameworks.js';
-import type { FrameworkInstruments } from '../services/frameworks.js';
+import type { FrameworkInstruments } from '../term/ports.js';
 import type { ServingTerm } from '../term/ports.js';
 
 // ---- The pure core -------------------------------------------------------------------------

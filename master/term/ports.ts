@@ -32,6 +32,20 @@ export interface TermConfig {
   readonly flags: ReadonlyArray<{ readonly name: string; readonly value: string }>;
 }
 
+/**
+ * What the metrics hear from the frameworks service (process/metrics.ts implements it):
+ * acknowledgement latency and inverse-offer answers. A port, so the service knows nothing of
+ * Prometheus (registry writes have theirs: commit.ts CommitInstruments).
+ */
+export interface FrameworkInstruments {
+  /** A monotonic clock in milliseconds (the process's Clock.monotonicMs). */
+  now(): number;
+  /** A scheduler acknowledged an update `ms` after the master first forwarded it. */
+  onAcknowledged(ms: number): void;
+  /** A framework accepted or declined an outstanding inverse offer. */
+  onInverseOfferAnswer(answer: 'ACCEPT' | 'DECLINE'): void;
+}
+
 /** Who this master is, as the process tells its terms: the id ids derive from, and its MasterInfo (process/master-info.ts). */
 export interface MasterSelf {
   readonly id: string;

@@ -24,12 +24,12 @@ import { agentEntryObject, machineObject } from '../security/acl-objects.js';
 import { MasterSecurity } from '../security/security.js';
 import { AgentsService } from '../services/agents.js';
 import { DrainService } from '../services/drain.js';
-import { FrameworksService, type FrameworkInstruments } from '../services/frameworks.js';
+import { FrameworksService } from '../services/frameworks.js';
 import { MaintenanceService } from '../services/maintenance.js';
 import type { Commands } from './commands.js';
 import { Commits, type CommitInstruments } from './commit.js';
 import { MasterEvents } from './events.js';
-import type { MasterSelf, ServingTerm, TermConfig } from './ports.js';
+import type { FrameworkInstruments, MasterSelf, ServingTerm, TermConfig } from './ports.js';
 import type { Queries } from './queries.js';
 
 export interface TermOptions {
