@@ -3,7 +3,7 @@
  * the plans (spec, machine selection, the plan engine's `Plan`, one `StepState` per machine, the
  * operator's overrides), recovers them from the registry when the term starts, and drives them:
  * on a timer at the earliest `nextWakeMs` and on every bus event about agents and machines, each
- * started step is advanced (maintenance-plan-step.ts), and each PENDING step the plan's strategy
+ * started step is advanced (step.ts), and each PENDING step the plan's strategy
  * offers is started once `budgetAllows` says so. Progress is written through the commit path
  * *before* the step's actions are carried out, so a master that dies in between re-issues them.
  * Each change is then announced on the bus (MAINTENANCE_PLAN_ADDED / _UPDATED / _REMOVED, the
@@ -18,7 +18,7 @@
  *    engine's verb has no step parameter, and the operator who sees such a step says continue.
  *  - A hook's process lives in this process only; a hook recorded `running` at recovery (or whose
  *    process is not ours) is reported `interrupted` to the step machine.
- *  - Hooks are the master's own (maintenance-hooks.ts): a plan names one, and whoever names it must
+ *  - Hooks are the master's own (hooks.ts): a plan names one, and whoever names it must
  *    be allowed run_maintenance_hooks (the HTTP shell checks at creation and on the verbs that could
  *    run it again: `hookNeededFor`). The plan keeps its creator; each run writes an audit line
  *    naming the creator, the hook and the argv. A hook's output reaches only principals allowed to
@@ -28,39 +28,36 @@
  *    on_down: it is read in the old syntax and its step goes to ERROR instead of running it.
  * Actions go through the other services' internal paths given as ports (schedule merge, drain
  * of a scheduled machine, machine down/up, reactivate); this module imports no service class.
+ *
+ * The plans room holds the rest: the spec (spec.ts), the step machine (step.ts), the budget
+ * (budget.ts), the hooks file (hooks.ts), a held plan and its progress codec (progress.ts), the
+ * operator's verbs (verbs.ts) and the hook runner (hook-runner.ts).
  */
-import { type DrainConfig } from '../../shared/drain.js';
-import { fail, type DrydockError } from '../../shared/errors.js';
+
+import type { DrainConfig } from '../../shared/drain.js';
+import type { DrydockError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/log.js';
 import { agentMachineId, machineKey, type MachineId } from '../../shared/machine.js';
-import type { Attribute } from '../../shared/mesos.js';
 import { isTerminal } from '../../shared/mesos.js';
-import { plansApi, type PlansAnswer } from '../../shared/plans/api.js';
-import { applyOverrides, overridesOf, type PlanOverrides } from '../../shared/plans/overrides.js';
-import type { Plan, Step } from '../../shared/plans/plan.js';
+import type { PlansAnswer } from '../../shared/plans/api.js';
 import { coordinate } from '../../shared/plans/coordinator.js';
-import type { TimerHandle } from '../../shared/clock.js';
-import { startHookProcess, type HookProcess } from '../../io/hook-process.js';
-import { PlanBudget, type BudgetAgent } from './budget.js';
-import { hookEnvironment, NO_MAINTENANCE_HOOKS, OUTPUT_HIDDEN, type MaintenanceHooks } from './hooks.js';
-import { parseMaintenancePlanSpec, planFromSpec, planSteps, selectMachines, type ClusterMachine, type MachineSelection, type MaintenancePlanSpec } from './spec.js';
-import {
-  advanceStep, errorText, forceCompleteStep, isOut, lastRefusal, newStepState, refuseRestart, restartStep, restartVerdict, steadyText, stepStatusOf, stopStep, storedStepState, verbMayRunHook,
-  type HookReport, type MachineObservation, type StepAction, type StepAdvance, type StepState,
-} from './step.js';
 import type { Status } from '../../shared/plans/status.js';
-import type { MaintenanceStepChange, MasterEvent } from '../term/events.js';
+import type { TimerHandle } from '../../shared/clock.js';
 import type { Unavailability } from '../cores/maintenance.js';
+import type { DurableMaintenancePlan, RegistryState } from '../registry/registry.js';
+import type { MasterEvent } from '../term/events.js';
 import type { ServiceModel, ServicePorts } from '../term/ports.js';
 import type { HookReveal } from '../term/queries.js';
-import type { DurableMaintenancePlan, RegistryState } from '../registry/registry.js';
+import { PlanBudget, type BudgetAgent } from './budget.js';
+import { HookRunner, type HookAudit } from './hook-runner.js';
+import { NO_MAINTENANCE_HOOKS, type MaintenanceHooks } from './hooks.js';
+import { attributesOf, changeKey, progressText, readPlan, showStep, stepChange, type HeldPlan, type HeldStep, type HookRecord, type StepActions, type StepRecord } from './progress.js';
+import type { ClusterMachine } from './spec.js';
+import { advanceStep, stepStatusOf, type MachineObservation, type StepAction, type StepAdvance } from './step.js';
+import { PlanVerbs } from './verbs.js';
 
-/** A hook's output kept per attempt: the last 4 KiB. */
-export const HOOK_OUTPUT_BYTES = 4096;
 /** While a step waits for inverse offer answers (no bus event carries them), look again this often. */
 const ANSWER_POLL_MS = 1000;
-/** After SIGTERM to a hook that must stop, SIGKILL after this long. */
-export const HOOK_KILL_AFTER_MS = 5000;
 
 /** What the driver needs of the other services: their internal paths, as functions (wired in term.ts). */
 export interface PlanActionPorts {
@@ -76,41 +73,12 @@ export interface PlanActionPorts {
   frameworkName(frameworkId: string): string;
 }
 
-/** The audit line of a hook that starts (security.ts `audit`). */
-export interface HookAudit {
-  readonly principal: string | undefined;
-  readonly action: 'run_maintenance_hooks';
-  readonly object: string;
-  readonly outcome: 'allowed';
-  readonly detail: string;
-  readonly argv: readonly string[];
-}
-
 export interface MaintenancePlansOptions extends ServicePorts, ServiceModel {
   actions: PlanActionPorts;
   /** The master's hooks and the user they run as (default: none, so no plan can name one). */
   hooks?: MaintenanceHooks;
   /** Writes the audit line of a hook that starts. */
   audit?: (entry: HookAudit) => void;
-}
-
-
-/** The durable record of one on_down attempt. */
-interface HookRecord {
-  attempt: number;
-  status: 'running' | 'succeeded' | 'failed' | 'timed_out' | 'interrupted';
-  code: number | null;
-  signal: string | null;
-  /** The last HOOK_OUTPUT_BYTES of stdout and stderr together. */
-  output: string;
-}
-
-/** Per step, what is kept besides its StepState. */
-interface StepRecord {
-  state: StepState;
-  /** How many times the operator continued this step (AWAITING_OPERATOR). */
-  continues: number;
-  hook: HookRecord | null;
 }
 
 /** One step's decision in a pass: the record it was made from and the advance; `written` once durable. */
@@ -124,69 +92,13 @@ interface Decision {
   written: boolean;
 }
 
-/** The actions of one step, in order. */
-interface StepActions {
-  readonly held: HeldPlan;
-  readonly actions: readonly StepAction[];
-}
-
-/** The progress JSON a plan's registry row keeps. Fields are only ever added: older rows must read. */
-interface Progress {
-  version: 1;
-  selection: MachineSelection;
-  overrides: PlanOverrides;
-  /** By `phase/step`. */
-  steps: Record<string, StepRecord>;
-  /** The principal that created the plan (null: anonymous). Absent in rows of older masters. */
-  createdBy?: string | null;
-  /** The spec's on_down names a master's hook (this master's kind); absent: an older master's shell command. */
-  namedHooks?: true;
-}
-
-/** One step of a held plan: its phase, the engine's step, and its record. */
-interface HeldStep {
-  readonly phase: string;
-  readonly step: Step;
-  record: StepRecord;
-}
-
-interface HeldPlan {
-  readonly name: string;
-  readonly specText: string;
-  readonly spec: MaintenancePlanSpec;
-  readonly selection: MachineSelection;
-  readonly plan: Plan;
-  readonly createdNs: bigint;
-  /** The principal that created it (null: anonymous, or an older master's plan). */
-  readonly createdBy: string | null;
-  /** Whether its spec names hooks (false: an older master's plan, read in the old syntax). */
-  readonly namedHooks: boolean;
-  /** By `phase/step`, with the phase and engine step. */
-  readonly steps: Map<string, HeldStep>;
-  deleted: boolean;
-}
-
-/** The answer the HTTP shell sends: JSON, or text with a status. */
-export type PlansHttpAnswer = PlansAnswer;
-
-const keyOf = (phase: string, step: string): string => `${phase}/${step}`;
-
-/** An attribute's value as Mesos prints it in text (`rack:r1`, `n:2`, `ports:[1-2]`, `s:{a,b}`). */
-export function attributeText(a: Attribute): string {
-  if (a.text !== undefined) return a.text.value;
-  if (a.scalar !== undefined) return String(a.scalar.value);
-  if (a.ranges !== undefined) return `[${a.ranges.range.map((r) => `${r.begin}-${r.end}`).join(',')}]`;
-  if (a.set !== undefined) return `{${a.set.item.join(',')}}`;
-  return '';
-}
-
 export class MaintenancePlans {
   readonly #o: MaintenancePlansOptions;
   readonly #log: Logger;
   readonly #plans = new Map<string, HeldPlan>();
-  /** Hook processes of this process, by `plan\0phase/step\0attempt`. */
-  readonly #hooks = new Map<string, HookProcess>();
   readonly #hookConfig: MaintenanceHooks;
+  readonly #runner: HookRunner;
+  readonly #verbs: PlanVerbs;
   /**
    * What the operator event stream was last told of each plan: its status, and per step (by
    * `phase/step`) its stage, status and steady waiting-for text. The loop passes often (every
@@ -207,6 +119,29 @@ export class MaintenancePlans {
     this.#o = o;
     this.#log = o.log;
     this.#hookConfig = o.hooks ?? NO_MAINTENANCE_HOOKS;
+    this.#runner = new HookRunner({
+      hooks: this.#hookConfig,
+      clock: o.clock,
+      log: o.log,
+      audit: o.audit,
+      record: (held, s, hook) => this.#updateRecord(held, s, hook),
+      disposed: () => this.#disposed,
+      kick: () => this.kick(),
+    });
+    this.#verbs = new PlanVerbs({
+      plans: this.#plans,
+      commits: o.commits,
+      bus: o.bus,
+      clock: o.clock,
+      log: o.log,
+      catalog: this.#hookConfig.catalog,
+      clusterMachines: () => this.#clusterMachines(),
+      hookRunning: (held, key, state) => this.#runner.running(held.name, key, state),
+      seed: (held) => this.#seed(held),
+      announcePlan: (held) => this.#announcePlan(held),
+      carryOut: (steps) => this.#carryOut(steps),
+      kick: () => this.kick(),
+    });
   }
 
   // ---- Lifecycle ---------------------------------------------------------------------------
@@ -256,269 +191,52 @@ export class MaintenancePlans {
     this.#disposed = true;
     this.#timer?.cancel();
     this.#timer = undefined;
-    for (const run of this.#hooks.values()) run.stop();
-    this.#hooks.clear();
+    this.#runner.stopAll();
   }
 
-  // ---- HTTP ----------------------------------------------------------------------------------
+  // ---- The operator's side (verbs.ts), for the term's ports ------------------------------------
 
   names(): string[] {
-    return [...this.#plans.values()].filter((p) => !p.deleted).map((p) => p.name);
+    return this.#verbs.names();
   }
 
   /** Steps by plan and status, for the metrics (`drydock_master_maintenance_plan_steps`). */
   stepCounts(): Array<{ plan: string; status: Status; steps: number }> {
-    const out: Array<{ plan: string; status: Status; steps: number }> = [];
-    for (const held of this.#plans.values()) {
-      if (held.deleted) continue;
-      const by = new Map<Status, number>();
-      for (const s of held.steps.values()) by.set(s.step.status(), (by.get(s.step.status()) ?? 0) + 1);
-      for (const [status, steps] of by) out.push({ plan: held.name, status, steps });
-    }
-    return out;
+    return this.#verbs.stepCounts();
   }
 
   /** The machines a plan works on (undefined: no such plan): what its ACL checks name. */
   machinesOf(name: string): MachineId[] | undefined {
-    const held = this.#plans.get(name);
-    if (held === undefined || held.deleted) return undefined;
-    return held.selection.phases.flatMap((p) => p.machines);
+    return this.#verbs.machinesOf(name);
   }
 
-  /**
-   * `POST /v1/maintenance/plans`: parse (against the master's hooks), select, refuse an empty
-   * selection, ask `authorize` about the selected machines (create_maintenance_plans) and the hook
-   * the plan names (run_maintenance_hooks), write with its creator, then run.
-   */
-  async create(
+  /** `POST /v1/maintenance/plans` (verbs.ts create). */
+  create(
     text: string,
     authorize?: (machines: readonly MachineId[], hook: string | undefined) => DrydockError | undefined,
     createdBy: string | null = null,
   ): Promise<{ ok: true; message: string } | { ok: false; error: DrydockError }> {
-    const parsed = parseMaintenancePlanSpec(text, { hooks: this.#hookConfig.catalog, mode: 'create' });
-    if (!parsed.ok) return { ok: false, error: fail('MAINTENANCE_PLAN_SPEC_INVALID', parsed.errors.join('\n')) };
-    const spec = parsed.spec;
-    const selection = selectMachines(spec, this.#clusterMachines());
-    if (selection.unmatched.length > 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', `no known machine has hostname ${selection.unmatched.join(', ')}`) };
-    const count = selection.phases.reduce((n, p) => n + p.machines.length, 0);
-    if (count === 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', 'the selection matches no machine the master knows') };
-    const refused = authorize?.(selection.phases.flatMap((p) => p.machines), spec.onDown?.kind === 'hook' ? spec.onDown.hook : undefined);
-    if (refused !== undefined) return { ok: false, error: refused };
-    const { commits } = this.#o;
-    const result = await commits.serial(async () => {
-      if (this.#plans.has(spec.name)) return { ok: false as const, error: fail('MAINTENANCE_PLAN_EXISTS', spec.name) };
-      const createdNs = BigInt(this.#o.clock.now()) * 1_000_000n;
-      const held = this.#build(spec.name, text, spec, selection, createdNs, undefined, createdBy, true);
-      const row: DurableMaintenancePlan = { name: spec.name, spec: text, progress: this.#progressText(held), createdNs };
-      const w = await commits.write('CREATE_MAINTENANCE_PLAN', { plan: spec.name }, (r) => r.createMaintenancePlan(row), () => {
-        this.#plans.set(spec.name, held);
-        this.#seed(held);
-        this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_ADDED', plan: spec.name, status: held.plan.status(), machines: count });
-      });
-      return w.ok ? { ok: true as const } : { ok: false as const, error: w.error };
-    });
-    if (!result.ok) return result;
-    this.#log.info('maintenance plan created', { plan: spec.name, machines: count, phases: selection.phases.length, createdBy, ...(spec.onDown?.kind === 'hook' ? { hook: spec.onDown.hook } : {}) });
-    this.kick();
-    return { ok: true, message: `created maintenance plan ${spec.name}: ${count} machines in ${selection.phases.length} phases` };
+    return this.#verbs.create(text, authorize, createdBy);
   }
 
   /** `DELETE /v1/maintenance/plans/<name>`: only a COMPLETE or stopped plan. */
-  async delete(name: string): Promise<DrydockError | undefined> {
-    const { commits } = this.#o;
-    return commits.serial(async () => {
-      const held = this.#plans.get(name);
-      if (held === undefined || held.deleted) return fail('PLAN_NOT_FOUND', name);
-      const status = held.plan.status();
-      const stopped = held.plan.isInterrupted() && [...held.steps.values()].every((s) => !isOut(s.record.state.stage));
-      if (status !== 'COMPLETE' && !stopped) return fail('MAINTENANCE_PLAN_NOT_FINISHED', name, status);
-      const w = await commits.write('DELETE_MAINTENANCE_PLAN', { plan: name }, (r) => r.deleteMaintenancePlan(name), () => {
-        held.deleted = true;
-        this.#plans.delete(name);
-        this.#announced.delete(name);
-        this.#o.bus.emit({ type: 'MAINTENANCE_PLAN_REMOVED', plan: name });
-      });
-      if (!w.ok) return w.error;
-      this.#log.info('maintenance plan deleted', { plan: name });
-      return undefined;
-    });
+  delete(name: string): Promise<DrydockError | undefined> {
+    return this.#verbs.delete(name, (n) => this.#announced.delete(n));
   }
 
-  /**
-   * A read of `/v1/maintenance/plans/<name>[/...]` through the shared `/v1/plans` handler (any
-   * method but POST: GET, HEAD, and the others it refuses). `segments` are the decoded segments
-   * below `/v1/maintenance/plans` (shared/paths.ts); `reveal` says whether the reader may see a
-   * failed hook's output.
-   */
+  /** A read under `/v1/maintenance/plans/<name>` (verbs.ts answer). */
   answer(method: string, segments: readonly string[], query: URLSearchParams, reveal: HookReveal = () => false): PlansAnswer {
-    const plans = [...this.#plans.values()].filter((p) => !p.deleted);
-    const answer = plansApi(plans.map((p) => p.plan), { method, segments, query, body: '' });
-    const held = segments.length === 1 ? plans.find((p) => p.name === segments[0]) : undefined;
-    if (held === undefined || !('json' in answer)) return answer;
-    return { status: answer.status, json: this.#withHooks(held, answer.json, reveal(hookNameOf(held))) };
+    return this.#verbs.answer(method, segments, query, reveal);
   }
 
-  /**
-   * A verb (`POST /v1/maintenance/plans/<name>/<verb>`) through the shared `/v1/plans` handler; a
-   * verb that succeeds is applied to the step states and persisted before the answer.
-   * `authorize` is asked about the plan again inside the serial queue, where the verb runs: a
-   * plan created under that name after the edge's check is still checked.
-   */
-  async verb(segments: readonly string[], query: URLSearchParams, body: string, authorize?: (name: string) => DrydockError | undefined): Promise<PlansAnswer> {
-    const method = 'POST';
-    const { commits } = this.#o;
-    const out = await commits.serial(async () => {
-      const live = [...this.#plans.values()].filter((p) => !p.deleted);
-      const [name, verb] = segments;
-      const refused = name === undefined ? undefined : authorize?.(name);
-      if (refused !== undefined) return { answer: { status: refused.status, text: refused.message } as PlansAnswer, actions: [] as StepActions[], held: undefined };
-      const held = segments.length === 2 ? live.find((p) => p.name === name) : undefined;
-      // A restart runs a step's actions again only where that is safe (restartVerdict); the
-      // steps it refuses keep their state, and their message and the answer say why.
-      const refusedSteps = new Map<HeldStep, string>();
-      const restartVeto = held === undefined || verb !== 'restart' ? undefined : (step: Step): string | undefined => {
-        const s = [...held.steps].find(([, x]) => x.step === step);
-        if (s === undefined) return undefined;
-        const v = restartVerdict(s[1].record.state, { hookRunning: this.#hookRunning(held, s[0], s[1].record.state) });
-        if (v.kind !== 'refused') return undefined;
-        refusedSteps.set(s[1], v.reason);
-        return v.reason;
-      };
-      let answer = plansApi(live.map((p) => p.plan), { method, segments, query, body }, { restartVeto });
-      if (held === undefined) return { answer, actions: [] as StepActions[], held };
-      const phaseRef = query.get('phase') || undefined;
-      const stepRef = query.get('step') || undefined;
-      let actions: StepActions[] = [];
-      if (verb === 'continue' && (answer.status === 200 || answer.status === 208)) {
-        const bumped = this.#continueAwaiting(held, phaseRef);
-        if (bumped > 0 && answer.status === 208) answer = { status: 200, json: { message: 'Received cmd: continue' } };
-      }
-      for (const [s, reason] of refusedSteps) {
-        s.record = { ...s.record, state: refuseRestart(s.record.state, reason) };
-        this.#showStep(s.step, s.record.state, s.step.note);
-      }
-      if (answer.status === 200) actions = this.#applyVerb(held, verb ?? '', phaseRef, stepRef);
-      else if (refusedSteps.size === 0) return { answer, actions, held: undefined };
-      const w = await commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (r) => r.updateMaintenancePlanProgress(held.name, this.#progressText(held)), () => undefined);
-      if (!w.ok) return { answer: { status: w.error.status, text: w.error.message } as PlansAnswer, actions: [], held: undefined };
-      this.#announcePlan(held);
-      return { answer, actions, held };
-    });
-    if (out.held !== undefined) {
-      await this.#carryOut(out.actions);
-      this.kick();
-    }
-    return out.answer;
+  /** A verb on a plan (verbs.ts verb). */
+  verb(segments: readonly string[], query: URLSearchParams, body: string, authorize?: (name: string) => DrydockError | undefined): Promise<PlansAnswer> {
+    return this.#verbs.verb(segments, query, body, authorize);
   }
 
-  /**
-   * The hook a verb on a plan could run, so its caller must be allowed run_maintenance_hooks on it:
-   * `start`, `continue` and `restart` on a plan whose on_down names a hook, when a step in the
-   * verb's scope would still (or again) run it (maintenance-plan-step.ts verbMayRunHook).
-   * undefined: no such plan, no hook, or nothing to run. An older master's command never runs, so
-   * it needs no check.
-   */
+  /** The hook a verb on a plan could run (verbs.ts hookNeededFor). */
   hookNeededFor(name: string, verb: string, phaseRef: string | undefined, stepRef: string | undefined): string | undefined {
-    const held = this.#plans.get(name);
-    if (held === undefined || held.deleted || held.spec.onDown?.kind !== 'hook') return undefined;
-    if (verb !== 'start' && verb !== 'continue' && verb !== 'restart') return undefined;
-    const phase = verb === 'start' || phaseRef === undefined ? undefined : held.plan.child(phaseRef);
-    const step = verb === 'restart' && phase !== undefined && stepRef !== undefined ? phase.child(stepRef) : undefined;
-    for (const s of held.steps.values()) {
-      if (phase !== undefined && s.phase !== phase.name) continue;
-      if (step !== undefined && s.step !== step) continue;
-      if (verbMayRunHook(verb, s.record.state)) return held.spec.onDown.hook;
-    }
-    return undefined;
-  }
-
-  /**
-   * A plan's JSON with each step's hook record (`hook: {name, attempt, status, code, signal,
-   * output}`) and, where the reader may run the hook (`reveal`), the output of a failed hook in the
-   * step's message in place of OUTPUT_HIDDEN.
-   */
-  #withHooks(held: HeldPlan, json: unknown, reveal: boolean): unknown {
-    const info = json as { phases?: Array<{ name: string; steps: Array<{ name: string; message: string } & Record<string, unknown>> }> };
-    if (!Array.isArray(info.phases)) return json;
-    const name = hookNameOf(held) ?? null;
-    const phases = info.phases.map((p) => ({
-      ...p,
-      steps: p.steps.map((st) => {
-        const s = held.steps.get(keyOf(p.name, st.name));
-        if (s === undefined) return st;
-        const out: typeof st = { ...st };
-        const state = s.record.state;
-        if (reveal && state.stage === 'ERROR' && state.hookOutput !== null) {
-          const hidden = errorText(state, false);
-          if (out.message.endsWith(hidden)) out.message = `${out.message.slice(0, out.message.length - hidden.length)}${errorText(state, true)}`;
-        }
-        const h = s.record.hook;
-        if (h !== null) out['hook'] = { name, attempt: h.attempt, status: h.status, code: h.code, signal: h.signal, output: reveal || h.output === '' ? h.output : OUTPUT_HIDDEN };
-        return out;
-      }),
-    }));
-    return { ...info, phases };
-  }
-
-  /** Steps AWAITING_OPERATOR in scope get one more continue; how many. */
-  #continueAwaiting(held: HeldPlan, phaseRef: string | undefined): number {
-    let n = 0;
-    for (const s of held.steps.values()) {
-      if (phaseRef !== undefined && s.phase !== phaseRef) continue;
-      if (s.record.state.stage !== 'AWAITING_OPERATOR') continue;
-      s.record = { ...s.record, continues: s.record.continues + 1 };
-      n++;
-    }
-    return n;
-  }
-
-  /** Lays a verb the engine accepted onto the step states; returns the undo actions to carry out. */
-  #applyVerb(held: HeldPlan, verb: string, phaseRef: string | undefined, stepRef: string | undefined): StepActions[] {
-    const now = this.#o.clock.now();
-    const actions: StepActions[] = [];
-    const inScope = (phase: string, step: Step): boolean => {
-      if (phaseRef === undefined) return true;
-      const ph = held.plan.child(phaseRef);
-      if (ph === undefined || ph.name !== phase) return false;
-      if (stepRef === undefined) return true;
-      return ph.child(stepRef) === step;
-    };
-    for (const s of held.steps.values()) {
-      const state = s.record.state;
-      switch (verb) {
-        case 'stop': {
-          const r = stopStep(state);
-          if (r.actions.length > 0) actions.push({ held, actions: r.actions });
-          s.record = { ...s.record, state: r.state };
-          break;
-        }
-        case 'forceComplete': {
-          if (!inScope(s.phase, s.step) || state.stage === 'COMPLETE') break;
-          const r = forceCompleteStep(state, now);
-          if (r.actions.length > 0) actions.push({ held, actions: r.actions });
-          s.record = { ...s.record, state: r.state };
-          break;
-        }
-        case 'restart':
-        case 'start': {
-          // The engine put the step back to PENDING (restart, or start of a COMPLETE plan); a step
-          // the restart's veto refused was left as it was.
-          if (verb === 'restart' && !inScope(s.phase, s.step)) break;
-          if (s.step.storedStatus() !== 'PENDING' || state.stage === 'PENDING') break;
-          s.record = { ...s.record, state: restartStep(state, now) };
-          break;
-        }
-        default:
-          break;
-      }
-      // The step machine's state carries out a restart here and now: the engine's "rerun owed"
-      // mark is for drivers that relaunch later, and must not be stored with the overrides.
-      if (s.step.rerunPending()) s.step.rerunBegun();
-      // A run that starts over counts its on_down attempts from 1 again: forget the old run's record.
-      if (s.record.state.hookAttempt === 0 && s.record.hook !== null) s.record = { ...s.record, hook: null };
-      this.#showStep(s.step, s.record.state, s.step.note);
-    }
-    return actions;
+    return this.#verbs.hookNeededFor(name, verb, phaseRef, stepRef);
   }
 
   // ---- The loop ------------------------------------------------------------------------------
@@ -603,7 +321,7 @@ export class MaintenancePlans {
           if (state.stage === 'COMPLETE' || state.stage === 'ERROR') {
             // Shown once per record: a finished step changes only through an operator's verb (a new record).
             if (this.#shown.get(s) === s.record && s.step.storedStatus() === stepStatusOf(state)) continue;
-            this.#showStep(s.step, state, '');
+            showStep(s.step, state, '');
             this.#announceStep(held, key, s);
             this.#shown.set(s, s.record);
             continue;
@@ -635,7 +353,7 @@ export class MaintenancePlans {
       }
       await Promise.all([...byPlan].map(async ([held, list]) => {
         const next = new Map<HeldStep, StepRecord>(list.map((m) => [m.s, { ...m.from, state: m.adv.state }]));
-        const w = await this.#o.commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name, steps: list.length }, (reg) => reg.updateMaintenancePlanProgress(held.name, this.#progressText(held, next)), () => {
+        const w = await this.#o.commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name, steps: list.length }, (reg) => reg.updateMaintenancePlanProgress(held.name, progressText(held, next)), () => {
           for (const m of list) {
             m.s.record = next.get(m.s) ?? m.s.record;
             m.written = true;
@@ -654,28 +372,12 @@ export class MaintenancePlans {
         if (m.adv.actions.length > 0) actions.push({ held: m.held, actions: m.adv.actions });
       }
       if (m.held.deleted) continue;
-      this.#showStep(m.s.step, m.s.record.state, m.adv.waitingFor);
+      showStep(m.s.step, m.s.record.state, m.adv.waitingFor);
       this.#announceStep(m.held, m.key, m.s);
     }
     this.#flushAnnounced();
     await this.#carryOut(actions);
     return { changed, wake: this.#disposed ? undefined : wake };
-  }
-
-  /** The engine's view of a step: its status from the state, its note the one line an operator reads. */
-  #showStep(step: Step, state: StepState, waitingFor: string): void {
-    step.setStatus(stepStatusOf(state));
-    // An ERROR shows its hidden form here (notes reach every reader of the plan; `answer` reveals),
-    // and a restart refused since (a waiting-for text shows it already).
-    const refusal = state.stage === 'ERROR' ? lastRefusal(state) : undefined;
-    const error = `${errorText(state, false)}${refusal === undefined ? '' : ` (${refusal})`}`;
-    step.note = state.stage === 'ERROR' ? error : state.left !== null && state.stage === 'PENDING' ? `left ${state.left.text}` : waitingFor;
-  }
-
-  /** Whether a process of one of the step's on_down attempts is still ours to wait for (running, or being stopped). */
-  #hookRunning(held: HeldPlan, key: string, state: StepState): boolean {
-    for (let attempt = 1; attempt <= state.hookAttempt; attempt++) if (this.#hooks.has(hookKey(held.name, key, attempt))) return true;
-    return false;
   }
 
   // ---- The operator event stream -------------------------------------------------------------
@@ -748,20 +450,7 @@ export class MaintenancePlans {
     }
     const frameworks = [...frameworkIds].map((fid) => ({ id: fid, name: this.#o.actions.frameworkName(fid), answer: m?.statuses.get(fid)?.status }));
     const unavailability = m?.unavailability === undefined ? undefined : { startNs: m.unavailability.startNs, durationNs: m.unavailability.durationNs };
-    return { mode: m?.mode, unavailability, agents: agentObs, frameworks, hook: this.#hookReport(held, key, record.hook), continues: record.continues };
-  }
-
-  #hookReport(held: HeldPlan, key: string, hook: HookRecord | null): HookReport | undefined {
-    if (hook === null) return undefined;
-    switch (hook.status) {
-      case 'running':
-        // Recorded running but not ours: a process of an earlier term.
-        return this.#hooks.has(hookKey(held.name, key, hook.attempt)) ? { attempt: hook.attempt, status: 'running' } : { attempt: hook.attempt, status: 'interrupted' };
-      case 'succeeded': return { attempt: hook.attempt, status: 'succeeded', code: hook.code ?? 0, output: hook.output };
-      case 'failed': return { attempt: hook.attempt, status: 'failed', code: hook.code, signal: hook.signal ?? undefined, output: hook.output };
-      case 'timed_out': return { attempt: hook.attempt, status: 'timed_out', output: hook.output };
-      case 'interrupted': return { attempt: hook.attempt, status: 'interrupted' };
-    }
+    return { mode: m?.mode, unavailability, agents: agentObs, frameworks, hook: this.#runner.report(held.name, key, record.hook), continues: record.continues };
   }
 
   #clusterMachines(): ClusterMachine[] {
@@ -813,11 +502,15 @@ export class MaintenancePlans {
       const mode = (m: MachineId): string | undefined => this.#o.maintenance.get(m)?.mode;
       await this.#batch(of('down'), (xs) => this.#o.actions.down(xs.map((x) => x.a.machine)), (x, e) => (e.code === 'MACHINE_NOT_DRAINING' && mode(x.a.machine) === 'DOWN' ? undefined : e));
       await this.#batch(of('up'), (xs) => this.#o.actions.up(xs.map((x) => x.a.machine)), (x, e) => (e.code === 'MACHINE_NOT_DOWN' && mode(x.a.machine) !== 'DOWN' ? undefined : e));
-      await Promise.all(of('run_hook').map((x) => this.#runHook(x.held, x.a)));
+      await Promise.all(
+        of('run_hook').map(async (x) => {
+          const key = this.#stepKeyOf(x.held, x.a.machine);
+          if (key !== undefined) await this.#runner.run(x.held, key, x.a);
+        }),
+      );
       for (const x of of('cancel_hook')) {
         const key = this.#stepKeyOf(x.held, x.a.machine);
-        const run = key === undefined ? undefined : this.#hooks.get(hookKey(x.held.name, key, x.a.attempt));
-        run?.stop();
+        if (key !== undefined) this.#runner.cancel(x.held.name, key, x.a.attempt);
       }
     }
   }
@@ -852,45 +545,7 @@ export class MaintenancePlans {
     return undefined;
   }
 
-  /**
-   * Starts an on_down attempt at most once: recorded `running` durably before the process starts.
-   * The hook runs as the hook user with the minimal environment (maintenance-hooks.ts), and its
-   * start is audited in the name of the plan's creator.
-   */
-  async #runHook(held: HeldPlan, a: Extract<StepAction, { type: 'run_hook' }>): Promise<void> {
-    const key = this.#stepKeyOf(held, a.machine);
-    if (key === undefined) return;
-    const s = held.steps.get(key);
-    if (s === undefined || (s.record.hook !== null && s.record.hook.attempt >= a.attempt)) return;
-    const ok = await this.#updateRecord(held, s, { attempt: a.attempt, status: 'running', code: null, signal: null, output: '' });
-    if (!ok || this.#disposed) return;
-    const user = this.#hookConfig.user;
-    const env = hookEnvironment({ home: user.home, hookEnv: a.hookEnv, plan: held.name, step: key, values: a.values });
-    this.#o.audit?.({
-      principal: held.createdBy ?? undefined,
-      action: 'run_maintenance_hooks',
-      object: `'${a.hook}'`,
-      outcome: 'allowed',
-      detail: `plan ${held.name} step ${key} attempt ${a.attempt}`,
-      argv: a.argv,
-    });
-    const run = startHookProcess({ argv: a.argv, env, uid: user.uid, gid: user.gid, timeoutMs: a.timeoutMs, killAfterMs: HOOK_KILL_AFTER_MS, outputBytes: HOOK_OUTPUT_BYTES, clock: this.#o.clock });
-    const hk = hookKey(held.name, key, a.attempt);
-    this.#hooks.set(hk, run);
-    this.#log.info('on_down started', { plan: held.name, step: key, attempt: a.attempt, hook: a.hook, pid: run.pid ?? null, user: user.name });
-    // Not awaited: the driver's pass (and an operator's verb) must not wait for the hook to end.
-    void run.ended.then(async (end) => {
-      if (this.#hooks.get(hk) !== run) return;
-      this.#hooks.delete(hk);
-      if (this.#disposed) return;
-      // A stop (cancel_hook) is a failure by a signal to the step machine, as before.
-      const status: HookRecord['status'] = end.status === 'stopped' ? 'failed' : end.status;
-      this.#log.info('on_down ended', { plan: held.name, step: key, attempt: a.attempt, hook: a.hook, pid: run.pid ?? null, code: end.code, signal: end.signal, status });
-      await this.#updateRecord(held, s, { attempt: a.attempt, status, code: end.code, signal: end.signal, output: end.output });
-      this.kick();
-    });
-  }
-
+  /** Keeps a step's hook record durably (the hook runner's port): in the serial queue, only for the attempt the step runs. */
   async #updateRecord(held: HeldPlan, s: { record: StepRecord }, hook: HookRecord): Promise<boolean> {
     return this.#o.commits.serial(async () => {
       if (held.deleted) return false;
@@ -898,97 +553,13 @@ export class MaintenancePlans {
       if (hook.status !== 'running' && (s.record.hook?.attempt !== hook.attempt || s.record.hook.status !== 'running')) return false;
       const before = s.record;
       s.record = { ...s.record, hook };
-      const r = await this.#o.commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (reg) => reg.updateMaintenancePlanProgress(held.name, this.#progressText(held)), () => undefined);
+      const r = await this.#o.commits.write('UPDATE_MAINTENANCE_PLAN', { plan: held.name }, (reg) => reg.updateMaintenancePlanProgress(held.name, progressText(held)), () => undefined);
       if (!r.ok) s.record = before;
       return r.ok;
     });
   }
 
-  // ---- Building and storing ------------------------------------------------------------------
-
-  #build(
-    name: string,
-    specText: string,
-    spec: MaintenancePlanSpec,
-    selection: MachineSelection,
-    createdNs: bigint,
-    progress: Progress | undefined,
-    createdBy: string | null,
-    namedHooks: boolean,
-  ): HeldPlan {
-    const plan = planFromSpec(spec, selection);
-    const machines = planSteps(selection);
-    const steps = new Map<string, { phase: string; step: Step; record: StepRecord }>();
-    let i = 0;
-    for (const phase of plan.phases) {
-      for (const step of phase.steps) {
-        const m = machines[i++];
-        if (m === undefined) continue;
-        const key = keyOf(phase.name, step.name);
-        const stored = progress?.steps[key];
-        const record: StepRecord = stored === undefined ? { state: newStepState(m.machine, m.step), continues: 0, hook: null } : { ...stored, state: storedStepState(stored.state, m.machine, m.step) };
-        steps.set(key, { phase: phase.name, step, record });
-      }
-    }
-    if (progress !== undefined) applyOverrides(plan, progress.overrides);
-    for (const s of steps.values()) this.#showStep(s.step, s.record.state, '');
-    return { name, specText, spec, selection, plan, createdNs, createdBy, namedHooks, steps, deleted: false };
-  }
-
   #rebuild(row: DurableMaintenancePlan): HeldPlan | undefined {
-    const progress = JSON.parse(row.progress) as Progress;
-    const namedHooks = progress.namedHooks === true;
-    const parsed = parseMaintenancePlanSpec(row.spec, { hooks: this.#hookConfig.catalog, mode: namedHooks ? 'stored' : 'legacy' });
-    if (!parsed.ok) {
-      this.#log.error('maintenance plan spec no longer parses', { plan: row.name, errors: parsed.errors.slice(0, 5) });
-      return undefined;
-    }
-    if (parsed.spec.onDown?.kind === 'command') this.#log.warn('maintenance plan from an older master has a shell command in on_down: it will not run', { plan: row.name });
-    if (parsed.spec.onDown?.kind === 'hook' && parsed.spec.onDown.definition === undefined) this.#log.warn('maintenance plan names a hook this master does not have', { plan: row.name, hook: parsed.spec.onDown.hook });
-    return this.#build(row.name, row.spec, parsed.spec, progress.selection, row.createdNs, progress, progress.createdBy ?? null, namedHooks);
+    return readPlan(row, this.#hookConfig.catalog, this.#log);
   }
-
-  /** The plan's progress JSON; `next` replaces the records of some steps (the ones a pass is about to write). */
-  #progressText(held: HeldPlan, next?: ReadonlyMap<HeldStep, StepRecord>): string {
-    const steps: Record<string, StepRecord> = {};
-    for (const [key, s] of held.steps) steps[key] = next?.get(s) ?? s.record;
-    const progress: Progress = { version: 1, selection: held.selection, overrides: overridesOf(held.plan), steps, createdBy: held.createdBy, ...(held.namedHooks ? { namedHooks: true as const } : {}) };
-    return JSON.stringify(progress);
-  }
-}
-
-/** What makes a step's event: stage, stored status, and the waiting-for text with its countdowns masked. */
-function changeKey(s: HeldStep): string {
-  return `${s.record.state.stage}\u0000${s.step.storedStatus()}\u0000${steadyText(s.step.note)}`;
-}
-
-function stepChange(held: HeldPlan, s: HeldStep): MaintenanceStepChange {
-  const state = s.record.state;
-  const change: MaintenanceStepChange = { phase: s.phase, name: state.name, machine: state.machine, stage: state.stage, status: s.step.storedStatus(), waitingFor: s.step.note };
-  // The note hides a failed hook's output; the stream shows it to subscribers who may run the hook.
-  if (state.stage === 'ERROR' && state.hookOutput !== null && s.step.note === errorText(state, false)) return { ...change, revealed: { hook: hookNameOf(held), waitingFor: errorText(state, true) } };
-  return change;
-}
-
-/** The hook a plan names (undefined: none, or an older master's command): what reveal is asked about. */
-function hookNameOf(held: HeldPlan): string | undefined {
-  return held.spec.onDown?.kind === 'hook' ? held.spec.onDown.hook : undefined;
-}
-
-function safeDecode(part: string): string | undefined {
-  try {
-    return decodeURIComponent(part);
-  } catch {
-    return undefined;
-  }
-}
-
-function hookKey(plan: string, step: string, attempt: number): string {
-  return `${plan}\u0000${step}\u0000${attempt}`;
-}
-
-function attributesOf(attributes: readonly Attribute[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const a of attributes) if (!Object.hasOwn(out, a.name)) out[a.name] = attributeText(a);
-  return out;
 }
