@@ -1,8 +1,10 @@
 /**
- * The agent table: every agent the master knows, its lifecycle, liveness and tasks. A pure
- * core: no sockets, no timers, no registry. The registration service (registration.ts) asks
- * it what to do (planRegistration, tick, expireRecovered), makes the durable writes, then
- * applies.
+ * The agent table: every agent the master knows, its lifecycle, its tasks, and the indexes that
+ * keep every operation off a walk of the whole table (address, phase, task holders). A pure
+ * core: no sockets, no timers, no registry. The agents service (services/agents.ts) asks it
+ * what to do (planRegistration, tick, expireRecovered), makes the durable writes, then applies.
+ * Liveness (the wheel of pings, who is connected or away too long) is liveness.ts's; the table
+ * keeps its entries on the wheel.
  *
  * Lifecycle (Mesos master, `Slave` / `Master::_reregisterSlave`):
  *   RECOVERED    known from the registry after a restart, not re-registered yet
@@ -17,6 +19,7 @@ import { MAX_REGISTERED_TASKS, type AgentSelf, type AgentTaskReport } from '../.
 import { isTerminal, taskKey, type Task, type TaskInfo, type TaskState, type TaskStatus } from '../../shared/mesos.js';
 import { MAX_REMOVED_BINDINGS, type DurableAgent, type RecoveredAgent, type RemovedBinding } from '../registry/registry.js';
 import type { DrainConfig, DrainState } from '../../shared/drain.js';
+import { LivenessWheel, type LiveEntry, type LivenessLimits, type TickDecision } from './liveness.js';
 
 /** The master's drain state of one agent (Mesos `Slave::drainInfo` + our record). */
 export interface AgentDrain {
@@ -55,8 +58,8 @@ export interface DrainRefusal {
 /** Where an agent is in its life. */
 export type AgentPhase = 'RECOVERED' | 'REGISTERED' | 'UNREACHABLE';
 
-/** One agent. Kept small: 10,000 of them must fit comfortably. */
-export interface AgentEntry {
+/** One agent. Kept small: 10,000 of them must fit comfortably. Its liveness fields are liveness.ts's (LiveEntry). */
+export interface AgentEntry extends LiveEntry {
   readonly id: string;
   info: AgentSelf;
   version: string;
@@ -68,14 +71,6 @@ export interface AgentEntry {
   sessionId: number | undefined;
   registeredTimeNs: bigint;
   reregisteredTimeNs: bigint | undefined;
-  /** When the session closed (ms), while REGISTERED and disconnected. */
-  disconnectedAtMs: number | undefined;
-  /** A ping went out and no pong came back yet. */
-  awaitingPong: boolean;
-  /** Pings in a row without a pong. */
-  missedPings: number;
-  /** The slot of the liveness wheel it is visited in, while connected. */
-  pingSlot: number | undefined;
   unreachableTimeNs: bigint | undefined;
   /** Tasks by taskKey(frameworkId, taskId). Allocated on first task. */
   tasks: Map<string, Task> | undefined;
@@ -85,13 +80,6 @@ export interface AgentEntry {
   drain: AgentDrain | undefined;
   /** The principal its id is bound to (the first that registered it authenticated); undefined while only anonymous. */
   principal: string | undefined;
-}
-
-/** The timeouts the table decides with, in milliseconds. */
-export interface LivenessLimits {
-  pingTimeoutMs: number;
-  maxPingTimeouts: number;
-  reregisterTimeoutMs: number;
 }
 
 /** What a REGISTER needs from the table. */
@@ -130,17 +118,6 @@ export interface RegistrationPlan {
   durable: DurableAgent;
   /** A known agent, unbound until now, is bound to the request's principal (its first authenticated registration). */
   binds: boolean;
-}
-
-/** Why an agent became unreachable. */
-export type UnreachableReason = 'PING_TIMEOUT' | 'DISCONNECTED_TIMEOUT' | 'REREGISTER_TIMEOUT';
-
-/** What one liveness tick decided. */
-export interface TickDecision {
-  /** Connected agents to ping now. */
-  ping: string[];
-  /** Agents to mark unreachable now. */
-  unreachable: Array<{ agentId: string; reason: UnreachableReason }>;
 }
 
 /** Key of an agent's address in the address index. Port 0 means "no agent API" and is not indexed. */
@@ -224,20 +201,6 @@ export function takeoverDecision(
   return { kind: 'REFUSE', reason: o.authenticateAgents ? `agent ${claimed} has a live session that answers pings` : `agent ${claimed} is connected from another address` };
 }
 
-/**
- * A liveness round is spread over slots of at least this long (ms): each connected agent is in
- * one slot, and each slot is visited (its agents pinged) once per round, a slot's length after
- * the previous one. 50,000 pings in one turn of the event loop would block it for seconds.
- */
-export const PING_SLOT_MS = 250;
-/** At most this many slots per round (a 15 s ping timeout: 60 slots of 250 ms). */
-export const MAX_PING_SLOTS = 64;
-
-/** Slots of a liveness round of `pingTimeoutMs` (1 for rounds shorter than two slots). Pure. */
-export function pingSlots(pingTimeoutMs: number): number {
-  return Math.max(1, Math.min(MAX_PING_SLOTS, Math.floor(pingTimeoutMs / PING_SLOT_MS)));
-}
-
 /** How many completed tasks the master remembers (Mesos --max_completed_tasks_per_framework is 1000). */
 export const MAX_COMPLETED_TASKS = 1000;
 
@@ -256,15 +219,9 @@ export class AgentTable {
   readonly #agents = new Map<string, AgentEntry>();
   /** ip:port -> agent id, for REGISTERED and RECOVERED agents. */
   readonly #byAddress = new Map<string, string>();
-  /** Ids in each phase / condition, so no operation scans the whole table. */
-  readonly #connected = new Set<string>();
-  /**
-   * The liveness wheel: connected agents by slot (pingSlots; an entry's `pingSlot`). An agent
-   * joins the slot visited last, so it is first visited a whole round after it connected.
-   */
-  readonly #wheel: Array<Set<string>>;
-  #lastSlot: number;
-  readonly #disconnected = new Set<string>();
+  /** Connected and disconnected (REGISTERED) agents, and the wheel they are pinged on (liveness.ts). */
+  readonly #liveness: LivenessWheel;
+  /** Ids in each other phase / condition, so no operation scans the whole table. */
   readonly #recovered = new Set<string>();
   #recoveredDeadlineMs: number | undefined;
   readonly #completed: Task[] = [];
@@ -295,13 +252,12 @@ export class AgentTable {
   constructor(limits: LivenessLimits, maxRemovedBindings = MAX_REMOVED_BINDINGS) {
     this.#limits = limits;
     this.#maxRemovedBindings = maxRemovedBindings;
-    this.#wheel = Array.from({ length: pingSlots(limits.pingTimeoutMs) }, () => new Set<string>());
-    this.#lastSlot = this.#wheel.length - 1;
+    this.#liveness = new LivenessWheel(limits, (id) => this.#agents.get(id));
   }
 
   /** Slots of the liveness wheel: the shell visits one (tickSlot) every ping timeout / pingSlots. */
   get pingSlots(): number {
-    return this.#wheel.length;
+    return this.#liveness.slots;
   }
 
   get limits(): LivenessLimits {
@@ -396,15 +352,10 @@ export class AgentTable {
       entry.principal = plan.durable.principal;
     }
     this.#recovered.delete(entry.id);
-    this.#disconnected.delete(entry.id);
-    this.#connected.add(entry.id);
-    this.#joinWheel(entry);
+    this.#liveness.connect(entry);
     entry.phase = 'REGISTERED';
     entry.connected = true;
     entry.sessionId = sessionId;
-    entry.disconnectedAtMs = undefined;
-    entry.awaitingPong = false;
-    entry.missedPings = 0;
     entry.unreachableTimeNs = undefined;
     this.#indexAddress(entry);
     this.#replaceTasks(entry, tasks);
@@ -417,11 +368,7 @@ export class AgentTable {
     if (entry === undefined || entry.sessionId !== sessionId || entry.phase !== 'REGISTERED') return false;
     entry.connected = false;
     entry.sessionId = undefined;
-    entry.disconnectedAtMs = nowMs;
-    entry.awaitingPong = false;
-    this.#connected.delete(agentId);
-    this.#leaveWheel(entry);
-    this.#disconnected.add(agentId);
+    this.#liveness.disconnect(entry, nowMs);
     return true;
   }
 
@@ -429,73 +376,17 @@ export class AgentTable {
   pong(agentId: string): void {
     const entry = this.#agents.get(agentId);
     if (entry === undefined) return;
-    entry.awaitingPong = false;
-    entry.missedPings = 0;
+    this.#liveness.pong(entry);
   }
 
-  /**
-   * One whole liveness round at once (every slot of the wheel). A ping unanswered by the next
-   * round is a miss; `maxPingTimeouts` misses in a row make the agent unreachable. A
-   * disconnected agent gets as long (ping timeout x max timeouts) to come back.
-   */
+  /** One whole liveness round at once (every slot of the wheel): liveness.ts LivenessWheel.tick. */
   tick(nowMs: number): TickDecision {
-    const decision: TickDecision = { ping: [], unreachable: [] };
-    for (const id of this.#connected) this.#visit(id, decision);
-    this.#expireDisconnected(nowMs, decision);
-    return decision;
+    return this.#liveness.tick(nowMs);
   }
 
-  /**
-   * One slot's share of a liveness round: the shell visits slot 0, 1, ... every ping timeout /
-   * pingSlots, so each connected agent is visited once a round, as by tick(), and the pings of a
-   * round go out in pingSlots turns instead of one. Agents that connect from now on join this
-   * slot. Disconnected agents are checked at every slot (the few there are, usually).
-   */
+  /** One slot's share of a liveness round: liveness.ts LivenessWheel.tickSlot. */
   tickSlot(nowMs: number, slot: number): TickDecision {
-    const decision: TickDecision = { ping: [], unreachable: [] };
-    const agents = this.#wheel[slot];
-    if (agents === undefined) throw new Error(`tickSlot: no slot ${slot} of ${this.#wheel.length}`);
-    this.#lastSlot = slot;
-    for (const id of agents) this.#visit(id, decision);
-    this.#expireDisconnected(nowMs, decision);
-    return decision;
-  }
-
-  /** One connected agent's turn in a round: a miss if the last ping is unanswered, then the next ping or unreachable. */
-  #visit(id: string, decision: TickDecision): void {
-    const entry = this.#agents.get(id);
-    if (entry === undefined) return;
-    if (entry.awaitingPong) entry.missedPings++;
-    if (entry.missedPings >= this.#limits.maxPingTimeouts) {
-      decision.unreachable.push({ agentId: id, reason: 'PING_TIMEOUT' });
-      return;
-    }
-    entry.awaitingPong = true;
-    decision.ping.push(id);
-  }
-
-  #expireDisconnected(nowMs: number, decision: TickDecision): void {
-    const allowedMs = this.#limits.pingTimeoutMs * this.#limits.maxPingTimeouts;
-    for (const id of this.#disconnected) {
-      const entry = this.#agents.get(id);
-      if (entry?.disconnectedAtMs !== undefined && nowMs - entry.disconnectedAtMs >= allowedMs) {
-        decision.unreachable.push({ agentId: id, reason: 'DISCONNECTED_TIMEOUT' });
-      }
-    }
-  }
-
-  #joinWheel(entry: AgentEntry): void {
-    const slot = this.#lastSlot;
-    if (entry.pingSlot === slot) return;
-    if (entry.pingSlot !== undefined) this.#wheel[entry.pingSlot]?.delete(entry.id);
-    this.#wheel[slot]?.add(entry.id);
-    entry.pingSlot = slot;
-  }
-
-  #leaveWheel(entry: AgentEntry): void {
-    if (entry.pingSlot === undefined) return;
-    this.#wheel[entry.pingSlot]?.delete(entry.id);
-    entry.pingSlot = undefined;
+    return this.#liveness.tickSlot(nowMs, slot);
   }
 
   /** Recovered agents still not back at the deadline. */
@@ -509,17 +400,12 @@ export class AgentTable {
     const entry = this.#agents.get(agentId);
     if (entry === undefined || entry.phase === 'UNREACHABLE') return undefined;
     const sessionId = entry.sessionId;
-    this.#connected.delete(agentId);
-    this.#leaveWheel(entry);
-    this.#disconnected.delete(agentId);
+    this.#liveness.unreachable(entry);
     this.#recovered.delete(agentId);
     this.#unindexAddress(entry);
     entry.phase = 'UNREACHABLE';
     entry.connected = false;
     entry.sessionId = undefined;
-    entry.disconnectedAtMs = undefined;
-    entry.awaitingPong = false;
-    entry.missedPings = 0;
     entry.unreachableTimeNs = timeNs;
     return { sessionId };
   }
@@ -568,9 +454,7 @@ export class AgentTable {
     if (entry === undefined) return undefined;
     this.#agents.delete(agentId);
     for (const key of entry.tasks?.keys() ?? []) this.#release(key, agentId);
-    this.#connected.delete(agentId);
-    this.#leaveWheel(entry);
-    this.#disconnected.delete(agentId);
+    this.#liveness.forget(entry);
     this.#recovered.delete(agentId);
     this.#unindexAddress(entry);
     return entry;
@@ -796,10 +680,11 @@ export class AgentTable {
 
   /** Counts for logs and tests. */
   counts(): { registered: number; connected: number; recovered: number; unreachable: number } {
-    const registered = this.#connected.size + this.#disconnected.size;
+    const live = this.#liveness.sizes;
+    const registered = live.connected + live.disconnected;
     return {
       registered,
-      connected: this.#connected.size,
+      connected: live.connected,
       recovered: this.#recovered.size,
       unreachable: this.#agents.size - registered - this.#recovered.size,
     };
