@@ -5,7 +5,7 @@
  * keep both across a standby master's 307 to the leader.
  *
  * The choice of credential is pure (`credentialPlan`, `credentialFromSecretFile`, table-tested);
- * `loadClientAccess` reads the files (through shared/secrets.ts, which refuses a secret file
+ * `loadClientAccess` reads the files (through io/secrets.ts, which refuses a secret file
  * readable by others) and builds the one `ClientTransport` every request uses.
  *
  * Why redirects are followed here and not by fetch: fetch drops the `Authorization` header on a

@@ -37,7 +37,7 @@ export class AgentSessions {
     this.#wss = new wsLib.WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, clientTracking: false, perMessageDeflate: false });
   }
 
-  /** Is this an upgrade for us? (http.ts answers 404 to the others.) */
+  /** Is this an upgrade for us? (process/router.ts answers 404 to the others.) */
   static handles(pathname: string): boolean {
     return pathname === AGENT_SESSION_PATH;
   }
@@ -132,7 +132,7 @@ function uncorkAll(): void {
 }
 
 /**
- * One agent session over ws: the AgentConnection the registration service holds. A class, not
+ * One agent session over ws: the AgentConnection the agents service (registration) holds. A class, not
  * an object of closures: 10,000 sessions keep 10,000 small objects, not 60,000 closures.
  */
 export class Session implements AgentConnection {

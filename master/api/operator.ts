@@ -152,7 +152,7 @@ export function agentJson(e: AgentEntry, q?: Queries): Record<string, unknown> {
   if (e.drain !== undefined) {
     a['drain_info'] = drainInfoJson(e.drain);
     if (e.drain.estimatedStartNs !== undefined) a['estimated_drain_start_time'] = { nanoseconds: e.drain.estimatedStartNs };
-    // Beyond Mesos: what the drain is waiting for (master/drain.ts drainRecordJson).
+    // Beyond Mesos: what the drain is waiting for (cores/drain.ts drainRecordJson).
     if (q !== undefined) a['drain_record'] = drainRecordJson({ ...q.drainView(e), drain: e.drain }, q.nowMs());
   }
   // Drydock's addition (extra fields are fine for Mesos clients): the machine's mode and window.

@@ -1,8 +1,8 @@
 /**
  * The scheduler API v1 over HTTP (`POST /api/v1/scheduler`): the thin shell that parses a call
- * (scheduler-calls.ts), opens the RecordIO event stream of a SUBSCRIBE, and hands every other
+ * (cores/scheduler-calls.ts), opens the RecordIO event stream of a SUBSCRIBE, and hands every other
  * call to the term's frameworks-and-offers service with the caller the router authenticated
- * (frameworks are bound to principals, frameworks.ts). It writes the audit line of every
+ * (frameworks are bound to principals, cores/frameworks.ts). It writes the audit line of every
  * SUBSCRIBE and TEARDOWN, and of every call refused 401 or 403 (the router writes the 401s it
  * answers itself).
  */

@@ -1,6 +1,6 @@
 /**
  * The allocator's decision: which framework gets an offer of which agent's free resources.
- * A pure function of plain data (agents, frameworks, filters, now); the shell (schedulers.ts)
+ * A pure function of plain data (agents, frameworks, filters, now); the shell (services/frameworks-allocation.ts)
  * runs it every --allocation_interval and soon after events that free resources, and turns
  * its answer into OFFERS events.
  *

@@ -2,7 +2,7 @@
  * Agent draining, the pure core: when a DRAINING agent becomes DRAINED (or gone), which
  * operator calls are refused and why, and the drain record that says what a drain is waiting
  * for. Functions of plain data (an agent's phase, its drain and its tasks as the master sees
- * them); the shell (drainer.ts) feeds them and carries out what they decide.
+ * them); the shell (services/drain.ts) feeds them and carries out what they decide.
  */
 
 import { drainGraceNs, type DrainConfig, type DrainState } from '../../shared/drain.js';

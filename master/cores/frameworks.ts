@@ -1,7 +1,7 @@
 /**
  * The framework table: every framework the master knows, its lifecycle, failover deadline,
  * offer filters and suppression. A pure core: no streams, no timers, no registry; the shell
- * (schedulers.ts) asks it what a SUBSCRIBE or a closed stream means, makes the durable write,
+ * (services/frameworks.ts) asks it what a SUBSCRIBE or a closed stream means, makes the durable write,
  * then applies.
  *
  * Lifecycle (Mesos master `Framework`):

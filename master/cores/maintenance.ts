@@ -4,7 +4,7 @@
  * run on which machine, and the frameworks' answers to inverse offers. Parsing and validation
  * follow Mesos' `maintenance::validation` in order and word for word; every check runs before
  * anything changes (all or nothing). No sockets, no registry, no timers: the maintenance
- * service (maintainer.ts) validates here, writes the registry, then applies here.
+ * service (services/maintenance.ts) validates here, writes the registry, then applies here.
  */
 
 import { fail, type DrydockError } from '../../shared/errors.js';

@@ -4,7 +4,7 @@
  * as the master knows them and what the frameworks declared (checkpointing, partition-aware,
  * removed), and returns what to do: the updates the master sends in the agent's place, kills
  * to send, updates to acknowledge on the agent, tombstones to keep. The frameworks-and-offers
- * service (schedulers.ts) carries it out.
+ * service (services/frameworks-tasks.ts) carries it out.
  */
 
 import { isTerminal, taskKey, type Task, type TaskState, type TaskStatusReason } from '../../shared/mesos.js';

@@ -18,7 +18,7 @@
  *     The selection is stored with the plan: a machine that registers later does not join a
  *     running plan, and one that leaves stays in it (its step then finds no agent).
  *  3. `planFromSpec(spec, selection)` whenever the plan object is (re)built; `planSteps(selection)`
- *     gives each step's machine and its name, for `newStepState` of maintenance-plan-step.ts.
+ *     gives each step's machine and its name, for `newStepState` of step.ts.
  */
 import { parseDuration, formatDuration } from '../../shared/duration.js';
 import { machineKey, machineText, type MachineId } from '../../shared/machine.js';
@@ -52,7 +52,7 @@ export type MachineSelector =
   | { readonly kind: 'attributes'; readonly attributes: Readonly<Record<string, string>> };
 
 /**
- * What runs once a machine is DOWN: one of the master's hooks by name (maintenance-hooks.ts), or,
+ * What runs once a machine is DOWN: one of the master's hooks by name (hooks.ts), or,
  * in a plan an older master stored, the shell command it had, which is read and never run.
  */
 export type OnDownSpec =
@@ -774,7 +774,7 @@ export function planSteps(selection: MachineSelection): PlanStepMachine[] {
 /**
  * The plan of shared/plans for a spec and its selection: the spec's plan strategy over one phase
  * per group, each with the phase strategy over one step per machine. The plan engine has no cap
- * on running steps, so `max_parallel` is not here: `budgetAllows` (maintenance-plan-budget.ts)
+ * on running steps, so `max_parallel` is not here: `budgetAllows` (budget.ts)
  * enforces it, and the driver asks it before starting any step the strategy offers.
  */
 export function planFromSpec(spec: MaintenancePlanSpec, selection: MachineSelection): Plan {

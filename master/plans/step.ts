@@ -28,7 +28,7 @@
  *      nothing is lost: an action whose effect is not seen is issued again after REISSUE_AFTER_MS.
  *   3. set the plan engine's step to `stepStatusOf(state)` (and its note to `waitingFor`).
  * A PENDING step is started by the first `advanceStep` on it, so the driver calls it for a PENDING
- * step only once the plan's strategy offers the step and `budgetAllows` (maintenance-plan-budget.ts)
+ * step only once the plan's strategy offers the step and `budgetAllows` (budget.ts)
  * says yes. Calling it again with the same observation and time emits nothing new.
  *
  * Carrying out actions: each is safe to repeat. `schedule` merges one window for one machine into
@@ -225,7 +225,7 @@ export type StepAction =
   /**
    * Run on_down, the master's hook `hook` (its argv with the placeholders filled, no shell), at
    * most once per attempt; kill it after timeoutMs. `hookEnv` is the hook's own variables (from its
-   * file) and `values` the machine's, for the minimal environment (maintenance-hooks.ts hookEnvironment).
+   * file) and `values` the machine's, for the minimal environment (hooks.ts hookEnvironment).
    */
   | {
     readonly type: 'run_hook';

@@ -126,13 +126,13 @@ export interface MasterConfig {
   readonly etcdTtlMs: number;
   /** --registry_import: a single master's registry.db to move into etcd once. */
   readonly registryImport: string | undefined;
-  /** Security flags (issue 13), as given; files are read by security.ts at start. */
+  /** Security flags (issue 13), as given; files are read by security/security.ts at start. */
   readonly security: SecurityConfig;
   /** TLS on --port: undefined for plain HTTP. */
   readonly tls: TlsServerConfig | undefined;
   /** TLS and credentials towards etcd. */
   readonly etcdAuth: EtcdAuthConfig;
-  /** --maintenance_hooks: the hooks file (read at start by maintenance-hooks.ts); undefined: no hooks. */
+  /** --maintenance_hooks: the hooks file (read at start by plans/hooks.ts); undefined: no hooks. */
   readonly maintenanceHooksFile: string | undefined;
   /** --hook_user: the user hooks run as. */
   readonly hookUser: string | undefined;

@@ -1,7 +1,7 @@
 /**
  * drydock-master, the process: flags -> config -> registry (open, migrate) -> listen ->
  * leadership -> a term. The process keeps only HTTP listening, config and leadership; when it
- * leads, a term (term.ts) is built from the registry, and while none runs every API answers
+ * leads, a term (term/term.ts) is built from the registry, and while none runs every API answers
  * 503 (the router). The `listening` line is logged once the first term serves. SIGTERM /
  * SIGINT resign, drop the term (sessions get GOING_AWAY), flush the registry and exit 0.
  */

@@ -322,7 +322,7 @@ export interface MasterMetricsOptions {
 /** The process's metrics: one per master process, across its terms. */
 export class MasterMetrics {
   readonly registry: Registry;
-  /** What the term's services are given (term.ts passes them on). */
+  /** What the term's services are given (term/term.ts passes them on). */
   readonly instruments: { commits: CommitInstruments; frameworks: FrameworkInstruments };
   readonly #o: MasterMetricsOptions;
   readonly #gauges: ScrapedGauges<MasterSummary>;

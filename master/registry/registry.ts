@@ -137,7 +137,7 @@ export interface DurableFramework {
   registeredTimeNs: bigint | undefined;
 }
 
-/** A scheduled machine as kept: its key (maintenance.ts machineKey), its MachineID as written, its mode. */
+/** A scheduled machine as kept: its key (shared/machine.ts machineKey), its MachineID as written, its mode. */
 export interface DurableMachine {
   key: string;
   id: { hostname?: string; ip?: string };

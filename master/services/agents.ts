@@ -1,7 +1,7 @@
 /**
- * The registration service: agent sessions, (re-)registration, liveness, unreachability,
+ * The agents service (registration): agent sessions, (re-)registration, liveness, unreachability,
  * removal, and what a registered session may say (its own agent's status updates). The agent
- * table (agents.ts) decides; this shell makes the registry write first (commit.ts), applies,
+ * table (cores/agents.ts) decides; this shell makes the registry write first (term/commit.ts), applies,
  * and announces on the bus. It is also the term's AgentLink: other services send to agents
  * by id through it.
  */
@@ -120,7 +120,7 @@ export class AgentsService implements AgentLink, AgentSessionEvents {
     for (const [sessionId, id] of this.#sessionAgent) if (id === agentId) this.#closeSession(sessionId, code, reason);
   }
 
-  // ---- Session events (from agent-sessions.ts) -------------------------------------------
+  // ---- Session events (from api/agent-sessions.ts) ----------------------------------------
 
   connected(conn: AgentConnection): void {
     this.#connections.set(conn.id, conn);

@@ -1,7 +1,7 @@
 /**
- * Agent draining and deactivation, the shell around drain.ts: DRAIN_AGENT, DEACTIVATE_AGENT,
+ * Agent draining and deactivation, the shell around cores/drain.ts: DRAIN_AGENT, DEACTIVATE_AGENT,
  * REACTIVATE_AGENT and MARK_AGENT_GONE (reference §1, §4.1–4.5). Every change goes through
- * the commit path (commit.ts): durable in the registry before it is applied in memory, before
+ * the commit path (term/commit.ts): durable in the registry before it is applied in memory, before
  * the agent is told, and before the operator gets 200; the calls share the serial queue with
  * maintenance commands. The DRAINING -> DRAINED check runs on Mesos' triggers, heard on the
  * bus: the call itself, every acknowledgement, every status update and every
@@ -76,7 +76,7 @@ export class DrainService {
     return this.#markingGone.has(agentId);
   }
 
-  /** The view drain.ts decides from. */
+  /** The view the drain core (cores/drain.ts) decides from. */
   view(e: AgentEntry): DrainView {
     return { phase: e.phase, connected: e.connected, drain: e.drain, tasks: [...(e.tasks?.values() ?? [])], markingGone: this.#markingGone.has(e.id) };
   }

@@ -2,7 +2,7 @@
  * The maintenance service: UPDATE_MAINTENANCE_SCHEDULE (`POST /maintenance/schedule`),
  * START_MAINTENANCE (`/machine/down`) and STOP_MAINTENANCE (`/machine/up`), Mesos
  * `Master::Http::*Maintenance*` (reference/mesos-api.md §2). Each command runs in the term's
- * serial queue: validated against the state the previous one left (maintenance.ts, all or
+ * serial queue: validated against the state the previous one left (cores/maintenance.ts, all or
  * nothing), written, applied, then announced as MACHINE_UPDATED. The frameworks service
  * rescinds and re-offers on it; registration removes the agents of machines gone DOWN (like
  * Mesos, the answer does not wait for those removals).

@@ -14,7 +14,7 @@ import { RegistryFencedError, type Registry } from '../registry/registry.js';
 export type Committed<T> = { ok: true; value: T } | { ok: false; error: DrydockError };
 
 /**
- * What the metrics hear of registry writes (master/metrics.ts implements it): how long each
+ * What the metrics hear of registry writes (process/metrics.ts implements it): how long each
  * write took as the caller waited for it (group commit included), and whether it failed. A
  * port, so the commit path knows nothing of Prometheus.
  */

@@ -92,7 +92,7 @@ export interface ServiceModel {
   maintenance: MaintenanceState;
 }
 
-/** Talks to agents by id over their open sessions; registration.ts implements it. */
+/** Talks to agents by id over their open sessions; the agents service (services/agents.ts) implements it. */
 export interface AgentLink {
   /**
    * Sends to the agent's open session; false when it has none (the message is lost, as in Mesos:

@@ -2,7 +2,7 @@
  * The queries port: everything the edges (api/) and the process's metrics read of a term, as
  * plain data or as JSON views already in their wire shapes. Read-only: nothing here changes the
  * model, and nothing here hands out a service. The term implements it over its model and
- * services (term.ts `termQueries`); a unit test of an edge fakes it (test/unit/api-ports.test.ts).
+ * services (term.ts `termQueries`); a unit test of an edge fakes it (test/unit/api-calls.test.ts).
  *
  * The records it returns (agents as `AgentEntry`, frameworks as `FrameworkEntry`, offers) are
  * the model's own, not copies: 10,000 agents are read per GET_STATE. They are plain data and

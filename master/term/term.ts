@@ -1,12 +1,14 @@
 /**
  * A leadership term: everything that exists only while this master leads. `Term.start`
  * builds it from the registry (the model, the services, their timers, the agent sessions and
- * the operator streams); `dispose()` drops all of it. The process (main.ts) keeps only HTTP
+ * the operator streams); `dispose()` drops all of it. The process (process/main.ts) keeps only HTTP
  * listening, config and leadership, and starts a term when elected.
  *
- * Inside, the services never call each other: registration, maintenance, drain, and
+ * Inside, the services never call each other: agents (registration), maintenance, drain, and
  * frameworks-and-offers share the model (agent table, frameworks, machines) and talk through
- * the ports (agent link, registry via the commit path, the bus, the clock).
+ * the ports (agent link, registry via the commit path, the bus, the clock). Outside, the edges
+ * and the process hold the term's ports (queries, commands, the bus, the agent upgrades and the
+ * operator streams: `ServingTerm`), never the term itself.
  */
 
 import type { Clock } from '../../shared/clock.js';
@@ -150,6 +152,7 @@ export class Term implements ServingTerm {
       agents: this.agents,
       maintenance: this.maintenance,
       link: agentsService,
+      // The log component keeps its name: operators' queries and dashboards read it.
       log: log.child({ component: 'schedulers' }),
       instruments: o.instruments?.frameworks,
     });
