@@ -90,7 +90,7 @@ function world() {
   return { clock, bus, events, registry, commits, agents, maintenance, link };
 }
 
-describe('DrainService (drain service)', () => {
+describe('Drainer (drain service)', () => {
   function drainer(w: ReturnType<typeof world>): DrainService {
     const d = new DrainService({ agents: w.agents, maintenance: w.maintenance, link: w.link, commits: w.commits, bus: w.bus, clock: w.clock, log: silentLogger });
     d.start();
@@ -193,7 +193,7 @@ describe('DrainService (drain service)', () => {
   });
 });
 
-describe('FrameworksService (frameworks and offers)', () => {
+describe('Schedulers (frameworks and offers)', () => {
   function stream(): FrameworkStream & { events: Array<{ type: string } & Record<string, unknown>>; closed: boolean } {
     const closers: Array<() => void> = [];
     const s = {
