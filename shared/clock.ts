@@ -12,6 +12,13 @@ export interface Clock {
   now(): number;
   /** Runs `fn` once after `ms` milliseconds unless cancelled. */
   setTimer(ms: number, fn: () => void): TimerHandle;
+  /**
+   * Runs `fn` once the event loop has handled what it read this turn (Node's setImmediate),
+   * unless cancelled: how work that many events of one turn ask for is batched into one run.
+   */
+  immediate(fn: () => void): TimerHandle;
+  /** Milliseconds on a monotonic clock (Node's performance.now()): for how long something took; it never jumps with the wall clock. */
+  monotonicMs(): number;
 }
 
 /** Node fires a timer longer than 2^31-1 ms (24.8 days) at once: longer ones are chained (systemClock), or capped where a duration becomes a timer. */
@@ -30,9 +37,18 @@ export const systemClock: Clock = {
     arm(ms);
     return { cancel: () => clearTimeout(t) };
   },
+  immediate(fn) {
+    const i = setImmediate(fn);
+    return { cancel: () => clearImmediate(i) };
+  },
+  monotonicMs: () => performance.now(),
 };
 
-/** A clock that only moves when told to. For unit tests. */
+/**
+ * A clock that only moves when told to. For unit tests. Its monotonic time is its time (nothing
+ * takes any time unless the test says so); it does not own the event loop, so its immediates run
+ * on the loop's next turn, as the code under test expects (a test awaits one).
+ */
 export class ManualClock implements Clock {
   #now: number;
   #seq = 0;
@@ -50,6 +66,15 @@ export class ManualClock implements Clock {
     const id = ++this.#seq;
     this.#timers.set(id, { at: this.#now + Math.max(0, ms), fn });
     return { cancel: () => this.#timers.delete(id) };
+  }
+
+  immediate(fn: () => void): TimerHandle {
+    const i = setImmediate(fn);
+    return { cancel: () => clearImmediate(i) };
+  }
+
+  monotonicMs(): number {
+    return this.#now;
   }
 
   /** Moves time forward, firing due timers in order of their deadlines. */

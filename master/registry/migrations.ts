@@ -24,7 +24,7 @@ export const MIGRATIONS: readonly string[] = [
    ) STRICT`,
   // 3: the maintenance schedule (Mesos keeps `schedules` and `machines` in its registry). One
   // row per window and one per scheduled machine with its mode; UP machines are not kept (a
-  // machine leaves the schedule when it comes back up). machine_key is maintenance.ts's
+  // machine leaves the schedule when it comes back up). machine_key is shared/machine.ts's
   // machineKey (case-insensitive hostname, exact ip, presence-sensitive); times are exact int64 ns.
   `CREATE TABLE maintenance_windows (
      position INTEGER PRIMARY KEY,

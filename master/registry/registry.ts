@@ -6,7 +6,7 @@
  * Agents (admission, reachability, drain, deactivation, gone, and the principal a removed
  * agent's id stays bound to), frameworks, the maintenance schedule with machine modes, and
  * maintenance plans (spec and progress, opaque text); each backend change is a numbered migration.
- * Every write goes through master/commit.ts: written first, applied to memory after.
+ * Every write goes through master/term/commit.ts: written first, applied to memory after.
  *
  * Tasks are not here: agents re-report them when they re-register (Mesos recovery).
  */
@@ -137,7 +137,7 @@ export interface DurableFramework {
   registeredTimeNs: bigint | undefined;
 }
 
-/** A scheduled machine as kept: its key (maintenance.ts machineKey), its MachineID as written, its mode. */
+/** A scheduled machine as kept: its key (shared/machine.ts machineKey), its MachineID as written, its mode. */
 export interface DurableMachine {
   key: string;
   id: { hostname?: string; ip?: string };
@@ -238,7 +238,7 @@ export interface RegistryState {
   maintenancePlans?: DurableMaintenancePlan[];
 }
 
-/** One backend-independent interface; SQLite today, etcd later (the same test suite runs against both). */
+/** One backend-independent interface, two backends: SQLite (one master, sqlite.ts) and etcd (HA, etcd.ts); the same contract suite runs against both. */
 export interface Registry {
   /** Reads everything durable. Call once, before serving. */
   recover(): Promise<RegistryState>;

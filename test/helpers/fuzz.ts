@@ -10,7 +10,7 @@
  * failing seed worth printing.
  */
 
-import { CALL_TYPES } from '../../master/operator-api.js';
+import { CALL_TYPES } from '../../master/api/operator-call.js';
 import { AGENT_CALL_TYPES } from '../../agent/api.js';
 import { SCHEDULER_CALL_TYPES } from '../../shared/proto.js';
 import { mulberry32 } from './random.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Server, ServerCredentials, status as GrpcStatus, type ServerDuplexStream, type ServerUnaryCall, type sendUnaryData, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { Etcd3, GRPCDeadlineExceededError } from 'etcd3';
-import { etcdCallLimits, resilientEtcdOptions } from '../../master/etcd-calls.js';
+import { etcdCallLimits, resilientEtcdOptions } from '../../master/process/etcd-calls.js';
 import { systemClock } from '../../shared/clock.js';
 import { Logger } from '../../shared/log.js';
 import { eventually, ROOT } from '../helpers/daemons.js';

@@ -42,7 +42,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { MAX_BODY_BYTES as AGENT_MAX_BODY_BYTES } from '../../agent/api.js';
-import { MAX_API_BODY_BYTES } from '../../master/operator-api.js';
+import { MAX_API_BODY_BYTES } from '../../master/api/codecs.js';
 import { parseJson, stringifyJson } from '../../shared/json.js';
 import { MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { RecordReader } from '../../shared/recordio.js';

@@ -10,7 +10,7 @@ import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js'
 import { CLOSE_CODES } from '../../shared/protocol.js';
 import { alive, callApi, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
 import { FakeAgent } from '../helpers/fake-agent.js';
-import { MAX_API_BODY_BYTES } from '../../master/operator-api.js';
+import { MAX_API_BODY_BYTES } from '../../master/api/codecs.js';
 
 const deep = (n: number, leaf: string): string => '{"a":'.repeat(n) + leaf + '}'.repeat(n);
 

@@ -18,7 +18,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { authorizationHeader } from '../../shared/credentials.js';
-import { HOOK_PATH } from '../../master/maintenance-hooks.js';
+import { HOOK_PATH } from '../../master/plans/hooks.js';
 import { openSqliteRegistry } from '../../master/registry/sqlite.js';
 import { alive, Daemon, eventually, fileWithMode, maintenanceHooks, MASTER_BIN, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
 

@@ -15,7 +15,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { steadyText } from '../../master/maintenance-plan-step.js';
+import { steadyText } from '../../master/plans/step.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { callApi, eventually, maintenanceHooks, startAgent, startMaster, tempDir, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';

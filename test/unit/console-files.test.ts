@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { CONSOLE_FILES, consoleFile, ConsoleFiles, findConsoleDir, isConsolePath } from '../../master/console.js';
+import { CONSOLE_FILES, consoleFile, ConsoleFiles, findConsoleDir, isConsolePath } from '../../master/process/console.js';
 import { advertisedApiUrl, corsHeaders, isCorsPath } from '../../scheduler/plan-stream.js';
 import { ROOT } from '../helpers/daemons.js';
 
@@ -34,7 +34,7 @@ test('console paths: the allow-list alone names files', () => {
 });
 
 test('every file of console/ is on the allow-list, and the list names only files that exist', (t) => {
-  const dir = findConsoleDir(new URL('../../master/console.ts', import.meta.url).href);
+  const dir = findConsoleDir(new URL('../../master/process/console.ts', import.meta.url).href);
   assert.equal(dir, join(ROOT, 'console'));
   assert.deepEqual(readdirSync(join(ROOT, 'console')).sort(), Object.keys(CONSOLE_FILES).sort());
   const total = Object.keys(CONSOLE_FILES).reduce((n, f) => n + statSync(join(ROOT, 'console', f)).size, 0);

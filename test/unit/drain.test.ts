@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { drainGraceNs, killPolicy, parseMaxGracePeriod } from '../../shared/drain.js';
 import type { Task } from '../../shared/mesos.js';
-import { nextDrainState, planMarkGone, refuseDrain, refuseReactivate, waitingFor, type AgentDrain, type CallTarget, type DrainView } from '../../master/drain.js';
+import { nextDrainState, planMarkGone, refuseDrain, refuseReactivate, waitingFor, type AgentDrain, type CallTarget, type DrainView } from '../../master/cores/drain.js';
 
 test('max_grace_period parsing', () => {
   const cases: Array<[unknown, bigint | undefined | 'error']> = [

@@ -7,8 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EtcdPermissionDeniedError, GRPCCancelledError, GRPCDeadlineExceededError, GRPCInternalError, GRPCUnavailableError } from 'etcd3';
-import { classifyCall, etcdCallLimits, isProgressAnswer, MemberHealth, memberFailure, readOnlyTxn, retryable, StreamWatchers, type CallClass } from '../../master/etcd-calls.js';
-import { LeaderView, masterAddress } from '../../master/leader-view.js';
+import { classifyCall, etcdCallLimits, isProgressAnswer, MemberHealth, memberFailure, readOnlyTxn, retryable, StreamWatchers, type CallClass } from '../../master/process/etcd-calls.js';
+import { LeaderView, masterAddress } from '../../master/process/leader-view.js';
 import { ManualClock } from '../../shared/clock.js';
 
 test('etcdCallLimits: reads a third of the TTL (0.5-5 s), writes the TTL (1-7 s), a failed member probed every read deadline', () => {

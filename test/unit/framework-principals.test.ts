@@ -6,9 +6,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FrameworkInfo } from '../../shared/mesos.js';
-import { callRefusal, frameworkPrincipal, frameworkRoles, subscribeAs, withOwnPrincipal, type FrameworkCaller } from '../../master/frameworks.js';
+import { callRefusal, frameworkPrincipal, frameworkRoles, subscribeAs, withOwnPrincipal, type FrameworkCaller } from '../../master/cores/frameworks.js';
 import { Authorizer, parseAcls } from '../../shared/acls.js';
-import { Access, MasterSecurity } from '../../master/security.js';
+import { Access, MasterSecurity } from '../../master/security/security.js';
 import { allVisible, frameworkUser, taskUser, viewRights, visible } from '../../shared/visibility.js';
 
 const ALICE: FrameworkCaller = { principal: 'alice', authenticates: true };

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatText, LOG_FORMATS, Logger, useColor, type LogFields, type LoggerOptions } from '../../shared/log.js';
-import { resolveMasterConfig } from '../../master/config.js';
+import { resolveMasterConfig } from '../../master/process/config.js';
 import { resolveAgentFlags } from '../../agent/config.js';
 import { resolveSchedulerConfig } from '../../scheduler/config.js';
 import { ROOT } from '../helpers/daemons.js';

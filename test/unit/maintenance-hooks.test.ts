@@ -14,7 +14,7 @@ import {
   parseHooksFile,
   HOOK_PATH,
   type FileFacts,
-} from '../../master/maintenance-hooks.js';
+} from '../../master/plans/hooks.js';
 import { findUser, parsePasswd, type PasswdEntry } from '../../io/passwd.js';
 
 test('a hooks file reads into argv, timeout and env; YAML or JSON', () => {

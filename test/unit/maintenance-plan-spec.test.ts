@@ -15,9 +15,9 @@ import {
   selectMachines,
   type ClusterMachine,
   type MaintenancePlanSpec,
-} from '../../master/maintenance-plan-spec.js';
+} from '../../master/plans/spec.js';
 import { MAX_ERRORS } from '../../shared/yaml-tree.js';
-import { parseHooksFile, type HookCatalog } from '../../master/maintenance-hooks.js';
+import { parseHooksFile, type HookCatalog } from '../../master/plans/hooks.js';
 import { mulberry32 } from '../helpers/random.js';
 
 const ISSUE_EXAMPLE = `

@@ -8,8 +8,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseMaintenancePlanSpec, type MaintenancePlanSpec } from '../../master/maintenance-plan-spec.js';
-import { OUTPUT_HIDDEN, parseHooksFile } from '../../master/maintenance-hooks.js';
+import { parseMaintenancePlanSpec, type MaintenancePlanSpec } from '../../master/plans/spec.js';
+import { OUTPUT_HIDDEN, parseHooksFile } from '../../master/plans/hooks.js';
 import {
   advanceStep,
   errorText,
@@ -32,9 +32,9 @@ import {
   type StepAdvance,
   type StepStage,
   type StepState,
-} from '../../master/maintenance-plan-step.js';
+} from '../../master/plans/step.js';
 import { machineKey } from '../../shared/machine.js';
-import { budgetAllows, PlanBudget, type BudgetAgent, type BudgetInput, type BudgetStep } from '../../master/maintenance-plan-budget.js';
+import { budgetAllows, PlanBudget, type BudgetAgent, type BudgetInput, type BudgetStep } from '../../master/plans/budget.js';
 import { mulberry32 } from '../helpers/random.js';
 
 /** The master's hooks the specs name. */

@@ -18,8 +18,8 @@ import {
   validateTransition,
   type MachineModes,
   type Schedule,
-} from '../../master/maintenance.js';
-import { generateInverseOffers, inverseOfferKey } from '../../master/allocator.js';
+} from '../../master/cores/maintenance.js';
+import { generateInverseOffers, inverseOfferKey } from '../../master/cores/allocator.js';
 
 const U = { startNs: 1443830400000000000n, durationNs: 3600000000000n };
 const win = (...ids: MachineId[]) => ({ machineIds: ids, unavailability: U });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Writable, type Duplex } from 'node:stream';
 import { setImmediate as turn } from 'node:timers/promises';
 import type { WebSocket } from 'ws';
-import { Session } from '../../master/agent-sessions.js';
+import { Session } from '../../master/api/agent-sessions.js';
 
 /** A socket that records each write it makes (a writev of corked frames is one). */
 class RecordingSocket extends Writable {

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { nowNs } from '../../shared/duration.js';
 import type { AgentSelf, AgentTaskReport } from '../../shared/protocol.js';
-import { AgentTable, pingSlots, principalRefusal, takeoverDecision, type LiveAgent, type ProbeResult, type RegistrationKind, type RegistrationRequest, type RegistrationWrite, type TakeoverDecision } from '../../master/agents.js';
+import { pingSlots } from '../../master/cores/liveness.js';
+import { AgentTable, principalRefusal, takeoverDecision, type LiveAgent, type ProbeResult, type RegistrationKind, type RegistrationRequest, type RegistrationWrite, type TakeoverDecision } from '../../master/cores/agents.js';
 import type { RecoveredAgent } from '../../master/registry/registry.js';
 
 const LIMITS = { pingTimeoutMs: 1_000, maxPingTimeouts: 3, reregisterTimeoutMs: 10_000 };

@@ -5,8 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { agentMetricState, NO_FACTS, snapshotOf, summarize, type AgentFacts, type MasterSummary, type ModelFacts, type ProcessFacts } from '../../master/metrics.js';
-import { Commits } from '../../master/commit.js';
+import { agentMetricState, NO_FACTS, snapshotOf, summarize, type AgentFacts, type MasterSummary, type ModelFacts, type ProcessFacts } from '../../master/process/metrics.js';
+import { Commits } from '../../master/term/commit.js';
 import { Logger } from '../../shared/log.js';
 import type { Registry } from '../../master/registry/registry.js';
 import type { Resource, TaskState } from '../../shared/mesos.js';

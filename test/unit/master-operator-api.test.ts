@@ -4,10 +4,10 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseApiCall } from '../../master/operator-api.js';
-import { ipToNetworkUint32 } from '../../master/master-info.js';
+import { parseApiCall } from '../../master/api/operator-call.js';
+import { ipToNetworkUint32 } from '../../master/process/master-info.js';
 import { acceptsJson, checkApiHeaders } from '../../shared/http.js';
-import { resolveMasterConfig } from '../../master/config.js';
+import { resolveMasterConfig } from '../../master/process/config.js';
 import { closeReason } from '../../shared/protocol.js';
 
 describe('checkApiHeaders', () => {

@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { fail } from '../../shared/errors.js';
 import { silentLogger } from '../../shared/log.js';
-import { createMasterServer } from '../../master/http.js';
-import type { Term } from '../../master/term.js';
+import { createMasterServer } from '../../master/process/router.js';
+import type { ServingTerm } from '../../master/term/ports.js';
 import { request as httpRequest } from 'node:http';
 
 test('no term: 503 from the router for every API, the scheduler API, maintenance and agent sessions; /health and /version answer', async (t) => {
@@ -76,7 +76,7 @@ function getWithHost(port: number, path: string, host: string): Promise<{ status
 test('/redirect names the leader as it advertises itself, never the Host header; unreadable targets are 400 before routing', async (t) => {
   let leading = true;
   // /redirect asks only whether a term runs: a stand-in term is enough here.
-  const server = createMasterServer({ current: () => (leading ? ({} as Term) : undefined), leader: () => '127.0.0.9:5050', self: () => '127.0.0.5:5050', unavailable: () => fail('NO_LEADER') }, silentLogger);
+  const server = createMasterServer({ current: () => (leading ? ({} as ServingTerm) : undefined), leader: () => '127.0.0.9:5050', self: () => '127.0.0.5:5050', unavailable: () => fail('NO_LEADER') }, silentLogger);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));

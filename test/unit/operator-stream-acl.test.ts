@@ -15,10 +15,10 @@ import { Logger } from '../../shared/log.js';
 import type { MachineId } from '../../shared/machine.js';
 import type { Task } from '../../shared/mesos.js';
 import { RecordReader } from '../../shared/recordio.js';
-import { MasterEvents, type MasterEvent } from '../../master/events.js';
+import { MasterEvents, type MasterEvent } from '../../master/term/events.js';
 import { Authorizer, parseAcls, type MachineObject } from '../../shared/acls.js';
-import { Access, MasterSecurity } from '../../master/security.js';
-import { eventGate, OperatorStreams, type EventGate, type StreamObjects, type StreamView } from '../../master/operator-stream.js';
+import { Access, MasterSecurity } from '../../master/security/security.js';
+import { eventGate, OperatorStreams, type EventGate, type StreamObjects, type StreamView } from '../../master/api/operator-stream.js';
 
 const task = (id: string, fw: string): Task => ({ name: id, task_id: { value: id }, framework_id: { value: fw }, agent_id: { value: 'A1' }, state: 'TASK_STAGING', resources: [], statuses: [] });
 

@@ -14,8 +14,8 @@ import { stringifyJson } from '../../shared/json.js';
 import { Logger } from '../../shared/log.js';
 import type { Task, TaskStatus } from '../../shared/mesos.js';
 import { encodeRecord, RecordReader } from '../../shared/recordio.js';
-import { MasterEvents, type MasterEvent } from '../../master/events.js';
-import { eventRecord, HEARTBEAT_RECORD, OperatorStreams, subscribedRecord, type StreamView } from '../../master/operator-stream.js';
+import { MasterEvents, type MasterEvent } from '../../master/term/events.js';
+import { eventRecord, HEARTBEAT_RECORD, OperatorStreams, subscribedRecord, type StreamView } from '../../master/api/operator-stream.js';
 
 const require = createRequire(import.meta.url);
 /** @dcos/recordio: `read(text) -> [records, rest]`, lengths in UTF-8 bytes. */

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { admit, Authenticator, basicChallenge } from '../../shared/authentication.js';
-import { Authenticator as MasterAuthenticator, challenge } from '../../master/authentication.js';
+import { Authenticator as MasterAuthenticator, challenge } from '../../master/security/authentication.js';
 import { authorizationHeader } from '../../shared/credentials.js';
 import { Logger } from '../../shared/log.js';
 import { accessClass, ApiAuth, loadApiAuth, outcomeOf, SCHEDULER_REALM, type ApiAccessClass } from '../../scheduler/api-auth.js';

@@ -1,10 +1,10 @@
 /** Pure cores of the scheduler API: allocator (DRF, filters), framework table, ACCEPT validation, call parsing. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateOffers, type AllocatorAgent, type AllocatorFramework } from '../../master/allocator.js';
-import { FrameworkTable } from '../../master/frameworks.js';
-import { planAccept, type Offer } from '../../master/offers.js';
-import { parseSchedulerCall } from '../../master/scheduler-calls.js';
+import { generateOffers, type AllocatorAgent, type AllocatorFramework } from '../../master/cores/allocator.js';
+import { FrameworkTable } from '../../master/cores/frameworks.js';
+import { planAccept, type Offer } from '../../master/cores/offers.js';
+import { parseSchedulerCall } from '../../master/cores/scheduler-calls.js';
 import type { Resource } from '../../shared/mesos.js';
 
 const cpus = (n: number): Resource => ({ name: 'cpus', type: 'SCALAR', scalar: { value: n } });

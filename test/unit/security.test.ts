@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authorizationHeader, parseAuthorization, parseClientCredential, parseCredentials, parseInlineCredential } from '../../shared/credentials.js';
 import { readSecretFile, unsafeModeReason } from '../../io/secrets.js';
-import { Authenticator } from '../../master/authentication.js';
+import { Authenticator } from '../../master/security/authentication.js';
 import { Authorizer, parseAcls, type AclAction, type AclObject } from '../../shared/acls.js';
-import { scheduleChanges, type Schedule } from '../../master/maintenance.js';
-import { loadSecurity, MasterSecurity } from '../../master/security.js';
-import type { SecurityConfig } from '../../master/config.js';
+import { scheduleChanges, type Schedule } from '../../master/cores/maintenance.js';
+import { loadSecurity, MasterSecurity } from '../../master/security/security.js';
+import type { SecurityConfig } from '../../master/security/security.js';
 import { Logger } from '../../shared/log.js';
 
 const TOKEN = 'tok-0123456789abcdef';

@@ -8,17 +8,18 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import { messageDigest, type MasterMessage } from '../../shared/protocol.js';
-import { AgentTable } from '../../master/agents.js';
-import { Commits } from '../../master/commit.js';
-import { Drainer } from '../../master/drainer.js';
-import { drainRecordJson } from '../../master/drain.js';
-import { MasterEvents, type MasterEvent } from '../../master/events.js';
-import { MaintenanceState } from '../../master/maintenance.js';
-import { Maintainer } from '../../master/maintainer.js';
-import type { AgentLink } from '../../master/ports.js';
+import { AgentTable } from '../../master/cores/agents.js';
+import { Commits } from '../../master/term/commit.js';
+import { DrainService } from '../../master/services/drain.js';
+import { drainRecordJson } from '../../master/cores/drain.js';
+import { MasterEvents, type MasterEvent } from '../../master/term/events.js';
+import { MaintenanceState } from '../../master/cores/maintenance.js';
+import { MaintenanceService } from '../../master/services/maintenance.js';
+import type { AgentLink } from '../../master/term/ports.js';
 import type { Registry, RegistryState } from '../../master/registry/registry.js';
-import { Schedulers, type FrameworkStream } from '../../master/schedulers.js';
-import { parseSchedulerCall } from '../../master/scheduler-calls.js';
+import { FrameworksService } from '../../master/services/frameworks.js';
+import type { FrameworkStream } from '../../master/term/commands.js';
+import { parseSchedulerCall } from '../../master/cores/scheduler-calls.js';
 
 /** Records every write; fails them while `failing` is set. */
 class FakeRegistry {
@@ -90,8 +91,8 @@ function world() {
 }
 
 describe('Drainer (drain service)', () => {
-  function drainer(w: ReturnType<typeof world>): Drainer {
-    const d = new Drainer({ agents: w.agents, maintenance: w.maintenance, link: w.link, commits: w.commits, bus: w.bus, clock: w.clock, log: silentLogger });
+  function drainer(w: ReturnType<typeof world>): DrainService {
+    const d = new DrainService({ agents: w.agents, maintenance: w.maintenance, link: w.link, commits: w.commits, bus: w.bus, clock: w.clock, log: silentLogger });
     d.start();
     return d;
   }
@@ -181,7 +182,7 @@ describe('Drainer (drain service)', () => {
   test('drain and maintenance commands share one queue: each validates against what the one before left', async () => {
     const w = world();
     const d = drainer(w);
-    const m = new Maintainer({ maintenance: w.maintenance, commits: w.commits, bus: w.bus, log: silentLogger });
+    const m = new MaintenanceService({ maintenance: w.maintenance, commits: w.commits, bus: w.bus, log: silentLogger });
     // Scheduled first (queued first), so the drain that follows is refused: the agent is part of the schedule (Mesos §4.8).
     const scheduled = m.updateSchedule({ windows: [{ machineIds: [{ hostname: 'h', ip: '10.0.0.1' }], unavailability: { startNs: 1n } }] });
     const drained = d.drain('A', { maxGracePeriodNs: undefined, markGone: false });
@@ -212,8 +213,8 @@ describe('Schedulers (frameworks and offers)', () => {
     };
     return s;
   }
-  function schedulers(w: ReturnType<typeof world>): Schedulers {
-    const s = new Schedulers({
+  function schedulers(w: ReturnType<typeof world>): FrameworksService {
+    const s = new FrameworksService({
       masterId: 'M',
       masterInfo: () => ({ id: 'M' }),
       startTimeMs: w.clock.now(),

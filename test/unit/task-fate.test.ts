@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Task, TaskState } from '../../shared/mesos.js';
-import { onDisconnected, onGone, onLaunchRefused, onRegistered, onRemoved, onUnreachable, reconcileAnswer, tombstoneKey, type FateFramework, type FrameworkLookup } from '../../master/task-fate.js';
+import { onDisconnected, onGone, onLaunchRefused, onRegistered, onRemoved, onUnreachable, reconcileAnswer, tombstoneKey, type FateFramework, type FrameworkLookup } from '../../master/cores/task-fate.js';
 
 function task(id: string, state: TaskState, framework = 'cp', uuid?: string): Task {
   const t: Task = { name: id, task_id: { value: id }, framework_id: { value: framework }, agent_id: { value: 'A' }, state, resources: [], statuses: [] };

@@ -11,15 +11,16 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../shared/clock.js';
 import { silentLogger } from '../../shared/log.js';
 import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
-import type { AgentConnection } from '../../master/ports.js';
-import { Term } from '../../master/term.js';
-import { resolveMasterConfig } from '../../master/config.js';
+import type { AgentConnection } from '../../master/term/ports.js';
+import { Term } from '../../master/term/term.js';
+import { resolveMasterConfig } from '../../master/process/config.js';
 import { Authorizer, parseAcls } from '../../shared/acls.js';
-import { answerMaintenanceCall } from '../../master/maintenance-api.js';
-import { getState } from '../../master/operator-api.js';
+import { answerCall } from '../../master/api/dispatch.js';
+import { getState } from '../../master/api/operator.js';
+import { masterInfoJson } from '../../master/process/master-info.js';
 import { viewRights } from '../../shared/visibility.js';
 import { openSqliteRegistry } from '../../master/registry/sqlite.js';
-import { Access, MasterSecurity } from '../../master/security.js';
+import { Access, MasterSecurity } from '../../master/security/security.js';
 import { tempDir } from '../helpers/daemons.js';
 import { RegistryFencedError, type DurableAgent, type DurableFramework, type DurableMaintenancePlan, type DurableSchedule, type Registry, type RegistryState } from '../../master/registry/registry.js';
 
@@ -85,7 +86,7 @@ async function setup<R extends Registry = HeldRegistry>(registry: R = new HeldRe
     config: r.config,
     ...(security === undefined ? {} : { security }),
     registry,
-    identity: { id: 'M', hostname: 'master', ip: '127.0.0.1', port: 5050 },
+    master: { id: 'M', info: masterInfoJson({ id: 'M', hostname: 'master', ip: '127.0.0.1', port: 5050 }) },
     epoch: 1n,
     processStartMs: clock.now(),
     clock,
@@ -108,8 +109,8 @@ const REGISTER: AgentMessage = {
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 async function registered(term: Term, registry: HeldRegistry, conn: FakeConn): Promise<string> {
-  term.registration.connected(conn);
-  const p = term.registration.handle(conn, REGISTER);
+  term.services.agents.connected(conn);
+  const p = term.services.agents.handle(conn, REGISTER);
   await tick();
   registry.commit();
   await p;
@@ -121,8 +122,8 @@ async function registered(term: Term, registry: HeldRegistry, conn: FakeConn): P
 test('REGISTERED is sent only after the admission is durable', async () => {
   const { term, registry } = await setup();
   const conn = new FakeConn(1);
-  term.registration.connected(conn);
-  const handled = term.registration.handle(conn, REGISTER);
+  term.services.agents.connected(conn);
+  const handled = term.services.agents.handle(conn, REGISTER);
   await tick();
   assert.equal(registry.ops.length, 1);
   assert.match(registry.ops[0]!, /^admit M-S0$/);
@@ -147,14 +148,14 @@ test('a status update is recorded and announced; the acknowledgement goes to the
   const agentId = await registered(term, registry, conn);
   const events: string[] = [];
   term.bus.subscribe((e) => events.push(e.type));
-  await term.registration.handle(conn, { type: 'STATUS_UPDATE', framework_id: 'fw', status: { task_id: { value: 't' }, state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR', timestamp: 1, uuid: 'u1' } });
+  await term.services.agents.handle(conn, { type: 'STATUS_UPDATE', framework_id: 'fw', status: { task_id: { value: 't' }, state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR', timestamp: 1, uuid: 'u1' } });
   assert.deepEqual(events, ['TASK_UPDATED', 'STATUS_UPDATE']);
-  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'other'), { ok: false, reason: 'UUID_MISMATCH' });
-  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u1'), { ok: true });
+  assert.deepEqual(term.services.frameworks.acknowledge(agentId, 'fw', 't', 'other'), { ok: false, reason: 'UUID_MISMATCH' });
+  assert.deepEqual(term.services.frameworks.acknowledge(agentId, 'fw', 't', 'u1'), { ok: true });
   assert.deepEqual(conn.sent.at(-1), { type: 'ACKNOWLEDGE', framework_id: 'fw', task_id: 't', uuid: 'u1' });
   assert.equal(term.agents.completedTasks.length, 1);
-  term.registration.disconnected(conn);
-  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u1'), { ok: false, reason: 'AGENT_NOT_CONNECTED' });
+  term.services.agents.disconnected(conn);
+  assert.deepEqual(term.services.frameworks.acknowledge(agentId, 'fw', 't', 'u1'), { ok: false, reason: 'AGENT_NOT_CONNECTED' });
   term.dispose();
 });
 
@@ -167,16 +168,16 @@ test('pipelined updates: each acknowledgement reaches the agent, and the end sup
     framework_id: 'fw',
     status: { task_id: { value: 't' }, state, source: 'SOURCE_EXECUTOR', timestamp: 1, uuid },
   });
-  for (const [state, uuid] of [['TASK_STARTING', 'u1'], ['TASK_RUNNING', 'u2'], ['TASK_FINISHED', 'u3']] as const) await term.registration.handle(conn, update(state, uuid));
+  for (const [state, uuid] of [['TASK_STARTING', 'u1'], ['TASK_RUNNING', 'u2'], ['TASK_FINISHED', 'u3']] as const) await term.services.agents.handle(conn, update(state, uuid));
   const acks = (): unknown[] => conn.sent.filter((m) => m.type === 'ACKNOWLEDGE').map((m) => (m as { uuid: string }).uuid);
   // The scheduler acknowledges STARTING late, after RUNNING was forwarded: the agent still hears it.
-  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u1'), { ok: true });
+  assert.deepEqual(term.services.frameworks.acknowledge(agentId, 'fw', 't', 'u1'), { ok: true });
   assert.deepEqual(acks(), ['u1']);
   // The end, acknowledged before RUNNING: the task completes and RUNNING is acknowledged to the agent with it.
-  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u3'), { ok: true });
+  assert.deepEqual(term.services.frameworks.acknowledge(agentId, 'fw', 't', 'u3'), { ok: true });
   assert.deepEqual(acks(), ['u1', 'u3', 'u2']);
   assert.equal(term.agents.completedTasks.length, 1);
-  assert.deepEqual(term.schedulers.acknowledge(agentId, 'fw', 't', 'u2'), { ok: false, reason: 'UNKNOWN_TASK' });
+  assert.deepEqual(term.services.frameworks.acknowledge(agentId, 'fw', 't', 'u2'), { ok: false, reason: 'UNKNOWN_TASK' });
   assert.deepEqual(acks(), ['u1', 'u3', 'u2'], 'nothing more for the agent');
   term.dispose();
 });
@@ -195,13 +196,13 @@ test('(health) check updates: each new one is announced to operators, a retry is
     status: { task_id: { value: 't' }, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', timestamp: 1, uuid, ...extra },
   });
   const check = (code: number): Record<string, unknown> => ({ reason: 'REASON_TASK_CHECK_STATUS_UPDATED', check_status: { type: 'COMMAND', command: { exit_code: code } } });
-  await term.registration.handle(conn, running('u1'));
-  await term.registration.handle(conn, running('u2', check(1)));
-  await term.registration.handle(conn, running('u2', check(1)));
-  await term.registration.handle(conn, running('u3', check(0)));
-  await term.registration.handle(conn, running('u4', { reason: 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED', healthy: true }));
+  await term.services.agents.handle(conn, running('u1'));
+  await term.services.agents.handle(conn, running('u2', check(1)));
+  await term.services.agents.handle(conn, running('u2', check(1)));
+  await term.services.agents.handle(conn, running('u3', check(0)));
+  await term.services.agents.handle(conn, running('u4', { reason: 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED', healthy: true }));
   // A plain TASK_RUNNING again (no check reason, same state) is not announced.
-  await term.registration.handle(conn, running('u5'));
+  await term.services.agents.handle(conn, running('u5'));
   assert.deepEqual(announced, ['TASK_RUNNING', { type: 'COMMAND', command: { exit_code: 1 } }, { type: 'COMMAND', command: { exit_code: 0 } }, true]);
   const task = term.agents.get(agentId)?.tasks?.get('fw\u0000t');
   assert.deepEqual(task?.statuses.map((x) => x.uuid), ['u5']);
@@ -236,18 +237,18 @@ test('pings are spread over the round: an agent is first pinged a round after it
   const b = new FakeConn(2);
   await registered(term, registry, a);
   clock.advance(600); // slots 0 and 1 visited
-  term.registration.connected(b);
-  const p = term.registration.handle(b, { ...REGISTER, agent: { ...REGISTER.agent, hostname: 'h2', port: 5052 } });
+  term.services.agents.connected(b);
+  const p = term.services.agents.handle(b, { ...REGISTER, agent: { ...REGISTER.agent, hostname: 'h2', port: 5052 } });
   await tick();
   registry.commit();
   await p;
   const pings = (): number[] => [a.pings, b.pings];
   clock.advance(400); // t = 1000: slot 3, a's
   assert.deepEqual(pings(), [1, 0]);
-  term.registration.pong(a);
+  term.services.agents.pong(a);
   clock.advance(500); // t = 1500: slot 1, b's (it joined the slot visited last, at 500)
   assert.deepEqual(pings(), [1, 1]);
-  term.registration.pong(b);
+  term.services.agents.pong(b);
   clock.advance(500); // t = 2000: a's again; one liveness timer all along
   assert.deepEqual(pings(), [2, 1]);
   assert.equal(clock.pending, 2, 'a single liveness timer (and the allocation timer)');
@@ -270,24 +271,24 @@ test('a registry that fails every write: nothing changes in memory and every cal
     JSON.stringify({
       agents: [...term.agents.all()].map((a) => [a.id, a.phase, a.deactivated, a.drain?.state ?? null]),
       gone: term.agents.isGone('A'),
-      frameworks: [...term.schedulers.frameworks.all()].map((f) => [f.id, f.phase]),
+      frameworks: [...term.services.frameworks.frameworks.all()].map((f) => [f.id, f.phase]),
       schedule: term.maintenance.scheduleJson(),
       status: term.maintenance.statusJson(),
     }, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
   const before = snapshot();
   const refused = (e: { code: string } | undefined): void => assert.equal(e?.code, 'REGISTRY_WRITE_FAILED');
 
-  refused(await term.drainer.drain('A', { maxGracePeriodNs: undefined, markGone: false }));
-  refused(await term.drainer.deactivate('A'));
-  refused(await term.drainer.markGoneCall('A'));
-  refused(await term.maintainer.updateSchedule({ windows: [{ machineIds: [{ hostname: 'x' }], unavailability: { startNs: 1n } }] }));
-  refused(await term.maintainer.startMaintenance([{ hostname: 'm' }]));
-  const sub = await term.schedulers.subscribe({ user: 'u', name: 'new' }, () => assert.fail('no stream is opened'));
+  refused(await term.services.drain.drain('A', { maxGracePeriodNs: undefined, markGone: false }));
+  refused(await term.services.drain.deactivate('A'));
+  refused(await term.services.drain.markGoneCall('A'));
+  refused(await term.services.maintenance.updateSchedule({ windows: [{ machineIds: [{ hostname: 'x' }], unavailability: { startNs: 1n } }] }));
+  refused(await term.services.maintenance.startMaintenance([{ hostname: 'm' }]));
+  const sub = await term.services.frameworks.subscribe({ user: 'u', name: 'new' }, () => assert.fail('no stream is opened'));
   assert.ok(!sub.ok && sub.error.code === 'REGISTRY_WRITE_FAILED');
   // The agent's registration: refused with 1011, nothing admitted.
   const conn = new FakeConn(1);
-  term.registration.connected(conn);
-  await term.registration.handle(conn, { ...REGISTER, agent_id: 'A', agent: { ...(REGISTER as { agent: object }).agent, hostname: 'renamed' } } as AgentMessage);
+  term.services.agents.connected(conn);
+  await term.services.agents.handle(conn, { ...REGISTER, agent_id: 'A', agent: { ...(REGISTER as { agent: object }).agent, hostname: 'renamed' } } as AgentMessage);
   assert.equal(conn.closed?.code, 1011);
   // Timers whose effects are writes: the recovered framework's failover (0 s) and the agent's re-registration deadline.
   clock.advance(6000);
@@ -303,7 +304,7 @@ test('a registry that fails every write: nothing changes in memory and every cal
 test('a fenced write ends the term at once', async () => {
   const registry = new HeldRegistry(recoveredState(), () => new RegistryFencedError('the registry is read-only'));
   const { term, ended } = await setup(registry);
-  const e = await term.drainer.drain('A', { maxGracePeriodNs: undefined, markGone: false });
+  const e = await term.services.drain.drain('A', { maxGracePeriodNs: undefined, markGone: false });
   assert.equal(e?.code, 'REGISTRY_WRITE_FAILED');
   assert.deepEqual(ended, ['the registry is read-only']);
   assert.equal(term.state, 'ENDED');
@@ -326,7 +327,7 @@ test('an attribute ACL still names a DOWN machine after a restart: its rack team
   });
   const dir = tempDir(t, 'drydock-term-');
   const machine = { hostname: 'h', ip: '10.0.0.9' };
-  const stop = (term: Term, principal: string) => answerMaintenanceCall(term, { type: 'STOP_MAINTENANCE', body: { stop_maintenance: { machines: [machine] } } }, new Access(security, principal));
+  const stop = (term: Term, principal: string) => answerCall(term, { type: 'STOP_MAINTENANCE', body: { stop_maintenance: { machines: [machine] } } }, new Access(security, principal));
 
   // First term: an agent of rack r1 registers on the machine; the machine is scheduled, then DOWN (which removes the agent).
   const registry = openSqliteRegistry(dir);
@@ -334,12 +335,12 @@ test('an attribute ACL still names a DOWN machine after a restart: its rack team
   const first = (await setup(registry, security)).term;
   t.after(() => first.dispose());
   const conn = new FakeConn(1);
-  first.registration.connected(conn);
-  await first.registration.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
+  first.services.agents.connected(conn);
+  await first.services.agents.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
   const reg = conn.sent.find((m) => m.type === 'REGISTERED');
   assert.ok(reg?.type === 'REGISTERED');
-  assert.equal(await first.maintainer.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
-  assert.equal(await first.maintainer.startMaintenance([machine]), undefined);
+  assert.equal(await first.services.maintenance.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
+  assert.equal(await first.services.maintenance.startMaintenance([machine]), undefined);
   for (let i = 0; i < 100 && first.agents.get(reg.agent_id) !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
   assert.equal(first.agents.get(reg.agent_id), undefined, 'the agent of a DOWN machine is removed');
   first.dispose();
@@ -372,10 +373,10 @@ async function attributesAfterLeaving(t: TestContext, leave: (term: Term, agentI
   t.after(() => registry.close());
   const first = (await setup(registry)).term;
   t.after(() => first.dispose());
-  assert.equal(await first.maintainer.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
+  assert.equal(await first.services.maintenance.updateSchedule({ windows: [{ machineIds: [machine], unavailability: { startNs: 1n } }] }), undefined);
   const conn = new FakeConn(1);
-  first.registration.connected(conn);
-  await first.registration.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
+  first.services.agents.connected(conn);
+  await first.services.agents.handle(conn, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, attributes: [{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }] } } as AgentMessage);
   const reg = conn.sent.find((m) => m.type === 'REGISTERED');
   assert.ok(reg?.type === 'REGISTERED');
   await leave(first, reg.agent_id, conn);
@@ -395,10 +396,10 @@ async function attributesAfterLeaving(t: TestContext, leave: (term: Term, agentI
 test('a machine scheduled before its agent registered keeps that agent\'s attributes when the agent is removed before DOWN, across a restart (SQLite registry)', async (t) => {
   await attributesAfterLeaving(t, async (first, agentId, conn) => {
     // It goes away, and a new agent (of another machine: another hostname) takes its ip:port: the old one is removed.
-    first.registration.disconnected(conn);
+    first.services.agents.disconnected(conn);
     const other = new FakeConn(2);
-    first.registration.connected(other);
-    await first.registration.handle(other, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, hostname: 'h2' } } as AgentMessage);
+    first.services.agents.connected(other);
+    await first.services.agents.handle(other, { ...REGISTER, agent: { ...(REGISTER as { agent: object }).agent, hostname: 'h2' } } as AgentMessage);
     assert.ok(other.sent.some((m) => m.type === 'REGISTERED'));
     assert.equal(first.agents.get(agentId), undefined, 'replaced');
   });
@@ -407,7 +408,7 @@ test('a machine scheduled before its agent registered keeps that agent\'s attrib
 test('a machine scheduled before its agent registered keeps that agent\'s attributes when the agent is marked gone before DOWN, across a restart (SQLite registry)', async (t) => {
   const { term, agentId } = await attributesAfterLeaving(t, async (first, id) => {
     // MARK_AGENT_GONE (a mark_gone drain finishing takes the same path): its only agent leaves.
-    assert.equal(await first.drainer.markGoneCall(id), undefined);
+    assert.equal(await first.services.drain.markGoneCall(id), undefined);
     assert.equal(first.agents.isGone(id), true);
   });
   assert.equal(term.agents.isGone(agentId), true);
@@ -432,7 +433,7 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
   const { term } = await setup(registry, security);
   // A framework first, then two agents (r1 and r2) whose registration offers their resources to it.
   const events: Array<{ type: string }> = [];
-  const subscribed = term.schedulers.subscribe({ user: 'web', name: 'f' }, () => ({ id: 's', send: (e) => events.push(e as { type: string }), close: () => {}, onClose: () => {} }));
+  const subscribed = term.services.frameworks.subscribe({ user: 'web', name: 'f' }, () => ({ id: 's', send: (e) => events.push(e as { type: string }), close: () => {}, onClose: () => {} }));
   await tick();
   registry.commit();
   assert.deepEqual(await subscribed, { ok: true });
@@ -440,9 +441,9 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
   const agentIds: string[] = [];
   for (const [i, rack] of [[1, 'r1'], [2, 'r2']] as const) {
     const conn = new FakeConn(i);
-    term.registration.connected(conn);
+    term.services.agents.connected(conn);
     const agent = { hostname: `h${i}`, ip: `10.0.0.${i}`, port: 5051, resources: cpus(i), attributes: [{ name: 'rack', type: 'TEXT' as const, text: { value: rack } }] };
-    const handled = term.registration.handle(conn, { ...REGISTER, request_id: i, agent } as AgentMessage);
+    const handled = term.services.agents.handle(conn, { ...REGISTER, request_id: i, agent } as AgentMessage);
     await tick();
     registry.commit();
     await handled;
@@ -456,7 +457,7 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
   assert.ok(events.some((e) => e.type === 'OFFERS'), 'the framework got offers');
   const frameworksAs = (principal: string | undefined) => {
     const rights = principal === undefined ? undefined : viewRights(new Access(security, principal));
-    const state = getState(term, rights) as { get_frameworks: { frameworks: Array<{ offers: Array<{ agent_id: { value: string }; hostname: string }>; offered_resources: Array<{ scalar: { value: number } }> }> } };
+    const state = getState(term.queries, rights) as { get_frameworks: { frameworks: Array<{ offers: Array<{ agent_id: { value: string }; hostname: string }>; offered_resources: Array<{ scalar: { value: number } }> }> } };
     return state.get_frameworks.frameworks;
   };
   const offersAs = (principal: string | undefined) => frameworksAs(principal)[0]?.offers.map((o) => o.hostname).sort();
@@ -469,12 +470,12 @@ test('GET_STATE / GET_FRAMEWORKS: a framework the caller may view shows only the
   assert.deepEqual(offersAs('no-agents'), [], 'a caller who may view no agent sees the framework without offers');
   assert.deepEqual(frameworksAs('nobody'), [], 'nor the framework without view_frameworks');
   // Both machines scheduled: inverse offers for both agents, filtered the same way.
-  const scheduled = term.maintainer.updateSchedule({ windows: [{ machineIds: [{ hostname: 'h1', ip: '10.0.0.1' }, { hostname: 'h2', ip: '10.0.0.2' }], unavailability: { startNs: 1n } }] });
+  const scheduled = term.services.maintenance.updateSchedule({ windows: [{ machineIds: [{ hostname: 'h1', ip: '10.0.0.1' }, { hostname: 'h2', ip: '10.0.0.2' }], unavailability: { startNs: 1n } }] });
   await tick();
   registry.commit();
   assert.equal(await scheduled, undefined);
   const inverseAs = (principal: string | undefined) =>
-    ((getState(term, principal === undefined ? undefined : viewRights(new Access(security, principal))) as { get_frameworks: { frameworks: Array<{ inverse_offers: Array<{ agent_id: { value: string } }> }> } }).get_frameworks.frameworks[0]?.inverse_offers ?? []).map((o) => o.agent_id.value).sort();
+    ((getState(term.queries, principal === undefined ? undefined : viewRights(new Access(security, principal))) as { get_frameworks: { frameworks: Array<{ inverse_offers: Array<{ agent_id: { value: string } }> }> } }).get_frameworks.frameworks[0]?.inverse_offers ?? []).map((o) => o.agent_id.value).sort();
   // The inverse offers come with the next allocation, on a timer: up to 5 s.
   for (const deadline = Date.now() + 5_000; inverseAs(undefined).length < 2 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
   assert.deepEqual(inverseAs(undefined), [...agentIds].sort(), 'without ACLs: an inverse offer per agent');

@@ -1,0 +1,426 @@
+/**
+ * THE table of calls of the master's HTTP edge: one row per operation, whether an operator v1
+ * call (`POST /api/v1` by `type`), a Mesos legacy endpoint, or Drydock's own. A row says:
+ *  - its name, and how it is reached: its v1 `type` and/or its HTTP ways in (methods and paths,
+ *    the `/master/` alias included), each way with its decoder (a v1 call's sub-message, or the
+ *    body / path / query of a legacy endpoint -> the row's typed input, or the error to answer);
+ *  - its access: the realm it is authenticated in, and whether it only reads or writes
+ *    (`read`: mesos-master-readonly; `write`: mesos-master-readwrite, one audit line per call;
+ *    `framework`: mesos-master-scheduler; an HTTP way may be `open`: no credentials at all);
+ *  - its ACL: the actions, how the object is derived (or that the answer is filtered), and the
+ *    check run before the handler;
+ *  - its handler: typed input, the queries and commands ports and the caller -> an answer value
+ *    (or the error, or the bytes of a stream).
+ * Routing, authentication, authorization, the read-only check, audit, encoding and the error
+ * mapping are derived from these rows in one place (dispatch.ts); no handler decides them. A
+ * legacy endpoint and its v1 call are one row with two ways in (`POST /machine/down` and
+ * START_MAINTENANCE). The calls Mesos has that Drydock does not answer are derived too (501).
+ *
+ * How to add an operator call: a row here (its decoder and handler next to the answers it
+ * shares, operator.ts, maintenance.ts, plans.ts), and a command or query in term/ if it needs
+ * one the ports do not have yet. A second encoding is a codec (codecs.ts), not a row.
+ *
+ * The router (process/router.ts) keeps only what is not a call: the agents' WebSocket upgrade,
+ * the console's static files, and the 307/503 of every term route while no term runs.
+ */
+
+import { describeObject, type AclAction, type AclObject } from '../../shared/acls.js';
+import { fail, type DrydockError } from '../../shared/errors.js';
+import type { MachineId } from '../../shared/machine.js';
+import { viewRights } from '../../shared/visibility.js';
+import type { KeyedSchedule } from '../cores/maintenance.js';
+import type { AuthorizePlan } from '../term/commands.js';
+import type { Queries } from '../term/queries.js';
+import { machinesFromBody, machinesFromCall, mayChangeSchedule, scheduleFromBody, scheduleFromCall, scheduleView, statusView } from './maintenance.js';
+import { CALL_TYPES, type CallType } from './operator-call.js';
+import { agentCall, drainCall, frameworkOwner, getAgents, getFrameworks, getMaster, getState, getTasks, teardownCall, versionInfo, type DrainInput } from './operator.js';
+import { authorizePlanCreation, createPlan, deletePlan, hookNeededCheck, planCheck, planCheckLater, planNamesView, planRead, planTarget, planVerb, type PlanTarget } from './plans.js';
+import { below, exactPaths, ok, outcome, refusal, value, withMasterAlias, type Acl, type Row, type V1Way } from './row.js';
+import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler.js';
+
+/** A row of the table, its input and deferred decision types erased (each is checked where the row is written). */
+function row<I = undefined, L = undefined>(r: Row<I, L>): Row {
+  return r as unknown as Row;
+}
+
+/** No ACL: anyone the realm lets in. */
+const NO_ACL = { actions: [], object: 'none' } as const;
+
+/** An answer filtered by view ACLs, object by object, in its handler (views never 403). */
+function filtered(actions: readonly AclAction[], object: string): Acl<never, undefined> {
+  return { actions, object: `filtered answer: ${object}` };
+}
+
+/** One action on one object derived from the input. */
+function onObject<I>(action: AclAction, object: string, of: (input: I, q: Queries) => AclObject): Acl<I, undefined> {
+  return { actions: [action], object, check: (input, { access, queries }) => access.check(action, of(input, queries)) };
+}
+
+/** One action on every object of a list (all must be allowed: the first refusal is answered). */
+function onAll<I>(action: AclAction, object: string, of: (input: I, q: Queries) => readonly AclObject[]): Acl<I, undefined> {
+  return { actions: [action], object, check: (input, { access, queries }) => access.checkAll(action, of(input, queries)) };
+}
+
+/** A machine list's ACL objects. */
+const machineObjects = (ids: readonly MachineId[], q: Queries): AclObject[] => ids.map((id) => q.machineObject(id));
+
+// ---- The paths of the edges ------------------------------------------------------------------
+
+/** The operator API v1 (libprocess delegation and the DC/OS prefix). */
+export const V1_PATHS: ReadonlySet<string> = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
+const PLANS = ['v1', 'maintenance', 'plans'] as const;
+const PLANS_DESCRIBED = '/v1/maintenance/plans';
+
+// ---- The rows ----------------------------------------------------------------------------------
+
+/**
+ * Every row, in routing order (the first row whose way takes the method and path answers it). v1
+ * calls are found by type; the 501 rows for the calls Mesos has and Drydock does not answer are
+ * appended by `notAnswered`.
+ */
+const ROWS: readonly Row[] = [
+  // ---- The process: answered by every master, leading or not ----
+  row({
+    name: 'GET_HEALTH',
+    summary: 'Whether the master answers (load balancers ask /health).',
+    access: 'read',
+    v1: { type: 'GET_HEALTH' },
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/health'), process: true, open: true, answer: 'empty' }],
+    acl: NO_ACL,
+    handle: () => value({ healthy: true }),
+  }),
+  row({
+    name: 'GET_VERSION',
+    summary: 'The Mesos API version Drydock speaks and its own release.',
+    access: 'read',
+    v1: { type: 'GET_VERSION', field: 'version_info' },
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/version'), process: true, open: true }],
+    acl: NO_ACL,
+    handle: () => value(versionInfo()),
+  }),
+  row({
+    name: 'REDIRECT',
+    summary: "307 to the leading master's base URL, as it advertises itself (never the request's Host).",
+    access: 'open',
+    http: [{ methods: 'ANY', paths: withMasterAlias('/redirect'), process: true, open: true }],
+    acl: NO_ACL,
+    handle: (_input, { process }) => {
+      const leader = process.leader();
+      if (leader === undefined) return refusal(process.unavailable());
+      return {
+        kind: 'raw',
+        write: (res) => {
+          res.writeHead(307, { Location: `//${leader}`, 'Content-Length': 0 });
+          res.end();
+        },
+      };
+    },
+  }),
+  row<'/metrics' | '/metrics/snapshot'>({
+    name: 'METRICS',
+    summary: 'This master\'s figures in Prometheus text (every master answers for itself, leading or not).',
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: exactPaths('/metrics'), process: true, decode: () => ok('/metrics') }],
+    present: (p) => p.metrics !== undefined,
+    acl: onObject('get_endpoints', 'the endpoint path (Mesos GET_ENDPOINT_WITH_PATH): /metrics', (path) => path),
+    handle: (_path, { process }) => ({ kind: 'raw', write: (res) => process.metrics?.sendPrometheus(res) }),
+  }),
+  row<'/metrics' | '/metrics/snapshot'>({
+    name: 'METRICS_SNAPSHOT',
+    summary: "This master's figures with Mesos' flat keys.",
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: exactPaths('/metrics/snapshot', '/master/metrics/snapshot'), process: true, decode: () => ok('/metrics/snapshot') }],
+    present: (p) => p.metrics !== undefined,
+    acl: onObject('get_endpoints', 'the endpoint path: /metrics/snapshot (also under /master/)', (path) => path),
+    handle: (_path, { process }) => ({ kind: 'raw', write: (res) => process.metrics?.sendSnapshot(res) }),
+  }),
+
+  // ---- The operator API: the master ----
+  row({
+    name: 'GET_FLAGS',
+    summary: 'The master\'s flags.',
+    access: 'read',
+    v1: { type: 'GET_FLAGS' },
+    // view_flags has no object: a principal sees all the flags or none (Mesos).
+    acl: { actions: ['view_flags'], object: 'none (all the flags or none)', check: (_input, { access }) => access.check('view_flags', undefined) },
+    handle: (_input, { queries }) => value({ flags: queries.flags().map((f) => ({ name: f.name, value: f.value })) }),
+  }),
+  row({
+    name: 'GET_MASTER',
+    summary: 'MasterInfo, start and election times, the standbys this leader knows.',
+    access: 'read',
+    v1: { type: 'GET_MASTER' },
+    acl: NO_ACL,
+    handle: (_input, { queries }) => value(getMaster(queries)),
+  }),
+  row({
+    name: 'GET_STATE',
+    summary: 'Tasks, executors, frameworks and agents in one answer.',
+    access: 'read',
+    v1: { type: 'GET_STATE' },
+    acl: filtered(['view_tasks', 'view_frameworks', 'view_agents'], 'each task, framework and agent by its view action'),
+    handle: (_input, { queries, access }) => value(getState(queries, viewRights(access))),
+  }),
+  row({
+    name: 'GET_AGENTS',
+    summary: 'Registered and recovered agents, with drain records and maintenance modes.',
+    access: 'read',
+    v1: { type: 'GET_AGENTS' },
+    acl: filtered(['view_agents'], 'each agent (id, hostname, ip, attributes)'),
+    handle: (_input, { queries, access }) => value(getAgents(queries, viewRights(access))),
+  }),
+  row({
+    name: 'GET_TASKS',
+    summary: 'Tasks: live, unreachable, completed.',
+    access: 'read',
+    v1: { type: 'GET_TASKS' },
+    acl: filtered(['view_tasks'], "each task by its user, else its framework's"),
+    handle: (_input, { queries, access }) => value(getTasks(queries, viewRights(access))),
+  }),
+  row({
+    name: 'GET_FRAMEWORKS',
+    summary: 'Frameworks and completed frameworks, with their offers and inverse offers.',
+    access: 'read',
+    v1: { type: 'GET_FRAMEWORKS' },
+    acl: filtered(['view_frameworks', 'view_agents'], "each framework by its user; its offers by their agent's view_agents"),
+    handle: (_input, { queries, access }) => value(getFrameworks(queries, viewRights(access))),
+  }),
+  row({
+    name: 'GET_EXECUTORS',
+    summary: 'Executors: none (Drydock runs command tasks).',
+    access: 'read',
+    v1: { type: 'GET_EXECUTORS' },
+    acl: NO_ACL,
+    handle: () => value({ executors: [] }),
+  }),
+  row({
+    name: 'SUBSCRIBE',
+    summary: 'The operator event stream: SUBSCRIBED with a GET_STATE snapshot, then events and heartbeats.',
+    access: 'read',
+    v1: { type: 'SUBSCRIBE' },
+    acl: filtered(['view_tasks', 'view_frameworks', 'view_agents', 'view_maintenance_plans', 'get_maintenance_statuses', 'run_maintenance_hooks'], 'the snapshot as GET_STATE, each event by its gate (operator-stream.ts)'),
+    handle: (_input, { streams, access }) => ({ kind: 'raw', write: (res) => streams.subscribe(res, access) }),
+  }),
+
+  // ---- Agents: drain and deactivation ----
+  row<DrainInput>({
+    name: 'DRAIN_AGENT',
+    summary: "Drains an agent: its tasks are killed (SIGTERM, grace, SIGKILL), it becomes DRAINED; with mark_gone, then gone.",
+    access: 'write',
+    v1: { type: 'DRAIN_AGENT', decode: drainCall },
+    acl: {
+      actions: ['drain_agents', 'mark_agents_gone'],
+      object: 'the agent (id, hostname, ip, attributes; an unknown agent: its id alone); mark_agents_gone too with mark_gone',
+      // The config is read after drain_agents (a refused caller learns nothing of it); mark_gone also needs mark_agents_gone.
+      check: (input, { access, queries }) => {
+        const object = queries.agentObject(input.agentId) ?? { agentId: input.agentId };
+        const refused = access.check('drain_agents', object);
+        if (refused !== undefined || !input.config.ok || !input.config.value.markGone) return refused;
+        const gone = access.check('mark_agents_gone', object);
+        if (gone !== undefined) return gone;
+        access.note('drain_agents', describeObject(object));
+        return undefined;
+      },
+    },
+    handle: async (input, { commands }) => (input.config.ok ? outcome(await commands.drainAgent(input.agentId, input.config.value)) : refusal(input.config.error)),
+  }),
+  row<string>({
+    name: 'DEACTIVATE_AGENT',
+    summary: 'No more offers of the agent; its tasks run on.',
+    access: 'write',
+    v1: { type: 'DEACTIVATE_AGENT', decode: (call) => agentCall(call, 'deactivate_agent') },
+    acl: onObject('deactivate_agents', 'the agent (an unknown agent: its id alone)', agentObjectOf),
+    handle: async (agentId, { commands }) => outcome(await commands.deactivateAgent(agentId)),
+  }),
+  row<string>({
+    name: 'REACTIVATE_AGENT',
+    summary: 'Clears deactivation and drain.',
+    access: 'write',
+    v1: { type: 'REACTIVATE_AGENT', decode: (call) => agentCall(call, 'reactivate_agent') },
+    acl: onObject('reactivate_agents', 'the agent (an unknown agent: its id alone)', agentObjectOf),
+    handle: async (agentId, { commands }) => outcome(await commands.reactivateAgent(agentId)),
+  }),
+  row<string>({
+    name: 'MARK_AGENT_GONE',
+    summary: 'The agent is gone for good: SHUTDOWN, its id refused, its tasks end.',
+    access: 'write',
+    v1: { type: 'MARK_AGENT_GONE', decode: (call) => agentCall(call, 'mark_agent_gone') },
+    acl: onObject('mark_agents_gone', 'the agent (an unknown agent: its id alone)', agentObjectOf),
+    handle: async (agentId, { commands }) => outcome(await commands.markAgentGone(agentId)),
+  }),
+
+  // ---- Frameworks ----
+  row<string>({
+    name: 'TEARDOWN',
+    summary: "Removes a framework (its tasks are killed), answered once durable.",
+    access: 'write',
+    v1: { type: 'TEARDOWN', decode: teardownCall },
+    acl: {
+      actions: ['teardown_frameworks'],
+      object: "the framework's principal (an unknown framework, or one without a principal: an unknown object)",
+      check: (id, { access, queries }) => {
+        const owner = frameworkOwner(queries, id);
+        const refused = access.check('teardown_frameworks', owner);
+        access.note('teardown_frameworks', owner === undefined ? `framework ${id}` : `framework ${id} of '${owner}'`);
+        return refused;
+      },
+    },
+    handle: async (id, { queries, commands }) => (queries.framework(id) === undefined ? refusal(fail('FRAMEWORK_UNKNOWN')) : outcome(await commands.teardownFramework(id))),
+  }),
+  row({
+    name: 'SCHEDULER_API',
+    summary: "The Mesos scheduler API v1: a framework's SUBSCRIBE stream and its calls.",
+    access: 'framework',
+    http: [{ methods: 'ANY', paths: exactPaths(...SCHEDULER_PATHS), body: 'raw' }],
+    acl: {
+      actions: ['register_frameworks', 'run_tasks'],
+      object: "decided per call by the frameworks service: the framework's principal binding, register_frameworks per role, run_tasks per task user",
+    },
+    // Its framing (method, Content-Type, body) is the v1 framing; its audit lines are its own (SUBSCRIBE, TEARDOWN and refusals).
+    handle: (_input, { queries, commands, security, access, req }) => ({
+      kind: 'raw',
+      write: (res) => (req === undefined ? undefined : handleSchedulerRequest({ queries, commands }, security, req, res, access)),
+    }),
+  }),
+
+  // ---- Maintenance: the v1 calls and the legacy endpoints, one row each ----
+  row({
+    name: 'GET_MAINTENANCE_SCHEDULE',
+    summary: 'The maintenance schedule.',
+    access: 'read',
+    v1: { type: 'GET_MAINTENANCE_SCHEDULE', field: 'schedule' },
+    http: [{ methods: ['GET'], paths: withMasterAlias('/maintenance/schedule'), answer: 'jsonp' }],
+    acl: filtered(['get_maintenance_schedules'], 'each machine (hostname, ip, its agents\' attributes); a window left empty is dropped'),
+    handle: (_input, { queries, access }) => value(scheduleView(queries, access)),
+  }),
+  row({
+    name: 'GET_MAINTENANCE_STATUS',
+    summary: 'DRAINING machines with their frameworks\' answers, and DOWN machines.',
+    access: 'read',
+    v1: { type: 'GET_MAINTENANCE_STATUS', field: 'status' },
+    http: [{ methods: ['GET'], paths: withMasterAlias('/maintenance/status'), answer: 'jsonp' }],
+    acl: filtered(['get_maintenance_statuses'], 'each machine'),
+    handle: (_input, { queries, access }) => value(statusView(queries, access)),
+  }),
+  row<KeyedSchedule>({
+    name: 'UPDATE_MAINTENANCE_SCHEDULE',
+    summary: 'Replaces the schedule: machines enter DRAINING, leave it, or move to another window.',
+    access: 'write',
+    v1: { type: 'UPDATE_MAINTENANCE_SCHEDULE', decode: scheduleFromCall },
+    http: [{ methods: ['POST'], paths: withMasterAlias('/maintenance/schedule'), body: 'decode', decode: scheduleFromBody }],
+    acl: {
+      actions: ['update_maintenance_schedules'],
+      object: 'every machine the update adds, removes or moves to another time (all must be allowed)',
+      check: (next, { access, queries }) => mayChangeSchedule(queries, access, next),
+    },
+    handle: async (next, { commands }) => outcome(await commands.updateSchedule(next)),
+  }),
+  row<MachineId[]>({
+    name: 'START_MAINTENANCE',
+    summary: 'DRAINING machines go DOWN; their agents are shut down and removed.',
+    access: 'write',
+    v1: { type: 'START_MAINTENANCE', decode: (call) => machinesFromCall(call, 'start_maintenance') },
+    http: [{ methods: ['POST'], paths: withMasterAlias('/machine/down'), body: 'decode', decode: machinesFromBody }],
+    acl: onAll('start_maintenances', 'every machine of the list', machineObjects),
+    handle: async (ids, { commands }) => outcome(await commands.startMaintenance(ids)),
+  }),
+  row<MachineId[]>({
+    name: 'STOP_MAINTENANCE',
+    summary: 'DOWN machines come UP and leave the schedule.',
+    access: 'write',
+    v1: { type: 'STOP_MAINTENANCE', decode: (call) => machinesFromCall(call, 'stop_maintenance') },
+    http: [{ methods: ['POST'], paths: withMasterAlias('/machine/up'), body: 'decode', decode: machinesFromBody }],
+    acl: onAll('stop_maintenances', 'every machine of the list', machineObjects),
+    handle: async (ids, { commands }) => outcome(await commands.stopMaintenance(ids)),
+  }),
+
+  // ---- Maintenance plans (Drydock's; the verbs, codes and JSON of /v1/plans) ----
+  row({
+    name: 'MAINTENANCE_PLANS',
+    summary: 'The names of the maintenance plans.',
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: below(PLANS, (s) => s.length === 0, PLANS_DESCRIBED) }],
+    acl: filtered(['view_maintenance_plans'], 'each plan by every machine of it'),
+    handle: (_input, { queries, access }) => value(planNamesView(queries, access)),
+  }),
+  row<string, AuthorizePlan>({
+    name: 'CREATE_MAINTENANCE_PLAN',
+    summary: 'Creates a plan from a spec (YAML or JSON) and starts it.',
+    access: 'write',
+    http: [{ methods: ['POST'], paths: below(PLANS, (s) => s.length === 0, PLANS_DESCRIBED), body: 'decode', decode: (r) => ok(r.body) }],
+    acl: {
+      actions: ['create_maintenance_plans', 'run_maintenance_hooks'],
+      object: 'every machine the spec selects, and the hook it names (decided by the plans service once it has selected them)',
+      later: (_text, { access, queries }) => authorizePlanCreation(access, queries),
+    },
+    handle: (text, ctx) => createPlan(text, ctx),
+  }),
+  row<string>({
+    name: 'DELETE_MAINTENANCE_PLAN',
+    summary: 'Deletes a COMPLETE or stopped plan.',
+    access: 'write',
+    http: [{ methods: ['DELETE'], paths: below(PLANS, (s) => s.length === 1, `${PLANS_DESCRIBED}/<name>`), decode: (r) => ok(r.below[0] as string) }],
+    acl: { actions: ['delete_maintenance_plans'], object: 'every machine of the plan (an unknown plan: its 404)', check: (name, { access, queries }) => planCheck(access, queries, 'delete_maintenance_plans', name) },
+    handle: (name, { commands }) => deletePlan(commands, name),
+  }),
+  row<PlanTarget>({
+    name: 'GET_MAINTENANCE_PLAN',
+    summary: 'A plan, a phase or a step as the plans API writes it; a failed hook\'s output only for those who may run the hook.',
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: below(PLANS, (s) => s.length >= 1, `${PLANS_DESCRIBED}/<name>[/...]`), decode: planTarget }],
+    acl: {
+      actions: ['view_maintenance_plans', 'run_maintenance_hooks'],
+      object: 'every machine of the plan; run_maintenance_hooks on its hook to see a failed run\'s output',
+      check: (t, { access, queries }) => planCheck(access, queries, 'view_maintenance_plans', t.name),
+    },
+    handle: (t, { queries, access, method }) => planRead(queries, access, method, t),
+  }),
+  row<PlanTarget, (name: string) => DrydockError | undefined>({
+    name: 'MAINTENANCE_PLAN_VERB',
+    summary: 'start, stop, continue, interrupt, restart, forceComplete on a plan, phase or step (and the plans API\'s answer to any other method).',
+    access: 'write',
+    http: [{ methods: 'ANY', paths: below(PLANS, (s) => s.length >= 1, `${PLANS_DESCRIBED}/<name>/<verb>`), body: 'handler', decode: planTarget }],
+    acl: {
+      actions: ['update_maintenance_plans', 'run_maintenance_hooks'],
+      object: 'every machine of the plan, again in the serial queue where the verb runs; run_maintenance_hooks on its hook when the verb would run it',
+      check: (t, { access, queries }) => planCheck(access, queries, 'update_maintenance_plans', t.name) ?? hookNeededCheck(access, queries, t),
+      later: (_t, { access, queries }) => planCheckLater(access, queries, 'update_maintenance_plans'),
+    },
+    handle: (t, ctx) => planVerb(t, ctx),
+  }),
+];
+
+function agentObjectOf(agentId: string, q: Queries): AclObject {
+  // Authorization comes before any lookup answer (as in Mesos): an unknown agent is an unknown
+  // object, which only ANY/NONE entries match, so a principal limited to some machines learns nothing.
+  return q.agentObject(agentId) ?? { agentId };
+}
+
+/** Calls Mesos has that only read (answered in the read-only realm; Mesos puts all of /api/v1 under read-write). */
+function mesosReadOnly(type: CallType): boolean {
+  return type.startsWith('GET_') || type === 'SUBSCRIBE' || type === 'LIST_FILES' || type === 'READ_FILE';
+}
+
+/** A row for each call Mesos has and this table does not answer: 501, after authentication as for any call. */
+function notAnswered(rows: readonly Row[]): Row[] {
+  const answered = new Set(rows.map((r) => r.v1?.type));
+  return CALL_TYPES.filter((t) => t !== 'UNKNOWN' && !answered.has(t)).map((type) =>
+    row({
+      name: type,
+      summary: 'Mesos has it; Drydock does not answer it.',
+      access: mesosReadOnly(type) ? 'read' : 'write',
+      v1: { type },
+      acl: NO_ACL,
+      handle: () => refusal(fail('NOT_IMPLEMENTED', type)),
+    }),
+  );
+}
+
+/** THE table: every row, the 501 rows last. */
+export const CALLS: readonly Row[] = [...ROWS, ...notAnswered(ROWS)];
+
+/** The rows of v1 calls, by type. */
+export const V1_CALLS: ReadonlyMap<CallType, Row> = new Map(CALLS.filter((r) => r.v1 !== undefined).map((r) => [(r.v1 as V1Way<unknown>).type, r]));
+
+/** The v1 calls Mesos has and Drydock answers 501 (derived from the table). */
+export const NOT_ANSWERED: readonly CallType[] = CALLS.filter((r) => r.v1 !== undefined && !ROWS.includes(r)).map((r) => (r.v1 as V1Way<unknown>).type);
