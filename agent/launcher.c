@@ -59,6 +59,16 @@
  *
  * A group of 1 or less, the signaller's own group, or a signal outside 1..64 makes the line
  * malformed. It exits when its stdin closes.
+ *
+ *   drydock-launch --pdeathsig SIGNAL PARENT_PID PROGRAM [ARG...]
+ *
+ * Not the agent's: the local cluster's (scripts/cluster.ts), so that its daemons stop when the
+ * cluster process dies, even of SIGKILL, which it cannot catch. It asks the kernel for SIGNAL
+ * (a number) at the death of its parent (prctl PR_SET_PDEATHSIG, kept across execve) and then
+ * becomes PROGRAM (looked up in PATH) with argv PROGRAM ARG..., under the same pid. Node has no
+ * way to make that call itself, and a binary already built for every agent makes it without a
+ * process or a pipe per daemon. A parent already gone (its pid is no longer PARENT_PID) starts
+ * nothing: exit 1.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +81,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -654,6 +665,35 @@ static int signaller(void) {
   }
 }
 
+/* drydock-launch --pdeathsig: see the header. Returns only when it could not become PROGRAM. */
+static int pdeathsig_exec(const char *sig_text, const char *parent_text, char **program_argv) {
+  char *end = NULL;
+  errno = 0;
+  long sig = strtol(sig_text, &end, 10);
+  if (end == sig_text || *end != '\0' || errno != 0 || sig < 1 || sig > 64) {
+    fprintf(stderr, "drydock-launch: --pdeathsig: bad signal number '%s'\n", sig_text);
+    return 2;
+  }
+  errno = 0;
+  long parent = strtol(parent_text, &end, 10);
+  if (end == parent_text || *end != '\0' || errno != 0 || parent <= 1 || parent > 0x3fffffff) {
+    fprintf(stderr, "drydock-launch: --pdeathsig: bad parent pid '%s'\n", parent_text);
+    return 2;
+  }
+  if (prctl(PR_SET_PDEATHSIG, sig) != 0) {
+    perror("drydock-launch: prctl(PR_SET_PDEATHSIG)");
+    return 1;
+  }
+  /* Asked after the prctl: a parent that died before it would send nothing, and is seen here. */
+  if (getppid() != (pid_t)parent) {
+    fprintf(stderr, "drydock-launch: --pdeathsig: the parent %ld is gone; not starting %s\n", parent, program_argv[0]);
+    return 1;
+  }
+  execvp(program_argv[0], program_argv);
+  fprintf(stderr, "drydock-launch: cannot execute '%s': %s\n", program_argv[0], strerror(errno));
+  return 127;
+}
+
 int main(int argc, char **argv) {
   /* Read, then kept out of every task's environment. */
   const char *nice_text = getenv("DRYDOCK_TASK_NICE");
@@ -668,8 +708,10 @@ int main(int argc, char **argv) {
   }
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve();
   if (argc == 2 && strcmp(argv[1], "--signal") == 0) return signaller();
-  if (argc < 4) {
-    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n       drydock-launch --signal\n");
+  int pdeathsig = argc >= 2 && strcmp(argv[1], "--pdeathsig") == 0;
+  if (pdeathsig && argc >= 5) return pdeathsig_exec(argv[2], argv[3], &argv[4]);
+  if (argc < 4 || pdeathsig) {
+    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n       drydock-launch --signal\n       drydock-launch --pdeathsig SIGNAL PARENT_PID PROGRAM [ARG...]\n");
     return 2;
   }
   return run_launcher(argv[1], argv[2], &argv[3], 3, "", "", NULL, NULL);
