@@ -181,7 +181,8 @@ let secure: SecureCluster | undefined;
 let janitor: Janitor | undefined;
 // Every way out of this process: the secrets go (a SIGKILL is the janitor's), and so does the pid file.
 process.on('exit', () => {
-  if (secure !== undefined) rmSync(secure.dir, { recursive: true, force: true });
+  // Also what a failed makeSecureCluster left half made.
+  if (opts.secure) rmSync(join(workDir, 'secure'), { recursive: true, force: true });
   janitor?.disarm();
   lock.release();
 });
