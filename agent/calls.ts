@@ -340,11 +340,11 @@ export const ROWS: readonly Row[] = [
   }),
   row({
     name: 'GET_VERSION',
-    summary: 'Drydock\'s release.',
+    summary: 'The Mesos API version Drydock speaks, and its own release as git_tag (as the master answers).',
     access: 'read',
     v1: { type: 'GET_VERSION' },
     acl: NO_ACL,
-    handle: () => value({ version_info: { version: DRYDOCK_VERSION } }),
+    handle: (_input, { port }) => value({ version_info: port.self().build }),
   }),
   row({
     name: 'GET_FLAGS',
