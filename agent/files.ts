@@ -137,7 +137,7 @@ export class SandboxFiles {
 
   /** `/files/browse` and LIST_FILES: the entries of a directory, by name; a file lists as nothing (as Mesos). */
   async browse(t: FileTarget): Promise<FileResult<FileFacts[]>> {
-    let opened = await this.#open(t, 'directory', 'browse');
+    const opened = await this.#open(t, 'directory', 'browse');
     if (!opened.ok && opened.error.code === 'FILES_NOT_REGULAR' && (await isRegularInside(t))) return { ok: true, value: [] };
     if (!opened.ok) return opened;
     const { handle, root } = opened.value;

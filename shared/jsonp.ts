@@ -29,7 +29,12 @@ export function jsonpCallback(query: string): JsonpCallback {
   return { ok: true, callback: cb };
 }
 
-/** A JSON text as the answer's body: itself, or wrapped in the callback; with its Content-Type. */
+/**
+ * A JSON text as the answer's body: itself, or wrapped in the callback; with its Content-Type.
+ * In a script, U+2028 and U+2029 (valid inside JSON strings, a task's output may hold them) are
+ * line terminators to engines before ES2019: they are written escaped.
+ */
 export function jsonpBody(json: string, callback: string | undefined): { body: string; contentType: string } {
-  return callback === undefined ? { body: json, contentType: 'application/json' } : { body: `${callback}(${json});`, contentType: 'text/javascript' };
+  if (callback === undefined) return { body: json, contentType: 'application/json' };
+  return { body: `${callback}(${json.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')});`, contentType: 'text/javascript' };
 }

@@ -73,6 +73,7 @@ test('JSONP: a JavaScript name or dotted path, at most 128 characters; anything 
   assert.deepEqual(jsonpCallback('?jsonp='), { ok: true, callback: undefined });
   assert.deepEqual(jsonpBody('{"a":1}', 'cb'), { body: 'cb({"a":1});', contentType: 'text/javascript' });
   assert.deepEqual(jsonpBody('{"a":1}', undefined), { body: '{"a":1}', contentType: 'application/json' });
+  assert.equal(jsonpBody(JSON.stringify({ d: 'a\u2028b\u2029' }), 'cb').body, 'cb({"d":"a\\u2028b\\u2029"});', 'line separators escaped in a script');
 });
 
 test("a command executor's name, as Mesos' agent makes it", () => {
