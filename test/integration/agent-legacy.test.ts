@@ -216,6 +216,8 @@ test("the agent's legacy endpoints and sandboxes, as Mesos' web UI reads them; t
       assert.ok(!refused.text.includes('line1'), 'nothing read');
     }
   }
+  const head = await get(`${a.url}/slave(1)/state`, PLAIN_TRANSPORT, 'HEAD');
+  assert.deepEqual([head.status, head.text, head.type], [200, '', 'application/json'], 'HEAD: the headers alone');
   const post = await get(`${a.url}/slave(1)/state`, PLAIN_TRANSPORT, 'POST');
   assert.equal(post.status, 405);
   assert.equal(post.headers.get('allow'), 'GET');
@@ -273,6 +275,8 @@ test("the agent's legacy endpoints and sandboxes, as Mesos' web UI reads them; t
   assert.equal(download.headers.get('content-type'), 'application/octet-stream');
   assert.equal(download.headers.get('content-disposition'), 'attachment; filename=big');
   assert.ok(Buffer.from(await download.arrayBuffer()).equals(bigOnDisk), 'the bytes on disk, all of them');
+  const headDownload = await get(`${a.url}/files/download?path=${encodeURIComponent(`${latest('runs')}/big`)}`, PLAIN_TRANSPORT, 'HEAD');
+  assert.deepEqual([headDownload.status, headDownload.text, headDownload.headers.get('content-length')], [200, '', String(bigOnDisk.length)]);
   const dirDownload = await get(`${a.url}/files/download?path=${encodeURIComponent(dirRuns)}`);
   assert.deepEqual([dirDownload.status, dirDownload.text], [400, 'Cannot download a directory.\n']);
   const debug = (await get(`${a.url}/files/debug`)).json as Json;
