@@ -152,7 +152,7 @@ export const AGENT_FLAGS = {
   // The agent API's own authentication and ACLs, with the names and meaning of Mesos' agent flags:
   // without them anybody who reaches --port reads every framework's tasks.
   authenticate_http_readonly: boolFlag(
-    'Require credentials (--http_credentials) for the agent API\'s calls that only read: GET_* calls, /metrics and /metrics/snapshot (/health stays open). Default: false.',
+    'Require credentials (--http_credentials) for the agent API\'s calls that only read: GET_* calls, LIST_FILES, READ_FILE, and every GET endpoint (/state, /flags, /monitor/statistics, /files/*, /metrics, /metrics/snapshot, /drydock/v1/containers; /health and /slave(1)/health stay open). Default: false.',
     false,
   ),
   authenticate_http_readwrite: boolFlag('Require credentials (--http_credentials) for the agent API\'s calls that may change state (SET_LOGGING_LEVEL, the container calls). Default: false.', false),
@@ -161,7 +161,7 @@ export const AGENT_FLAGS = {
     'FILE',
   ),
   acls: optionalStringFlag(
-    'ACLs for the agent API, in the master\'s --acls format (JSON text or a file; one file can serve both): view_tasks filters GET_TASKS and GET_CONTAINERS by the framework\'s user, view_flags guards GET_FLAGS, set_log_level SET_LOGGING_LEVEL, get_endpoints /metrics and /metrics/snapshot. Default: none, every caller may do everything.',
+    'ACLs for the agent API, in the master\'s --acls format (JSON text or a file; one file can serve both): view_tasks, view_executors and view_frameworks filter tasks, executors and frameworks by user (GET_*, /state), access_sandboxes with view_tasks guards the sandboxes (/files/*, LIST_FILES, READ_FILE), view_flags GET_FLAGS and /flags, set_log_level SET_LOGGING_LEVEL, get_endpoints the metrics, /monitor/statistics and /files/debug. Default: none, every caller may do everything.',
     'JSON|FILE',
   ),
   tls_ca_file: optionalStringFlag('PEM CA the master\'s certificate must chain to: the agent then reaches the master over wss:// and https://. With --tls_require_client_cert, also the CA that clients of the agent API must present a certificate from. Default: none, plain ws:// and http://.', 'FILE'),

@@ -108,6 +108,11 @@ export class Session {
     return this.#state;
   }
 
+  /** The master this session talks to (or last tried), `host:port`: the leader once detection found it. */
+  get master(): string {
+    return this.#address;
+  }
+
   get url(): string {
     return `${this.#o.transport?.tls === true ? 'wss' : 'ws'}://${this.#address}${AGENT_SESSION_PATH}`;
   }

@@ -20,6 +20,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import {
@@ -122,6 +123,42 @@ export interface SupervisedFacts {
   readonly pendingUpdates: number;
 }
 
+/**
+ * One task as the Mesos command executor that would run it (a command task's executor id is its
+ * task id): what the agent's `/state`, GET_EXECUTORS, GET_FRAMEWORKS and the sandboxes read.
+ * Plain data (agent/state.ts and agent/sandboxes.ts decide from it).
+ */
+export interface ExecutorFacts {
+  readonly frameworkId: string;
+  /** The FrameworkInfo the task was launched with (checkpointed with it), its id set. */
+  readonly framework: FrameworkInfo;
+  readonly task: TaskInfo;
+  readonly state: TaskState;
+  readonly statuses: readonly TaskStatus[];
+  readonly containerId: string;
+  /** The task's sandbox directory, absolute: `<work_dir>/sandboxes/<framework>/<task>`. */
+  readonly sandbox: string;
+  /** The user it is viewed and accessed as (agent/views.ts ownerOf). */
+  readonly user: string | undefined;
+  /**
+   * `live`: the task has not ended; `terminated`: it ended and its terminal update is not yet
+   * acknowledged (Mesos keeps the executor then, the task among its completed tasks);
+   * `completed`: acknowledged (Mesos' completed executor).
+   */
+  readonly phase: 'live' | 'terminated' | 'completed';
+}
+
+/** A running task with its process group: what the usage answers measure. */
+export interface RunningTask {
+  readonly frameworkId: string;
+  readonly taskId: string;
+  readonly task: TaskInfo;
+  readonly containerId: string;
+  /** The task's pid, which is its process group's id. */
+  readonly pid: number;
+  readonly user: string | undefined;
+}
+
 /** Map key of a task: framework id and task id (task ids are unique per framework only). */
 export function taskKey(frameworkId: string, taskId: string): string {
   return `${frameworkId}\u0000${taskId}`;
@@ -131,8 +168,8 @@ export function taskKey(frameworkId: string, taskId: string): string {
 export class Supervisor {
   readonly #o: SupervisorOptions;
   readonly #tasks = new Map<string, Supervised>();
-  /** Each with the user it is viewed as: its record (and FrameworkInfo) is gone once completed. */
-  readonly #completed: OwnedTask[] = [];
+  /** Each with the user it is viewed as, and as its executor: its record is gone from the checkpoint once completed. */
+  readonly #completed: Array<{ owned: OwnedTask; executor: ExecutorFacts }> = [];
   readonly #completedKeys = new Set<string>();
   readonly #updates: TaskUpdates;
   readonly #kills: KillEscalation;
@@ -195,16 +232,39 @@ export class Supervisor {
       else if (t.record.state === 'TASK_STAGING') pending.push(view);
       else launched.push(view);
     }
-    return { pending_tasks: pending, queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: [...this.#completed] };
+    return { pending_tasks: pending, queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: this.#completed.map((c) => c.owned) };
   }
 
-  /** Running tasks with a known process group, for GET_CONTAINERS; `user` as in taskLists. */
-  running(): Array<{ frameworkId: string; taskId: string; containerId: string; pid: number; user: string | undefined }> {
-    const out: Array<{ frameworkId: string; taskId: string; containerId: string; pid: number; user: string | undefined }> = [];
+  /** Every task as its command executor: those the agent knows (in launch order), then the completed ones kept in memory (oldest first). */
+  executors(): ExecutorFacts[] {
+    const out: ExecutorFacts[] = [];
+    for (const t of this.#tasks.values()) out.push(this.#executor(t.record, isTerminal(t.record.state) ? 'terminated' : 'live'));
+    for (const c of this.#completed) out.push(c.executor);
+    return out;
+  }
+
+  #executor(r: TaskRecord, phase: ExecutorFacts['phase']): ExecutorFacts {
+    return {
+      frameworkId: r.framework_id,
+      framework: { ...r.framework, id: { value: r.framework_id } },
+      task: r.task,
+      state: r.state,
+      statuses: [...r.statuses],
+      containerId: r.container_id,
+      // Absolute, as Mesos' `directory` (a relative --work_dir is the agent's working directory's).
+      sandbox: resolve(r.sandbox),
+      user: ownerOf(r.task, r.framework),
+      phase,
+    };
+  }
+
+  /** Running tasks with a known process group, for GET_CONTAINERS and the usage endpoints; `user` as in taskLists. */
+  running(): RunningTask[] {
+    const out: RunningTask[] = [];
     for (const t of this.#tasks.values()) {
       const r = t.record;
       if (t.phase !== 'ended' && r.task_pid !== undefined) {
-        out.push({ frameworkId: r.framework_id, taskId: r.task.task_id.value, containerId: r.container_id, pid: r.task_pid, user: ownerOf(r.task, r.framework) });
+        out.push({ frameworkId: r.framework_id, taskId: r.task.task_id.value, task: r.task, containerId: r.container_id, pid: r.task_pid, user: ownerOf(r.task, r.framework) });
       }
     }
     return out;
@@ -668,10 +728,10 @@ export class Supervisor {
     this.#o.checkpoint.removeTask(r);
     this.#tasks.delete(t.key);
     this.#updates.forget(t);
-    this.#completed.push(this.#owned(r));
+    this.#completed.push({ owned: this.#owned(r), executor: this.#executor(r, 'completed') });
     this.#completedKeys.add(t.key);
     while (this.#completed.length > COMPLETED_TASKS_KEPT) {
-      const old = this.#completed.shift()?.task;
+      const old = this.#completed.shift()?.owned.task;
       if (old !== undefined) this.#completedKeys.delete(taskKey(old.framework_id.value, old.task_id.value));
     }
     this.#o.log.info('task completed', { taskId: r.task.task_id.value, frameworkId: r.framework_id, state: r.state });

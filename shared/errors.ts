@@ -129,6 +129,30 @@ export const ERRORS = {
   PLAN_ALREADY_REPORTED: { status: 208, message: () => 'Command has already been reported or completed' },
   /** A restart its driver may not carry out on any step it names (why, per step); nothing changed. */
   PLAN_RESTART_REFUSED: { status: 409, message: (reasons: string) => `Restart refused: ${reasons}` },
+  // The agent's legacy endpoints and sandboxes (Mesos' /files/*, LIST_FILES, READ_FILE).
+  /** `?jsonp=` that is not a JavaScript name (shared/jsonp.ts); quoted shortened, as JSON. */
+  JSONP_CALLBACK_INVALID: {
+    status: 400,
+    message: (cb: string) => `Invalid 'jsonp' callback ${JSON.stringify(cb.length > 80 ? `${cb.slice(0, 80)}...` : cb)}: expected a JavaScript name or dotted path such as angular.callbacks._0 (at most 128 characters)`,
+  },
+  /** A legacy GET endpoint asked with another method (libprocess' MethodNotAllowed, with an Allow header). */
+  GET_ONLY: { status: 405, message: (method: string) => `405 Method Not Allowed. Expecting one of { 'GET' }, but received '${method}'.` },
+  /** /files/* without `path` (Mesos' words, newline included). */
+  FILES_PATH_MISSING: { status: 400, message: () => "Expecting 'path=value' in query.\n" },
+  /** `offset` or `length` that is not a whole number (Mesos' words). */
+  FILES_NUMBER_INVALID: { status: 400, message: (what: 'offset' | 'length', text: string) => `Failed to parse ${what}: Failed to convert '${text.length > 40 ? `${text.slice(0, 40)}...` : text}' to number.\n` },
+  /** `offset` or `length` below -1 (Mesos' words). */
+  FILES_NUMBER_NEGATIVE: { status: 400, message: (what: 'offset' | 'length', n: string) => `Negative ${what} provided: ${n}.\n` },
+  /** A virtual path that is not absolute, climbs (`..`) or holds a control character: refused before anything is looked up. */
+  FILES_PATH_INVALID: { status: 400, message: (detail: string) => `Invalid path: ${detail}.\n` },
+  /** A path that resolves (through a symlink) outside the sandbox it names: nothing is read. */
+  FILES_INACCESSIBLE: { status: 400, message: (path: string) => `'${path}' is inaccessible.\n` },
+  /** Mesos' refusals to read or download a directory. */
+  FILES_IS_DIRECTORY: { status: 400, message: (verb: 'read' | 'download') => `Cannot ${verb} a directory.\n` },
+  /** A FIFO, socket or device in a sandbox: never opened for reading (a FIFO would block). */
+  FILES_NOT_REGULAR: { status: 400, message: (path: string) => `'${path}' is not a regular file.\n` },
+  /** No sandbox the agent knows has that path, or nothing is at that path inside one. */
+  FILE_NOT_FOUND: { status: 404, message: (path: string) => `No such file or directory: '${path}'.\n` },
   // Maintenance plans (issue 12).
   /** A maintenance plan of that name is already kept (the registry refuses it too, writing nothing). */
   MAINTENANCE_PLAN_EXISTS: { status: 409, message: (name: string) => `Maintenance plan '${name}' already exists` },

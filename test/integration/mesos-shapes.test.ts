@@ -78,29 +78,32 @@ const MASTER_CALLS: ReadonlyArray<readonly [string, Record<string, unknown>?]> =
   ['GET_MAINTENANCE_STATUS'],
 ];
 
-const AGENT_CALLS: readonly string[] = [
-  'GET_HEALTH',
-  'GET_VERSION',
-  'GET_FLAGS',
-  'GET_METRICS',
-  'GET_LOGGING_LEVEL',
-  'GET_STATE',
-  'GET_AGENT',
-  'GET_CONTAINERS',
-  'GET_FRAMEWORKS',
-  'GET_EXECUTORS',
-  'GET_OPERATIONS',
-  'GET_TASKS',
-  'GET_RESOURCE_PROVIDERS',
+/** What an agent call may name: the sandbox of a task of the scenario's framework (its virtual path, as Mesos attaches it). */
+interface AgentScene {
+  readonly sandbox: string;
+}
+
+/** Agent calls and what they carry besides their type; the files calls read the sandbox of a task that ran. */
+const AGENT_CALLS: ReadonlyArray<readonly [string, ((scene: AgentScene) => Record<string, unknown>)?]> = [
+  ['GET_HEALTH'],
+  ['GET_VERSION'],
+  ['GET_FLAGS'],
+  ['GET_METRICS'],
+  ['GET_LOGGING_LEVEL'],
+  ['GET_STATE'],
+  ['GET_AGENT'],
+  ['GET_CONTAINERS'],
+  ['GET_FRAMEWORKS'],
+  ['GET_EXECUTORS'],
+  ['GET_OPERATIONS'],
+  ['GET_TASKS'],
+  ['GET_RESOURCE_PROVIDERS'],
+  ['LIST_FILES', (scene) => ({ list_files: { path: scene.sandbox } })],
+  ['READ_FILE', (scene) => ({ read_file: { path: `${scene.sandbox}/stdout`, offset: 0 } })],
 ];
 
 const KNOWN_MASTER: Readonly<Record<string, Known>> = { GET_AGENTS: AGENT_EXTRAS, GET_STATE: AGENT_EXTRAS };
-const KNOWN_AGENT: Readonly<Record<string, Known>> = {
-  GET_CONTAINERS: {
-    reason: "the task's CPU percent is Drydock's own fact: resource_statistics.cpu_usage_percent is not a field of mesos.v1.ResourceStatistics",
-    deviations: [/^get_containers\.containers\[\d+\]\.resource_statistics\.cpu_usage_percent: unknown field of mesos\.v1\.ResourceStatistics$/],
-  },
-};
+const KNOWN_AGENT: Readonly<Record<string, Known>> = {};
 const KNOWN_OPERATOR: Readonly<Record<string, Known>> = {
   SUBSCRIBED: AGENT_EXTRAS,
   AGENT_ADDED: AGENT_EXTRAS,
@@ -123,7 +126,7 @@ const ROWS: readonly Row[] = [
   ...MASTER_CALLS.map(([type]) => withKnown({ name: `master ${type}`, message: 'mesos.v1.master.Response', type }, KNOWN_MASTER[type])),
   ...OPERATOR_EVENTS.map((type) => withKnown({ name: `operator event ${type}`, message: 'mesos.v1.master.Event', type }, KNOWN_OPERATOR[type])),
   ...SCHEDULER_EVENTS.map((type) => ({ name: `scheduler event ${type}`, message: 'mesos.v1.scheduler.Event', type })),
-  ...AGENT_CALLS.map((type) => withKnown({ name: `agent ${type}`, message: 'mesos.v1.agent.Response', type }, KNOWN_AGENT[type])),
+  ...AGENT_CALLS.map(([type]) => withKnown({ name: `agent ${type}`, message: 'mesos.v1.agent.Response', type }, KNOWN_AGENT[type])),
 ];
 
 // ---- What the scenario collects ------------------------------------------------------------------
@@ -182,9 +185,9 @@ async function snapshotMaster(m: MasterHandle, at: string, into: Collected): Pro
 }
 
 /** Every agent call of the table, once. */
-async function snapshotAgent(a: AgentHandle, at: string, into: Collected): Promise<void> {
-  for (const type of AGENT_CALLS) {
-    const r = await post(a.url, { type });
+async function snapshotAgent(a: AgentHandle, at: string, into: Collected, scene: AgentScene): Promise<void> {
+  for (const [type, extra] of AGENT_CALLS) {
+    const r = await post(a.url, { type, ...extra?.(scene) });
     into.add(`agent ${type}`, { at, ...r });
   }
 }
@@ -304,7 +307,9 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   // The framework keeps its offer of B (often in the same OFFERS event as A's): the schedule and B going DOWN rescind it.
   await eventually(() => (s.received.some((e) => offersOf(e).some((o) => o.agent_id.value === bId)) ? true : undefined), 10_000, 50, 'an offer of agent B');
   await snapshotMaster(m, 'a task running, one failed', into);
-  await snapshotAgent(a, 'a task running, one failed', into);
+  // The sandbox of the task that stays, as Mesos attaches an executor's latest run (a command task's executor id is its task id).
+  const scene: AgentScene = { sandbox: `/frameworks/${s.frameworkId}/executors/stays/runs/latest` };
+  await snapshotAgent(a, 'a task running, one failed', into, scene);
 
   // A maintenance plan that waits before its first machine (canary), completed by the
   // operator without doing its work, deleted.
@@ -368,13 +373,13 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
     await ack(killed);
   }
   await snapshotMaster(m, 'an agent DRAINING', into);
-  await snapshotAgent(a, 'an agent DRAINING', into);
+  await snapshotAgent(a, 'an agent DRAINING', into, scene);
   await ack(killed);
   await eventually(async () => {
     const ag = (await post(m.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: Array<{ agent_info: { id: { value: string } }; drain_info?: { state: string } }> } };
     return ag.get_agents.agents.find((x) => x.agent_info.id.value === aId)?.drain_info?.state === 'DRAINED' ? true : undefined;
   }, 10_000, 100, 'agent A DRAINED');
-  await snapshotAgent(a, 'an agent DRAINED', into);
+  await snapshotAgent(a, 'an agent DRAINED', into, scene);
 
   // The framework is torn down; subscribing again as it is refused with an ERROR event.
   const down = await s.call('TEARDOWN');

@@ -265,6 +265,15 @@ test('every route family of the master, the agent API and drydock-scheduler: eac
     { server: 'agent', method: 'GET', path: '/metrics', who: 'anonymous', want: 200, compare: 'metric-names' },
     { server: 'agent', method: 'GET', path: '/metrics/snapshot', who: 'anonymous', want: 200, compare: 'metric-names' },
     { server: 'agent', method: 'GET', path: '/nope', who: 'anonymous', want: 404 },
+    // The agent's Mesos legacy endpoints and its files API (agent/calls.ts).
+    { server: 'agent', method: 'GET', path: '/slave(1)/state', who: 'anonymous', want: 200, holds: /"pid":"slave\(1\)@/ },
+    { server: 'agent', method: 'GET', path: '/state', query: '?jsonp=cb', who: 'anonymous', want: 200, holds: /^cb\(\{"version"/ },
+    { server: 'agent', method: 'GET', path: '/slave(1)/flags', who: 'anonymous', want: 200, holds: /host-c/ },
+    { server: 'agent', method: 'GET', path: '/slave(1)/health', who: 'anonymous', want: 200 },
+    { server: 'agent', method: 'POST', path: '/slave(1)/state', who: 'anonymous', want: 405 },
+    { server: 'agent', method: 'GET', path: '/files/debug', who: 'anonymous', want: 200 },
+    { server: 'agent', method: 'GET', path: '/files/browse', who: 'anonymous', want: 400, holds: /Expecting 'path=value'/ },
+    { server: 'agent', method: 'GET', path: '/files/read', query: '?path=/etc/passwd&offset=0', who: 'anonymous', want: 404 },
     // drydock-scheduler's API: /v1/plans list, item and verbs, pods, configurations, health, metrics.
     { server: 'scheduler', method: 'GET', path: '/v1/plans', who: 'ops', want: 200, holds: /deploy/ },
     { server: 'scheduler', method: 'GET', path: '/v1/plans', who: 'anonymous', want: 401 },
