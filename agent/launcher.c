@@ -121,7 +121,8 @@ static int record_end(const char *status_file, const char *json, int len) {
   if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size == EXIT_FILE_SIZE) {
     /* Written over blocks the blank already holds: this needs no new space. */
     int err = 0;
-    if (pwrite(fd, json, (size_t)len, 0) != len) err = errno != 0 ? errno : EIO;
+    errno = 0;
+    if (pwrite(fd, json, (size_t)len, 0) != len) err = errno != 0 ? errno : ENOSPC;
     else if (fdatasync(fd) < 0) err = errno;
     close(fd);
     return err;
