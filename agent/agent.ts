@@ -1,8 +1,17 @@
 /**
- * The agent: checkpoint recovery, the supervisor, reliable status updates, the master session
- * and the agent API, wired together. Lifecycle: created → recovering → running → stopping →
- * stopped. close() leaves tasks running (an upgrade under systemd KillMode=process);
+ * The agent: checkpoint recovery, the supervisor, reliable status updates, the master session,
+ * the disk watch and the agent API, wired together. Lifecycle: created → recovering → running →
+ * stopping → stopped. close() leaves tasks running (an upgrade under systemd KillMode=process);
  * shutdown() kills them first.
+ *
+ * Disk pressure (agent/disk-watch.ts) is a condition of the agent: it is logged once per
+ * change, reported to the master (REGISTER's conditions, then CONDITIONS to a master that takes
+ * them), which stops offering the agent while it lasts; launches meanwhile are refused. A
+ * checkpoint that cannot commit is disk pressure too: its commit is tried again with backoff,
+ * the updates that wait for it wait on (an update is never sent before the commit it depends
+ * on: the condition is what the master hears meanwhile), and the failure is logged when it
+ * begins and when it ends. GET_HEALTH stays what Mesos' is, the process's health: an agent
+ * short of disk still supervises, kills and reports its tasks.
  */
 
 import { parseMasterSpec, type EtcdAccess } from '../shared/detection.js';
@@ -18,7 +27,10 @@ import type { AgentSelf } from './state.js';
 import { Checkpoint, type DrainRecord } from './checkpoint.js';
 import type { DrainConfigWire } from '../shared/drain.js';
 import type { AgentConfig } from './config.js';
-import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../shared/protocol.js';
+import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL, type AgentConditions, type DiskPressure } from '../shared/protocol.js';
+import { DiskWatch } from './disk-watch.js';
+import { describeWriteFailure } from './disk-pressure.js';
+import { join } from 'node:path';
 import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
 import { Supervisor } from './supervisor.js';
@@ -98,7 +110,12 @@ export class Agent {
   readonly #api: AgentApi;
   readonly #metrics: AgentMetrics;
   readonly #processStartMs: number;
+  readonly #disk: DiskWatch;
   readonly #onShutdown: (() => void) | undefined;
+  /** The conditions as the master last heard them (JSON), so that only changes are sent. */
+  #conditionsSent: string | undefined;
+  /** Since when the checkpoint's commits have been failing (ms), while they do. */
+  #checkpointFailingSinceMs: number | undefined;
   #lifecycle: AgentLifecycle = 'created';
   #agentId: string | undefined;
   #port = 0;
@@ -119,13 +136,28 @@ export class Agent {
     this.#metrics = new AgentMetrics({
       clock: deps.clock,
       processStartMs: this.#processStartMs,
-      facts: () => ({ tasks: this.#supervisor.facts(), resources: config.resources, registered: this.#session.state === 'registered' }),
+      facts: () => ({
+        tasks: this.#supervisor.facts(),
+        resources: config.resources,
+        registered: this.#session.state === 'registered',
+        disk: { pressure: this.#disk.pressure !== undefined, readings: this.#disk.readings.map((r) => ({ ...r, dir: r.path === config.workDir ? 'work_dir' : 'sandboxes' })) },
+      }),
     });
     const instruments = this.#metrics.instruments;
     this.#checkpoint = new Checkpoint(config.workDir, {
       instruments: instruments.checkpoint,
-      onError: (e) => deps.log.error('checkpoint write failed; retrying, actions wait for it', { error: e }),
+      onError: (e, failures) => this.#checkpointFailed(e as NodeJS.ErrnoException, failures),
+      onRecovered: (failures) => this.#checkpointRecovered(failures),
       deferMs: DEFERRED_COMMIT_MS,
+    });
+    this.#disk = new DiskWatch({
+      workDir: config.workDir,
+      sandboxesDir: join(config.workDir, 'sandboxes'),
+      thresholds: config.diskPressure,
+      intervalMs: config.diskWatchIntervalMs,
+      clock: deps.clock,
+      checkpoint: this.#checkpoint,
+      onChange: (pressure, previous) => this.#diskPressureChanged(pressure, previous),
     });
     this.#streams = new StatusUpdateStreams({
       clock: deps.clock,
@@ -145,6 +177,8 @@ export class Agent {
       instruments: instruments.supervisor,
       launch: (spec) => this.#launchServer.launch(spec),
       signal: (pgid, signal) => this.#signaller.signal(pgid, signal),
+      diskPressure: () => this.#disk.current(),
+      writeFailed: (dir, e) => this.#disk.writeFailed(dir, e),
     });
     // Several masters (a list, or etcd://): find the leader at every connect.
     const spec = parseMasterSpec(config.master);
@@ -162,6 +196,8 @@ export class Agent {
         registration: () => {
           // A master hears only of what is durable: changes still being committed go first.
           this.#checkpoint.flush();
+          const conditions = this.#conditions();
+          this.#conditionsSent = JSON.stringify(conditions);
           return {
           ...(this.#agentId !== undefined ? { agent_id: this.#agentId } : {}),
           agent: {
@@ -175,6 +211,7 @@ export class Agent {
           capabilities: AGENT_CAPABILITIES,
           tasks: this.#supervisor.reports(),
           frameworks: this.#supervisor.frameworks(),
+          conditions,
           };
         },
         registered: (agentId) => {
@@ -190,6 +227,8 @@ export class Agent {
           this.#agentId = agentId;
           instruments.session.onRegistered(reregistered);
           this.#streams.resendAll();
+          // A change since the REGISTER went out.
+          this.#sendConditions();
         },
         message: (msg) => this.#onMessage(msg),
         shutdown: (message, wasRegistered) => void this.#masterShutdown(message, wasRegistered),
@@ -256,6 +295,8 @@ export class Agent {
     this.#checkpoint.flush();
 
     this.#drain = this.#checkpoint.readDrain();
+    // Read before recovery: a task whose end was not recorded is reported with the disk's state.
+    this.#disk.start();
     this.#supervisor.recover(records);
     this.#checkpoint.sweep();
     this.#log.info('recovered', { agentId: this.#agentId, tasks: records.length, draining: this.#drain !== undefined });
@@ -297,6 +338,7 @@ export class Agent {
     this.#lifecycle = 'stopping';
     this.#loggingLevel.revert?.cancel();
     this.#session.close();
+    this.#disk.close();
     this.#supervisor.close();
     this.#launchServer.close();
     this.#signaller.close();
@@ -365,6 +407,58 @@ export class Agent {
 
   #sendUpdate(frameworkId: string, status: TaskStatus): boolean {
     return this.#session.send({ type: 'STATUS_UPDATE', framework_id: frameworkId, status });
+  }
+
+  // ---- Disk pressure ------------------------------------------------------------------------
+
+  /** The agent's conditions as the master hears them. */
+  #conditions(): AgentConditions {
+    const p = this.#disk.pressure;
+    return p === undefined ? {} : { disk_pressure: p };
+  }
+
+  /** Tells a registered master that takes CONDITIONS of a change it has not heard. */
+  #sendConditions(): void {
+    if (this.#session.state !== 'registered' || !this.#session.masterTakes('CONDITIONS')) return;
+    const conditions = this.#conditions();
+    const text = JSON.stringify(conditions);
+    if (text === this.#conditionsSent) return;
+    if (this.#session.send({ type: 'CONDITIONS', conditions })) this.#conditionsSent = text;
+  }
+
+  #diskPressureChanged(pressure: DiskPressure | undefined, previous: DiskPressure | undefined): void {
+    if (pressure !== undefined) {
+      const fields = { reason: pressure.reason, message: pressure.message, path: pressure.path, freeBytes: pressure.free_bytes, totalBytes: pressure.total_bytes, freeInodes: pressure.free_inodes, totalInodes: pressure.total_inodes };
+      if (previous === undefined) this.#log.warn('disk pressure: launches are refused and the master stops offering this agent until it clears', fields);
+      else this.#log.warn('disk pressure changed', { ...fields, was: previous.reason });
+    } else if (previous !== undefined) {
+      this.#log.info('disk pressure cleared: launches are accepted and the master offers this agent again', { reason: previous.reason, lastedMs: this.#clock.now() - previous.since_ms });
+    }
+    this.#sendConditions();
+  }
+
+  /**
+   * A checkpoint commit failed: logged when the failures begin (later ones at debug level), its
+   * cause made disk pressure (any failed checkpoint write is), and launches waiting for their
+   * first commit refused. The journal tries again with backoff.
+   */
+  #checkpointFailed(e: NodeJS.ErrnoException, failures: number): void {
+    const dir = this.#checkpoint.metaDir;
+    if (failures === 1) {
+      this.#checkpointFailingSinceMs = this.#clock.now();
+      this.#log.error('checkpoint write failed: retrying with backoff; updates, kills and launches that wait for it wait on', { dir, error: e });
+    } else {
+      this.#log.debug('checkpoint write failed again', { dir, failures, code: e.code });
+    }
+    this.#disk.writeFailed(dir, e, true);
+    this.#supervisor.commitFailed(describeWriteFailure({ path: dir, code: e.code, message: e.message }));
+  }
+
+  #checkpointRecovered(failures: number): void {
+    const since = this.#checkpointFailingSinceMs;
+    this.#checkpointFailingSinceMs = undefined;
+    this.#log.info('checkpoint writes work again', { dir: this.#checkpoint.metaDir, failures, failedForMs: since === undefined ? undefined : this.#clock.now() - since });
+    this.#disk.recheck();
   }
 
   #onMessage(msg: TaskMessage): void {

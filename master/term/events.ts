@@ -13,10 +13,12 @@ import type { Status, StepStatus } from '../../shared/plans/status.js';
 import type { StepStage } from '../plans/step.js';
 
 /**
- * How an agent's drain or activation changed (the Drydock `AGENT_UPDATED` event);
- * DRAIN_REFUSED: the agent refused its drain message, the drain record says why.
+ * How an agent's drain, activation or conditions changed (the Drydock `AGENT_UPDATED` event);
+ * DRAIN_REFUSED: the agent refused its drain message, the drain record says why;
+ * DISK_PRESSURE: the agent reported disk pressure (it began, or its cause changed): its offers
+ * stop; DISK_PRESSURE_CLEARED: it ended, and its resources are offered again.
  */
-export type AgentChange = 'DRAINING' | 'DRAINED' | 'DEACTIVATED' | 'REACTIVATED' | 'DRAIN_REFUSED';
+export type AgentChange = 'DRAINING' | 'DRAINED' | 'DEACTIVATED' | 'REACTIVATED' | 'DRAIN_REFUSED' | 'DISK_PRESSURE' | 'DISK_PRESSURE_CLEARED';
 
 /** How machines' modes changed (the Drydock `MACHINE_UPDATED` event). */
 export type MachineChange = 'SCHEDULED' | 'DOWN' | 'UP';
@@ -60,7 +62,7 @@ export type MasterEvent =
   | { type: 'AGENT_GONE'; agentId: string; tasks: readonly Task[] }
   /** The agent could not decode one of our messages, did nothing with it and kept its session (its REFUSED). */
   | { type: 'AGENT_REFUSED_MESSAGE'; agentId: string; refused: Refusal }
-  /** Drydock: the agent's drain or activation changed (drain start, DRAINED, deactivate, reactivate, drain refused). */
+  /** Drydock: the agent's drain, activation or conditions changed (drain start, DRAINED, deactivate, reactivate, drain refused, disk pressure). */
   | { type: 'AGENT_UPDATED'; agentId: string; change: AgentChange }
   /** Drydock: machines' modes changed; `agentIds` are the agents on them. */
   | { type: 'MACHINE_UPDATED'; change: MachineChange; machineKeys: readonly string[]; agentIds: readonly string[] }

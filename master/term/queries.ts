@@ -56,6 +56,12 @@ export interface Queries {
   agentMaintenance(agentId: string): Record<string, unknown>;
   /** An agent as an ACL object; undefined when the master has no such agent (an unknown object). */
   agentObject(agentId: string): MachineObject | undefined;
+  /**
+   * Drydock's own facts about an agent's health as its session reports them (cores/agents.ts
+   * conditionsJson): `{}`, or `{"disk_pressure": {...}}` while its resources are not offered.
+   * Undefined for an agent the master does not know. For Drydock's agent view, never a Mesos answer.
+   */
+  agentConditions(agentId: string): Record<string, unknown> | undefined;
 
   // ---- Frameworks and offers ----
   /** A framework the master has now (not a completed one). */

@@ -17,7 +17,7 @@ import { agentMachineId } from '../../shared/machine.js';
 import { attributeValues } from '../../shared/acls.js';
 import { AgentSessions } from '../api/agent-sessions.js';
 import { createOperatorStreams, type OperatorStreams } from '../api/operator-stream.js';
-import { AgentTable } from '../cores/agents.js';
+import { AgentTable, conditionsJson } from '../cores/agents.js';
 import { MaintenanceState } from '../cores/maintenance.js';
 import { MaintenancePlans } from '../plans/driver.js';
 import type { MaintenanceHooks } from '../plans/hooks.js';
@@ -261,6 +261,10 @@ function termQueries(term: Term, o: TermOptions): Queries {
     drainView: (e) => drain.view(e),
     agentMaintenance: (id) => maintenance.agentMaintenanceJson(id),
     agentObject: (id) => agentEntryObject(agents.get(id)),
+    agentConditions: (id) => {
+      const entry = agents.get(id);
+      return entry === undefined ? undefined : conditionsJson(entry);
+    },
     framework: (id) => table.get(id),
     frameworkEver: (id) => table.get(id) ?? table.completed.find((f) => f.id === id),
     frameworks: () => table.all(),

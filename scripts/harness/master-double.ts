@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from '../../shared/mesos.js';
 import { stringifyJson } from '../../shared/json.js';
-import { AGENT_SESSION_PATH, decodeAgentMessage, encode, MASTER_CAPABILITIES, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
+import { AGENT_SESSION_PATH, decodeAgentMessage, encode, MASTER_CAPABILITIES, type AgentConditions, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
 
 export type RegisterMessage = Extract<AgentMessage, { type: 'REGISTER' }>;
 export type StatusUpdateMessage = Extract<AgentMessage, { type: 'STATUS_UPDATE' }>;
@@ -47,6 +47,10 @@ export class MasterDouble {
   readonly updates: ReceivedUpdate[] = [];
   /** The master messages the agent refused (its REFUSED messages), in order. */
   readonly refusals: Refusal[] = [];
+  /** The agent's conditions as it reported them (REGISTER's, then each CONDITIONS), in order. */
+  readonly conditions: AgentConditions[] = [];
+  /** Called as each status update arrives, before anything else is done with it (a test checks what the agent had on disk then). */
+  onUpdate: ((update: StatusUpdateMessage) => void) | undefined;
   /** Decode errors of frames the agent sent (should stay empty). */
   readonly invalid: string[] = [];
   /** The id the agent got in its last REGISTERED. */
@@ -111,6 +115,7 @@ export class MasterDouble {
       const msg = d.message;
       if (msg.type === 'REGISTER') {
         this.registrations.push(msg);
+        if (msg.conditions !== undefined) this.conditions.push(msg.conditions);
         if (this.refuse !== undefined) {
           ws.send(encode({ type: 'SHUTDOWN', message: this.refuse }));
         } else {
@@ -130,7 +135,10 @@ export class MasterDouble {
         }
       } else if (msg.type === 'REFUSED') {
         this.refusals.push(msg.refused);
+      } else if (msg.type === 'CONDITIONS') {
+        this.conditions.push(msg.conditions);
       } else {
+        this.onUpdate?.(msg);
         this.updates.push({ ...msg, receivedAt: performance.now() });
         if (this.autoAck) this.ack(msg);
       }

@@ -7,7 +7,7 @@ import { chmodSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { launcherPath } from '../../agent/launcher.js';
 import { LaunchServer, encodeLaunchRequest } from '../../agent/launch-server.js';
-import { EXIT_FILE_SIZE, findLauncher, procPids, procStartTime, procStat, readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
+import { EXIT_FILE_SIZE, findLauncher, procPids, procStartTime, procStat, readLauncherEnd, signalGroup, spawnLauncher, type LaunchSpec } from '../../agent/launcher.js';
 import { Logger } from '../../shared/log.js';
 import { alive, eventually, tempDir } from '../helpers/daemons.js';
 
@@ -48,6 +48,30 @@ test('the launch server starts a task in its sandbox with its environment, repor
   assert.deepEqual(end && { pid: end.pid, exit_code: 'exit_code' in end ? end.exit_code : undefined }, { pid: r.taskPid, exit_code: 3 });
   assert.equal(readFileSync(join(dir, 'a.out'), 'utf8'), `hello world from ${dir}\n`);
   assert.equal(readFileSync(join(dir, 'a.err'), 'utf8'), 'oops\n');
+});
+
+test('a launcher that cannot record how its task ended tells the agent on its channel instead: through the server, and forked by the agent', async (t) => {
+  const dir = tempDir(t);
+  const s = server(t);
+  // Its status file in a directory that does not exist: nowhere to write the end.
+  const unrecordable = (name: string, command: string): LaunchSpec => ({ ...spec(dir, name, command), statusFile: join(dir, 'gone', `${name}.exit.json`) });
+  for (const [how, launch] of [['server', (x: LaunchSpec) => s.launch(x)], ['agent', (x: LaunchSpec) => spawnLauncher(x)]] as const) {
+    const r = await launch(unrecordable(`u-${how}`, 'exit 7'));
+    assert.equal(r.ok, true, how);
+    if (!r.ok) continue;
+    assert.equal(await r.ended, 'exited', how);
+    const report = r.report();
+    assert.deepEqual(report && { pid: report.pid, exit_code: 'exit_code' in report ? report.exit_code : undefined, errno: report.errno, error: report.error }, { pid: r.taskPid, exit_code: 7, errno: 2, error: 'No such file or directory' }, how);
+    assert.ok((report?.ended_ms ?? 0) > 0);
+    // One it could record says nothing more.
+    const ok = await launch(spec(dir, `k-${how}`, 'kill -TERM $$'));
+    assert.ok(ok.ok);
+    if (!ok.ok) continue;
+    await ok.ended;
+    assert.equal(ok.report(), undefined, how);
+    const end = readLauncherEnd(join(dir, `k-${how}.exit.json`));
+    assert.equal(end !== undefined && 'signal' in end ? end.signal : undefined, 15, how);
+  }
 });
 
 test('the launch server: many launches at once, each answered with its own pids', async (t) => {

@@ -87,7 +87,7 @@ test('the master: a refused DRAIN is in the drain record, counted, and not re-se
   const fa = await FakeAgent.connect(m.url);
   t.after(() => fa.close());
   const reg = await fa.register();
-  assert.deepEqual(reg.capabilities, ['REFUSED'], 'the master says it takes REFUSED');
+  assert.deepEqual(reg.capabilities, ['REFUSED', 'CONDITIONS'], 'the master says it takes REFUSED (and CONDITIONS)');
   const id = reg.agent_id;
   const drain = { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: id }, max_grace_period: '10mins' } };
   assert.equal((await callApi(m.url, drain)).status, 200);

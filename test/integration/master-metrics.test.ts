@@ -53,7 +53,7 @@ async function post(m: MasterHandle, path: string, body: string): Promise<{ stat
 
 /** Every metric name a PromQL expression names (identifiers followed by `{`, `[`, `)` or a comparison, minus PromQL's own words). */
 function metricNames(expr: string): string[] {
-  const words = new Set(['sum', 'max', 'min', 'avg', 'by', 'without', 'rate', 'increase', 'irate', 'histogram_quantile', 'absent', 'or', 'and', 'unless', 'vector', 'le', 'instance', 'state', 'mode', 'machine', 'plan', 'status', 'daemon', 'count', 'on', 'ignoring']);
+  const words = new Set(['sum', 'max', 'min', 'avg', 'by', 'without', 'rate', 'increase', 'irate', 'histogram_quantile', 'absent', 'or', 'and', 'unless', 'vector', 'le', 'instance', 'state', 'mode', 'machine', 'plan', 'status', 'daemon', 'count', 'on', 'ignoring', 'agent_id', 'hostname']);
   const out = new Set<string>();
   for (const m of expr.replace(/"[^"]*"/g, '""').replace(/\[[^\]]*\]/g, '').matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
     if (!words.has(m[0]) && !/^\d/.test(m[0])) out.add(m[0]);
@@ -186,7 +186,7 @@ test('master /metrics and /metrics/snapshot follow a launch, an inverse offer, a
   ];
   assert.ok(dashboard.panels.length >= 10 && exprs.length > dashboard.panels.length);
   const alerts = rules.groups.flatMap((g) => g.rules.map((x) => x.alert));
-  for (const a of ['DrydockNoLeader', 'DrydockDrainStuck', 'DrydockMachineDownPastWindow', 'DrydockAgentUnreachable', 'DrydockRegistryWritesSlow']) assert.ok(alerts.includes(a), `alert ${a}`);
+  for (const a of ['DrydockNoLeader', 'DrydockDrainStuck', 'DrydockMachineDownPastWindow', 'DrydockAgentUnreachable', 'DrydockRegistryWritesSlow', 'DrydockAgentDiskPressure']) assert.ok(alerts.includes(a), `alert ${a}`);
   let named = 0;
   for (const [where, expr] of exprs) {
     const names = metricNames(expr);
