@@ -393,8 +393,6 @@ export class DrydockStreams {
 
   /** One event to subscribers some of whom may not see it: its gate once, a render per distinct view that someone gets. */
   #filteredEvent(event: MasterEvent, objects: DrydockObjects): void {
-    // A reconnect may bring new attributes: what AGENT_LEFT is decided on later.
-    if (event.type === 'AGENT_RECONNECTED' || event.type === 'AGENT_ADDED') this.#agentObject(event.agentId, objects);
     const gate = drydockGate(event, objects);
     const rendered = new Map<string, Buffer | undefined>();
     const bytes = (sight: MachineSight, reveal: boolean): Buffer | undefined => {
@@ -406,6 +404,8 @@ export class DrydockStreams {
       return rendered.get(key);
     };
     const revealed = event.type === 'MAINTENANCE_PLAN_UPDATED' ? event.step?.revealed : undefined;
+    // Looked up live (and remembered: a reconnect may bring new attributes) while the master has
+    // the agent; once it left, as it was last seen, else by its id alone.
     const agentObject = gate.kind === 'AGENT' ? this.#agentObject(gate.agentId, objects) ?? { agentId: gate.agentId } : undefined;
     for (const sub of [...this.#subscribers.values()]) {
       const rights = sub.rights;
