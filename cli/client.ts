@@ -193,6 +193,22 @@ export class MasterClient {
       throw new ApiError(0, unreachableMaster(base, e));
     }
   }
+
+  /**
+   * GET a JSON answer of the leading master (Drydock's own API, `/drydock/v1/...`): the parsed
+   * body of a 200 (int64s exact), undefined for a 404 (no such object, or a master without the
+   * endpoint), an ApiError for any other status or a body that is not JSON, as `call`.
+   */
+  async getJson<T = unknown>(path: string): Promise<T | undefined> {
+    const r = await this.get(path);
+    if (r.status === 404) return undefined;
+    if (r.status !== 200) throw new ApiError(r.status, r.body.trim() || String(r.status));
+    try {
+      return parseJson(r.body) as T;
+    } catch (e) {
+      throw new ApiError(r.status, `${path}: a body drydock cannot read: ${(e as Error).message}`);
+    }
+  }
 }
 
 /**

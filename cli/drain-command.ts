@@ -1,7 +1,8 @@
 /**
  * The agent commands' shell: `drydock agent list`, `drain [--wait]`, `deactivate`,
- * `reactivate`, `gone`. It makes the operator API calls, polls, sleeps and handles Ctrl-C;
- * every decision is in drain.ts. A master error (ApiError) is left to main.ts.
+ * `reactivate`, `gone`. It makes the operator API calls, reads Drydock's own view of the agents
+ * (`GET /drydock/v1/agents[/<id>]`), polls, sleeps and handles Ctrl-C; every decision is in
+ * drain.ts. A master error (ApiError) is left to main.ts.
  */
 
 import { ApiError, formatJson, type MasterClient } from './client.js';
@@ -18,6 +19,7 @@ import {
   waitOutcome,
   type AgentJson,
   type DrainFlags,
+  type DrydockAgentJson,
   type DrainView,
   type RecoveredAgentJson,
 } from './drain.js';
@@ -28,7 +30,7 @@ import { formatResources } from '../shared/resources.js';
 import type { Resource } from '../shared/mesos.js';
 import { EXIT_INTERRUPTED, LiveFrame, ansiPaint, plainPaint, screenIo, type ScreenIo, type TerminalIo } from './terminal.js';
 
-/** How often `--wait` asks GET_AGENTS: fast enough to feel live, cheap for the master. */
+/** How often `--wait` asks for the agent: fast enough to feel live, cheap for the master. */
 export const WAIT_POLL_MS = 250;
 /** Consecutive failed polls (about 10 s) after which `--wait` gives up; the drain goes on. */
 const WAIT_MAX_FAILURES = 40;
@@ -41,20 +43,25 @@ function isScreen(io: TerminalIo): io is ScreenIo {
 
 /**
  * What the agent commands print with `--json`: the call made, the agent, and the agent as
- * GET_AGENTS shows it afterwards (null once it is no longer listed: marked gone). One object,
- * the same for drain, deactivate, reactivate and gone; `drain --wait --json` prints it again,
- * compact on one line, each time the drain changes.
+ * Drydock's own API shows it afterwards (`GET /drydock/v1/agents/<id>`: its state, machine and
+ * drain record; null once the master no longer has it: marked gone). One object, the same for
+ * drain, deactivate, reactivate and gone; `drain --wait --json` prints it again, compact on one
+ * line, each time the drain changes.
  */
 export interface AgentCallJson {
   call: string;
   agent_id: { value: string };
   hostname: string;
-  agent: AgentJson | null;
+  agent: DrydockAgentJson | null;
 }
 
 async function agentCallJson(client: MasterClient, call: string, agent: { id: string; hostname: string }): Promise<AgentCallJson> {
-  const { agents } = await getAgents(client);
-  return { call, agent_id: { value: agent.id }, hostname: agent.hostname, agent: agents.find((a) => a.agent_info.id?.value === agent.id) ?? null };
+  return { call, agent_id: { value: agent.id }, hostname: agent.hostname, agent: (await drydockAgent(client, agent.id)) ?? null };
+}
+
+/** Drydock's view of one agent; undefined when the master does not have it (404). */
+function drydockAgent(client: MasterClient, agentId: string): Promise<DrydockAgentJson | undefined> {
+  return client.getJson<DrydockAgentJson>(`/drydock/v1/agents/${encodeURIComponent(agentId)}`);
 }
 
 interface AgentsAnswer {
@@ -71,30 +78,38 @@ function agentAddress(a: AgentJson): string {
   return a.pid?.split('@')[1] ?? `?:${a.agent_info.port ?? '?'}`;
 }
 
-/** `drydock agent list`: registered agents with STATUS and MODE, then recovered ones. */
+/**
+ * `drydock agent list`: registered agents with STATUS and MODE, then recovered ones. The list
+ * and resources are GET_AGENTS'; STATUS and MODE are Drydock's view of each agent
+ * (`GET /drydock/v1/agents`). `--json` prints GET_AGENTS' answer as it is.
+ */
 export async function listAgents(client: MasterClient, json: boolean, io: TerminalIo = processIo): Promise<number> {
   const { agents, recovered, raw } = await getAgents(client);
-  // Drydock's GET_AGENTS carries each machine's mode; ask GET_MAINTENANCE_STATUS only for a
-  // master that does not (and shrug if it has no maintenance support at all).
-  const status = json || agents.every((a) => a.maintenance?.mode !== undefined)
+  if (json) {
+    io.out(formatJson(raw.get_agents ?? raw));
+    return 0;
+  }
+  const drydock = await client.getJson<{ agents?: DrydockAgentJson[] }>('/drydock/v1/agents');
+  const views = new Map((drydock?.agents ?? []).map((d) => [d.agent_id?.value ?? '', d]));
+  // A master without Drydock's view (404): the modes from GET_MAINTENANCE_STATUS (and shrug if
+  // it has no maintenance support at all).
+  const status = drydock !== undefined
     ? undefined
     : await client.call<{ get_maintenance_status?: { status?: ClusterStatusJson } }>({ type: 'GET_MAINTENANCE_STATUS' }).catch((e: unknown) => {
       if (e instanceof ApiError) return undefined;
       throw e;
     });
-  if (json) {
-    io.out(formatJson(raw.get_agents ?? raw));
-    return 0;
-  }
   const modes = new Map<string, MachineMode>();
   for (const [key, s] of machineStates(status?.get_maintenance_status?.status)) modes.set(key, s.mode);
   const sorted = [...agents].sort((a, b) => a.agent_info.hostname.localeCompare(b.agent_info.hostname));
+  // Without Drydock's view of an agent (the master lacks it, or the agent came after it answered), GET_AGENTS' own fields.
+  const viewOf = (a: AgentJson): DrydockAgentJson | undefined => (drydock === undefined ? undefined : views.get(a.agent_info.id?.value ?? ''));
   const rows = sorted.map((a) => [
     a.agent_info.id?.value ?? '',
     a.agent_info.hostname,
     agentAddress(a),
-    agentStatus(a),
-    agentMode(a, modes),
+    agentStatus(a, viewOf(a)),
+    viewOf(a) === undefined && drydock !== undefined ? '?' : agentMode(a, viewOf(a), modes),
     formatResources((a.agent_info.resources ?? []) as Resource[]),
   ]);
   for (const r of recovered) rows.push([r.id?.value ?? '', r.hostname, `?:${r.port ?? '?'}`, 'RECOVERED', '-', '']);
@@ -140,7 +155,8 @@ export async function drainAgent(client: MasterClient, arg: string, flags: Drain
 }
 
 /**
- * Polls GET_AGENTS every WAIT_POLL_MS and shows the drain until it ends (see waitOutcome): on a
+ * Polls Drydock's view of the agent (`GET /drydock/v1/agents/<id>`: its drain record) every
+ * WAIT_POLL_MS and shows the drain until it ends (see waitOutcome): on a
  * terminal a live frame redrawn in place (drainFrame), on a pipe one plain line per change
  * (progressLines), with --json one compact AgentCallJson line per change. The outcome line goes
  * to stdout on success (stderr with --json, which keeps stdout JSON), to stderr on failure.
@@ -162,15 +178,15 @@ async function waitForDrain(client: MasterClient, agent: { id: string; hostname:
         io.err(`stopped waiting; the drain of ${agent.hostname} goes on (drydock agent list shows it)`);
         return EXIT_INTERRUPTED;
       }
-      let agents: AgentJson[];
+      let entry: DrydockAgentJson | undefined;
       try {
-        agents = (await getAgents(client)).agents;
+        entry = await drydockAgent(client, agent.id);
         failures = 0;
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
         // No credential or no right does not come back by waiting: main.ts says so and exits.
         if (e.status === 401 || e.status === 403) throw e;
-        if (++failures === 1) io.err(`polling GET_AGENTS failed (${e.message}); retrying`);
+        if (++failures === 1) io.err(`polling the agent failed (${e.message}); retrying`);
         if (failures >= WAIT_MAX_FAILURES) {
           io.err(`gave up waiting after ${failures} failed polls; the drain goes on`);
           return 1;
@@ -178,7 +194,6 @@ async function waitForDrain(client: MasterClient, agent: { id: string; hostname:
         await io.sleep(WAIT_POLL_MS);
         continue;
       }
-      const entry = agents.find((a) => a.agent_info.id?.value === agent.id);
       const view = drainView(entry, agent.hostname);
       const changes = progressLines(prev, view, io.nowMs());
       if (view.remaining !== undefined) mostRemaining = Math.max(mostRemaining ?? 0, view.remaining);

@@ -141,7 +141,7 @@ function shell(): Shell {
 }
 
 /** The --json help of the agent commands (drain-command.ts AgentCallJson). */
-const AGENT_JSON = 'print {"call", "agent_id", "hostname", "agent"}: the call made and the agent as GET_AGENTS shows it after (null once gone)';
+const AGENT_JSON = 'print {"call", "agent_id", "hostname", "agent"}: the call made and the agent as GET /drydock/v1/agents/<id> shows it after (state, machine, drain record; null once gone)';
 
 program
   .command('status')

@@ -6,7 +6,7 @@
  */
 
 import { ApiError, formatJson, type MasterClient } from './client.js';
-import type { AgentJson, RecoveredAgentJson } from './drain.js';
+import type { AgentJson, DrydockAgentJson, RecoveredAgentJson } from './drain.js';
 import type { ClusterStatusJson, ScheduleJson } from './maintenance.js';
 import { decodePlan } from './plan.js';
 import { schedulerTarget, type SchedulerFlags, type Shell } from './plan-command.js';
@@ -78,8 +78,12 @@ export async function showClusterStatus(client: MasterClient, flags: StatusFlags
   type AgentsAnswer = { get_agents?: { agents?: AgentJson[]; recovered_agents?: RecoveredAgentJson[] } } | undefined;
   // GET_AGENTS first and alone: it finds the leader once, and its failure (401, 403, no master) is the command's.
   const agentsAnswer = await client.call<AgentsAnswer>({ type: 'GET_AGENTS' });
-  const [master, maintenance, schedule, snapshot, maintenancePlans, schedulerPlans] = await Promise.all([
+  const [master, drydockAgents, maintenance, schedule, snapshot, maintenancePlans, schedulerPlans] = await Promise.all([
     part(client.call<{ get_master?: MasterAnswerJson } | undefined>({ type: 'GET_MASTER' }).then((r) => r?.get_master ?? {})),
+    part(client.getJson<{ agents?: DrydockAgentJson[] }>('/drydock/v1/agents').then((r) => {
+      if (r === undefined) throw new ApiError(404, 'this master has no /drydock/v1/agents');
+      return r.agents ?? [];
+    })),
     part(client.call<{ get_maintenance_status?: { status?: ClusterStatusJson } } | undefined>({ type: 'GET_MAINTENANCE_STATUS' }).then((r) => r?.get_maintenance_status?.status ?? {})),
     part(client.call<{ get_maintenance_schedule?: { schedule?: ScheduleJson } } | undefined>({ type: 'GET_MAINTENANCE_SCHEDULE' }).then((r) => r?.get_maintenance_schedule?.schedule ?? {})),
     part(client.get('/metrics/snapshot').then((a) => jsonOf(a) as Record<string, unknown>)),
@@ -91,6 +95,7 @@ export async function showClusterStatus(client: MasterClient, flags: StatusFlags
     master,
     agents: agentsAnswer?.get_agents?.agents ?? [],
     recovered: agentsAnswer?.get_agents?.recovered_agents ?? [],
+    drydockAgents,
     maintenance,
     schedule,
     snapshot,

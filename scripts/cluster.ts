@@ -576,6 +576,7 @@ function plainTry(m: string): string {
   curl -s ${m}/health -o /dev/null -w '%{http_code}\\n'
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_AGENTS"}'
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
+  curl -s ${m}/drydock/v1/agents
   curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
   ${CLI}${masterAddress === '127.0.0.1:5050' ? '' : ` --master=${masterAddress}`} status
   curl -s ${m}/metrics/snapshot

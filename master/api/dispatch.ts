@@ -22,7 +22,7 @@ import { Access, type MasterSecurity } from '../security/security.js';
 import type { EdgePorts, ServingTerm } from '../term/ports.js';
 
 /** The ports a handler works with: the term's queries, commands and operator streams. */
-export type TermPorts = Pick<ServingTerm, 'queries' | 'commands' | 'streams'>;
+export type TermPorts = Pick<ServingTerm, 'queries' | 'commands' | 'streams' | 'drydockEvents'>;
 import { CALLS, V1_CALLS, V1_PATHS } from './calls.js';
 import { JSON_CODEC, jsonpCallback, MAX_API_BODY_BYTES, readApiRequest, type Codec } from './codecs.js';
 import { readApiCall, type OperatorCall } from './operator-call.js';
@@ -172,7 +172,7 @@ async function authorizeAndHandle(r: Row, decoded: { ok: true; value: unknown } 
   const later = r.acl.later?.(decoded.value, aclContext);
   const body = await handlerBody();
   if (body === undefined) return undefined;
-  const ctx: CallContext<unknown> = { access, security: s.security, process: s.process, queries: ports.queries, commands: ports.commands, streams: ports.streams, later, body, method, req };
+  const ctx: CallContext<unknown> = { access, security: s.security, process: s.process, queries: ports.queries, commands: ports.commands, streams: ports.streams, drydockEvents: ports.drydockEvents, later, body, method, req };
   return { kind: 'answer', answer: await r.handle(decoded.value, ctx) };
 }
 
@@ -181,7 +181,7 @@ const NO_TERM: TermPorts = (() => {
   const missing = (): never => {
     throw new Error('a process row of the table read a term port');
   };
-  return { queries: new Proxy({}, { get: missing }) as TermPorts['queries'], commands: new Proxy({}, { get: missing }) as TermPorts['commands'], streams: { subscribe: missing } };
+  return { queries: new Proxy({}, { get: missing }) as TermPorts['queries'], commands: new Proxy({}, { get: missing }) as TermPorts['commands'], streams: { subscribe: missing }, drydockEvents: { subscribe: missing } };
 })();
 
 /** Writes an answer: a value through the codec (`callback`: JSONP; `empty`: the way answers an empty 200), else as it says. */
@@ -260,13 +260,13 @@ export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: Drydo
  * authenticated (unit tests; the stream call answers nothing here). Calls that change durable
  * state answer once the registry has the change.
  */
-export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'streams'>>, call: OperatorCall, access: Access, process?: ProcessPort): Promise<CallAnswer> {
+export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'streams' | 'drydockEvents'>>, call: OperatorCall, access: Access, process?: ProcessPort): Promise<CallAnswer> {
   const r = V1_CALLS.get(call.type);
   if (r === undefined) return { ok: false, error: fail('NOT_IMPLEMENTED', call.type) };
   const s: Serving = {
     security: access.security,
     process: process ?? { leader: () => undefined, unavailable: () => fail('NOT_RECOVERED'), metrics: undefined },
-    ports: { queries: term.queries, commands: term.commands, streams: term.streams ?? { subscribe: () => undefined } },
+    ports: { queries: term.queries, commands: term.commands, streams: term.streams ?? { subscribe: () => undefined }, drydockEvents: term.drydockEvents ?? { subscribe: () => undefined } },
   };
   const answer = await answerV1(r, call, s, access, undefined);
   switch (answer.kind) {

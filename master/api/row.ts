@@ -12,7 +12,7 @@ import type { RequestTarget } from '../../shared/paths.js';
 import { segmentsBelow } from '../../shared/paths.js';
 import type { Access, MasterSecurity } from '../security/security.js';
 import type { Commands } from '../term/commands.js';
-import type { OperatorSubscriptions } from '../term/ports.js';
+import type { DrydockSubscriptions, OperatorSubscriptions } from '../term/ports.js';
 import type { Queries } from '../term/queries.js';
 import type { CallType, OperatorCall } from './operator-call.js';
 
@@ -122,6 +122,8 @@ export interface CallContext<L = undefined> {
   readonly queries: Queries;
   readonly commands: Commands;
   readonly streams: OperatorSubscriptions;
+  /** Drydock's own event streams (`GET /drydock/v1/events`). */
+  readonly drydockEvents: DrydockSubscriptions;
   /** The ACL's deferred decision (Acl.later). */
   readonly later: L;
   /** The body read for the handler (HttpWay.body `handler`); '' otherwise. */

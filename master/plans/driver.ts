@@ -6,8 +6,8 @@
  * started step is advanced (step.ts), and each PENDING step the plan's strategy
  * offers is started once `budgetAllows` says so. Progress is written through the commit path
  * *before* the step's actions are carried out, so a master that dies in between re-issues them.
- * Each change is then announced on the bus (MAINTENANCE_PLAN_ADDED / _UPDATED / _REMOVED, the
- * operator stream's Drydock extension events): a step's stage, status or waiting-for text, once
+ * Each change is then announced on the bus (MAINTENANCE_PLAN_ADDED / _UPDATED / _REMOVED, events
+ * of Drydock's own stream, GET /drydock/v1/events): a step's stage, status or waiting-for text, once
  * per change, never per pass.
  *
  * Choices:
@@ -100,7 +100,7 @@ export class MaintenancePlans {
   readonly #runner: HookRunner;
   readonly #verbs: PlanVerbs;
   /**
-   * What the operator event stream was last told of each plan: its status, and per step (by
+   * What Drydock's event stream was last told of each plan: its status, and per step (by
    * `phase/step`) its stage, status and steady waiting-for text. The loop passes often (every
    * second while frameworks are asked); an event goes out only when one of these changed.
    */
@@ -380,7 +380,7 @@ export class MaintenancePlans {
     return { changed, wake: this.#disposed ? undefined : wake };
   }
 
-  // ---- The operator event stream -------------------------------------------------------------
+  // ---- Drydock's event stream ----------------------------------------------------------------
 
   /** Takes a plan's present state as already told (no events for it). */
   #seed(held: HeldPlan): void {

@@ -37,9 +37,9 @@ export interface VerbsNeeds {
   clusterMachines(): ClusterMachine[];
   /** Whether a process of one of the step's on_down attempts is still running. */
   hookRunning(held: HeldPlan, key: string, state: StepState): boolean;
-  /** A new plan's present state is taken as already told to the operator stream. */
+  /** A new plan's present state is taken as already told to Drydock's event stream. */
   seed(held: HeldPlan): void;
-  /** After a verb: every step it changed, then the plan, on the operator stream. */
+  /** After a verb: every step it changed, then the plan, on Drydock's event stream. */
   announcePlan(held: HeldPlan): void;
   /** Carries out the actions a verb left (stop's undo, a forced completion's). */
   carryOut(steps: readonly StepActions[]): Promise<void>;

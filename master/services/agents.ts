@@ -117,6 +117,11 @@ export class AgentsService implements AgentLink, AgentSessionEvents {
     return true;
   }
 
+  /** The address the agent's open session comes from (Drydock's agent view); undefined without one. */
+  peerOf(agentId: string): string | undefined {
+    return this.#connectionOf(agentId)?.remote;
+  }
+
   close(agentId: string, code: number, reason: string): void {
     for (const [sessionId, id] of this.#sessionAgent) if (id === agentId) this.#closeSession(sessionId, code, reason);
   }

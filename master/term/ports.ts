@@ -63,6 +63,8 @@ export interface ServingTerm {
   readonly sessions: AgentUpgrades;
   /** The operator event streams (api/operator-stream.ts). */
   readonly streams: OperatorSubscriptions;
+  /** Drydock's own event streams, `GET /drydock/v1/events` (api/drydock-stream.ts). */
+  readonly drydockEvents: DrydockSubscriptions;
 }
 
 /** The two ports an edge answers from: read through queries, act through commands. */
@@ -75,6 +77,11 @@ export interface AgentUpgrades {
 
 /** Opens an operator event stream (a validated SUBSCRIBE) on the answer. */
 export interface OperatorSubscriptions {
+  subscribe(res: ServerResponse, access?: Access): void;
+}
+
+/** Opens a Drydock event stream (an authorized `GET /drydock/v1/events`) on the answer. */
+export interface DrydockSubscriptions {
   subscribe(res: ServerResponse, access?: Access): void;
 }
 

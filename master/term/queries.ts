@@ -52,8 +52,10 @@ export interface Queries {
   offeredOnAgent(agentId: string): Resource[];
   /** What the drain core decides an agent's drain from (its record's `waiting for`). */
   drainView(entry: AgentEntry): DrainView;
-  /** What GET_AGENTS adds to an agent: its machine's mode and window. */
-  agentMaintenance(agentId: string): Record<string, unknown>;
+  /** The machine an agent runs on, as the maintenance state indexes it (its mode and window); undefined: not indexed (an UP machine). */
+  agentMachine(agentId: string): Machine | undefined;
+  /** The address an agent's open session comes from; undefined without one. */
+  agentPeer(agentId: string): string | undefined;
   /** An agent as an ACL object; undefined when the master has no such agent (an unknown object). */
   agentObject(agentId: string): MachineObject | undefined;
   /**

@@ -78,8 +78,10 @@ test('a master that does not list REFUSED is not sent one (it would close the se
   assert.equal(master.registrations.length, 1);
 });
 
-async function agents(m: MasterHandle): Promise<Array<{ agent_info: { id: { value: string } }; drain_record?: { refused?: { reason: string; time: { nanoseconds: number } } } }>> {
-  return ((await callApi(m.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: [] } }).get_agents.agents;
+/** Drydock's view of every agent (GET /drydock/v1/agents): the drain record is there. */
+async function agents(m: MasterHandle): Promise<Array<{ agent_id: { value: string }; drain?: { refused?: { reason: string; time: { nanoseconds: number } } } }>> {
+  const r = await fetch(`${m.url}/drydock/v1/agents`, { signal: AbortSignal.timeout(10_000) });
+  return ((await r.json()) as { agents: [] }).agents;
 }
 
 test('the master: a refused DRAIN is in the drain record, counted, and not re-sent at registrations until the agent version or the drain changes', async (t) => {
@@ -98,7 +100,7 @@ test('the master: a refused DRAIN is in the drain record, counted, and not re-se
   assert.ok(frame !== undefined);
   const from = m.daemon.records.length;
   fa.send({ type: 'REFUSED', refused: { type: 'DRAIN', digest: messageDigest(parseWireJson(frame) as object), reason: 'cannot read it' } });
-  const refused = await eventually(async () => (await agents(m)).find((a) => a.agent_info.id.value === id)?.drain_record?.refused, 5000, 50, 'the refusal in the drain record');
+  const refused = await eventually(async () => (await agents(m)).find((a) => a.agent_id.value === id)?.drain?.refused, 5000, 50, 'the refusal in the drain record');
   assert.equal(refused.reason, 'cannot read it');
   assert.ok(refused.time.nanoseconds > 0);
   await m.daemon.waitForMsg('agent refused a message', { agentId: id, type: 'DRAIN', reason: 'cannot read it' }, 5000, from);
@@ -123,14 +125,14 @@ test('the master: a refused DRAIN is in the drain record, counted, and not re-se
   t.after(() => upgraded.close());
   await upgraded.register({ agentId: id, version: '99.0.0' });
   await upgraded.waitFor(isDrain);
-  assert.equal((await agents(m)).find((a) => a.agent_info.id.value === id)?.drain_record?.refused, undefined);
+  assert.equal((await agents(m)).find((a) => a.agent_id.value === id)?.drain?.refused, undefined);
 
   // It refuses that one too; a new DRAIN_AGENT is a new message: sent at once.
   const second = upgraded.frames.filter((f) => f.includes('"type":"DRAIN"'))[0] as string;
   upgraded.send({ type: 'REFUSED', refused: { type: 'DRAIN', digest: messageDigest(parseWireJson(second) as object), reason: 'still cannot' } });
-  await eventually(async () => ((await agents(m)).find((a) => a.agent_info.id.value === id)?.drain_record?.refused?.reason === 'still cannot' ? true : undefined), 5000, 50, 'refused again');
+  await eventually(async () => ((await agents(m)).find((a) => a.agent_id.value === id)?.drain?.refused?.reason === 'still cannot' ? true : undefined), 5000, 50, 'refused again');
   assert.equal((await callApi(m.url, { ...drain, drain_agent: { ...drain.drain_agent, max_grace_period: '20mins' } })).status, 200);
   await eventually(() => (upgraded.messages.filter(isDrain).length === 2 ? true : undefined), 5000, 20, 'the new DRAIN');
   assert.equal(upgraded.messages.filter(isDrain)[1]?.config.max_grace_period?.nanoseconds, 1_200_000_000_000n);
-  assert.equal((await agents(m)).find((a) => a.agent_info.id.value === id)?.drain_record?.refused, undefined);
+  assert.equal((await agents(m)).find((a) => a.agent_id.value === id)?.drain?.refused, undefined);
 });

@@ -30,13 +30,14 @@ test('drydock status: leader, agents by state, machines by mode, drains, plans; 
     return /st-a/.test(r.stdout) && /st-b/.test(r.stdout) ? true : undefined;
   }, 20_000, 100, 'both agents registered');
 
-  // drain --json: one object, the agent as GET_AGENTS shows it after the call.
+  // drain --json: one object, the agent as Drydock's own API shows it after the call.
   const drain = await drydock(t, master, ['agent', 'drain', 'st-a', '--json']);
   assert.equal(drain.code, 0, drain.stderr);
   const called = JSON.parse(drain.stdout) as AgentCallJson;
   assert.equal(called.call, 'DRAIN_AGENT');
   assert.equal(called.hostname, 'st-a');
-  assert.match(called.agent?.drain_info?.state ?? '', /^DRAIN(ING|ED)$/);
+  assert.match(called.agent?.drain?.state ?? '', /^DRAIN(ING|ED)$/);
+  assert.equal(called.agent?.machine?.mode, 'UP');
 
   const file = join(tempDir(t), 'st.yaml');
   writeFileSync(file, SPEC);
@@ -89,14 +90,14 @@ test('drydock status: leader, agents by state, machines by mode, drains, plans; 
   const re = await drydock(t, master, ['agent', 'reactivate', 'st-a', '--json']);
   assert.equal(re.code, 0, re.stderr);
   const back = JSON.parse(re.stdout) as AgentCallJson;
-  assert.deepEqual([back.call, back.agent?.drain_info], ['REACTIVATE_AGENT', undefined]);
+  assert.deepEqual([back.call, back.agent?.drain, back.agent?.state], ['REACTIVATE_AGENT', undefined, 'ACTIVE']);
 
   // drain --wait --json: one compact object a line, each change; the outcome on stderr.
   const waited = await drydock(t, master, ['agent', 'drain', 'st-a', '--wait', '--json']);
   assert.equal(waited.code, 0, waited.stderr);
   const lines = waited.stdout.trim().split('\n').map((l) => JSON.parse(l) as AgentCallJson);
   assert.ok(lines.length >= 1 && lines.every((l) => l.call === 'DRAIN_AGENT' && l.hostname === 'st-a'), waited.stdout);
-  assert.equal(lines.at(-1)?.agent?.drain_info?.state, 'DRAINED');
+  assert.equal(lines.at(-1)?.agent?.drain?.state, 'DRAINED');
   assert.match(waited.stderr, /st-a is DRAINED\n$/);
 
   // No master: the command's failure, exit 1, nothing on stdout.

@@ -23,8 +23,9 @@ type AgentJson = {
   deactivated: boolean;
   drain_info?: { state: string; config: { max_grace_period?: { nanoseconds: number }; mark_gone: boolean } };
   estimated_drain_start_time?: { nanoseconds: number };
-  drain_record?: { state: string; started_time: { nanoseconds: number }; remaining_tasks: number; waiting_for: Array<{ kind: string; task_id?: string; message: string }>; drained_time?: unknown };
 };
+/** Drydock's drain record: what a drain waits for, beyond Mesos' drain_info. */
+type DrainRecord = { state: string; started_time: { nanoseconds: number }; remaining_tasks: number; waiting_for: Array<{ kind: string; task_id?: string; message: string }>; drained_time?: unknown };
 
 const statusOf = (e: SchedulerEvent): Status => (e['update'] as { status: Status }).status;
 const updateFor = (taskId: string, state?: string) => (e: SchedulerEvent): boolean =>
@@ -35,6 +36,12 @@ async function agents(m: MasterHandle): Promise<AgentJson[]> {
 }
 async function agentOf(m: MasterHandle, id: string): Promise<AgentJson | undefined> {
   return (await agents(m)).find((a) => a.agent_info.id.value === id);
+}
+/** The agent's drain record, from Drydock's own view of it (GET /drydock/v1/agents/<id>); undefined without a drain. */
+async function drainRecordOf(m: MasterHandle, id: string): Promise<DrainRecord | undefined> {
+  const r = await fetch(`${m.url}/drydock/v1/agents/${encodeURIComponent(id)}`, { signal: AbortSignal.timeout(10_000) });
+  assert.equal(r.status, 200, `Drydock's view of agent ${id}`);
+  return ((await r.json()) as { drain?: DrainRecord }).drain;
 }
 
 function task(id: string, agentId: string, cmd: string, graceSecs?: number): Record<string, unknown> {
@@ -105,8 +112,10 @@ test('DRAIN_AGENT with max_grace_period 1secs: SIGKILL after ~1 s, REASON_AGENT_
   assert.equal(ag.deactivated, true);
   assert.equal(ag.active, false);
   assert.equal(ag.estimated_drain_start_time!.nanoseconds % 1e9, 0);
-  assert.equal(ag.drain_record?.remaining_tasks, 1);
-  assert.match(ag.drain_record!.waiting_for[0]!.message, /task stubborn still running after SIGTERM \(\d+ s of 1 s grace\)/);
+  let rec = await drainRecordOf(m, id);
+  assert.equal(rec?.state, 'DRAINING');
+  assert.equal(rec?.remaining_tasks, 1);
+  assert.match(rec!.waiting_for[0]!.message, /task stubborn still running after SIGTERM \(\d+ s of 1 s grace\)/);
 
   const killed = await s.next(updateFor('stubborn', 'TASK_KILLED'), 8000);
   const elapsed = Date.now() - t0;
@@ -116,7 +125,7 @@ test('DRAIN_AGENT with max_grace_period 1secs: SIGKILL after ~1 s, REASON_AGENT_
   await new Promise((res) => setTimeout(res, 700));
   ag = (await agentOf(m, id))!;
   assert.equal(ag.drain_info?.state, 'DRAINING');
-  const w = ag.drain_record!.waiting_for;
+  const w = (await drainRecordOf(m, id))!.waiting_for;
   assert.equal(w.length, 1);
   assert.equal(w[0]!.kind, 'UPDATE_UNACKNOWLEDGED');
   assert.match(w[0]!.message, new RegExp(`update TASK_KILLED of task stubborn not yet acknowledged by framework ${s.frameworkId}`));
@@ -128,9 +137,11 @@ test('DRAIN_AGENT with max_grace_period 1secs: SIGKILL after ~1 s, REASON_AGENT_
     const x = await agentOf(m, id);
     return x?.drain_info?.state === 'DRAINED' ? x : undefined;
   }, 5000, 100, 'DRAINED');
-  assert.equal(ag.drain_record?.remaining_tasks, 0);
-  assert.deepEqual(ag.drain_record?.waiting_for, []);
-  assert.ok(ag.drain_record?.drained_time !== undefined);
+  rec = await drainRecordOf(m, id);
+  assert.equal(rec?.state, 'DRAINED');
+  assert.equal(rec?.remaining_tasks, 0);
+  assert.deepEqual(rec?.waiting_for, []);
+  assert.ok(rec?.drained_time !== undefined);
   await new Promise((res) => setTimeout(res, 600));
   assert.ok(!s.received.slice(before).some((e) => e.type === 'OFFERS' && (e['offers'] as { offers: Offer[] }).offers.some((o) => o.agent_id.value === id)), 'no offers for a drained, deactivated agent');
 
@@ -147,7 +158,7 @@ test('DRAIN_AGENT with max_grace_period 1secs: SIGKILL after ~1 s, REASON_AGENT_
   await offerFor(s, id, 5000);
   ag = (await agentOf(m, id))!;
   assert.equal(ag.drain_info, undefined);
-  assert.equal(ag.drain_record, undefined);
+  assert.equal(await drainRecordOf(m, id), undefined);
   assert.equal(ag.deactivated, false);
 });
 
@@ -286,7 +297,7 @@ test('a drain of a disconnected agent is applied when it returns, with the full 
   assert.equal((await callApi(m.url, drainCall(id, { max_grace_period: { seconds: 2 } }))).status, 200);
   const ag = (await agentOf(m, id))!;
   assert.equal(ag.drain_info?.state, 'DRAINING');
-  assert.ok(ag.drain_record!.waiting_for.some((w) => w.kind === 'AGENT_DISCONNECTED' && /drain will be applied when it re-registers/.test(w.message)));
+  assert.ok((await drainRecordOf(m, id))!.waiting_for.some((w) => w.kind === 'AGENT_DISCONNECTED' && /drain will be applied when it re-registers/.test(w.message)));
   // Away for longer than the grace: the grace counts from its return.
   await new Promise((res) => setTimeout(res, 2500));
   const back = await startAgent(t, { master: m.address, ip: '127.0.0.2', hostname: 'away', resources: 'cpus:2;mem:1024', workDir: a.workDir, flags: AGENT_FLAGS });

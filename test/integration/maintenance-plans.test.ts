@@ -5,8 +5,8 @@
  * An agent with --down_retry_interval (as the systemd unit runs it) instead stays, and registers
  * again by itself once the machine is UP. Also: a master restart mid-plan resumes at
  * the step it was in, and a table of bad input (400/404/405/409, never 5xx). And: a framework
- * that declines the inverse offer (the wait says so, then the drain goes on; the operator event
- * stream shows each change once), an on_down hook that fails (ERROR, the plan pauses, restart
+ * that declines the inverse offer (the wait says so, then the drain goes on; Drydock's event
+ * stream, GET /drydock/v1/events, shows each change once), an on_down hook that fails (ERROR, the plan pauses, restart
  * goes on), a restart that runs a COMPLETE step's whole maintenance again and one refused with
  * its reason, and with etcd a kill -9 failover mid-plan. Hooks are the master's own
  * (--maintenance_hooks): each test that runs one gives its master a hooks file and names a hook.
@@ -327,7 +327,8 @@ test('a framework that declines: the step says who declines while it waits wait_
   assert.equal(launched.status, 202, launched.text);
   await fw.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'sleeper' && statusOf(e).state === 'TASK_RUNNING', 15_000, 'sleeper RUNNING');
 
-  const stream = await EventStream.open(m);
+  // The plan's events are Drydock's own: on its stream, not Mesos' SUBSCRIBE.
+  const stream = await EventStream.drydock(m);
   t.after(() => stream.close());
   await stream.waitFor((r) => r.type === 'HEARTBEAT', 0, 5_000, 'first HEARTBEAT');
 

@@ -1,7 +1,8 @@
 /**
  * The operator event stream (SUBSCRIBE) of the real built master, read raw (test/helpers/
  * event-stream.ts: fetch's body through shared/recordio.ts's RecordReader). Agents are fake ws agents, so the test
- * decides exactly when they register, update, reconnect and get replaced.
+ * decides exactly when they register, update, reconnect and get replaced. Drydock's own events
+ * (drains, machines, plans) are on Drydock's stream: test/integration/drydock-api.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -162,57 +163,17 @@ test('a client that goes away is forgotten at once: no stream, no bus listener l
   assert.equal((await callApi(m.url, { type: 'GET_HEALTH' })).status, 200);
 });
 
-test("the master's graceful stop ends every stream cleanly", async (t) => {
+test("the master's graceful stop ends every stream cleanly, Drydock's own too", async (t) => {
   const m = await startMaster(t, { flags: HEARTBEAT_FLAGS });
   const s1 = await EventStream.open(m);
   const s2 = await EventStream.open(m);
+  const s3 = await EventStream.drydock(m);
   await s1.waitFor(isType('HEARTBEAT'));
   await s2.waitFor(isType('HEARTBEAT'));
+  await s3.waitFor(isType('HEARTBEAT'));
   const exit = await m.daemon.stop();
   assert.equal(exit.code, 0);
   assert.equal(await s1.ended, 'END');
   assert.equal(await s2.ended, 'END');
-});
-
-test('Drydock events a plan can wait on: AGENT_UPDATED on drain, DRAINED, deactivate, reactivate; MACHINE_UPDATED on every mode change', async (t) => {
-  const m = await startMaster(t, { flags: HEARTBEAT_FLAGS });
-  const agent = await FakeAgent.connect(m.url, { self: { hostname: 'node9', ip: '127.0.0.9' } });
-  t.after(() => agent.close());
-  const agentId = (await agent.register({ capabilities: ['AGENT_DRAINING'] })).agent_id;
-  const s = await EventStream.open(m);
-  t.after(() => s.close());
-  await s.waitFor(isType('SUBSCRIBED'));
-
-  const agentUpdated = (r: Rec): { drain_info?: { state: string }; deactivated: boolean; active: boolean } => (r['agent_updated'] as { agent: { drain_info?: { state: string }; deactivated: boolean; active: boolean } }).agent;
-  let from = s.records.length;
-  assert.equal((await callApi(m.url, { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agentId } } })).status, 200);
-  // No tasks: DRAINING, then DRAINED at once; each record is the agent as GET_AGENTS writes it.
-  const draining = await s.waitFor((r) => r.type === 'AGENT_UPDATED' && agentUpdated(r).drain_info?.state !== undefined, from, 5000, 'AGENT_UPDATED (draining)');
-  const drained = await s.waitFor((r) => r.type === 'AGENT_UPDATED' && agentUpdated(r).drain_info?.state === 'DRAINED', draining, 5000, 'AGENT_UPDATED (DRAINED)');
-  assert.equal(agentUpdated(s.records[drained]!).deactivated, true);
-  from = drained + 1;
-  assert.equal((await callApi(m.url, { type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: { value: agentId } } })).status, 200);
-  const reactivated = await s.waitFor(isType('AGENT_UPDATED'), from, 5000, 'AGENT_UPDATED (reactivated)');
-  assert.equal(agentUpdated(s.records[reactivated]!).drain_info, undefined);
-  assert.equal(agentUpdated(s.records[reactivated]!).active, true);
-  from = reactivated + 1;
-  assert.equal((await callApi(m.url, { type: 'DEACTIVATE_AGENT', deactivate_agent: { agent_id: { value: agentId } } })).status, 200);
-  const deactivated = await s.waitFor(isType('AGENT_UPDATED'), from, 5000, 'AGENT_UPDATED (deactivated)');
-  assert.equal(agentUpdated(s.records[deactivated]!).deactivated, true);
-
-  // Machines: scheduled (DRAINING), DOWN, UP; each record carries the whole maintenance status.
-  const machine = { hostname: 'node9', ip: '127.0.0.9' };
-  const statusOf = (r: Rec): { machine_ids: unknown[]; status: { draining_machines?: unknown[]; down_machines?: unknown[] } } => r['machine_updated'] as never;
-  from = s.records.length;
-  const sched = { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: { windows: [{ machine_ids: [machine], unavailability: { start: { nanoseconds: 1 } } }] } } };
-  assert.equal((await callApi(m.url, sched)).status, 200);
-  let i = await s.waitFor(isType('MACHINE_UPDATED'), from, 5000, 'MACHINE_UPDATED (scheduled)');
-  assert.deepEqual(statusOf(s.records[i]!).machine_ids, [machine]);
-  assert.deepEqual(statusOf(s.records[i]!).status.draining_machines, [{ id: machine }]);
-  assert.equal((await callApi(m.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [machine] } })).status, 200);
-  i = await s.waitFor(isType('MACHINE_UPDATED'), i + 1, 5000, 'MACHINE_UPDATED (down)');
-  assert.deepEqual(statusOf(s.records[i]!).status.down_machines, [machine]);
-  assert.equal((await callApi(m.url, { type: 'STOP_MAINTENANCE', stop_maintenance: { machines: [machine] } })).status, 200);
-  i = await s.waitFor(isType('MACHINE_UPDATED'), i + 1, 5000, 'MACHINE_UPDATED (up)');
-  assert.deepEqual(statusOf(s.records[i]!).status, {});
+  assert.equal(await s3.ended, 'END');
 });
