@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from '../../shared/mesos.js';
 import { stringifyJson } from '../../shared/json.js';
+import { EVENT_DEADLINE_MS } from './deadline.js';
 import { AGENT_SESSION_PATH, decodeAgentMessage, encode, MASTER_CAPABILITIES, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
 
 export type RegisterMessage = Extract<AgentMessage, { type: 'REGISTER' }>;
@@ -186,7 +187,7 @@ export class MasterDouble {
   }
 
   /** Waits until `pick` finds something in what the agent sent so far. */
-  async waitFor<T>(pick: () => T | undefined, timeoutMs = 10_000, what = 'agent message'): Promise<T> {
+  async waitFor<T>(pick: () => T | undefined, timeoutMs = EVENT_DEADLINE_MS, what = 'agent message'): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = pick();
@@ -204,17 +205,17 @@ export class MasterDouble {
   }
 
   /** The nth (0-based) REGISTER, once it arrives. */
-  waitForRegister(n = 0, timeoutMs = 10_000): Promise<RegisterMessage> {
+  waitForRegister(n = 0, timeoutMs = EVENT_DEADLINE_MS): Promise<RegisterMessage> {
     return this.waitFor(() => this.registrations[n], timeoutMs, `REGISTER #${n}`);
   }
 
   /** The first update for `taskId` in `state` (after index `after` of updates). */
-  waitForUpdate(taskId: string, state: TaskState, timeoutMs = 10_000, after = 0): Promise<ReceivedUpdate> {
+  waitForUpdate(taskId: string, state: TaskState, timeoutMs = EVENT_DEADLINE_MS, after = 0): Promise<ReceivedUpdate> {
     return this.waitForState(taskId, [state], timeoutMs, after);
   }
 
   /** The first update for `taskId` in any of `states` (after index `after` of updates). */
-  waitForState(taskId: string, states: readonly TaskState[], timeoutMs = 10_000, after = 0): Promise<ReceivedUpdate> {
+  waitForState(taskId: string, states: readonly TaskState[], timeoutMs = EVENT_DEADLINE_MS, after = 0): Promise<ReceivedUpdate> {
     const set = new Set(states);
     return this.waitFor(
       () => this.updates.slice(after).find((u) => u.status.task_id.value === taskId && set.has(u.status.state)),
@@ -224,7 +225,7 @@ export class MasterDouble {
   }
 
   /** Resolves with the agent id once an agent registered. */
-  async registered(timeoutMs = 10_000): Promise<string> {
+  async registered(timeoutMs = EVENT_DEADLINE_MS): Promise<string> {
     await this.waitForRegister(0, timeoutMs);
     return this.waitFor(() => this.agentId, timeoutMs, 'REGISTERED sent');
   }
