@@ -61,6 +61,7 @@ export class MasterDouble {
   pingIntervalMs: number;
   maxPingTimeouts: number;
   #nextId = 1;
+  #nextBarrier = 1;
   #waiters: Array<() => void> = [];
   #pinger: NodeJS.Timeout | undefined;
 
@@ -202,6 +203,36 @@ export class MasterDouble {
         });
       });
     }
+  }
+
+  /**
+   * Resolves once the agent has read every frame sent to it before this call: a ping with a
+   * fresh payload, which the agent's WebSocket answers with a pong after handling the frames
+   * before it (frames are read in order). What the agent sent while handling them (at once,
+   * not after a timer) arrived before the pong. A negative check ("that message changed
+   * nothing") waits for this instead of sleeping a guessed time.
+   */
+  barrier(timeoutMs = EVENT_DEADLINE_MS): Promise<void> {
+    const ws = this.socket;
+    if (ws === undefined) return Promise.reject(new Error('no agent connected'));
+    const payload = `barrier-${this.#nextBarrier++}`;
+    return new Promise((resolve, reject) => {
+      const done = (e?: Error): void => {
+        clearTimeout(timer);
+        ws.off('pong', onPong);
+        ws.off('close', onClose);
+        if (e === undefined) resolve();
+        else reject(e);
+      };
+      const onPong = (data: Buffer): void => {
+        if (data.toString() === payload) done();
+      };
+      const onClose = (): void => done(new Error('fake master: the agent disconnected before answering the barrier ping'));
+      const timer = setTimeout(() => done(new Error(`fake master: no pong for the barrier ping within ${timeoutMs} ms`)), timeoutMs);
+      ws.on('pong', onPong);
+      ws.on('close', onClose);
+      ws.ping(payload);
+    });
   }
 
   /** The nth (0-based) REGISTER, once it arrives. */
