@@ -85,7 +85,7 @@ async function ack(s: SchedulerClient, e: SchedulerEvent): Promise<void> {
 /** Launches `sleep 60` as `taskId` on the first offer and waits for TASK_RUNNING (acknowledged). */
 async function launch(s: SchedulerClient, taskId: string): Promise<string> {
   type Offer = { id: { value: string }; agent_id: { value: string } };
-  const offers = (await s.nextOfType('OFFERS', 10_000))['offers'] as { offers: Offer[] };
+  const offers = (await s.nextOfType('OFFERS'))['offers'] as { offers: Offer[] };
   const o = offers.offers[0]!;
   const r = await s.call('ACCEPT', {
     offer_ids: [o.id],
@@ -93,8 +93,8 @@ async function launch(s: SchedulerClient, taskId: string): Promise<string> {
     filters: { refuse_seconds: 0 },
   });
   assert.equal(r.status, 202, r.text);
-  await ack(s, await s.next(isUpdate(taskId, 'TASK_STARTING'), 10_000, `${taskId} STARTING`));
-  await ack(s, await s.next(isUpdate(taskId, 'TASK_RUNNING'), 10_000, `${taskId} RUNNING`));
+  await ack(s, await s.next(isUpdate(taskId, 'TASK_STARTING'), undefined, `${taskId} STARTING`));
+  await ack(s, await s.next(isUpdate(taskId, 'TASK_RUNNING'), undefined, `${taskId} RUNNING`));
   return o.agent_id.value;
 }
 
@@ -117,8 +117,8 @@ test('agents authenticate: --credential registers; no credential or a wrong secr
   // Both file forms an agent takes.
   const a = await startAgent(t, { master: m.address, flags: [`--credential=${agentCredential(dir, 'agent-r1', undefined, 'line')}`] });
   const b = await startAgent(t, { master: m.address, hostname: 'agent-b', flags: [`--credential=${agentCredential(dir, 'agent-r2')}`] });
-  await m.daemon.waitForMsg('agent registered', { agentId: a.agentId, principal: 'agent-r1' }, 5_000);
-  await m.daemon.waitForMsg('agent registered', { agentId: b.agentId, principal: 'agent-r2' }, 5_000);
+  await m.daemon.waitForMsg('agent registered', { agentId: a.agentId, principal: 'agent-r1' });
+  await m.daemon.waitForMsg('agent registered', { agentId: b.agentId, principal: 'agent-r2' });
   const before = await agentState(m);
   assert.deepEqual(before.map(([, active]) => active), [true, true]);
 
@@ -126,16 +126,16 @@ test('agents authenticate: --credential registers; no credential or a wrong secr
   const wrong = await startAgent(t, { master: m.address, hostname: 'wrong', waitRegistered: false, flags: [`--credential=${agentCredential(dir, 'agent-r1', 'not-the-secret')}`] });
   const unknown = await startAgent(t, { master: m.address, hostname: 'unknown', waitRegistered: false, flags: [`--credential=${agentCredential(dir, 'nobody', 'whatever')}`] });
   for (const [agent, hint] of [[anonymous, /start the agent with --credential=FILE/], [wrong, /does not accept this credential/], [unknown, /does not accept this credential/]] as const) {
-    const refused = await agent.daemon.waitForMsg('master refused our credentials (401)', { status: 401 }, 10_000);
+    const refused = await agent.daemon.waitForMsg('master refused our credentials (401)', { status: 401 });
     assert.match(String(refused['hint']), hint);
     // Retried with backoff, not crashed.
-    await agent.daemon.waitForLog((r) => r.msg === 'master refused our credentials (401)' && agent.daemon.records.indexOf(r) > agent.daemon.records.indexOf(refused), 10_000, 'a second refusal (a retry)');
+    await agent.daemon.waitForLog((r) => r.msg === 'master refused our credentials (401)' && agent.daemon.records.indexOf(r) > agent.daemon.records.indexOf(refused), undefined, 'a second refusal (a retry)');
     assert.ok(agent.daemon.running, 'the agent keeps running');
     assert.equal(agent.daemon.records.some((r) => r.msg === 'registered'), false);
   }
   // The secret is never logged by either side.
   for (const d of [m.daemon, wrong.daemon]) assert.equal(d.stdout.some((l) => l.includes('not-the-secret') || l.includes('s3cret')), false);
-  await m.daemon.waitForMsg('authentication refused', { realm: 'drydock-agent' }, 3_000);
+  await m.daemon.waitForMsg('authentication refused', { realm: 'drydock-agent' });
 
   // A double without credentials or with a wrong secret does not even get a session.
   await assert.rejects(FakeAgent.connect(m.url), /Unexpected server response: 401/);
@@ -159,18 +159,18 @@ test('impersonation: another principal claiming a live agent\'s id is refused (4
   t.after(() => other.close());
   other.send(registerMessage(1, other.self, { agentId: id }));
   assert.deepEqual(await other.waitClosed(), { code: CLOSE_CODES.NOT_ALLOWED, reason: `agent ${id} is bound to another principal` });
-  const log = await m.daemon.waitForMsg('agent refused', { reason: 'PRINCIPAL_MISMATCH', agentId: id }, 3_000);
+  const log = await m.daemon.waitForMsg('agent refused', { reason: 'PRINCIPAL_MISMATCH', agentId: id });
   assert.equal(log['principal'], 'agent-r2');
   assert.equal(log['boundPrincipal'], 'agent-r1');
-  await m.daemon.waitForLog((r) => r.msg === 'audit' && r['action'] === 'REGISTER_AGENT' && r['principal'] === 'agent-r2' && r['outcome'] === 'denied', 3_000, 'the audit line');
+  await m.daemon.waitForLog((r) => r.msg === 'audit' && r['action'] === 'REGISTER_AGENT' && r['principal'] === 'agent-r2' && r['outcome'] === 'denied', undefined, 'the audit line');
 
   // The right principal from the right address, while the real session answers pings.
   const twin = await FakeAgent.connect(m.url, { transport: as('agent-r1'), self: at });
   t.after(() => twin.close());
   twin.send(registerMessage(1, twin.self, { agentId: id }));
   assert.deepEqual(await twin.waitClosed(), { code: CLOSE_CODES.ID_IN_USE, reason: `agent ${id} has a live session that answers pings` });
-  await m.daemon.waitForMsg('agent session probed', { agentId: id, answered: true }, 3_000);
-  await m.daemon.waitForMsg('agent refused', { reason: 'ID_IN_USE', agentId: id, principal: 'agent-r1' }, 3_000);
+  await m.daemon.waitForMsg('agent session probed', { agentId: id, answered: true });
+  await m.daemon.waitForMsg('agent refused', { reason: 'ID_IN_USE', agentId: id, principal: 'agent-r1' });
 
   // Nothing changed: the real agent is registered and connected, its task runs, the framework heard of no loss.
   assert.ok(!other.messages.some((x) => x.type === 'REGISTERED') && !twin.messages.some((x) => x.type === 'REGISTERED'));
@@ -206,8 +206,8 @@ test('cross-agent status updates: a session\'s word on another agent\'s task nev
   forger.statusUpdate(s.frameworkId, forged('TASK_FINISHED', real.agentId));
   forger.statusUpdate(s.frameworkId, forged('TASK_LOST', own.agent_id));
   forger.statusUpdate(s.frameworkId, forged('TASK_FINISHED', undefined));
-  await m.daemon.waitForMsg('agent report refused', { agentId: own.agent_id, taskId: 'precious', reason: 'FOREIGN_AGENT_ID' }, 3_000, logged);
-  await eventually(() => (m.daemon.records.slice(logged).filter((r) => r.msg === 'agent report refused' && r['reason'] === 'TASK_OF_ANOTHER_AGENT').length === 2 ? true : undefined), 3_000, 20, 'two TASK_OF_ANOTHER_AGENT refusals');
+  await m.daemon.waitForMsg('agent report refused', { agentId: own.agent_id, taskId: 'precious', reason: 'FOREIGN_AGENT_ID' }, undefined, logged);
+  await eventually(() => (m.daemon.records.slice(logged).filter((r) => r.msg === 'agent report refused' && r['reason'] === 'TASK_OF_ANOTHER_AGENT').length === 2 ? true : undefined), undefined, 20, 'two TASK_OF_ANOTHER_AGENT refusals');
   await sleep(500);
 
   const heard = s.received.filter((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'precious').map((e) => statusOf(e).state);
@@ -222,7 +222,7 @@ test('cross-agent status updates: a session\'s word on another agent\'s task nev
   // The real agent's own word still goes through: a kill ends the task, from its agent.
   const kill = await s.call('KILL', { task_id: { value: 'precious' }, agent_id: { value: real.agentId } });
   assert.equal(kill.status, 202, kill.text);
-  const killed = await s.next(isUpdate('precious', 'TASK_KILLED'), 15_000, 'precious TASK_KILLED');
+  const killed = await s.next(isUpdate('precious', 'TASK_KILLED'), undefined, 'precious TASK_KILLED');
   assert.equal(statusOf(killed).agent_id?.value, real.agentId);
 });
 
@@ -242,13 +242,13 @@ test('register_agents: a principal limited to rack:r1 registers there and is ref
   assert.deepEqual(before, [[r1.agentId!, true]]);
 
   const r2 = await credentialedAgent(t, m, dir, 'agent-r1', { flags: ['--attributes=rack:r2'], waitRegistered: false });
-  const refused = await r2.daemon.waitForMsg('master refused this agent', { code: CLOSE_CODES.NOT_ALLOWED }, 10_000);
+  const refused = await r2.daemon.waitForMsg('master refused this agent', { code: CLOSE_CODES.NOT_ALLOWED });
   assert.match(String(refused['reason']), /^Forbidden: principal 'agent-r1' may not register_agents/);
-  const log = await m.daemon.waitForMsg('agent refused', { reason: 'NOT_AUTHORIZED', principal: 'agent-r1' }, 3_000);
+  const log = await m.daemon.waitForMsg('agent refused', { reason: 'NOT_AUTHORIZED', principal: 'agent-r1' });
   assert.match(String(log['object']), /agent-test/);
-  await m.daemon.waitForLog((r) => r.msg === 'audit' && r['action'] === 'REGISTER_AGENT register_agents' && r['outcome'] === 'denied', 3_000, 'the audit line');
+  await m.daemon.waitForLog((r) => r.msg === 'audit' && r['action'] === 'REGISTER_AGENT register_agents' && r['outcome'] === 'denied', undefined, 'the audit line');
   // It keeps trying (the ACLs may change), and nothing is admitted.
-  await r2.daemon.waitForLog((r) => r.msg === 'master refused this agent' && r2.daemon.records.indexOf(r) > r2.daemon.records.indexOf(refused), 10_000, 'a retry');
+  await r2.daemon.waitForLog((r) => r.msg === 'master refused this agent' && r2.daemon.records.indexOf(r) > r2.daemon.records.indexOf(refused), undefined, 'a retry');
   assert.deepEqual(await agentState(m), before);
 
   // Another principal is not limited by agent-r1's entries; a double of agent-r1 on r2 is refused too.
@@ -276,7 +276,7 @@ test('the binding survives a master restart: after it, another principal claimin
   t.after(() => impostor.close());
   impostor.send(registerMessage(1, impostor.self, { agentId: id }));
   assert.deepEqual(await impostor.waitClosed(), { code: CLOSE_CODES.NOT_ALLOWED, reason: `agent ${id} is bound to another principal` });
-  await m2.daemon.waitForMsg('agent refused', { reason: 'PRINCIPAL_MISMATCH', agentId: id, principal: 'agent-r2', boundPrincipal: 'agent-r1' }, 3_000);
+  await m2.daemon.waitForMsg('agent refused', { reason: 'PRINCIPAL_MISMATCH', agentId: id, principal: 'agent-r2', boundPrincipal: 'agent-r1' });
   const r = await callApi(m2.url, { type: 'GET_AGENTS' });
   const got = (r.json as { get_agents: { agents: unknown[]; recovered_agents: Array<{ id: { value: string } }> } }).get_agents;
   assert.deepEqual([got.agents.length, got.recovered_agents.map((x) => x.id.value)], [0, [id]], 'still recovered, not admitted');
@@ -298,7 +298,7 @@ test('a removed agent\'s id stays bound across a restart: its machine went DOWN 
   assert.equal(r.status, 200, r.text);
   r = await callApi(m1.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [machine] } });
   assert.equal(r.status, 200, r.text);
-  await m1.daemon.waitForMsg('agent removed', { agentId: id, reason: MACHINE_DOWN_REMOVAL }, 5_000);
+  await m1.daemon.waitForMsg('agent removed', { agentId: id, reason: MACHINE_DOWN_REMOVAL });
   assert.equal((await a.waitClosed()).code, CLOSE_CODES.SHUTDOWN);
   await m1.daemon.stop();
 
@@ -310,7 +310,7 @@ test('a removed agent\'s id stays bound across a restart: its machine went DOWN 
   t.after(() => impostor.close());
   impostor.send(registerMessage(1, impostor.self, { agentId: id }));
   assert.deepEqual(await impostor.waitClosed(), { code: CLOSE_CODES.NOT_ALLOWED, reason: `agent ${id} is bound to another principal` });
-  await m2.daemon.waitForMsg('agent refused', { reason: 'PRINCIPAL_MISMATCH', agentId: id, principal: 'agent-r2', boundPrincipal: 'agent-r1', removed: true }, 3_000);
+  await m2.daemon.waitForMsg('agent refused', { reason: 'PRINCIPAL_MISMATCH', agentId: id, principal: 'agent-r2', boundPrincipal: 'agent-r1', removed: true });
   assert.equal(impostor.messages.some((x) => x.type === 'REGISTERED'), false);
   assert.deepEqual(await agentState(m2), []);
 
@@ -318,7 +318,7 @@ test('a removed agent\'s id stays bound across a restart: its machine went DOWN 
   const back = await FakeAgent.connect(m2.url, { transport: as('agent-r1'), self: { hostname: 'elsewhere' } });
   t.after(() => back.close());
   assert.equal((await back.register({ agentId: id })).agent_id, id);
-  await m2.daemon.waitForMsg('agent reregistered', { agentId: id, kind: 'UNKNOWN_ID', principal: 'agent-r1' }, 3_000);
+  await m2.daemon.waitForMsg('agent reregistered', { agentId: id, kind: 'UNKNOWN_ID', principal: 'agent-r1' });
   assert.deepEqual(await agentState(m2), [[id, true]]);
 });
 
@@ -329,13 +329,13 @@ test('an agent registered anonymously is bound on its first authenticated regist
   const agentDir = tempDir(t, 'drydock-agent-');
   const anon = await startAgent(t, { master: m.address, workDir: agentDir });
   const id = anon.agentId!;
-  await m.daemon.waitForMsg('agent registered', { agentId: id, principal: null }, 3_000);
+  await m.daemon.waitForMsg('agent registered', { agentId: id, principal: null });
   await anon.daemon.stop();
   const bound = await credentialedAgent(t, m, dir, 'agent-r1', { workDir: agentDir });
   assert.equal(bound.agentId, id);
-  await m.daemon.waitForMsg('agent bound to principal', { agentId: id, principal: 'agent-r1' }, 3_000);
+  await m.daemon.waitForMsg('agent bound to principal', { agentId: id, principal: 'agent-r1' });
   await bound.daemon.stop();
-  await eventually(async () => ((await agentState(m))[0]?.[1] === false ? true : undefined), 5_000, 20, 'agent disconnected');
+  await eventually(async () => ((await agentState(m))[0]?.[1] === false ? true : undefined), undefined, 20, 'agent disconnected');
 
   for (const [transport, reason] of [[undefined, `agent ${id} is bound to a principal; this session is anonymous`], [as('agent-r2'), `agent ${id} is bound to another principal`]] as const) {
     const claim = await FakeAgent.connect(m.url, { ...(transport === undefined ? {} : { transport }), self: { hostname: 'agent-test' } });
@@ -372,18 +372,18 @@ test('a second session with the right principal: refused while the live one answ
   assert.equal(reg.agent_id, id);
   const waited = Date.now() - probeStart;
   assert.ok(waited >= 1_500 && waited < 6_000, `the probe waited its bound (~2 s), not the ping timeouts: ${waited} ms`);
-  await m.daemon.waitForMsg('agent session probed', { agentId: id, answered: false }, 3_000);
+  await m.daemon.waitForMsg('agent session probed', { agentId: id, answered: false });
 
   // Thawed, the old agent finds itself replaced; while the newcomer answers pings it is refused...
   const thawed = again.daemon.records.length;
   again.daemon.signal('SIGCONT');
-  await again.daemon.waitForMsg('master connection closed', { code: CLOSE_CODES.REPLACED }, 10_000, thawed);
-  await again.daemon.waitForMsg('master connection closed', { code: CLOSE_CODES.ID_IN_USE }, 10_000, thawed);
+  await again.daemon.waitForMsg('master connection closed', { code: CLOSE_CODES.REPLACED }, undefined, thawed);
+  await again.daemon.waitForMsg('master connection closed', { code: CLOSE_CODES.ID_IN_USE }, undefined, thawed);
   assert.equal(newcomer.closed, undefined);
   // ...and once the newcomer is gone, its retries get the id back.
   const gone = again.daemon.records.length;
   newcomer.terminate();
-  await again.daemon.waitForMsg('registered', { agentId: id }, 15_000, gone);
+  await again.daemon.waitForMsg('registered', { agentId: id }, undefined, gone);
   assert.deepEqual(await agentState(m), [[id, true]]);
 });
 

@@ -79,7 +79,7 @@ function task(id: string, agentId: string, cmd: string, extra: Record<string, un
 
 /** Launches tasks on the agent's next offer. */
 async function launch(c: Cluster, tasks: Array<Record<string, unknown>>): Promise<void> {
-  const e = await c.s.next((x) => x.type === 'OFFERS' && offersOf(x).some((o) => o.agent_id.value === c.a.agentId), 10_000, 'an offer');
+  const e = await c.s.next((x) => x.type === 'OFFERS' && offersOf(x).some((o) => o.agent_id.value === c.a.agentId), undefined, 'an offer');
   const offer = offersOf(e).find((o) => o.agent_id.value === c.a.agentId)!;
   const r = await c.s.call('ACCEPT', { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }], filters: { refuse_seconds: 0 } });
   assert.equal(r.status, 202, r.text);
@@ -190,7 +190,7 @@ test('a failing health check: healthy=false once, then the task is killed: TASK_
   const mt = await eventually(async () => {
     const x = await masterTask(c.m, 'sick');
     return x?.state === 'TASK_KILLED' ? x : undefined;
-  }, 5000);
+  });
   assert.equal(mt.statuses.at(-1)?.healthy, false);
   assert.equal(mt.statuses.at(-1)?.reason, 'REASON_TASK_HEALTH_CHECK_STATUS_UPDATED');
 });
@@ -236,26 +236,26 @@ test('a probe past its timeout is killed and reported without exit code; checks 
 
   const sandbox = sandboxOf(c.a.workDir, 'slow');
   // Timed-out probes are gone; at most the one under way is alive.
-  await eventually(() => (checkPids(sandbox).length >= 3 ? true : undefined), 10_000, 50, 'three timed-out probes');
-  await eventually(() => (checkPids(sandbox).filter(alive).length <= 1 ? true : undefined), 3000, 50, 'timed-out probes killed');
+  await eventually(() => (checkPids(sandbox).length >= 3 ? true : undefined), undefined, 50, 'three timed-out probes');
+  await eventually(() => (checkPids(sandbox).filter(alive).length <= 1 ? true : undefined), undefined, 50, 'timed-out probes killed');
 
   // SIGTERM: the agent leaves its task running, but not its checks.
   const [taskPid] = await checkpointedTaskPids(c.a.workDir, 1);
   assert.ok(taskPid !== undefined);
   assert.equal((await c.a.daemon.stop(10_000, 'SIGTERM')).code, 0);
   const before = checkPids(sandbox);
-  await eventually(() => (before.some(alive) ? undefined : true), 3000, 50, 'no check process after the agent stopped');
+  await eventually(() => (before.some(alive) ? undefined : true), undefined, 50, 'no check process after the agent stopped');
   assert.equal(alive(taskPid), true, 'the task survives an agent SIGTERM');
 
   // The next agent re-adopts the task and checks it from scratch.
   const again = await c.restartAgent();
   assert.equal(again.agentId, c.a.agentId);
-  await eventually(() => (checkPids(sandbox).length > before.length ? true : undefined), 10_000, 50, 'a probe after the restart');
+  await eventually(() => (checkPids(sandbox).length > before.length ? true : undefined), undefined, 50, 'a probe after the restart');
 
   // SIGUSR1: the task is killed, and with it every check.
   const exit = await again.daemon.stop(15_000, 'SIGUSR1');
   assert.equal(exit.code, 0);
-  await eventually(() => (alive(taskPid) || checkPids(sandbox).some(alive) ? undefined : true), 3000, 50, 'task and checks gone');
+  await eventually(() => (alive(taskPid) || checkPids(sandbox).some(alive) ? undefined : true), undefined, 50, 'task and checks gone');
 });
 
 test('a drain is not held up by checks: a hanging probe is killed with its task, the agent reaches DRAINED', async (t) => {
@@ -266,7 +266,7 @@ test('a drain is not held up by checks: a hanging probe is killed with its task,
   await launch(c, [task('svc', c.a.agentId!, 'exec sleep 60', { check, health_check: health })]);
   await updatesUntil(c.s, 'svc', (st) => st.healthy === true, 10_000, 'healthy');
   const sandbox = sandboxOf(c.a.workDir, 'svc');
-  const [probe] = await eventually(() => (checkPids(sandbox).length > 0 ? checkPids(sandbox) : undefined), 5000, 50, 'a probe under way');
+  const [probe] = await eventually(() => (checkPids(sandbox).length > 0 ? checkPids(sandbox) : undefined), undefined, 50, 'a probe under way');
   assert.ok(probe !== undefined && alive(probe));
 
   const t0 = Date.now();
@@ -278,11 +278,11 @@ test('a drain is not held up by checks: a hanging probe is killed with its task,
   assert.equal(killed.healthy, undefined, 'a drain kill is not a health kill');
   assert.deepEqual(killed.check_status, EMPTY_COMMAND, 'the probe never finished');
   assert.ok(Date.now() - t0 < 5000, 'the task was killed at once (default grace 3 s)');
-  await eventually(() => (alive(probe) ? undefined : true), 3000, 50, 'the hanging probe killed with its task');
+  await eventually(() => (alive(probe) ? undefined : true), undefined, 50, 'the hanging probe killed with its task');
   await eventually(async () => {
     const agents = (await callApi(c.m.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: Array<{ agent_info: { id: { value: string } }; drain_info?: { state: string } }> } };
     return agents.get_agents.agents.find((x) => x.agent_info.id.value === c.a.agentId)?.drain_info?.state === 'DRAINED' ? true : undefined;
-  }, 8000, 100, 'DRAINED');
+  }, undefined, 100, 'DRAINED');
 });
 
 test('a check flapping while nothing is acknowledged: queued check updates are superseded, the queue stays short', async (t) => {
@@ -301,14 +301,14 @@ test('a check flapping while nothing is acknowledged: queued check updates are s
     assert.ok(rec !== undefined, 'the task is in the checkpoint');
     return rec;
   };
-  await eventually(() => (agent!.daemon.records.filter((r) => r.msg === 'check status changed').length >= 10 ? true : undefined), 10_000, 50, 'ten check changes');
+  await eventually(() => (agent!.daemon.records.filter((r) => r.msg === 'check status changed').length >= 10 ? true : undefined), undefined, 50, 'ten check changes');
   const pending = record().pending.map((p) => `${p.state} ${p.reason ?? ''}`.trim());
   assert.deepEqual(pending, ['TASK_STARTING', 'TASK_RUNNING', 'TASK_RUNNING REASON_TASK_CHECK_STATUS_UPDATED']);
   // Acknowledged one by one, the queue drains to the latest results.
   for (let i = 0; i < 3; i++) {
-    const head = await master.waitFor(() => master.updates.filter((u) => u.status.task_id.value === 'flap').at(-1), 5000);
+    const head = await master.waitFor(() => master.updates.filter((u) => u.status.task_id.value === 'flap').at(-1));
     master.ack(head);
-    await eventually(() => (master.updates.filter((u) => u.status.task_id.value === 'flap').at(-1) !== head ? true : undefined), 5000, 20, 'the next update');
+    await eventually(() => (master.updates.filter((u) => u.status.task_id.value === 'flap').at(-1) !== head ? true : undefined), undefined, 20, 'the next update');
   }
   const sent = new Set(master.statuses('flap').map((x) => x.uuid));
   assert.ok(sent.size <= 6, `at most a few distinct updates were sent, got ${sent.size}`);

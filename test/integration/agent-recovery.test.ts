@@ -30,7 +30,7 @@ test('after kill -9 the agent re-adopts live tasks, reports those that ended mea
   first.daemon.child.kill('SIGKILL');
   await first.daemon.exited;
   // The short task ends while no agent is watching; the long one keeps running.
-  await eventually(() => (pids.filter(alive).length === 1 ? true : undefined), 5_000, 50, 'the short task to exit');
+  await eventually(() => (pids.filter(alive).length === 1 ? true : undefined), undefined, 50, 'the short task to exit');
 
   const second = await startAgent(t, { master: master.address, workDir });
   assert.equal(second.agentId, first.agentId);
@@ -133,7 +133,7 @@ test('TASK_RUNNING is committed with the launch: an agent killed before the pid 
   await startAgent(t, { master: master.address, workDir });
   await master.waitForRegister(1);
   // The task is re-adopted and the same two updates go out again: nothing new is made up.
-  await master.waitFor(() => (master.updates.slice(sentBefore).some((u) => u.status.uuid === running.status.uuid) ? true : undefined), 10_000, 'TASK_RUNNING resent');
+  await master.waitFor(() => (master.updates.slice(sentBefore).some((u) => u.status.uuid === running.status.uuid) ? true : undefined), undefined, 'TASK_RUNNING resent');
   assert.deepEqual(master.states('prep'), ['TASK_STARTING', 'TASK_RUNNING']);
   assert.equal(alive(pid), true);
   master.ack(starting);

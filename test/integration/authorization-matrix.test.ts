@@ -105,7 +105,7 @@ async function settled(m: MasterHandle): Promise<void> {
       last = now;
       return same ? true : undefined;
     },
-    10_000,
+    undefined,
     0,
     'the master state to settle',
   );

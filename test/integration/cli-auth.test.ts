@@ -79,7 +79,7 @@ function securityFlags(f: Files): string[] {
 
 /** `drydock ARGS` with `env` over a clean environment; resolves with its exit status and output. */
 async function cli(t: TestContext, args: readonly string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return cliFinished(spawnCli(t, args, { ...CLEAN, ...env }), 30_000);
+  return cliFinished(spawnCli(t, args, { ...CLEAN, ...env }));
 }
 
 const WANTS = 'drydock: the master wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS\n';

@@ -27,7 +27,7 @@ test('drydock agent drain --wait: progress until DRAINED; list shows it; reactiv
 
   // The task ignores SIGTERM, so the drain waits out the (capped) grace and then SIGKILLs it.
   const task = startCli(t, master, ['run', '--name', 'sleeper', '--command', "trap '' TERM; sleep 60", '--grace_period', '5secs', '--hostname', 'agent-a']);
-  await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), 20_000, 50, 'TASK_RUNNING printed');
+  await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), undefined, 50, 'TASK_RUNNING printed');
 
   const before = await drydock(t, master, 'agent', 'list');
   assert.equal(before.code, 0, before.stderr);
@@ -121,7 +121,7 @@ test('drydock agent gone: marked gone, no longer listed; drain --mark_gone --wai
   const r = await drydock(t, master, 'agent', 'gone', 'doomed');
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, new RegExp(`doomed \\(${g.agentId}\\) is marked gone`));
-  await eventually(async () => (/\sdoomed\s/.test((await drydock(t, master, 'agent', 'list')).stdout) ? undefined : true), 10_000, 200, 'doomed to leave the list');
+  await eventually(async () => (/\sdoomed\s/.test((await drydock(t, master, 'agent', 'list')).stdout) ? undefined : true), undefined, 200, 'doomed to leave the list');
 
   const m = await drydock(t, master, 'agent', 'drain', 'doomed-too', '--mark_gone', '--wait');
   assert.equal(m.code, 0, `${m.stdout}\n${m.stderr}`);
@@ -132,15 +132,15 @@ test('drydock agent drain --wait: Ctrl-C stops waiting (exit 130); the drain goe
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'slow' });
   const task = startCli(t, master, ['run', '--name', 'stubborn', '--command', "trap '' TERM; sleep 60", '--grace_period', '4secs', '--hostname', 'slow']);
-  await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), 20_000, 50, 'TASK_RUNNING printed');
+  await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), undefined, 50, 'TASK_RUNNING printed');
   const wait = startCli(t, master, ['agent', 'drain', 'slow', '--wait']);
-  await eventually(() => (/waiting for: task stubborn-/.test(wait.stdout) ? true : undefined), 10_000, 50, 'a waiting-for line');
+  await eventually(() => (/waiting for: task stubborn-/.test(wait.stdout) ? true : undefined), undefined, 50, 'a waiting-for line');
   wait.child.kill('SIGINT');
   const r = await cliFinished(wait);
   assert.equal(r.code, 130);
   assert.match(r.stderr, /stopped waiting; the drain of slow goes on/);
   assert.deepEqual(row((await drydock(t, master, 'agent', 'list')).stdout, 'slow').slice(3, 4), ['DRAINING']);
   // ...and ends without us: SIGKILL after the task's 4 s grace, acknowledged by `drydock run`.
-  await eventually(async () => (row((await drydock(t, master, 'agent', 'list')).stdout, 'slow')[3] === 'DRAINED' ? true : undefined), 20_000, 250, 'DRAINED');
+  await eventually(async () => (row((await drydock(t, master, 'agent', 'list')).stdout, 'slow')[3] === 'DRAINED' ? true : undefined), undefined, 250, 'DRAINED');
   assert.equal((await cliFinished(task)).code, 137);
 });

@@ -34,7 +34,7 @@ async function cli(t: TestContext, args: readonly string[], env: Readonly<Record
 }
 
 async function leading(m: MasterHandle): Promise<void> {
-  await eventually(() => m.daemon.records.some((r) => r.msg === 'term started') || undefined, 15_000, 50, 'the master leads');
+  await eventually(() => m.daemon.records.some((r) => r.msg === 'term started') || undefined, undefined, 50, 'the master leads');
 }
 
 /** The leader `drydock status --json` names: who the CLI found. */

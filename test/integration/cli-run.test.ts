@@ -58,16 +58,16 @@ test('drydock run --hostname picks that agent (case-insensitive)', { timeout: 60
 test('drydock run: SIGINT kills the task (TASK_KILLED, exit 143) and the process is gone', { timeout: 60_000 }, async (t) => {
   const master = await cluster(t);
   const run = cliRun(t, master, ['--name', 'sleeper', '--command', 'exec sleep 60', '--grace_period', '5secs', '--hostname', 'agent-a']);
-  await eventually(() => (/TASK_RUNNING/.test(run.stdout) ? true : undefined), 20_000, 50, 'TASK_RUNNING printed');
+  await eventually(() => (/TASK_RUNNING/.test(run.stdout) ? true : undefined), undefined, 50, 'TASK_RUNNING printed');
   const taskId = /launching task (\S+)/.exec(run.stderr)?.[1];
   assert.ok(taskId !== undefined, run.stderr);
-  const pid = await eventually(() => taskPidFromProc(taskId), 10_000, 50, 'the task process');
+  const pid = await eventually(() => taskPidFromProc(taskId), undefined, 50, 'the task process');
   assert.ok(pid !== undefined && alive(pid), 'the task process runs');
   run.child.kill('SIGINT');
   assert.equal(await exitCode(run), 143, run.stderr);
   assert.match(run.stdout, /TASK_KILLED\s+agent-a\s+Command terminated with signal Terminated/);
   assert.match(run.stderr, /SIGINT: killing task/);
-  await eventually(() => (alive(pid) ? undefined : true), 5_000, 50, 'the task process to be gone');
+  await eventually(() => (alive(pid) ? undefined : true), undefined, 50, 'the task process to be gone');
 });
 
 test('drydock run: no matching offer within --offer_timeout is exit 1 naming what was asked', { timeout: 60_000 }, async (t) => {

@@ -28,7 +28,7 @@ test('drydock status: leader, agents by state, machines by mode, drains, plans; 
   await eventually(async () => {
     const r = await drydock(t, master, ['agent', 'list']);
     return /st-a/.test(r.stdout) && /st-b/.test(r.stdout) ? true : undefined;
-  }, 20_000, 100, 'both agents registered');
+  }, undefined, 100, 'both agents registered');
 
   // drain --json: one object, the agent as GET_AGENTS shows it after the call.
   const drain = await drydock(t, master, ['agent', 'drain', 'st-a', '--json']);
@@ -50,7 +50,7 @@ test('drydock status: leader, agents by state, machines by mode, drains, plans; 
     assert.equal(r.code, 0, r.stderr);
     const s = (last = JSON.parse(r.stdout) as ClusterStatus);
     return s.agents.drained === 1 && s.machines.UP + s.machines.DRAINING + s.machines.DOWN === 2 && s.machines.UP < 2 ? s : undefined;
-  }, 30_000, 200, 'the drain DRAINED and st-b out of UP').catch((e: Error) => {
+  }, undefined, 200, 'the drain DRAINED and st-b out of UP').catch((e: Error) => {
     // What the last answer said: which of the two never came.
     throw new Error(`${e.message}; last status: agents ${JSON.stringify(last?.agents)}, machines ${JSON.stringify(last?.machines)}, plans ${JSON.stringify(last?.maintenance_plans)}`);
   });

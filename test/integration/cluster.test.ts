@@ -55,7 +55,7 @@ test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_00
   const schedule = { windows: [{ machine_ids: [{ hostname: 'agent-1', ip: '127.0.0.2' }], unavailability: { start: { nanoseconds: 1443830400000000000 } } }] };
   assert.equal((await post('/maintenance/schedule', JSON.stringify(schedule))).status, 200);
   assert.equal((await post('/machine/down', machine)).status, 200);
-  await eventually(() => (out.includes('cluster: agent-1 exited (code 0)') ? true : undefined), 15_000, 100, 'agent-1 to exit');
+  await eventually(() => (out.includes('cluster: agent-1 exited (code 0)') ? true : undefined), undefined, 100, 'agent-1 to exit');
   assert.equal((await callApi(`http://127.0.0.1:${port}`, { type: 'GET_HEALTH' })).status, 200, 'the master is still up');
   assert.equal((await post('/machine/up', machine)).status, 200);
   child.kill('SIGUSR2');
@@ -63,7 +63,7 @@ test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_00
     const r = await callApi(`http://127.0.0.1:${port}`, { type: 'GET_AGENTS' });
     const hosts = (r.json as { get_agents: { agents: Array<{ agent_info: { hostname: string }; active: boolean }> } }).get_agents.agents.filter((a) => a.active).map((a) => a.agent_info.hostname);
     return hosts.includes('agent-1') ? true : undefined;
-  }, 15_000, 100, 'agent-1 to register again');
+  }, undefined, 100, 'agent-1 to register again');
   const again = /started agent-1 again, pid (\d+)/.exec(out);
   assert.ok(again !== null, out);
   pids.push(Number(again[1]));

@@ -77,7 +77,7 @@ test('the console against a real cluster: agents, a drain from the page to DRAIN
     const r = (await callApi(m.url, { type: 'GET_TASKS' })).json as { get_tasks: { tasks: Array<{ state: string; agent_id: { value: string } }> } };
     const tasks = r.get_tasks.tasks.filter((x) => x.state === 'TASK_RUNNING');
     return tasks.length === 2 ? tasks : undefined;
-  }, 30_000, 100, 'two running tasks');
+  }, undefined, 100, 'two running tasks');
   const target = running[0]?.agent_id.value ?? '';
   const agents = await agentsOf(m);
   const targetHost = agents.find((a) => a.agent_info.id.value === target)?.agent_info.hostname ?? '';
@@ -209,9 +209,9 @@ test('loaded from a standby, the console lands on the leader (307) and runs ther
       if (r?.status === 200) return x;
     }
     return undefined;
-  }, 20_000, 100, 'a leader serving the console');
+  }, undefined, 100, 'a leader serving the console');
   const standby = leader === a ? c : a;
-  await eventually(async () => ((await fetch(`${standby.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(2000) })).status === 307 ? true : undefined), 10_000, 100, 'the standby redirecting');
+  await eventually(async () => ((await fetch(`${standby.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(2000) })).status === 307 ? true : undefined), undefined, 100, 'the standby redirecting');
   const b = await browser(t);
   const p = await page(t, b);
   await p.goto(`${standby.url}/#/cluster`);

@@ -541,7 +541,7 @@ class Fuzz {
       return { text: '', accepted: false, failure: { kind: 'wire', detail: `valid REGISTER before the fuzzed frames failed: ${(e as Error).message}` } };
     } finally {
       fa.close();
-      await fa.waitClosed(2_000).catch(() => fa.terminate());
+      await fa.waitClosed().catch(() => fa.terminate());
     }
   }
 

@@ -12,7 +12,7 @@ import { SchedulerClient } from '../../scheduler/client.js';
 const skip = etcdMissing();
 
 async function leaderOf(masters: readonly MasterHandle[], after: ReadonlyMap<MasterHandle, number> = new Map()): Promise<MasterHandle> {
-  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.slice(after.get(m) ?? 0).some((r) => r.msg === 'term started')), 15_000, 50, 'a leader');
+  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.slice(after.get(m) ?? 0).some((r) => r.msg === 'term started')), undefined, 50, 'a leader');
 }
 
 const schedule = { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: { windows: [{ machine_ids: [{ hostname: 'h1', ip: '10.0.0.1' }], unavailability: { start: { nanoseconds: '1443830400000000001' } } }] } } };
@@ -49,12 +49,12 @@ test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the 
   const got = await eventually(async () => {
     const r = await callApi(second.url, { type: 'GET_MAINTENANCE_SCHEDULE' });
     return r.status === 200 ? r.text : undefined;
-  }, 10_000, 100, 'the new leader serving');
+  }, undefined, 100, 'the new leader serving');
   assert.match(got, /"nanoseconds":1443830400000000001/);
 
   // A third master joins as standby; SIGTERM on the leader resigns, and the standby takes over without waiting for the TTL.
   const c = await startMaster(t, { flags });
-  await eventually(async () => ((await fetch(`${c.url}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(2000) })).status === 307 ? true : undefined), 10_000, 100, 'the new standby knows the leader');
+  await eventually(async () => ((await fetch(`${c.url}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(2000) })).status === 307 ? true : undefined), undefined, 100, 'the new standby knows the leader');
   const seenC = new Map([[c, c.daemon.records.length]]);
   const t0 = Date.now();
   second.daemon.signal('SIGTERM');
@@ -80,11 +80,11 @@ test('a paused leader is fenced: after SIGCONT it is no longer leader and none o
   const before = first.daemon.records.length;
   first.daemon.signal('SIGCONT');
   // It notices (its own deadline, its lease, or a fenced write) and stops acting as leader.
-  await first.daemon.waitForMsg('leadership lost', {}, 10_000, before);
+  await first.daemon.waitForMsg('leadership lost', {}, undefined, before);
   await eventually(async () => {
     const r = await fetch(`${first.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(2000) });
     return r.status === 307 && r.headers.get('location') === `//${other.address}/api/v1` ? true : undefined;
-  }, 10_000, 100, 'the old leader redirecting to the new one');
+  }, undefined, 100, 'the old leader redirecting to the new one');
   // Only the new leader's schedule is in etcd.
   assert.match((await callApi(other.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).text, /"hostname":"h1"/);
 });
@@ -100,7 +100,7 @@ test('agents follow the leader (etcd:// and a list of masters), keep their ids, 
   const viaList = await startAgent(t, { master: `${a.address},${b.address}`, ip: '127.0.0.3', hostname: 'via-list', flags: agentFlags });
   type Agents = { get_agents: { agents: Array<{ agent_info: { id: { value: string } }; drain_info?: { state: string } }> } };
   const agentsOf = async (m: MasterHandle): Promise<Agents['get_agents']['agents']> => ((await callApi(m.url, { type: 'GET_AGENTS' })).json as Agents).get_agents.agents;
-  await eventually(async () => ((await agentsOf(first)).length === 2 ? true : undefined), 10_000, 100, 'both agents on the leader');
+  await eventually(async () => ((await agentsOf(first)).length === 2 ? true : undefined), undefined, 100, 'both agents on the leader');
 
   // A drain (no tasks: DRAINED at once) and a maintenance window, on the first leader.
   assert.equal((await callApi(first.url, { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: viaList.agentId } } })).status, 200);
@@ -116,7 +116,7 @@ test('agents follow the leader (etcd:// and a list of masters), keep their ids, 
   const agents = await eventually(async () => {
     const list = await agentsOf(second);
     return list.length === 2 ? list : undefined;
-  }, 20_000, 200, 'both agents re-registered with the new leader');
+  }, undefined, 200, 'both agents re-registered with the new leader');
   assert.deepEqual(agents.map((x) => x.agent_info.id.value).sort(), [viaEtcd.agentId, viaList.agentId].sort());
   assert.equal(agents.find((x) => x.agent_info.id.value === viaList.agentId)?.drain_info?.state, 'DRAINED');
   assert.match((await callApi(second.url, { type: 'GET_MAINTENANCE_STATUS' })).text, /"hostname":"via-etcd"/);
@@ -142,7 +142,7 @@ test('loss of etcd: the leader steps down and every master answers 503; service 
     }
   });
   // The leader cannot renew its lease: it fences itself within the TTL and stops serving.
-  await first.daemon.waitForMsg('leadership lost', {}, 10_000);
+  await first.daemon.waitForMsg('leadership lost');
   for (const m of [a, b]) {
     const r = await fetch(`${m.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
     assert.ok(r.status === 503 || r.status === 307, `${m.address}: ${r.status}`);
@@ -157,7 +157,7 @@ test('loss of etcd: the leader steps down and every master answers 503; service 
       if (r?.status === 200) return r.text;
     }
     return undefined;
-  }, 30_000, 200, 'a master serving again');
+  }, undefined, 200, 'a master serving again');
   assert.match(served, /"hostname":"h1"/);
 });
 
@@ -220,7 +220,7 @@ test('never two acting leaders: seeded kills, pauses and restarts while an opera
       await victim.daemon.exited;
       masters[idx] = await startMaster(t, { flags });
     }
-    await eventually(async () => ((await acting()).length === 1 ? true : undefined), 20_000, 100, `a single leader after round ${round} (${action})`);
+    await eventually(async () => ((await acting()).length === 1 ? true : undefined), undefined, 100, `a single leader after round ${round} (${action})`);
   }
   running = false;
   await operator;
@@ -228,7 +228,7 @@ test('never two acting leaders: seeded kills, pauses and restarts while an opera
   const [leader] = await eventually(async () => {
     const now = await acting();
     return now.length === 1 ? now : undefined;
-  }, 20_000, 100, 'a single leader at the end');
+  }, undefined, 100, 'a single leader at the end');
   const got = (await callApi((leader as MasterHandle).url, { type: 'GET_MAINTENANCE_SCHEDULE' })).json as { get_maintenance_schedule: { schedule: { windows?: Array<{ machine_ids: Array<{ hostname: string }> }> } } };
   const machines = got.get_maintenance_schedule.schedule.windows?.[0]?.machine_ids.map((x) => x.hostname) ?? [];
   t.diagnostic(`chaos: ${rounds} rounds, ${attempted} writes attempted, ${acked} acknowledged last, ${machines.length} machines in the final schedule`);
@@ -244,11 +244,11 @@ test('--registry_import moves a single master\'s registry into etcd once', { ski
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/import-test`, '--etcd_ttl=2secs', `--registry_import=${solo.workDir}/registry.db`];
   const m = await startMaster(t, { flags });
-  await m.daemon.waitForMsg('registry imported', { machines: 1 }, 15_000);
+  await m.daemon.waitForMsg('registry imported', { machines: 1 });
   await leaderOf([m]);
   assert.match((await callApi(m.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).text, /"hostname":"h1","ip":"10.0.0.1"/);
   // A second master with the same flag finds etcd no longer empty: nothing is imported twice.
   await m.daemon.stop();
   const again = await startMaster(t, { flags });
-  await again.daemon.waitForMsg('registry import skipped: etcd already holds a registry for this prefix', {}, 15_000);
+  await again.daemon.waitForMsg('registry import skipped: etcd already holds a registry for this prefix');
 });

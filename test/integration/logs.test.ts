@@ -58,9 +58,9 @@ test('every JSON line of master, agent and scheduler starts with time, level, ms
   const agent = await startAgent(t, { master: master.address, hostname: 'logs-1', resources: 'cpus:1;mem:256', stopSignal: 'SIGUSR1' });
   const scheduler = await startScheduler(t, { master: master.address, spec: specFile(tempDir(t, 'drydock-logs-')) });
   // The task launched and running: lines from several components of each daemon, with ids.
-  await scheduler.daemon.waitForMsg('subscribed', {}, 15_000);
-  await agent.daemon.waitForLog((r) => typeof r['taskId'] === 'string', 20_000, 'an agent line about the task');
-  await master.daemon.waitForMsg('agent registered', { agentId: agent.agentId }, 5_000);
+  await scheduler.daemon.waitForMsg('subscribed');
+  await agent.daemon.waitForLog((r) => typeof r['taskId'] === 'string', undefined, 'an agent line about the task');
+  await master.daemon.waitForMsg('agent registered', { agentId: agent.agentId });
   checkRecords(master.daemon.records, 'master');
   checkRecords(agent.daemon.records, 'agent');
   checkRecords(scheduler.daemon.records, 'scheduler');

@@ -270,7 +270,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
     assert.equal(r.status, 202, r.text);
   };
   const offerOf = async (agentId: string, what: string): Promise<Offer> => {
-    const e = await s.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), 10_000, what);
+    const e = await s.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), undefined, what);
     return offersOf(e).find((o) => o.agent_id.value === agentId) as Offer;
   };
   const offerA = await offerOf(aId, 'an offer of agent A');
@@ -294,7 +294,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   assert.equal(accepted.status, 202, accepted.text);
   for (const [id, until] of [['stays', (st: Status) => st.state === 'TASK_RUNNING' && st.healthy === true], ['fails', (st: Status) => st.state === 'TASK_FAILED']] as const) {
     for (;;) {
-      const e = await s.next((x) => statusOf(x)?.task_id.value === id, 15_000, `updates of ${id}`);
+      const e = await s.next((x) => statusOf(x)?.task_id.value === id, undefined, `updates of ${id}`);
       await ack(e);
       if (until(statusOf(e) as Status)) break;
     }
@@ -302,7 +302,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   const updated = await s.call('UPDATE_FRAMEWORK', { framework_info: { ...FRAMEWORK, id: { value: s.frameworkId }, labels: { labels: [{ key: 'team', value: 'drydock-2' }] } } });
   assert.equal(updated.status, 200, `UPDATE_FRAMEWORK: ${updated.text}`);
   // The framework keeps its offer of B (often in the same OFFERS event as A's): the schedule and B going DOWN rescind it.
-  await eventually(() => (s.received.some((e) => offersOf(e).some((o) => o.agent_id.value === bId)) ? true : undefined), 10_000, 50, 'an offer of agent B');
+  await eventually(() => (s.received.some((e) => offersOf(e).some((o) => o.agent_id.value === bId)) ? true : undefined), undefined, 50, 'an offer of agent B');
   await snapshotMaster(m, 'a task running, one failed', into);
   await snapshotAgent(a, 'a task running, one failed', into);
 
@@ -334,7 +334,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
     },
   };
   const inverseOfferOf = async (agentId: string, what: string): Promise<InverseOffer> => {
-    const e = await s.next((x) => inverseOffersOf(x).some((o) => o.agent_id?.value === agentId), 10_000, what);
+    const e = await s.next((x) => inverseOffersOf(x).some((o) => o.agent_id?.value === agentId), undefined, what);
     return inverseOffersOf(e).find((o) => o.agent_id?.value === agentId) as InverseOffer;
   };
   let r = await post(m.url, schedule);
@@ -342,19 +342,19 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   await inverseOfferOf(bId, 'an inverse offer of B');
   r = await post(m.url, schedule);
   assert.equal(r.status, 200, r.text);
-  await s.next((x) => x.type === 'RESCIND_INVERSE_OFFER', 10_000, 'RESCIND_INVERSE_OFFER');
+  await s.next((x) => x.type === 'RESCIND_INVERSE_OFFER', undefined, 'RESCIND_INVERSE_OFFER');
   const io = await inverseOfferOf(bId, 'a new inverse offer of B');
   const answered = await s.call('ACCEPT_INVERSE_OFFERS', { inverse_offer_ids: [io.id], filters: { refuse_seconds: 60 } });
   assert.equal(answered.status, 202, answered.text);
   await eventually(async () => {
     const st = (await post(m.url, { type: 'GET_MAINTENANCE_STATUS' })).json as { get_maintenance_status: { status: { draining_machines?: Array<{ statuses?: unknown[] }> } } };
     return st.get_maintenance_status.status.draining_machines?.some((d) => (d.statuses ?? []).length > 0) === true ? true : undefined;
-  }, 10_000, 100, "the framework's answer in the maintenance status");
+  }, undefined, 100, "the framework's answer in the maintenance status");
 
   // B goes DOWN: its agent is removed (FAILURE, AGENT_REMOVED) and its offer rescinded.
   r = await post(m.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [{ hostname: B.hostname, ip: B.ip }] } });
   assert.equal(r.status, 200, r.text);
-  await s.next((x) => x.type === 'FAILURE', 10_000, 'FAILURE for agent B');
+  await s.next((x) => x.type === 'FAILURE', undefined, 'FAILURE for agent B');
   await snapshotMaster(m, 'a machine scheduled, one DOWN', into);
 
   // Drain A: the task ignores SIGTERM and is killed after max_grace_period; its TASK_KILLED is
@@ -363,7 +363,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   assert.equal(r.status, 200, r.text);
   let killed: SchedulerEvent;
   for (;;) {
-    killed = await s.next((x) => statusOf(x)?.task_id.value === 'stays', 15_000, 'the kill of the drained task');
+    killed = await s.next((x) => statusOf(x)?.task_id.value === 'stays', undefined, 'the kill of the drained task');
     if (statusOf(killed)?.state === 'TASK_KILLED') break;
     await ack(killed);
   }
@@ -373,7 +373,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   await eventually(async () => {
     const ag = (await post(m.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: Array<{ agent_info: { id: { value: string } }; drain_info?: { state: string } }> } };
     return ag.get_agents.agents.find((x) => x.agent_info.id.value === aId)?.drain_info?.state === 'DRAINED' ? true : undefined;
-  }, 10_000, 100, 'agent A DRAINED');
+  }, undefined, 100, 'agent A DRAINED');
   await snapshotAgent(a, 'an agent DRAINED', into);
 
   // The framework is torn down; subscribing again as it is refused with an ERROR event.

@@ -37,7 +37,7 @@ async function ack(s: SchedulerClient, e: SchedulerEvent): Promise<void> {
 }
 
 async function launch(s: SchedulerClient, taskId: string): Promise<void> {
-  const offer = (await s.nextOfType('OFFERS', 10_000))['offers'] as { offers: Offer[] };
+  const offer = (await s.nextOfType('OFFERS'))['offers'] as { offers: Offer[] };
   const o = offer.offers[0]!;
   const r = await s.call('ACCEPT', {
     offer_ids: [o.id],
@@ -49,8 +49,8 @@ async function launch(s: SchedulerClient, taskId: string): Promise<void> {
     filters: { refuse_seconds: 0 },
   });
   assert.equal(r.status, 202, r.text);
-  await ack(s, await s.next(isUpdate(taskId, 'TASK_STARTING'), 10_000, `${taskId} STARTING`));
-  await ack(s, await s.next(isUpdate(taskId, 'TASK_RUNNING'), 10_000, `${taskId} RUNNING`));
+  await ack(s, await s.next(isUpdate(taskId, 'TASK_STARTING'), undefined, `${taskId} STARTING`));
+  await ack(s, await s.next(isUpdate(taskId, 'TASK_RUNNING'), undefined, `${taskId} RUNNING`));
 }
 
 test('kill -9 of an agent: a checkpointing framework keeps its task, the other loses it once', { timeout: 90_000 }, async (t) => {
@@ -82,7 +82,7 @@ test('kill -9 of an agent: a checkpointing framework keeps its task, the other l
   assert.equal(a2.agentId, a1.agentId, 'the restarted agent keeps its id');
 
   // The non-checkpointing framework's task is lost, once, and its process is gone.
-  const lost = await fleeting.next(isUpdate('goes', 'TASK_LOST'), 15_000, 'goes TASK_LOST');
+  const lost = await fleeting.next(isUpdate('goes', 'TASK_LOST'), undefined, 'goes TASK_LOST');
   await ack(fleeting, lost);
   await new Promise((r) => setTimeout(r, 1_000));
   const terminal = fleeting.received.filter((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'goes' && ['TASK_LOST', 'TASK_KILLED', 'TASK_FAILED', 'TASK_FINISHED'].includes(statusOf(e).state));
@@ -95,7 +95,7 @@ test('kill -9 of an agent: a checkpointing framework keeps its task, the other l
   assert.equal(durable.received.some((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'keeps' && statusOf(e).state === 'TASK_LOST'), false);
   const kill = await durable.call('KILL', { task_id: { value: 'keeps' }, agent_id: { value: a2.agentId } });
   assert.equal(kill.status, 202, kill.text);
-  const killed = await durable.next(isUpdate('keeps', 'TASK_KILLED'), 15_000, 'keeps TASK_KILLED');
+  const killed = await durable.next(isUpdate('keeps', 'TASK_KILLED'), undefined, 'keeps TASK_KILLED');
   await ack(durable, killed);
   assert.equal(alive(keepsPid), false);
   assert.equal(statusOf(killed).agent_id?.value, a2.agentId);

@@ -98,7 +98,7 @@ async function call(transport: ClientTransport, url: string, method = 'GET'): Pr
 
 /** `drydock ARGS` over a clean environment plus `env`. */
 async function cli(t: TestContext, args: readonly string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return cliFinished(spawnCli(t, args, { ...CLEAN, ...env }), 30_000);
+  return cliFinished(spawnCli(t, args, { ...CLEAN, ...env }));
 }
 
 /** The plan's status and its steps' statuses: what a refused verb must leave as it was. */
@@ -117,7 +117,7 @@ async function secureScheduler(t: TestContext, f: Files): Promise<{ s: Scheduler
   assert.equal(listening['principals'], 1);
   // A TLS API does not make the master be asked over https (no --tls_ca_file): it subscribes.
   assert.equal(listening['masterTls'], false);
-  await s.daemon.waitForMsg('subscribed', {}, 15_000);
+  await s.daemon.waitForMsg('subscribed');
   return { s, url: `https://127.0.0.1:${s.port}` };
 }
 
@@ -282,7 +282,7 @@ test('npm start -- --secure --service: the scheduler serves HTTPS and wants ops\
   const show = await eventually(async () => {
     const r = await cli(t, ['plan', 'show', 'deploy', '--scheduler', at], exported);
     return r.code === 0 ? r : undefined;
-  }, 20_000, 500, 'plan show deploy as ops');
+  }, undefined, 500, 'plan show deploy as ops');
   assert.match(show.stdout, /^deploy \(serial\) /);
   const status = await cli(t, ['pod', 'status', '--scheduler', at], exported);
   assert.equal(status.code, 0, status.stderr);

@@ -41,7 +41,7 @@ test('scheduler /metrics: deploy steps reach COMPLETE, tasks and offers counted'
   const done = await eventually(async () => {
     last = await scrapeMetrics(`${s.url}/metrics`);
     return sampleValue(last, 'drydock_scheduler_plan_steps', { plan: 'deploy', status: 'COMPLETE' }) === 2 ? last : undefined;
-  }, 30_000, 200, 'the deploy plan COMPLETE').catch((e: Error) => {
+  }, undefined, 200, 'the deploy plan COMPLETE').catch((e: Error) => {
     throw new Error(`${e.message}; last plan_steps: ${JSON.stringify(last?.samples.filter((x) => x.name === 'drydock_scheduler_plan_steps' && x.value > 0))}`);
   });
   for (const x of done.samples.filter((x) => x.name.startsWith('drydock_scheduler_'))) assert.equal(x.labels['daemon'], 'scheduler', x.name);

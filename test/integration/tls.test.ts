@@ -71,7 +71,7 @@ test('a TLS master: an agent with --tls_ca_file registers over wss, an operator 
 
   // An agent that forgot --tls_ca_file is told why it cannot connect, and does not register.
   const plainAgent = await startAgent(t, { master: m.address, hostname: 'plain-agent', port: 0, waitRegistered: false });
-  const err = await plainAgent.daemon.waitForMsg('master connection error', {}, 10_000);
+  const err = await plainAgent.daemon.waitForMsg('master connection error');
   assert.match(String(err['error']), /Unexpected server response: 400/);
   assert.match(String(err['hint']), /--tls_ca_file/);
   assert.equal(plainAgent.daemon.records.some((r) => r.msg === 'registered'), false);
@@ -103,7 +103,7 @@ test('mutual TLS (--tls_require_client_cert): clients without a certificate from
 
   // An agent with the CA but no certificate of its own never registers.
   const bare = await startAgent(t, { master: m.address, hostname: 'no-cert', waitRegistered: false, tls: { caFile: c.caFile } });
-  await bare.daemon.waitForMsg('master connection error', {}, 10_000);
+  await bare.daemon.waitForMsg('master connection error');
   assert.equal(bare.daemon.records.some((r) => r.msg === 'registered'), false);
 
   // The agent API over https: the CA verifies it, plain HTTP gets the 400.
@@ -138,7 +138,7 @@ test('mutual TLS on the agent API and the scheduler API (--tls_require_client_ce
   const ok = await callApi(agent.url, health, undefined, client(c.caFile, own));
   assert.deepEqual([ok.status, ok.json], [200, { type: 'GET_HEALTH', get_health: { healthy: true } }]);
   assert.deepEqual(await plainCall(`${agent.ip}:${agent.port}`, '{"type":"GET_HEALTH"}'), [400, 'text/plain; charset=utf-8', PLAIN_ANSWER]);
-  const logged = await eventually(() => agent.daemon.records.find((r) => r.msg === 'TLS handshake failed' && /certificate/i.test(String(r['error']))), 5_000, 50, 'the refusal logged');
+  const logged = await eventually(() => agent.daemon.records.find((r) => r.msg === 'TLS handshake failed' && /certificate/i.test(String(r['error']))), undefined, 50, 'the refusal logged');
   assert.match(String(logged['remote']), /^127\.0\.0\.1:\d+$/);
 
   // The scheduler: the same flag and meaning on its HTTP API.
@@ -157,7 +157,7 @@ test('mutual TLS on the agent API and the scheduler API (--tls_require_client_ce
   assert.ok(served.status === 318 || (served.status >= 200 && served.status < 300), `health ${served.status}`);
   const plain = await fetch(`http://127.0.0.1:${s.port}/v1/health`, { signal: AbortSignal.timeout(5_000) });
   assert.deepEqual([plain.status, await plain.text()], [400, PLAIN_ANSWER]);
-  await s.daemon.waitForMsg('subscribed', {}, 15_000);
+  await s.daemon.waitForMsg('subscribed');
 
   // Refused at start: the flag without the CA it needs.
   const bad = new Daemon(AGENT_BIN, ['--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${join(dir, 'bad')}`, `--tls_cert_file=${c.certFile}`, `--tls_key_file=${c.keyFile}`, '--tls_require_client_cert']);
@@ -263,7 +263,7 @@ test('a key readable by others stops the start (exit 1, the message names the fi
 });
 
 async function leaderOf(masters: readonly MasterHandle[]): Promise<MasterHandle> {
-  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.some((r) => r.msg === 'term started')), 15_000, 50, 'a leader');
+  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.some((r) => r.msg === 'term started')), undefined, 50, 'a leader');
 }
 
 test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss; an agent given etcd reads it with its etcd certificate', { skip: skipEtcd, timeout: 90_000 }, async (t) => {
@@ -291,7 +291,7 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
   assert.ok(viaEtcd.daemon.records.some((x) => x.msg === 'leading master' && x['master'] === leader.address), 'found through etcd over TLS');
   // Without the certificate etcd requires, it finds no leader and says why.
   const noEtcdCert = await startAgent(t, { master: `etcd://${etcd.endpoint}${prefix}`, hostname: 'no-etcd-cert', tls: { caFile: c.caFile }, flags: [`--etcd_ca_file=${c.caFile}`], waitRegistered: false });
-  const lost = await noEtcdCert.daemon.waitForMsg('no leading master found', {}, 10_000);
+  const lost = await noEtcdCert.daemon.waitForMsg('no leading master found');
   assert.equal(lost['scheme'], 'https');
   assert.match(String(lost['error']), /^etcd 127\.0\.0\.1:\d+: fetch failed/);
 
@@ -302,7 +302,7 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
     await noCert.stop();
     removeDir(work);
   });
-  const warn = await noCert.waitForMsg('etcd not reachable yet', {}, 15_000);
+  const warn = await noCert.waitForMsg('etcd not reachable yet');
   assert.match(String(warn['error']), /--etcd_ca_file is the CA of its certificate, and whether it requires a client certificate \(--etcd_cert_file\)/);
 });
 
@@ -330,12 +330,12 @@ test('etcd user and password: a master with --etcd_user leads and an agent with 
   assert.ok(agent.daemon.records.some((x) => x.msg === 'leading master' && x['master'] === m.address));
   // A wrong password: said at error, naming the flags, never a password; the agent keeps trying.
   const wrong = await startAgent(t, { master, hostname: 'etcd-wrong', flags: [...agentEtcd, `--etcd_password_file=${secret('agent-wrong', 'not-it\n', 0o600)}`], waitRegistered: false });
-  const refusedLine = await wrong.daemon.waitForMsg('etcd refused the agent', {}, 10_000);
+  const refusedLine = await wrong.daemon.waitForMsg('etcd refused the agent');
   assert.match(String(refusedLine['error']), /^etcd refused user 'drydock': .*authentication failed.*\(check --etcd_user and --etcd_password_file\)$/);
   assert.doesNotMatch(wrong.daemon.stdout.join('\n'), /dd-secret|not-it/, 'no password in the log');
   // No user: etcd says it wants one.
   const anonymous = await startAgent(t, { master, hostname: 'etcd-anonymous', flags: [`--etcd_ca_file=${c.caFile}`], waitRegistered: false });
-  assert.equal(String((await anonymous.daemon.waitForMsg('etcd refused the agent', {}, 10_000))['error']), 'etcd requires authentication: give --etcd_user and --etcd_password_file');
+  assert.equal(String((await anonymous.daemon.waitForMsg('etcd refused the agent'))['error']), 'etcd requires authentication: give --etcd_user and --etcd_password_file');
   // A password file others may read stops the agent's start, as the master's.
   const openPw = secret('agent-open', 'dd-secret\n', 0o644);
   const openAgent = new Daemon(AGENT_BIN, [`--master=${master}`, '--ip=127.0.0.1', '--port=0', `--work_dir=${join(dir, 'agent-open-work')}`, ...agentEtcd, `--etcd_password_file=${openPw}`]);
