@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
-import { alive, callApi, eventually, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
+import { alive, callApi, eventually, EVENT_DEADLINE_MS, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
+import { AllocationWitness } from '../helpers/allocation.js';
 
 const AGENT_FLAGS = ['--status_update_retry_interval=500ms'];
 const FW = { user: 'root', name: 'test-fw' };
@@ -32,7 +33,7 @@ async function cluster(t: Parameters<typeof startMaster>[0], masterOpts: Paramet
 }
 
 /** Collects offers until both agents have been offered; returns one per agent. */
-async function offersForAgents(s: SchedulerClient, agentIds: string[], timeoutMs = 8000): Promise<Map<string, Offer>> {
+async function offersForAgents(s: SchedulerClient, agentIds: string[], timeoutMs = EVENT_DEADLINE_MS): Promise<Map<string, Offer>> {
   const got = new Map<string, Offer>();
   const deadline = Date.now() + timeoutMs;
   while (agentIds.some((id) => !got.has(id))) {
@@ -138,26 +139,37 @@ test('subscribe, offers, launch, updates with acks, kill, decline and revive, su
   r = await s.call('RECONCILE', { tasks: [] });
   assert.equal(statusOf(await s.next(updateFor('t1'))).state, 'TASK_RUNNING');
 
-  // DECLINE agent 2 for 3 s: no offer of it within the window; REVIVE brings it back.
+  // DECLINE agent 2 for an hour: not offered in an allocation round after the decline (the
+  // witness's); REVIVE brings it back (it can only be REVIVE: the filter outlasts the test).
+  const witness = await AllocationWitness.start(t, m);
   const declineFrom = s.received.length;
   // Agent 2's first offer is still outstanding (offers do not time out).
-  r = await s.call('DECLINE', { offer_ids: [offers.get(a2.agentId!)!.id], filters: { refuse_seconds: 3 } });
+  r = await s.call('DECLINE', { offer_ids: [offers.get(a2.agentId!)!.id], filters: { refuse_seconds: 3600 } });
   assert.equal(r.status, 202);
-  const declinedAt = Date.now();
-  await new Promise((res) => setTimeout(res, 1200));
+  await witness.round(s);
   const a2Offers = () => s.received.slice(declineFrom).filter((e) => e.type === 'OFFERS' && offersOf(e).some((o) => o.agent_id.value === a2.agentId));
   assert.equal(a2Offers().length, 0, 'agent 2 offered inside the refuse window');
   r = await s.call('REVIVE');
   assert.equal(r.status, 202);
   await eventually(() => (a2Offers().length > 0 ? true : undefined), undefined, 50, 'an offer of agent 2 after REVIVE');
-  assert.ok(Date.now() - declinedAt < 3000, 'the offer came from REVIVE, not the filter expiring');
 
-  // SUPPRESS: no offers at all.
+  // SUPPRESS: no offers at all, though every offer goes back to the pool.
   r = await s.call('SUPPRESS');
   assert.equal(r.status, 202);
-  await new Promise((res) => setTimeout(res, 300));
-  const suppressedFrom = s.received.length;
-  await new Promise((res) => setTimeout(res, 800));
+  r = await s.call('DECLINE', { offer_ids: s.received.flatMap((e) => (e.type === 'OFFERS' ? offersOf(e) : [])).map((o) => o.id), filters: { refuse_seconds: 0 } });
+  assert.equal(r.status, 202);
+  // Offers sent before the suppression may still be on their way: the answer to a reconciliation
+  // asked for after it comes behind them on the same stream.
+  r = await s.call('RECONCILE', { tasks: [{ task_id: { value: 't1' } }] });
+  assert.equal(r.status, 202);
+  const behind = await s.next((e) => updateFor('t1')(e) && statusOf(e).reason === 'REASON_RECONCILIATION', undefined, 'the reconciliation answer behind the suppression');
+  const suppressedFrom = s.received.indexOf(behind) + 1;
+  // A framework that subscribes now is offered both agents: an allocation round ran after the
+  // suppression with their resources free, and offered this framework nothing.
+  const unsuppressed = await SchedulerClient.subscribe(m.address, { ...FW, name: 'not-suppressed' });
+  t.after(() => unsuppressed.close());
+  await offersForAgents(unsuppressed, [a1.agentId!, a2.agentId!]);
+  unsuppressed.close();
   assert.equal(s.received.slice(suppressedFrom).filter((e) => e.type === 'OFFERS').length, 0);
 
   // KILL: TASK_KILLED; GET_TASKS moves it to completed only after the ack.
@@ -254,7 +266,11 @@ test('master restart: a checkpointing framework gets its running task back; unac
   assert.equal(rec.state, 'TASK_RUNNING');
   assert.equal((await agentTasks()).find((x) => x.task_id.value === 'r1')?.state, 'TASK_RUNNING');
   if (pid !== undefined) assert.ok(alive(pid), 'the task process kept running');
-  await new Promise((res) => setTimeout(res, 1200));
+  // The acknowledgement reached the agent: it resends nothing any more.
+  await eventually(async () => ((await (await fetch(`${a1.url}/metrics/snapshot`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) })).json()) as Record<string, number>)['drydock/status_updates_pending'] === 0 || undefined, undefined, 50, 'no update pending on the agent');
+  // A resend already on its way would be forwarded within moments; how long this looks is how
+  // sensitive the check is, not a bound a correct master must beat.
+  await new Promise((res) => setTimeout(res, 1_000));
   // Nothing but the reconciliation answer and offers/heartbeats after the ack: no state delivered twice.
   const extra = s2.received.slice(before).filter((e) => e.type === 'UPDATE' && statusOf(e).uuid !== undefined);
   assert.deepEqual(extra, []);
