@@ -86,13 +86,8 @@ test('TASK_LOST of a non-checkpointing framework is resent until acknowledged, a
 
 /**
  * The task's pid, from the agent's checkpoint (ids here need no path escaping), once it is
- * there: TASK_RUNNING goes out before the commit that records the pid. -1 if it never comes.
+ * there: TASK_RUNNING goes out before the commit that records the pid.
  */
-async function taskPid(workDir: string, frameworkId: string, taskId: string): Promise<number> {
-  for (let i = 0; i < 500; i++) {
-    const pid = checkpointTask(workDir, frameworkId, taskId)?.task_pid;
-    if (pid !== undefined) return pid;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return -1;
+function taskPid(workDir: string, frameworkId: string, taskId: string): Promise<number> {
+  return eventually(() => checkpointTask(workDir, frameworkId, taskId)?.task_pid, undefined, 10, `the pid of ${taskId} in the checkpoint`);
 }

@@ -9,7 +9,7 @@ import { launcherPath } from '../../agent/launcher.js';
 import { LaunchServer, encodeLaunchRequest } from '../../agent/launch-server.js';
 import { EXIT_FILE_SIZE, findLauncher, procPids, procStartTime, procStat, readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
 import { Logger } from '../../shared/log.js';
-import { alive, eventually, tempDir } from '../helpers/daemons.js';
+import { alive, eventually, EVENT_DEADLINE_MS, tempDir } from '../helpers/daemons.js';
 
 function spec(dir: string, name: string, command: string, env: Record<string, string> = {}): LaunchSpec {
   return {
@@ -166,13 +166,13 @@ test('a SIGTERM sent while the task is still setting itself up is not lost: it e
   if (!r.ok || r.taskPid === undefined) return;
   const pid = r.taskPid;
   t.after(() => void signalGroup(pid, 'SIGKILL'));
+  // kill(2) has made the SIGTERM pending (blocked, in the task) by the time it returns.
   signalGroup(pid, 'SIGTERM');
-  await new Promise((res) => setTimeout(res, 100));
   // Lets the task's open of its stdout finish (a reader is there); the task then carries on.
   const reader = openSync(slow.stdoutPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   t.after(() => closeSync(reader));
   // Bounded: a lost SIGTERM leaves `sleep 30` running.
-  const how = await Promise.race([r.ended, new Promise<'still running after 10 s'>((res) => setTimeout(() => res('still running after 10 s'), 10_000).unref())]);
+  const how = await Promise.race([r.ended, new Promise<'still running'>((res) => setTimeout(() => res('still running'), EVENT_DEADLINE_MS).unref())]);
   assert.equal(how, 'exited');
   const end = readLauncherEnd(slow.statusFile);
   assert.equal(end !== undefined && 'signal' in end ? end.signal : JSON.stringify(end), 15);
@@ -255,9 +255,9 @@ test('a launcher that ends before it reports the task fails its launch (it does 
   chmodSync(fake, 0o755);
   const s = new LaunchServer(new Logger({ sink: () => {} }), fake);
   t.after(() => s.close());
-  const r = await Promise.race([s.launch(spec(dir, 'a', 'true')), new Promise<'no answer in 5 s'>((res) => setTimeout(() => res('no answer in 5 s'), 5_000).unref())]);
-  assert.notEqual(r, 'no answer in 5 s');
-  if (r === 'no answer in 5 s') return;
+  const r = await Promise.race([s.launch(spec(dir, 'a', 'true')), new Promise<'no answer'>((res) => setTimeout(() => res('no answer'), EVENT_DEADLINE_MS).unref())]);
+  assert.notEqual(r, 'no answer');
+  if (r === 'no answer') return;
   assert.equal(r.ok, false);
   if (!r.ok) assert.match(r.error, /the launcher ended before it reported the task \(wait status 9\)/);
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
-import { alive, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
+import { alive, eventually, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
 import { taskPids } from '../helpers/fake-master.js';
 import { checkpointTask } from '../helpers/checkpoint.js';
 
@@ -16,13 +16,8 @@ type Offer = { id: { value: string }; agent_id: { value: string } };
 type Status = { task_id: { value: string }; state: string; uuid?: string; reason?: string; agent_id?: { value: string } };
 
 /** The task's pid from the agent's checkpoint, once it is there: TASK_RUNNING goes out before the commit that records the pid. */
-async function taskPid(workDir: string, frameworkId: string, taskId: string): Promise<number> {
-  for (let i = 0; i < 500; i++) {
-    const pid = checkpointTask(workDir, frameworkId, taskId)?.task_pid;
-    if (pid !== undefined) return pid;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  assert.fail(`no pid of task ${taskId} in the checkpoint after 5 s`);
+function taskPid(workDir: string, frameworkId: string, taskId: string): Promise<number> {
+  return eventually(() => checkpointTask(workDir, frameworkId, taskId)?.task_pid, undefined, 10, `the pid of ${taskId} in the checkpoint`);
 }
 
 const statusOf = (e: SchedulerEvent): Status => (e['update'] as { status: Status }).status;
@@ -84,8 +79,12 @@ test('kill -9 of an agent: a checkpointing framework keeps its task, the other l
   // The non-checkpointing framework's task is lost, once, and its process is gone.
   const lost = await fleeting.next(isUpdate('goes', 'TASK_LOST'), undefined, 'goes TASK_LOST');
   await ack(fleeting, lost);
-  await new Promise((r) => setTimeout(r, 1_000));
-  const terminal = fleeting.received.filter((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'goes' && ['TASK_LOST', 'TASK_KILLED', 'TASK_FAILED', 'TASK_FINISHED'].includes(statusOf(e).state));
+  // Nothing left on the agent to resend (only this acknowledgement was ever sent), and anything
+  // the master said of the task is on the stream before its answer to a reconciliation.
+  await eventually(async () => ((await (await fetch(`${a2.url}/metrics/snapshot`)).json()) as Record<string, number>)['drydock/status_updates_pending'] === 0 || undefined, undefined, 50, 'no update pending on the agent');
+  assert.equal((await fleeting.call('RECONCILE', { tasks: [{ task_id: { value: 'goes' } }] })).status, 202);
+  await fleeting.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'goes' && statusOf(e).reason === 'REASON_RECONCILIATION', undefined, 'the reconciliation answer for goes');
+  const terminal = fleeting.received.filter((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'goes' && statusOf(e).reason !== 'REASON_RECONCILIATION' && ['TASK_LOST', 'TASK_KILLED', 'TASK_FAILED', 'TASK_FINISHED'].includes(statusOf(e).state));
   assert.equal(new Set(terminal.map((e) => `${statusOf(e).state}/${statusOf(e).uuid ?? 'master'}`)).size, 1, `one terminal state: ${JSON.stringify(terminal.map(statusOf))}`);
 
   assert.equal(alive(goesPid), false, 'the lost task\'s process is gone');
