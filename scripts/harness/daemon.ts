@@ -143,6 +143,16 @@ export class Daemon {
     return this.waitForLog(pred, timeoutMs, `msg '${msg}' ${JSON.stringify(fields)}`);
   }
 
+  /** How it ended, or undefined if it still runs after timeoutMs (by default the tests' one guard, EVENT_DEADLINE_MS). */
+  async exitWithin(timeoutMs = EVENT_DEADLINE_MS): Promise<Exit | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([this.exited, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Writes one line to the child's stdin (started with stdin: true). */
   send(text: string): void {
     this.child.stdin?.write(text + '\n');

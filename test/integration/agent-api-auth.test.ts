@@ -254,7 +254,7 @@ test('the agent refuses --http_credentials others may read, and --authenticate_h
   const run = async (flags: string[]): Promise<{ code: number | null; stderr: string; listened: boolean }> => {
     const d = new Daemon(AGENT_BIN, ['--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${tempDir(t, 'drydock-agent-')}`, ...flags]);
     t.after(() => d.stop(2_000, 'SIGKILL'));
-    const exit = await Promise.race([d.exited, new Promise<{ code: null }>((r) => setTimeout(() => r({ code: null }), 15_000).unref())]);
+    const exit = (await d.exitWithin()) ?? { code: null };
     return { code: exit.code, stderr: d.stderr, listened: d.records.some((r) => r.msg === 'listening') };
   };
   const open = fileWithMode(join(dir, 'open.json'), JSON.stringify({ credentials: [{ principal: 'ops', secret: SECRETS.ops }] }), 0o644);

@@ -109,7 +109,6 @@ function credentialedAgent(t: Cleanup, m: MasterHandle, dir: string, principal: 
   });
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 test('agents authenticate: --credential registers; no credential or a wrong secret gets 401, the agent says so and retries, the master is unchanged', async (t) => {
   const dir = tempDir(t, 'drydock-agent-auth-');
@@ -403,7 +402,7 @@ test('the agent refuses a --credential file others may read, and one that is no 
   const run = async (file: string): Promise<{ code: number | null; stderr: string; registered: boolean }> => {
     const d = new Daemon(AGENT_BIN, ['--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${tempDir(t, 'drydock-agent-')}`, `--credential=${file}`]);
     t.after(() => d.stop(2_000, 'SIGKILL'));
-    const exit = await Promise.race([d.exited, sleep(15_000).then(() => ({ code: null }))]);
+    const exit = (await d.exitWithin()) ?? { code: null };
     return { code: exit.code, stderr: d.stderr, registered: d.records.some((r) => r.msg === 'listening') };
   };
   const open = writeFile(dir, 'open.cred', JSON.stringify({ principal: 'agent-r1', secret: 's3cret-r1' }), 0o644);

@@ -6,14 +6,11 @@ import { AGENT_BIN, Daemon, alive, type Exit, eventually, startAgent } from '../
 import { agentWorkDir, shellTask, startFakeMaster, checkpointedTaskPids } from '../helpers/fake-master.js';
 import { checkpointTask } from '../helpers/checkpoint.js';
 
-/** The daemon's exit, or a rejection after timeoutMs (the timer never outlives the wait). */
-async function exitOf(d: Daemon, timeoutMs = 10_000): Promise<Exit> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([d.exited, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error('agent did not exit')), timeoutMs)))]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** The daemon's exit, or a rejection after timeoutMs (the one guard by default). */
+async function exitOf(d: Daemon, timeoutMs?: number): Promise<Exit> {
+  const exit = await d.exitWithin(timeoutMs);
+  if (exit === undefined) throw new Error('agent did not exit');
+  return exit;
 }
 
 test('after kill -9 the agent re-adopts live tasks, reports those that ended meanwhile, keeps its id', async (t) => {

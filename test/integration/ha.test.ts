@@ -122,7 +122,7 @@ test('agents follow the leader (etcd:// and a list of masters), keep their ids, 
   assert.match((await callApi(second.url, { type: 'GET_MAINTENANCE_STATUS' })).text, /"hostname":"via-etcd"/);
   // The window goes on: DOWN on the new leader shuts the agent down, and it is refused from then on.
   assert.equal((await callApi(second.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [{ hostname: 'via-etcd', ip: '127.0.0.2' }] } })).status, 200);
-  const exit = await Promise.race([viaEtcd.daemon.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 15_000))]);
+  const exit = await viaEtcd.daemon.exitWithin();
   assert.deepEqual(exit, { code: 0, signal: null });
 });
 

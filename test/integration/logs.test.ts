@@ -125,7 +125,7 @@ test('--log_format=xml: refused with the choices, exit 1, nothing started', asyn
   for (const [program, bin, args] of cases) {
     const d = new Daemon(bin, [...args, '--log_format=xml']);
     t.after(() => d.stop());
-    const exit = await Promise.race([d.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000).unref())]);
+    const exit = (await d.exitWithin()) ?? 'timeout';
     assert.deepEqual(exit, { code: 1, signal: null }, `${program}: ${d.stderr}`);
     assert.match(d.stderr, new RegExp(`^${program}: Invalid value 'xml' for --log_format: (expected|must be) one of json, text\\n$`), program);
     assert.deepEqual(d.stdout, [], `${program}: no log line`);

@@ -249,7 +249,7 @@ test('the master refuses to start with hooks it cannot run safely: a root master
   const run = async (flags: string[]): Promise<{ code: number | null; stderr: string; listening: boolean }> => {
     const d = new Daemon(MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${tempDir(t, 'drydock-master-')}`, ...flags]);
     t.after(() => d.stop(2_000, 'SIGKILL'));
-    const exit = await Promise.race([d.exited, sleep(15_000).then(() => ({ code: null }))]);
+    const exit = (await d.exitWithin()) ?? { code: null };
     return { code: exit.code, stderr: d.stderr, listening: d.records.some((r) => r.msg === 'listening') };
   };
   const good = fileWithMode(join(dir, 'hooks.yml'), 'hooks:\n  patch: { command: ["/bin/echo", "{hostname}"] }\n', 0o644);

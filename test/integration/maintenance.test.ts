@@ -173,7 +173,7 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   const downSeen = s.received.length;
   r = await post(m.url, '/machine/down', '[{"hostname":"node1","ip":"127.0.0.2"}]');
   assert.equal(r.status, 200, r.text);
-  const exit = await Promise.race([a1.daemon.exited, new Promise<undefined>((res) => setTimeout(() => res(undefined), 15_000))]);
+  const exit = await a1.daemon.exitWithin();
   assert.deepEqual(exit, { code: 0, signal: null });
   const lost = await eventually(() => s.received.slice(downSeen).find((e) => e.type === 'UPDATE'), undefined, 50, 'TASK_LOST');
   const ls = (lost['update'] as { status: Record<string, unknown> }).status;
@@ -187,7 +187,7 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
 
   // Restarting that agent: refused before registration, exit 0, the message on stderr.
   const again = await startAgent(t, { ...agentOpts, waitRegistered: false });
-  const refused = await Promise.race([again.daemon.exited, new Promise<undefined>((res) => setTimeout(() => res(undefined), 15_000))]);
+  const refused = await again.daemon.exitWithin();
   assert.deepEqual(refused, { code: 0, signal: null });
   assert.match(again.daemon.stderr, /Machine is `DOWN`/);
 
@@ -196,7 +196,7 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   m = await startMaster(t, { workDir, flags: ['--allocation_interval=200ms'] });
   assert.match((await get(m.url, '/maintenance/status')).text, /"down_machines":\[\{"hostname":"node1","ip":"127.0.0.2"\}\]/);
   const third = await startAgent(t, { ...agentOpts, master: m.address, waitRegistered: false });
-  const refused2 = await Promise.race([third.daemon.exited, new Promise<undefined>((res) => setTimeout(() => res(undefined), 15_000))]);
+  const refused2 = await third.daemon.exitWithin();
   assert.deepEqual(refused2, { code: 0, signal: null });
   assert.match(third.daemon.stderr, /Machine is `DOWN`/);
 

@@ -245,9 +245,8 @@ test('the scheduler refuses to start with a credentials file others can read, --
   const start = async (flags: string[]): Promise<{ code: number | null; stderr: string }> => {
     const d = new Daemon(SCHEDULER_BIN, [`--spec=${f.spec}`, '--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${workDir}`, ...flags], { DRYDOCK_CREDENTIALS: '' });
     t.after(() => d.stop(1_000, 'SIGKILL'));
-    let timer: NodeJS.Timeout | undefined;
-    const e = await Promise.race([d.exited, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still running; stdout ${d.stdout.join('\n')}`)), 15_000)))]);
-    clearTimeout(timer);
+    const e = await d.exitWithin();
+    if (e === undefined) throw new Error(`still running; stdout ${d.stdout.join('\n')}`);
     return { code: e.code, stderr: d.stderr };
   };
   chmodSync(f.credentials, 0o644);
