@@ -403,7 +403,9 @@ test('an on_down hook that fails: the step goes to ERROR with the exit status an
   assert.match(a?.message ?? '', /: on_down of hook-a failed with exit status 3 \(attempt 1\); last output: broken$/);
   assert.equal(failed.plan.status, 'ERROR');
   assert.equal(failed.status, 417);
-  // The plan pauses there: hook-b does not start, and hook-a stays DOWN (a stated mode).
+  // The plan pauses there: hook-b does not start, and hook-a stays DOWN (a stated mode). A pass of
+  // the plans' driver is not observable from outside: this look is an observation window (its
+  // length is the check's sensitivity), which a correct master passes however slow the machine.
   await new Promise((r) => setTimeout(r, 2000));
   const paused = await planOf(m.url, 'hooks');
   assert.equal(paused.plan.phases[0]?.steps[1]?.status, 'PENDING', JSON.stringify(paused.plan));
@@ -494,6 +496,7 @@ test('a three-rack plan with a canary per rack: each rack\'s first machines wait
   let p = await planOf(m.url, 'three-racks');
   assert.equal(p.plan.status, 'WAITING');
   assert.deepEqual(p.plan.phases.map((ph) => [ph.name, ph.status]), [['r1', 'WAITING'], ['r2', 'WAITING'], ['r3', 'WAITING']]);
+  // An observation window, as above: nothing may be scheduled however long it lasts.
   await new Promise((r) => setTimeout(r, 500));
   assert.equal((await call(m.url, 'GET', '/maintenance/schedule')).text, '{}', 'a held canary schedules nothing');
 
