@@ -288,7 +288,7 @@ test('authorization matrix: operator, scheduler and maintenance calls x callers 
   // Every refused mutating call left an audit line with its principal and outcome (read from the
   // master's stdout: an answer can arrive before its log line).
   const audited = (what: string, pred: (r: Record<string, unknown>) => boolean): Promise<true> =>
-    eventually(() => (m.daemon.records.some((r) => r['msg'] === 'audit' && pred(r)) ? true : undefined), 5_000, 20, what);
+    eventually(() => (m.daemon.records.some((r) => r['msg'] === 'audit' && pred(r)) ? true : undefined), undefined, 20, what);
   await audited('an unauthenticated call, body never read', (r) => r['outcome'] === 'unauthenticated' && r['action'] === 'POST /api/v1' && r['principal'] === null);
   await audited('an unauthenticated legacy call', (r) => r['outcome'] === 'unauthenticated' && r['action'] === 'POST /machine/down');
   await audited('a denied drain naming principal and object', (r) => r['outcome'] === 'denied' && r['principal'] === 'r1' && String(r['action']).includes('drain_agents') && String(r['object']).includes('mx-r2'));

@@ -314,7 +314,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   };
   await plan('POST', '', JSON.stringify({ name: 'shapes', machines: { hostnames: [B.hostname] }, window: '1hrs', phase_strategy: 'canary' }));
   await plan('POST', '/shapes/forceComplete', '');
-  await early.waitFor((x) => x.type === 'MAINTENANCE_PLAN_UPDATED', 0, 10_000, 'MAINTENANCE_PLAN_UPDATED');
+  await early.waitFor((x) => x.type === 'MAINTENANCE_PLAN_UPDATED', 0, undefined, 'MAINTENANCE_PLAN_UPDATED');
   await plan('DELETE', '/shapes');
 
   // A window over B (A is drained below, and Mesos drains no agent in a schedule): the
@@ -388,9 +388,9 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   const late = await EventStream.open(m);
   opStreams.push(late);
   t.after(() => late.close());
-  await late.waitFor((x) => x.type === 'SUBSCRIBED', 0, 10_000, 'SUBSCRIBED');
+  await late.waitFor((x) => x.type === 'SUBSCRIBED', 0, undefined, 'SUBSCRIBED');
   // The early stream saw the framework go: wait for it so the last events are in.
-  await early.waitFor((x) => x.type === 'FRAMEWORK_REMOVED', 0, 10_000, 'FRAMEWORK_REMOVED');
+  await early.waitFor((x) => x.type === 'FRAMEWORK_REMOVED', 0, undefined, 'FRAMEWORK_REMOVED');
 }
 
 // ---- Reading ---------------------------------------------------------------------------------------
