@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
-import { callApi, eventually, FIXTURES, startAgent, startMaster, type AgentHandle } from '../helpers/daemons.js';
+import { callApi, EVENT_DEADLINE_MS, eventually, FIXTURES, startAgent, startMaster, type AgentHandle } from '../helpers/daemons.js';
 import { daemonSample, fetchSnapshot, scrapeMetrics, type Exposition } from '../helpers/exposition.js';
 
 const FW = { user: 'root', name: 'metrics-fw', checkpoint: true, failover_timeout: 60, capabilities: [{ type: 'TASK_KILLING_STATE' }] };
@@ -130,7 +130,7 @@ test('agent /metrics and /metrics/snapshot: launches, kills, an escalation to SI
   assert.equal(metrics.find((m) => m.name === 'slave/tasks_killed')?.value, 2);
 
   // Only GET: a POST is refused and changes nothing.
-  const post = await fetch(`${agent.url}/metrics`, { method: 'POST', body: 'x', signal: AbortSignal.timeout(5000) });
+  const post = await fetch(`${agent.url}/metrics`, { method: 'POST', body: 'x', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(post.status, 405);
   assert.equal(post.headers.get('allow'), 'GET');
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI_BIN, eventually, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { CLI_BIN, EVENT_DEADLINE_MS, eventually, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
 
 interface Ran {
   code: number | null;
@@ -26,7 +26,7 @@ function drydock(master: MasterHandle, args: readonly string[], stdin?: string):
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`drydock ${args.join(' ')} did not exit; stdout: ${stdout}; stderr: ${stderr}`));
-    }, 20_000);
+    }, EVENT_DEADLINE_MS);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });

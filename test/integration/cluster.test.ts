@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT, alive, callApi, eventually, tempDir } from '../helpers/daemons.js';
+import { ROOT, alive, callApi, EVENT_DEADLINE_MS, eventually, tempDir } from '../helpers/daemons.js';
 import { freePort } from '../helpers/ports.js';
 
 test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_000 }, async (t) => {
@@ -41,17 +41,17 @@ test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_00
   const plan = await fetch(`http://127.0.0.1:${port}/v1/maintenance/plans`, {
     method: 'POST',
     body: JSON.stringify({ name: 'readme-hook', machines: { attributes: { zone: 'nowhere' } }, window: '1hrs', on_down: { hook: 'patch', timeout: '1mins' } }),
-    signal: AbortSignal.timeout(5_000),
+    signal: AbortSignal.timeout(EVENT_DEADLINE_MS),
   });
   assert.deepEqual([plan.status, await plan.text()], [400, 'Maintenance plan selects no usable machines: the selection matches no machine the master knows']);
-  const agentHealth = await fetch(`http://127.0.0.2:${agentPort}/health`, { signal: AbortSignal.timeout(5_000) });
+  const agentHealth = await fetch(`http://127.0.0.2:${agentPort}/health`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(agentHealth.status, 200);
 
   // Machine DOWN shuts agent-1 down (exit 0): the rest of the cluster goes on. Once the machine
   // is up, SIGUSR2 starts the stopped agent again and it registers.
   const machine = JSON.stringify([{ hostname: 'agent-1', ip: '127.0.0.2' }]);
   const post = (path: string, body: string): Promise<Response> =>
-    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body, signal: AbortSignal.timeout(5_000) });
+    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body, signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   const schedule = { windows: [{ machine_ids: [{ hostname: 'agent-1', ip: '127.0.0.2' }], unavailability: { start: { nanoseconds: 1443830400000000000 } } }] };
   assert.equal((await post('/maintenance/schedule', JSON.stringify(schedule))).status, 200);
   assert.equal((await post('/machine/down', machine)).status, 200);

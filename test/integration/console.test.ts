@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { alive, callApi, eventually, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { alive, callApi, EVENT_DEADLINE_MS, eventually, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -205,13 +205,13 @@ test('loaded from a standby, the console lands on the leader (307) and runs ther
   const c = await startMaster(t, { flags });
   const leader = await eventually(async () => {
     for (const x of [a, c]) {
-      const r = await fetch(`${x.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+      const r = await fetch(`${x.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) }).catch(() => undefined);
       if (r?.status === 200) return x;
     }
     return undefined;
   }, undefined, 100, 'a leader serving the console');
   const standby = leader === a ? c : a;
-  await eventually(async () => ((await fetch(`${standby.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(2000) })).status === 307 ? true : undefined), undefined, 100, 'the standby redirecting');
+  await eventually(async () => ((await fetch(`${standby.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) })).status === 307 ? true : undefined), undefined, 100, 'the standby redirecting');
   const b = await browser(t);
   const p = await page(t, b);
   await p.goto(`${standby.url}/#/cluster`);

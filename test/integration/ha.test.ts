@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callApi, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
+import { callApi, EVENT_DEADLINE_MS, eventually, startAgent, startMaster, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
 import { SchedulerClient } from '../../scheduler/client.js';
 
@@ -27,10 +27,10 @@ test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the 
   assert.equal((await callApi(first.url, schedule)).status, 200);
 
   // The standby sends clients to the leader.
-  const moved = await fetch(`${standby.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  const moved = await fetch(`${standby.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(moved.status, 307);
   assert.equal(moved.headers.get('location'), `//${first.address}/api/v1`);
-  assert.equal((await fetch(`${standby.url}/health`, { signal: AbortSignal.timeout(5000) })).status, 200);
+  assert.equal((await fetch(`${standby.url}/health`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) })).status, 200);
   // A framework subscribes through the standby: the 307 is followed to the leader.
   const fw = await SchedulerClient.subscribe(standby.address, { user: 'root', name: 'via-standby' });
   t.after(() => fw.close());
@@ -54,7 +54,7 @@ test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the 
 
   // A third master joins as standby; SIGTERM on the leader resigns, and the standby takes over without waiting for the TTL.
   const c = await startMaster(t, { flags });
-  await eventually(async () => ((await fetch(`${c.url}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(2000) })).status === 307 ? true : undefined), undefined, 100, 'the new standby knows the leader');
+  await eventually(async () => ((await fetch(`${c.url}/redirect`, { redirect: 'manual', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) })).status === 307 ? true : undefined), undefined, 100, 'the new standby knows the leader');
   const seenC = new Map([[c, c.daemon.records.length]]);
   const t0 = Date.now();
   second.daemon.signal('SIGTERM');
@@ -82,7 +82,7 @@ test('a paused leader is fenced: after SIGCONT it is no longer leader and none o
   // It notices (its own deadline, its lease, or a fenced write) and stops acting as leader.
   await first.daemon.waitForMsg('leadership lost', {}, undefined, before);
   await eventually(async () => {
-    const r = await fetch(`${first.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(2000) });
+    const r = await fetch(`${first.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"GET_HEALTH"}', redirect: 'manual', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
     return r.status === 307 && r.headers.get('location') === `//${other.address}/api/v1` ? true : undefined;
   }, undefined, 100, 'the old leader redirecting to the new one');
   // Only the new leader's schedule is in etcd.

@@ -21,7 +21,7 @@ import { userInfo } from 'node:os';
 import { parseJson, stringifyJson } from '../../shared/json.js';
 import { RecordReader } from '../../shared/recordio.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
-import { eventually, FIXTURES, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
+import { eventually, EVENT_DEADLINE_MS, FIXTURES, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
 import { EventStream } from '../helpers/event-stream.js';
 import { googleProtobufMissing, googleRead } from '../helpers/google-protobuf.js';
 import { readStrict } from '../helpers/mesos-strict.js';
@@ -380,8 +380,8 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   const down = await s.call('TEARDOWN');
   assert.equal(down.status, 202, down.text);
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([s.ended, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the framework stream did not end after TEARDOWN')), 10_000)))]).finally(() => clearTimeout(timer));
-  extraSchedulerRecords.push(...(await recordsUntilEnd(m.url, { type: 'SUBSCRIBE', framework_id: { value: s.frameworkId }, subscribe: { framework_info: { ...FRAMEWORK, id: { value: s.frameworkId } } } }, 10_000)));
+  await Promise.race([s.ended, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the framework stream did not end after TEARDOWN')), EVENT_DEADLINE_MS)))]).finally(() => clearTimeout(timer));
+  extraSchedulerRecords.push(...(await recordsUntilEnd(m.url, { type: 'SUBSCRIBE', framework_id: { value: s.frameworkId }, subscribe: { framework_info: { ...FRAMEWORK, id: { value: s.frameworkId } } } }, EVENT_DEADLINE_MS)));
   await snapshotMaster(m, 'an agent DRAINED, the framework gone', into);
 
   // A late subscriber's snapshot holds everything that happened.

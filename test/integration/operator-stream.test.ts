@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callApi, eventually, startMaster } from '../helpers/daemons.js';
+import { callApi, eventually, EVENT_DEADLINE_MS, startMaster } from '../helpers/daemons.js';
 import { EventStream, type Rec } from '../helpers/event-stream.js';
 import { FakeAgent } from '../helpers/fake-agent.js';
 import type { TaskStatus } from '../../shared/mesos.js';
@@ -104,7 +104,7 @@ test('SUBSCRIBE: SUBSCRIBED with GET_STATE, heartbeats, AGENT_ADDED, TASK_UPDATE
 
 test('SUBSCRIBE goes through the same framing checks, under every API path', async (t) => {
   const m = await startMaster(t, { flags: HEARTBEAT_FLAGS });
-  const get = await fetch(`${m.url}/api/v1`, { signal: AbortSignal.timeout(5_000) });
+  const get = await fetch(`${m.url}/api/v1`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(get.status, 405);
   await get.text();
   const form = await callApi(m.url, { type: 'SUBSCRIBE' }, { 'content-type': 'text/plain' });
@@ -130,7 +130,8 @@ test('past --max_operator_event_stream_subscribers the oldest stream is closed c
   const s3 = await EventStream.open(m);
   t.after(() => s3.close());
   await s3.waitFor(isType('HEARTBEAT'));
-  const ended = await Promise.race([s1.ended, new Promise<string>((r) => setTimeout(() => r('still open'), 3_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([s1.ended, new Promise<string>((r) => (timer = setTimeout(() => r('still open'), EVENT_DEADLINE_MS)))]).finally(() => clearTimeout(timer));
   assert.equal(ended, 'END', 'the oldest stream ends with the chunked terminator');
   await m.daemon.waitForMsg('operator stream closed', { reason: 'TOO_MANY_SUBSCRIBERS', subscribers: 2 });
   // The two newest still get heartbeats.

@@ -12,7 +12,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
 import { stringifyJson } from '../../shared/json.js';
-import { callApi, eventually, startAgent, startMaster } from '../helpers/daemons.js';
+import { callApi, eventually, EVENT_DEADLINE_MS, startAgent, startMaster } from '../helpers/daemons.js';
 import {
   inverseOffersOf,
   offersOf,
@@ -118,7 +118,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
   const updateFor = (taskId: string) => (e: ProtoEvent): boolean => statusOf(e)?.task_id.value === taskId;
 
   /** Consumes the task's updates (acknowledging each one that has a uuid) until `state`; returns the states seen. */
-  async function ackUntil(sched: ProtoScheduler, taskId: string, state: string, timeoutMs = 15_000): Promise<string[]> {
+  async function ackUntil(sched: ProtoScheduler, taskId: string, state: string, timeoutMs = EVENT_DEADLINE_MS): Promise<string[]> {
     const seen: string[] = [];
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -316,7 +316,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
     const sched = need(s, 'a subscribed framework');
     const r = await sched.call('TEARDOWN');
     assert.equal(r.status, 202, `TEARDOWN ${answer(r)}`);
-    assert.equal(await within(sched.ended, 10_000, 'the event stream to end after TEARDOWN'), 'stream ended');
+    assert.equal(await within(sched.ended, EVENT_DEADLINE_MS, 'the event stream to end after TEARDOWN'), 'stream ended');
     if (!launched) return;
     await eventually(async () => {
       const v = (await callApi(m.url, { type: 'GET_TASKS' })).json as { get_tasks: { completed_tasks: Array<{ task_id: { value: string }; state: string }> } };

@@ -13,7 +13,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Daemon, ROOT, SCHEDULER_BIN, alive, eventually, startMaster, startScheduler, tempDir, type SchedulerHandle } from '../helpers/daemons.js';
+import { Daemon, ROOT, SCHEDULER_BIN, alive, EVENT_DEADLINE_MS, eventually, startMaster, startScheduler, tempDir, type SchedulerHandle } from '../helpers/daemons.js';
 import { CLEAN_CLIENT_ENV, startCluster } from '../helpers/cluster.js';
 import { cliFinished, spawnCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
@@ -181,7 +181,7 @@ test('the scheduler API with credentials and TLS: 401s with its realm, the crede
   assert.equal(typeof (health.json as { value?: unknown }).value, 'number', health.text);
 
   // Plain HTTP to the TLS port: the 400 that says to use https://, and the scheduler stays up.
-  const plain = await fetch(`http://127.0.0.1:${s.port}/v1/plans`, { signal: AbortSignal.timeout(5_000) });
+  const plain = await fetch(`http://127.0.0.1:${s.port}/v1/plans`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(plain.status, 400);
   assert.equal(await plain.text(), `${PLAIN_HTTP_ON_TLS_PORT}\n`);
   await s.daemon.waitForMsg('plain HTTP on the TLS port refused');

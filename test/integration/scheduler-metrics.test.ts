@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { eventually, startAgent, startMaster, startScheduler, tempDir } from '../helpers/daemons.js';
+import { EVENT_DEADLINE_MS, eventually, startAgent, startMaster, startScheduler, tempDir } from '../helpers/daemons.js';
 import { sampleValue, scrapeMetrics, type Exposition } from '../helpers/exposition.js';
 
 const SPEC = `name: hello
@@ -60,7 +60,7 @@ test('scheduler /metrics: deploy steps reach COMPLETE, tasks and offers counted'
   assert.equal(sampleValue(done, 'drydock_scheduler_inverse_offers_total', { answer: 'accepted' }), 0);
 
   // Only GET.
-  const post = await fetch(`${s.url}/metrics`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+  const post = await fetch(`${s.url}/metrics`, { method: 'POST', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(post.status, 405);
 });
 
@@ -74,10 +74,10 @@ test('scheduler /metrics is a read: --authenticate_http_readonly wants a credent
   // No master at all: the API serves while the scheduler retries subscribing.
   const s = await startScheduler(t, { master: '127.0.0.1:1', spec, flags: [`--credentials=${credentials}`, '--authenticate_http_readonly'] });
 
-  const anonymous = await fetch(`${s.url}/metrics`, { signal: AbortSignal.timeout(5000) });
+  const anonymous = await fetch(`${s.url}/metrics`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(anonymous.status, 401);
   assert.match(anonymous.headers.get('www-authenticate') ?? '', /realm="drydock-scheduler"/);
-  const wrong = await fetch(`${s.url}/metrics`, { headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` }, signal: AbortSignal.timeout(5000) });
+  const wrong = await fetch(`${s.url}/metrics`, { headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` }, signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(wrong.status, 401);
   const e = await scrapeMetrics(`${s.url}/metrics`, { authorization: `Basic ${Buffer.from('ops:ops-secret').toString('base64')}` });
   assert.equal(sampleValue(e, 'drydock_scheduler_subscribed'), 0);

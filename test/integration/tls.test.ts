@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { makeCertificates, type Certificates } from '../../scripts/harness/certs.js';
 import { AgentDouble } from '../../scripts/harness/agent-double.js';
 import { clientTransport, type ClientTransport } from '../../io/transport.js';
-import { AGENT_BIN, callApi, Daemon, eventually, fileWithMode, MASTER_BIN, removeDir, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { AGENT_BIN, callApi, Daemon, EVENT_DEADLINE_MS, eventually, fileWithMode, MASTER_BIN, removeDir, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
 import { addDrydockUsers, etcdctl, etcdctlMissing, etcdMissing, startEtcd } from '../helpers/etcd.js';
 
 const PLAIN_ANSWER = 'This port speaks TLS: use https:// (and wss:// for agents)\n';
@@ -40,7 +40,7 @@ type Agents = { get_agents: { agents: Array<{ agent_info: { id: { value: string 
 
 /** POST a call over plain HTTP to a port; resolves with status, content type and body. */
 async function plainCall(address: string, body: string): Promise<[number, string | null, string]> {
-  const r = await fetch(`http://${address}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(5000) });
+  const r = await fetch(`http://${address}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   return [r.status, r.headers.get('content-type'), await r.text()];
 }
 
@@ -149,13 +149,13 @@ test('mutual TLS on the agent API and the scheduler API (--tls_require_client_ce
   const listening = await s.daemon.waitForMsg('listening');
   assert.deepEqual([listening['tls'], listening['requireClientCert'], listening['masterTls']], [true, true, true]);
   const url = `https://127.0.0.1:${s.port}/v1/health`;
-  const get = (transport: ClientTransport): Promise<Response> => transport.fetch(url, { signal: AbortSignal.timeout(5_000) });
+  const get = (transport: ClientTransport): Promise<Response> => transport.fetch(url, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   await assert.rejects(get(client(c.caFile)), refusedAtHandshake, 'no client certificate');
   await assert.rejects(get(client(c.caFile, foreign)), refusedAtHandshake, 'a certificate from another CA');
   // Served: /v1/health answers with the SDK's codes (318 until subscribed, 20x while deploying).
   const served = await get(client(c.caFile, own));
   assert.ok(served.status === 318 || (served.status >= 200 && served.status < 300), `health ${served.status}`);
-  const plain = await fetch(`http://127.0.0.1:${s.port}/v1/health`, { signal: AbortSignal.timeout(5_000) });
+  const plain = await fetch(`http://127.0.0.1:${s.port}/v1/health`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.deepEqual([plain.status, await plain.text()], [400, PLAIN_ANSWER]);
   await s.daemon.waitForMsg('subscribed');
 
@@ -174,7 +174,7 @@ function handshake(port: number, caFile: string, options: ConnectionOptions): Pr
       s.end();
     });
     s.on('error', (e) => resolve({ ok: false, error: e.message }));
-    s.setTimeout(5_000, () => s.destroy(new Error('no handshake within 5 s')));
+    s.setTimeout(EVENT_DEADLINE_MS, () => s.destroy(new Error(`no handshake within ${EVENT_DEADLINE_MS} ms`)));
   });
 }
 
@@ -188,8 +188,8 @@ function oversizedOverTls(port: number, caFile: string): Promise<string> {
     s.on('close', () => resolve(got));
     setTimeout(() => {
       s.destroy();
-      reject(new Error(`no close within 10 s; got ${JSON.stringify(got.slice(0, 200))}`));
-    }, 10_000).unref();
+      reject(new Error(`no close within ${EVENT_DEADLINE_MS} ms; got ${JSON.stringify(got.slice(0, 200))}`));
+    }, EVENT_DEADLINE_MS).unref();
   });
 }
 
