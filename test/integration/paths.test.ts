@@ -177,19 +177,17 @@ test('every route family of the master, the agent API and drydock-scheduler: eac
     const service = (await send(s.port, 'GET', '/v1/plans/deploy', credentialsOf('ops'))).body;
     return JSON.stringify({ agents, schedule: await call('GET_MAINTENANCE_SCHEDULE'), status: await call('GET_MAINTENANCE_STATUS'), plans, each, service });
   };
-  // The interrupts may still be settling: start from a state that holds still.
-  let before = await snapshot();
-  await eventually(
+  // The interrupts may still be settling. They have settled once each plan's machine is DOWN,
+  // its agent gone (host-c alone is left) and its step waits for the operator: nothing moves from then on.
+  const before = await eventually(
     async () => {
-      await new Promise((r) => setTimeout(r, 300));
       const now = await snapshot();
-      const same = now === before;
-      before = now;
-      return same ? true : undefined;
+      const seen = JSON.parse(now) as { agents: unknown[]; each: string[] };
+      return seen.agents.length === 1 && seen.each.every((p) => p.includes('waiting for the operator')) ? now : undefined;
     },
     undefined,
-    0,
-    'the state to settle',
+    50,
+    'both plans waiting for the operator, their agents gone',
   );
 
   const call = (type: string, extra: Record<string, unknown> = {}): string => JSON.stringify({ type, ...extra });
