@@ -12,7 +12,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { alive, Daemon, eventually, SCHEDULER_BIN, startAgent, startMaster, startScheduler, tempDir, type AgentHandle, type MasterHandle, type SchedulerHandle } from '../helpers/daemons.js';
+import { alive, Daemon, EVENT_DEADLINE_MS, eventually, SCHEDULER_BIN, startAgent, startMaster, startScheduler, tempDir, type AgentHandle, type MasterHandle, type SchedulerHandle } from '../helpers/daemons.js';
 import type { PlanInfo } from '../../shared/plans/commands.js';
 import { cliFinished, spawnCli } from '../helpers/cli.js';
 
@@ -107,8 +107,8 @@ test('deploy: a step stays STARTED until its readiness check passes; a canary wa
   p = await waitPlan(s, 'deploy', (x) => steps(x)['hello-0:[server]'] === 'STARTED', 'hello-0 STARTED (running, not ready)');
   const running = await eventually(async () => (await pods(s)).find((x) => x.name === 'hello-0-server' && x.status === 'RUNNING'), undefined, 100, 'hello-0-server RUNNING');
   assert.equal(running.ready, false);
-  // Still not ready a while later: the step does not complete on TASK_RUNNING alone.
-  await new Promise((res) => setTimeout(res, 500));
+  // Still not ready once its readiness check has run and failed: the step does not complete on TASK_RUNNING alone.
+  await eventually(() => c.agents.flatMap((a) => a.daemon.records).find((x) => x.msg === 'check status changed' && x['taskId'] === running.id && (x['checkStatus'] as { command?: { exit_code?: number } }).command?.exit_code === 1), undefined, 50, 'a failed readiness check of hello-0');
   assert.equal(steps(await plan(s, 'deploy'))['hello-0:[server]'], 'STARTED');
   assert.equal(steps(await plan(s, 'deploy'))['hello-1:[server]'], 'WAITING');
 
@@ -242,8 +242,11 @@ test('a scheduler restarted mid-rollout takes its tasks back and keeps the opera
   assert.equal(after[0]?.id, before[0]?.id);
   const sub = await s.daemon.waitForMsg('subscribed');
   assert.equal(sub['frameworkId'], firstRun.daemon.records.find((r) => r.msg === 'subscribed')?.['frameworkId']);
-  // The plan stays put: nothing new launches while it is interrupted.
-  await new Promise((res) => setTimeout(res, 600));
+  // The plan stays put: nothing new launches while it is interrupted, though offers come (the
+  // restarted scheduler has held and declined one: it looked and launched nothing).
+  const counter = async (name: string): Promise<number> => Number(new RegExp(`^drydock_scheduler_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(await (await fetch(`${s.url}/metrics`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) })).text())?.[1] ?? NaN);
+  await eventually(async () => ((await counter('offers_declined_total')) >= 1 ? true : undefined), undefined, 50, 'an offer declined by the restarted scheduler');
+  assert.equal(await counter('tasks_launched_total'), 0);
   assert.equal((await pods(s)).length, 1);
   // continue (plan level) releases the plan; the next continue the canary's second step.
   assert.equal((await request(`${s.url}/v1/plans/deploy/continue`, 'POST')).status, 200);
