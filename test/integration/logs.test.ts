@@ -72,7 +72,7 @@ test('every JSON line of master, agent and scheduler starts with time, level, ms
 });
 
 /** The first stdout lines of a daemon, once one matches `until` (bounded). */
-async function firstLines(d: Daemon, until: RegExp, timeoutMs = 15_000): Promise<string[]> {
+async function firstLines(d: Daemon, until: RegExp, timeoutMs?: number): Promise<string[]> {
   return eventually(() => (d.stdout.some((l) => until.test(l)) ? [...d.stdout] : d.running ? undefined : Promise.reject(new Error(`${d.name} exited: ${d.stderr}`))), timeoutMs, 50, `a line matching ${until}`);
 }
 
