@@ -37,7 +37,7 @@ async function browser(t: TestContext): Promise<Browser> {
 /** A page whose script errors fail the test. */
 async function page(t: TestContext, b: Browser): Promise<Page> {
   const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
-  p.setDefaultTimeout(20_000);
+  p.setDefaultTimeout(EVENT_DEADLINE_MS);
   const errors: string[] = [];
   p.on('pageerror', (e) => errors.push(e.message));
   t.after(() => assert.deepEqual(errors, [], 'no script error on the page'));

@@ -12,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { eventually, startMaster } from '../helpers/daemons.js';
+import { eventually, EVENT_DEADLINE_MS, startMaster } from '../helpers/daemons.js';
 import { FakeAgent } from '../helpers/fake-agent.js';
 
 const require = createRequire(import.meta.url);
@@ -61,7 +61,7 @@ function installXhr(t: { after: (fn: () => void) => void }): void {
   });
 }
 
-function once<T>(obs: Observable<T>, timeoutMs = 5_000): Promise<T> {
+function once<T>(obs: Observable<T>, timeoutMs = EVENT_DEADLINE_MS): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no value within ${timeoutMs} ms`)), timeoutMs);
     obs.subscribe({
