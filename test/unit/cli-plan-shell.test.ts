@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cliFinished, spawnCli, type CliProcess } from '../helpers/cli.js';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 import type { PlanInfo } from '../../shared/plans/commands.js';
 
 interface Seen {
@@ -131,7 +132,7 @@ function start(t: TestContext, s: FakeScheduler, ...args: string[]): CliProcess 
 }
 
 function drydock(t: TestContext, s: FakeScheduler, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return cliFinished(start(t, s, ...args), 20_000);
+  return cliFinished(start(t, s, ...args));
 }
 
 test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 417 shown, 404 and 500 exit 1', { timeout: 60_000 }, async (t) => {
@@ -251,7 +252,7 @@ test('drydock plan show --watch on a pipe: each change once, exit 0 when the pla
 test('drydock plan show --watch: Ctrl-C exits 130; a plan in ERROR is still watched', { timeout: 60_000 }, async (t) => {
   const s = await startScheduler(t);
   const watch = start(t, s, 'plan', 'show', 'failing', '--watch', '--interval', '100ms');
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + EVENT_DEADLINE_MS;
   while (s.seen.filter((q) => q.url === '/v1/plans/failing').length < 3) {
     assert.ok(Date.now() < deadline, `no polls; stderr: ${watch.stderr}`);
     await new Promise((r) => setTimeout(r, 50));
