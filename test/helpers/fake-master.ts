@@ -49,7 +49,7 @@ export function agentWorkDir(t: Pick<TestContext, 'after'>): string {
         // already gone
       }
     }
-    for (let i = 0; i < 100 && agentPids(dir).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < EVENT_DEADLINE_MS / 20 && agentPids(dir).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     for (const pid of taskPids(dir)) {
       try {
         process.kill(-pid, 'SIGKILL');
