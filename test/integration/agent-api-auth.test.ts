@@ -112,7 +112,7 @@ async function running(s: ProtoScheduler, ids: readonly string[]): Promise<void>
   }
 }
 
-test('the agent API: 401 without or with wrong credentials, view_tasks filters GET_TASKS and GET_CONTAINERS per framework user, a read-only principal\'s write is 403 and changes nothing', { timeout: 120_000 }, async (t) => {
+test('the agent API: 401 without or with wrong credentials, view_tasks filters GET_TASKS and GET_CONTAINERS per framework user, a read-only principal\'s write is 403 and changes nothing', { timeout: 360_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-api-auth-');
   const credentials = fileWithMode(join(dir, 'agent-api-credentials.json'), JSON.stringify({
     credentials: [

@@ -84,7 +84,7 @@ async function cli(t: TestContext, args: readonly string[], env: Record<string, 
 
 const WANTS = 'drydock: the master wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS\n';
 
-test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_CREDENTIALS, bearer, 403 (4) changes nothing, 0644 refused (2)', { timeout: 90_000 }, async (t) => {
+test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_CREDENTIALS, bearer, 403 (4) changes nothing, 0644 refused (2)', { timeout: 120_000 }, async (t) => {
   const f = writeFiles(t);
   const m = await startMaster(t, { flags: [...securityFlags(f), '--allocation_interval=100ms'] });
   await startAgent(t, { master: m.address, ip: '127.0.0.2', hostname: 'agent-1' });

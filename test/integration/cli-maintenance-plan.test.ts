@@ -23,7 +23,7 @@ const SPEC = [
   '',
 ].join('\n');
 
-test('drydock maintenance plan: create, list, show with the step\'s note, continue, show --watch to COMPLETE, delete; a bad spec is exit 1 with the master\'s errors', { timeout: 90_000 }, async (t) => {
+test('drydock maintenance plan: create, list, show with the step\'s note, continue, show --watch to COMPLETE, delete; a bad spec is exit 1 with the master\'s errors', { timeout: 300_000 }, async (t) => {
   const master = await startMaster(t);
   const agent = await startAgent(t, { master: master.address, hostname: 'cli-a', stopSignal: 'SIGUSR1' });
   const dir = tempDir(t);

@@ -39,7 +39,7 @@ function drydock(master: MasterHandle, args: readonly string[], stdin?: string):
 const START = '1795341600000000001';
 const SCHEDULE = `{"windows":[{"machine_ids":[{"hostname":"agent-2","ip":"127.0.0.3"},{"hostname":"spare"}],"unavailability":{"start":{"nanoseconds":${START}},"duration":{"nanoseconds":5400000000000}}}]}`;
 
-test('drydock maintenance schedule FILE, then show it with exact times; status; machine down/up', { timeout: 90_000 }, async (t) => {
+test('drydock maintenance schedule FILE, then show it with exact times; status; machine down/up', { timeout: 240_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'agent-1' });
   const a2 = await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'agent-2' });

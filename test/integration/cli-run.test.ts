@@ -55,7 +55,7 @@ test('drydock run --hostname picks that agent (case-insensitive)', { timeout: 60
   }
 });
 
-test('drydock run: SIGINT kills the task (TASK_KILLED, exit 143) and the process is gone', { timeout: 60_000 }, async (t) => {
+test('drydock run: SIGINT kills the task (TASK_KILLED, exit 143) and the process is gone', { timeout: 120_000 }, async (t) => {
   const master = await cluster(t);
   const run = cliRun(t, master, ['--name', 'sleeper', '--command', 'exec sleep 60', '--grace_period', '5secs', '--hostname', 'agent-a']);
   await eventually(() => (/TASK_RUNNING/.test(run.stdout) ? true : undefined), undefined, 50, 'TASK_RUNNING printed');

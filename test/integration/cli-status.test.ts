@@ -21,7 +21,7 @@ const drydock = (t: { after(fn: () => unknown): void }, master: MasterHandle, ar
 
 const SPEC = ['name: st', 'machines: { hostnames: [st-b] }', 'window: 1hrs', 'wait_for_frameworks: 1secs', 'settle: 1secs', 'up_when: operator', ''].join('\n');
 
-test('drydock status: leader, agents by state, machines by mode, drains, plans; --json; colour only when asked', { timeout: 90_000 }, async (t) => {
+test('drydock status: leader, agents by state, machines by mode, drains, plans; --json; colour only when asked', { timeout: 300_000 }, async (t) => {
   const master = await startMaster(t);
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'st-a' });
   await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'st-b', stopSignal: 'SIGUSR1' });

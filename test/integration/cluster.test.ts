@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ROOT, alive, callApi, EVENT_DEADLINE_MS, eventually, tempDir } from '../helpers/daemons.js';
 import { freePort } from '../helpers/ports.js';
 
-test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_000 }, async (t) => {
+test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 240_000 }, async (t) => {
   const workDir = tempDir(t, 'drydock-cluster-');
   const port = await freePort();
   const agentPort = await freePort('127.0.0.2');

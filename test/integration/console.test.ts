@@ -65,7 +65,7 @@ plans:
       hello-deploy: { pod: hello, strategy: parallel }
 `;
 
-test('the console against a real cluster: agents, a drain from the page to DRAINED live, a plan step continued, service plans', { skip, timeout: 120_000 }, async (t) => {
+test('the console against a real cluster: agents, a drain from the page to DRAINED live, a plan step continued, service plans', { skip, timeout: 300_000 }, async (t) => {
   const m = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: m.address, hostname: 'console-a', resources: 'cpus:2;mem:1024', stopSignal: 'SIGUSR1' });
   await startAgent(t, { master: m.address, hostname: 'console-b', resources: 'cpus:2;mem:1024', stopSignal: 'SIGUSR1' });
@@ -145,7 +145,7 @@ test('the console against a real cluster: agents, a drain from the page to DRAIN
   await p.waitForSelector(`tr[data-machine="${targetHost}"] button:has-text("Up")`);
 });
 
-test('with credentials required: a 401 shows the sign-in form; wrong secrets are refused; a 403 shows the master\'s message', { skip, timeout: 90_000 }, async (t) => {
+test('with credentials required: a 401 shows the sign-in form; wrong secrets are refused; a 403 shows the master\'s message', { skip, timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-console-auth-');
   const secret = (name: string, text: string): string => {
     const path = join(dir, name);
@@ -198,7 +198,7 @@ test('with credentials required: a 401 shows the sign-in form; wrong secrets are
 
 const etcdSkip = skip || etcdMissing();
 
-test('loaded from a standby, the console lands on the leader (307) and runs there', { skip: etcdSkip, timeout: 90_000 }, async (t) => {
+test('loaded from a standby, the console lands on the leader (307) and runs there', { skip: etcdSkip, timeout: 180_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/console-test`, '--etcd_ttl=2secs'];
   const a = await startMaster(t, { flags });

@@ -68,7 +68,7 @@ interface PlanJson { status: string; phases: Array<{ name: string; steps: StepJs
 /** The output the hook prints, which only principals allowed to run it may read. */
 const HOOK_SECRET = 'hook-output-only-for-hook-runners';
 
-test('a rack-scoped principal cannot run commands on the master: a command is a 400, a hook a 403, nothing created or run; a hook runs for ops with the minimal environment, audited; r1-team sees no output and cannot re-run it', { timeout: 120_000 }, async (t) => {
+test('a rack-scoped principal cannot run commands on the master: a command is a 400, a hook a 403, nothing created or run; a hook runs for ops with the minimal environment, audited; r1-team sees no output and cannot re-run it', { timeout: 300_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-hooks-it-');
   const out = join(dir, 'out');
   mkdirSync(out);
@@ -201,7 +201,7 @@ test('a plan an older master stored with a shell command is recovered, and its s
   assert.equal(existsSync(marker), false);
 });
 
-test('a long hook does not hold the plans up: the step says it runs while it runs, and a stop ends it (its whole process group)', { timeout: 120_000 }, async (t) => {
+test('a long hook does not hold the plans up: the step says it runs while it runs, and a stop ends it (its whole process group)', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-hooks-long-');
   const pidFile = join(dir, 'child');
   const m = await startMaster(t, { flags: maintenanceHooks(t, { long: { command: ['/bin/sh', '-c', `sleep 300 & echo $! > ${pidFile}; wait`], timeout: '10mins' } }) });
@@ -224,7 +224,7 @@ test('a long hook does not hold the plans up: the step says it runs while it run
 
 const ROOT = process.getuid?.() === 0;
 
-test('--hook_user: a root master runs the hook as that user, with its groups only and its home', { skip: ROOT ? false : 'needs root to run a hook as another user (the test runs as uid ' + String(process.getuid?.()) + ')', timeout: 120_000 }, async (t) => {
+test('--hook_user: a root master runs the hook as that user, with its groups only and its home', { skip: ROOT ? false : 'needs root to run a hook as another user (the test runs as uid ' + String(process.getuid?.()) + ')', timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-hooks-user-');
   // nobody must reach and write its output: the temp dir is root's 0700.
   chmodSync(dir, 0o755);

@@ -244,7 +244,7 @@ test('metrics routes: read-only realm (401 with the readonly challenge), the get
   assert.equal((await get('/health')).status, 200);
 });
 
-test('HA: every master answers /metrics for itself, not redirected; the standby reports leader 0, elected 0, no term', { skip: etcdMissing(), timeout: 60_000 }, async (t) => {
+test('HA: every master answers /metrics for itself, not redirected; the standby reports leader 0, elected 0, no term', { skip: etcdMissing(), timeout: 120_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/metrics-test`, '--etcd_ttl=2secs'];
   const a = await startMaster(t, { flags });

@@ -276,7 +276,7 @@ function runningPrograms(programs: readonly string[]): number[] {
   return out;
 }
 
-test('installed with dpkg: verified units, nothing started, an upgrade keeps the task running, remove and purge keep the state', { skip: SKIP_BUILD ?? (IS_ROOT && CI ? undefined : 'installs packages on this machine: runs as root with CI=true only'), timeout: 300_000 }, async (t) => {
+test('installed with dpkg: verified units, nothing started, an upgrade keeps the task running, remove and purge keep the state', { skip: SKIP_BUILD ?? (IS_ROOT && CI ? undefined : 'installs packages on this machine: runs as root with CI=true only'), timeout: 360_000 }, async (t) => {
   const { b } = await packages();
   const before = HOST_PATHS.filter((p) => existsSync(p));
   assert.deepEqual(before, [], 'this machine has no Drydock installed before the test (it would not touch one)');

@@ -121,7 +121,7 @@ async function secureScheduler(t: TestContext, f: Files): Promise<{ s: Scheduler
   return { s, url: `https://127.0.0.1:${s.port}` };
 }
 
-test('the scheduler API with credentials and TLS: 401s with its realm, the credential over https, a refused verb changes nothing, audit lines, plain HTTP 400, health open', { timeout: 90_000 }, async (t) => {
+test('the scheduler API with credentials and TLS: 401s with its realm, the credential over https, a refused verb changes nothing, audit lines, plain HTTP 400, health open', { timeout: 180_000 }, async (t) => {
   const f = files(t);
   const { s, url } = await secureScheduler(t, f);
   const anonymous = client(f.certs.caFile);

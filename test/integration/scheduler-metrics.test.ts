@@ -29,7 +29,7 @@ plans:
       hello-deploy: { pod: hello, strategy: serial }
 `;
 
-test('scheduler /metrics: deploy steps reach COMPLETE, tasks and offers counted', { timeout: 60_000 }, async (t) => {
+test('scheduler /metrics: deploy steps reach COMPLETE, tasks and offers counted', { timeout: 180_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: master.address, resources: 'cpus:2;mem:1024', stopSignal: 'SIGUSR1' });
   const dir = tempDir(t, 'drydock-sched-metrics-');

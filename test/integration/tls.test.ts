@@ -44,7 +44,7 @@ async function plainCall(address: string, body: string): Promise<[number, string
   return [r.status, r.headers.get('content-type'), await r.text()];
 }
 
-test('a TLS master: an agent with --tls_ca_file registers over wss, an operator with the CA is served over https, the wrong CA and plain HTTP are refused', { timeout: 60_000 }, async (t) => {
+test('a TLS master: an agent with --tls_ca_file registers over wss, an operator with the CA is served over https, the wrong CA and plain HTTP are refused', { timeout: 420_000 }, async (t) => {
   const { c, other } = pki(t);
   const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile } });
   assert.match(m.url, /^https:\/\//);
@@ -80,7 +80,7 @@ test('a TLS master: an agent with --tls_ca_file registers over wss, an operator 
   assert.deepEqual(await m.daemon.stop(5_000), { code: 0, signal: null });
 });
 
-test('mutual TLS (--tls_require_client_cert): clients without a certificate from the CA are refused; the agent presents its own and serves its API over https', { timeout: 60_000 }, async (t) => {
+test('mutual TLS (--tls_require_client_cert): clients without a certificate from the CA are refused; the agent presents its own and serves its API over https', { timeout: 420_000 }, async (t) => {
   const { c, other } = pki(t);
   const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, requireClientCert: true } });
   // The agent's one certificate serves its API and is its client certificate towards the master.
@@ -123,7 +123,7 @@ function refusedAtHandshake(e: Error): boolean {
   return true;
 }
 
-test('mutual TLS on the agent API and the scheduler API (--tls_require_client_cert, the CA of --tls_ca_file): no certificate or one from another CA is refused at the handshake, one from the CA is served, plain HTTP still gets the 400', { timeout: 60_000 }, async (t) => {
+test('mutual TLS on the agent API and the scheduler API (--tls_require_client_cert, the CA of --tls_ca_file): no certificate or one from another CA is refused at the handshake, one from the CA is served, plain HTTP still gets the 400', { timeout: 360_000 }, async (t) => {
   const { c, other, dir } = pki(t);
   const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile } });
   const own = { certFile: c.clientCertFile, keyFile: c.clientKeyFile };
@@ -193,7 +193,7 @@ function oversizedOverTls(port: number, caFile: string): Promise<string> {
   });
 }
 
-test('the master, the agent API and drydock-scheduler offer AEAD suites only (a CBC-only TLS 1.2 client is refused), answer oversized headers with 431 over TLS, and --tls_ciphers changes the suites', { timeout: 90_000 }, async (t) => {
+test('the master, the agent API and drydock-scheduler offer AEAD suites only (a CBC-only TLS 1.2 client is refused), answer oversized headers with 431 over TLS, and --tls_ciphers changes the suites', { timeout: 180_000 }, async (t) => {
   const { c, dir } = pki(t);
   const tlsFiles = [`--tls_cert_file=${c.certFile}`, `--tls_key_file=${c.keyFile}`];
   const CBC = { ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA', maxVersion: 'TLSv1.2' } as const;
@@ -266,7 +266,7 @@ async function leaderOf(masters: readonly MasterHandle[]): Promise<MasterHandle>
   return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.some((r) => r.msg === 'term started')), undefined, 50, 'a leader');
 }
 
-test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss; an agent given etcd reads it with its etcd certificate', { skip: skipEtcd, timeout: 90_000 }, async (t) => {
+test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss; an agent given etcd reads it with its etcd certificate', { skip: skipEtcd, timeout: 360_000 }, async (t) => {
   const { c } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, clientCertAuth: true, clientCertFile: c.clientCertFile, clientKeyFile: c.clientKeyFile } });
   const prefix = '/tls-ha';
@@ -306,7 +306,7 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
   assert.match(String(warn['error']), /--etcd_ca_file is the CA of its certificate, and whether it requires a client certificate \(--etcd_cert_file\)/);
 });
 
-test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcdctl, timeout: 90_000 }, async (t) => {
+test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcdctl, timeout: 360_000 }, async (t) => {
   const { c, dir } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile } });
   const prefix = '/auth-test';

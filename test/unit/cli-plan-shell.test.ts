@@ -135,7 +135,7 @@ function drydock(t: TestContext, s: FakeScheduler, ...args: string[]): Promise<{
   return cliFinished(start(t, s, ...args));
 }
 
-test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 417 shown, 404 and 500 exit 1', { timeout: 60_000 }, async (t) => {
+test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 417 shown, 404 and 500 exit 1', { timeout: 120_000 }, async (t) => {
   const s = await startScheduler(t);
   const list = await drydock(t, s, 'plan', 'list');
   assert.deepEqual([list.code, list.stdout, list.stderr], [0, 'deploy\nrecovery\nfailing\n', '']);
@@ -169,7 +169,7 @@ test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 4
   assert.match(coloured.stdout, /^deploy \(serial\) \u001b\[33mWAITING\u001b\[39m\n/);
 });
 
-test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (exit 0), 404 exit 1, usage errors exit 2 and send nothing', { timeout: 60_000 }, async (t) => {
+test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (exit 0), 404 exit 1, usage errors exit 2 and send nothing', { timeout: 120_000 }, async (t) => {
   const s = await startScheduler(t);
   const cases: Array<[string[], string, string]> = [
     [['start', 'deploy', '-p', 'A=1', '-p', 'URL=http://x?a=b'], 'POST /v1/plans/deploy/start {"A":"1","URL":"http://x?a=b"}', 'Received cmd: start deploy with parameters: {"A":"1","URL":"http://x?a=b"}\n'],
@@ -216,7 +216,7 @@ test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (
   assert.equal(s.seen.length, before, 'usage errors send nothing');
 });
 
-test('drydock plan: an unreachable scheduler is exit 1 naming the address; DRYDOCK_SCHEDULER is used without --scheduler', { timeout: 60_000 }, async (t) => {
+test('drydock plan: an unreachable scheduler is exit 1 naming the address; DRYDOCK_SCHEDULER is used without --scheduler', { timeout: 120_000 }, async (t) => {
   // A port that was just free: nothing listens there.
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
@@ -249,7 +249,7 @@ test('drydock plan show --watch on a pipe: each change once, exit 0 when the pla
   assert.deepEqual(json.stdout.trim().split('\n').map((l) => (JSON.parse(l) as PlanInfo).status), ['WAITING', 'COMPLETE']);
 });
 
-test('drydock plan show --watch: Ctrl-C exits 130; a plan in ERROR is still watched', { timeout: 60_000 }, async (t) => {
+test('drydock plan show --watch: Ctrl-C exits 130; a plan in ERROR is still watched', { timeout: 120_000 }, async (t) => {
   const s = await startScheduler(t);
   const watch = start(t, s, 'plan', 'show', 'failing', '--watch', '--interval', '100ms');
   const deadline = Date.now() + EVENT_DEADLINE_MS;
