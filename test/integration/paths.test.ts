@@ -21,7 +21,7 @@ import { writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { authorizationHeader } from '../../shared/credentials.js';
-import { eventually, fileWithMode, startAgent, startMaster, startScheduler, tempDir } from '../helpers/daemons.js';
+import { EVENT_DEADLINE_MS, eventually, fileWithMode, startAgent, startMaster, startScheduler, tempDir } from '../helpers/daemons.js';
 
 const R1_SECRET = 'rack-one-secret';
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
@@ -72,7 +72,7 @@ interface Reply {
 /** One request with the target exactly as written (bounded: 10 s). */
 function send(port: number, method: string, target: string, headers: Record<string, string>, body?: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path: target, headers: { ...headers, ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }) }, agent: false, timeout: 10_000 }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path: target, headers: { ...headers, ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }) }, agent: false, timeout: EVENT_DEADLINE_MS }, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (c: string) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, location: res.headers.location, wwwAuthenticate: res.headers['www-authenticate'] }));
