@@ -107,11 +107,16 @@ function spellings(path: string): string[] {
 /** What must agree between a canonical request and its spellings. */
 type Compare = 'body' | 'metric-names';
 
-/** Metric names of a Prometheus text or the keys of a JSON snapshot: the values move between two requests, the names do not. */
+/**
+ * The metrics a Prometheus text declares (its `# TYPE` lines) or the keys of a JSON snapshot:
+ * the values move between two requests, the declared names do not. (Sample names move too: a
+ * labelled histogram has no sample until its first observation, and Node's GC histogram gets its
+ * first whenever a collection happens, which a loaded machine may make fall between two requests.)
+ */
 function metricNames(body: string): string {
   const t = body.trim();
   if (t.startsWith('{')) return Object.keys(JSON.parse(t) as Record<string, unknown>).sort().join(',');
-  return [...new Set(t.split('\n').filter((l) => l !== '' && !l.startsWith('#')).map((l) => l.split(/[{ ]/)[0]))].sort().join(',');
+  return [...new Set(t.split('\n').flatMap((l) => /^# TYPE (\S+) /.exec(l)?.[1] ?? []))].sort().join(',');
 }
 
 interface Row {
