@@ -112,7 +112,7 @@ async function running(s: ProtoScheduler, ids: readonly string[]): Promise<void>
   }
 }
 
-test('the agent API: 401 without or with wrong credentials, view_tasks filters GET_TASKS and GET_CONTAINERS per framework user, a read-only principal\'s write is 403 and changes nothing', { timeout: 360_000 }, async (t) => {
+test('the agent API: 401 without or with wrong credentials, view_tasks filters GET_TASKS and GET_CONTAINERS per framework user, a read-only principal\'s write is 403 and changes nothing', { timeout: 1500_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-api-auth-');
   const credentials = fileWithMode(join(dir, 'agent-api-credentials.json'), JSON.stringify({
     credentials: [
@@ -249,7 +249,7 @@ test('the agent API: 401 without or with wrong credentials, view_tasks filters G
   assert.equal((await agentCall(again, PLAIN_TRANSPORT, { type: 'GET_TASKS' })).status, 401);
 });
 
-test('the agent refuses --http_credentials others may read, and --authenticate_http_* without it: exit 1 before listening, naming the flag', { timeout: 60_000 }, async (t) => {
+test('the agent refuses --http_credentials others may read, and --authenticate_http_* without it: exit 1 before listening, naming the flag', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-api-auth-');
   const run = async (flags: string[]): Promise<{ code: number | null; stderr: string; listened: boolean }> => {
     const d = new Daemon(AGENT_BIN, ['--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${tempDir(t, 'drydock-agent-')}`, ...flags]);

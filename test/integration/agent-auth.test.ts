@@ -142,7 +142,7 @@ test('agents authenticate: --credential registers; no credential or a wrong secr
   assert.deepEqual(await agentState(m), before, 'nothing changed on the master');
 });
 
-test('impersonation: another principal claiming a live agent\'s id is refused (4405), so is its own principal while it answers pings (4403); the real agent stays, its task is not lost', { timeout: 300_000 }, async (t) => {
+test('impersonation: another principal claiming a live agent\'s id is refused (4405), so is its own principal while it answers pings (4403); the real agent stays, its task is not lost', { timeout: 480_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-auth-');
   const m = await authMaster(t, dir);
   const real = await credentialedAgent(t, m, dir, 'agent-r1');
@@ -183,7 +183,7 @@ test('impersonation: another principal claiming a live agent\'s id is refused (4
   assert.deepEqual(lost.map(statusOf), [], 'no TASK_LOST (or any other end) reached the framework');
 });
 
-test('cross-agent status updates: a session\'s word on another agent\'s task never reaches the framework; both agents stay registered', { timeout: 240_000 }, async (t) => {
+test('cross-agent status updates: a session\'s word on another agent\'s task never reaches the framework; both agents stay registered', { timeout: 420_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-auth-');
   const m = await authMaster(t, dir);
   const real = await credentialedAgent(t, m, dir, 'agent-r1');
@@ -264,7 +264,7 @@ test('register_agents: a principal limited to rack:r1 registers there and is ref
   assert.equal((await agentsOf(m)).length, 2);
 });
 
-test('the binding survives a master restart: after it, another principal claiming the id is refused; the agent itself comes back', { timeout: 120_000 }, async (t) => {
+test('the binding survives a master restart: after it, another principal claiming the id is refused; the agent itself comes back', { timeout: 300_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-auth-');
   const masterDir = tempDir(t, 'drydock-master-');
   const agentDir = tempDir(t, 'drydock-agent-');
@@ -290,7 +290,7 @@ test('the binding survives a master restart: after it, another principal claimin
   assert.deepEqual(await agentState(m2), [[id, true]]);
 });
 
-test('a removed agent\'s id stays bound across a restart: its machine went DOWN (the agent removed), then another principal claiming the id is refused (4405) and its own is admitted', { timeout: 360_000 }, async (t) => {
+test('a removed agent\'s id stays bound across a restart: its machine went DOWN (the agent removed), then another principal claiming the id is refused (4405) and its own is admitted', { timeout: 480_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-auth-');
   const masterDir = tempDir(t, 'drydock-master-');
   const m1 = await authMaster(t, dir, [], masterDir);
@@ -326,7 +326,7 @@ test('a removed agent\'s id stays bound across a restart: its machine went DOWN 
   assert.deepEqual(await agentState(m2), [[id, true]]);
 });
 
-test('an agent registered anonymously is bound on its first authenticated registration; then anonymous and other principals are refused, even without --authenticate_agents', { timeout: 240_000 }, async (t) => {
+test('an agent registered anonymously is bound on its first authenticated registration; then anonymous and other principals are refused, even without --authenticate_agents', { timeout: 360_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-auth-');
   // Credentials known, agents not required to authenticate (a cluster turning security on).
   const m = await startMaster(t, { flags: [`--credentials=${credentialsFile(dir)}`] });
@@ -350,7 +350,7 @@ test('an agent registered anonymously is bound on its first authenticated regist
   assert.deepEqual(await agentState(m), [[id, false]]);
 });
 
-test('a second session with the right principal: refused while the live one answers pings; a frozen agent (SIGSTOP) is replaced after the probe; a restarted agent comes back at once', { timeout: 180_000 }, async (t) => {
+test('a second session with the right principal: refused while the live one answers pings; a frozen agent (SIGSTOP) is replaced after the probe; a restarted agent comes back at once', { timeout: 300_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-auth-');
   const m = await authMaster(t, dir);
   const agentDir = tempDir(t, 'drydock-agent-');

@@ -20,7 +20,7 @@ function row(list: string, hostname: string): string[] {
   return line.split(/\s{2,}/);
 }
 
-test('drydock agent drain --wait: progress until DRAINED; list shows it; reactivate', { timeout: 240_000 }, async (t) => {
+test('drydock agent drain --wait: progress until DRAINED; list shows it; reactivate', { timeout: 420_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   const a = await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'agent-a' });
   await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'agent-b' });
@@ -63,7 +63,7 @@ test('drydock agent drain --wait: progress until DRAINED; list shows it; reactiv
   assert.deepEqual(row(last.stdout, 'agent-a').slice(3, 4), ['ACTIVE']);
 });
 
-test('drydock agent drain --wait on an idle agent is DRAINED at once; drain without --wait returns', { timeout: 120_000 }, async (t) => {
+test('drydock agent drain --wait on an idle agent is DRAINED at once; drain without --wait returns', { timeout: 180_000 }, async (t) => {
   const master = await startMaster(t);
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'idle' });
   const r = await drydock(t, master, 'agent', 'drain', 'idle', '--wait');
@@ -75,7 +75,7 @@ test('drydock agent drain --wait on an idle agent is DRAINED at once; drain with
   assert.match(again.stdout, /idle is DRAINING \(drydock agent list shows when it is DRAINED\)/);
 });
 
-test('drydock agent deactivate / reactivate; hostname resolution; master errors are shown with exit 1', { timeout: 240_000 }, async (t) => {
+test('drydock agent deactivate / reactivate; hostname resolution; master errors are shown with exit 1', { timeout: 600_000 }, async (t) => {
   const master = await startMaster(t);
   const b = await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'agent-b' });
   await startAgent(t, { master: master.address, ip: '127.0.0.4', hostname: 'twin' });
@@ -114,7 +114,7 @@ test('drydock agent deactivate / reactivate; hostname resolution; master errors 
   assert.match(badFlag.stderr, /--max_grace_period: Invalid duration '30'/);
 });
 
-test('drydock agent gone: marked gone, no longer listed; drain --mark_gone --wait ends when it is gone', { timeout: 240_000 }, async (t) => {
+test('drydock agent gone: marked gone, no longer listed; drain --mark_gone --wait ends when it is gone', { timeout: 300_000 }, async (t) => {
   const master = await startMaster(t);
   const g = await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'doomed' });
   await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'doomed-too' });
@@ -128,7 +128,7 @@ test('drydock agent gone: marked gone, no longer listed; drain --mark_gone --wai
   assert.match(m.stdout, /doomed-too drained and marked gone\n$/);
 });
 
-test('drydock agent drain --wait: Ctrl-C stops waiting (exit 130); the drain goes on', { timeout: 300_000 }, async (t) => {
+test('drydock agent drain --wait: Ctrl-C stops waiting (exit 130); the drain goes on', { timeout: 360_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'slow' });
   const task = startCli(t, master, ['run', '--name', 'stubborn', '--command', "trap '' TERM; sleep 60", '--grace_period', '4secs', '--hostname', 'slow']);

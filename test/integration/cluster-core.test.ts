@@ -20,7 +20,7 @@ async function getAgents(m: MasterHandle): Promise<{ agents: AgentJson[]; recove
   return (r.json as { get_agents: { agents: AgentJson[]; recovered_agents: Array<{ id: { value: string } }> } }).get_agents;
 }
 
-test('a real agent keeps its id through a master restart and its own kill -9', { timeout: 360_000 }, async (t) => {
+test('a real agent keeps its id through a master restart and its own kill -9', { timeout: 540_000 }, async (t) => {
   const masterDir = tempDir(t, 'drydock-e2e-master-');
   const agentDir = tempDir(t, 'drydock-e2e-agent-');
   const m1 = await startMaster(t, { workDir: masterDir });
@@ -56,7 +56,7 @@ test('a real agent keeps its id through a master restart and its own kill -9', {
   assert.equal((await getAgents(m2)).agents.length, 1);
 });
 
-test('an agent that stops answering pings becomes unreachable, then gets its identity back', { timeout: 240_000 }, async (t) => {
+test('an agent that stops answering pings becomes unreachable, then gets its identity back', { timeout: 300_000 }, async (t) => {
   const m = await startMaster(t, { flags: ['--agent_ping_timeout=200ms', '--max_agent_ping_timeouts=3'] });
   const a = await startAgent(t, { master: m.address, ip: '127.0.0.3', hostname: 'agent-frozen' });
   t.after(() => a.daemon.signal('SIGCONT'));

@@ -17,7 +17,7 @@ async function leaderOf(masters: readonly MasterHandle[], after: ReadonlyMap<Mas
 
 const schedule = { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: { windows: [{ machine_ids: [{ hostname: 'h1', ip: '10.0.0.1' }], unavailability: { start: { nanoseconds: '1443830400000000001' } } }] } } };
 
-test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the leader hands the registry to the standby; SIGTERM hands over at once', { skip, timeout: 420_000 }, async (t) => {
+test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the leader hands the registry to the standby; SIGTERM hands over at once', { skip, timeout: 600_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/ha-test`, '--etcd_ttl=2secs', '--agent_ping_timeout=1secs'];
   const a = await startMaster(t, { flags });
@@ -74,7 +74,7 @@ test('two masters, one etcd: one leads, the standby answers 307; kill -9 of the 
   assert.match((await callApi(d.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).text, /1443830400000000001/);
 });
 
-test('a paused leader is fenced: after SIGCONT it is no longer leader and none of its writes land', { skip, timeout: 240_000 }, async (t) => {
+test('a paused leader is fenced: after SIGCONT it is no longer leader and none of its writes land', { skip, timeout: 300_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/fence-test`, '--etcd_ttl=2secs'];
   const a = await startMaster(t, { flags });
@@ -98,7 +98,7 @@ test('a paused leader is fenced: after SIGCONT it is no longer leader and none o
   assert.match((await callApi(other.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).text, /"hostname":"h1"/);
 });
 
-test('agents follow the leader (etcd:// and a list of masters), keep their ids, and a drain and a window go on across a kill -9 failover', { skip, timeout: 480_000 }, async (t) => {
+test('agents follow the leader (etcd:// and a list of masters), keep their ids, and a drain and a window go on across a kill -9 failover', { skip, timeout: 540_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/agents-test`, '--etcd_ttl=2secs', '--agent_ping_timeout=500ms', '--max_agent_ping_timeouts=4'];
   const a = await startMaster(t, { flags });
@@ -246,7 +246,7 @@ test('never two acting leaders: seeded kills, pauses and restarts while an opera
   assert.deepEqual(machines, Array.from({ length: machines.length }, (_, j) => `m-${j + 1}`), `seed ${seed}`);
 });
 
-test('--registry_import moves a single master\'s registry into etcd once', { skip, timeout: 240_000 }, async (t) => {
+test('--registry_import moves a single master\'s registry into etcd once', { skip, timeout: 300_000 }, async (t) => {
   const solo = await startMaster(t);
   assert.equal((await callApi(solo.url, schedule)).status, 200);
   await solo.daemon.stop();

@@ -196,7 +196,7 @@ test('a master restart mid-plan resumes at the step it was in (up_when: operator
   assert.deepEqual(fleet.exits.map((e) => e.code), [0]);
 });
 
-test('restart: refused while the step waits for the operator (409, the reason in the answer and the step); a COMPLETE step restarted runs the machine\'s whole maintenance again', { timeout: 240_000 }, async (t) => {
+test('restart: refused while the step waits for the operator (409, the reason in the answer and the step); a COMPLETE step restarted runs the machine\'s whole maintenance again', { timeout: 300_000 }, async (t) => {
   const m = await startMaster(t);
   const fleet = new Fleet(t, () => m.address, () => m.url, [MACHINES[0] as MachineSpec]);
   t.after(() => fleet.stop());
@@ -438,7 +438,7 @@ async function leaderOf(masters: readonly MasterHandle[], after: ReadonlyMap<Mas
   return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.slice(after.get(m) ?? 0).some((r) => r['msg'] === 'term started')), undefined, 50, 'a leader');
 }
 
-test('with etcd: kill -9 of the leader while a step waits for the operator; the standby has the plan at the same step, continue through it, COMPLETE', { skip: skipEtcd, timeout: 180_000 }, async (t) => {
+test('with etcd: kill -9 of the leader while a step waits for the operator; the standby has the plan at the same step, continue through it, COMPLETE', { skip: skipEtcd, timeout: 240_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/mplan-ha`, '--etcd_ttl=2secs'];
   const a = await startMaster(t, { flags });

@@ -135,7 +135,7 @@ interface Row {
   compare?: Compare;
 }
 
-test('every route family of the master, the agent API and drydock-scheduler: each spelling of a path gets the canonical answer and ACL decision; unreadable targets are 400; nothing changes', { timeout: 360_000 }, async (t) => {
+test('every route family of the master, the agent API and drydock-scheduler: each spelling of a path gets the canonical answer and ACL decision; unreadable targets are 400; nothing changes', { timeout: 600_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-paths-');
   const credentials = fileWithMode(
     join(dir, 'credentials.json'),

@@ -1293,7 +1293,7 @@ const ROWS: Row[] = [
   ...suffix(READS, 'after everything'),
 ];
 
-test('protobuf-style requests are answered as their clean twins', { timeout: 120_000 }, async (t) => {
+test('protobuf-style requests are answered as their clean twins', { timeout: 600_000 }, async (t) => {
   const [C, P] = await Promise.all([startSide(t, 'clean'), startSide(t, 'polluted')]);
   try {
     for (const row of ROWS) await t.test(row.name, (st) => runRow(st, row, C, P));

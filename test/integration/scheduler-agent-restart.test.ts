@@ -48,7 +48,7 @@ async function launch(s: SchedulerClient, taskId: string): Promise<void> {
   await ack(s, await s.next(isUpdate(taskId, 'TASK_RUNNING'), undefined, `${taskId} RUNNING`));
 }
 
-test('kill -9 of an agent: a checkpointing framework keeps its task, the other loses it once', { timeout: 360_000 }, async (t) => {
+test('kill -9 of an agent: a checkpointing framework keeps its task, the other loses it once', { timeout: 600_000 }, async (t) => {
   const m = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   const workDir = tempDir(t, 'drydock-agent-restart-');
   const agentOpts = { master: m.address, ip: '127.0.0.4', hostname: 'restarted', workDir, resources: 'cpus:4;mem:1024', flags: ['--status_update_retry_interval=300ms'] };

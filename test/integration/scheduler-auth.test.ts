@@ -121,7 +121,7 @@ async function secureScheduler(t: TestContext, f: Files): Promise<{ s: Scheduler
   return { s, url: `https://127.0.0.1:${s.port}` };
 }
 
-test('the scheduler API with credentials and TLS: 401s with its realm, the credential over https, a refused verb changes nothing, audit lines, plain HTTP 400, health open', { timeout: 180_000 }, async (t) => {
+test('the scheduler API with credentials and TLS: 401s with its realm, the credential over https, a refused verb changes nothing, audit lines, plain HTTP 400, health open', { timeout: 300_000 }, async (t) => {
   const f = files(t);
   const { s, url } = await secureScheduler(t, f);
   const anonymous = client(f.certs.caFile);
@@ -192,7 +192,7 @@ test('the scheduler API with credentials and TLS: 401s with its realm, the crede
   assert.equal((await call(ops, `${url}/v1/plans`)).status, 200, 'still serving');
 });
 
-test('the CLI sends the scheduler its credential and TLS options: plan and pod commands, 401 lines (exit 3), https from --tls_ca_file', { timeout: 90_000 }, async (t) => {
+test('the CLI sends the scheduler its credential and TLS options: plan and pod commands, 401 lines (exit 3), https from --tls_ca_file', { timeout: 480_000 }, async (t) => {
   const f = files(t);
   const { s } = await secureScheduler(t, f);
   const at = `--scheduler=${s.address}`;
@@ -241,7 +241,7 @@ test('the CLI sends the scheduler its credential and TLS options: plan and pod c
   assert.equal(plain.stderr, `drydock: scheduler at http://${s.address} answered 400: ${PLAIN_HTTP_ON_TLS_PORT}\n`);
 });
 
-test('the scheduler refuses to start with a credentials file others can read, --authenticate_* without --credentials, or half a TLS pair (exit 1)', { timeout: 60_000 }, async (t) => {
+test('the scheduler refuses to start with a credentials file others can read, --authenticate_* without --credentials, or half a TLS pair (exit 1)', { timeout: 180_000 }, async (t) => {
   const f = files(t);
   const workDir = tempDir(t, 'drydock-scheduler-auth-work-');
   const start = async (flags: string[]): Promise<{ code: number | null; stderr: string }> => {
@@ -262,7 +262,7 @@ test('the scheduler refuses to start with a credentials file others can read, --
   assert.match(mismatched.stderr, /^drydock-scheduler: --tls_cert_file \S+ and --tls_key_file \S+ cannot serve TLS: /);
 });
 
-test('npm start -- --secure --service: the scheduler serves HTTPS and wants ops\' credential; the banner\'s commands work; all stopped', { timeout: 150_000 }, async (t) => {
+test('npm start -- --secure --service: the scheduler serves HTTPS and wants ops\' credential; the banner\'s commands work; all stopped', { timeout: 180_000 }, async (t) => {
   const workDir = tempDir(t, 'drydock-cluster-secure-service-');
   const [port, agentPort, schedulerPort] = [await freePort(), await freePort('127.0.0.2'), await freePort()];
   const run = await startCluster(t, ['--secure', '--agents=1', `--port=${port}`, `--agent_port=${agentPort}`, `--scheduler_port=${schedulerPort}`, `--service=${join(ROOT, 'examples', 'hello.yml')}`, `--work_dir=${workDir}`, '--quiet'], 90_000);

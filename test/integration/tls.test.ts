@@ -193,7 +193,7 @@ function oversizedOverTls(port: number, caFile: string): Promise<string> {
   });
 }
 
-test('the master, the agent API and drydock-scheduler offer AEAD suites only (a CBC-only TLS 1.2 client is refused), answer oversized headers with 431 over TLS, and --tls_ciphers changes the suites', { timeout: 180_000 }, async (t) => {
+test('the master, the agent API and drydock-scheduler offer AEAD suites only (a CBC-only TLS 1.2 client is refused), answer oversized headers with 431 over TLS, and --tls_ciphers changes the suites', { timeout: 360_000 }, async (t) => {
   const { c, dir } = pki(t);
   const tlsFiles = [`--tls_cert_file=${c.certFile}`, `--tls_key_file=${c.keyFile}`];
   const CBC = { ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA', maxVersion: 'TLSv1.2' } as const;
@@ -237,7 +237,7 @@ test('the master, the agent API and drydock-scheduler offer AEAD suites only (a 
   assert.match(bad.stderr, /^drydock-master: --tls_ciphers 'NOT-A-SUITE' is no cipher list OpenSSL can use: .*no cipher match\n$/);
 });
 
-test('a key readable by others stops the start (exit 1, the message names the file): master and agent', { timeout: 30_000 }, async (t) => {
+test('a key readable by others stops the start (exit 1, the message names the file): master and agent', { timeout: 60_000 }, async (t) => {
   const { c, dir } = pki(t);
   const openKey = join(dir, 'open-key.pem');
   copyFileSync(c.keyFile, openKey);
@@ -266,7 +266,7 @@ async function leaderOf(masters: readonly MasterHandle[]): Promise<MasterHandle>
   return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.some((r) => r.msg === 'term started')), undefined, 50, 'a leader');
 }
 
-test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss; an agent given etcd reads it with its etcd certificate', { skip: skipEtcd, timeout: 360_000 }, async (t) => {
+test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss; an agent given etcd reads it with its etcd certificate', { skip: skipEtcd, timeout: 420_000 }, async (t) => {
   const { c } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, clientCertAuth: true, clientCertFile: c.clientCertFile, clientKeyFile: c.clientKeyFile } });
   const prefix = '/tls-ha';
@@ -306,7 +306,7 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
   assert.match(String(warn['error']), /--etcd_ca_file is the CA of its certificate, and whether it requires a client certificate \(--etcd_cert_file\)/);
 });
 
-test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcdctl, timeout: 360_000 }, async (t) => {
+test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcdctl, timeout: 540_000 }, async (t) => {
   const { c, dir } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile } });
   const prefix = '/auth-test';

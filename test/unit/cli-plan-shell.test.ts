@@ -135,7 +135,7 @@ function drydock(t: TestContext, s: FakeScheduler, ...args: string[]): Promise<{
   return cliFinished(start(t, s, ...args));
 }
 
-test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 417 shown, 404 and 500 exit 1', { timeout: 120_000 }, async (t) => {
+test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 417 shown, 404 and 500 exit 1', { timeout: 300_000 }, async (t) => {
   const s = await startScheduler(t);
   const list = await drydock(t, s, 'plan', 'list');
   assert.deepEqual([list.code, list.stdout, list.stderr], [0, 'deploy\nrecovery\nfailing\n', '']);
@@ -169,7 +169,7 @@ test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 4
   assert.match(coloured.stdout, /^deploy \(serial\) \u001b\[33mWAITING\u001b\[39m\n/);
 });
 
-test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (exit 0), 404 exit 1, usage errors exit 2 and send nothing', { timeout: 120_000 }, async (t) => {
+test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (exit 0), 404 exit 1, usage errors exit 2 and send nothing', { timeout: 600_000 }, async (t) => {
   const s = await startScheduler(t);
   const cases: Array<[string[], string, string]> = [
     [['start', 'deploy', '-p', 'A=1', '-p', 'URL=http://x?a=b'], 'POST /v1/plans/deploy/start {"A":"1","URL":"http://x?a=b"}', 'Received cmd: start deploy with parameters: {"A":"1","URL":"http://x?a=b"}\n'],
@@ -231,7 +231,7 @@ test('drydock plan: an unreachable scheduler is exit 1 naming the address; DRYDO
   assert.deepEqual([viaEnv.code, viaEnv.stdout], [0, 'hello-0\nhello-1\n']);
 });
 
-test('drydock plan show --watch on a pipe: each change once, exit 0 when the plan turns COMPLETE', { timeout: 60_000 }, async (t) => {
+test('drydock plan show --watch on a pipe: each change once, exit 0 when the plan turns COMPLETE', { timeout: 120_000 }, async (t) => {
   const s = await startScheduler(t);
   s.completeAfter.set('deploy', 5);
   const r = await drydock(t, s, 'plan', 'show', 'deploy', '--watch', '--interval', '100ms');
@@ -265,7 +265,7 @@ test('drydock plan show --watch: Ctrl-C exits 130; a plan in ERROR is still watc
   assert.equal(r.stderr, 'drydock: stopped watching failing; the plan goes on\n');
 });
 
-test('drydock pod: list, status table (all and one), info JSON, restart/replace, 404 exit 1', { timeout: 60_000 }, async (t) => {
+test('drydock pod: list, status table (all and one), info JSON, restart/replace, 404 exit 1', { timeout: 300_000 }, async (t) => {
   const s = await startScheduler(t);
   const status = await drydock(t, s, 'pod', 'status');
   assert.equal(status.code, 0, status.stderr);

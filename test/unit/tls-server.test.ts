@@ -123,7 +123,7 @@ function rawExchange(port: number, text: string): Promise<string> {
   });
 }
 
-test('the TLS port: HTTPS with the right CA, the wrong CA refused, plain HTTP answered with the 400 that says https, WSS works', { timeout: 30_000 }, async (t) => {
+test('the TLS port: HTTPS with the right CA, the wrong CA refused, plain HTTP answered with the 400 that says https, WSS works', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   const c = makeCertificates(dir);
   const other = makeCertificates(dir, 'other');
@@ -168,7 +168,7 @@ test('the TLS port: HTTPS with the right CA, the wrong CA refused, plain HTTP an
   assert.match(err.message, /Unexpected server response: 400/);
 });
 
-test('the TLS port with mutual TLS: a client without a certificate is refused, one with a certificate from the CA is served, one from another CA is refused', { timeout: 30_000 }, async (t) => {
+test('the TLS port with mutual TLS: a client without a certificate is refused, one with a certificate from the CA is served, one from another CA is refused', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   const c = makeCertificates(dir);
   const other = makeCertificates(dir, 'other');
@@ -189,7 +189,7 @@ test('the TLS port with mutual TLS: a client without a certificate is refused, o
   assert.ok(refusals.some((r) => r.kind === 'tls-handshake' && /certificate/.test(r.error)), JSON.stringify(refusals));
 });
 
-test('the TLS port closes: close() waits for an open WebSocket and drops a silent socket; closeAllConnections ends HTTP keep-alive', { timeout: 30_000 }, async (t) => {
+test('the TLS port closes: close() waits for an open WebSocket and drops a silent socket; closeAllConnections ends HTTP keep-alive', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   const c = makeCertificates(dir);
   const loaded = loadServerTls({ certFile: c.certFile, keyFile: c.keyFile });
