@@ -3,7 +3,7 @@
  * own (GET /drydock/v1/events), fetch's body stream through shared/recordio.ts's RecordReader,
  * every record kept in order so a test can assert on order.
  */
-import type { MasterHandle } from './daemons.js';
+import { EVENT_DEADLINE_MS, type MasterHandle } from './daemons.js';
 import { RecordReader } from '../../shared/recordio.js';
 
 export type Rec = Record<string, unknown> & { type: string };
@@ -27,7 +27,7 @@ export class EventStream {
 
   static async open(m: MasterHandle, path = '/api/v1'): Promise<EventStream> {
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), 10_000);
+    const timer = setTimeout(() => abort.abort(), EVENT_DEADLINE_MS);
     const res = await fetch(`${m.url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
@@ -62,8 +62,8 @@ export class EventStream {
     }
   }
 
-  /** Index of the first record at or after `from` matching `pred`; rejects after timeoutMs. */
-  waitFor(pred: (r: Rec) => boolean, from = 0, timeoutMs = 5_000, what = 'record'): Promise<number> {
+  /** Index of the first record at or after `from` matching `pred`; rejects after timeoutMs (the one guard by default). */
+  waitFor(pred: (r: Rec) => boolean, from = 0, timeoutMs = EVENT_DEADLINE_MS, what = 'record'): Promise<number> {
     const find = (): number => this.records.findIndex((r, i) => i >= from && pred(r));
     return new Promise((resolve, reject) => {
       const check = (): void => {

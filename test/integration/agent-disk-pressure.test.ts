@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Journal, parseJournal, readJournal } from '../../agent/journal.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { safePathComponent } from '../../agent/checkpoint.js';
-import { callApi, eventually, startAgent, startMaster, tempDir, type AgentHandle } from '../helpers/daemons.js';
+import { callApi, eventually, startAgent, startMaster, tempDir, type AgentHandle, EVENT_DEADLINE_MS } from '../helpers/daemons.js';
 import { FRAMEWORK_ID, shellTask, startFakeMaster, taskPids, type FakeMaster } from '../helpers/fake-master.js';
 import { daemonSample, scrapeMetrics } from '../helpers/exposition.js';
 import { mountSmallFs, smallFsSkip, type SmallFs } from '../helpers/small-fs.js';
@@ -114,7 +114,7 @@ test('a launch on a full disk: TASK_FAILED naming the cause, nothing started, no
 
   fs.fill();
   // Caught while the filler was being written, it begins as LOW_SPACE and becomes NO_SPACE.
-  const reported = await master.waitFor(() => master.conditions.find((c) => c.disk_pressure?.reason === 'NO_SPACE'), 10_000, 'the agent to report no space left');
+  const reported = await master.waitFor(() => master.conditions.find((c) => c.disk_pressure?.reason === 'NO_SPACE'), EVENT_DEADLINE_MS, 'the agent to report no space left');
   const p = reported.disk_pressure!;
   assert.equal(p.message, `no space left on device in ${agent.workDir} (0 B free of 4.0 MB)`);
   assert.equal(p.path, agent.workDir);
@@ -147,7 +147,7 @@ test('a launch on a full disk: TASK_FAILED naming the cause, nothing started, no
   // Space back: the condition clears (above 1.25 times the threshold), and is reported.
   const before = master.conditions.length;
   fs.free();
-  await master.waitFor(() => (master.conditions.slice(before).some((c) => c.disk_pressure === undefined) ? true : undefined), 10_000, 'the agent to report the pressure cleared');
+  await master.waitFor(() => (master.conditions.slice(before).some((c) => c.disk_pressure === undefined) ? true : undefined), EVENT_DEADLINE_MS, 'the agent to report the pressure cleared');
   await agent.daemon.waitForMsg('disk pressure cleared: launches are accepted and the master offers this agent again');
   master.autoAck = true;
   master.runTask(shellTask('hi-again', 'echo hi'));
@@ -177,14 +177,14 @@ test('a launch whose first commit fails (the disk fills under a large task): ref
   assert.deepEqual(master.states('big'), ['TASK_FAILED']);
   assert.equal(onDisk.get(refused.status.uuid!), false);
   assert.equal(existsSync(join(agent.workDir, 'meta', 'exits', `${safePathComponent(FRAMEWORK_ID)}.big.json`)), false, 'no launcher started');
-  const p = (await master.waitFor(() => master.conditions.find((c) => c.disk_pressure?.reason === 'WRITE_FAILED'), 10_000, 'WRITE_FAILED reported')).disk_pressure!;
+  const p = (await master.waitFor(() => master.conditions.find((c) => c.disk_pressure?.reason === 'WRITE_FAILED'), EVENT_DEADLINE_MS, 'WRITE_FAILED reported')).disk_pressure!;
   assert.equal(p.message, `no space left on device in ${join(agent.workDir, 'meta')}`);
   await agent.daemon.waitForMsg('checkpoint write failed: retrying with backoff; updates, kills and launches that wait for it wait on');
   master.ack(refused);
 
   const before = master.conditions.length;
   fs.free();
-  await master.waitFor(() => (master.conditions.slice(before).some((c) => c.disk_pressure === undefined) ? true : undefined), 10_000, 'the pressure cleared');
+  await master.waitFor(() => (master.conditions.slice(before).some((c) => c.disk_pressure === undefined) ? true : undefined), EVENT_DEADLINE_MS, 'the pressure cleared');
   await agent.daemon.waitForMsg('checkpoint writes work again');
   // The refused task's record was written at last, with its forgetting: a restart would not bring it back.
   const entries = (readJournal(join(agent.workDir, 'meta', 'journal')) as { ok: true; entries: Array<{ k: string; task_id?: string; v?: { task?: { task_id: { value: string } } } }> }).entries;
@@ -209,10 +209,10 @@ test('a task whose end its launcher cannot record (the disk filled while it ran)
   // Its blank exit file (which the end would be written over without new space) is lost, and
   // the disk fills: the launcher can write the end nowhere.
   const exitFile = join(agent.workDir, 'meta', 'exits', `${safePathComponent(FRAMEWORK_ID)}.runner.json`);
-  await eventually(() => (existsSync(exitFile) ? true : undefined), 5_000, 20, 'the blank exit file');
+  await eventually(() => (existsSync(exitFile) ? true : undefined), EVENT_DEADLINE_MS, 20, 'the blank exit file');
   rmSync(exitFile);
   fs.fill();
-  await master.waitFor(() => master.conditions.find((c) => c.disk_pressure !== undefined), 10_000, 'disk pressure reported');
+  await master.waitFor(() => master.conditions.find((c) => c.disk_pressure !== undefined), EVENT_DEADLINE_MS, 'disk pressure reported');
   writeFileSync(gate, '');
   // The launcher tells the agent instead. The terminal update goes out only once it is
   // committed: at once if the journal's last page had room, else once space is back.
@@ -244,14 +244,14 @@ test('a task that ended unrecorded while its agent was away: reported failed, sa
   master.runTask(shellTask('orphan', `while [ ! -e ${gate} ]; do sleep 0.05; done; exit 0`));
   await master.waitForUpdate('orphan', 'TASK_RUNNING');
   const exitFile = join(workDir, 'meta', 'exits', `${safePathComponent(FRAMEWORK_ID)}.orphan.json`);
-  await eventually(() => (existsSync(exitFile) ? true : undefined), 5_000, 20, 'the blank exit file');
+  await eventually(() => (existsSync(exitFile) ? true : undefined), EVENT_DEADLINE_MS, 20, 'the blank exit file');
   await first.daemon.stop();
   rmSync(exitFile);
   fs.fill();
   const [pid] = taskPids(workDir);
   assert.ok(pid !== undefined);
   writeFileSync(gate, '');
-  await eventually(() => (existsSync(`/proc/${pid}`) ? undefined : true), 5_000, 20, 'the task to end');
+  await eventually(() => (existsSync(`/proc/${pid}`) ? undefined : true), EVENT_DEADLINE_MS, 20, 'the task to end');
   // The next agent finds the launcher gone and no end: it says so, and why.
   const updates = master.updates.length;
   const second = await startAgent(fs.cleanup, { master: master.address, workDir, hostname: 'df-a', flags: SMALL_DISK_FLAGS, stopSignal: 'SIGUSR1', waitRegistered: false });
@@ -298,7 +298,7 @@ test('with a real master: an agent out of disk is not offered while it lasts and
   s.onEvent = onEvent;
   for (const e of early) onEvent(e);
   // Hold the full agent's offer; decline the witness's so that it comes back every round.
-  const held = await eventually(() => offers.find((o) => o.offer.agent_id.value === fullId)?.offer, 10_000, 50, 'an offer of df-a');
+  const held = await eventually(() => offers.find((o) => o.offer.agent_id.value === fullId)?.offer, EVENT_DEADLINE_MS, 50, 'an offer of df-a');
   const decline = (o: Offer): void => void s.call('DECLINE', { offer_ids: [o.id], filters: { refuse_seconds: 0 } }).catch(() => {});
   const declined = new Set<string>();
   const declineWitness = setInterval(() => {
@@ -318,7 +318,7 @@ test('with a real master: an agent out of disk is not offered while it lasts and
   assert.ok((daemonSample(metrics, 'master', 'drydock_master_agent_disk_pressure_seconds', { agent_id: fullId, hostname: 'df-a' }) ?? -1) >= 0);
   const logged = await master.daemon.waitForMsg('agent under disk pressure: not offered', { agentId: fullId, reason: 'NO_SPACE' });
   assert.equal(logged['message'], `no space left on device in ${full.workDir} (0 B free of 4.0 MB)`);
-  await eventually(() => (rescinded.includes(held.id.value) ? true : undefined), 5_000, 20, 'the held offer rescinded');
+  await eventually(() => (rescinded.includes(held.id.value) ? true : undefined), EVENT_DEADLINE_MS, 20, 'the held offer rescinded');
   // Registered and active as Mesos says it, tasks and all; no field of Drydock's in the Mesos answer.
   const agents = await callApi(master.url, { type: 'GET_AGENTS' });
   const entry = (agents.json as { get_agents: { agents: Array<Record<string, unknown> & { agent_info: { id: { value: string } } }> } }).get_agents.agents.find((a) => a.agent_info.id.value === fullId);
@@ -326,19 +326,19 @@ test('with a real master: an agent out of disk is not offered while it lasts and
   assert.equal(JSON.stringify(agents.json).includes('pressure'), false);
   // Offers stop: three rounds of the witness's offers after the rescind, none of df-a.
   const mark = Date.now();
-  await eventually(() => (offers.filter((o) => o.at > mark && o.offer.agent_id.value === witness.agentId).length >= 3 ? true : undefined), 10_000, 20, 'three more offers of df-b');
+  await eventually(() => (offers.filter((o) => o.at > mark && o.offer.agent_id.value === witness.agentId).length >= 3 ? true : undefined), EVENT_DEADLINE_MS, 20, 'three more offers of df-b');
   assert.deepEqual(offers.filter((o) => o.at > mark && o.offer.agent_id.value === fullId), [], 'no offer of df-a while it is short of disk');
 
   // Space back: offered again, and the issue's `echo hi` finishes there.
   fs.free();
-  const back = await eventually(() => offers.find((o) => o.at > mark && o.offer.agent_id.value === fullId)?.offer, 10_000, 20, 'an offer of df-a again');
+  const back = await eventually(() => offers.find((o) => o.at > mark && o.offer.agent_id.value === fullId)?.offer, EVENT_DEADLINE_MS, 20, 'an offer of df-a again');
   await master.daemon.waitForMsg('agent disk pressure cleared: offered again', { agentId: fullId });
   const r = await s.call('ACCEPT', {
     offer_ids: [back.id],
     operations: [{ type: 'LAUNCH', launch: { task_infos: [{ name: 'hi', task_id: { value: 'hi' }, agent_id: { value: fullId }, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } }], command: { value: 'echo hi' } }] } }],
   });
   assert.equal(r.status, 202, r.text);
-  const done = await eventually(() => updates.find((u) => u.task_id.value === 'hi' && u.state === 'TASK_FINISHED'), 10_000, 20, 'hi to finish');
+  const done = await eventually(() => updates.find((u) => u.task_id.value === 'hi' && u.state === 'TASK_FINISHED'), EVENT_DEADLINE_MS, 20, 'hi to finish');
   assert.equal(done.message, 'Command exited with status 0');
   const after = await scrapeMetrics(`${master.url}/metrics`);
   assert.equal(daemonSample(after, 'master', 'drydock_master_agents_disk_pressure', {}), 0);

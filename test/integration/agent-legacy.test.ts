@@ -26,7 +26,7 @@ import { userInfo } from 'node:os';
 import { parseJson, stringifyJson } from '../../shared/json.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
-import { callApi, eventually, fileWithMode, startAgent, startMaster, tempDir, type AgentHandle } from '../helpers/daemons.js';
+import { callApi, eventually, fileWithMode, startAgent, startMaster, tempDir, type AgentHandle, EVENT_DEADLINE_MS } from '../helpers/daemons.js';
 
 type Json = Record<string, unknown>;
 type Status = { task_id: { value: string }; agent_id?: unknown; state: string; uuid?: string; message?: string };
@@ -65,7 +65,7 @@ function task(id: string, agentId: string, cmd: string): Json {
 
 /** Launches `tasks` on an offer of `agentId` not used yet; the rest of that offer is refused for an hour. */
 async function launch(s: SchedulerClient, agentId: string, used: Set<string>, tasks: Json[]): Promise<void> {
-  const offer = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === agentId && !used.has(o.id.value)), 15_000, 50, `an offer of ${agentId}`);
+  const offer = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === agentId && !used.has(o.id.value)), EVENT_DEADLINE_MS, 50, `an offer of ${agentId}`);
   used.add(offer.id.value);
   const r = await s.call('ACCEPT', { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }], filters: { refuse_seconds: 3600 } });
   assert.equal(r.status, 202, r.text);
@@ -131,7 +131,7 @@ test("the agent's legacy endpoints and sandboxes, as Mesos' web UI reads them; t
   // ---- /state ----
   const latest = (id: string): string => `/frameworks/${fw}/executors/${id}/runs/latest`;
   // The sandbox is ready once its last trap is there (the command runs on after TASK_RUNNING).
-  await eventually(async () => ((await get(`${a.url}/files/browse?path=${latest('runs')}/sub`)).text.includes('inner') ? true : undefined), 10_000, 50, "runs' sandbox");
+  await eventually(async () => ((await get(`${a.url}/files/browse?path=${latest('runs')}/sub`)).text.includes('inner') ? true : undefined), EVENT_DEADLINE_MS, 50, "runs' sandbox");
   const state = await get(`${a.url}/slave(1)/state`);
   assert.equal(state.status, 200, state.text);
   assert.equal(state.type, 'application/json');
@@ -411,8 +411,8 @@ test('sandboxes are guarded by access_sandboxes and view_tasks on the task\'s us
   const webOut = `/frameworks/${web.frameworkId}/executors/web-1/runs/latest/stdout`;
   const batchOut = `/frameworks/${batch.frameworkId}/executors/batch-1/runs/latest/stdout`;
   const read = (who: ClientTransport, path: string): ReturnType<typeof get> => get(`${a.url}/files/read?path=${encodeURIComponent(path)}&offset=0`, who);
-  await eventually(async () => ((await read(as('ops'), batchOut)).text.includes('batch-out') ? true : undefined), 10_000, 50, "batch's stdout");
-  await eventually(async () => ((await read(as('ops'), webOut)).text.includes('web-out') ? true : undefined), 10_000, 50, "web's stdout");
+  await eventually(async () => ((await read(as('ops'), batchOut)).text.includes('batch-out') ? true : undefined), EVENT_DEADLINE_MS, 50, "batch's stdout");
+  await eventually(async () => ((await read(as('ops'), webOut)).text.includes('web-out') ? true : undefined), EVENT_DEADLINE_MS, 50, "web's stdout");
 
   // Anonymous: 401 in the read-only realm, for the files and /state alike.
   for (const path of [`/files/read?path=${webOut}&offset=0`, '/slave(1)/state', '/files/debug', '/monitor/statistics', '/flags']) {

@@ -79,12 +79,12 @@ function securityFlags(f: Files): string[] {
 
 /** `drydock ARGS` with `env` over a clean environment; resolves with its exit status and output. */
 async function cli(t: TestContext, args: readonly string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return cliFinished(spawnCli(t, args, { ...CLEAN, ...env }), 30_000);
+  return cliFinished(spawnCli(t, args, { ...CLEAN, ...env }));
 }
 
 const WANTS = 'drydock: the master wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS\n';
 
-test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_CREDENTIALS, bearer, 403 (4) changes nothing, 0644 refused (2)', { timeout: 90_000 }, async (t) => {
+test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_CREDENTIALS, bearer, 403 (4) changes nothing, 0644 refused (2)', { timeout: 540_000 }, async (t) => {
   const f = writeFiles(t);
   const m = await startMaster(t, { flags: [...securityFlags(f), '--allocation_interval=100ms'] });
   await startAgent(t, { master: m.address, ip: '127.0.0.2', hostname: 'agent-1' });
@@ -153,7 +153,7 @@ test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_
   assert.match(viewerRun.stderr, /^drydock run: master answered 403: .*viewer/);
 });
 
-test('the CLI over TLS: --tls_ca_file (or DRYDOCK_TLS_CA_FILE) verifies the master; without the CA, or over plain http, a clear refusal', { timeout: 60_000 }, async (t) => {
+test('the CLI over TLS: --tls_ca_file (or DRYDOCK_TLS_CA_FILE) verifies the master; without the CA, or over plain http, a clear refusal', { timeout: 300_000 }, async (t) => {
   const f = writeFiles(t);
   const certs = makeCertificates(join(f.dir, 'tls'));
   const other = makeCertificates(join(f.dir, 'other'), 'other');
@@ -188,7 +188,7 @@ test('the CLI over TLS: --tls_ca_file (or DRYDOCK_TLS_CA_FILE) verifies the mast
   assert.equal(notPem.stderr, `drydock: --tls_ca_file ${f.acls} holds no PEM certificate\n`);
 });
 
-test('mutual TLS: the CLI presents --tls_cert_file/--tls_key_file to a master that requires a client certificate', { timeout: 60_000 }, async (t) => {
+test('mutual TLS: the CLI presents --tls_cert_file/--tls_key_file to a master that requires a client certificate', { timeout: 240_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-cli-mtls-');
   const certs = makeCertificates(dir);
   const m = await startMaster(t, { tls: { certFile: certs.certFile, keyFile: certs.keyFile, caFile: certs.caFile, requireClientCert: true } });
@@ -218,7 +218,7 @@ async function server(t: TestContext, answer: Parameters<typeof createServer>[1]
   return `127.0.0.1:${(s.address() as AddressInfo).port}`;
 }
 
-test('a standby\'s 307 to the leader keeps the credential (fetch alone would drop it across origins); CLI calls follow it', { timeout: 30_000 }, async (t) => {
+test('a standby\'s 307 to the leader keeps the credential (fetch alone would drop it across origins); CLI calls follow it', { timeout: 60_000 }, async (t) => {
   const seen: Array<string | undefined> = [];
   const leader = await server(t, (req, res) => {
     seen.push(req.headers.authorization);
@@ -251,7 +251,7 @@ test('a standby\'s 307 to the leader keeps the credential (fetch alone would dro
   assert.deepEqual(seen, [basic, undefined, basic, basic]);
 });
 
-test('npm start -- --secure: TLS, credentials and ACLs; the printed credentials work with the CLI, anonymous gets 401; all stopped', { timeout: 120_000 }, async (t) => {
+test('npm start -- --secure: TLS, credentials and ACLs; the printed credentials work with the CLI, anonymous gets 401; all stopped', { timeout: 180_000 }, async (t) => {
   const workDir = tempDir(t, 'drydock-cluster-secure-');
   const port = await freePort();
   const agentPort = await freePort('127.0.0.2');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI_BIN, eventually, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { CLI_BIN, EVENT_DEADLINE_MS, eventually, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
 
 interface Ran {
   code: number | null;
@@ -26,7 +26,7 @@ function drydock(master: MasterHandle, args: readonly string[], stdin?: string):
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`drydock ${args.join(' ')} did not exit; stdout: ${stdout}; stderr: ${stderr}`));
-    }, 20_000);
+    }, EVENT_DEADLINE_MS);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
@@ -39,7 +39,7 @@ function drydock(master: MasterHandle, args: readonly string[], stdin?: string):
 const START = '1795341600000000001';
 const SCHEDULE = `{"windows":[{"machine_ids":[{"hostname":"agent-2","ip":"127.0.0.3"},{"hostname":"spare"}],"unavailability":{"start":{"nanoseconds":${START}},"duration":{"nanoseconds":5400000000000}}}]}`;
 
-test('drydock maintenance schedule FILE, then show it with exact times; status; machine down/up', { timeout: 90_000 }, async (t) => {
+test('drydock maintenance schedule FILE, then show it with exact times; status; machine down/up', { timeout: 240_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'agent-1' });
   const a2 = await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'agent-2' });
@@ -96,7 +96,7 @@ test('drydock maintenance schedule FILE, then show it with exact times; status; 
   assert.equal(down.stdout, 'agent-2 (127.0.0.3) is DOWN: its agents are shut down and may not register until it is brought up\n');
   // The agent on it is shut down (exit 0) and removed.
   assert.deepEqual(await a2.daemon.exited, { code: 0, signal: null });
-  await eventually(async () => (/\sagent-2\s/.test((await drydock(master, ['agent', 'list'])).stdout) ? undefined : true), 10_000, 200, 'agent-2 to leave the list');
+  await eventually(async () => (/\sagent-2\s/.test((await drydock(master, ['agent', 'list'])).stdout) ? undefined : true), undefined, 200, 'agent-2 to leave the list');
   const downStatus = await drydock(master, ['maintenance', 'status']);
   assert.match(downStatus.stdout, /\nagent-2 \(127\.0\.0\.3\)\s+DOWN\s+-\s+-\s+-\n/);
   assert.match((await drydock(master, ['maintenance', 'schedule'])).stdout, /\n1\s+agent-2 \(127\.0\.0\.3\)\s+DOWN\s+-\s+2026-11-22T10:00:00\.000000001Z/);

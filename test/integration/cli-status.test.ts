@@ -21,14 +21,14 @@ const drydock = (t: { after(fn: () => unknown): void }, master: MasterHandle, ar
 
 const SPEC = ['name: st', 'machines: { hostnames: [st-b] }', 'window: 1hrs', 'wait_for_frameworks: 1secs', 'settle: 1secs', 'up_when: operator', ''].join('\n');
 
-test('drydock status: leader, agents by state, machines by mode, drains, plans; --json; colour only when asked', { timeout: 90_000 }, async (t) => {
+test('drydock status: leader, agents by state, machines by mode, drains, plans; --json; colour only when asked', { timeout: 300_000 }, async (t) => {
   const master = await startMaster(t);
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'st-a' });
   await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'st-b', stopSignal: 'SIGUSR1' });
   await eventually(async () => {
     const r = await drydock(t, master, ['agent', 'list']);
     return /st-a/.test(r.stdout) && /st-b/.test(r.stdout) ? true : undefined;
-  }, 20_000, 100, 'both agents registered');
+  }, undefined, 100, 'both agents registered');
 
   // drain --json: one object, the agent as Drydock's own API shows it after the call.
   const drain = await drydock(t, master, ['agent', 'drain', 'st-a', '--json']);
@@ -51,7 +51,7 @@ test('drydock status: leader, agents by state, machines by mode, drains, plans; 
     assert.equal(r.code, 0, r.stderr);
     const s = (last = JSON.parse(r.stdout) as ClusterStatus);
     return s.agents.drained === 1 && s.machines.UP + s.machines.DRAINING + s.machines.DOWN === 2 && s.machines.UP < 2 ? s : undefined;
-  }, 30_000, 200, 'the drain DRAINED and st-b out of UP').catch((e: Error) => {
+  }, undefined, 200, 'the drain DRAINED and st-b out of UP').catch((e: Error) => {
     // What the last answer said: which of the two never came.
     throw new Error(`${e.message}; last status: agents ${JSON.stringify(last?.agents)}, machines ${JSON.stringify(last?.machines)}, plans ${JSON.stringify(last?.maintenance_plans)}`);
   });

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, alive, callApi, eventually, tempDir } from '../helpers/daemons.js';
+import { ROOT, alive, callApi, EVENT_DEADLINE_MS, eventually, tempDir } from '../helpers/daemons.js';
 import { CLEAN_CLIENT_ENV, startCluster } from '../helpers/cluster.js';
 import { spawnCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
@@ -72,7 +72,7 @@ function spawnLogged(t: { after(fn: () => unknown): void }, file: string, args: 
   return { child, stdout: () => out, stderr: () => err, output: () => all, exited };
 }
 
-test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_000 }, async (t) => {
+test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 240_000 }, async (t) => {
   const workDir = tempDir(t, 'drydock-cluster-');
   const port = await freePort();
   const agentPort = await freePort('127.0.0.2');
@@ -107,21 +107,21 @@ test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_00
   const plan = await fetch(`http://127.0.0.1:${port}/v1/maintenance/plans`, {
     method: 'POST',
     body: JSON.stringify({ name: 'readme-hook', machines: { attributes: { zone: 'nowhere' } }, window: '1hrs', on_down: { hook: 'patch', timeout: '1mins' } }),
-    signal: AbortSignal.timeout(5_000),
+    signal: AbortSignal.timeout(EVENT_DEADLINE_MS),
   });
   assert.deepEqual([plan.status, await plan.text()], [400, 'Maintenance plan selects no usable machines: the selection matches no machine the master knows']);
-  const agentHealth = await fetch(`http://127.0.0.2:${agentPort}/health`, { signal: AbortSignal.timeout(5_000) });
+  const agentHealth = await fetch(`http://127.0.0.2:${agentPort}/health`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(agentHealth.status, 200);
 
   // Machine DOWN shuts agent-1 down (exit 0): the rest of the cluster goes on. Once the machine
   // is up, SIGUSR2 starts the stopped agent again and it registers.
   const machine = JSON.stringify([{ hostname: 'agent-1', ip: '127.0.0.2' }]);
   const post = (path: string, body: string): Promise<Response> =>
-    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body, signal: AbortSignal.timeout(5_000) });
+    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body, signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   const schedule = { windows: [{ machine_ids: [{ hostname: 'agent-1', ip: '127.0.0.2' }], unavailability: { start: { nanoseconds: 1443830400000000000 } } }] };
   assert.equal((await post('/maintenance/schedule', JSON.stringify(schedule))).status, 200);
   assert.equal((await post('/machine/down', machine)).status, 200);
-  await eventually(() => (out.includes('cluster: agent-1 exited (code 0)') ? true : undefined), 15_000, 100, 'agent-1 to exit');
+  await eventually(() => (out.includes('cluster: agent-1 exited (code 0)') ? true : undefined), undefined, 100, 'agent-1 to exit');
   assert.equal((await callApi(`http://127.0.0.1:${port}`, { type: 'GET_HEALTH' })).status, 200, 'the master is still up');
   assert.equal((await post('/machine/up', machine)).status, 200);
   child.kill('SIGUSR2');
@@ -129,7 +129,7 @@ test('npm start: a local cluster that Ctrl-C stops completely', { timeout: 90_00
     const r = await callApi(`http://127.0.0.1:${port}`, { type: 'GET_AGENTS' });
     const hosts = (r.json as { get_agents: { agents: Array<{ agent_info: { hostname: string }; active: boolean }> } }).get_agents.agents.filter((a) => a.active).map((a) => a.agent_info.hostname);
     return hosts.includes('agent-1') ? true : undefined;
-  }, 15_000, 100, 'agent-1 to register again');
+  }, undefined, 100, 'agent-1 to register again');
   const again = /started agent-1 again, pid (\d+)/.exec(out);
   assert.ok(again !== null, out);
   pids.push(Number(again[1]));
@@ -178,7 +178,7 @@ test('npm start through npm: SIGINT and SIGTERM to npm stop it as Ctrl-C does, a
     assert.equal(await within(npm.exited, 60_000, `npm to exit after ${signal}`), signal === 'SIGKILL' ? 'SIGKILL' : 0, npm.output());
     await allGone(pids, 60_000, `after ${signal} to npm`);
     // Its last lines may still be in the pipe (the cluster shares npm's).
-    await eventually(() => (npm.output().includes('cluster: stopped.') ? true : undefined), 10_000, 50, `the cluster's last line; output: ${npm.output()}`);
+    await eventually(() => (npm.output().includes('cluster: stopped.') ? true : undefined), EVENT_DEADLINE_MS, 50, `the cluster's last line; output: ${npm.output()}`);
     assert.equal(existsSync(join(workDir, 'cluster.pid')), false);
   };
 
@@ -188,7 +188,7 @@ test('npm start through npm: SIGINT and SIGTERM to npm stop it as Ctrl-C does, a
   const agent1 = (await agents()).find((a) => a.agent_info.hostname === 'agent-1');
   assert.ok(agent1 !== undefined);
   assert.equal((await callApi(master, { type: 'DRAIN_AGENT', drain_agent: { agent_id: agent1.agent_info.id } })).status, 200);
-  await eventually(async () => ((await agents()).find((a) => a.agent_info.hostname === 'agent-1')?.drain_info?.state === 'DRAINED' ? true : undefined), 20_000, 100, 'agent-1 to be DRAINED');
+  await eventually(async () => ((await agents()).find((a) => a.agent_info.hostname === 'agent-1')?.drain_info?.state === 'DRAINED' ? true : undefined), EVENT_DEADLINE_MS, 100, 'agent-1 to be DRAINED');
 
   const [cluster] = first.pids;
   const log = join(workDir, 'master', 'daemon.log');
@@ -227,7 +227,7 @@ test('npm start through npm: SIGINT and SIGTERM to npm stop it as Ctrl-C does, a
   const third = await npmStart();
   await stopped(third.npm, third.pids, 'SIGKILL');
   const gone = `cluster: npm (pid ${third.npm.child.pid}) is gone; stopping the cluster.`;
-  await eventually(() => (third.npm.output().includes(gone) ? true : undefined), 10_000, 50, `"${gone}"; output: ${third.npm.output()}`);
+  await eventually(() => (third.npm.output().includes(gone) ? true : undefined), EVENT_DEADLINE_MS, 50, `"${gone}"; output: ${third.npm.output()}`);
 });
 
 test('SIGKILL of the cluster: its daemons stop, the agents kill their tasks, and the --secure secrets are removed', { timeout: 120_000 }, async (t) => {
@@ -257,7 +257,7 @@ test('SIGKILL of the cluster: its daemons stop, the agents kill their tasks, and
       }
     }
     return undefined;
-  }, 10_000, 100, 'the task process');
+  }, EVENT_DEADLINE_MS, 100, 'the task process');
   t.after(() => {
     if (running(task)) process.kill(task, 'SIGKILL');
   });
@@ -265,6 +265,6 @@ test('SIGKILL of the cluster: its daemons stop, the agents kill their tasks, and
   run.child.kill('SIGKILL');
   await run.exited;
   await allGone([...run.pids, task], 60_000, 'after SIGKILL of the cluster');
-  await eventually(() => (existsSync(secureDir) ? undefined : true), 10_000, 50, 'the secure material to be removed');
+  await eventually(() => (existsSync(secureDir) ? undefined : true), EVENT_DEADLINE_MS, 50, 'the secure material to be removed');
   assert.equal(existsSync(join(workDir, 'secure.janitor.pid')), false);
 });

@@ -13,7 +13,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { parseJson } from '../../shared/json.js';
-import { callApi, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { callApi, startMaster, tempDir, type MasterHandle, EVENT_DEADLINE_MS } from '../helpers/daemons.js';
 import { EventStream, type Rec } from '../helpers/event-stream.js';
 import { FakeAgent } from '../helpers/fake-agent.js';
 
@@ -89,14 +89,14 @@ test("GET /drydock/v1/agents and /<id>: Drydock's facts about each agent, the sa
   // Drained with mark_gone: AGENT_LEFT on the stream, and the master no longer has it.
   const s = await EventStream.drydock(m);
   t.after(() => s.close());
-  await s.waitFor(isType('HEARTBEAT'), 0, 5_000, 'first HEARTBEAT');
+  await s.waitFor(isType('HEARTBEAT'), 0, EVENT_DEADLINE_MS, 'first HEARTBEAT');
   assert.equal(s.headers.get('content-type'), 'application/recordio');
   const snapshot = s.records[0] as unknown as { type: string; snapshot: { agents: DrydockAgent[]; heartbeat_interval_seconds: number } };
   assert.equal(snapshot.type, 'SNAPSHOT');
   assert.equal(snapshot.snapshot.heartbeat_interval_seconds, 0.2);
   assert.deepEqual(snapshot.snapshot.agents, [(await get(m, `/drydock/v1/agents/${id}`)).json]);
   assert.equal((await callApi(m.url, { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: id }, mark_gone: true } })).status, 200);
-  const left = await s.waitFor(isType('AGENT_LEFT'), 0, 5_000, 'AGENT_LEFT');
+  const left = await s.waitFor(isType('AGENT_LEFT'), 0, EVENT_DEADLINE_MS, 'AGENT_LEFT');
   assert.deepEqual(s.records[left], { type: 'AGENT_LEFT', agent_left: { agent_id: { value: id }, reason: 'GONE', message: 'Agent has been marked gone' } });
   const gone = await get(m, `/drydock/v1/agents/${id}`);
   assert.deepEqual([gone.status, gone.text], [404, `Agent '${id}' not found`]);
@@ -118,18 +118,18 @@ test("Drydock's events a plan can wait on come on Drydock's stream, never on Mes
   let from = s.records.length;
   assert.equal((await callApi(m.url, { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agentId }, max_grace_period: { seconds: 2 } } })).status, 200);
   // No tasks: DRAINING, then DRAINED at once; each record is the agent as /drydock/v1/agents/<id> writes it.
-  const draining = await s.waitFor((r) => r.type === 'AGENT_UPDATED' && agentOf(r).change === 'DRAINING', from, 5000, 'AGENT_UPDATED (DRAINING)');
+  const draining = await s.waitFor((r) => r.type === 'AGENT_UPDATED' && agentOf(r).change === 'DRAINING', from, EVENT_DEADLINE_MS, 'AGENT_UPDATED (DRAINING)');
   assert.deepEqual([agentOf(s.records[draining]!).state, agentOf(s.records[draining]!).drain?.config], ['DRAINING', { max_grace_period: { nanoseconds: 2_000_000_000 }, mark_gone: false }]);
-  const drained = await s.waitFor((r) => r.type === 'AGENT_UPDATED' && agentOf(r).change === 'DRAINED', draining, 5000, 'AGENT_UPDATED (DRAINED)');
+  const drained = await s.waitFor((r) => r.type === 'AGENT_UPDATED' && agentOf(r).change === 'DRAINED', draining, EVENT_DEADLINE_MS, 'AGENT_UPDATED (DRAINED)');
   const d = agentOf(s.records[drained]!);
   assert.deepEqual([d.state, d.deactivated, d.active, d.drain?.state, d.drain?.remaining_tasks, d.drain?.waiting_for], ['DRAINED', true, false, 'DRAINED', 0, []]);
   from = drained + 1;
   assert.equal((await callApi(m.url, { type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: { value: agentId } } })).status, 200);
-  const reactivated = agentOf(s.records[await s.waitFor(isType('AGENT_UPDATED'), from, 5000, 'AGENT_UPDATED (reactivated)')]!);
+  const reactivated = agentOf(s.records[await s.waitFor(isType('AGENT_UPDATED'), from, EVENT_DEADLINE_MS, 'AGENT_UPDATED (reactivated)')]!);
   assert.deepEqual([reactivated.change, reactivated.state, reactivated.drain, reactivated.active], ['REACTIVATED', 'ACTIVE', undefined, true]);
   from = s.records.length;
   assert.equal((await callApi(m.url, { type: 'DEACTIVATE_AGENT', deactivate_agent: { agent_id: { value: agentId } } })).status, 200);
-  const deactivated = agentOf(s.records[await s.waitFor(isType('AGENT_UPDATED'), from, 5000, 'AGENT_UPDATED (deactivated)')]!);
+  const deactivated = agentOf(s.records[await s.waitFor(isType('AGENT_UPDATED'), from, EVENT_DEADLINE_MS, 'AGENT_UPDATED (deactivated)')]!);
   assert.deepEqual([deactivated.change, deactivated.state, deactivated.deactivated], ['DEACTIVATED', 'DEACTIVATED', true]);
 
   // Machines: scheduled (DRAINING), DOWN, UP; each record carries the whole maintenance status.
@@ -138,18 +138,18 @@ test("Drydock's events a plan can wait on come on Drydock's stream, never on Mes
   from = s.records.length;
   const sched = { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: { windows: [{ machine_ids: [machine], unavailability: { start: { nanoseconds: 1 } } }] } } };
   assert.equal((await callApi(m.url, sched)).status, 200);
-  let i = await s.waitFor(isType('MACHINE_UPDATED'), from, 5000, 'MACHINE_UPDATED (scheduled)');
+  let i = await s.waitFor(isType('MACHINE_UPDATED'), from, EVENT_DEADLINE_MS, 'MACHINE_UPDATED (scheduled)');
   assert.deepEqual([statusOf(s.records[i]!).change, statusOf(s.records[i]!).machine_ids], ['SCHEDULED', [machine]]);
   assert.deepEqual(statusOf(s.records[i]!).status.draining_machines, [{ id: machine }]);
   assert.equal((await callApi(m.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [machine] } })).status, 200);
-  i = await s.waitFor(isType('MACHINE_UPDATED'), i + 1, 5000, 'MACHINE_UPDATED (down)');
+  i = await s.waitFor(isType('MACHINE_UPDATED'), i + 1, EVENT_DEADLINE_MS, 'MACHINE_UPDATED (down)');
   assert.deepEqual([statusOf(s.records[i]!).change, statusOf(s.records[i]!).status.down_machines], ['DOWN', [machine]]);
   // Its agent is removed with its machine DOWN: AGENT_LEFT, as Mesos' stream says AGENT_REMOVED.
-  const left = await s.waitFor(isType('AGENT_LEFT'), from, 5000, 'AGENT_LEFT');
+  const left = await s.waitFor(isType('AGENT_LEFT'), from, EVENT_DEADLINE_MS, 'AGENT_LEFT');
   assert.deepEqual(s.records[left], { type: 'AGENT_LEFT', agent_left: { agent_id: { value: agentId }, reason: 'REMOVED', message: "Operator initiated 'Machine DOWN'" } });
-  await mesos.waitFor(isType('AGENT_REMOVED'), 0, 5000, "Mesos' AGENT_REMOVED");
+  await mesos.waitFor(isType('AGENT_REMOVED'), 0, EVENT_DEADLINE_MS, "Mesos' AGENT_REMOVED");
   assert.equal((await callApi(m.url, { type: 'STOP_MAINTENANCE', stop_maintenance: { machines: [machine] } })).status, 200);
-  i = await s.waitFor(isType('MACHINE_UPDATED'), i + 1, 5000, 'MACHINE_UPDATED (up)');
+  i = await s.waitFor(isType('MACHINE_UPDATED'), i + 1, EVENT_DEADLINE_MS, 'MACHINE_UPDATED (up)');
   assert.deepEqual([statusOf(s.records[i]!).change, statusOf(s.records[i]!).status], ['UP', {}]);
 
   // A newcomer and a disconnect: AGENT_UPDATED ADDED, then DISCONNECTED (connected: false).
@@ -158,7 +158,7 @@ test("Drydock's events a plan can wait on come on Drydock's stream, never on Mes
   const bId = (await b.register()).agent_id;
   from = s.records.length;
   b.terminate();
-  const off = agentOf(s.records[await s.waitFor((r) => r.type === 'AGENT_UPDATED' && agentOf(r).change === 'DISCONNECTED', 0, 5000, 'AGENT_UPDATED (DISCONNECTED)')]!);
+  const off = agentOf(s.records[await s.waitFor((r) => r.type === 'AGENT_UPDATED' && agentOf(r).change === 'DISCONNECTED', 0, EVENT_DEADLINE_MS, 'AGENT_UPDATED (DISCONNECTED)')]!);
   assert.deepEqual([off.agent_id.value, off.state, off.connected, off.peer], [bId, 'DISCONNECTED', false, undefined]);
   assert.ok(s.records.some((r) => r.type === 'AGENT_UPDATED' && agentOf(r).change === 'ADDED' && agentOf(r).agent_id.value === bId), 'ADDED came first');
 
@@ -166,7 +166,7 @@ test("Drydock's events a plan can wait on come on Drydock's stream, never on Mes
   const c = await FakeAgent.connect(m.url);
   t.after(() => c.close());
   const cId = (await c.register()).agent_id;
-  await mesos.waitFor((r) => r.type === 'AGENT_ADDED' && (r['agent_added'] as { agent: { agent_info: { id: { value: string } } } }).agent.agent_info.id.value === cId, 0, 5000, 'the sentinel AGENT_ADDED');
+  await mesos.waitFor((r) => r.type === 'AGENT_ADDED' && (r['agent_added'] as { agent: { agent_info: { id: { value: string } } } }).agent.agent_info.id.value === cId, 0, EVENT_DEADLINE_MS, 'the sentinel AGENT_ADDED');
   const mesosTypes = new Set(mesos.records.map((r) => r.type));
   for (const type of ['AGENT_UPDATED', 'AGENT_LEFT', 'MACHINE_UPDATED', 'SNAPSHOT']) assert.ok(!mesosTypes.has(type), `no ${type} on Mesos' stream`);
   assert.deepEqual([...mesosTypes].sort(), ['AGENT_ADDED', 'AGENT_REMOVED', 'HEARTBEAT', 'SUBSCRIBED']);

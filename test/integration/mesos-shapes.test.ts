@@ -21,7 +21,7 @@ import { userInfo } from 'node:os';
 import { parseJson, stringifyJson } from '../../shared/json.js';
 import { RecordReader } from '../../shared/recordio.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
-import { eventually, FIXTURES, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
+import { eventually, EVENT_DEADLINE_MS, FIXTURES, startAgent, startMaster, type AgentHandle, type MasterHandle } from '../helpers/daemons.js';
 import { EventStream } from '../helpers/event-stream.js';
 import { googleProtobufMissing, googleRead } from '../helpers/google-protobuf.js';
 import { readStrict } from '../helpers/mesos-strict.js';
@@ -258,7 +258,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
     assert.equal(r.status, 202, r.text);
   };
   const offerOf = async (agentId: string, what: string): Promise<Offer> => {
-    const e = await s.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), 10_000, what);
+    const e = await s.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), undefined, what);
     return offersOf(e).find((o) => o.agent_id.value === agentId) as Offer;
   };
   const offerA = await offerOf(aId, 'an offer of agent A');
@@ -282,7 +282,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   assert.equal(accepted.status, 202, accepted.text);
   for (const [id, until] of [['stays', (st: Status) => st.state === 'TASK_RUNNING' && st.healthy === true], ['fails', (st: Status) => st.state === 'TASK_FAILED']] as const) {
     for (;;) {
-      const e = await s.next((x) => statusOf(x)?.task_id.value === id, 15_000, `updates of ${id}`);
+      const e = await s.next((x) => statusOf(x)?.task_id.value === id, undefined, `updates of ${id}`);
       await ack(e);
       if (until(statusOf(e) as Status)) break;
     }
@@ -290,7 +290,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   const updated = await s.call('UPDATE_FRAMEWORK', { framework_info: { ...FRAMEWORK, id: { value: s.frameworkId }, labels: { labels: [{ key: 'team', value: 'drydock-2' }] } } });
   assert.equal(updated.status, 200, `UPDATE_FRAMEWORK: ${updated.text}`);
   // The framework keeps its offer of B (often in the same OFFERS event as A's): the schedule and B going DOWN rescind it.
-  await eventually(() => (s.received.some((e) => offersOf(e).some((o) => o.agent_id.value === bId)) ? true : undefined), 10_000, 50, 'an offer of agent B');
+  await eventually(() => (s.received.some((e) => offersOf(e).some((o) => o.agent_id.value === bId)) ? true : undefined), undefined, 50, 'an offer of agent B');
   await snapshotMaster(m, 'a task running, one failed', into);
   // The sandbox of the task that stays, as Mesos attaches an executor's latest run (a command task's executor id is its task id).
   const scene: AgentScene = { sandbox: `/frameworks/${s.frameworkId}/executors/stays/runs/latest` };
@@ -304,7 +304,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   };
   await plan('POST', '', JSON.stringify({ name: 'shapes', machines: { hostnames: [B.hostname] }, window: '1hrs', phase_strategy: 'canary' }));
   await plan('POST', '/shapes/forceComplete', '');
-  await drydockEvents.waitFor((x) => x.type === 'MAINTENANCE_PLAN_UPDATED', 0, 10_000, 'MAINTENANCE_PLAN_UPDATED');
+  await drydockEvents.waitFor((x) => x.type === 'MAINTENANCE_PLAN_UPDATED', 0, undefined, 'MAINTENANCE_PLAN_UPDATED');
   await plan('DELETE', '/shapes');
 
   // A window over B (A is drained below, and Mesos drains no agent in a schedule): the
@@ -324,7 +324,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
     },
   };
   const inverseOfferOf = async (agentId: string, what: string): Promise<InverseOffer> => {
-    const e = await s.next((x) => inverseOffersOf(x).some((o) => o.agent_id?.value === agentId), 10_000, what);
+    const e = await s.next((x) => inverseOffersOf(x).some((o) => o.agent_id?.value === agentId), undefined, what);
     return inverseOffersOf(e).find((o) => o.agent_id?.value === agentId) as InverseOffer;
   };
   let r = await post(m.url, schedule);
@@ -332,19 +332,19 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   await inverseOfferOf(bId, 'an inverse offer of B');
   r = await post(m.url, schedule);
   assert.equal(r.status, 200, r.text);
-  await s.next((x) => x.type === 'RESCIND_INVERSE_OFFER', 10_000, 'RESCIND_INVERSE_OFFER');
+  await s.next((x) => x.type === 'RESCIND_INVERSE_OFFER', undefined, 'RESCIND_INVERSE_OFFER');
   const io = await inverseOfferOf(bId, 'a new inverse offer of B');
   const answered = await s.call('ACCEPT_INVERSE_OFFERS', { inverse_offer_ids: [io.id], filters: { refuse_seconds: 60 } });
   assert.equal(answered.status, 202, answered.text);
   await eventually(async () => {
     const st = (await post(m.url, { type: 'GET_MAINTENANCE_STATUS' })).json as { get_maintenance_status: { status: { draining_machines?: Array<{ statuses?: unknown[] }> } } };
     return st.get_maintenance_status.status.draining_machines?.some((d) => (d.statuses ?? []).length > 0) === true ? true : undefined;
-  }, 10_000, 100, "the framework's answer in the maintenance status");
+  }, undefined, 100, "the framework's answer in the maintenance status");
 
   // B goes DOWN: its agent is removed (FAILURE, AGENT_REMOVED) and its offer rescinded.
   r = await post(m.url, { type: 'START_MAINTENANCE', start_maintenance: { machines: [{ hostname: B.hostname, ip: B.ip }] } });
   assert.equal(r.status, 200, r.text);
-  await s.next((x) => x.type === 'FAILURE', 10_000, 'FAILURE for agent B');
+  await s.next((x) => x.type === 'FAILURE', undefined, 'FAILURE for agent B');
   await snapshotMaster(m, 'a machine scheduled, one DOWN', into);
 
   // Drain A: the task ignores SIGTERM and is killed after max_grace_period; its TASK_KILLED is
@@ -353,7 +353,7 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   assert.equal(r.status, 200, r.text);
   let killed: SchedulerEvent;
   for (;;) {
-    killed = await s.next((x) => statusOf(x)?.task_id.value === 'stays', 15_000, 'the kill of the drained task');
+    killed = await s.next((x) => statusOf(x)?.task_id.value === 'stays', undefined, 'the kill of the drained task');
     if (statusOf(killed)?.state === 'TASK_KILLED') break;
     await ack(killed);
   }
@@ -363,24 +363,24 @@ async function scenario(t: TestContext, into: Collected, opStreams: EventStream[
   await eventually(async () => {
     const ag = (await post(m.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: Array<{ agent_info: { id: { value: string } }; drain_info?: { state: string } }> } };
     return ag.get_agents.agents.find((x) => x.agent_info.id.value === aId)?.drain_info?.state === 'DRAINED' ? true : undefined;
-  }, 10_000, 100, 'agent A DRAINED');
+  }, undefined, 100, 'agent A DRAINED');
   await snapshotAgent(a, 'an agent DRAINED', into, scene);
 
   // The framework is torn down; subscribing again as it is refused with an ERROR event.
   const down = await s.call('TEARDOWN');
   assert.equal(down.status, 202, down.text);
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([s.ended, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the framework stream did not end after TEARDOWN')), 10_000)))]).finally(() => clearTimeout(timer));
-  extraSchedulerRecords.push(...(await recordsUntilEnd(m.url, { type: 'SUBSCRIBE', framework_id: { value: s.frameworkId }, subscribe: { framework_info: { ...FRAMEWORK, id: { value: s.frameworkId } } } }, 10_000)));
+  await Promise.race([s.ended, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the framework stream did not end after TEARDOWN')), EVENT_DEADLINE_MS)))]).finally(() => clearTimeout(timer));
+  extraSchedulerRecords.push(...(await recordsUntilEnd(m.url, { type: 'SUBSCRIBE', framework_id: { value: s.frameworkId }, subscribe: { framework_info: { ...FRAMEWORK, id: { value: s.frameworkId } } } }, EVENT_DEADLINE_MS)));
   await snapshotMaster(m, 'an agent DRAINED, the framework gone', into);
 
   // A late subscriber's snapshot holds everything that happened.
   const late = await EventStream.open(m);
   opStreams.push(late);
   t.after(() => late.close());
-  await late.waitFor((x) => x.type === 'SUBSCRIBED', 0, 10_000, 'SUBSCRIBED');
+  await late.waitFor((x) => x.type === 'SUBSCRIBED', 0, undefined, 'SUBSCRIBED');
   // The early stream saw the framework go: wait for it so the last events are in.
-  await early.waitFor((x) => x.type === 'FRAMEWORK_REMOVED', 0, 10_000, 'FRAMEWORK_REMOVED');
+  await early.waitFor((x) => x.type === 'FRAMEWORK_REMOVED', 0, undefined, 'FRAMEWORK_REMOVED');
 }
 
 // ---- Reading ---------------------------------------------------------------------------------------

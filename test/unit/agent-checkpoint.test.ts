@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHECKPOINT_FORMAT, COMPACT_MIN_BYTES, Checkpoint, safePathComponent, type TaskRecord } from '../../agent/checkpoint.js';
 import { encodeEntry, Journal, parseJournal } from '../../agent/journal.js';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 
 function dir(t: { after(fn: () => void): void }): string {
   const d = mkdtempSync(join(tmpdir(), 'drydock-cp-'));
@@ -159,7 +160,7 @@ test('deferred commit: a change nothing waits for is committed when the delay is
   assert.equal(commits(), base, 'not after this round: nothing waits for it');
   assert.equal(cp.durable(seq), false);
   assert.equal(text().includes('"acked"'), false);
-  const deadline = Date.now() + 2_000;
+  const deadline = Date.now() + EVENT_DEADLINE_MS;
   while (!cp.durable(seq) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   assert.equal(cp.durable(seq), true, 'committed once the delay was up');
   assert.equal(commits(), base + 1);

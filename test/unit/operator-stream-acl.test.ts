@@ -128,8 +128,10 @@ describe('OperatorStreams with view ACLs (shell)', () => {
     return { w, events, streams, open };
   }
 
+  // Bounded by the tests' one guard, EVENT_DEADLINE_MS (30 s; not imported here, to leave this
+  // file's import lines to the master's move): a passing check returns at once.
   const until = async (check: () => boolean, what: string): Promise<void> => {
-    for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 3_000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
     assert.ok(check(), what);
   };
 
