@@ -15,7 +15,7 @@ import { APPLICATION_JSON, APPLICATION_PROTOBUF, type Encoding } from './http.js
 import { stringifyJson } from './json.js';
 import { convertCall, decodeCall, type CallSpec, type DecodedCall } from './proto.js';
 import { decodeProtobuf, encodeProtobuf, messageType } from './protobuf.js';
-import { encodeRecord } from './recordio.js';
+import { encodeRecord, frameRecord } from './recordio.js';
 
 /** The messages of one v1 API, by their full names in the schema. */
 export interface ApiMessages {
@@ -71,11 +71,6 @@ export const JSON_CODEC: Codec = {
 
 const PROTOBUF_CODECS = new Map<ApiMessages, Codec>();
 
-/** Frames bytes as one RecordIO record (the length counts bytes). */
-function frame(bytes: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`${bytes.length}\n`, 'ascii'), bytes]);
-}
-
 /** The names of an Event message's `type` enum: what a protobuf stream can carry. */
 function eventTypes(event: string): ReadonlySet<string> {
   const field = messageType(event).fields['type'];
@@ -106,7 +101,7 @@ export function protobufCodec(api: ApiMessages): Codec {
       types ??= eventTypes(api.event);
       const type = (event as { type?: unknown } | null)?.type;
       if (typeof type !== 'string' || !types.has(type)) return undefined;
-      return frame(encodeProtobuf(api.event, event));
+      return frameRecord(encodeProtobuf(api.event, event));
     },
     write(res, status, value) {
       const bytes = codec.answer(value) as Buffer;
