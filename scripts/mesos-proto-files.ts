@@ -11,6 +11,7 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import protobuf from 'protobufjs';
 import { MESOS_PROTO_FILES } from '../shared/mesos-proto/schema.js';
 
@@ -21,14 +22,23 @@ function durationProto(): string {
   return `syntax = "proto3";\n\npackage google.protobuf;\n\nmessage Duration {\n${fields.join('')}}\n`;
 }
 
-const dir = process.argv[2];
-if (dir === undefined || dir === '') {
-  process.stderr.write('usage: node --import tsx scripts/mesos-proto-files.ts DIR\n');
-  process.exit(2);
+/** Writes every file under `dir`; returns their paths. */
+export function writeMesosProtoFiles(dir: string): string[] {
+  const paths: string[] = [];
+  for (const file of [{ name: 'google/protobuf/duration.proto', text: durationProto() }, ...MESOS_PROTO_FILES]) {
+    const path = join(dir, file.name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, file.text);
+    paths.push(path);
+  }
+  return paths;
 }
-for (const file of [{ name: 'google/protobuf/duration.proto', text: durationProto() }, ...MESOS_PROTO_FILES]) {
-  const path = join(dir, file.name);
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, file.text);
-  process.stdout.write(`${path}\n`);
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const dir = process.argv[2];
+  if (dir === undefined || dir === '') {
+    process.stderr.write('usage: node --import tsx scripts/mesos-proto-files.ts DIR\n');
+    process.exit(2);
+  }
+  for (const path of writeMesosProtoFiles(dir)) process.stdout.write(`${path}\n`);
 }

@@ -64,7 +64,7 @@ export async function startStateCluster(o: StateClusterOptions): Promise<StateCl
     const register = performance.now() - t0;
     const t1 = performance.now();
     framework = await BenchFramework.subscribe(master.address, 'bench-state');
-    await launchSpread(framework, { tasks: o.tasks, perAgent: Math.ceil(o.tasks / o.agents), prefix: 'state', timeoutMs: 900_000 });
+    await launchSpread(framework, { tasks: o.tasks, perAgent: Math.ceil(o.tasks / o.agents), prefix: 'state', timeoutMs: 2_400_000 });
     const launch = performance.now() - t1;
     const fw = framework;
     return { master, framework: fw, setupMs: { register, launch }, stop };

@@ -10,10 +10,12 @@
  * that are not fields of the message (a protobuf answer cannot carry those either).
  */
 
+import { execFileSync } from 'node:child_process';
 import protobuf from 'protobufjs';
 import type { Enum, Field, IConversionOptions, MapField, Type } from 'protobufjs';
 import { mesosSchema } from '../../shared/mesos-proto/schema.js';
 import { RecordReader } from '../../shared/recordio.js';
+import { writeMesosProtoFiles } from '../../scripts/mesos-proto-files.js';
 
 export const PROTOBUF = 'application/x-protobuf';
 
@@ -123,5 +125,31 @@ export class ProtobufRecords {
 
   push(chunk: Buffer): void {
     for (const r of this.#reader.pushBytes(chunk)) this.records.push(decode(this.eventType, r));
+  }
+}
+
+/**
+ * Google's own protobuf parser (`protoc --decode`, C++) over the description written out as
+ * .proto files: the reader a Java, Go or C++ client has. Undefined when protoc is missing
+ * outside CI (the caller skips with that reason); under CI=true its absence throws (.ci/run
+ * installs protobuf-compiler).
+ */
+export class GoogleDecoder {
+  private constructor(readonly dir: string) {}
+
+  static create(dir: string): GoogleDecoder | string {
+    try {
+      execFileSync('protoc', ['--version'], { stdio: 'ignore', timeout: 10_000 });
+    } catch {
+      if (process.env['CI'] === 'true') throw new Error('protoc is missing: .ci/run installs protobuf-compiler');
+      return 'protoc is missing (apt-get install protobuf-compiler): the check with Google\'s parser is skipped';
+    }
+    writeMesosProtoFiles(dir);
+    return new GoogleDecoder(dir);
+  }
+
+  /** protoc's text format of `bytes` read as `typeName` from `file`; throws with protoc's words when it does not parse. */
+  decode(typeName: string, file: string, bytes: Buffer): string {
+    return execFileSync('protoc', [`-I${this.dir}`, `--decode=${typeName}`, file], { input: bytes, timeout: 60_000, maxBuffer: 256 << 20 }).toString('utf8');
   }
 }

@@ -10,8 +10,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseJson } from '../../shared/json.js';
 import { encodeProtobuf } from '../../shared/protobuf.js';
-import { eventually, startAgent, startMaster } from '../helpers/daemons.js';
-import { decode, encode, jsonCall, post, PROTOBUF, protobufCall, ProtobufRecords, schemaView } from '../helpers/protobuf-client.js';
+import { eventually, startAgent, startMaster, tempDir } from '../helpers/daemons.js';
+import { decode, encode, GoogleDecoder, jsonCall, post, PROTOBUF, protobufCall, ProtobufRecords, schemaView } from '../helpers/protobuf-client.js';
 import { RawStream } from '../helpers/raw-stream.js';
 
 const MASTER_CALL = 'mesos.v1.master.Call';
@@ -55,6 +55,16 @@ test('the operator and agent APIs in protobuf: the same data as JSON both ways, 
   for (const type of ['GET_HEALTH', 'GET_VERSION', 'GET_FLAGS', 'GET_MASTER', 'GET_STATE', 'GET_AGENTS', 'GET_FRAMEWORKS', 'GET_EXECUTORS', 'GET_TASKS', 'GET_MAINTENANCE_SCHEDULE', 'GET_MAINTENANCE_STATUS', 'GET_METRICS', 'GET_ROLES', 'GET_OPERATIONS']) {
     const call = type === 'GET_METRICS' ? { type, get_metrics: {} } : { type };
     await sameAnswer(api, MASTER_CALL, MASTER_RESPONSE, call);
+  }
+  // Google's own parser (protoc, C++) reads the answers too: the wire is protobuf's, not protobufjs' idea of it.
+  const google = GoogleDecoder.create(tempDir(t, 'drydock-protoc-'));
+  if (typeof google === 'string') t.diagnostic(google);
+  else {
+    for (const type of ['GET_STATE', 'GET_AGENTS', 'GET_MASTER', 'GET_MAINTENANCE_SCHEDULE']) {
+      const text = google.decode(MASTER_RESPONSE, 'mesos/v1/master/master.proto', (await protobufCall(api, MASTER_CALL, { type })).bytes);
+      assert.match(text, new RegExp(`^type: ${type}\\n${type.toLowerCase()} \\{`), text.slice(0, 200));
+    }
+    assert.match(google.decode(AGENT_RESPONSE, 'mesos/v1/agent/agent.proto', (await protobufCall(`${a.url}/api/v1`, AGENT_CALL, { type: 'GET_AGENT' })).bytes), /^type: GET_AGENT\n/);
   }
   const scheduled = decode(MASTER_RESPONSE, (await protobufCall(api, MASTER_CALL, { type: 'GET_MAINTENANCE_SCHEDULE' })).bytes);
   assert.equal((scheduled as { get_maintenance_schedule: { schedule: typeof schedule } }).get_maintenance_schedule.schedule.windows[0]?.unavailability.start.nanoseconds, EXACT_NS);
