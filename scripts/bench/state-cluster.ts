@@ -1,25 +1,26 @@
 /**
  * The large cluster the state benchmarks read (GET_STATE in JSON and protobuf, the legacy
- * /master/state): a real master, simulated agents (scripts/sim-agents.ts in child processes:
- * `sim-<k>` on loopback address ipBase + k, each answering RUN_TASK with TASK_RUNNING, no
- * process behind), and one framework (framework.ts) that launches `tasks` tasks spread
- * evenly over them and waits until every one is TASK_RUNNING. The master then holds what a
- * cluster of that size holds: agents with resources and attributes, a framework, tasks with
- * their statuses.
+ * /master/state): a real master and simulated agents (scripts/sim-agents.ts in child
+ * processes: `sim-<k>` on loopback address ipBase + k) that register already running their
+ * share of the tasks (`--tasks-per-agent`: each task TASK_RUNNING with its status, of the
+ * framework `sim-framework`), as agents re-registering after a master failover do; then that
+ * framework subscribes (and suppresses its offers). The master holds what a cluster of that
+ * size holds: agents with resources and attributes, a subscribed framework, tasks with their
+ * statuses. Registering the tasks rather than launching them one by one keeps the set-up to
+ * about a minute on a loaded machine (launching 50,000 through ACCEPTs took over 15 minutes).
  *
  * Also here: reading one HTTP answer to its last byte (the figure of those benchmarks), on a
  * fresh connection, without keeping the body.
  */
 
 import { request } from 'node:http';
+import { SchedulerClient } from '../../scheduler/client.js';
 import { Child, SIM_AGENTS_BIN, removeTempDir, startMaster } from './daemon.js';
-import { BenchFramework } from './framework.js';
-import { launchSpread } from './throughput.js';
 
 export interface StateClusterOptions {
   /** Simulated agents. */
   agents: number;
-  /** Tasks, spread evenly (ceil(tasks / agents) per agent at most). */
+  /** Tasks, the same number on every agent: a multiple of `agents`. */
   tasks: number;
   /** Source addresses of the sims are ipBase + k. */
   ipBase: string;
@@ -31,23 +32,24 @@ export interface StateClusterOptions {
 
 export interface StateCluster {
   readonly master: { daemon: Child; address: string; url: string; workDir: string };
-  readonly framework: BenchFramework;
-  /** How long the set-up took: the sims registering, the tasks launched. */
-  readonly setupMs: { register: number; launch: number };
+  /** The tasks' framework, subscribed (its offers suppressed). */
+  readonly framework: SchedulerClient;
+  /** How long the set-up took: the sims registering with their tasks, the framework subscribing. */
+  readonly setupMs: { register: number; subscribe: number };
   /** Stops the framework, the sims and the master; removes the master's directory. */
   stop(): Promise<void>;
 }
 
 /** Starts the cluster and returns once every agent is registered and every task TASK_RUNNING. */
 export async function startStateCluster(o: StateClusterOptions): Promise<StateCluster> {
+  if (o.tasks % o.agents !== 0) throw new Error(`${o.tasks} tasks do not spread evenly over ${o.agents} agents`);
   const master = await startMaster(o.masterFlags ?? []);
   const processes = o.processes ?? (o.agents >= 5_000 ? 2 : 1);
   const sims: Child[] = [];
-  let framework: BenchFramework | undefined;
+  let framework: SchedulerClient | undefined;
   const stop = async (): Promise<void> => {
-    // The sims go first: a TEARDOWN of 50,000 tasks would only add kills the benchmark does not read.
+    framework?.close();
     await Promise.all(sims.map((s) => s.stop(10_000)));
-    framework?.client.close();
     await master.daemon.stop(10_000);
     removeTempDir(master.workDir);
   };
@@ -55,19 +57,19 @@ export async function startStateCluster(o: StateClusterOptions): Promise<StateCl
     const t0 = performance.now();
     for (let p = 0, first = 1; p < processes; p++) {
       const count = Math.floor(o.agents / processes) + (p < o.agents % processes ? 1 : 0);
-      sims.push(new Child(`sim-agents[${p}]`, SIM_AGENTS_BIN, [`--master=${master.address}`, `--count=${count}`, `--first=${first}`, `--ip-base=${o.ipBase}`, `--concurrency=${Math.ceil(256 / processes)}`]));
+      sims.push(new Child(`sim-agents[${p}]`, SIM_AGENTS_BIN, [`--master=${master.address}`, `--count=${count}`, `--first=${first}`, `--ip-base=${o.ipBase}`, `--concurrency=${Math.ceil(256 / processes)}`, `--tasks-per-agent=${o.tasks / o.agents}`, '--attempt-timeout=120secs']));
       first += count;
     }
-    const regs = await Promise.all(sims.map((s) => s.waitFor((r) => r.msg === 'registered' || r.msg === 'registration_incomplete', 300_000, 'registered line')));
+    const regs = await Promise.all(sims.map((s) => s.waitFor((r) => r.msg === 'registered' || r.msg === 'registration_incomplete', 900_000, 'registered line')));
     const registered = regs.reduce((sum, r) => sum + Number(r['registered']), 0);
     if (registered !== o.agents) throw new Error(`only ${registered} of ${o.agents} sim agents registered`);
     const register = performance.now() - t0;
     const t1 = performance.now();
-    framework = await BenchFramework.subscribe(master.address, 'bench-state');
-    await launchSpread(framework, { tasks: o.tasks, perAgent: Math.ceil(o.tasks / o.agents), prefix: 'state', timeoutMs: 2_400_000 });
-    const launch = performance.now() - t1;
-    const fw = framework;
-    return { master, framework: fw, setupMs: { register, launch }, stop };
+    framework = await SchedulerClient.subscribe(master.address, { user: 'root', name: 'sim-framework', checkpoint: true, failover_timeout: 3600 }, { frameworkId: 'sim-framework', timeoutMs: 120_000 });
+    const suppressed = await framework.call('SUPPRESS');
+    if (suppressed.status !== 202) throw new Error(`SUPPRESS answered ${suppressed.status}: ${suppressed.text}`);
+    const subscribe = performance.now() - t1;
+    return { master, framework, setupMs: { register, subscribe }, stop };
   } catch (e) {
     await stop();
     throw e;
