@@ -12,7 +12,7 @@
  * compiled protobuf walk (shared/protobuf.ts) straight into one Buffer.
  */
 
-import { parseJson } from '../../shared/json.js';
+import { parseJson, stringifyJson } from '../../shared/json.js';
 import { decodeProtobuf, encodeProtobuf } from '../../shared/protobuf.js';
 import { procStat } from './procfs.js';
 import { against, type BenchResult, type ResultRow } from './report.js';
@@ -47,8 +47,12 @@ async function getState(c: StateCluster, encoding: 'json' | 'protobuf'): Promise
   return { ...t, masterCpuMs: (after - before) * 1000 };
 }
 
-/** Both answers read whole once: they must hold the same number of agents and tasks (the benchmark reads what it thinks it reads). */
-async function checkAnswers(c: StateCluster, agents: number, tasks: number): Promise<void> {
+/**
+ * Both answers read whole once: they must hold the same number of agents and tasks (the
+ * benchmark reads what it thinks it reads). Returns the JSON answer's value, for the codecs'
+ * own figure.
+ */
+async function checkAnswers(c: StateCluster, agents: number, tasks: number): Promise<unknown> {
   const read = async (headers: Record<string, string>, body: Buffer | string): Promise<Buffer> => {
     const res = await fetch(`${c.master.url}/api/v1`, { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body), signal: AbortSignal.timeout(120_000) });
     return Buffer.from(await res.arrayBuffer());
@@ -60,6 +64,37 @@ async function checkAnswers(c: StateCluster, agents: number, tasks: number): Pro
   const p = pb.value as unknown as State;
   const counts = (s: State): string => `${s.get_state.get_agents.agents.length} agents, ${s.get_state.get_tasks.tasks.length} tasks`;
   if (counts(json) !== `${agents} agents, ${tasks} tasks` || counts(p) !== counts(json)) throw new Error(`GET_STATE holds JSON ${counts(json)}, protobuf ${counts(p)}; expected ${agents} agents, ${tasks} tasks`);
+  return json;
+}
+
+/** The codecs alone on one answer's value, in this process, alternating: ms of the JSON codec (text and its UTF-8 bytes), ms of protobuf's. */
+function codecsAlone(value: unknown, repeats: number): { json: number[]; protobuf: number[] } {
+  const json: number[] = [];
+  const protobuf: number[] = [];
+  const timeJson = (): void => {
+    const t0 = performance.now();
+    Buffer.from(stringifyJson(value), 'utf8');
+    json.push(performance.now() - t0);
+  };
+  const timeProtobuf = (): void => {
+    const t0 = performance.now();
+    encodeProtobuf('mesos.v1.master.Response', value);
+    protobuf.push(performance.now() - t0);
+  };
+  timeJson();
+  timeProtobuf();
+  json.length = 0;
+  protobuf.length = 0;
+  for (let r = 0; r < repeats; r++) {
+    if (r % 2 === 0) {
+      timeJson();
+      timeProtobuf();
+    } else {
+      timeProtobuf();
+      timeJson();
+    }
+  }
+  return { json, protobuf };
 }
 
 const median = (xs: readonly number[]): number => quantile(xs, 0.5);
@@ -72,7 +107,7 @@ export async function runStateProtobuf(opts: StateProtobufOptions): Promise<Benc
   try {
     c = await startStateCluster({ agents: opts.agents, tasks: opts.tasks, ipBase: opts.ipBase });
     context['setupMs'] = { register: Math.round(c.setupMs.register), subscribe: Math.round(c.setupMs.subscribe) };
-    await checkAnswers(c, opts.agents, opts.tasks);
+    const value = await checkAnswers(c, opts.agents, opts.tasks);
     // Warm-up: the first answer of each encoding compiles the code paths it takes.
     await getState(c, 'json');
     await getState(c, 'protobuf');
@@ -103,6 +138,17 @@ export async function runStateProtobuf(opts: StateProtobufOptions): Promise<Benc
     const jsonCpu = median(json.map((s) => s.masterCpuMs));
     const pbCpu = median(pb.map((s) => s.masterCpuMs));
     rows.push({ benchmark: name, metric: "GET_STATE in protobuf: the master's CPU per answer (median)", value: pbCpu, unit: 'ms', ...against('in JSON', jsonCpu, pbCpu), note: 'utime + stime of the master process while the answer was asked and read' });
+    const alone = codecsAlone(value, opts.repeats);
+    const jsonAlone = median(alone.json);
+    const pbAlone = median(alone.protobuf);
+    rows.push({
+      benchmark: name,
+      metric: 'the protobuf codec alone on that GET_STATE value (median)',
+      value: pbAlone,
+      unit: 'ms',
+      ...against('the JSON codec alone (JSON.stringify and its UTF-8 bytes)', jsonAlone, pbAlone),
+      note: `in the benchmark's process; the rest of an answer's time is building the value, which both share; samples: protobuf ${alone.protobuf.map((x) => x.toFixed(0)).join(', ')} ms; JSON ${alone.json.map((x) => x.toFixed(0)).join(', ')} ms`,
+    });
     const mb = (b: number): number => b / 1e6;
     rows.push({ benchmark: name, metric: 'GET_STATE in protobuf: answer size', value: mb(pb[0]?.bytes ?? Number.NaN), unit: 'MB', ...against('in JSON', mb(json[0]?.bytes ?? Number.NaN), mb(pb[0]?.bytes ?? Number.NaN)) });
     return { benchmark: name, rows, context };
