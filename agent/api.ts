@@ -16,13 +16,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fail, type DrydockError } from '../shared/errors.js';
-import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError, sendText } from '../shared/http.js';
+import { readBodyBytesOrAnswer, sendError, sendText } from '../shared/http.js';
 import { stringifyJson } from '../shared/json.js';
 import { jsonpBody, jsonpCallback } from '../shared/jsonp.js';
 import type { Logger } from '../shared/log.js';
 import { normalizePath, type RequestTarget } from '../shared/paths.js';
-import { callMessage, decodeCall, type CallSpec } from '../shared/proto.js';
+import { callMessage, type CallSpec } from '../shared/proto.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
+import { agentCall, agentFraming } from './api-framing.js';
 import { AGENT_CALL_TYPES, HTTP_WAYS, v1Access, V1_ROWS, type AgentAnswer, type AgentPort, type HttpWay, type Row, type RowAccess } from './calls.js';
 import { AgentSecurity, type AgentRealm, type Caller } from './security.js';
 
@@ -189,25 +190,28 @@ export class AgentApi {
       sendError(res, fail('AGENT_NOT_RECOVERED'));
       return;
     }
-    const headerError = checkApiHeaders(req.method ?? '', req.headers['content-type']);
-    if (headerError !== undefined) {
+    // Content-Type and Accept (JSON or protobuf, RecordIO for streams) on the headers, before the body (api-framing.ts).
+    const framing = agentFraming({
+      method: req.method ?? '',
+      contentType: header(req, 'content-type'),
+      messageContentType: header(req, 'message-content-type'),
+      accept: header(req, 'accept'),
+      messageAccept: header(req, 'message-accept'),
+    });
+    if ('code' in framing) {
       req.resume();
-      sendError(res, headerError);
+      sendError(res, framing);
       return;
     }
-    const body = await readBodyOrAnswer(req, res, MAX_BODY_BYTES);
+    const body = await readBodyBytesOrAnswer(req, res, MAX_BODY_BYTES);
     if (body === undefined) return;
-    // The one v1 call decoder, as the master's APIs (bounded, null is unset, Mesos' messages).
-    const call = decodeCall<string, { type?: string } & Record<string, unknown>>(body, AGENT_CALL_SPEC);
+    // The one v1 call decoder, as the master's APIs (bounded, null is unset, Mesos' messages), whichever codec reads the body.
+    const call = agentCall<{ type?: string } & Record<string, unknown>>(framing, body, AGENT_CALL_SPEC);
     if (!call.ok) {
       sendError(res, call.error);
       return;
     }
     const type = call.type;
-    if (!acceptsJson(req.headers['accept'])) {
-      sendError(res, fail('NOT_ACCEPTABLE'));
-      return;
-    }
     const realm = callRealm(type);
     const auth = security.authenticate(presented, realm);
     if (!auth.ok) {
@@ -231,10 +235,9 @@ export class AgentApi {
       case 'raw':
         return answer.write(res, 'POST');
       case 'value': {
-        // agent::Response: the type, and the value under the type's name in lower case.
-        const text = stringifyJson({ type, [type.toLowerCase()]: answer.value });
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-        res.end(text);
+        // agent::Response: the type, and the value under the type's name in lower case, as the
+        // JSON codec writes it or as an agent::Response message.
+        framing.answer.write(res, 200, { type, [type.toLowerCase()]: answer.value });
         return;
       }
     }

@@ -23,6 +23,11 @@
  *
  * --warmup=N first registers N throw-away sessions with an in-process server (JIT warm-up).
  *
+ * --tasks-per-agent=N makes each sim agent register as `sim-agent-<k>` (an id the master
+ * admits as after a failover) already running N tasks of the framework `sim-framework`, each
+ * TASK_RUNNING with one status: a master holding many tasks at once, without launching them
+ * one by one (the state benchmarks: 50,000 tasks).
+ *
  * --tls-ca-file and --credential make the sims reach a secured master as a real agent with
  * `--tls_ca_file` and `--credential` does: over wss:// verified with that CA, with the
  * credential's `Authorization` header on every upgrade (the security benchmark). Without them
@@ -39,7 +44,8 @@ import { createInterface } from 'node:readline';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
-import { AGENT_SESSION_PATH, CLOSE_CODES, assertNever, decodeMasterMessage, encode, type AgentMessage } from '../shared/protocol.js';
+import { AGENT_SESSION_PATH, CLOSE_CODES, assertNever, decodeMasterMessage, encode, type AgentMessage, type AgentTaskReport } from '../shared/protocol.js';
+import type { TaskStatus } from '../shared/mesos.js';
 import { registerMessage, taskAnswers } from './harness/agent-double.js';
 import { findLeader, parseMasterSpec } from '../shared/detection.js';
 import { startEchoServer } from './bench/echo-server.js';
@@ -73,6 +79,8 @@ export interface SimAgentsOptions {
   follow?: boolean;
   /** Give agent k the attribute `rack:r<1 + (k-1) mod racks>`. Default: no rack attribute. */
   racks?: number;
+  /** Register already running this many tasks of `sim-framework` (as `sim-agent-<k>`). Default 0. */
+  tasksPerAgent?: number;
   /** Advertise the AGENT_DRAINING capability. Default false (the capability list is empty). */
   draining?: boolean;
   /**
@@ -160,7 +168,9 @@ function withSharedContext(o: ClientTransport['ws']): { secureContext: SecureCon
   return { secureContext, ...(o.headers === undefined ? {} : { headers: o.headers }) };
 }
 
-/** 16 random bytes, base64: the uuid format of a Mesos status update. */
+/** The framework of the tasks a sim agent registers with (--tasks-per-agent): its failover timeout gives the benchmark an hour to subscribe it. */
+const SIM_FRAMEWORK = { user: 'root', name: 'sim-framework', id: { value: 'sim-framework' }, checkpoint: true, failover_timeout: 3600 };
+
 /** Starts `count` sim agents against `master`; they stay connected until close(). */
 export function startSimAgents(options: SimAgentsOptions): SimAgents {
   const first = options.first ?? 1;
@@ -185,12 +195,37 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
   const errors = new Set<string>();
   let closing = false;
   const startedAt = Date.now();
+
+  /** The tasks sim agent k reports at registration (--tasks-per-agent): running, each with its one status. */
+  function reportedTasks(k: number, agentId: string): AgentTaskReport[] {
+    const n = options.tasksPerAgent ?? 0;
+    const reports: AgentTaskReport[] = [];
+    for (let j = 0; j < n; j++) {
+      const taskId = { value: `sim-${k}-task-${j}` };
+      const status: TaskStatus = { task_id: taskId, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', agent_id: { value: agentId }, timestamp: startedAt / 1000, uuid: Buffer.from(`${k}:${j}`.padEnd(16, '.').slice(0, 16)).toString('base64') };
+      reports.push({
+        framework_id: SIM_FRAMEWORK.id.value,
+        task: {
+          name: `sim-${k}-task-${j}`,
+          task_id: taskId,
+          agent_id: { value: agentId },
+          resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } }, { name: 'mem', type: 'SCALAR', scalar: { value: 1 } }],
+          command: { shell: true, value: 'sleep 600' },
+        },
+        state: 'TASK_RUNNING',
+        statuses: [status],
+      });
+    }
+    return reports;
+  }
   const t0 = performance.now();
 
   /** One agent's session after REGISTERED: answer the master until it or we close. */
   function serve(ws: WebSocket, agentId: string, k: number): void {
     // The simulated tasks this agent runs (task id -> framework id), so a DRAIN can end them.
     const running = new Map<string, string>();
+    for (const t of reportedTasks(k, agentId)) running.set(t.task.task_id.value, t.framework_id);
+    counters.tasksRunning += running.size;
     let shutdown = false;
     ws.on('message', (data, isBinary) => {
       const d = decodeMasterMessage(data, isBinary);
@@ -286,7 +321,11 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
           ],
         };
         const capabilities = options.draining === true ? ['AGENT_DRAINING'] : [];
-        ws.send(encode(registerMessage(1, self, { capabilities, ...(agentId === undefined ? {} : { agentId }) })));
+        const id = agentId ?? ((options.tasksPerAgent ?? 0) > 0 ? `sim-agent-${k}` : undefined);
+        const tasks = id === undefined ? [] : reportedTasks(k, id);
+        const register = registerMessage(1, self, { capabilities, tasks, ...(id === undefined ? {} : { agentId: id }) });
+        if (tasks.length > 0) register.frameworks = [SIM_FRAMEWORK];
+        ws.send(encode(register));
       });
       ws.on('message', (data, isBinary) => {
         const d = decodeMasterMessage(data, isBinary);
@@ -414,6 +453,7 @@ const FLAGS = {
   'restart-after-shutdown': durationFlag('After the master shuts a registered agent down (machine DOWN), register it again with its id after this long, and again every this long while refused, as a restarted agent. 0: stay away. Default 0.', 0),
   'tls-ca-file': optionalStringFlag('PEM CA the master\'s certificate must chain to: connect with wss:// (as the agent\'s --tls_ca_file). Default: none, plain ws://.', 'FILE'),
   credential: optionalStringFlag('Credential file every session authenticates with, as the agent\'s --credential ({"principal":...,"secret":...}, "principal secret", or {"token":...}); must not be readable by others. Default: none, anonymous.', 'FILE'),
+  'tasks-per-agent': intFlag('Register each sim agent (as sim-agent-<k>) already running this many tasks of the framework sim-framework. Default 0.', 0, 0, 1_000),
   warmup: intFlag('Before connecting (and before `ready`), register this many throw-away sessions with an in-process server, so the clock does not time the JIT compiling the client path. Default 0.', 0, 0, 5_000),
 } as const;
 
@@ -474,6 +514,7 @@ async function main(): Promise<void> {
     draining: f.draining,
     transport,
     ...(f.racks > 0 ? { racks: f.racks } : {}),
+    ...(f['tasks-per-agent'] > 0 ? { tasksPerAgent: f['tasks-per-agent'] } : {}),
     ...(f['restart-after-shutdown'] > 0 ? { restartAfterShutdownMs: f['restart-after-shutdown'] } : {}),
     ...(f['ip-base'] === undefined ? {} : { ipBase: f['ip-base'] }),
     onProgress: (n) => {

@@ -16,7 +16,26 @@ export const ERRORS = {
   },
   CONTENT_TYPE_MISSING: { status: 400, message: () => "Expecting 'Content-Type' to be present" },
   CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => "Expecting 'Content-Type' of application/json or application/x-protobuf" },
-  PROTOBUF_UNSUPPORTED: { status: 415, message: () => 'Drydock speaks JSON only: send application/json' },
+  /** A protobuf body that is not a Call message (master and scheduler APIs). */
+  BODY_NOT_PROTOBUF_CALL: { status: 400, message: () => 'Failed to parse body into Call protobuf' },
+  /** The agent API's words for the same (Mesos' `deserialize`). */
+  AGENT_BODY_NOT_PROTOBUF: { status: 400, message: () => 'Failed to parse body into a protobuf object' },
+  // The agent API's framing (reference §3): it also takes RecordIO for its streaming calls.
+  AGENT_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => "Expecting 'Content-Type' of application/json or application/x-protobuf or application/recordio" },
+  MESSAGE_CONTENT_TYPE_MISSING: { status: 400, message: () => "Expecting 'Message-Content-Type' to be set for streaming requests" },
+  MESSAGE_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => "Expecting 'Message-Content-Type' of application/json or application/x-protobuf" },
+  MESSAGE_CONTENT_TYPE_UNEXPECTED: { status: 415, message: () => "Expecting 'Message-Content-Type' to be not set for non-streaming requests" },
+  AGENT_NOT_ACCEPTABLE: { status: 406, message: () => "Expecting 'Accept' to allow application/json or application/x-protobuf or application/recordio" },
+  MESSAGE_NOT_ACCEPTABLE: { status: 406, message: () => "Expecting 'Message-Accept' to allow application/json or application/x-protobuf" },
+  MESSAGE_ACCEPT_UNEXPECTED: { status: 406, message: () => "Expecting 'Message-Accept' to be not set for non-streaming responses" },
+  /** A streaming request (RecordIO) for a call that takes none. */
+  STREAMING_REQUEST_UNSUPPORTED: { status: 415, message: (type: string) => `Streaming 'Content-Type' application/recordio is not supported for ${type} call` },
+  /** ATTACH_CONTAINER_INPUT sent as a plain request. */
+  STREAMING_REQUEST_EXPECTED: { status: 415, message: (type: string) => `Expecting 'Content-Type' to be application/recordio for ${type} call` },
+  /** A streaming answer (Accept: application/recordio) asked of a call that has none. */
+  STREAMING_RESPONSE_UNSUPPORTED: { status: 406, message: (type: string) => `Streaming response is not supported for ${type} call` },
+  /** A RecordIO request body that ends before its first record. */
+  STREAM_BODY_EMPTY: { status: 400, message: () => 'Received EOF while reading request body' },
   BODY_NOT_JSON: { status: 400, message: (detail: string) => `Failed to parse body into JSON: ${detail}` },
   BODY_NOT_CALL: { status: 400, message: (detail: string) => `Failed to convert JSON into Call protobuf: ${detail}` },
   CALL_INVALID: { status: 400, message: (detail: string) => `Failed to validate master::Call: ${detail}` },

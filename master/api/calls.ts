@@ -207,7 +207,7 @@ const ROWS: readonly Row[] = [
     access: 'read',
     v1: { type: 'SUBSCRIBE' },
     acl: filtered(['view_tasks', 'view_frameworks', 'view_agents'], 'the snapshot as GET_STATE, each event by its gate (operator-stream.ts)'),
-    handle: (_input, { streams, access }) => ({ kind: 'raw', write: (res) => streams.subscribe(res, access) }),
+    handle: (_input, { streams, access, codec }) => ({ kind: 'raw', write: (res) => streams.subscribe(res, access, codec) }),
   }),
 
   // ---- Agents: drain and deactivation ----

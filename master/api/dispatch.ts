@@ -144,7 +144,7 @@ export async function serve(route: Route, s: Serving, target: RequestTarget, req
   } else if (w.body !== 'handler' && w.body !== 'raw') req.resume();
   const decoded = w.decode === undefined ? { ok: true as const, value: undefined } : w.decode({ method, below: route.below, query: target.query, body });
   const callback = w.answer === 'jsonp' ? jsonpCallback(target.query) : undefined;
-  const run = await authorizeAndHandle(r, decoded, s, caller ?? new Access(s.security, undefined), req, method, async () => {
+  const run = await authorizeAndHandle(r, decoded, s, caller ?? new Access(s.security, undefined), req, method, JSON_CODEC, async () => {
     // A plan verb's body is read once it is authorized; another method's request has none to read.
     if (w.body !== 'handler') return '';
     if (method !== 'POST') {
@@ -163,7 +163,7 @@ export async function serve(route: Route, s: Serving, target: RequestTarget, req
 type Ran = { kind: 'answer'; answer: Answer } | { kind: 'refused'; error: DrydockError };
 
 /** Decoder outcome -> ACL (check, then the deferred decision) -> the body for the handler -> the handler. */
-async function authorizeAndHandle(r: Row, decoded: { ok: true; value: unknown } | { ok: false; error: DrydockError }, s: Serving, access: Access, req: IncomingMessage | undefined, method: string, handlerBody: () => Promise<string | undefined>): Promise<Ran | undefined> {
+async function authorizeAndHandle(r: Row, decoded: { ok: true; value: unknown } | { ok: false; error: DrydockError }, s: Serving, access: Access, req: IncomingMessage | undefined, method: string, codec: Codec, handlerBody: () => Promise<string | undefined>): Promise<Ran | undefined> {
   if (!decoded.ok) return { kind: 'refused', error: decoded.error };
   const ports = s.ports ?? NO_TERM;
   const aclContext = { access, queries: ports.queries };
@@ -172,7 +172,7 @@ async function authorizeAndHandle(r: Row, decoded: { ok: true; value: unknown } 
   const later = r.acl.later?.(decoded.value, aclContext);
   const body = await handlerBody();
   if (body === undefined) return undefined;
-  const ctx: CallContext<unknown> = { access, security: s.security, process: s.process, queries: ports.queries, commands: ports.commands, streams: ports.streams, drydockEvents: ports.drydockEvents, later, body, method, req };
+  const ctx: CallContext<unknown> = { access, security: s.security, process: s.process, queries: ports.queries, commands: ports.commands, streams: ports.streams, drydockEvents: ports.drydockEvents, later, body, method, req, codec };
   return { kind: 'answer', answer: await r.handle(decoded.value, ctx) };
 }
 
@@ -234,7 +234,7 @@ async function serveV1(s: Serving, target: RequestTarget, req: IncomingMessage, 
     return sendError(res, auth.error, auth.headers);
   }
   if (realm === 'mesos-master-readwrite') security.auditWhenDone(auth.access, res, call.type);
-  const answer = await answerV1(r, call, s, auth.access, req);
+  const answer = await answerV1(r, call, s, auth.access, req, read.answer);
   return write(res, answer, read.answer);
 }
 
@@ -245,10 +245,10 @@ function v1Answer(way: V1Way<unknown>, answer: Answer): Answer {
   return { kind: 'value', value: { type: way.type, [sub]: way.field === undefined ? answer.value : { [way.field]: answer.value } }, ...(answer.status === undefined ? {} : { status: answer.status }) };
 }
 
-async function answerV1(r: Row, call: OperatorCall, s: Serving, access: Access, req: IncomingMessage | undefined): Promise<Answer> {
+async function answerV1(r: Row, call: OperatorCall, s: Serving, access: Access, req: IncomingMessage | undefined, codec: Codec): Promise<Answer> {
   const way = r.v1 as V1Way<unknown>;
   const decoded = way.decode === undefined ? { ok: true as const, value: undefined } : way.decode(call);
-  const run = (await authorizeAndHandle(r, decoded, s, access, req, 'POST', () => Promise.resolve(''))) as Ran;
+  const run = (await authorizeAndHandle(r, decoded, s, access, req, 'POST', codec, () => Promise.resolve(''))) as Ran;
   return run.kind === 'refused' ? { kind: 'error', error: run.error } : v1Answer(way, run.answer);
 }
 
@@ -268,7 +268,7 @@ export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'st
     process: process ?? { leader: () => undefined, unavailable: () => fail('NOT_RECOVERED'), metrics: undefined },
     ports: { queries: term.queries, commands: term.commands, streams: term.streams ?? { subscribe: () => undefined }, drydockEvents: term.drydockEvents ?? { subscribe: () => undefined } },
   };
-  const answer = await answerV1(r, call, s, access, undefined);
+  const answer = await answerV1(r, call, s, access, undefined, JSON_CODEC);
   switch (answer.kind) {
     case 'value':
       return { ok: true, json: answer.value };

@@ -23,11 +23,10 @@
 
 import type { ServerResponse } from 'node:http';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
-import { stringifyJson } from '../../shared/json.js';
+import { JSON_CODEC, type Codec } from '../../shared/codec.js';
 import type { Logger } from '../../shared/log.js';
 import { taskKey, type Task, type TaskState, type TaskStatus } from '../../shared/mesos.js';
 import { assertNever } from '../../shared/protocol.js';
-import { encodeRecord } from '../../shared/recordio.js';
 import type { MasterEvent, MasterEvents } from '../term/events.js';
 import type { Queries } from '../term/queries.js';
 import { agentJson, frameworkJson, getState } from './operator.js';
@@ -266,12 +265,35 @@ export interface OperatorStreamsOptions {
 /** Why a subscriber's stream ended, in the `operator stream closed` log line. */
 export type StreamCloseReason = 'CLIENT_GONE' | 'TOO_MANY_SUBSCRIBERS' | 'TOO_SLOW' | 'MASTER_STOPPING';
 
+/**
+ * A record, framed at most once per encoding some subscriber reads (JSON, protobuf), however
+ * many subscribers read it. A record an encoding cannot carry frames as undefined, and is not
+ * sent in it.
+ */
+export class FramedRecord {
+  readonly #record: StreamRecord;
+  #json: Buffer | undefined;
+  readonly #others = new Map<Codec, Buffer | undefined>();
+
+  constructor(record: StreamRecord) {
+    this.#record = record;
+  }
+
+  in(codec: Codec): Buffer | undefined {
+    if (codec === JSON_CODEC) return (this.#json ??= JSON_CODEC.record(this.#record));
+    if (!this.#others.has(codec)) this.#others.set(codec, codec.record(this.#record));
+    return this.#others.get(codec);
+  }
+}
+
 /** The heartbeat, framed once. */
-const HEARTBEAT_BYTES = encodeRecord(stringifyJson(HEARTBEAT_RECORD));
+const HEARTBEAT_BYTES = new FramedRecord(HEARTBEAT_RECORD);
 
 interface Subscriber {
   readonly id: number;
   readonly res: ServerResponse;
+  /** The encoding of its records (Accept): JSON, or protobuf `master::Event`s. */
+  readonly codec: Codec;
   /** What it may see; undefined: everything (no ACLs). */
   readonly rights: StreamRights | undefined;
 }
@@ -311,7 +333,7 @@ export class OperatorStreams {
    * Answers a validated SUBSCRIBE: 200 with a chunked RecordIO body that stays open. The
    * caller has done the framing checks; after close() the answer is 503.
    */
-  subscribe(res: ServerResponse, access?: Access): void {
+  subscribe(res: ServerResponse, access?: Access, codec: Codec = JSON_CODEC): void {
     if (this.#state !== 'OPEN') {
       const text = 'Master is shutting down';
       res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
@@ -319,11 +341,14 @@ export class OperatorStreams {
       return;
     }
     const rights = this.#opts.objects === undefined ? undefined : streamRights(access);
-    const sub: Subscriber = { id: this.#nextId++, res, rights };
+    const sub: Subscriber = { id: this.#nextId++, res, codec, rights };
     // No Content-Length: Node frames the body with Transfer-Encoding: chunked, and each
-    // res.write() goes out as one chunk at once (Mesos' Content-Type here is the event's,
-    // application/json, not application/recordio).
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
+    // res.write() goes out as one chunk of its own: one event per chunk, as Mesos writes them
+    // (writes of one turn still leave in one syscall: Node corks the socket until the next
+    // tick). Never res.cork(): that would merge the writes into one chunk. Mesos' Content-Type
+    // here is the event's encoding (application/json or application/x-protobuf), not
+    // application/recordio.
+    res.writeHead(200, { 'Content-Type': codec.mediaType, 'Cache-Control': 'no-cache' });
     res.socket?.setNoDelay(true);
     res.on('close', () => this.#drop(sub, 'CLIENT_GONE'));
     res.on('error', () => this.#drop(sub, 'CLIENT_GONE'));
@@ -337,7 +362,7 @@ export class OperatorStreams {
     if (this.#heartbeat === undefined) this.#scheduleHeartbeat();
 
     const snapshot = subscribedRecord(this.#opts.snapshot(access), this.#opts.heartbeatIntervalMs);
-    this.#write(sub, encodeRecord(stringifyJson(snapshot)));
+    this.#write(sub, new FramedRecord(snapshot));
     this.#write(sub, HEARTBEAT_BYTES);
     this.#opts.logger.info('operator stream opened', { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
 
@@ -362,8 +387,8 @@ export class OperatorStreams {
       // Nobody's view is filtered (no ACLs): one render for everyone.
       const record = eventRecord(event, this.#opts.view);
       if (record === undefined) return;
-      // Rendered and framed once, whatever the number of subscribers.
-      const bytes = encodeRecord(stringifyJson(record));
+      // Rendered once and framed once per encoding, whatever the number of subscribers.
+      const bytes = new FramedRecord(record);
       for (const sub of [...this.#subscribers.values()]) this.#write(sub, bytes);
       return;
     }
@@ -375,12 +400,12 @@ export class OperatorStreams {
     // A reconnect may bring new attributes: what AGENT_REMOVED is decided on later.
     if (event.type === 'AGENT_RECONNECTED') this.#agentObject(event.agentId, objects);
     const gate = eventGate(event, (this.#lookups ??= { ...objects, agent: (id) => this.#agentObject(id, objects) }));
-    // One render, made only if someone gets it.
-    let shared: Buffer | null | undefined = null;
-    const bytes = (): Buffer | undefined => {
+    // One render, made only if someone gets it; framed once per encoding.
+    let shared: FramedRecord | null | undefined = null;
+    const bytes = (): FramedRecord | undefined => {
       if (shared === null) {
         const record = eventRecord(event, this.#opts.view);
-        shared = record === undefined ? undefined : encodeRecord(stringifyJson(record));
+        shared = record === undefined ? undefined : new FramedRecord(record);
       }
       return shared;
     };
@@ -401,10 +426,10 @@ export class OperatorStreams {
   }
 
   /** FRAMEWORK_ADDED / FRAMEWORK_UPDATED as one subscriber may see it: the offers of the agents it may view. (Framework events are rare: one render each.) */
-  #frameworkFor(rights: StreamRights, event: Extract<MasterEvent, { type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED' }>): Buffer | undefined {
+  #frameworkFor(rights: StreamRights, event: Extract<MasterEvent, { type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED' }>): FramedRecord | undefined {
     const view = this.#opts.view;
     const record = eventRecord(event, { ...view, framework: (id) => view.framework(id, rights.may.view_agents) });
-    return record === undefined ? undefined : encodeRecord(stringifyJson(record));
+    return record === undefined ? undefined : new FramedRecord(record);
   }
 
   /** An agent's ACL object: live while the master has it (and remembered), else as last seen. */
@@ -426,8 +451,11 @@ export class OperatorStreams {
     });
   }
 
-  #write(sub: Subscriber, bytes: Buffer): void {
+  #write(sub: Subscriber, record: FramedRecord): void {
     if (!this.#subscribers.has(sub.id) || sub.res.destroyed || sub.res.writableEnded) return;
+    const bytes = record.in(sub.codec);
+    // A record its encoding cannot carry (a Drydock event in protobuf) is not sent.
+    if (bytes === undefined) return;
     sub.res.write(bytes);
     if (sub.res.writableLength > this.#maxBufferedBytes) {
       // Its unsent data would grow without bound; it can resubscribe and get a fresh snapshot.

@@ -14,6 +14,7 @@ import type { Access, MasterSecurity } from '../security/security.js';
 import type { Commands } from '../term/commands.js';
 import type { DrydockSubscriptions, OperatorSubscriptions } from '../term/ports.js';
 import type { Queries } from '../term/queries.js';
+import type { Codec } from '../../shared/codec.js';
 import type { CallType, OperatorCall } from './operator-call.js';
 
 /** A decoder's outcome: the row's typed input, or the error to answer (400 with Mesos' words). */
@@ -21,7 +22,7 @@ export type Decoded<I> = { ok: true; value: I } | { ok: false; error: DrydockErr
 
 /** What a handler answers; the codec writes values, the dispatcher errors. */
 export type Answer =
-  /** A value: JSON today (a v1 call wraps it in its answer message); `status` 200 unless given. */
+  /** A value, written by the codec (a v1 call wraps it in its answer message); `status` 200 unless given. */
   | { kind: 'value'; value: unknown; status?: number }
   /** 200 with an empty body (what a v1 call that changes state answers). */
   | { kind: 'done' }
@@ -131,6 +132,8 @@ export interface CallContext<L = undefined> {
   readonly method: string;
   /** The request, for the rows that frame their own (the scheduler API). */
   readonly req: IncomingMessage | undefined;
+  /** The codec the answer is written with (a v1 call's Accept; JSON for the HTTP ways): a stream frames its records with it. */
+  readonly codec: Codec;
 }
 
 /** One row. `I`: the decoded input; `L`: the ACL's deferred decision. */

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../../shared/clock.js';
+import type { Codec } from '../../shared/codec.js';
 import type { Logger } from '../../shared/log.js';
 import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
 import type { AgentTable } from '../cores/agents.js';
@@ -75,9 +76,9 @@ export interface AgentUpgrades {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, principal?: string): void;
 }
 
-/** Opens an operator event stream (a validated SUBSCRIBE) on the answer. */
+/** Opens an operator event stream (a validated SUBSCRIBE) on the answer; `codec`: the records' encoding (Accept), JSON by default. */
 export interface OperatorSubscriptions {
-  subscribe(res: ServerResponse, access?: Access): void;
+  subscribe(res: ServerResponse, access?: Access, codec?: Codec): void;
 }
 
 /** Opens a Drydock event stream (an authorized `GET /drydock/v1/events`) on the answer. */

@@ -48,6 +48,9 @@
  *   --sec-acl-entries=N   security: ACL entries of the secured master (default 1000)
  *   --sec-cpu-prof=DIR    security: run the masters with --cpu-prof into DIR/<storm|accept>-<side>
  *   --exe-repeats=N       agent-executable: starts of the single executable and of today's agent, alternating (default 5)
+ *   --sp-agents=N         state-protobuf: simulated agents (default 10000)
+ *   --sp-tasks=N          state-protobuf: running tasks spread over them (default 50000)
+ *   --sp-repeats=N        state-protobuf: alternating JSON / protobuf GET_STATE rounds, median (default 5)
  */
 
 import { writeFileSync } from 'node:fs';
@@ -71,6 +74,7 @@ import { runServiceVacate } from './service-vacate.js';
 import { runMaintenancePlan } from './maintenance-plan.js';
 import { runSecurity } from './security.js';
 import { runAgentExecutable } from './agent-executable.js';
+import { runStateProtobuf } from './state-protobuf.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -118,6 +122,9 @@ const { values, positionals } = parseArgs({
     'sec-acl-entries': { type: 'string', default: '1000' },
     'sec-cpu-prof': { type: 'string' },
     'exe-repeats': { type: 'string', default: '5' },
+    'sp-agents': { type: 'string', default: '10000' },
+    'sp-tasks': { type: 'string', default: '50000' },
+    'sp-repeats': { type: 'string', default: '5' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -198,6 +205,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     ...(values['sec-cpu-prof'] === undefined ? {} : { cpuProfDir: values['sec-cpu-prof'] }),
   }),
   'agent-executable': () => runAgentExecutable({ repeats: int('exe-repeats', values['exe-repeats']) }),
+  'state-protobuf': () => runStateProtobuf({ agents: int('sp-agents', values['sp-agents']), tasks: int('sp-tasks', values['sp-tasks']), repeats: int('sp-repeats', values['sp-repeats']), ipBase: '127.7.0.0' }),
 };
 
 if (values.help === true) {

@@ -108,7 +108,7 @@ test('agent API framing errors', async (t) => {
     ['{nope', { 'content-type': 'application/json' }, 400, /^Failed to parse body into JSON: /],
     [{}, { 'content-type': 'application/json' }, 400, "Failed to validate agent::Call: Expecting 'type' to be present"],
     [{ type: 'NOT_A_CALL' }, { 'content-type': 'application/json' }, 400, "Failed to validate agent::Call: Expecting 'type' to be present"],
-    [{ type: 'GET_HEALTH' }, { 'content-type': 'application/json', accept: 'text/html' }, 406, "Expecting 'Accept' to allow 'application/x-protobuf' or 'application/json'"],
+    [{ type: 'GET_HEALTH' }, { 'content-type': 'application/json', accept: 'text/html' }, 406, "Expecting 'Accept' to allow application/json or application/x-protobuf or application/recordio"],
     [{ type: 'GET_HEALTH' }, { 'content-type': 'application/json; charset=utf-8' }, 200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}'],
     ['x'.repeat(2 * 1024 * 1024), { 'content-type': 'application/json' }, 413, /larger than/],
   ];
