@@ -31,11 +31,11 @@ import { viewRights } from '../../shared/visibility.js';
 import type { KeyedSchedule } from '../cores/maintenance.js';
 import type { AuthorizePlan } from '../term/commands.js';
 import type { Queries } from '../term/queries.js';
-import { machinesFromBody, machinesFromCall, mayChangeSchedule, scheduleFromBody, scheduleFromCall, scheduleView, statusView } from './maintenance.js';
+import { machinesFromBody, machinesFromCall, machineWarnings, mayChangeSchedule, scheduleFromBody, scheduleFromCall, scheduleMachines, scheduleView, statusView } from './maintenance.js';
 import { CALL_TYPES, type CallType } from './operator-call.js';
 import { agentCall, drainCall, frameworkOwner, getAgents, getFrameworks, getMaster, getState, getTasks, teardownCall, versionInfo, type DrainInput } from './operator.js';
 import { authorizePlanCreation, createPlan, deletePlan, hookNeededCheck, planCheck, planCheckLater, planNamesView, planRead, planTarget, planVerb, type PlanTarget } from './plans.js';
-import { below, exactPaths, ok, outcome, refusal, value, withMasterAlias, type Acl, type Row, type V1Way } from './row.js';
+import { below, exactPaths, ok, outcome, refusal, value, warned, withMasterAlias, type Acl, type Row, type V1Way } from './row.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler.js';
 
 /** A row of the table, its input and deferred decision types erased (each is checked where the row is written). */
@@ -313,7 +313,11 @@ const ROWS: readonly Row[] = [
       object: 'every machine the update adds, removes or moves to another time (all must be allowed)',
       check: (next, { access, queries }) => mayChangeSchedule(queries, access, next),
     },
-    handle: async (next, { commands }) => outcome(await commands.updateSchedule(next)),
+    // Mesos' answer, with a Warning for each machine that names an agent only by half (it affects none).
+    handle: async (next, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, scheduleMachines(next));
+      return warned(outcome(await commands.updateSchedule(next)), warnings);
+    },
   }),
   row<MachineId[]>({
     name: 'START_MAINTENANCE',
@@ -322,7 +326,10 @@ const ROWS: readonly Row[] = [
     v1: { type: 'START_MAINTENANCE', decode: (call) => machinesFromCall(call, 'start_maintenance') },
     http: [{ methods: ['POST'], paths: withMasterAlias('/machine/down'), body: 'decode', decode: machinesFromBody }],
     acl: onAll('start_maintenances', 'every machine of the list', machineObjects),
-    handle: async (ids, { commands }) => outcome(await commands.startMaintenance(ids)),
+    handle: async (ids, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, ids);
+      return warned(outcome(await commands.startMaintenance(ids)), warnings);
+    },
   }),
   row<MachineId[]>({
     name: 'STOP_MAINTENANCE',
@@ -331,7 +338,10 @@ const ROWS: readonly Row[] = [
     v1: { type: 'STOP_MAINTENANCE', decode: (call) => machinesFromCall(call, 'stop_maintenance') },
     http: [{ methods: ['POST'], paths: withMasterAlias('/machine/up'), body: 'decode', decode: machinesFromBody }],
     acl: onAll('stop_maintenances', 'every machine of the list', machineObjects),
-    handle: async (ids, { commands }) => outcome(await commands.stopMaintenance(ids)),
+    handle: async (ids, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, ids);
+      return warned(outcome(await commands.stopMaintenance(ids)), warnings);
+    },
   }),
 
   // ---- Maintenance plans (Drydock's; the verbs, codes and JSON of /v1/plans) ----

@@ -459,8 +459,10 @@ export class MaintenancePlans {
       if (this.#o.agents.isGone(e.id)) continue;
       out.push({ id: agentMachineId(e.info.hostname, e.info.ip), attributes: attributesOf(e.info.attributes) });
     }
-    // Scheduled machines without an agent are known too (no attributes).
-    for (const m of this.#o.maintenance.machines.values()) out.push({ id: m.id, attributes: {} });
+    // Scheduled machines without an agent are known too (no attributes). An UP machine no agent
+    // runs on is not: the master keeps one for a machine a schedule once named (even with the
+    // wrong IP) or whose agent is gone, and `machines: all` must not take it through maintenance.
+    for (const m of this.#o.maintenance.machines.values()) if (m.mode !== 'UP') out.push({ id: m.id, attributes: {} });
     return out;
   }
 
