@@ -36,6 +36,7 @@ import { CALL_TYPES, type CallType } from './operator-call.js';
 import { agentCall, drainCall, frameworkOwner, getAgents, getFrameworks, getMaster, getState, getTasks, teardownCall, versionInfo, type DrainInput } from './operator.js';
 import { authorizePlanCreation, createPlan, deletePlan, hookNeededCheck, planCheck, planCheckLater, planNamesView, planRead, planTarget, planVerb, type PlanTarget } from './plans.js';
 import { below, exactPaths, ok, outcome, refusal, value, warned, withMasterAlias, type Acl, type Row, type V1Way } from './row.js';
+import { preview, previewCheck, previewFromBody, type PreviewInput } from './preview.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler.js';
 
 /** A row of the table, its input and deferred decision types erased (each is checked where the row is written). */
@@ -342,6 +343,21 @@ const ROWS: readonly Row[] = [
       const warnings = machineWarnings(queries, access, ids);
       return warned(outcome(await commands.stopMaintenance(ids)), warnings);
     },
+  }),
+
+  // ---- Drydock's own: the impact preview ----
+  row<PreviewInput, AuthorizePlan>({
+    name: 'PREVIEW',
+    summary: 'What a drain, a DOWN or a maintenance plan would do (tasks killed by framework, pods losing their last running instance, room on the other agents, a plan\'s waves); nothing changes.',
+    access: 'read',
+    http: [{ methods: ['POST'], paths: exactPaths('/drydock/v1/preview'), body: 'decode', decode: previewFromBody }],
+    acl: {
+      actions: ['drain_agents', 'mark_agents_gone', 'start_maintenances', 'create_maintenance_plans', 'run_maintenance_hooks'],
+      object: 'as the action previewed: the agent (drain_agent; mark_agents_gone too with mark_gone), every machine (start_maintenance), every machine the spec selects and its hook (maintenance_plan, decided once the spec is read); what it lists is filtered by view_tasks, view_frameworks and view_agents',
+      check: previewCheck,
+      later: (_input, { access, queries }) => authorizePlanCreation(access, queries),
+    },
+    handle: (input, { queries, access, later }) => preview(input, queries, access, later),
   }),
 
   // ---- Maintenance plans (Drydock's; the verbs, codes and JSON of /v1/plans) ----
