@@ -88,8 +88,10 @@ function agentsText(agents: PreviewJson['agents']): string {
 }
 
 /** The preview as lines for a person; the last says nothing was changed. */
-export function previewLines(p: PreviewJson, what: string): string[] {
+export function previewLines(p: PreviewJson, whatIs: string): string[] {
   const lines: string[] = [];
+  // What a refused action would do is still worth reading (the operator may fix what is refused), said as such.
+  const what = p.refused === undefined ? whatIs : `if it were accepted, ${whatIs}`;
   for (const w of p.warnings ?? []) lines.push(`warning: ${safe(w)}`);
   if (p.refused !== undefined) lines.push(`the master would refuse this (${p.refused.status ?? '?'}): ${safe(p.refused.message)}`);
   switch (p.action) {

@@ -115,12 +115,12 @@ export function sentCredential(): string | undefined {
  * that cannot be used (mode 0644, missing, not a credential) ends the command with 2 before
  * anything is sent.
  */
-function access(): ClientAccess {
+function access(usageCode = EXIT_USAGE): ClientAccess {
   if (loaded !== undefined) return loaded;
   const r = loadCliAccess(program.opts<AccessFlags>(), process.env);
   if (!r.ok) {
     process.stderr.write(`drydock: ${r.error}\n`);
-    process.exit(EXIT_USAGE);
+    process.exit(usageCode);
   }
   loaded = r.value;
   return loaded;
@@ -134,12 +134,12 @@ let loadedEtcd: { master: string; etcd: EtcdAccess | undefined } | undefined;
  * master, a missing partner flag, or a file that cannot be used (a key or password file others
  * may read) ends the command with 2 before anything is sent.
  */
-function etcdAccess(master: string): EtcdAccess | undefined {
+function etcdAccess(master: string, usageCode = EXIT_USAGE): EtcdAccess | undefined {
   if (loadedEtcd?.master === master) return loadedEtcd.etcd;
   const r = loadCliEtcdAccess(program.opts<AccessFlags>(), process.env, master);
   if (!r.ok) {
     process.stderr.write(`drydock: ${r.error}\n`);
-    process.exit(EXIT_USAGE);
+    process.exit(usageCode);
   }
   loadedEtcd = { master, etcd: r.value };
   return r.value;
@@ -287,10 +287,10 @@ program
       process.exit(EXIT_RUN_FAILED);
     }
     const master = opts.master ?? program.opts<{ master?: string }>().master;
-    const a = access();
+    const a = access(EXIT_RUN_FAILED);
     const scheme = masterScheme(master, process.env, a.transport.tls);
     const resolved = resolveMaster(master);
-    const etcd = etcdAccess(resolved);
+    const etcd = etcdAccess(resolved, EXIT_RUN_FAILED);
     // A list or etcd:// names no one master: SUBSCRIBE goes to the leader found through it.
     const spec = parseMasterSpec(resolved);
     if (!spec.ok) {

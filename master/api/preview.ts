@@ -262,6 +262,8 @@ export function preview(input: PreviewInput, q: Queries, access: Access, authori
       if (denied !== undefined) return refusal(denied);
       return value({
         action: 'maintenance_plan',
+        // A spec may select a scheduled machine no agent runs on by its hostname (agent-3=127.0.0.9 for agent-3).
+        warnings: machineWarnings(q, access, plan.phases.flatMap((p) => p.machines)),
         plan: {
           name: plan.name,
           strategy: plan.strategy,

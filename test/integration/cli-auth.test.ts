@@ -142,14 +142,15 @@ test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_
   assert.match(half.stderr, /^drydock: --principal needs --secret_file FILE/);
 
   // drydock run subscribes as a framework with the credential (and its principal), or is told it needs one.
+  // Its own failures are 125 (a task may exit 3 or 4 itself), with the same lines.
   const anonRun = await cli(t, [at, 'run', '--name', 'anon', '--command', 'true']);
-  assert.equal(anonRun.code, 3, anonRun.stderr);
+  assert.equal(anonRun.code, 125, anonRun.stderr);
   assert.equal(anonRun.stderr, 'drydock run: the master wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS\n');
   const run = await cli(t, [at, 'run', '--name', 'authed', '--command', 'true'], { DRYDOCK_CREDENTIALS: `ops:${OPS_SECRET}` });
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /TASK_FINISHED/);
   const viewerRun = await cli(t, [at, ...viewer, 'run', '--name', 'nope', '--command', 'true']);
-  assert.equal(viewerRun.code, 4, viewerRun.stderr);
+  assert.equal(viewerRun.code, 125, viewerRun.stderr);
   assert.match(viewerRun.stderr, /^drydock run: master answered 403: .*viewer/);
 });
 

@@ -211,7 +211,7 @@ test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (
     assert.notEqual(r.stderr, '');
   }
   const badAddress = await cliFinished(spawnCli(t, ['plan', 'list', '--scheduler', 'h:port'], PLAIN));
-  assert.deepEqual([badAddress.code, badAddress.stderr], [2, "drydock: --scheduler 'h:port': not host:port; write host:port (e.g. 127.0.0.1:8088)\n"]);
+  assert.deepEqual([badAddress.code, badAddress.stderr], [2, "drydock: --scheduler 'h:port': not host:port; write host:port (e.g. 127.0.0.1:8088)\nRun 'drydock plan list --help' for usage.\n"]);
   assert.equal(s.seen.length, before, 'usage errors send nothing');
 });
 
