@@ -118,9 +118,13 @@ test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_
 
   // The viewer may look, not act: the master's 403 message names the action and the principal.
   const viewer = ['--principal', 'viewer', '--secret_file', f.viewerSecret];
-  const down = await cli(t, [at, ...viewer, 'machine', 'down', 'agent-1']);
+  const down = await cli(t, [at, ...viewer, 'machine', 'down', 'agent-1=127.0.0.2']);
   assert.equal(down.code, 4, down.stderr);
-  assert.equal(down.stderr, "drydock: master answered 403: Forbidden: principal 'viewer' may not start_maintenances on machine agent-1\n");
+  assert.equal(down.stderr, "drydock: master answered 403: Forbidden: principal 'viewer' may not start_maintenances on machine agent-1 (127.0.0.2)\n");
+  // Nor preview it: the impact preview is authorized as the action.
+  const dry = await cli(t, [at, ...viewer, 'machine', 'down', 'agent-1=127.0.0.2', '--dry-run']);
+  assert.equal(dry.code, 4, dry.stderr);
+  assert.equal(dry.stderr, "drydock: master answered 403: Forbidden: principal 'viewer' may not start_maintenances on machine agent-1 (127.0.0.2)\n");
   const drain = await cli(t, [at, ...viewer, 'agent', 'drain', 'agent-1', '--wait']);
   assert.equal(drain.code, 4, drain.stderr);
   assert.match(drain.stderr, /^drydock: master answered 403: Forbidden: principal 'viewer' may not drain_agents on agent \S+ on agent-1 \(127\.0\.0\.2\)\n$/);
