@@ -104,11 +104,30 @@ export function resolveAgent(arg: string, agents: readonly AgentJson[], recovere
   return { ok: false, error: `no agent with id or hostname '${wanted}' (drydock agent list shows them)` };
 }
 
+/**
+ * What `drydock agent deactivate|reactivate` would change nothing on, in words (`was already
+ * DEACTIVATED: nothing changed`), or undefined when the call is needed. A draining or drained
+ * agent counts as deactivated (it gets no offers); reactivating a DRAINING one is the master's to
+ * refuse. An agent not in GET_AGENTS (unreachable, recovered) is left to the master.
+ */
+export function agentAlready(command: 'deactivate' | 'reactivate', a: AgentJson | undefined): string | undefined {
+  if (a === undefined) return undefined;
+  const drain = a.drain_info?.state;
+  const inactive = a.deactivated === true || (drain !== undefined && drain !== '');
+  if (command === 'deactivate' && inactive) return `was already ${drain === 'DRAINING' || drain === 'DRAINED' ? drain : 'DEACTIVATED'}: nothing changed`;
+  if (command === 'reactivate' && !inactive) return 'was already ACTIVE: nothing changed';
+  return undefined;
+}
+
 /** `drydock agent drain`'s flags as commander hands them over. */
 export interface DrainFlags {
   max_grace_period?: string;
   mark_gone?: boolean;
   wait?: boolean;
+  /** With --wait: give up waiting after this Mesos duration (exit 124); the drain goes on. */
+  timeout?: string;
+  /** Ask the master's impact preview instead of draining: nothing changes. */
+  dryRun?: boolean;
   /** Print AgentCallJson (drain-command.ts) instead of text; with --wait, one compact line per change. */
   json?: boolean;
 }

@@ -184,6 +184,9 @@ export const ERRORS = {
     status: 409,
     message: (name: string, status: string) => `Maintenance plan '${name}' is ${status}: only a COMPLETE or stopped plan can be deleted (stop it first)`,
   },
+  // The impact preview (POST /drydock/v1/preview, docs/api.md).
+  /** A preview request that names no action, several, or one that does not decode. */
+  PREVIEW_INVALID: { status: 400, message: (detail: string) => `Invalid preview request: ${detail}` },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

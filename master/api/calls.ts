@@ -31,11 +31,12 @@ import { viewRights } from '../../shared/visibility.js';
 import type { KeyedSchedule } from '../cores/maintenance.js';
 import type { AuthorizePlan } from '../term/commands.js';
 import type { Queries } from '../term/queries.js';
-import { machinesFromBody, machinesFromCall, mayChangeSchedule, scheduleFromBody, scheduleFromCall, scheduleView, statusView } from './maintenance.js';
+import { machinesFromBody, machinesFromCall, machineWarnings, mayChangeSchedule, scheduleFromBody, scheduleFromCall, scheduleMachines, scheduleView, statusView } from './maintenance.js';
 import { CALL_TYPES, type CallType } from './operator-call.js';
 import { agentCall, drainCall, frameworkOwner, getAgents, getFrameworks, getMaster, getState, getTasks, teardownCall, versionInfo, type DrainInput } from './operator.js';
 import { authorizePlanCreation, createPlan, deletePlan, hookNeededCheck, planCheck, planCheckLater, planNamesView, planRead, planTarget, planVerb, type PlanTarget } from './plans.js';
-import { below, exactPaths, ok, outcome, refusal, value, withMasterAlias, type Acl, type Row, type V1Way } from './row.js';
+import { below, exactPaths, ok, outcome, refusal, value, warned, withMasterAlias, type Acl, type Row, type V1Way } from './row.js';
+import { preview, previewCheck, previewFromBody, type PreviewInput } from './preview.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler.js';
 import { DRYDOCK_V1, drydockAgent, drydockAgents, drydockRights } from './drydock.js';
 
@@ -321,7 +322,11 @@ const ROWS: readonly Row[] = [
       object: 'every machine the update adds, removes or moves to another time (all must be allowed)',
       check: (next, { access, queries }) => mayChangeSchedule(queries, access, next),
     },
-    handle: async (next, { commands }) => outcome(await commands.updateSchedule(next)),
+    // Mesos' answer, with a Warning for each machine that names an agent only by half (it affects none).
+    handle: async (next, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, scheduleMachines(next));
+      return warned(outcome(await commands.updateSchedule(next)), warnings);
+    },
   }),
   row<MachineId[]>({
     name: 'START_MAINTENANCE',
@@ -330,7 +335,10 @@ const ROWS: readonly Row[] = [
     v1: { type: 'START_MAINTENANCE', decode: (call) => machinesFromCall(call, 'start_maintenance') },
     http: [{ methods: ['POST'], paths: withMasterAlias('/machine/down'), body: 'decode', decode: machinesFromBody }],
     acl: onAll('start_maintenances', 'every machine of the list', machineObjects),
-    handle: async (ids, { commands }) => outcome(await commands.startMaintenance(ids)),
+    handle: async (ids, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, ids);
+      return warned(outcome(await commands.startMaintenance(ids)), warnings);
+    },
   }),
   row<MachineId[]>({
     name: 'STOP_MAINTENANCE',
@@ -339,7 +347,25 @@ const ROWS: readonly Row[] = [
     v1: { type: 'STOP_MAINTENANCE', decode: (call) => machinesFromCall(call, 'stop_maintenance') },
     http: [{ methods: ['POST'], paths: withMasterAlias('/machine/up'), body: 'decode', decode: machinesFromBody }],
     acl: onAll('stop_maintenances', 'every machine of the list', machineObjects),
-    handle: async (ids, { commands }) => outcome(await commands.stopMaintenance(ids)),
+    handle: async (ids, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, ids);
+      return warned(outcome(await commands.stopMaintenance(ids)), warnings);
+    },
+  }),
+
+  // ---- Drydock's own: the impact preview ----
+  row<PreviewInput, AuthorizePlan>({
+    name: 'PREVIEW',
+    summary: 'What a drain, a DOWN or a maintenance plan would do (tasks killed by framework, pods losing their last running instance, room on the other agents, a plan\'s waves); nothing changes.',
+    access: 'read',
+    http: [{ methods: ['POST'], paths: exactPaths('/drydock/v1/preview'), body: 'decode', decode: previewFromBody }],
+    acl: {
+      actions: ['drain_agents', 'mark_agents_gone', 'start_maintenances', 'create_maintenance_plans', 'run_maintenance_hooks'],
+      object: 'as the action previewed: the agent (drain_agent; mark_agents_gone too with mark_gone), every machine (start_maintenance), every machine the spec selects and its hook (maintenance_plan, decided once the spec is read); what it lists is filtered by view_tasks, view_frameworks and view_agents',
+      check: previewCheck,
+      later: (_input, { access, queries }) => authorizePlanCreation(access, queries),
+    },
+    handle: (input, { queries, access, later }) => preview(input, queries, access, later),
   }),
 
   // ---- Maintenance plans (Drydock's; the verbs, codes and JSON of /v1/plans) ----

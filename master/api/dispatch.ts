@@ -16,6 +16,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fail, type DrydockError } from '../../shared/errors.js';
 import { readBodyOrAnswer, sendError, sendText } from '../../shared/http.js';
+import { warningValues } from '../../shared/warning.js';
 import type { RequestTarget } from '../../shared/paths.js';
 import type { Realm } from '../security/authentication.js';
 import { Access, type MasterSecurity } from '../security/security.js';
@@ -186,6 +187,8 @@ const NO_TERM: TermPorts = (() => {
 
 /** Writes an answer: a value through the codec (`callback`: JSONP; `empty`: the way answers an empty 200), else as it says. */
 async function write(res: ServerResponse, answer: Answer, codec: Codec, callback?: string, empty = false): Promise<void> {
+  // Set before the status line is written, which merges them in, whatever writes it.
+  if (answer.kind !== 'raw' && answer.warnings !== undefined && answer.warnings.length > 0) res.setHeader('Warning', warningValues(answer.warnings));
   switch (answer.kind) {
     case 'value':
       if (empty) return done(res);
@@ -242,7 +245,7 @@ async function serveV1(s: Serving, target: RequestTarget, req: IncomingMessage, 
 function v1Answer(way: V1Way<unknown>, answer: Answer): Answer {
   if (answer.kind !== 'value') return answer;
   const sub = way.type.toLowerCase();
-  return { kind: 'value', value: { type: way.type, [sub]: way.field === undefined ? answer.value : { [way.field]: answer.value } }, ...(answer.status === undefined ? {} : { status: answer.status }) };
+  return { ...answer, value: { type: way.type, [sub]: way.field === undefined ? answer.value : { [way.field]: answer.value } } };
 }
 
 async function answerV1(r: Row, call: OperatorCall, s: Serving, access: Access, req: IncomingMessage | undefined, codec: Codec): Promise<Answer> {
@@ -252,8 +255,8 @@ async function answerV1(r: Row, call: OperatorCall, s: Serving, access: Access, 
   return run.kind === 'refused' ? { kind: 'error', error: run.error } : v1Answer(way, run.answer);
 }
 
-/** A v1 call's answer as a value: its JSON, or an empty 200 (`json` undefined), or the error. */
-export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError };
+/** A v1 call's answer as a value: its JSON, or an empty 200 (`json` undefined), or the error; with the Warning texts it carries. */
+export type CallAnswer = { ok: true; json: unknown; warnings?: readonly string[] } | { ok: false; error: DrydockError; warnings?: readonly string[] };
 
 /**
  * Answers a decoded v1 call from a term's ports, as `POST /api/v1` would once the caller is
@@ -269,13 +272,14 @@ export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'st
     ports: { queries: term.queries, commands: term.commands, streams: term.streams ?? { subscribe: () => undefined }, drydockEvents: term.drydockEvents ?? { subscribe: () => undefined } },
   };
   const answer = await answerV1(r, call, s, access, undefined, JSON_CODEC);
+  const warnings = answer.kind === 'raw' || answer.warnings === undefined ? {} : { warnings: answer.warnings };
   switch (answer.kind) {
     case 'value':
-      return { ok: true, json: answer.value };
+      return { ok: true, json: answer.value, ...warnings };
     case 'done':
-      return { ok: true, json: undefined };
+      return { ok: true, json: undefined, ...warnings };
     case 'error':
-      return { ok: false, error: answer.error };
+      return { ok: false, error: answer.error, ...warnings };
     default:
       return { ok: false, error: fail('INTERNAL', `${call.type} answers with a stream`) };
   }

@@ -20,7 +20,7 @@ import type { ServerResponse } from 'node:http';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../../shared/clock.js';
 import type { DrainState } from '../../shared/drain.js';
-import { machineText, type MachineMode } from '../../shared/machine.js';
+import { agentMachineId, machineKey, machineText, type MachineMode } from '../../shared/machine.js';
 import { isTerminal, TASK_STATES, type Resource, type TaskState } from '../../shared/mesos.js';
 import { scalarOf } from '../../shared/resources.js';
 import { MASTER_MESSAGE_TYPES } from '../../shared/protocol.js';
@@ -301,8 +301,15 @@ export function factsOf(term: ServingTerm): ModelFacts {
       tasks,
     });
   }
+  // Counted as `drydock status` counts them (cli/status.ts): every machine the schedule names, by
+  // its mode, and the machine of every registered agent (UP unless scheduled). The master keeps
+  // more: an UP entry for a machine once scheduled or once an agent's, which no agent runs on any
+  // longer (brought UP after a schedule named it with the wrong IP, its agent gone).
+  const registered = new Set<string>();
+  for (const a of q.agents()) if (a.phase === 'REGISTERED') registered.add(machineKey(agentMachineId(a.info.hostname, a.info.ip)));
   const machines: MachineFacts[] = [];
   for (const m of q.machines()) {
+    if (m.mode === 'UP' && !registered.has(m.key)) continue;
     const u = m.unavailability;
     const end = u?.durationNs === undefined ? undefined : Number((u.startNs + u.durationNs) / 1_000_000n);
     machines.push({ name: machineText(m.id), mode: m.mode, windowEndMs: end });
@@ -375,7 +382,7 @@ export class MasterMetrics {
     gauge('agents', 'Agents by state, one state each: active, deactivated, draining, drained, disconnected, unreachable, gone (ids marked gone).', ['state'], (g, s) => {
       for (const st of AGENT_METRIC_STATES) g.set({ state: st }, s.agents[st]);
     });
-    gauge('machines', 'Machines the master knows, by maintenance mode (UP, DRAINING, DOWN).', ['mode'], (g, s) => {
+    gauge('machines', 'Machines by maintenance mode (UP, DRAINING, DOWN): every machine the schedule names, and the machine of every registered agent (as drydock status counts them).', ['mode'], (g, s) => {
       for (const m of MACHINE_MODES) g.set({ mode: m }, s.machines[m]);
     });
     gauge('machine_down_overdue_seconds', 'For each DOWN machine past the end of its maintenance window: seconds since the window ended.', ['machine'], (g, s) => {

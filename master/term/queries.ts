@@ -10,6 +10,7 @@
  */
 
 import type { MachineObject } from '../../shared/acls.js';
+import type { DrydockError } from '../../shared/errors.js';
 import type { MachineId } from '../../shared/machine.js';
 import type { Resource, Task } from '../../shared/mesos.js';
 import type { PlansAnswer } from '../../shared/plans/api.js';
@@ -27,6 +28,26 @@ export interface MasterView {
   readonly electedMs: number;
   readonly others: ReadonlyArray<Record<string, unknown>>;
 }
+
+/**
+ * A maintenance plan spec read as creating it would (parsed, machines selected), without creating
+ * it: what the impact preview shows of a plan, or the error creation would answer.
+ */
+export type PlanPreview =
+  | {
+    readonly ok: true;
+    readonly name: string;
+    readonly strategy: string;
+    readonly phaseStrategy: string;
+    readonly maxParallel: number | undefined;
+    readonly maxDown: number | undefined;
+    /** The hook `on_down` names (its caller then needs run_maintenance_hooks on it, as to create the plan). */
+    readonly hook: string | undefined;
+    readonly phases: ReadonlyArray<{ readonly name: string; readonly machines: readonly MachineId[] }>;
+    /** Machines that may be out together, in the order the plan takes them (plans/waves.ts). */
+    readonly waves: ReadonlyArray<{ readonly phases: readonly string[]; readonly machines: readonly MachineId[] }>;
+  }
+  | { readonly ok: false; readonly error: DrydockError };
 
 /** Who may see a failed hook's output in a plan's JSON: whether the reader may run that hook (undefined: an older master's command). */
 export type HookReveal = (hook: string | undefined) => boolean;
@@ -111,4 +132,6 @@ export interface Queries {
   planHookNeededFor(name: string, verb: string, phase: string | undefined, step: string | undefined): string | undefined;
   /** A read of `/v1/maintenance/plans/<name>[/...]` (any method but POST), as the plans API answers it. */
   planAnswer(method: string, segments: readonly string[], query: URLSearchParams, reveal: HookReveal): PlansAnswer;
+  /** A new plan's spec (YAML or JSON text) in waves, as creation would read it; nothing is created. */
+  planPreview(specText: string): PlanPreview;
 }

@@ -301,6 +301,7 @@ function termQueries(term: Term, o: TermOptions): Queries {
     planStepCounts: () => plans.stepCounts(),
     planHookNeededFor: (name, verb, phase, step) => plans.hookNeededFor(name, verb, phase, step),
     planAnswer: (method, segments, query, reveal) => plans.answer(method, segments, query, reveal),
+    planPreview: (text) => plans.preview(text),
   };
 }
 

@@ -118,9 +118,13 @@ test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_
 
   // The viewer may look, not act: the master's 403 message names the action and the principal.
   const viewer = ['--principal', 'viewer', '--secret_file', f.viewerSecret];
-  const down = await cli(t, [at, ...viewer, 'machine', 'down', 'agent-1']);
+  const down = await cli(t, [at, ...viewer, 'machine', 'down', 'agent-1=127.0.0.2']);
   assert.equal(down.code, 4, down.stderr);
-  assert.equal(down.stderr, "drydock: master answered 403: Forbidden: principal 'viewer' may not start_maintenances on machine agent-1\n");
+  assert.equal(down.stderr, "drydock: master answered 403: Forbidden: principal 'viewer' may not start_maintenances on machine agent-1 (127.0.0.2)\n");
+  // Nor preview it: the impact preview is authorized as the action.
+  const dry = await cli(t, [at, ...viewer, 'machine', 'down', 'agent-1=127.0.0.2', '--dry-run']);
+  assert.equal(dry.code, 4, dry.stderr);
+  assert.equal(dry.stderr, "drydock: master answered 403: Forbidden: principal 'viewer' may not start_maintenances on machine agent-1 (127.0.0.2)\n");
   const drain = await cli(t, [at, ...viewer, 'agent', 'drain', 'agent-1', '--wait']);
   assert.equal(drain.code, 4, drain.stderr);
   assert.match(drain.stderr, /^drydock: master answered 403: Forbidden: principal 'viewer' may not drain_agents on agent \S+ on agent-1 \(127\.0\.0\.2\)\n$/);
@@ -142,14 +146,15 @@ test('the CLI and a master that wants credentials: 401 line (3), flags, DRYDOCK_
   assert.match(half.stderr, /^drydock: --principal needs --secret_file FILE/);
 
   // drydock run subscribes as a framework with the credential (and its principal), or is told it needs one.
+  // Its own failures are 125 (a task may exit 3 or 4 itself), with the same lines.
   const anonRun = await cli(t, [at, 'run', '--name', 'anon', '--command', 'true']);
-  assert.equal(anonRun.code, 3, anonRun.stderr);
+  assert.equal(anonRun.code, 125, anonRun.stderr);
   assert.equal(anonRun.stderr, 'drydock run: the master wants credentials: --principal/--secret_file or DRYDOCK_CREDENTIALS\n');
   const run = await cli(t, [at, 'run', '--name', 'authed', '--command', 'true'], { DRYDOCK_CREDENTIALS: `ops:${OPS_SECRET}` });
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /TASK_FINISHED/);
   const viewerRun = await cli(t, [at, ...viewer, 'run', '--name', 'nope', '--command', 'true']);
-  assert.equal(viewerRun.code, 4, viewerRun.stderr);
+  assert.equal(viewerRun.code, 125, viewerRun.stderr);
   assert.match(viewerRun.stderr, /^drydock run: master answered 403: .*viewer/);
 });
 

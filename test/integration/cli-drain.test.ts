@@ -86,15 +86,15 @@ test('drydock agent deactivate / reactivate; hostname resolution; master errors 
   assert.equal(de.stdout, `agent-b (${b.agentId}) is DEACTIVATED: no new offers; running tasks are untouched\n`);
   const list = await drydock(t, master, 'agent', 'list');
   assert.deepEqual(row(list.stdout, 'agent-b').slice(3, 5), ['DEACTIVATED', 'UP']);
-  // Idempotent, as in Mesos.
-  assert.equal((await drydock(t, master, 'agent', 'deactivate', 'agent-b')).code, 0);
+  // Deactivating twice and reactivating twice are alike: exit 0, saying it was already so.
+  const twice = await drydock(t, master, 'agent', 'deactivate', 'agent-b');
+  assert.deepEqual([twice.code, twice.stdout], [0, `agent-b (${b.agentId}) was already DEACTIVATED: nothing changed\n`]);
   assert.equal((await drydock(t, master, 'agent', 'reactivate', 'agent-b')).code, 0);
   assert.deepEqual(row((await drydock(t, master, 'agent', 'list')).stdout, 'agent-b').slice(3, 4), ['ACTIVE']);
-
-  // The master's own message, as it is.
-  const notDeactivated = await drydock(t, master, 'agent', 'reactivate', 'agent-b');
-  assert.equal(notDeactivated.code, 1);
-  assert.equal(notDeactivated.stderr, 'drydock: master answered 400: Agent is not deactivated\n');
+  const again = await drydock(t, master, 'agent', 'reactivate', 'agent-b');
+  assert.deepEqual([again.code, again.stdout, again.stderr], [0, `agent-b (${b.agentId}) was already ACTIVE: nothing changed\n`, '']);
+  const againJson = await drydock(t, master, 'agent', 'reactivate', 'agent-b', '--json');
+  assert.equal((JSON.parse(againJson.stdout) as { changed: boolean }).changed, false);
 
   const ambiguous = await drydock(t, master, 'agent', 'drain', 'twin');
   assert.equal(ambiguous.code, 1);
@@ -109,9 +109,10 @@ test('drydock agent deactivate / reactivate; hostname resolution; master errors 
   assert.equal(unknownId.code, 1);
   assert.equal(unknownId.stderr, 'drydock: master answered 400: Unknown agent\n');
 
+  // A bad flag value is a usage error: 2, nothing sent, the pointer to the command's help.
   const badFlag = await drydock(t, master, 'agent', 'drain', 'agent-b', '--max_grace_period', '30');
-  assert.equal(badFlag.code, 1);
-  assert.match(badFlag.stderr, /--max_grace_period: Invalid duration '30'/);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /--max_grace_period: Invalid duration '30'.*\nRun 'drydock agent drain --help' for usage\.\n$/);
 });
 
 test('drydock agent gone: marked gone, no longer listed; drain --mark_gone --wait ends when it is gone', { timeout: 300_000 }, async (t) => {

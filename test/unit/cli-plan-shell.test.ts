@@ -212,7 +212,7 @@ test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (
     assert.notEqual(r.stderr, '');
   }
   const badAddress = await cliFinished(spawnCli(t, ['plan', 'list', '--scheduler', 'h:port'], PLAIN));
-  assert.deepEqual([badAddress.code, badAddress.stderr], [2, "drydock: --scheduler 'h:port': not host:port; write host:port (e.g. 127.0.0.1:8088)\n"]);
+  assert.deepEqual([badAddress.code, badAddress.stderr], [2, "drydock: --scheduler 'h:port': not host:port; write host:port (e.g. 127.0.0.1:8088)\nRun 'drydock plan list --help' for usage.\n"]);
   assert.equal(s.seen.length, before, 'usage errors send nothing');
 });
 
@@ -263,6 +263,25 @@ test('drydock plan show --watch: Ctrl-C exits 130; a plan in ERROR is still watc
   assert.equal(r.code, 130);
   assert.match(r.stdout, /^failing \(serial\) ERROR\n/);
   assert.equal(r.stderr, 'drydock: stopped watching failing; the plan goes on\n');
+});
+
+test('drydock plan show --watch --timeout: 124 once it runs out, the plan goes on; a long one does not hold the process once the plan is COMPLETE', { timeout: 240_000 }, async (t) => {
+  const s = await startScheduler(t);
+  const r = await drydock(t, s, 'plan', 'show', 'failing', '--watch', '--interval', '100ms', '--timeout', '600ms');
+  assert.equal(r.code, 124, r.stderr);
+  assert.equal(r.stderr, 'drydock: stopped watching failing after 600ms (--timeout); the plan goes on\n');
+  assert.match(r.stdout, /^failing \(serial\) ERROR\n/);
+  assert.ok(s.seen.filter((q) => q.url === '/v1/plans/failing').length >= 2, 'it watched until then');
+  // An hour's timeout: the watch ends at COMPLETE with 0 and the process exits then, not in an hour.
+  s.completeAfter.set('deploy', 2);
+  const done = await drydock(t, s, 'plan', 'show', 'deploy', '--watch', '--interval', '100ms', '--timeout', '1hrs');
+  assert.equal(done.code, 0, done.stderr);
+  // --timeout bounds a watch: without --watch it is a usage error, and so is a bad duration (its units listed).
+  const alone = await drydock(t, s, 'plan', 'show', 'deploy', '--timeout', '1secs');
+  assert.deepEqual([alone.code, alone.stderr], [2, "drydock: --timeout is for --watch: without it nothing waits\nRun 'drydock plan show --help' for usage.\n"]);
+  const bad = await drydock(t, s, 'plan', 'show', 'deploy', '--watch', '--timeout', '5parsecs');
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^drydock: --timeout: Invalid duration '5parsecs': unknown unit 'parsecs'; the units are ns, us, ms, secs \(s, sec, second, seconds\), mins \(m, min, minute, minutes\), /);
 });
 
 test('drydock pod: list, status table (all and one), info JSON, restart/replace, 404 exit 1', { timeout: 300_000 }, async (t) => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { program } from '../../cli/program.js';
 import { bashScript, commandPaths, commandSpec, leafCommands, zshScript } from '../../cli/completion.js';
-import { EXIT_CODES, EXIT_FAILED, EXIT_FORBIDDEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNAUTHENTICATED, EXIT_USAGE, exitCodeHelp } from '../../cli/exit-codes.js';
+import { EXIT_CODES, EXIT_FAILED, EXIT_FORBIDDEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, EXIT_TIMEOUT, EXIT_UNAUTHENTICATED, EXIT_USAGE, exitCodeHelp } from '../../cli/exit-codes.js';
 import * as serviceApi from '../../cli/service-api.js';
 import * as terminal from '../../cli/terminal.js';
 import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
@@ -28,8 +28,8 @@ test('every leaf command takes --json', () => {
 });
 
 test('exit statuses: one table, stable numbers, printed by --help', () => {
-  assert.deepEqual([EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAUTHENTICATED, EXIT_FORBIDDEN, EXIT_INTERRUPTED], [0, 1, 2, 3, 4, 130]);
-  assert.deepEqual(EXIT_CODES.map((c) => c.code), [0, 1, 2, 3, 4, 130]);
+  assert.deepEqual([EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAUTHENTICATED, EXIT_FORBIDDEN, EXIT_TIMEOUT, EXIT_RUN_FAILED, EXIT_INTERRUPTED], [0, 1, 2, 3, 4, 124, 125, 130]);
+  assert.deepEqual(EXIT_CODES.map((c) => c.code), [0, 1, 2, 3, 4, 124, 125, 130]);
   // The older homes of the constants are the same values.
   assert.deepEqual([serviceApi.EXIT_FAILED, serviceApi.EXIT_USAGE, serviceApi.EXIT_UNAUTHENTICATED, serviceApi.EXIT_FORBIDDEN, terminal.EXIT_INTERRUPTED], [1, 2, 3, 4, 130]);
   assert.equal(exitCodeHelp([{ code: 3, meaning: 'x' }, { code: 130, meaning: 'y' }]), '  3    x\n  130  y');
@@ -92,7 +92,7 @@ test('completion zsh: a #compdef function with the same table; parsed by zsh whe
   const script = zshScript(spec);
   assert.ok(script.startsWith('#compdef drydock\n'));
   assert.match(script, /\n {4}'maintenance plan\|resume'\) echo 'continue' ;;\n/);
-  assert.match(script, /\n {4}'agent drain'\) echo '--max_grace_period --mark_gone --wait --json --help' ;;\n/);
+  assert.match(script, /\n {4}'agent drain'\) echo '--max_grace_period --mark_gone --wait --timeout --dry-run --json --help' ;;\n/);
   assert.match(script, /compadd -- \$\{=\$\(_drydock_subs "\$cmdpath"\)\}/);
   assert.match(script, /\n {2}compdef _drydock drydock\n/);
   assert.ok(!/\bpath=/.test(script), 'zsh ties $path to $PATH: the script must not assign it');
