@@ -223,9 +223,8 @@ test('impact preview, machine warnings and machine counts, end to end', { timeou
   assert.equal(forced.stdout, 'agent-3 (127.0.0.9) is DOWN: no agent matched: nothing was shut down\n');
   assert.equal(forced.stderr, `drydock: warning: ${WARNING}\n`);
   // agent-3 is still ACTIVE, its machine UP.
-  const agents = (await callApi(m.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: Array<{ agent_info: { id: { value: string } }; active: boolean; maintenance: { mode: string } }> } };
-  const three = agents.get_agents.agents.find((a) => a.agent_info.id.value === a3.agentId);
-  assert.deepEqual([three?.active, three?.maintenance.mode], [true, 'UP']);
+  const three = (await (await fetch(`${m.url}/drydock/v1/agents/${a3.agentId}`)).json()) as { active: boolean; machine: { mode: string } };
+  assert.deepEqual([three.active, three.machine.mode], [true, 'UP']);
   // UP through the v1 call: the Warning there too.
   const up = await fetch(`${m.url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'STOP_MAINTENANCE', stop_maintenance: { machines: [{ hostname: 'agent-3', ip: '127.0.0.9' }] } }) });
   assert.equal(up.status, 200, await up.text());
