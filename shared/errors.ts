@@ -117,6 +117,18 @@ export const ERRORS = {
   MACHINE_NOT_SCHEDULED: { status: 400, message: (json: string) => `Machine '${json}' is not part of a maintenance schedule` },
   MACHINE_NOT_DRAINING: { status: 400, message: (json: string) => `Machine '${json}' is not in DRAINING mode and cannot be brought down` },
   MACHINE_NOT_DOWN: { status: 400, message: (json: string) => `Machine '${json}' is not in DOWN mode and cannot be brought up` },
+  // The legacy read endpoints Mesos' tools use (/master/state, /tasks, /files/*, ?jsonp=).
+  /** `?jsonp=` that is not a JavaScript name path (`angular.callbacks._0`): the answer would run as script in a page. */
+  JSONP_CALLBACK_INVALID: {
+    status: 400,
+    message: (callback: string) => `Invalid 'jsonp' callback ${JSON.stringify(callback.slice(0, 64))}: expecting a JavaScript name or a dotted path of names (such as angular.callbacks._0), at most 128 characters`,
+  },
+  /** A query parameter of a legacy endpoint that does not read (`/tasks?limit=abc`): what was expected. */
+  QUERY_PARAMETER_INVALID: { status: 400, message: (name: string, value: string, expected: string) => `Invalid '${name}' query parameter ${JSON.stringify(value.slice(0, 64))}: expecting ${expected}` },
+  /** `/files/*` without a path (libprocess' files process words it so). */
+  FILES_PATH_MISSING: { status: 400, message: () => "Expecting 'path=value' in query.\n" },
+  /** `/files/*` of the master: nothing is attached (the master logs to its journal, not to a file Mesos' /master/log would name). */
+  MASTER_FILE_NOT_FOUND: { status: 404, message: (path: string) => `No file or directory at '${path}': the master serves no files (it logs to stdout, read by journald)` },
   /** A bug: something threw where nothing should. The log line has the details. */
   INTERNAL: { status: 500, message: (detail: string) => `Internal error: ${detail}` },
   // /v1/plans (reference plans.md §6.1): the SDK's texts, answered as text/plain.

@@ -15,6 +15,7 @@ import type { DrydockError } from '../../shared/errors.js';
 import { fail } from '../../shared/errors.js';
 import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError } from '../../shared/http.js';
 import { stringifyJson } from '../../shared/json.js';
+import { JSONP_SUFFIX, jsonContentType, jsonpPrefix, readJsonpCallback, type JsonpRead } from '../../shared/jsonp.js';
 import { decodeCall, type CallSpec, type DecodedCall } from '../../shared/proto.js';
 
 /** Largest request body accepted (a maintenance schedule for thousands of machines fits). */
@@ -36,8 +37,9 @@ export const JSON_CODEC: Codec = {
   decodeCall: (body, spec) => decodeCall(body, spec),
   write(res, status, value, callback) {
     const json = stringifyJson(value);
-    const text = callback === undefined ? json : `${callback}(${json});`;
-    res.writeHead(status, { 'Content-Type': callback === undefined ? 'application/json' : 'text/javascript', 'Content-Length': Buffer.byteLength(text) });
+    const text = callback === undefined ? json : `${jsonpPrefix(callback)}${json}${JSONP_SUFFIX}`;
+    const sniff = callback === undefined ? {} : { 'X-Content-Type-Options': 'nosniff' };
+    res.writeHead(status, { 'Content-Type': jsonContentType(callback), 'Content-Length': Buffer.byteLength(text), ...sniff });
     res.end(text);
   },
 };
@@ -78,8 +80,7 @@ export async function readApiRequest(req: IncomingMessage, res: ServerResponse):
   return body === undefined ? undefined : { codec, body };
 }
 
-/** `?jsonp=<cb>` of a query as sent, if given. */
-export function jsonpCallback(query: string): string | undefined {
-  const cb = new URLSearchParams(query).get('jsonp');
-  return cb === null || cb === '' ? undefined : cb;
+/** `?jsonp=<cb>` of a query as sent: none, the callback, or the 400 of one that is not a JavaScript name (shared/jsonp.ts). */
+export function jsonpCallback(query: string): JsonpRead {
+  return readJsonpCallback(query);
 }

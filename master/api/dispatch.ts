@@ -15,6 +15,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fail, type DrydockError } from '../../shared/errors.js';
+import { parseJson } from '../../shared/json.js';
 import { readBodyOrAnswer, sendError, sendText } from '../../shared/http.js';
 import type { RequestTarget } from '../../shared/paths.js';
 import type { Realm } from '../security/authentication.js';
@@ -25,6 +26,7 @@ import type { EdgePorts, ServingTerm } from '../term/ports.js';
 export type TermPorts = Pick<ServingTerm, 'queries' | 'commands' | 'streams'>;
 import { CALLS, V1_CALLS, V1_PATHS } from './calls.js';
 import { JSON_CODEC, jsonpCallback, MAX_API_BODY_BYTES, readApiRequest, type Codec } from './codecs.js';
+import { writeJsonPieces } from './json-stream.js';
 import { readApiCall, type OperatorCall } from './operator-call.js';
 import type { Answer, CallContext, HttpWay, ProcessPort, Row, RowAccess, V1Way } from './row.js';
 
@@ -142,8 +144,11 @@ export async function serve(route: Route, s: Serving, target: RequestTarget, req
     if (text === undefined) return;
     body = text;
   } else if (w.body !== 'handler' && w.body !== 'raw') req.resume();
-  const decoded = w.decode === undefined ? { ok: true as const, value: undefined } : w.decode({ method, below: route.below, query: target.query, body });
-  const callback = w.answer === 'jsonp' ? jsonpCallback(target.query) : undefined;
+  // `?jsonp=` is read with the input: a callback that is not a name is refused before any work.
+  const jsonp = w.answer === 'jsonp' ? jsonpCallback(target.query) : { ok: true as const, callback: undefined };
+  const input = w.decode === undefined ? { ok: true as const, value: undefined } : w.decode({ method, below: route.below, query: target.query, body });
+  const decoded = input.ok && !jsonp.ok ? { ok: false as const, error: jsonp.error } : input;
+  const callback = jsonp.ok ? jsonp.callback : undefined;
   const run = await authorizeAndHandle(r, decoded, s, caller ?? new Access(s.security, undefined), req, method, async () => {
     // A plan verb's body is read once it is authorized; another method's request has none to read.
     if (w.body !== 'handler') return '';
@@ -196,6 +201,8 @@ async function write(res: ServerResponse, answer: Answer, codec: Codec, callback
       return sendError(res, answer.error, answer.headers);
     case 'text':
       return sendText(res, answer.status, answer.text, answer.headers);
+    case 'pieces':
+      return writeJsonPieces(res, 200, answer.pieces, callback, answer.share);
     case 'raw':
       return answer.write(res);
   }
@@ -274,6 +281,8 @@ export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'st
       return { ok: true, json: answer.value };
     case 'done':
       return { ok: true, json: undefined };
+    case 'pieces':
+      return { ok: true, json: parseJson([...answer.pieces()].join('')) };
     case 'error':
       return { ok: false, error: answer.error };
     default:

@@ -141,6 +141,7 @@ async function main(): Promise<void> {
       self: () => selfAddress,
       unavailable: () => (everLed || etcd !== undefined ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
       metrics,
+      flags: () => config.flags,
     },
     logger.child({ component: 'http' }),
     security,
