@@ -726,7 +726,10 @@ function roleFacts(q: Queries, caller: LegacyCaller): RoleFacts[] {
   for (const f of q.frameworks()) {
     if (q.frameworkRemoved(f.id)) continue;
     const visibleFramework = mayFramework === undefined || mayFramework(frameworkUser(f.info));
-    for (const name of frameworkRoles(f.info)) if (visibleFramework) role(name).frameworks.push(f.id);
+    for (const name of frameworkRoles(f.info)) {
+      const r = role(name);
+      if (visibleFramework) r.frameworks.push(f.id);
+    }
     for (const o of q.offers(f.id)) star.offered.add(o.resources);
   }
   for (const e of q.agents()) {
