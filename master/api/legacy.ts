@@ -69,6 +69,17 @@ export class ResourceTotals {
     return this;
   }
 
+  /** A copy with more resources added (the totals' ranges merged first, so the copy is small). */
+  plus(lists: Iterable<readonly Resource[]>): ResourceTotals {
+    this.model();
+    const copy = new ResourceTotals();
+    for (const [name, v] of this.#scalars) copy.#scalars.set(name, v);
+    for (const [name, list] of this.#ranges) copy.#ranges.set(name, [...list]);
+    for (const [name, set] of this.#sets) copy.#sets.set(name, new Set(set));
+    for (const list of lists) copy.add(list);
+    return copy;
+  }
+
   /** A scalar's sum (0 when absent). */
   scalar(name: string): number {
     return round3(this.#scalars.get(name) ?? 0);
@@ -82,7 +93,12 @@ export class ResourceTotals {
   model(): Record<string, number | string> {
     const o: Record<string, number | string> = { cpus: 0, gpus: 0, mem: 0, disk: 0 };
     for (const [name, v] of this.#scalars) o[name] = round3(v);
-    for (const [name, list] of this.#ranges) o[name] = `[${coalesceRanges(list).map((x) => `${x.begin}-${x.end}`).join(', ')}]`;
+    for (const [name, list] of this.#ranges) {
+      // Kept merged: a framework's 50,000 tasks' ports are sorted once, not again for its `resources`.
+      const merged = coalesceRanges(list);
+      this.#ranges.set(name, merged);
+      o[name] = `[${merged.map((x) => `${x.begin}-${x.end}`).join(', ')}]`;
+    }
     for (const [name, set] of this.#sets) o[name] = `{${[...set].join(', ')}}`;
     return o;
   }
@@ -105,6 +121,50 @@ export class ResourceTotals {
 /** Mesos' resources object of one list. */
 export function resourcesModel(resources: readonly Resource[]): Record<string, number | string> {
   return new ResourceTotals().add(resources).model();
+}
+
+/** A JSON number as JSON.stringify writes it. */
+function num(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+/** A JSON string. */
+const str = JSON.stringify as (s: string) => string;
+
+/**
+ * `resourcesModel(resources)` as JSON text, written directly: the same keys in the same order and
+ * the same values. An answer writes one per task and three per agent, so this skips the totals'
+ * maps and the object for the common lists (scalars, a few ranges); anything else goes the
+ * general way.
+ */
+export function resourcesText(resources: readonly Resource[]): string {
+  let cpus = 0;
+  let gpus = 0;
+  let mem = 0;
+  let disk = 0;
+  let ranges: Resource[] | undefined;
+  for (const r of resources) {
+    if (r.type === 'SCALAR') {
+      const v = r.scalar?.value ?? 0;
+      if (r.name === 'cpus') cpus += v;
+      else if (r.name === 'mem') mem += v;
+      else if (r.name === 'disk') disk += v;
+      else if (r.name === 'gpus') gpus += v;
+      else return JSON.stringify(resourcesModel(resources));
+    } else if (r.type === 'RANGES') (ranges ??= []).push(r);
+    else return JSON.stringify(resourcesModel(resources));
+  }
+  let s = `{"cpus":${num(round3(cpus))},"gpus":${num(round3(gpus))},"mem":${num(round3(mem))},"disk":${num(round3(disk))}`;
+  if (ranges !== undefined) {
+    const byName = new Map<string, Array<{ begin: number; end: number }>>();
+    for (const r of ranges) {
+      let list = byName.get(r.name);
+      if (list === undefined) byName.set(r.name, (list = []));
+      for (const x of r.ranges?.range ?? []) list.push(x);
+    }
+    for (const [name, list] of byName) s += `,${str(name)}:${str(`[${coalesceRanges(list).map((x) => `${x.begin}-${x.end}`).join(', ')}]`)}`;
+  }
+  return `${s}}`;
 }
 
 /** Whether a resource is statically reserved (a role other than `*`). */
@@ -160,9 +220,45 @@ export function taskModel(t: Task, state: TaskState = t.state): Record<string, u
   return o;
 }
 
-/** A task's text as an element of an answer. */
-function taskText(item: { task: Task; state: TaskState }): string {
-  return JSON.stringify(taskModel(item.task, item.state));
+/** A task's text as an answer writes it, with what it was written from (a task changes in place: its state and statuses). */
+interface TaskTextMemo {
+  readonly state: TaskState;
+  readonly statuses: number;
+  readonly last: TaskStatus | undefined;
+  readonly resources: readonly Resource[];
+  readonly text: string;
+}
+
+/**
+ * Tasks' texts of earlier answers. A task's text changes only with its state (or the state it is
+ * shown in) and its statuses (appended, or the last one replaced), so an answer written again
+ * (the web UI polls every few seconds) takes the text of each task that did not change. Weak:
+ * a task the master forgets takes its text with it.
+ */
+const taskTexts = new WeakMap<Task, TaskTextMemo>();
+
+/** `taskModel(task, state)` as JSON text (written directly, or the memo's when the task has not changed). */
+export function taskText(t: Task, state: TaskState = t.state): string {
+  const n = t.statuses.length;
+  const last = t.statuses[n - 1];
+  const memo = taskTexts.get(t);
+  if (memo !== undefined && memo.state === state && memo.statuses === n && memo.last === last && memo.resources === t.resources) return memo.text;
+  let s = `{"id":${str(t.task_id.value)},"name":${str(t.name)},"framework_id":${str(t.framework_id.value)},"executor_id":"","slave_id":${str(t.agent_id.value)},"state":${str(state)},"resources":${resourcesText(t.resources)},"role":"${ALLOCATION_ROLE}","statuses":[`;
+  for (let i = 0; i < n; i++) {
+    const st = t.statuses[i] as TaskStatus;
+    s += `${i === 0 ? '' : ','}{"state":${str(st.state)},"timestamp":${num(st.timestamp)}${st.healthy === undefined ? '' : `,"healthy":${st.healthy}`}}`;
+  }
+  s += ']';
+  if (t.user !== undefined) s += `,"user":${str(t.user)}`;
+  if (t.labels !== undefined) s += `,"labels":${JSON.stringify(t.labels.labels)}`;
+  s += '}';
+  taskTexts.set(t, { state, statuses: n, last, resources: t.resources, text: s });
+  return s;
+}
+
+/** A task item's text. */
+function itemText(item: { task: Task; state: TaskState }): string {
+  return taskText(item.task, item.state);
 }
 
 // ---- The snapshot an answer is written from --------------------------------------------------------
@@ -288,7 +384,7 @@ function usedOn(e: AgentEntry): ResourceTotals {
 }
 
 /** What an agent's model needs besides the agent. */
-interface SlaveContext {
+export interface SlaveContext {
   readonly offeredByAgent: Map<string, Resource[][]>;
   /** view_roles of the caller (reservations of roles it may not see are left out, as Mesos does); undefined: all. */
   readonly mayRole: Approve | undefined;
@@ -359,18 +455,99 @@ function slaveFullModel(e: AgentEntry, ctx: SlaveContext): Record<string, unknow
   return o;
 }
 
-/** An agent's text (its drain config's nanoseconds are int64s: written exactly). */
-function slaveText(model: Record<string, unknown>): string {
+/** An agent model's text (its drain config's nanoseconds are int64s: written exactly). */
+function modelText(model: Record<string, unknown>): string {
   return 'drain_info' in model ? stringifyJson(model) : JSON.stringify(model);
 }
+
+/** What of an agent's text depends only on its info and registration: written once per change of those. */
+interface SlaveHeadMemo {
+  readonly info: AgentEntry['info'];
+  readonly reregisteredTimeNs: bigint | undefined;
+  /** From `{"id"` up to the `resources` object. */
+  readonly head: string;
+  /** `reserved_resources` (every role: only for callers ACLs do not filter) and `unreserved_resources`. */
+  readonly reserved: string;
+  readonly unreserved: string;
+}
+
+const slaveHeads = new WeakMap<AgentEntry, SlaveHeadMemo>();
+
+function slaveHead(e: AgentEntry): SlaveHeadMemo {
+  const memo = slaveHeads.get(e);
+  if (memo !== undefined && memo.info === e.info && memo.reregisteredTimeNs === e.reregisteredTimeNs) return memo;
+  const total = e.info.resources;
+  let head = `{"id":${str(e.id)},"hostname":${str(e.info.hostname)},"port":${num(e.info.port)},"attributes":${JSON.stringify(attributesModel(e.info.attributes))},"pid":${str(`slave(1)@${e.info.ip}:${e.info.port}`)},"registered_time":${num(seconds(e.registeredTimeNs))}`;
+  if (e.reregisteredTimeNs !== undefined) head += `,"reregistered_time":${num(seconds(e.reregisteredTimeNs))}`;
+  head += `,"resources":${resourcesText(total)}`;
+  const reserved: Record<string, Record<string, number | string>> = {};
+  for (const [role, list] of reservations(total)) reserved[role] = resourcesModel(list);
+  const made = { info: e.info, reregisteredTimeNs: e.reregisteredTimeNs, head, reserved: JSON.stringify(reserved), unreserved: resourcesText(total.filter((r) => reservedRole(r) === undefined)) };
+  slaveHeads.set(e, made);
+  return made;
+}
+
+/** An agent's `used_resources` text, with the tasks it was summed from (their states decide which count). */
+interface UsedMemo {
+  readonly tasks: Task[];
+  readonly states: TaskState[];
+  readonly text: string;
+}
+
+const usedTexts = new WeakMap<AgentEntry, UsedMemo>();
+
+/** An agent's `used_resources` text: its non-terminal tasks' resources, summed again only when its tasks or their states changed. */
+function usedText(e: AgentEntry): string {
+  const memo = usedTexts.get(e);
+  const tasks = e.tasks;
+  if (memo !== undefined && tasks !== undefined && memo.tasks.length === tasks.size) {
+    let same = true;
+    let i = 0;
+    for (const t of tasks.values()) {
+      if (memo.tasks[i] !== t || memo.states[i] !== t.state) {
+        same = false;
+        break;
+      }
+      i++;
+    }
+    if (same) return memo.text;
+  }
+  const list = tasks === undefined ? [] : [...tasks.values()];
+  const used: Resource[] = [];
+  for (const t of list) if (!isTerminal(t.state)) for (const r of t.resources) used.push(r);
+  const text = resourcesText(used);
+  if (tasks !== undefined) usedTexts.set(e, { tasks: list, states: list.map((t) => t.state), text });
+  return text;
+}
+
+/** `slaveModel(e, ctx)` as JSON text, written directly (the agent's unchanging part from a memo). */
+export function slaveText(e: AgentEntry, ctx: SlaveContext): string {
+  const h = slaveHead(e);
+  const offeredLists = ctx.offeredByAgent.get(e.id);
+  const offered = offeredLists === undefined ? OFFERED_NONE : resourcesText(offeredLists.flat());
+  let reserved = h.reserved;
+  if (ctx.mayRole !== undefined) {
+    const visible: Record<string, Record<string, number | string>> = {};
+    for (const [role, list] of reservations(e.info.resources)) if (ctx.mayRole(role)) visible[role] = resourcesModel(list);
+    reserved = JSON.stringify(visible);
+  }
+  let s = `${h.head},"used_resources":${usedText(e)},"offered_resources":${offered},"reserved_resources":${reserved},"unreserved_resources":${h.unreserved},"active":${e.connected && !e.deactivated},"deactivated":${e.deactivated},"version":${str(e.version)},"capabilities":${JSON.stringify(e.capabilities)}`;
+  if (e.drain !== undefined) {
+    s += `,"drain_info":${stringifyJson(drainInfoJson(e.drain))}`;
+    if (e.drain.estimatedStartNs !== undefined) s += `,"estimated_drain_start_time_seconds":${num(seconds(e.drain.estimatedStartNs))}`;
+  }
+  return `${s}}`;
+}
+
+/** The resources object of nothing. */
+const OFFERED_NONE = '{"cpus":0,"gpus":0,"mem":0,"disk":0}';
 
 // ---- Frameworks ----------------------------------------------------------------------------------
 
 /** Mesos' Summary<Framework>: what `/state-summary` lists and `/state`'s frameworks start with. */
-function frameworkSummaryModel(q: Queries, it: FrameworkItem): Record<string, unknown> {
+function frameworkSummaryModel(q: Queries, it: FrameworkItem, used: ResourceTotals = usedBy(it)): Record<string, unknown> {
   const f = it.entry;
   const removed = it.completed || q.frameworkRemoved(f.id);
-  const used = usedBy(it);
   const offered = new ResourceTotals();
   for (const o of it.offers) offered.add(o.resources);
   return {
@@ -407,27 +584,26 @@ function offerModel(o: Offer): Record<string, unknown> {
  */
 function* frameworkFullPieces(q: Queries, it: FrameworkItem): Generator<string> {
   const f = it.entry;
-  const o = frameworkSummaryModel(q, it);
+  const used = usedBy(it);
+  const o = frameworkSummaryModel(q, it, used);
   o['user'] = f.info.user;
   o['failover_timeout'] = f.info.failover_timeout ?? 0;
   o['checkpoint'] = f.info.checkpoint ?? false;
   o['registered_time'] = f.registeredTimeNs === undefined ? 0 : seconds(f.registeredTimeNs);
   o['unregistered_time'] = f.unregisteredTimeNs === undefined ? 0 : seconds(f.unregisteredTimeNs);
   if (f.info.principal !== undefined) o['principal'] = f.info.principal;
-  const resources = usedBy(it);
-  for (const offer of it.offers) resources.add(offer.resources);
-  o['resources'] = resources.model();
+  o['resources'] = (it.offers.length === 0 ? used : used.plus(it.offers.map((x) => x.resources))).model();
   if (f.reregisteredTimeNs !== undefined && f.reregisteredTimeNs !== f.registeredTimeNs) o['reregistered_time'] = seconds(f.reregisteredTimeNs);
   // A MULTI_ROLE framework has `roles`, another its `role` (Mesos mirrors the FrameworkInfo it has).
   if (hasCapability(f.info, 'MULTI_ROLE')) o['roles'] = f.info.roles ?? [];
   else o['role'] = frameworkRoles(f.info)[0] ?? '*';
   const head = JSON.stringify(o);
   yield `${head.slice(0, -1)},"tasks":`;
-  yield* arrayPieces(it.tasks, taskText);
+  yield* arrayPieces(it.tasks, itemText);
   yield ',"unreachable_tasks":';
-  yield* arrayPieces(it.unreachable, taskText);
+  yield* arrayPieces(it.unreachable, itemText);
   yield ',"completed_tasks":';
-  yield* arrayPieces(it.completedTasks, taskText);
+  yield* arrayPieces(it.completedTasks, itemText);
   const tail: Record<string, unknown> = { offers: it.offers.map(offerModel), executors: [] };
   if (f.info.labels !== undefined) tail['labels'] = f.info.labels.labels;
   tail['offer_constraints'] = {};
@@ -516,7 +692,7 @@ export function stateAnswer(q: Queries, caller: LegacyCaller): Answer {
     return (function* (): Generator<string> {
       const head = JSON.stringify(stateHead(q, s, caller));
       yield `${head.slice(0, -1)},"slaves":`;
-      yield* arrayPieces(s.agents, (e) => slaveText(slaveModel(e, ctx)));
+      yield* arrayPieces(s.agents, (e) => slaveText(e, ctx));
       yield ',"recovered_slaves":';
       yield* arrayPieces(s.recovered, (e) => JSON.stringify(slaveInfoModel(e)));
       yield ',"frameworks":';
@@ -543,7 +719,7 @@ export function slavesAnswer(q: Queries, caller: LegacyCaller, slaveId: string |
     const pick = (e: AgentEntry): boolean => slaveId === undefined || e.id === slaveId;
     return (function* (): Generator<string> {
       yield '{"slaves":';
-      yield* arrayPieces(s.agents.filter(pick), (e) => slaveText(slaveFullModel(e, ctx)));
+      yield* arrayPieces(s.agents.filter(pick), (e) => modelText(slaveFullModel(e, ctx)));
       yield ',"recovered_slaves":';
       yield* arrayPieces(s.recovered.filter(pick), (e) => JSON.stringify(slaveInfoModel(e)));
       yield '}';
@@ -609,7 +785,7 @@ export function stateSummaryAnswer(q: Queries, caller: LegacyCaller): Answer {
     const head: Record<string, unknown> = { hostname: (q.master().info as { hostname?: string }).hostname ?? '' };
     return (function* (): Generator<string> {
       yield `${JSON.stringify(head).slice(0, -1)},"slaves":`;
-      yield* arrayPieces(s.agents, (e) => slaveText({ ...slaveModel(e, ctx), ...countsModel(byAgent.get(e.id)), framework_ids: [...(frameworksOn.get(e.id) ?? [])] }));
+      yield* arrayPieces(s.agents, (e) => modelText({ ...slaveModel(e, ctx), ...countsModel(byAgent.get(e.id)), framework_ids: [...(frameworksOn.get(e.id) ?? [])] }));
       yield ',"frameworks":';
       yield* arrayPieces(s.frameworks, (it) => JSON.stringify({ ...frameworkSummaryModel(q, it), ...countsModel(byFramework.get(it.entry.id)), slave_ids: [...(agentsOf.get(it.entry.id) ?? [])] }));
       yield '}';
@@ -688,7 +864,7 @@ export function tasksAnswer(q: Queries, caller: LegacyCaller, query: TasksQuery)
     const page = list.slice(query.offset, query.offset + query.limit);
     return (function* (): Generator<string> {
       yield '{"tasks":';
-      yield* arrayPieces(page, taskText);
+      yield* arrayPieces(page, itemText);
       yield '}';
     })();
   });

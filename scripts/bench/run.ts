@@ -48,6 +48,10 @@
  *   --sec-acl-entries=N   security: ACL entries of the secured master (default 1000)
  *   --sec-cpu-prof=DIR    security: run the masters with --cpu-prof into DIR/<storm|accept>-<side>
  *   --exe-repeats=N       agent-executable: starts of the single executable and of today's agent, alternating (default 5)
+ *   --st-agents=N         state: simulated agents (default 10000)
+ *   --st-tasks=N          state: running tasks each agent reports (default 5: 50,000 tasks)
+ *   --st-repeats=N        state: timed single requests and floor runs, median reported (default 5)
+ *   --st-cpu-prof=DIR     state: run the master with --cpu-prof into DIR
  */
 
 import { writeFileSync } from 'node:fs';
@@ -71,6 +75,7 @@ import { runServiceVacate } from './service-vacate.js';
 import { runMaintenancePlan } from './maintenance-plan.js';
 import { runSecurity } from './security.js';
 import { runAgentExecutable } from './agent-executable.js';
+import { runState } from './state.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -118,6 +123,10 @@ const { values, positionals } = parseArgs({
     'sec-acl-entries': { type: 'string', default: '1000' },
     'sec-cpu-prof': { type: 'string' },
     'exe-repeats': { type: 'string', default: '5' },
+    'st-agents': { type: 'string', default: '10000' },
+    'st-tasks': { type: 'string', default: '5' },
+    'st-repeats': { type: 'string', default: '5' },
+    'st-cpu-prof': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -198,6 +207,14 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     ...(values['sec-cpu-prof'] === undefined ? {} : { cpuProfDir: values['sec-cpu-prof'] }),
   }),
   'agent-executable': () => runAgentExecutable({ repeats: int('exe-repeats', values['exe-repeats']) }),
+  state: () => runState({
+    agents: int('st-agents', values['st-agents']),
+    tasksPerAgent: int('st-tasks', values['st-tasks']),
+    repeats: int('st-repeats', values['st-repeats']),
+    concurrent: 10,
+    ipBase: '127.7.0.0',
+    ...(values['st-cpu-prof'] === undefined ? {} : { cpuProfDir: values['st-cpu-prof'] }),
+  }),
 };
 
 if (values.help === true) {
