@@ -80,6 +80,22 @@ export class ResourceTotals {
     return copy;
   }
 
+  /** Adds another's totals to these. */
+  merge(other: ResourceTotals): this {
+    for (const [name, v] of other.#scalars) this.#scalars.set(name, (this.#scalars.get(name) ?? 0) + v);
+    for (const [name, list] of other.#ranges) {
+      let mine = this.#ranges.get(name);
+      if (mine === undefined) this.#ranges.set(name, (mine = []));
+      for (const x of list) mine.push(x);
+    }
+    for (const [name, items] of other.#sets) {
+      let mine = this.#sets.get(name);
+      if (mine === undefined) this.#sets.set(name, (mine = new Set()));
+      for (const i of items) mine.add(i);
+    }
+    return this;
+  }
+
   /** A scalar's sum (0 when absent). */
   scalar(name: string): number {
     return round3(this.#scalars.get(name) ?? 0);
@@ -256,9 +272,87 @@ export function taskText(t: Task, state: TaskState = t.state): string {
   return s;
 }
 
-/** A task item's text. */
-function itemText(item: { task: Task; state: TaskState }): string {
-  return taskText(item.task, item.state);
+/** Tasks per block of a task list: the unit a list's text is kept in between answers. */
+const TASK_BLOCK = 256;
+
+/** A block of a task list as it was written: its tasks and what their texts were written from, their resources in use, and the text once written. */
+interface BlockMemo {
+  readonly tasks: Task[];
+  readonly states: TaskState[];
+  readonly statuses: number[];
+  readonly lasts: Array<TaskStatus | undefined>;
+  /** The resources of the block's tasks shown in a non-terminal state (a framework's `used_resources` is the sum of its blocks'). */
+  readonly used: ResourceTotals;
+  text: string | undefined;
+}
+
+/**
+ * Blocks of task lists, by their first task. An answer written again finds most blocks as they
+ * were (the same tasks, none changed) and takes their text whole: checking 256 tasks' stamps costs
+ * far less than joining their texts again. A block whose tasks changed is written again from the
+ * tasks' own memos. A memo holds its block's tasks until it is replaced or its first task is gone.
+ */
+const blockTexts = new WeakMap<Task, BlockMemo>();
+
+/** The memo of items[from..to) of a task list: the one kept when none of its tasks changed, else a new one (its text not written yet). */
+function blockMemo(items: readonly TaskItem[], from: number, to: number): BlockMemo {
+  const memo = blockTexts.get((items[from] as TaskItem).task);
+  if (memo !== undefined && memo.tasks.length === to - from) {
+    let same = true;
+    for (let j = 0; j < memo.tasks.length; j++) {
+      const x = items[from + j] as TaskItem;
+      const t = x.task;
+      const n = t.statuses.length;
+      if (memo.tasks[j] !== t || memo.states[j] !== x.state || memo.statuses[j] !== n || memo.lasts[j] !== t.statuses[n - 1]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return memo;
+  }
+  const tasks: Task[] = [];
+  const states: TaskState[] = [];
+  const statuses: number[] = [];
+  const lasts: Array<TaskStatus | undefined> = [];
+  const used = new ResourceTotals();
+  for (let i = from; i < to; i++) {
+    const x = items[i] as TaskItem;
+    tasks.push(x.task);
+    states.push(x.state);
+    statuses.push(x.task.statuses.length);
+    lasts.push(x.task.statuses[x.task.statuses.length - 1]);
+    if (!isTerminal(x.state)) used.add(x.task.resources);
+  }
+  used.model(); // merges its ranges: a framework sums its blocks', not its tasks'
+  const made: BlockMemo = { tasks, states, statuses, lasts, used, text: undefined };
+  blockTexts.set((items[from] as TaskItem).task, made);
+  return made;
+}
+
+/** The text of items[from..to) of a task list, comma-separated. */
+function blockText(items: readonly TaskItem[], from: number, to: number): string {
+  const memo = blockMemo(items, from, to);
+  if (memo.text === undefined) {
+    const texts: string[] = [];
+    for (let i = from; i < to; i++) texts.push(taskText((items[i] as TaskItem).task, (items[i] as TaskItem).state));
+    memo.text = texts.join(',');
+  }
+  return memo.text;
+}
+
+/** The resources in use of a task list's tasks (those shown in a non-terminal state), summed by blocks. */
+function listUsed(items: readonly TaskItem[], into: ResourceTotals): void {
+  for (let i = 0; i < items.length; i += TASK_BLOCK) into.merge(blockMemo(items, i, Math.min(items.length, i + TASK_BLOCK)).used);
+}
+
+/** A task list's pieces: `[`, its blocks, `]`. */
+function* taskListPieces(items: readonly TaskItem[]): Generator<string> {
+  if (items.length === 0) {
+    yield '[]';
+    return;
+  }
+  for (let i = 0; i < items.length; i += TASK_BLOCK) yield `${i === 0 ? '[' : ','}${blockText(items, i, Math.min(items.length, i + TASK_BLOCK))}`;
+  yield ']';
 }
 
 // ---- The snapshot an answer is written from --------------------------------------------------------
@@ -568,8 +662,8 @@ function frameworkSummaryModel(q: Queries, it: FrameworkItem, used: ResourceTota
 /** Non-terminal tasks' resources of a framework, over every agent (reachable or not). */
 function usedBy(it: FrameworkItem): ResourceTotals {
   const used = new ResourceTotals();
-  for (const x of it.tasks) if (!isTerminal(x.task.state)) used.add(x.task.resources);
-  for (const x of it.unreachable) used.add(x.task.resources);
+  listUsed(it.tasks, used);
+  listUsed(it.unreachable, used);
   return used;
 }
 
@@ -599,11 +693,11 @@ function* frameworkFullPieces(q: Queries, it: FrameworkItem): Generator<string> 
   else o['role'] = frameworkRoles(f.info)[0] ?? '*';
   const head = JSON.stringify(o);
   yield `${head.slice(0, -1)},"tasks":`;
-  yield* arrayPieces(it.tasks, itemText);
+  yield* taskListPieces(it.tasks);
   yield ',"unreachable_tasks":';
-  yield* arrayPieces(it.unreachable, itemText);
+  yield* taskListPieces(it.unreachable);
   yield ',"completed_tasks":';
-  yield* arrayPieces(it.completedTasks, itemText);
+  yield* taskListPieces(it.completedTasks);
   const tail: Record<string, unknown> = { offers: it.offers.map(offerModel), executors: [] };
   if (f.info.labels !== undefined) tail['labels'] = f.info.labels.labels;
   tail['offer_constraints'] = {};
@@ -864,7 +958,7 @@ export function tasksAnswer(q: Queries, caller: LegacyCaller, query: TasksQuery)
     const page = list.slice(query.offset, query.offset + query.limit);
     return (function* (): Generator<string> {
       yield '{"tasks":';
-      yield* arrayPieces(page, itemText);
+      yield* taskListPieces(page);
       yield '}';
     })();
   });

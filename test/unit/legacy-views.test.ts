@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { stringifyJson } from '../../shared/json.js';
 import type { Resource, Task, TaskStatus } from '../../shared/mesos.js';
 import type { AgentEntry } from '../../master/cores/agents.js';
-import { ResourceTotals, resourcesModel, resourcesText, slaveModel, slaveText, taskModel, taskText, tasksQuery, type SlaveContext } from '../../master/api/legacy.js';
+import { legacyCaller, ResourceTotals, resourcesModel, resourcesText, slaveModel, slaveText, taskModel, taskText, tasksAnswer, tasksQuery, type SlaveContext } from '../../master/api/legacy.js';
+import { Access, MasterSecurity } from '../../master/security/security.js';
+import type { Queries } from '../../master/term/queries.js';
 
 const scalar = (name: string, value: number, role?: string): Resource => ({ name, type: 'SCALAR', scalar: { value }, ...(role === undefined ? {} : { role }) });
 const ranges = (name: string, ...r: Array<[number, number]>): Resource => ({ name, type: 'RANGES', ranges: { range: r.map(([begin, end]) => ({ begin, end })) } });
@@ -151,4 +153,39 @@ test("/tasks' query: Mesos' defaults, -1 for all, and a 400 that names what is w
       if (r.ok) for (const [k, v] of Object.entries(want)) assert.equal((r.value as unknown as Record<string, unknown>)[k], v, `${query}: ${k}`);
     }
   }
+});
+
+test('a task list written in blocks: the same as its tasks one by one, and a changed task shows in the next answer', () => {
+  const tasks = new Map<string, Task>();
+  for (let i = 0; i < 600; i++) {
+    const id = `t-${String(i).padStart(3, '0')}`;
+    tasks.set(`F1\u0000${id}`, task({ name: id, task_id: { value: id }, statuses: [status('TASK_RUNNING', 1000 + i)] }));
+  }
+  const a = agent({ tasks });
+  const framework = { id: 'F1', info: { user: 'u', name: 'f' }, phase: 'CONNECTED', streamId: undefined, registeredTimeNs: 1n, reregisteredTimeNs: undefined, unregisteredTimeNs: undefined, disconnectedAtMs: undefined, suppressed: false, filters: new Map() };
+  let generation = 1;
+  const q = {
+    generation: () => String(generation),
+    frameworks: () => [framework],
+    completedFrameworks: () => [],
+    agents: () => [a],
+    completedTasks: () => [],
+    frameworkRemoved: () => false,
+    offers: () => [],
+    agentObject: () => undefined,
+  } as unknown as Queries;
+  const caller = legacyCaller(new Access(MasterSecurity.open(), undefined), undefined);
+  const read = (): Array<{ id: string; statuses: Array<{ timestamp: number }> }> => {
+    const answer = tasksAnswer(q, caller, { limit: Number.MAX_SAFE_INTEGER, offset: 0, order: 'asc', frameworkId: undefined, taskId: undefined });
+    assert.equal(answer.kind, 'pieces');
+    return (JSON.parse([...(answer as { pieces: () => Iterable<string> }).pieces()].join('')) as { tasks: Array<{ id: string; statuses: Array<{ timestamp: number }> }> }).tasks;
+  };
+  const first = read();
+  assert.deepEqual(first, [...tasks.values()].map((t) => taskModel(t)), 'every task, in order, as its model');
+  const changed = tasks.get('F1\u0000t-300') as Task;
+  changed.statuses.push(status('TASK_RUNNING', 5000, { healthy: true }));
+  generation++;
+  const second = read();
+  assert.equal(second[300]?.statuses.length, 2, 'the task in the middle block shows its new status');
+  assert.deepEqual(second.filter((_, i) => i !== 300), first.filter((_, i) => i !== 300), 'the others as they were');
 });
