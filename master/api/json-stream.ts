@@ -22,8 +22,6 @@ import { JSONP_SUFFIX, jsonContentType, jsonpPrefix } from '../../shared/jsonp.j
 export const SLICE_MS = 8;
 /** A chunk is sent once this many characters are ready (and at the end of each slice). */
 const CHUNK_CHARS = 64 * 1024;
-/** How many pieces are produced between two looks at the time (a look costs about as much as a small piece). */
-const PIECES_PER_LOOK = 16;
 
 /** One answer's text being produced: its chunks so far, and whether it is complete. */
 class Production {
@@ -66,7 +64,7 @@ class Production {
       const it = pieces[Symbol.iterator]();
       let text = '';
       let sliceStart = performance.now();
-      for (let n = 1; ; n++) {
+      for (;;) {
         const r = it.next();
         if (r.done === true) break;
         text += r.value;
@@ -74,7 +72,8 @@ class Production {
           this.#push(text);
           text = '';
         }
-        if (n % PIECES_PER_LOOK === 0 && performance.now() - sliceStart >= SLICE_MS) {
+        // A look at the clock costs a tenth of a microsecond: one per piece keeps a slice near SLICE_MS whatever the pieces cost.
+        if (performance.now() - sliceStart >= SLICE_MS) {
           // What is ready goes out while the event loop does other work.
           this.#push(text);
           text = '';

@@ -273,7 +273,7 @@ export function taskText(t: Task, state: TaskState = t.state): string {
 }
 
 /** Tasks per block of a task list: the unit a list's text is kept in between answers. */
-const TASK_BLOCK = 256;
+const TASK_BLOCK = 128;
 
 /** A block of a task list as it was written: its tasks and what their texts were written from, their resources in use, and the text once written. */
 interface BlockMemo {
@@ -288,7 +288,7 @@ interface BlockMemo {
 
 /**
  * Blocks of task lists, by their first task. An answer written again finds most blocks as they
- * were (the same tasks, none changed) and takes their text whole: checking 256 tasks' stamps costs
+ * were (the same tasks, none changed) and takes their text whole: checking its tasks' stamps costs
  * far less than joining their texts again. A block whose tasks changed is written again from the
  * tasks' own memos. A memo holds its block's tasks until it is replaced or its first task is gone.
  */
@@ -340,6 +340,14 @@ function blockText(items: readonly TaskItem[], from: number, to: number): string
   return memo.text;
 }
 
+/** Checks (or makes) the memo of each block of a task list, one empty piece per block. */
+function* prepareBlocks(items: readonly TaskItem[]): Generator<string> {
+  for (let i = 0; i < items.length; i += TASK_BLOCK) {
+    blockMemo(items, i, Math.min(items.length, i + TASK_BLOCK));
+    yield '';
+  }
+}
+
 /** The resources in use of a task list's tasks (those shown in a non-terminal state), summed by blocks. */
 function listUsed(items: readonly TaskItem[], into: ResourceTotals): void {
   for (let i = 0; i < items.length; i += TASK_BLOCK) into.merge(blockMemo(items, i, Math.min(items.length, i + TASK_BLOCK)).used);
@@ -389,7 +397,15 @@ export interface LegacySnapshot {
   readonly offeredByAgent: Map<string, Resource[][]>;
   /** Counts over every agent (Mesos' `activated_slaves`, ...), not only those the caller sees. */
   readonly counts: { active: number; deactivated: number; unreachable: number };
+  /**
+   * Puts the tasks into their frameworks' lists, a few hundred agents per piece (empty pieces:
+   * the production yields between them). Run once, before any task list is read.
+   */
+  collect(): Generator<string>;
 }
+
+/** Agents whose tasks are put into lists per piece of `collect`: a few milliseconds of work. */
+const COLLECT_AGENTS = 200;
 
 /** Which agents' offers the caller may see (an agent the master no longer has is an unknown object); decided once per agent. */
 function agentVisibility(q: Queries, may: Approve | undefined): ((agentId: string) => boolean) | undefined {
@@ -427,25 +443,36 @@ export function legacySnapshot(q: Queries, rights: ViewRights | undefined): Lega
   const mayTask = rights?.tasks;
   const sees = (t: Task, it: FrameworkItem): boolean => mayTask === undefined || mayTask(taskUser(t, frameworkUser(it.entry.info)));
   const mayAgent = rights?.agents;
+  const withTasks: AgentEntry[] = [];
   for (const e of q.agents()) {
     if (e.phase === 'REGISTERED') {
       if (e.connected && !e.deactivated) counts.active++;
       else counts.deactivated++;
     } else if (e.phase === 'UNREACHABLE') counts.unreachable++;
     if ((e.phase === 'REGISTERED' || e.phase === 'RECOVERED') && (mayAgent === undefined || mayAgent(agentEntryObject(e)))) (e.phase === 'REGISTERED' ? agents : recovered).push(e);
-    if (e.tasks === undefined) continue;
-    const unreachableAgent = e.phase === 'UNREACHABLE';
-    for (const t of e.tasks.values()) {
-      // A task of a framework the master does not know (or the caller may not see) is in no framework's list (Mesos' orphan tasks are gone).
-      const it = items.get(t.framework_id.value);
-      if (it === undefined || !sees(t, it)) continue;
-      if (unreachableAgent && !isTerminal(t.state)) it.unreachable.push({ task: t, state: 'TASK_UNREACHABLE' });
-      else it.tasks.push({ task: t, state: t.state });
-    }
+    if (e.tasks !== undefined) withTasks.push(e);
   }
-  for (const t of q.completedTasks()) {
-    const it = items.get(t.framework_id.value);
-    if (it !== undefined && sees(t, it)) it.completedTasks.push({ task: t, state: t.state });
+  const completed = [...q.completedTasks()];
+  let collected = false;
+  function* collect(): Generator<string> {
+    if (collected) return;
+    collected = true;
+    for (let i = 0; i < withTasks.length; i++) {
+      const e = withTasks[i] as AgentEntry;
+      const unreachableAgent = e.phase === 'UNREACHABLE';
+      for (const t of e.tasks?.values() ?? []) {
+        // A task of a framework the master does not know (or the caller may not see) is in no framework's list (Mesos' orphan tasks are gone).
+        const it = items.get(t.framework_id.value);
+        if (it === undefined || !sees(t, it)) continue;
+        if (unreachableAgent && !isTerminal(t.state)) it.unreachable.push({ task: t, state: 'TASK_UNREACHABLE' });
+        else it.tasks.push({ task: t, state: t.state });
+      }
+      if (i % COLLECT_AGENTS === COLLECT_AGENTS - 1) yield '';
+    }
+    for (const t of completed) {
+      const it = items.get(t.framework_id.value);
+      if (it !== undefined && sees(t, it)) it.completedTasks.push({ task: t, state: t.state });
+    }
   }
   // Offers: each framework's once; an agent's offered resources count every offer, a framework lists those of agents the caller may see.
   const offeredByAgent = new Map<string, Resource[][]>();
@@ -460,7 +487,7 @@ export function legacySnapshot(q: Queries, rights: ViewRights | undefined): Lega
       if (it !== undefined && (agentVisible === undefined || agentVisible(o.agentId))) it.offers.push(o);
     }
   }
-  return { agents, recovered, frameworks, completedFrameworks, offeredByAgent, counts };
+  return { agents, recovered, frameworks, completedFrameworks, offeredByAgent, counts, collect };
 }
 
 // ---- Agents --------------------------------------------------------------------------------------
@@ -678,6 +705,9 @@ function offerModel(o: Offer): Record<string, unknown> {
  */
 function* frameworkFullPieces(q: Queries, it: FrameworkItem): Generator<string> {
   const f = it.entry;
+  // The blocks' memos first, one piece each: their resources in use are the framework's.
+  yield* prepareBlocks(it.tasks);
+  yield* prepareBlocks(it.unreachable);
   const used = usedBy(it);
   const o = frameworkSummaryModel(q, it, used);
   o['user'] = f.info.user;
@@ -784,6 +814,7 @@ export function stateAnswer(q: Queries, caller: LegacyCaller): Answer {
     const s = legacySnapshot(q, caller.rights);
     const ctx: SlaveContext = { offeredByAgent: s.offeredByAgent, mayRole: caller.mayRole };
     return (function* (): Generator<string> {
+      yield* s.collect();
       const head = JSON.stringify(stateHead(q, s, caller));
       yield `${head.slice(0, -1)},"slaves":`;
       yield* arrayPieces(s.agents, (e) => slaveText(e, ctx));
@@ -827,6 +858,7 @@ export function frameworksAnswer(q: Queries, caller: LegacyCaller, frameworkId: 
     const s = legacySnapshot(q, caller.rights);
     const pick = (it: FrameworkItem): boolean => frameworkId === undefined || it.entry.id === frameworkId;
     return (function* (): Generator<string> {
+      yield* s.collect();
       yield '{"frameworks":';
       yield* frameworksPieces(q, s.frameworks.filter(pick));
       yield ',"completed_frameworks":';
@@ -867,19 +899,27 @@ export function stateSummaryAnswer(q: Queries, caller: LegacyCaller): Answer {
       if (set === undefined) m.set(from, (set = new Set()));
       set.add(to);
     };
-    for (const it of s.frameworks) {
-      for (const x of [...it.tasks, ...it.unreachable, ...it.completedTasks]) {
-        const agentId = x.task.agent_id.value;
-        count(byAgent, agentId, x.state);
-        count(byFramework, it.entry.id, x.state);
-        link(frameworksOn, agentId, it.entry.id);
-        link(agentsOf, it.entry.id, agentId);
-      }
-    }
     const head: Record<string, unknown> = { hostname: (q.master().info as { hostname?: string }).hostname ?? '' };
     return (function* (): Generator<string> {
+      yield* s.collect();
+      for (const it of s.frameworks) {
+        for (const group of [it.tasks, it.unreachable, it.completedTasks]) {
+          for (const x of group) {
+            const agentId = x.task.agent_id.value;
+            count(byAgent, agentId, x.state);
+            count(byFramework, it.entry.id, x.state);
+            link(frameworksOn, agentId, it.entry.id);
+            link(agentsOf, it.entry.id, agentId);
+          }
+          yield '';
+        }
+      }
       yield `${JSON.stringify(head).slice(0, -1)},"slaves":`;
       yield* arrayPieces(s.agents, (e) => modelText({ ...slaveModel(e, ctx), ...countsModel(byAgent.get(e.id)), framework_ids: [...(frameworksOn.get(e.id) ?? [])] }));
+      for (const it of s.frameworks) {
+        yield* prepareBlocks(it.tasks);
+        yield* prepareBlocks(it.unreachable);
+      }
       yield ',"frameworks":';
       yield* arrayPieces(s.frameworks, (it) => JSON.stringify({ ...frameworkSummaryModel(q, it), ...countsModel(byFramework.get(it.entry.id)), slave_ids: [...(agentsOf.get(it.entry.id) ?? [])] }));
       yield '}';
@@ -942,21 +982,23 @@ function firstTimestamp(t: Task): number | undefined {
 export function tasksAnswer(q: Queries, caller: LegacyCaller, query: TasksQuery): Answer {
   return pieces('tasks', query, q, caller, () => {
     const s = legacySnapshot(q, caller.rights);
-    const list: TaskItem[] = [];
-    for (const it of [...s.frameworks, ...s.completedFrameworks]) {
-      if (query.frameworkId !== undefined && it.entry.id !== query.frameworkId) continue;
-      for (const group of [it.tasks, it.unreachable, it.completedTasks]) for (const x of group) if (query.taskId === undefined || x.task.task_id.value === query.taskId) list.push(x);
-    }
-    const asc = query.order === 'asc';
-    // A stable sort: tasks with the same first timestamp keep the model's order.
-    list.sort((a, b) => {
-      const ta = firstTimestamp(a.task);
-      const tb = firstTimestamp(b.task);
-      if (ta === undefined || tb === undefined) return ta === tb ? 0 : (ta === undefined) === asc ? -1 : 1;
-      return asc ? ta - tb : tb - ta;
-    });
-    const page = list.slice(query.offset, query.offset + query.limit);
     return (function* (): Generator<string> {
+      yield* s.collect();
+      const list: TaskItem[] = [];
+      for (const it of [...s.frameworks, ...s.completedFrameworks]) {
+        if (query.frameworkId !== undefined && it.entry.id !== query.frameworkId) continue;
+        for (const group of [it.tasks, it.unreachable, it.completedTasks]) for (const x of group) if (query.taskId === undefined || x.task.task_id.value === query.taskId) list.push(x);
+      }
+      yield '';
+      const asc = query.order === 'asc';
+      // A stable sort: tasks with the same first timestamp keep the model's order.
+      list.sort((a, b) => {
+        const ta = firstTimestamp(a.task);
+        const tb = firstTimestamp(b.task);
+        if (ta === undefined || tb === undefined) return ta === tb ? 0 : (ta === undefined) === asc ? -1 : 1;
+        return asc ? ta - tb : tb - ta;
+      });
+      const page = list.slice(query.offset, query.offset + query.limit);
       yield '{"tasks":';
       yield* taskListPieces(page);
       yield '}';
