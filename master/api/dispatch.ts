@@ -282,7 +282,7 @@ export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'st
     case 'done':
       return { ok: true, json: undefined };
     case 'pieces':
-      return { ok: true, json: parseJson([...answer.pieces()].join('')) };
+      return { ok: true, json: parseJson(Buffer.concat([...answer.pieces()].map((x) => (typeof x === 'string' ? Buffer.from(x) : x))).toString('utf8')) };
     case 'error':
       return { ok: false, error: answer.error };
     default:

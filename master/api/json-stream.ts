@@ -23,6 +23,9 @@ export const SLICE_MS = 8;
 /** A chunk is sent once this many characters are ready (and at the end of each slice). */
 const CHUNK_CHARS = 64 * 1024;
 
+/** A piece of an answer: text, or bytes already encoded (UTF-8), such as a memo's that are sent as they are. */
+export type JsonPiece = string | Buffer;
+
 /** One answer's text being produced: its chunks so far, and whether it is complete. */
 class Production {
   readonly chunks: Buffer[] = [];
@@ -31,7 +34,7 @@ class Production {
   #waiting: Array<() => void> = [];
 
   /** Starts producing at once: the first slice runs now, in the caller's turn. */
-  constructor(pieces: Iterable<string>, onEnd: () => void) {
+  constructor(pieces: Iterable<JsonPiece>, onEnd: () => void) {
     void this.#run(pieces).finally(onEnd);
   }
 
@@ -53,13 +56,18 @@ class Production {
     this.#wake();
   }
 
+  #pushBytes(bytes: Buffer): void {
+    if (bytes.length > 0) this.chunks.push(bytes);
+    this.#wake();
+  }
+
   #wake(): void {
     const waiting = this.#waiting;
     this.#waiting = [];
     for (const w of waiting) w();
   }
 
-  async #run(pieces: Iterable<string>): Promise<void> {
+  async #run(pieces: Iterable<JsonPiece>): Promise<void> {
     try {
       const it = pieces[Symbol.iterator]();
       let text = '';
@@ -67,7 +75,13 @@ class Production {
       for (;;) {
         const r = it.next();
         if (r.done === true) break;
-        text += r.value;
+        if (typeof r.value === 'string') text += r.value;
+        else {
+          // Bytes go out as they are (no copy): the text before them first.
+          this.#push(text);
+          text = '';
+          this.#pushBytes(r.value);
+        }
         if (text.length >= CHUNK_CHARS) {
           this.#push(text);
           text = '';
@@ -122,7 +136,7 @@ function drained(res: ServerResponse): Promise<void> {
  * written (or the client has gone); rejects if producing the pieces threw (the response is
  * destroyed: its headers were sent).
  */
-export async function writeJsonPieces(res: ServerResponse, status: number, pieces: () => Iterable<string>, callback: string | undefined, share: string | undefined): Promise<void> {
+export async function writeJsonPieces(res: ServerResponse, status: number, pieces: () => Iterable<JsonPiece>, callback: string | undefined, share: string | undefined): Promise<void> {
   res.writeHead(status, { 'Content-Type': jsonContentType(callback), ...(callback === undefined ? {} : { 'X-Content-Type-Options': 'nosniff' }) });
   if (res.req?.method === 'HEAD') {
     res.end();

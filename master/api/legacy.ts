@@ -32,7 +32,7 @@ import type { Offer } from '../cores/offers.js';
 import { agentEntryObject } from '../security/acl-objects.js';
 import type { Access } from '../security/security.js';
 import type { Queries } from '../term/queries.js';
-import { arrayPieces } from './json-stream.js';
+import { arrayPieces, type JsonPiece } from './json-stream.js';
 import type { OperatorCall } from './operator-call.js';
 import { versionInfo } from './operator.js';
 import { ok, type Answer, type Decoded, type HttpRequest } from './row.js';
@@ -283,7 +283,12 @@ interface BlockMemo {
   readonly lasts: Array<TaskStatus | undefined>;
   /** The resources of the block's tasks shown in a non-terminal state (a framework's `used_resources` is the sum of its blocks'). */
   readonly used: ResourceTotals;
-  text: string | undefined;
+  /**
+   * The block's text as UTF-8, once written: its tasks' texts each after a comma (the list's first
+   * block is sent from the second byte, after the `[`). Sent as it is: no string to flatten or
+   * encode per answer.
+   */
+  bytes: Buffer | undefined;
 }
 
 /**
@@ -324,24 +329,24 @@ function blockMemo(items: readonly TaskItem[], from: number, to: number): BlockM
     if (!isTerminal(x.state)) used.add(x.task.resources);
   }
   used.model(); // merges its ranges: a framework sums its blocks', not its tasks'
-  const made: BlockMemo = { tasks, states, statuses, lasts, used, text: undefined };
+  const made: BlockMemo = { tasks, states, statuses, lasts, used, bytes: undefined };
   blockTexts.set((items[from] as TaskItem).task, made);
   return made;
 }
 
-/** The text of items[from..to) of a task list, comma-separated. */
-function blockText(items: readonly TaskItem[], from: number, to: number): string {
+/** The text of items[from..to) of a task list, each task after a comma, as UTF-8. */
+function blockBytes(items: readonly TaskItem[], from: number, to: number): Buffer {
   const memo = blockMemo(items, from, to);
-  if (memo.text === undefined) {
+  if (memo.bytes === undefined) {
     const texts: string[] = [];
     for (let i = from; i < to; i++) texts.push(taskText((items[i] as TaskItem).task, (items[i] as TaskItem).state));
-    memo.text = texts.join(',');
+    memo.bytes = Buffer.from(`,${texts.join(',')}`, 'utf8');
   }
-  return memo.text;
+  return memo.bytes;
 }
 
 /** Checks (or makes) the memo of each block of a task list, one empty piece per block. */
-function* prepareBlocks(items: readonly TaskItem[]): Generator<string> {
+function* prepareBlocks(items: readonly TaskItem[]): Generator<JsonPiece> {
   for (let i = 0; i < items.length; i += TASK_BLOCK) {
     blockMemo(items, i, Math.min(items.length, i + TASK_BLOCK));
     yield '';
@@ -354,12 +359,19 @@ function listUsed(items: readonly TaskItem[], into: ResourceTotals): void {
 }
 
 /** A task list's pieces: `[`, its blocks, `]`. */
-function* taskListPieces(items: readonly TaskItem[]): Generator<string> {
+function* taskListPieces(items: readonly TaskItem[]): Generator<JsonPiece> {
   if (items.length === 0) {
     yield '[]';
     return;
   }
-  for (let i = 0; i < items.length; i += TASK_BLOCK) yield `${i === 0 ? '[' : ','}${blockText(items, i, Math.min(items.length, i + TASK_BLOCK))}`;
+  for (let i = 0; i < items.length; i += TASK_BLOCK) {
+    const bytes = blockBytes(items, i, Math.min(items.length, i + TASK_BLOCK));
+    if (i > 0) yield bytes;
+    else {
+      yield '[';
+      yield bytes.subarray(1);
+    }
+  }
   yield ']';
 }
 
@@ -401,7 +413,7 @@ export interface LegacySnapshot {
    * Puts the tasks into their frameworks' lists, a few hundred agents per piece (empty pieces:
    * the production yields between them). Run once, before any task list is read.
    */
-  collect(): Generator<string>;
+  collect(): Generator<JsonPiece>;
 }
 
 /** Agents whose tasks are put into lists per piece of `collect`: a few milliseconds of work. */
@@ -454,7 +466,7 @@ export function legacySnapshot(q: Queries, rights: ViewRights | undefined): Lega
   }
   const completed = [...q.completedTasks()];
   let collected = false;
-  function* collect(): Generator<string> {
+  function* collect(): Generator<JsonPiece> {
     if (collected) return;
     collected = true;
     for (let i = 0; i < withTasks.length; i++) {
@@ -703,7 +715,7 @@ function offerModel(o: Offer): Record<string, unknown> {
  * Mesos' FullFrameworkWriter, in pieces: the framework's fields, then its tasks one piece each.
  * Yields the text of one element of a `frameworks` array (without separators).
  */
-function* frameworkFullPieces(q: Queries, it: FrameworkItem): Generator<string> {
+function* frameworkFullPieces(q: Queries, it: FrameworkItem): Generator<JsonPiece> {
   const f = it.entry;
   // The blocks' memos first, one piece each: their resources in use are the framework's.
   yield* prepareBlocks(it.tasks);
@@ -735,7 +747,7 @@ function* frameworkFullPieces(q: Queries, it: FrameworkItem): Generator<string> 
 }
 
 /** A list of frameworks written in full, one piece per task. */
-function* frameworksPieces(q: Queries, items: readonly FrameworkItem[]): Generator<string> {
+function* frameworksPieces(q: Queries, items: readonly FrameworkItem[]): Generator<JsonPiece> {
   yield '[';
   for (const [i, it] of items.entries()) {
     if (i > 0) yield ',';
@@ -768,7 +780,7 @@ export function legacyCaller(access: Access, rights: ViewRights | undefined): Le
 }
 
 /** A large answer: its pieces, and the key of the bytes it would get (same key, same bytes, one production). */
-function pieces(endpoint: string, input: unknown, q: Queries, caller: LegacyCaller, make: () => Iterable<string>): Answer {
+function pieces(endpoint: string, input: unknown, q: Queries, caller: LegacyCaller, make: () => Iterable<JsonPiece>): Answer {
   return { kind: 'pieces', pieces: make, share: `${endpoint}\u0000${JSON.stringify(input) ?? ''}\u0000${caller.key}\u0000${q.generation()}` };
 }
 
@@ -813,7 +825,7 @@ export function stateAnswer(q: Queries, caller: LegacyCaller): Answer {
   return pieces('state', null, q, caller, () => {
     const s = legacySnapshot(q, caller.rights);
     const ctx: SlaveContext = { offeredByAgent: s.offeredByAgent, mayRole: caller.mayRole };
-    return (function* (): Generator<string> {
+    return (function* (): Generator<JsonPiece> {
       yield* s.collect();
       const head = JSON.stringify(stateHead(q, s, caller));
       yield `${head.slice(0, -1)},"slaves":`;
@@ -842,7 +854,7 @@ export function slavesAnswer(q: Queries, caller: LegacyCaller, slaveId: string |
     const s = legacySnapshot(q, caller.rights);
     const ctx: SlaveContext = { offeredByAgent: s.offeredByAgent, mayRole: caller.mayRole };
     const pick = (e: AgentEntry): boolean => slaveId === undefined || e.id === slaveId;
-    return (function* (): Generator<string> {
+    return (function* (): Generator<JsonPiece> {
       yield '{"slaves":';
       yield* arrayPieces(s.agents.filter(pick), (e) => modelText(slaveFullModel(e, ctx)));
       yield ',"recovered_slaves":';
@@ -857,7 +869,7 @@ export function frameworksAnswer(q: Queries, caller: LegacyCaller, frameworkId: 
   return pieces('frameworks', frameworkId ?? null, q, caller, () => {
     const s = legacySnapshot(q, caller.rights);
     const pick = (it: FrameworkItem): boolean => frameworkId === undefined || it.entry.id === frameworkId;
-    return (function* (): Generator<string> {
+    return (function* (): Generator<JsonPiece> {
       yield* s.collect();
       yield '{"frameworks":';
       yield* frameworksPieces(q, s.frameworks.filter(pick));
@@ -900,7 +912,7 @@ export function stateSummaryAnswer(q: Queries, caller: LegacyCaller): Answer {
       set.add(to);
     };
     const head: Record<string, unknown> = { hostname: (q.master().info as { hostname?: string }).hostname ?? '' };
-    return (function* (): Generator<string> {
+    return (function* (): Generator<JsonPiece> {
       yield* s.collect();
       for (const it of s.frameworks) {
         for (const group of [it.tasks, it.unreachable, it.completedTasks]) {
@@ -982,7 +994,7 @@ function firstTimestamp(t: Task): number | undefined {
 export function tasksAnswer(q: Queries, caller: LegacyCaller, query: TasksQuery): Answer {
   return pieces('tasks', query, q, caller, () => {
     const s = legacySnapshot(q, caller.rights);
-    return (function* (): Generator<string> {
+    return (function* (): Generator<JsonPiece> {
       yield* s.collect();
       const list: TaskItem[] = [];
       for (const it of [...s.frameworks, ...s.completedFrameworks]) {

@@ -33,7 +33,7 @@ export type Answer =
    * A large JSON value written in slices (json-stream.ts): `pieces` is called only when a
    * production starts; requests whose `share` keys are equal get the same bytes from one production.
    */
-  | { kind: 'pieces'; pieces: () => Iterable<string>; share?: string }
+  | { kind: 'pieces'; pieces: () => Iterable<string | Buffer>; share?: string }
   /** The handler writes the answer itself: a stream that stays open, Prometheus text, a redirect. */
   | { kind: 'raw'; write: (res: ServerResponse) => void | Promise<void> };
 

@@ -110,6 +110,15 @@ test('other keys, or none, get productions of their own; JSONP wraps the pieces;
   assert.deepEqual([r.status, r.headers.get('content-type'), headCalls], [200, 'application/json', 0]);
 });
 
+test('pieces given as bytes (UTF-8) are sent as they are, between the text around them, JSONP-wrapped too', async (t) => {
+  const pieces = (): Array<string | Buffer> => ['{"a":', Buffer.from('"h\u00e9\u00e9"', 'utf8'), ',"b":[', Buffer.from('1,2', 'utf8'), ',"\u20ac"', ']}'];
+  const { base, done } = await holdingServer(t, 2, (res, i) => writeJsonPieces(res, 200, pieces, i === 0 ? 'cb' : undefined, undefined));
+  const texts = await Promise.all(Array.from({ length: 2 }, () => fetch(base, { signal: AbortSignal.timeout(5000) }).then((r) => r.text())));
+  await done;
+  const want = { a: 'h\u00e9\u00e9', b: [1, 2, '\u20ac'] };
+  for (const text of texts) assert.deepEqual(JSON.parse(text.startsWith('cb(') ? text.slice(3, -2) : text), want, text);
+});
+
 test('a production that throws ends every response sharing it (headers were sent), and the writer rejects', async (t) => {
   const results: Array<'ok' | string> = [];
   const { base, done } = await holdingServer(t, 2, (res) =>

@@ -178,7 +178,8 @@ test('a task list written in blocks: the same as its tasks one by one, and a cha
   const read = (): Array<{ id: string; statuses: Array<{ timestamp: number }> }> => {
     const answer = tasksAnswer(q, caller, { limit: Number.MAX_SAFE_INTEGER, offset: 0, order: 'asc', frameworkId: undefined, taskId: undefined });
     assert.equal(answer.kind, 'pieces');
-    return (JSON.parse([...(answer as { pieces: () => Iterable<string> }).pieces()].join('')) as { tasks: Array<{ id: string; statuses: Array<{ timestamp: number }> }> }).tasks;
+    const bytes = [...(answer as { pieces: () => Iterable<string | Buffer> }).pieces()].map((x) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : x));
+    return (JSON.parse(Buffer.concat(bytes).toString('utf8')) as { tasks: Array<{ id: string; statuses: Array<{ timestamp: number }> }> }).tasks;
   };
   const first = read();
   assert.deepEqual(first, [...tasks.values()].map((t) => taskModel(t)), 'every task, in order, as its model');
