@@ -1,22 +1,36 @@
 /**
- * The agent: checkpoint recovery, the supervisor, reliable status updates, the master session
- * and the agent API, wired together. Lifecycle: created → recovering → running → stopping →
- * stopped. close() leaves tasks running (an upgrade under systemd KillMode=process);
+ * The agent: checkpoint recovery, the supervisor, reliable status updates, the master session,
+ * the disk watch and the agent API, wired together. Lifecycle: created → recovering → running →
+ * stopping → stopped. close() leaves tasks running (an upgrade under systemd KillMode=process);
  * shutdown() kills them first.
+ *
+ * Disk pressure (agent/disk-watch.ts) is a condition of the agent: it is logged once per
+ * change, reported to the master (REGISTER's conditions, then CONDITIONS to a master that takes
+ * them), which stops offering the agent while it lasts; launches meanwhile are refused. A
+ * checkpoint that cannot commit is disk pressure too: its commit is tried again with backoff,
+ * the updates that wait for it wait on (an update is never sent before the commit it depends
+ * on: the condition is what the master hears meanwhile), and the failure is logged when it
+ * begins and when it ends. GET_HEALTH stays what Mesos' is, the process's health: an agent
+ * short of disk still supervises, kills and reports its tasks.
  */
 
 import { parseMasterSpec, type EtcdAccess } from '../shared/detection.js';
 import { detector } from './detector.js';
 import type { Clock } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
-import type { AgentInfo } from '../shared/mesos.js';
 import type { TaskStatus } from '../shared/mesos.js';
 import { DRYDOCK_VERSION } from '../shared/version.js';
-import { AgentApi, type CallAnswer } from './api.js';
+import { AgentApi } from './api.js';
+import { buildFacts, type AgentPort } from './calls.js';
+import { SandboxFiles } from './files.js';
+import type { AgentSelf } from './state.js';
 import { Checkpoint, type DrainRecord } from './checkpoint.js';
 import type { DrainConfigWire } from '../shared/drain.js';
 import type { AgentConfig } from './config.js';
-import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../shared/protocol.js';
+import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL, type AgentConditions, type DiskPressure } from '../shared/protocol.js';
+import { DiskWatch } from './disk-watch.js';
+import { describeWriteFailure } from './disk-pressure.js';
+import { join } from 'node:path';
 import { Session, type TaskMessage } from './session.js';
 import { StatusUpdateStreams } from './status-updates.js';
 import { Supervisor } from './supervisor.js';
@@ -29,13 +43,10 @@ import { groupUsage } from './usage.js';
 import { AgentMetrics } from './metrics.js';
 import type { ClientTransport } from '../io/transport.js';
 import type { ServerTls } from '../io/tls-server.js';
-import { AgentSecurity, type Caller } from './security.js';
-import { visibleOwned, visibleTaskLists } from './views.js';
-import { attributeValues } from '../shared/acls.js';
-import { fail } from '../shared/errors.js';
-import { viewRights } from '../shared/visibility.js';
-import { decodeMessage, DURATION_INFO, message, required } from '../shared/proto.js';
+import type { AgentSecurity } from './security.js';
 import type { TimerHandle } from '../shared/clock.js';
+import { statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /** The process exit code for a checkpoint that belongs to another identity (sysexits EX_CONFIG). */
 export const EX_CONFIG = 78;
@@ -77,8 +88,14 @@ export interface AgentDeps {
   launcher?: string | undefined;
 }
 
-/** agent::Call.SetLoggingLevel: Mesos' verbosity level and how long it holds. */
-const SET_LOGGING_LEVEL = message('agent.Call.SetLoggingLevel', () => ({ level: required('uint32'), duration: required(DURATION_INFO) }));
+/** When dist was built: the mtime of this compiled file (/state's build_date and build_time). */
+const BUILT_MS = ((): number | undefined => {
+  try {
+    return statSync(fileURLToPath(import.meta.url)).mtimeMs;
+  } catch {
+    return undefined;
+  }
+})();
 
 export class Agent {
   readonly config: AgentConfig;
@@ -92,7 +109,13 @@ export class Agent {
   readonly #session: Session;
   readonly #api: AgentApi;
   readonly #metrics: AgentMetrics;
+  readonly #processStartMs: number;
+  readonly #disk: DiskWatch;
   readonly #onShutdown: (() => void) | undefined;
+  /** The conditions as the master last heard them (JSON), so that only changes are sent. */
+  #conditionsSent: string | undefined;
+  /** Since when the checkpoint's commits have been failing (ms), while they do. */
+  #checkpointFailingSinceMs: number | undefined;
   #lifecycle: AgentLifecycle = 'created';
   #agentId: string | undefined;
   #port = 0;
@@ -108,17 +131,33 @@ export class Agent {
     this.#clock = deps.clock;
     this.#log = deps.log;
     this.#onShutdown = deps.onShutdown;
+    this.#processStartMs = deps.processStartMs ?? deps.clock.now();
     // Reads the model on scrape; the closures run only once everything below exists.
     this.#metrics = new AgentMetrics({
       clock: deps.clock,
-      processStartMs: deps.processStartMs ?? deps.clock.now(),
-      facts: () => ({ tasks: this.#supervisor.facts(), resources: config.resources, registered: this.#session.state === 'registered' }),
+      processStartMs: this.#processStartMs,
+      facts: () => ({
+        tasks: this.#supervisor.facts(),
+        resources: config.resources,
+        registered: this.#session.state === 'registered',
+        disk: { pressure: this.#disk.pressure !== undefined, readings: this.#disk.readings.map((r) => ({ ...r, dir: r.path === config.workDir ? 'work_dir' : 'sandboxes' })) },
+      }),
     });
     const instruments = this.#metrics.instruments;
     this.#checkpoint = new Checkpoint(config.workDir, {
       instruments: instruments.checkpoint,
-      onError: (e) => deps.log.error('checkpoint write failed; retrying, actions wait for it', { error: e }),
+      onError: (e, failures) => this.#checkpointFailed(e as NodeJS.ErrnoException, failures),
+      onRecovered: (failures) => this.#checkpointRecovered(failures),
       deferMs: DEFERRED_COMMIT_MS,
+    });
+    this.#disk = new DiskWatch({
+      workDir: config.workDir,
+      sandboxesDir: join(config.workDir, 'sandboxes'),
+      thresholds: config.diskPressure,
+      intervalMs: config.diskWatchIntervalMs,
+      clock: deps.clock,
+      checkpoint: this.#checkpoint,
+      onChange: (pressure, previous) => this.#diskPressureChanged(pressure, previous),
     });
     this.#streams = new StatusUpdateStreams({
       clock: deps.clock,
@@ -138,6 +177,8 @@ export class Agent {
       instruments: instruments.supervisor,
       launch: (spec) => this.#launchServer.launch(spec),
       signal: (pgid, signal) => this.#signaller.signal(pgid, signal),
+      diskPressure: () => this.#disk.current(),
+      writeFailed: (dir, e) => this.#disk.writeFailed(dir, e),
     });
     // Several masters (a list, or etcd://): find the leader at every connect.
     const spec = parseMasterSpec(config.master);
@@ -155,6 +196,8 @@ export class Agent {
         registration: () => {
           // A master hears only of what is durable: changes still being committed go first.
           this.#checkpoint.flush();
+          const conditions = this.#conditions();
+          this.#conditionsSent = JSON.stringify(conditions);
           return {
           ...(this.#agentId !== undefined ? { agent_id: this.#agentId } : {}),
           agent: {
@@ -168,6 +211,7 @@ export class Agent {
           capabilities: AGENT_CAPABILITIES,
           tasks: this.#supervisor.reports(),
           frameworks: this.#supervisor.frameworks(),
+          conditions,
           };
         },
         registered: (agentId) => {
@@ -183,6 +227,8 @@ export class Agent {
           this.#agentId = agentId;
           instruments.session.onRegistered(reregistered);
           this.#streams.resendAll();
+          // A change since the REGISTER went out.
+          this.#sendConditions();
         },
         message: (msg) => this.#onMessage(msg),
         shutdown: (message, wasRegistered) => void this.#masterShutdown(message, wasRegistered),
@@ -196,9 +242,8 @@ export class Agent {
     this.#api = new AgentApi({
       log: deps.log.child({ component: 'api' }),
       ready: () => this.#lifecycle === 'running' || this.#lifecycle === 'stopping',
-      handle: (type, body, caller) => this.#call(type, body, caller),
+      port: this.#port_(),
       tls: deps.serverTls,
-      metrics: this.#metrics,
       security: deps.security,
     });
   }
@@ -250,6 +295,8 @@ export class Agent {
     this.#checkpoint.flush();
 
     this.#drain = this.#checkpoint.readDrain();
+    // Read before recovery: a task whose end was not recorded is reported with the disk's state.
+    this.#disk.start();
     this.#supervisor.recover(records);
     this.#checkpoint.sweep();
     this.#log.info('recovered', { agentId: this.#agentId, tasks: records.length, draining: this.#drain !== undefined });
@@ -291,6 +338,7 @@ export class Agent {
     this.#lifecycle = 'stopping';
     this.#loggingLevel.revert?.cancel();
     this.#session.close();
+    this.#disk.close();
     this.#supervisor.close();
     this.#launchServer.close();
     this.#signaller.close();
@@ -361,6 +409,58 @@ export class Agent {
     return this.#session.send({ type: 'STATUS_UPDATE', framework_id: frameworkId, status });
   }
 
+  // ---- Disk pressure ------------------------------------------------------------------------
+
+  /** The agent's conditions as the master hears them. */
+  #conditions(): AgentConditions {
+    const p = this.#disk.pressure;
+    return p === undefined ? {} : { disk_pressure: p };
+  }
+
+  /** Tells a registered master that takes CONDITIONS of a change it has not heard. */
+  #sendConditions(): void {
+    if (this.#session.state !== 'registered' || !this.#session.masterTakes('CONDITIONS')) return;
+    const conditions = this.#conditions();
+    const text = JSON.stringify(conditions);
+    if (text === this.#conditionsSent) return;
+    if (this.#session.send({ type: 'CONDITIONS', conditions })) this.#conditionsSent = text;
+  }
+
+  #diskPressureChanged(pressure: DiskPressure | undefined, previous: DiskPressure | undefined): void {
+    if (pressure !== undefined) {
+      const fields = { reason: pressure.reason, message: pressure.message, path: pressure.path, freeBytes: pressure.free_bytes, totalBytes: pressure.total_bytes, freeInodes: pressure.free_inodes, totalInodes: pressure.total_inodes };
+      if (previous === undefined) this.#log.warn('disk pressure: launches are refused and the master stops offering this agent until it clears', fields);
+      else this.#log.warn('disk pressure changed', { ...fields, was: previous.reason });
+    } else if (previous !== undefined) {
+      this.#log.info('disk pressure cleared: launches are accepted and the master offers this agent again', { reason: previous.reason, lastedMs: this.#clock.now() - previous.since_ms });
+    }
+    this.#sendConditions();
+  }
+
+  /**
+   * A checkpoint commit failed: logged when the failures begin (later ones at debug level), its
+   * cause made disk pressure (any failed checkpoint write is), and launches waiting for their
+   * first commit refused. The journal tries again with backoff.
+   */
+  #checkpointFailed(e: NodeJS.ErrnoException, failures: number): void {
+    const dir = this.#checkpoint.metaDir;
+    if (failures === 1) {
+      this.#checkpointFailingSinceMs = this.#clock.now();
+      this.#log.error('checkpoint write failed: retrying with backoff; updates, kills and launches that wait for it wait on', { dir, error: e });
+    } else {
+      this.#log.debug('checkpoint write failed again', { dir, failures, code: e.code });
+    }
+    this.#disk.writeFailed(dir, e, true);
+    this.#supervisor.commitFailed(describeWriteFailure({ path: dir, code: e.code, message: e.message }));
+  }
+
+  #checkpointRecovered(failures: number): void {
+    const since = this.#checkpointFailingSinceMs;
+    this.#checkpointFailingSinceMs = undefined;
+    this.#log.info('checkpoint writes work again', { dir: this.#checkpoint.metaDir, failures, failedForMs: since === undefined ? undefined : this.#clock.now() - since });
+    this.#disk.recheck();
+  }
+
   #onMessage(msg: TaskMessage): void {
     switch (msg.type) {
       case 'RUN_TASK':
@@ -410,95 +510,62 @@ export class Agent {
   }
 
   /**
-   * Answers one call for an authenticated caller, with the master's ACLs: GET_TASKS and
-   * GET_CONTAINERS show only the tasks whose user `view_tasks` lets the caller see; GET_AGENT
-   * needs `view_agents` on this agent, GET_FLAGS `view_flags`, GET_METRICS `get_endpoints` on
-   * `/metrics/snapshot` (the same figures), SET_LOGGING_LEVEL `set_log_level`.
+   * What the agent's HTTP edge reads and may do (agent/calls.ts): its facts, its tasks as
+   * executors, their usage and sandboxes, the metrics, and the logging level. The ACLs and view
+   * rules are the table's; nothing here decides who may see what.
    */
-  async #call(type: string, body: Record<string, unknown>, caller: Caller): Promise<CallAnswer> {
-    const ok = (json: unknown): CallAnswer => ({ ok: true, json });
-    const rights = viewRights(caller);
-    switch (type) {
-      case 'GET_HEALTH':
-        return ok({ type: 'GET_HEALTH', get_health: { healthy: true } });
-      case 'GET_AGENT': {
-        // This agent as the master's view_agents sees it: id, hostname, ip and attributes.
-        const refused = caller.check('view_agents', { agentId: this.#agentId, hostname: this.config.hostname, ip: this.config.ip, attributes: attributeValues(this.config.attributes) });
-        if (refused !== undefined) return { ok: false, error: refused };
-        const info: AgentInfo = {
-          hostname: this.config.hostname,
-          port: this.#port,
-          resources: [...this.config.resources],
-          attributes: [...this.config.attributes],
-        };
-        if (this.#agentId !== undefined) info.id = { value: this.#agentId };
-        const getAgent: Record<string, unknown> = { agent_info: info };
-        if (this.#drain !== undefined) {
-          getAgent['drain_config'] = this.#drain.config;
-          getAgent['estimated_drain_start_time'] = { nanoseconds: BigInt(Math.trunc(this.#drain.received_ms)) * 1_000_000n };
-        }
-        return ok({ type: 'GET_AGENT', get_agent: getAgent });
-      }
-      case 'GET_TASKS':
-        return ok({ type: 'GET_TASKS', get_tasks: visibleTaskLists(this.#supervisor.taskLists(), rights?.tasks) });
-      case 'GET_OPERATIONS':
-        return ok({ type: 'GET_OPERATIONS', get_operations: {} });
-      case 'GET_METRICS': {
-        const refused = caller.check('get_endpoints', '/metrics/snapshot');
-        if (refused !== undefined) return { ok: false, error: refused };
-        // Mesos' agent::Response.GetMetrics: the snapshot's keys as {name, value} pairs.
-        return ok({ type: 'GET_METRICS', get_metrics: { metrics: Object.entries(this.#metrics.snapshot()).sort(([a], [b]) => a.localeCompare(b)).map(([name, value]) => ({ name, value })) } });
-      }
-      case 'GET_VERSION':
-        return ok({ type: 'GET_VERSION', get_version: { version_info: { version: DRYDOCK_VERSION } } });
-      case 'GET_FLAGS': {
-        // view_flags has no object: a principal sees all the flags or none (Mesos).
-        const refused = caller.check('view_flags', undefined);
-        if (refused !== undefined) return { ok: false, error: refused };
-        return ok({ type: 'GET_FLAGS', get_flags: { flags: this.config.flags.map((f) => ({ name: f.name, value: f.value })) } });
-      }
-      case 'GET_LOGGING_LEVEL':
-        return ok({ type: 'GET_LOGGING_LEVEL', get_logging_level: { level: this.#loggingLevel.level } });
-      case 'SET_LOGGING_LEVEL':
-        return this.#setLoggingLevel(body, caller);
-      case 'GET_CONTAINERS': {
-        const running = visibleOwned(this.#supervisor.running(), rights?.tasks);
-        const usage = await groupUsage(running.map((r) => r.pid), this.#clock.now());
-        const containers = running.map((r) => ({
-          framework_id: { value: r.frameworkId },
-          executor_id: { value: r.taskId },
-          executor_name: 'Command Executor',
-          container_id: { value: r.containerId },
-          ...(usage.has(r.pid) ? { resource_statistics: usage.get(r.pid) } : {}),
-        }));
-        return ok({ type: 'GET_CONTAINERS', get_containers: { containers } });
-      }
-      default:
-        return { ok: false, error: fail('NOT_IMPLEMENTED', type) };
-    }
+  #port_(): AgentPort {
+    const config = this.config;
+    const files = new SandboxFiles({ now: () => this.#clock.now() });
+    const build = buildFacts(BUILT_MS);
+    return {
+      config,
+      self: (): AgentSelf => ({
+        agentId: this.#agentId,
+        hostname: config.hostname,
+        ip: config.ip,
+        port: this.#port,
+        resources: config.resources,
+        attributes: config.attributes,
+        capabilities: AGENT_CAPABILITIES,
+        startSecs: this.#processStartMs / 1000,
+        drain: this.#drain === undefined ? undefined : { config: this.#drain.config, receivedMs: this.#drain.received_ms },
+        masterHost: this.#session.state === 'registered' ? hostOf(this.#session.master) : undefined,
+        flags: config.flags,
+        build,
+      }),
+      taskLists: () => this.#supervisor.taskLists(),
+      executors: () => this.#supervisor.executors(),
+      running: () => this.#supervisor.running(),
+      usage: (pids) => groupUsage(pids, this.#clock.now()),
+      metrics: this.#metrics,
+      loggingLevel: () => this.#loggingLevel.level,
+      setLoggingLevel: (level, durationNs, principal) => this.#setLoggingLevel(level, durationNs, principal),
+      files,
+    };
   }
 
   /**
    * SET_LOGGING_LEVEL, after Mesos' agent: `level` is glog's verbosity, which Drydock maps onto
    * its levels: 0 is --log_level, 1 and up write debug lines. It holds for `duration`, then the
-   * agent goes back to --log_level; a later call replaces an earlier one. Authorized first
-   * (`set_log_level`), so a refused caller learns nothing from the validation either.
+   * agent goes back to --log_level; a later call replaces an earlier one. Decoded and authorized
+   * by the table (agent/calls.ts) before it gets here.
    */
-  #setLoggingLevel(body: Record<string, unknown>, caller: Caller): CallAnswer {
-    const refused = caller.check('set_log_level', undefined);
-    if (refused !== undefined) return { ok: false, error: refused };
-    const sub = decodeMessage<{ level: number; duration: { nanoseconds: number } }>(SET_LOGGING_LEVEL, body['set_logging_level'], 'set_logging_level');
-    if (!sub.ok) return { ok: false, error: fail('BODY_NOT_CALL', sub.error) };
-    const { level, duration } = sub.value;
-    if (duration.nanoseconds < 0) return { ok: false, error: fail('AGENT_CALL_INVALID', "Expecting 'set_logging_level.duration' to be non-negative") };
+  #setLoggingLevel(level: number, durationNs: number, principal: string | undefined): void {
     this.#loggingLevel.revert?.cancel();
     const revert = (): void => {
       this.#loggingLevel = { level: 0, revert: undefined };
       this.#log.setLevel(this.config.logLevel);
     };
     this.#log.setLevel(level > 0 ? 'debug' : this.config.logLevel);
-    this.#loggingLevel = { level, revert: level > 0 ? this.#clock.setTimer(Math.ceil(duration.nanoseconds / 1e6), revert) : undefined };
-    this.#log.info('logging level set', { level, logLevel: this.#log.level, durationMs: Math.ceil(duration.nanoseconds / 1e6), principal: caller.principal ?? null });
-    return { ok: true, json: undefined };
+    this.#loggingLevel = { level, revert: level > 0 ? this.#clock.setTimer(Math.ceil(durationNs / 1e6), revert) : undefined };
+    this.#log.info('logging level set', { level, logLevel: this.#log.level, durationMs: Math.ceil(durationNs / 1e6), principal: principal ?? null });
   }
+}
+
+/** The host of a `host:port` (a bracketed IPv6 host without its brackets). */
+function hostOf(address: string): string {
+  const colon = address.lastIndexOf(':');
+  const host = colon === -1 ? address : address.slice(0, colon);
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }

@@ -1,79 +1,71 @@
 /**
- * The agent operator API on --ip:--port: `GET /health`, `GET /metrics` (Prometheus text),
- * `GET /metrics/snapshot` (Mesos' keys) and `POST /api/v1` with Mesos framing (reference §0.3
- * and §3). Bad input gets a 4xx with Mesos' message and changes nothing.
+ * The agent's HTTP edge on --ip:--port: `POST /api/v1` (and `/slave(1)/api/v1`) with Mesos
+ * framing (reference §0.3 and §3), and the GET endpoints of the table (agent/calls.ts): Mesos'
+ * legacy `/slave(1)/state`, `/flags`, `/monitor/statistics`, `/metrics/snapshot`, the sandboxes'
+ * `/files/*`, the health probes, and Drydock's own `/drydock/v1/...`. Everything a request goes
+ * through is derived from its row here, in one place: routing, the method, authentication in the
+ * row's realm, the recovery gate, the decoder, the ACL check, audit, and the answer's encoding
+ * (JSON with exact int64s, JSONP with a checked callback, the v1 Response wrapper). Bad input
+ * gets a 4xx with Mesos' message and changes nothing.
  *
- * Who may call it (agent/security.ts): `/health` is never authenticated (probes); `/metrics`,
- * `/metrics/snapshot` and the calls that only read (GET_*, LIST_FILES, READ_FILE) are in the
- * `mesos-agent-readonly` realm, every other call in `mesos-agent-readwrite`, as on the master.
- * What a call may show or do is decided by the calls themselves (agent.ts) with the caller this
- * router hands them: the master's ACLs and view rules.
+ * Who may call it (agent/security.ts): the open ways (`/health`, `/slave(1)/health`) never ask
+ * for credentials; the rows that only read are in the `mesos-agent-readonly` realm, every call
+ * that may change state in `mesos-agent-readwrite`, as on the master.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fail, type DrydockError } from '../shared/errors.js';
-import { acceptsJson, checkApiHeaders, readBodyOrAnswer, sendError, sendJson, sendText } from '../shared/http.js';
+import { readBodyBytesOrAnswer, sendError, sendText } from '../shared/http.js';
+import { stringifyJson } from '../shared/json.js';
+import { jsonpBody, jsonpCallback } from '../shared/jsonp.js';
 import type { Logger } from '../shared/log.js';
-import { normalizePath } from '../shared/paths.js';
-import { callMessage, decodeCall, type CallSpec } from '../shared/proto.js';
+import { normalizePath, type RequestTarget } from '../shared/paths.js';
+import { callMessage, type CallSpec } from '../shared/proto.js';
 import { createHttpListener, type HttpListener, type ServerTls } from '../io/tls-server.js';
-import type { AgentMetrics } from './metrics.js';
+import { agentCall, agentFraming } from './api-framing.js';
+import { AGENT_CALL_TYPES, HTTP_WAYS, v1Access, V1_ROWS, type AgentAnswer, type AgentPort, type HttpWay, type Row, type RowAccess } from './calls.js';
 import { AgentSecurity, type AgentRealm, type Caller } from './security.js';
+
+export { AGENT_CALL_TYPES } from './calls.js';
 
 /** Largest request body accepted: agent calls are tiny. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** A call's answer: a JSON value (undefined: an empty 200), or the error to send (403, 400, 501...). */
-export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError };
-
-/** Answers a decoded call for an authenticated caller. */
-export type CallHandler = (type: string, call: Record<string, unknown>, caller: Caller) => Promise<CallAnswer>;
+/** The paths of the v1 operator API (libprocess delegation: the bare path and the agent process's). */
+const V1_PATHS: ReadonlySet<string> = new Set(['/api/v1', '/slave(1)/api/v1']);
 
 export interface ApiOptions {
   log: Logger;
   /** False while the agent recovers its checkpoint (503). */
   ready: () => boolean;
-  handle: CallHandler;
+  /** What the rows read and do. */
+  port: AgentPort;
   /** --tls_cert_file: serve HTTPS (plain HTTP on the port gets a 400 saying so). */
   tls?: ServerTls | undefined;
-  /** The process's metrics; without them the metrics routes are 404. */
-  metrics?: AgentMetrics | undefined;
   /** Authentication and ACLs (--authenticate_http_*, --http_credentials, --acls); default: open. */
   security?: AgentSecurity | undefined;
 }
 
-/** The metrics routes, by the path their `get_endpoints` ACL names (Mesos' GET_ENDPOINT_WITH_PATH). */
-const METRICS_PATHS = new Map([
-  ['/metrics', '/metrics'],
-  ['/metrics/snapshot', '/metrics/snapshot'],
-]);
-
 /** Calls that only read: the read-only realm (as the master splits /api/v1; Mesos puts all of it under read-write). */
 export function readOnlyCall(type: string): boolean {
-  return type.startsWith('GET_') || type === 'LIST_FILES' || type === 'READ_FILE';
+  return v1Access(type) === 'read';
+}
+
+/** The realm of a row's access. Pure. */
+export function realmOf(access: RowAccess): AgentRealm {
+  return access === 'read' ? 'mesos-agent-readonly' : 'mesos-agent-readwrite';
 }
 
 /** The realm a call is authenticated in. Pure. */
 export function callRealm(type: string): AgentRealm {
-  return readOnlyCall(type) ? 'mesos-agent-readonly' : 'mesos-agent-readwrite';
+  return realmOf(v1Access(type));
 }
 
-/** Every agent::Call type of Mesos 1.12 (names outside it are dropped by the parser, like Mesos' optional enum). */
-export const AGENT_CALL_TYPES = [
-  'GET_HEALTH', 'GET_FLAGS', 'GET_VERSION', 'GET_METRICS', 'GET_LOGGING_LEVEL', 'SET_LOGGING_LEVEL', 'LIST_FILES',
-  'READ_FILE', 'GET_STATE', 'GET_CONTAINERS', 'GET_FRAMEWORKS', 'GET_EXECUTORS', 'GET_OPERATIONS', 'GET_TASKS',
-  'GET_AGENT', 'GET_RESOURCE_PROVIDERS', 'LAUNCH_NESTED_CONTAINER', 'WAIT_NESTED_CONTAINER', 'KILL_NESTED_CONTAINER',
-  'REMOVE_NESTED_CONTAINER', 'LAUNCH_NESTED_CONTAINER_SESSION', 'ATTACH_CONTAINER_INPUT', 'ATTACH_CONTAINER_OUTPUT',
-  'LAUNCH_CONTAINER', 'WAIT_CONTAINER', 'KILL_CONTAINER', 'REMOVE_CONTAINER', 'ADD_RESOURCE_PROVIDER_CONFIG',
-  'UPDATE_RESOURCE_PROVIDER_CONFIG', 'REMOVE_RESOURCE_PROVIDER_CONFIG', 'MARK_RESOURCE_PROVIDER_GONE', 'PRUNE_IMAGES',
-  'UNKNOWN',
-] as const;
-
 /** Calls whose sub-message validation requires (`Expecting '<sub>' to be present`), among those Drydock answers. */
-const REQUIRED_SUB: Record<string, string> = { SET_LOGGING_LEVEL: 'set_logging_level' };
+const REQUIRED_SUB: Record<string, string> = { SET_LOGGING_LEVEL: 'set_logging_level', LIST_FILES: 'list_files', READ_FILE: 'read_file' };
 
-/** agent::Call; each call that reads its sub-message decodes it itself (agent.ts). */
+/** agent::Call; each call that reads its sub-message decodes it itself (calls.ts). */
 const AGENT_CALL_SPEC: CallSpec<string> = { message: callMessage('agent.Call', AGENT_CALL_TYPES, Object.values(REQUIRED_SUB)), requiredSub: REQUIRED_SUB, invalid: 'AGENT_CALL_INVALID' };
 
 export class AgentApi {
@@ -129,40 +121,59 @@ export class AgentApi {
       sendError(res, read.error);
       return;
     }
-    const path = read.target.path;
-    if (path === '/health') {
-      sendJson(res, { healthy: true });
-      return;
+    const target = read.target;
+    if (V1_PATHS.has(target.path)) return this.#v1(target, req, res);
+    const found = HTTP_WAYS.get(target.path);
+    req.resume();
+    if (found === undefined) return sendError(res, fail('NOT_FOUND'));
+    return this.#http(found.row, found.way, target, req, res);
+  }
+
+  /** A GET endpoint of the table: method, credentials, recovery, decoder, ACL, handler, encoding. */
+  async #http(r: Row, way: HttpWay<unknown>, target: RequestTarget, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? '';
+    if (method !== 'GET' && method !== 'HEAD') return sendError(res, fail('GET_ONLY', method), { Allow: 'GET' });
+    let caller: Caller;
+    if (way.open === true) caller = this.#security.anonymous();
+    else {
+      const auth = this.#security.authenticate(header(req, 'authorization'), realmOf(r.access));
+      if (!auth.ok) return sendError(res, auth.error, auth.headers);
+      caller = auth.caller;
     }
-    const metrics = this.#o.metrics;
-    const metricsPath = path === undefined ? undefined : METRICS_PATHS.get(path);
-    if (metrics !== undefined && metricsPath !== undefined) {
-      req.resume();
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        sendText(res, 405, `405 Method Not Allowed. Expecting one of { 'GET' }, but received '${req.method ?? ''}'.`, { Allow: 'GET' });
+    if (way.whileRecovering !== true && !this.#o.ready()) return sendError(res, fail('AGENT_NOT_RECOVERED'));
+    const query = new URLSearchParams(target.query);
+    const callback = way.answer === 'jsonp' ? jsonpCallback(target.query) : { ok: true as const, callback: undefined };
+    if (!callback.ok) return sendError(res, callback.error);
+    const decoded = way.decode === undefined ? { ok: true as const, value: undefined } : way.decode(query);
+    const answer = decoded.ok ? await this.#run(r, decoded.value, caller) : ({ kind: 'error', error: decoded.error } as const);
+    switch (answer.kind) {
+      case 'error':
+        return sendError(res, answer.error);
+      case 'raw':
+        return answer.write(res, method);
+      case 'done':
+        return empty(res);
+      case 'value': {
+        if (way.answer === 'empty') return empty(res);
+        const { body, contentType } = jsonpBody(stringifyJson(answer.value), callback.callback);
+        res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
+        res.end(body);
         return;
       }
-      // Read-only realm; with ACLs, get_endpoints on the path (the master's rule for its own).
-      const auth = this.#security.authenticate(header(req, 'authorization'), 'mesos-agent-readonly');
-      if (!auth.ok) {
-        sendError(res, auth.error, auth.headers);
-        return;
-      }
-      const refused = auth.caller.check('get_endpoints', metricsPath);
-      if (refused !== undefined) {
-        sendError(res, refused);
-        return;
-      }
-      // Answered during recovery too: an agent stuck recovering is what an operator graphs.
-      if (metricsPath === '/metrics') await metrics.sendPrometheus(res);
-      else metrics.sendSnapshot(res);
-      return;
     }
-    if (path !== '/api/v1' && path !== '/slave(1)/api/v1') {
-      req.resume();
-      sendError(res, fail('NOT_FOUND'));
-      return;
-    }
+  }
+
+  /** The row's ACL check, then its handler. */
+  async #run(r: Row, input: unknown, caller: Caller): Promise<AgentAnswer> {
+    const ctx = { caller, port: this.#o.port };
+    const refused: DrydockError | undefined = r.acl.check?.(input, ctx);
+    if (refused !== undefined) return { kind: 'error', error: refused };
+    return r.handle(input, ctx);
+  }
+
+  /** `POST /api/v1`: Mesos' framing, then the call's row as any other. */
+  async #v1(target: RequestTarget, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = target.path;
     // Wrong credentials are refused before the body is read, and so is an anonymous caller when
     // both realms require credentials; a missing one otherwise once the call (its realm) is known.
     const presented = header(req, 'authorization');
@@ -179,25 +190,28 @@ export class AgentApi {
       sendError(res, fail('AGENT_NOT_RECOVERED'));
       return;
     }
-    const headerError = checkApiHeaders(req.method ?? '', req.headers['content-type']);
-    if (headerError !== undefined) {
+    // Content-Type and Accept (JSON or protobuf, RecordIO for streams) on the headers, before the body (api-framing.ts).
+    const framing = agentFraming({
+      method: req.method ?? '',
+      contentType: header(req, 'content-type'),
+      messageContentType: header(req, 'message-content-type'),
+      accept: header(req, 'accept'),
+      messageAccept: header(req, 'message-accept'),
+    });
+    if ('code' in framing) {
       req.resume();
-      sendError(res, headerError);
+      sendError(res, framing);
       return;
     }
-    const body = await readBodyOrAnswer(req, res, MAX_BODY_BYTES);
+    const body = await readBodyBytesOrAnswer(req, res, MAX_BODY_BYTES);
     if (body === undefined) return;
-    // The one v1 call decoder, as the master's APIs (bounded, null is unset, Mesos' messages).
-    const call = decodeCall<string, { type?: string } & Record<string, unknown>>(body, AGENT_CALL_SPEC);
+    // The one v1 call decoder, as the master's APIs (bounded, null is unset, Mesos' messages), whichever codec reads the body.
+    const call = agentCall<{ type?: string } & Record<string, unknown>>(framing, body, AGENT_CALL_SPEC);
     if (!call.ok) {
       sendError(res, call.error);
       return;
     }
     const type = call.type;
-    if (!acceptsJson(req.headers['accept'])) {
-      sendError(res, fail('NOT_ACCEPTABLE'));
-      return;
-    }
     const realm = callRealm(type);
     const auth = security.authenticate(presented, realm);
     if (!auth.ok) {
@@ -206,18 +220,33 @@ export class AgentApi {
       return;
     }
     if (realm === 'mesos-agent-readwrite') security.auditWhenDone(auth.caller, res, type);
-    const answer = await this.#o.handle(type, call.body, auth.caller);
-    if (!answer.ok) {
-      sendError(res, answer.error);
+    const r = V1_ROWS.get(type);
+    if (r === undefined || r.v1 === undefined) {
+      sendError(res, fail('NOT_IMPLEMENTED', type));
       return;
     }
-    if (answer.json === undefined) {
-      res.writeHead(200, { 'Content-Length': 0 });
-      res.end();
-      return;
+    const decoded = r.v1.decode === undefined ? { ok: true as const, value: undefined } : r.v1.decode(call.body);
+    const answer = decoded.ok ? await this.#run(r, decoded.value, auth.caller) : ({ kind: 'error', error: decoded.error } as const);
+    switch (answer.kind) {
+      case 'error':
+        return sendError(res, answer.error);
+      case 'done':
+        return empty(res);
+      case 'raw':
+        return answer.write(res, 'POST');
+      case 'value': {
+        // agent::Response: the type, and the value under the type's name in lower case, as the
+        // JSON codec writes it or as an agent::Response message.
+        framing.answer.write(res, 200, { type, [type.toLowerCase()]: answer.value });
+        return;
+      }
     }
-    sendJson(res, answer.json);
   }
+}
+
+function empty(res: ServerResponse): void {
+  res.writeHead(200, { 'Content-Length': 0 });
+  res.end();
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -163,8 +163,12 @@ export type CheckpointInstruments = JournalInstruments;
 
 export interface CheckpointOptions {
   instruments?: CheckpointInstruments | undefined;
-  /** A commit failed; it is retried (the actions waiting for it wait longer). */
-  onError?: (e: Error) => void;
+  /** A commit failed, the `failures`-th in a row; it is tried again with backoff (the actions waiting for it wait longer). */
+  onError?: (e: Error, failures: number) => void;
+  /** A commit succeeded after `failures` that failed in a row. */
+  onRecovered?: (failures: number) => void;
+  /** First delay before a failed commit is tried again (Journal `retryMs`). Default 1 s. */
+  retryMs?: number;
   /** For tests: how a commit is scheduled (default setImmediate). */
   schedule?: (fn: () => void) => void;
   /** How long a commit nothing waits for may wait for the next one (Journal `deferMs`). Default 0. */
@@ -460,6 +464,11 @@ export class Checkpoint {
     return this.#journal?.commit() ?? true;
   }
 
+  /** Does the checkpoint write? False while a failed commit waits to be tried again. */
+  get healthy(): boolean {
+    return (this.#journal?.failures ?? 0) === 0;
+  }
+
   /** Commits what is staged and closes the journal (the agent is stopping). */
   close(): void {
     this.#journal?.close();
@@ -498,6 +507,8 @@ export class Checkpoint {
     return new Journal(this.journalFile, validBytes, {
       instruments: this.#o.instruments,
       ...(this.#o.onError === undefined ? {} : { onError: this.#o.onError }),
+      ...(this.#o.onRecovered === undefined ? {} : { onRecovered: this.#o.onRecovered }),
+      ...(this.#o.retryMs === undefined ? {} : { retryMs: this.#o.retryMs }),
       ...(this.#o.schedule === undefined ? {} : { schedule: this.#o.schedule }),
       ...(this.#o.deferMs === undefined ? {} : { deferMs: this.#o.deferMs }),
       compact: () => this.#compaction(),

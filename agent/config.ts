@@ -11,10 +11,12 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../share
 import { formatResources, parseAttributes, parseResources } from '../shared/resources.js';
 import {
   boolFlag,
+  bytesFlag,
   durationFlag,
   flagList,
   intFlag,
   optionalStringFlag,
+  percentFlag,
   refine,
   resolveFlags,
   stringFlag,
@@ -23,6 +25,7 @@ import {
   type FlagValues,
 } from '../shared/flags.js';
 import type { MachineFacts, MachineProbe } from './machine.js';
+import type { DiskThresholds } from './disk-pressure.js';
 import { parseClientCredential, type ClientCredential } from '../shared/credentials.js';
 import { readSecretFile } from '../io/secrets.js';
 import { etcdAuthProblem, type EtcdAuthFiles } from '../io/etcd-access.js';
@@ -135,6 +138,18 @@ export const AGENT_FLAGS = {
     durationFlag('How long to wait for REGISTERED after connecting before trying again. Default: 15secs.', 15_000),
     positive('the registration timeout'),
   ),
+  // Disk pressure (issue 36): below any of these the agent refuses launches and the master
+  // stops offering it, until the figures are back above 1.25 times the thresholds.
+  disk_pressure_free_bytes: bytesFlag(
+    'Disk pressure begins when the work dir\'s filesystem (or the sandboxes\', if they are another one) has less free space than this; 0B: off. A full filesystem, or a write that fails for want of space, is pressure whatever the thresholds. Default: 100MB.',
+    100 * 2 ** 20,
+  ),
+  disk_pressure_free_percent: percentFlag('Disk pressure begins below this share of the filesystem free; 0: off. Default: 5.', 5),
+  disk_pressure_free_inodes_percent: percentFlag('Disk pressure begins below this share of the filesystem\'s inodes free; 0: off. Default: 5.', 5),
+  disk_watch_interval: refine(
+    durationFlag('How often the agent reads the free space and inodes of its filesystems (it also does at each launch, and at once on a failed write). Default: 5secs.', 5_000),
+    positive('the disk watch interval'),
+  ),
   down_retry_interval: durationFlag(
     'When the master shuts this agent down because its machine is DOWN, kill the tasks and register again this often until the machine is UP, instead of exiting. 0: exit 0, as Mesos agents do (the systemd unit sets 5secs). Default: 0.',
     0,
@@ -152,7 +167,7 @@ export const AGENT_FLAGS = {
   // The agent API's own authentication and ACLs, with the names and meaning of Mesos' agent flags:
   // without them anybody who reaches --port reads every framework's tasks.
   authenticate_http_readonly: boolFlag(
-    'Require credentials (--http_credentials) for the agent API\'s calls that only read: GET_* calls, /metrics and /metrics/snapshot (/health stays open). Default: false.',
+    'Require credentials (--http_credentials) for the agent API\'s calls that only read: GET_* calls, LIST_FILES, READ_FILE, and every GET endpoint (/state, /flags, /monitor/statistics, /files/*, /metrics, /metrics/snapshot, /drydock/v1/containers; /health and /slave(1)/health stay open). Default: false.',
     false,
   ),
   authenticate_http_readwrite: boolFlag('Require credentials (--http_credentials) for the agent API\'s calls that may change state (SET_LOGGING_LEVEL, the container calls). Default: false.', false),
@@ -161,7 +176,7 @@ export const AGENT_FLAGS = {
     'FILE',
   ),
   acls: optionalStringFlag(
-    'ACLs for the agent API, in the master\'s --acls format (JSON text or a file; one file can serve both): view_tasks filters GET_TASKS and GET_CONTAINERS by the framework\'s user, view_flags guards GET_FLAGS, set_log_level SET_LOGGING_LEVEL, get_endpoints /metrics and /metrics/snapshot. Default: none, every caller may do everything.',
+    'ACLs for the agent API, in the master\'s --acls format (JSON text or a file; one file can serve both): view_tasks, view_executors and view_frameworks filter tasks, executors and frameworks by user (GET_*, /state), access_sandboxes with view_tasks guards the sandboxes (/files/*, LIST_FILES, READ_FILE), view_flags GET_FLAGS and /flags, set_log_level SET_LOGGING_LEVEL, get_endpoints the metrics, /monitor/statistics and /files/debug. Default: none, every caller may do everything.',
     'JSON|FILE',
   ),
   tls_ca_file: optionalStringFlag('PEM CA the master\'s certificate must chain to: the agent then reaches the master over wss:// and https://. With --tls_require_client_cert, also the CA that clients of the agent API must present a certificate from. Default: none, plain ws:// and http://.', 'FILE'),
@@ -205,6 +220,10 @@ export interface AgentConfig {
   readonly registrationTimeoutMs: number;
   /** 0: exit on a machine-DOWN shutdown. */
   readonly downRetryIntervalMs: number;
+  /** --disk_pressure_*: when the agent is short of disk. */
+  readonly diskPressure: DiskThresholds;
+  /** --disk_watch_interval. */
+  readonly diskWatchIntervalMs: number;
   readonly logLevel: LogLevel;
   /** --log_format: json (default) or text. */
   readonly logFormat: LogFormat;
@@ -312,6 +331,8 @@ export async function agentConfig(values: AgentFlagValues, probe: MachineProbe):
     priorityBoost: values.priority_boost,
     registrationTimeoutMs: values.registration_timeout,
     downRetryIntervalMs: values.down_retry_interval,
+    diskPressure: Object.freeze({ freeBytes: values.disk_pressure_free_bytes, freePercent: values.disk_pressure_free_percent, freeInodesPercent: values.disk_pressure_free_inodes_percent }),
+    diskWatchIntervalMs: values.disk_watch_interval,
     logLevel: values.log_level,
     logFormat: values.log_format,
     tls: Object.freeze({ certFile: values.tls_cert_file, keyFile: values.tls_key_file, caFile: values.tls_ca_file, requireClientCert: values.tls_require_client_cert, ciphers: values.tls_ciphers }),

@@ -19,6 +19,13 @@
  * never committed, so nothing was acted on because of it: reading stops before it and the next
  * append truncates it. A damaged line with committed lines after it is corruption, reported
  * with its line number.
+ *
+ * A commit that fails (a full disk: a write cut short, then ENOSPC) commits nothing: what it
+ * wrote is cut off again before the next attempt, its entries stay staged, and what waits for
+ * them waits on. It is tried again after `retryMs`, doubling up to `maxRetryMs`, by one timer
+ * (entries staged meanwhile join the retry instead of forcing commits of their own), or at once
+ * by `commit()` (space came back). `onError` hears each failure with how many in a row,
+ * `onRecovered` the first success after them.
  */
 
 import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
@@ -45,10 +52,14 @@ export interface JournalOptions {
    * something waits for. Default 0: committed after this round of events, as any other.
    */
   deferMs?: number;
-  /** A commit failed (disk full, I/O error): staged entries are kept and retried after `retryMs`. */
-  onError?: (e: Error) => void;
-  /** Delay before a failed commit is tried again. Default 1000 ms. */
+  /** A commit failed (disk full, I/O error), the `failures`-th in a row: staged entries are kept and tried again. */
+  onError?: (e: Error, failures: number) => void;
+  /** A commit succeeded after `failures` that failed in a row. */
+  onRecovered?: (failures: number) => void;
+  /** Delay before a failed commit is tried again, doubling with each failure in a row. Default 1000 ms. */
   retryMs?: number;
+  /** Longest delay between tries of a failed commit. Default 30 s. */
+  maxRetryMs?: number;
   /**
    * Asked at each commit: the whole live state as entries (JSON texts), when the file should be
    * rewritten with it instead of appended to (compaction). It must hold every staged change.
@@ -144,6 +155,9 @@ export class Journal {
   #scheduled = false;
   /** A deferred commit's timer: staged entries nothing waits for yet. */
   #deferred: NodeJS.Timeout | undefined;
+  /** Commits that failed in a row (0: the last one succeeded), and the one timer that tries again. */
+  #failures = 0;
+  #retry: NodeJS.Timeout | undefined;
   #closed = false;
 
   /** `validBytes`: how much of the existing file is good (from readJournal); anything after it is cut. */
@@ -161,6 +175,11 @@ export class Journal {
   /** Entries staged and not yet committed. */
   get staged(): number {
     return this.#staged.length;
+  }
+
+  /** Commits that failed in a row: 0 when the last one succeeded (or none was needed). */
+  get failures(): number {
+    return this.#failures;
   }
 
   /** Stages one entry (JSON text); returns its sequence number. The commit follows this round of events. */
@@ -199,14 +218,14 @@ export class Journal {
     if (this.#staged.length === 0) return true;
     const whole = this.#o.compact?.();
     if (whole !== undefined) return this.rewrite(whole);
-    const text = this.#staged.join('');
+    const text = Buffer.from(this.#staged.join(''), 'utf8');
     const ok = this.#timed(() => {
       const fd = this.#open();
-      writeSync(fd, text);
+      writeFully(fd, text);
       fdatasyncSync(fd);
     });
     if (!ok) return false;
-    this.#size += Buffer.byteLength(text);
+    this.#size += text.length;
     this.#staged = [];
     this.#durable(this.#stagedSeq);
     return true;
@@ -218,12 +237,12 @@ export class Journal {
    * crash at any point leaves the old journal or the new one, each complete. Used to compact.
    */
   rewrite(lines: readonly string[]): boolean {
-    const text = lines.map(encodeEntry).join('');
+    const text = Buffer.from(lines.map(encodeEntry).join(''), 'utf8');
     const tmp = `${this.path}.tmp`;
     const ok = this.#timed(() => {
       const fd = openSync(tmp, 'w', 0o600);
       try {
-        writeSync(fd, text);
+        writeFully(fd, text);
         fsyncSync(fd);
       } finally {
         closeSync(fd);
@@ -234,7 +253,7 @@ export class Journal {
       this.#fd = undefined;
     });
     if (!ok) return false;
-    this.#size = Buffer.byteLength(text);
+    this.#size = text.length;
     this.#staged = [];
     this.#o.onRewritten?.();
     this.#durable(this.#stagedSeq);
@@ -246,6 +265,8 @@ export class Journal {
     if (this.#closed) return;
     this.commit();
     this.#closed = true;
+    if (this.#retry !== undefined) clearTimeout(this.#retry);
+    this.#retry = undefined;
     this.#waiters = [];
     if (this.#fd !== undefined) closeSync(this.#fd);
     this.#fd = undefined;
@@ -268,21 +289,42 @@ export class Journal {
     try {
       write();
       i?.onWrite(i.now() - start, true);
-      return true;
     } catch (e) {
       i?.onWrite(i.now() - start, false);
-      this.#o.onError?.(e as Error);
       if (this.#fd !== undefined) {
         try {
           closeSync(this.#fd);
         } catch {
-          // Already unusable; the next commit opens the file again.
+          // Already unusable; the next commit opens the file again (and cuts what this one wrote).
         }
         this.#fd = undefined;
       }
-      if (!this.#closed) setTimeout(() => this.#flushScheduled(), this.#o.retryMs ?? 1_000).unref();
+      this.#failures++;
+      this.#armRetry();
+      this.#o.onError?.(e as Error, this.#failures);
       return false;
     }
+    if (this.#retry !== undefined) clearTimeout(this.#retry);
+    this.#retry = undefined;
+    if (this.#failures > 0) {
+      const failures = this.#failures;
+      this.#failures = 0;
+      this.#o.onRecovered?.(failures);
+    }
+    return true;
+  }
+
+  /** One timer tries a failed commit again, later after each failure in a row. */
+  #armRetry(): void {
+    if (this.#closed) return;
+    if (this.#retry !== undefined) clearTimeout(this.#retry);
+    const first = this.#o.retryMs ?? 1_000;
+    const delay = Math.min(this.#o.maxRetryMs ?? 30_000, first * 2 ** Math.min(this.#failures - 1, 20));
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      if (!this.#closed) this.commit();
+    }, delay);
+    this.#retry.unref();
   }
 
   #durable(seq: number): void {
@@ -294,14 +336,15 @@ export class Journal {
   }
 
   #schedule(): void {
-    if (this.#scheduled) return;
+    // A failed commit is tried again by its timer (or commit()): new entries join it.
+    if (this.#scheduled || this.#retry !== undefined) return;
     this.#scheduled = true;
     (this.#o.schedule ?? setImmediate)(() => this.#flushScheduled());
   }
 
   #flushScheduled(): void {
     this.#scheduled = false;
-    if (this.#closed) return;
+    if (this.#closed || this.#retry !== undefined) return;
     const deferMs = this.#o.deferMs ?? 0;
     if (deferMs > 0 && this.#waiters.length === 0 && this.#staged.length > 0) {
       // Bounded from the first deferred round: later rounds join it, they do not push it back.
@@ -318,5 +361,18 @@ export class Journal {
     if (this.#deferred === undefined) return;
     clearTimeout(this.#deferred);
     this.#deferred = undefined;
+  }
+}
+
+/**
+ * Writes all of `data`: a write(2) cut short (the disk filled up under it) is followed by
+ * another for the rest, which says why it cannot go on (ENOSPC, EDQUOT) by throwing.
+ */
+function writeFully(fd: number, data: Buffer): void {
+  let done = 0;
+  while (done < data.length) {
+    const n = writeSync(fd, data, done, data.length - done);
+    if (n <= 0) throw Object.assign(new Error(`write returned ${n} after ${done} of ${data.length} bytes`), { code: 'EIO' });
+    done += n;
   }
 }

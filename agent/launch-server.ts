@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { LineBuffer } from '../shared/lines.js';
 import type { Logger } from '../shared/log.js';
 import { launcherEnv, launcherPath, procStartTime, spawnLauncher, type Launched, type LauncherGone, type LaunchSpec } from './launcher.js';
+import { parseLauncherReport, type LauncherReport } from './termination.js';
 
 /** Encodes one request: a u32 little-endian length, then NUL-terminated fields. Pure. */
 export function encodeLaunchRequest(id: string, spec: LaunchSpec): Buffer {
@@ -30,6 +31,12 @@ interface Pending {
   launcherPid: number | undefined;
 }
 
+/** A launcher of the current server: how to tell its watcher it ended, and the end it reported (its `T` line), if any. */
+interface Live {
+  done: (how: LauncherGone) => void;
+  report: LauncherReport | undefined;
+}
+
 export class LaunchServer {
   readonly #binary: string;
   readonly #log: Logger;
@@ -37,8 +44,8 @@ export class LaunchServer {
   readonly #lines = new LineBuffer();
   #nextId = 1;
   readonly #pending = new Map<string, Pending>();
-  /** Launchers started through the current server, by pid: how to tell their watcher they ended. */
-  readonly #live = new Map<number, (how: LauncherGone) => void>();
+  /** Launchers started through the current server, by pid. */
+  readonly #live = new Map<number, Live>();
   #closed = false;
 
   constructor(log: Logger, binary: string = launcherPath()) {
@@ -122,14 +129,25 @@ export class LaunchServer {
         this.#pending.delete(a ?? '');
         const launcherPid = Number(b);
         const taskPid = Number(c);
+        const live: Live = { done: () => {}, report: undefined };
         p.resolve({
           ok: true,
           launcherPid,
           // The launcher says its own start time; read here only if it could not.
           startTime: d !== undefined && /^[0-9]+$/.test(d) ? d : (procStartTime(launcherPid) ?? ''),
           taskPid: Number.isInteger(taskPid) && taskPid > 0 ? taskPid : undefined,
-          ended: new Promise((done) => this.#live.set(launcherPid, done)),
+          ended: new Promise((done) => {
+            live.done = done;
+            this.#live.set(launcherPid, live);
+          }),
+          report: () => live.report,
         });
+        return;
+      }
+      case 'T': {
+        // The end a launcher could not record (before its E: it writes this, then exits).
+        const live = this.#live.get(Number(a));
+        if (live !== undefined) live.report = parseLauncherReport(line.slice(line.indexOf(' ', 2) + 1));
         return;
       }
       case 'F': {
@@ -141,7 +159,7 @@ export class LaunchServer {
       }
       case 'E': {
         const pid = Number(a);
-        this.#live.get(pid)?.('exited');
+        this.#live.get(pid)?.done('exited');
         this.#live.delete(pid);
         // A launcher that ended before it reported the task (or why not): its launch failed. It
         // reports the task the moment after forking it, so a task left behind is all but impossible.
@@ -162,12 +180,15 @@ export class LaunchServer {
     this.#child = undefined;
     this.#lines.reset();
     if (!this.#closed) this.#log.warn('launch server exited; its launchers are watched through /proc', { code, signal, launchers: this.#live.size });
-    for (const done of this.#live.values()) done('lost');
+    for (const live of this.#live.values()) live.done('lost');
     this.#live.clear();
+    // Its launchers hold the reply pipe open until they end (to report an end they could not
+    // record): no longer read, so it keeps nothing alive.
+    child.stdout?.destroy();
     for (const p of this.#pending.values()) {
       // A launcher forked but not yet heard from runs on, not ours to wait for: watched through /proc.
       if (p.launcherPid !== undefined) {
-        p.resolve({ ok: true, launcherPid: p.launcherPid, startTime: procStartTime(p.launcherPid) ?? '', taskPid: undefined, ended: Promise.resolve('lost') });
+        p.resolve({ ok: true, launcherPid: p.launcherPid, startTime: procStartTime(p.launcherPid) ?? '', taskPid: undefined, ended: Promise.resolve('lost'), report: () => undefined });
       } else {
         p.resolve({ ok: false, error: 'the launch server exited before starting the launcher' });
       }

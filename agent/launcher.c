@@ -8,7 +8,10 @@
  * reports the task's pid to the agent, waits for it, and writes how it ended to STATUS_FILE as
  * one JSON object ({"pid":N,"exit_code":C} or {"pid":N,"signal":S,"core_dumped":B}),
  * durably: over the blank file it made once the task was forked, in place, fdatasync'd (or,
- * without that file, tmp + rename, fsync'd). In the server's form the task opens its sandbox's
+ * without that file, tmp + rename, fsync'd). When that cannot be done (a full disk), it tells
+ * the agent the end instead, on the channel it reported the pid on, which it keeps open until
+ * then: "T LAUNCHER_PID JSON", the JSON with "errno" and "error" (strerror) of the write that
+ * failed. The agent, if it is still there, learns the true end all the same. In the server's form the task opens its sandbox's
  * stdout and stderr itself, after its pid was reported. With DRYDOCK_TASK_NICE in its environment (which the task does
  * not inherit), the task runs at that nice value.
  *
@@ -32,6 +35,8 @@
  *                                                   the task was forked (by the launcher, which
  *                                                   adds its own start time when it can read it)
  *                      "F ID MESSAGE"               the launcher could not start the task
+ *                      "T LAUNCHER_PID JSON"        the task's end, which the launcher could not
+ *                                                   record in its status file (before its E)
  *                      "E LAUNCHER_PID STATUS"      a launcher ended (reaped by the server)
  *
  * The server keeps one launcher forked ahead (the spare, below): a request is handed to it, and
@@ -59,6 +64,16 @@
  *
  * A group of 1 or less, the signaller's own group, or a signal outside 1..64 makes the line
  * malformed. It exits when its stdin closes.
+ *
+ *   drydock-launch --pdeathsig SIGNAL PARENT_PID PROGRAM [ARG...]
+ *
+ * Not the agent's: the local cluster's (scripts/cluster.ts), so that its daemons stop when the
+ * cluster process dies, even of SIGKILL, which it cannot catch. It asks the kernel for SIGNAL
+ * (a number) at the death of its parent (prctl PR_SET_PDEATHSIG, kept across execve) and then
+ * becomes PROGRAM (looked up in PATH) with argv PROGRAM ARG..., under the same pid. Node has no
+ * way to make that call itself, and a binary already built for every agent makes it without a
+ * process or a pipe per daemon. A parent already gone (its pid is no longer PARENT_PID) starts
+ * nothing: exit 1.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +86,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -87,16 +103,52 @@ static int task_nice = 0;
 /* The size of the blank exit file the agent makes for a launcher (agent/launcher.ts: EXIT_FILE_SIZE). */
 #define EXIT_FILE_SIZE 256
 
-static void write_all(int fd, const char *buf, size_t len) {
+/* Writes all of buf; 0, or -1 with errno set (a write cut short by a full disk says why on the next). */
+static int write_all(int fd, const char *buf, size_t len) {
   while (len > 0) {
     ssize_t n = write(fd, buf, len);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return;
+      return -1;
+    }
+    if (n == 0) {
+      errno = EIO;
+      return -1;
     }
     buf += n;
     len -= (size_t)n;
   }
+  return 0;
+}
+
+/*
+ * Writes the end (`json`, `len` bytes with its newline) to the status file durably: over the
+ * blank file in place, else aside and renamed into place. 0, or the errno of what failed (the
+ * file then holds no end: a blank, a torn or an empty one reads as none).
+ */
+static int record_end(const char *status_file, const char *json, int len) {
+  int fd = len < EXIT_FILE_SIZE ? open(status_file, O_WRONLY | O_CLOEXEC) : -1;
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size == EXIT_FILE_SIZE) {
+    /* Written over blocks the blank already holds: this needs no new space. */
+    int err = 0;
+    errno = 0;
+    if (pwrite(fd, json, (size_t)len, 0) != len) err = errno != 0 ? errno : ENOSPC;
+    else if (fdatasync(fd) < 0) err = errno;
+    close(fd);
+    return err;
+  }
+  if (fd >= 0) close(fd);
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", status_file);
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int err = 0;
+  if (write_all(fd, json, (size_t)len) < 0 || fsync(fd) < 0) err = errno;
+  close(fd);
+  if (err == 0 && rename(tmp, status_file) < 0) err = errno;
+  if (err != 0) unlink(tmp);
+  return err;
 }
 
 /*
@@ -168,15 +220,16 @@ static int run_launcher(const char *status_file, const char *program, char **tas
 
   char line[256];
   int len = snprintf(line, sizeof line, "%s%d%s\n", report_prefix, (int)child, report_suffix);
-  write_all(report_fd, line, (size_t)len);
-  close(report_fd);
+  (void)write_all(report_fd, line, (size_t)len);
+  /* report_fd stays open: should the end not reach the status file, the agent hears it here. */
 
   /* The blank exit file the end is later written over (see below), made now that nothing waits. */
   int blank = open(status_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (blank >= 0) {
     char spaces[EXIT_FILE_SIZE];
     memset(spaces, ' ', sizeof spaces);
-    write_all(blank, spaces, sizeof spaces);
+    /* Cut short by a full disk, the file is no blank: the end then goes aside and is renamed. */
+    (void)write_all(blank, spaces, sizeof spaces);
     close(blank);
   }
 
@@ -184,6 +237,7 @@ static int run_launcher(const char *status_file, const char *program, char **tas
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) {
       perror("drydock-launch: waitpid");
+      close(report_fd);
       return 1;
     }
   }
@@ -205,34 +259,22 @@ static int run_launcher(const char *status_file, const char *program, char **tas
    * and fdatasync'd, a data write only (no file to create, no name to change). Otherwise (it
    * could not be made, or was there before) the end is written aside and renamed into place.
    */
-  int fd = len < EXIT_FILE_SIZE ? open(status_file, O_WRONLY | O_CLOEXEC) : -1;
-  struct stat st;
-  if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size == EXIT_FILE_SIZE) {
-    if (pwrite(fd, json, (size_t)len, 0) != len) {
-      perror("drydock-launch: write status file");
-      close(fd);
-      return 1;
-    }
-    fdatasync(fd);
-    close(fd);
+  int err = record_end(status_file, json, len);
+  if (err == 0) {
+    close(report_fd);
     return 0;
   }
-  if (fd >= 0) close(fd);
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", status_file);
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    perror("drydock-launch: open status file");
-    return 1;
-  }
-  write_all(fd, json, (size_t)len);
-  fsync(fd);
-  close(fd);
-  if (rename(tmp, status_file) < 0) {
-    perror("drydock-launch: rename status file");
-    return 1;
-  }
-  return 0;
+  /*
+   * Not recorded: the agent is told the end on the report channel instead (one write, the JSON
+   * with why), so that it still reports how the task ended. An agent gone meanwhile (EPIPE, the
+   * signal is ignored) finds no end at all, and says so.
+   */
+  fprintf(stderr, "drydock-launch: cannot record how task %d ended in %s: %s\n", (int)child, status_file, strerror(err));
+  char report[512];
+  int rlen = snprintf(report, sizeof report, "T %d %.*s,\"errno\":%d,\"error\":\"%s\"}\n", (int)getpid(), len - 2, json, err, strerror(err));
+  if (rlen > 0 && (size_t)rlen < sizeof report) (void)write_all(report_fd, report, (size_t)rlen);
+  close(report_fd);
+  return 3;
 }
 
 /* A reply line of the server or of one of its launchers: one write, so lines never interleave. */
@@ -248,7 +290,7 @@ static void reply(int fd, const char *fmt, ...) {
   /* A message may not break the line protocol. */
   for (int i = 0; i < len; i++) if (line[i] == '\n') line[i] = ' ';
   line[len++] = '\n';
-  write_all(fd, line, (size_t)len);
+  (void)write_all(fd, line, (size_t)len);
 }
 
 /* The next NUL-terminated field of a request, or NULL when the request has no more. */
@@ -654,6 +696,35 @@ static int signaller(void) {
   }
 }
 
+/* drydock-launch --pdeathsig: see the header. Returns only when it could not become PROGRAM. */
+static int pdeathsig_exec(const char *sig_text, const char *parent_text, char **program_argv) {
+  char *end = NULL;
+  errno = 0;
+  long sig = strtol(sig_text, &end, 10);
+  if (end == sig_text || *end != '\0' || errno != 0 || sig < 1 || sig > 64) {
+    fprintf(stderr, "drydock-launch: --pdeathsig: bad signal number '%s'\n", sig_text);
+    return 2;
+  }
+  errno = 0;
+  long parent = strtol(parent_text, &end, 10);
+  if (end == parent_text || *end != '\0' || errno != 0 || parent <= 1 || parent > 0x3fffffff) {
+    fprintf(stderr, "drydock-launch: --pdeathsig: bad parent pid '%s'\n", parent_text);
+    return 2;
+  }
+  if (prctl(PR_SET_PDEATHSIG, sig) != 0) {
+    perror("drydock-launch: prctl(PR_SET_PDEATHSIG)");
+    return 1;
+  }
+  /* Asked after the prctl: a parent that died before it would send nothing, and is seen here. */
+  if (getppid() != (pid_t)parent) {
+    fprintf(stderr, "drydock-launch: --pdeathsig: the parent %ld is gone; not starting %s\n", parent, program_argv[0]);
+    return 1;
+  }
+  execvp(program_argv[0], program_argv);
+  fprintf(stderr, "drydock-launch: cannot execute '%s': %s\n", program_argv[0], strerror(errno));
+  return 127;
+}
+
 int main(int argc, char **argv) {
   /* Read, then kept out of every task's environment. */
   const char *nice_text = getenv("DRYDOCK_TASK_NICE");
@@ -668,8 +739,10 @@ int main(int argc, char **argv) {
   }
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) return serve();
   if (argc == 2 && strcmp(argv[1], "--signal") == 0) return signaller();
-  if (argc < 4) {
-    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n       drydock-launch --signal\n");
+  int pdeathsig = argc >= 2 && strcmp(argv[1], "--pdeathsig") == 0;
+  if (pdeathsig && argc >= 5) return pdeathsig_exec(argv[2], argv[3], &argv[4]);
+  if (argc < 4 || pdeathsig) {
+    fprintf(stderr, "usage: drydock-launch STATUS_FILE PROGRAM ARGV0 [ARG...]\n       drydock-launch --serve\n       drydock-launch --signal\n       drydock-launch --pdeathsig SIGNAL PARENT_PID PROGRAM [ARG...]\n");
     return 2;
   }
   return run_launcher(argv[1], argv[2], &argv[3], 3, "", "", NULL, NULL);

@@ -1,7 +1,8 @@
 /**
  * The agent's side of drydock-launch (agent/launcher.c): where the binary is, starting it in a
- * session of its own, reading the task pid it reports on fd 3, reading the status file it leaves,
- * and telling a live launcher from a dead one or from a stranger that reused its pid.
+ * session of its own, reading the task pid it reports on fd 3 (and, when it cannot record the
+ * task's end in its status file, the end itself on the same pipe), reading the status file it
+ * leaves, and telling a live launcher from a dead one or from a stranger that reused its pid.
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,7 +10,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSyn
 import { getPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
-import type { LauncherEnd } from './termination.js';
+import { parseLauncherReport, type LauncherEnd, type LauncherReport } from './termination.js';
 
 /**
  * The launcher binary. From dist/agent/*.js it sits next to the module; when the agent runs from
@@ -35,15 +36,19 @@ export interface LaunchSpec {
 }
 
 export type LaunchResult =
-  | { ok: true; child: ChildProcess; launcherPid: number; startTime: string; taskPid: Promise<number | undefined> }
+  | { ok: true; child: ChildProcess; launcherPid: number; startTime: string; taskPid: Promise<number | undefined>; report: () => LauncherReport | undefined; reported: Promise<void> }
   | { ok: false; error: string };
 
 /** How a launcher stopped being watched: it `exited`, or it was `lost` (no longer this process's to reap; watch it through /proc). */
 export type LauncherGone = 'exited' | 'lost';
 
-/** A launcher started (with its task's pid once it reported one), or why not. */
+/**
+ * A launcher started (with its task's pid once it reported one), or why not. Once `ended` says
+ * 'exited', `report()` is the end the launcher reported because it could not record it in its
+ * status file (undefined when it recorded it, or said nothing).
+ */
 export type Launched =
-  | { ok: true; launcherPid: number; startTime: string; taskPid: number | undefined; ended: Promise<LauncherGone> }
+  | { ok: true; launcherPid: number; startTime: string; taskPid: number | undefined; ended: Promise<LauncherGone>; report: () => LauncherReport | undefined }
   | { ok: false; error: string };
 
 /**
@@ -53,10 +58,12 @@ export type Launched =
 export async function spawnLauncher(spec: LaunchSpec, binary: string = launcherPath()): Promise<Launched> {
   const r = startLauncher(spec, binary);
   if (!r.ok) return r;
-  const ended = new Promise<LauncherGone>((resolve) => r.child.once('exit', () => resolve('exited')));
+  // Ended once it exited and its pipe is read to the end (a report comes before its exit).
+  const exited = new Promise<void>((resolve) => r.child.once('exit', () => resolve()));
+  const ended = Promise.all([exited, r.reported]).then((): LauncherGone => 'exited');
   r.child.on('error', () => {});
   const taskPid = await r.taskPid;
-  return { ok: true, launcherPid: r.launcherPid, startTime: r.startTime, taskPid, ended };
+  return { ok: true, launcherPid: r.launcherPid, startTime: r.startTime, taskPid, ended, report: r.report };
 }
 
 /**
@@ -103,8 +110,8 @@ export function startLauncher(spec: LaunchSpec, binary: string = launcherPath())
       return { ok: false, error: `cannot start the launcher '${binary}'` };
     }
     const launcherPid = child.pid;
-    const taskPid = readPid(child.stdio[3] as Readable | null | undefined);
-    return { ok: true, child, launcherPid, startTime: procStartTime(launcherPid) ?? '', taskPid };
+    const channel = readChannel(child.stdio[3] as Readable | null | undefined);
+    return { ok: true, child, launcherPid, startTime: procStartTime(launcherPid) ?? '', taskPid: channel.pid, report: channel.report, reported: channel.closed };
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   } finally {
@@ -114,27 +121,46 @@ export function startLauncher(spec: LaunchSpec, binary: string = launcherPath())
   }
 }
 
-function readPid(stream: Readable | null | undefined): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    if (stream === null || stream === undefined) return resolve(undefined);
+/**
+ * A launcher's fd 3: its first line is the task's pid; a later `T LAUNCHER_PID JSON` line is the
+ * end it could not record. Held open until the launcher closes it, without keeping the agent's
+ * process alive.
+ */
+function readChannel(stream: Readable | null | undefined): { pid: Promise<number | undefined>; report: () => LauncherReport | undefined; closed: Promise<void> } {
+  let report: LauncherReport | undefined;
+  if (stream === null || stream === undefined) return { pid: Promise.resolve(undefined), report: () => undefined, closed: Promise.resolve() };
+  let resolvePid: (pid: number | undefined) => void = () => {};
+  const pid = new Promise<number | undefined>((r) => (resolvePid = r));
+  const closed = new Promise<void>((resolve) => {
     let buf = '';
-    const done = (pid: number | undefined): void => {
+    let lines = 0;
+    const done = (): void => {
+      resolvePid(undefined);
       stream.removeAllListeners('data');
       stream.destroy();
-      resolve(pid);
+      resolve();
     };
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
       buf += chunk;
-      const nl = buf.indexOf('\n');
-      if (nl !== -1) {
-        const pid = Number(buf.slice(0, nl));
-        done(Number.isInteger(pid) && pid > 0 ? pid : undefined);
+      for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (lines++ === 0) {
+          const n = Number(line);
+          resolvePid(Number.isInteger(n) && n > 0 ? n : undefined);
+        } else if (line.startsWith('T ')) {
+          report = parseLauncherReport(line.slice(line.indexOf(' ', 2) + 1));
+        }
       }
+      // A launcher says two short lines at most: anything longer is not one.
+      if (buf.length > 4096) done();
     });
-    stream.on('error', () => done(undefined));
-    stream.on('end', () => done(undefined));
+    stream.on('error', done);
+    stream.on('end', done);
   });
+  (stream as Readable & { unref?: () => void }).unref?.();
+  return { pid, report: () => report, closed };
 }
 
 /** Every process id in /proc (none when /proc cannot be read). */

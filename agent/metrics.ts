@@ -35,6 +35,15 @@ export interface AgentFacts {
   readonly resources: readonly Resource[];
   /** The session with the master is registered. */
   readonly registered: boolean;
+  /** Disk pressure now, and the last figures of each filesystem the agent watches (agent/disk-watch.ts). */
+  readonly disk?: { readonly pressure: boolean; readonly readings: readonly DiskFigures[] } | undefined;
+}
+
+/** One watched filesystem's figures, by the directory it was read at: `work_dir` or `sandboxes`. */
+export interface DiskFigures {
+  readonly dir: string;
+  readonly freeBytes: number;
+  readonly freeInodes: number;
 }
 
 
@@ -48,6 +57,8 @@ export interface AgentSummary {
   pendingUpdates: number;
   resources: Record<ResourceName, ResourceUse>;
   registered: boolean;
+  diskPressure: boolean;
+  disks: DiskFigures[];
 }
 
 function round3(n: number): number {
@@ -71,7 +82,7 @@ export function summarizeAgent(f: AgentFacts): AgentSummary {
   }
   // Sums of doubles (0.1 + 0.2): round to what a resource can be written as.
   for (const name of RESOURCE_NAMES) resources[name].used = round3(resources[name].used);
-  return { tasks, executorsRunning, pendingUpdates, resources, registered: f.registered };
+  return { tasks, executorsRunning, pendingUpdates, resources, registered: f.registered, diskPressure: f.disk?.pressure === true, disks: [...(f.disk?.readings ?? [])] };
 }
 
 /** What the process counted, and what it knows of its host, for the snapshot. */
@@ -136,6 +147,7 @@ export function agentSnapshot(s: AgentSummary, p: AgentProcessFacts): Record<str
     'drydock/master_registrations': p.registrations,
     'drydock/master_disconnections': p.disconnections,
     'drydock/master_messages_refused': p.refusedMessages,
+    'drydock/disk_pressure': s.diskPressure ? 1 : 0,
   };
   for (const [key, state] of TASK_GAUGES) v[`slave/tasks_${key}`] = s.tasks[state];
   for (const [key, states] of TASK_COUNTERS) v[`slave/tasks_${key}`] = states.reduce((n, st) => n + (p.terminalTasks[st] ?? 0), 0);
@@ -147,7 +159,7 @@ export function agentSnapshot(s: AgentSummary, p: AgentProcessFacts): Record<str
 /** Checkpoint write buckets (s): an fsync on an SSD is under a millisecond, on a busy disk tens to hundreds. */
 const WRITE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-const LAUNCH_FAILURES: readonly LaunchFailure[] = ['duplicate', 'draining', 'invalid', 'launcher'];
+const LAUNCH_FAILURES: readonly LaunchFailure[] = ['duplicate', 'draining', 'invalid', 'launcher', 'disk_pressure'];
 
 /** What the agent tells the metrics about its session with the master. */
 export interface MasterSessionInstruments {
@@ -208,11 +220,18 @@ export class AgentMetrics {
     gauge('resource_used', 'Scalar resources held by tasks not yet terminal.', ['resource'], (g, s) => {
       for (const name of RESOURCE_NAMES) g.set({ resource: name }, s.resources[name].used);
     });
+    gauge('disk_pressure', '1 while the agent is short of disk (free space or inodes below --disk_pressure_*, or a write failed for want of space): launches are refused and the master does not offer the agent. Its log says why.', [], (g, s) => g.set(s.diskPressure ? 1 : 0));
+    gauge('disk_free_bytes', 'Free bytes (for an unprivileged writer) of the filesystems the agent writes to, as last read: dir="work_dir" (the checkpoint), dir="sandboxes".', ['dir'], (g, s) => {
+      for (const d of s.disks) g.set({ dir: d.dir }, d.freeBytes);
+    });
+    gauge('disk_free_inodes', 'Free inodes of the filesystems the agent writes to, as last read (dir as drydock_agent_disk_free_bytes).', ['dir'], (g, s) => {
+      for (const d of s.disks) g.set({ dir: d.dir }, d.freeInodes);
+    });
 
     const launches = new Counter({ name: `${p}task_launches_total`, help: 'Task process groups started.', registers });
     const launchFailures = new Counter({
       name: `${p}task_launch_failures_total`,
-      help: 'RUN_TASKs that started no process, by reason: duplicate (task id in use), draining (agent draining), invalid (TASK_ERROR), launcher (the launcher could not start it).',
+      help: 'RUN_TASKs that started no process, by reason: duplicate (task id in use), draining (agent draining), invalid (TASK_ERROR), launcher (the launcher could not start it), disk_pressure (refused: the agent is short of disk, or could not write the task\'s checkpoint or sandbox).',
       labelNames: ['reason'],
       registers,
     });

@@ -5,8 +5,9 @@
  * (shared/acls.ts) and the view rules (shared/visibility.ts) are the master's own code; this
  * module only knows the agent's two realms and writes its audit lines.
  *
- * Realms as Mesos names them: `mesos-agent-readonly` (GET_* calls, `/metrics`) and
- * `mesos-agent-readwrite` (every call that may change state). Presented credentials are always
+ * Realms as Mesos names them: `mesos-agent-readonly` (GET_* calls, LIST_FILES, READ_FILE, and
+ * every GET endpoint: `/state`, `/files/*`, `/metrics`...) and `mesos-agent-readwrite` (every call
+ * that may change state). Presented credentials are always
  * checked: a wrong secret is a 401 even where none are required, as on the master.
  */
 
@@ -62,6 +63,11 @@ export class AgentSecurity {
     if (a.ok) return { ok: true, caller: new Caller(this.authorizer, a.principal) };
     this.#log?.info('authentication refused', { realm, reason: a.reason });
     return { ok: false, error: fail('UNAUTHORIZED'), headers: { 'WWW-Authenticate': basicChallenge(realm) } };
+  }
+
+  /** The caller of a way that asks for no credentials (the health probes): anonymous, decided by the ACLs as such. */
+  anonymous(): Caller {
+    return new Caller(this.authorizer, undefined);
   }
 
   /** Writes the audit line of a call that may change state once its answer is sent. */

@@ -93,8 +93,8 @@ export class Session {
    * rule 5).
    */
   #highestEpoch = 0n;
-  /** The master of this session understands REFUSED (REGISTERED listed it). */
-  #masterTakesRefusals = false;
+  /** The agent messages beyond REGISTER and STATUS_UPDATE the master of this session understands (REGISTERED's capabilities). */
+  #masterCapabilities: readonly string[] = [];
   /** Digests of the refused messages already logged at error level, oldest first (bounded). */
   readonly #refusalsLogged = new Set<string>();
 
@@ -108,6 +108,11 @@ export class Session {
     return this.#state;
   }
 
+  /** The master this session talks to (or last tried), `host:port`: the leader once detection found it. */
+  get master(): string {
+    return this.#address;
+  }
+
   get url(): string {
     return `${this.#o.transport?.tls === true ? 'wss' : 'ws'}://${this.#address}${AGENT_SESSION_PATH}`;
   }
@@ -116,6 +121,11 @@ export class Session {
   start(): void {
     if (this.#state !== 'idle') return;
     this.#scheduleConnect();
+  }
+
+  /** Does the master of this session understand this agent message (REFUSED, CONDITIONS)? A master that predates it closes a session on it. */
+  masterTakes(type: string): boolean {
+    return this.#masterCapabilities.includes(type);
   }
 
   /** Sends a message if registered; false otherwise (the caller keeps it and retries later). */
@@ -273,7 +283,7 @@ export class Session {
         this.#attempt = 0;
         this.#livenessMs = msg.ping_interval_ms * msg.max_ping_timeouts;
         this.#pingIntervalMs = msg.ping_interval_ms;
-        this.#masterTakesRefusals = msg.capabilities?.includes('REFUSED') === true;
+        this.#masterCapabilities = msg.capabilities ?? [];
         // The owner persists the id before `registered` is logged: a crash right after the log
         // line must still come back with this id. A failed write drops the session.
         try {
@@ -326,7 +336,7 @@ export class Session {
       if (this.#refusalsLogged.size >= REFUSALS_REMEMBERED) this.#refusalsLogged.delete(this.#refusalsLogged.values().next().value as string);
       this.#refusalsLogged.add(refusal.digest);
     }
-    const told = this.#state === 'registered' && this.#masterTakesRefusals;
+    const told = this.#state === 'registered' && this.masterTakes('REFUSED');
     const fields = { type: refusal.type, id: refusal.id, digest: refusal.digest, reason: refusal.reason, master: this.#address, toldMaster: told };
     if (first) this.#o.log.error('master message refused', fields);
     else this.#o.log.debug('master message refused again', fields);

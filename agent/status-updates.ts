@@ -163,6 +163,12 @@ export interface QueuedTask {
   held: TaskStatus | undefined;
   /** The task's check and health check, if it has either. */
   readonly checking: CheckResults | undefined;
+  /**
+   * A task refused before anything of it was durable (disk pressure, its first commit failed):
+   * kept in memory only, its refusal sent and resent without a commit. Nothing was started, so
+   * no update of it depends on the disk; an agent restarted meanwhile simply does not know it.
+   */
+  readonly volatile: boolean;
 }
 
 /** What the queue needs of the agent. */
@@ -194,9 +200,9 @@ export class TaskUpdates {
     this.#o = options;
   }
 
-  /** Stages the task's record in the checkpoint (every change to a task, an update's or not); returns the change's number. */
+  /** Stages the task's record in the checkpoint (every change to a task, an update's or not); returns the change's number. A volatile task's is 0, durable already. */
   write(t: QueuedTask): number {
-    t.written = this.#o.checkpoint.writeTask(t.record);
+    t.written = t.volatile ? 0 : this.#o.checkpoint.writeTask(t.record);
     return t.written;
   }
 

@@ -11,6 +11,14 @@
  * delivered). Lifecycle of a task: staging → running (pid known) → ended (terminal update
  * queued) → completed (terminal update acknowledged; meta removed, kept in memory only).
  *
+ * Short of disk (agent/disk-watch.ts), it refuses rather than starts: a launch while the agent
+ * is under disk pressure, or one whose first commit (the task with its TASK_STARTING) fails,
+ * ends TASK_FAILED with REASON_CONTAINER_LAUNCH_FAILED and a message that names the cause, and
+ * nothing is started. Such a task was never durable and ran nothing, so its refusal depends on
+ * no commit: it is kept in memory only (volatile), sent and resent until acknowledged, while
+ * every other update still waits for the commit that records it. A task whose end the launcher
+ * could not record (its exit file, on a full disk) ends as the launcher reported it instead.
+ *
  * Every update the task's executor side sends (source SOURCE_EXECUTOR: STARTING, RUNNING,
  * KILLING, the terminal one) of a task with a check carries `check_status`, the latest result
  * (empty before the first, as Mesos); TASK_RUNNING updates carry `healthy` once the health check
@@ -19,7 +27,10 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { getSystemErrorName } from 'node:util';
 import type { Clock, TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/log.js';
 import {
@@ -43,7 +54,9 @@ import type { KillSignal } from './signaller.js';
 import { findLauncher, launcherAlive, procPids, procStat, readLauncherEnd, signalGroup, spawnLauncher, type Launched, type LaunchSpec } from './launcher.js';
 import { TaskUpdates, type StatusUpdateStreams } from './status-updates.js';
 import { taskChecking } from './task-checks.js';
-import { terminalOutcome, type LauncherEnd } from './termination.js';
+import { terminalOutcome, type LauncherEnd, type LauncherReport } from './termination.js';
+import { describeWriteFailure, isSpaceError } from './disk-pressure.js';
+import type { DiskPressure } from '../shared/protocol.js';
 import { ownerOf, type OwnedTask, type TaskLists } from './views.js';
 
 /** How often re-adopted launchers (not our children, so no exit event) are checked. */
@@ -72,6 +85,10 @@ interface Supervised {
   written: number;
   /** A queued update not to be sent yet: TASK_STARTING until the launcher has started. */
   held: TaskStatus | undefined;
+  /** Refused before anything of it was durable: in memory only (status-updates.ts QueuedTask). */
+  volatile: boolean;
+  /** Launched, its record staged, its launcher waiting for that first commit. */
+  awaitingFirstCommit: boolean;
 }
 
 export interface SupervisorOptions {
@@ -89,6 +106,10 @@ export interface SupervisorOptions {
   signal?: (pgid: number, signal: KillSignal) => void;
   /** The drain the agent is carrying out, if any: launches are refused and kill updates carry REASON_AGENT_DRAINING. */
   draining?: () => DrainConfigWire | undefined;
+  /** The agent's disk pressure as of a reading of this turn (agent/disk-watch.ts): launches are refused while there is one. */
+  diskPressure?: () => DiskPressure | undefined;
+  /** A write of the supervisor's failed (a sandbox, a launcher's exit file): the disk watch hears of it. */
+  writeFailed?: (dir: string, e: NodeJS.ErrnoException) => void;
   /** For tests: replaces the probes of checks and health checks. */
   runProbe?: (probe: Probe, ctx: ProbeContext) => ProbeRun;
   /** Where launches, kills and updates are counted (agent/metrics.ts); none: not counted. */
@@ -96,7 +117,7 @@ export interface SupervisorOptions {
 }
 
 /** Why a RUN_TASK did not become a process: its `reason` label in the metrics. */
-export type LaunchFailure = 'duplicate' | 'draining' | 'invalid' | 'launcher';
+export type LaunchFailure = 'duplicate' | 'draining' | 'invalid' | 'launcher' | 'disk_pressure';
 
 /**
  * What the supervisor reports as it happens, for the agent's counters. Every hook is called
@@ -122,6 +143,42 @@ export interface SupervisedFacts {
   readonly pendingUpdates: number;
 }
 
+/**
+ * One task as the Mesos command executor that would run it (a command task's executor id is its
+ * task id): what the agent's `/state`, GET_EXECUTORS, GET_FRAMEWORKS and the sandboxes read.
+ * Plain data (agent/state.ts and agent/sandboxes.ts decide from it).
+ */
+export interface ExecutorFacts {
+  readonly frameworkId: string;
+  /** The FrameworkInfo the task was launched with (checkpointed with it), its id set. */
+  readonly framework: FrameworkInfo;
+  readonly task: TaskInfo;
+  readonly state: TaskState;
+  readonly statuses: readonly TaskStatus[];
+  readonly containerId: string;
+  /** The task's sandbox directory, absolute: `<work_dir>/sandboxes/<framework>/<task>`. */
+  readonly sandbox: string;
+  /** The user it is viewed and accessed as (agent/views.ts ownerOf). */
+  readonly user: string | undefined;
+  /**
+   * `live`: the task has not ended; `terminated`: it ended and its terminal update is not yet
+   * acknowledged (Mesos keeps the executor then, the task among its completed tasks);
+   * `completed`: acknowledged (Mesos' completed executor).
+   */
+  readonly phase: 'live' | 'terminated' | 'completed';
+}
+
+/** A running task with its process group: what the usage answers measure. */
+export interface RunningTask {
+  readonly frameworkId: string;
+  readonly taskId: string;
+  readonly task: TaskInfo;
+  readonly containerId: string;
+  /** The task's pid, which is its process group's id. */
+  readonly pid: number;
+  readonly user: string | undefined;
+}
+
 /** Map key of a task: framework id and task id (task ids are unique per framework only). */
 export function taskKey(frameworkId: string, taskId: string): string {
   return `${frameworkId}\u0000${taskId}`;
@@ -131,8 +188,8 @@ export function taskKey(frameworkId: string, taskId: string): string {
 export class Supervisor {
   readonly #o: SupervisorOptions;
   readonly #tasks = new Map<string, Supervised>();
-  /** Each with the user it is viewed as: its record (and FrameworkInfo) is gone once completed. */
-  readonly #completed: OwnedTask[] = [];
+  /** Each with the user it is viewed as, and as its executor: its record is gone from the checkpoint once completed. */
+  readonly #completed: Array<{ owned: OwnedTask; executor: ExecutorFacts }> = [];
   readonly #completedKeys = new Set<string>();
   readonly #updates: TaskUpdates;
   readonly #kills: KillEscalation;
@@ -195,16 +252,39 @@ export class Supervisor {
       else if (t.record.state === 'TASK_STAGING') pending.push(view);
       else launched.push(view);
     }
-    return { pending_tasks: pending, queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: [...this.#completed] };
+    return { pending_tasks: pending, queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: this.#completed.map((c) => c.owned) };
   }
 
-  /** Running tasks with a known process group, for GET_CONTAINERS; `user` as in taskLists. */
-  running(): Array<{ frameworkId: string; taskId: string; containerId: string; pid: number; user: string | undefined }> {
-    const out: Array<{ frameworkId: string; taskId: string; containerId: string; pid: number; user: string | undefined }> = [];
+  /** Every task as its command executor: those the agent knows (in launch order), then the completed ones kept in memory (oldest first). */
+  executors(): ExecutorFacts[] {
+    const out: ExecutorFacts[] = [];
+    for (const t of this.#tasks.values()) out.push(this.#executor(t.record, isTerminal(t.record.state) ? 'terminated' : 'live'));
+    for (const c of this.#completed) out.push(c.executor);
+    return out;
+  }
+
+  #executor(r: TaskRecord, phase: ExecutorFacts['phase']): ExecutorFacts {
+    return {
+      frameworkId: r.framework_id,
+      framework: { ...r.framework, id: { value: r.framework_id } },
+      task: r.task,
+      state: r.state,
+      statuses: [...r.statuses],
+      containerId: r.container_id,
+      // Absolute, as Mesos' `directory` (a relative --work_dir is the agent's working directory's).
+      sandbox: resolve(r.sandbox),
+      user: ownerOf(r.task, r.framework),
+      phase,
+    };
+  }
+
+  /** Running tasks with a known process group, for GET_CONTAINERS and the usage endpoints; `user` as in taskLists. */
+  running(): RunningTask[] {
+    const out: RunningTask[] = [];
     for (const t of this.#tasks.values()) {
       const r = t.record;
       if (t.phase !== 'ended' && r.task_pid !== undefined) {
-        out.push({ frameworkId: r.framework_id, taskId: r.task.task_id.value, containerId: r.container_id, pid: r.task_pid, user: ownerOf(r.task, r.framework) });
+        out.push({ frameworkId: r.framework_id, taskId: r.task.task_id.value, task: r.task, containerId: r.container_id, pid: r.task_pid, user: ownerOf(r.task, r.framework) });
       }
     }
     return out;
@@ -275,7 +355,7 @@ export class Supervisor {
   recover(records: readonly TaskRecord[]): void {
     for (const record of records) {
       const key = taskKey(record.framework_id, record.task.task_id.value);
-      const t: Supervised = { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0, held: undefined };
+      const t = supervised(key, record);
       this.#tasks.set(key, t);
       const log = { taskId: record.task.task_id.value, frameworkId: record.framework_id };
       if (isTerminal(record.state)) {
@@ -316,7 +396,7 @@ export class Supervisor {
         // The exit file is there if a launcher ran, even one whose pid was never checkpointed.
         const end = readLauncherEnd(this.#o.checkpoint.exitFile(record));
         this.#o.log.info('task ended while the agent was away', { ...log, end });
-        this.#finish(t, end);
+        this.#finish(t, end, end === undefined ? this.#whyNoEnd(record) : undefined);
       }
     }
     this.#schedulePoll();
@@ -359,7 +439,8 @@ export class Supervisor {
         const l = t.record.launcher;
         if (!t.adopted || t.phase === 'ended' || l === undefined) continue;
         if (!launcherAlive(l.pid, l.start_time)) {
-          this.#finish(t, readLauncherEnd(this.#o.checkpoint.exitFile(t.record)));
+          const end = readLauncherEnd(this.#o.checkpoint.exitFile(t.record));
+          this.#finish(t, end, end === undefined ? this.#whyNoEnd(t.record) : undefined);
         }
       }
       this.#schedulePoll();
@@ -394,7 +475,7 @@ export class Supervisor {
       statuses: [],
       pending: [],
     };
-    const t: Supervised = { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0, held: undefined };
+    const t = supervised(key, record);
     this.#tasks.set(key, t);
 
     if (drain !== undefined) {
@@ -404,6 +485,12 @@ export class Supervisor {
       this.#o.log.warn('task refused: agent is draining', log);
       this.#updates.update(t, state, 'Task was received while agent was already draining', 'REASON_AGENT_DRAINING', 'SOURCE_AGENT');
       this.#o.instruments?.onLaunchFailure('draining');
+      return;
+    }
+    // Refused rather than started: nothing of it is written, nothing runs.
+    const pressure = this.#o.diskPressure?.();
+    if (pressure !== undefined) {
+      this.#refuse(t, `Task not started: the agent is under disk pressure: ${pressure.message}`);
       return;
     }
 
@@ -444,7 +531,11 @@ export class Supervisor {
     try {
       cp.prepareExits();
     } catch (e) {
-      this.#launchFailed(t, (e as Error).message);
+      const err = e as NodeJS.ErrnoException;
+      if (isSpaceError(err.code)) {
+        this.#o.writeFailed?.(cp.metaDir, err);
+        this.#refuse(t, `Task not started: ${describeWriteFailure({ path: cp.metaDir, code: err.code, message: err.message })}`);
+      } else this.#launchFailed(t, err.message);
       return;
     }
     // The task, with its TASK_STARTING and its TASK_RUNNING to be, is on disk before its
@@ -454,13 +545,52 @@ export class Supervisor {
     record.running = this.#updates.make(t, 'TASK_RUNNING');
     const starting = this.#updates.queue(t, 'TASK_STARTING');
     t.held = starting;
+    t.awaitingFirstCommit = true;
     // The sandbox is made on the thread pool while the commit is under way (a directory costs the
     // filesystem about as much as the commit's fdatasync). Its output files and the exit file are
     // the launcher's to make, once the task is forked.
     const sandbox = makeSandbox(record.sandbox);
     this.#o.checkpoint.after(t.written, () => {
-      void sandbox.then((error) => (error === undefined ? this.#start(t, spec, starting) : this.#launched(t, { ok: false, error }, starting)));
+      t.awaitingFirstCommit = false;
+      // Refused meanwhile (its first commit failed): it was written at last, with its forgetting.
+      if (t.volatile || this.#tasks.get(t.key) !== t) return;
+      void sandbox.then((error) => {
+        if (error === undefined) return this.#start(t, spec, starting);
+        if (!isSpaceError(error.code)) return this.#launched(t, { ok: false, error: error.message }, starting);
+        const dir = dirname(dirname(record.sandbox));
+        this.#o.writeFailed?.(dir, error);
+        this.#launched(t, { ok: false, error: `Task not started: cannot create its sandbox: ${describeWriteFailure({ path: dir, code: error.code, message: error.message })}` }, starting, true);
+      });
     });
+  }
+
+  /**
+   * The checkpoint could not commit (`cause`, in words): the launches still waiting for their
+   * first commit are refused now instead of waiting for the disk. Their record and its
+   * forgetting are both written once the checkpoint writes again; no launcher starts.
+   */
+  commitFailed(cause: string): void {
+    for (const t of this.#tasks.values()) {
+      if (!t.awaitingFirstCommit || t.volatile) continue;
+      t.awaitingFirstCommit = false;
+      const r = t.record;
+      const held = t.held;
+      r.pending = r.pending.filter((st) => st !== held);
+      r.statuses = r.statuses.filter((st) => st !== held);
+      t.held = undefined;
+      delete r.running;
+      this.#o.checkpoint.removeTask(r);
+      this.#refuse(t, `Task not started: the agent cannot write its checkpoint: ${cause}`);
+    }
+  }
+
+  /** Refuses a launch that started nothing and wrote nothing: TASK_FAILED, kept in memory only. */
+  #refuse(t: Supervised, message: string): void {
+    t.volatile = true;
+    t.phase = 'ended';
+    this.#o.log.warn('task refused', { taskId: t.record.task.task_id.value, frameworkId: t.record.framework_id, message });
+    this.#updates.update(t, 'TASK_FAILED', message, 'REASON_CONTAINER_LAUNCH_FAILED', 'SOURCE_AGENT');
+    this.#o.instruments?.onLaunchFailure('disk_pressure');
   }
 
   /** Starts the launcher of a task whose record (with `starting`, its TASK_STARTING) is durable. */
@@ -474,8 +604,8 @@ export class Supervisor {
     );
   }
 
-  /** The launcher is started (and the task forked, with its pid), or the launch failed. */
-  #launched(t: Supervised, result: Launched, starting: TaskStatus): void {
+  /** The launcher is started (and the task forked, with its pid), or the launch failed (`disk`: for want of space, and the error says so). */
+  #launched(t: Supervised, result: Launched, starting: TaskStatus, disk = false): void {
     const record = t.record;
     const frameworkId = record.framework_id;
     const taskId = record.task.task_id.value;
@@ -485,7 +615,7 @@ export class Supervisor {
       // TASK_STARTING was never sent: it is taken back, and the task fails.
       record.pending = record.pending.filter((s) => s !== starting);
       record.statuses = record.statuses.filter((s) => s !== starting);
-      this.#launchFailed(t, result.error);
+      this.#launchFailed(t, result.error, disk);
       return;
     }
     // Checkpointed with the next change (TASK_RUNNING, or how the task ended).
@@ -496,7 +626,7 @@ export class Supervisor {
     this.#o.instruments?.onLaunch();
     this.#o.log.info('task launched', { ...log, launcherPid: result.launcherPid, sandbox: record.sandbox });
     void result.ended.then((how) => {
-      if (how === 'exited') return this.#finish(t, readLauncherEnd(this.#o.checkpoint.exitFile(record)));
+      if (how === 'exited') return this.#ended(t, result.report());
       // No longer this process's child to reap: watched through /proc, as a re-adopted launcher.
       t.adopted = true;
       if (record.task_pid === undefined) {
@@ -539,11 +669,41 @@ export class Supervisor {
     this.#updates.queueDurable(t, prepared);
   }
 
-  #launchFailed(t: Supervised, error: string): void {
+  #launchFailed(t: Supervised, error: string, disk = false): void {
     this.#o.log.error('task launch failed', { taskId: t.record.task.task_id.value, frameworkId: t.record.framework_id, error });
     t.phase = 'ended';
-    this.#updates.update(t, 'TASK_FAILED', `Failed to launch task: ${error}`, 'REASON_COMMAND_EXECUTOR_FAILED', 'SOURCE_AGENT');
-    this.#o.instruments?.onLaunchFailure('launcher');
+    if (disk) this.#updates.update(t, 'TASK_FAILED', error, 'REASON_CONTAINER_LAUNCH_FAILED', 'SOURCE_AGENT');
+    else this.#updates.update(t, 'TASK_FAILED', `Failed to launch task: ${error}`, 'REASON_COMMAND_EXECUTOR_FAILED', 'SOURCE_AGENT');
+    this.#o.instruments?.onLaunchFailure(disk ? 'disk_pressure' : 'launcher');
+  }
+
+  /**
+   * The launcher this agent started exited: the end it recorded in its exit file; else the end
+   * it reported because it could not record it (the write's failure goes to the disk watch);
+   * else no end, and why, as far as the agent can tell.
+   */
+  #ended(t: Supervised, report: LauncherReport | undefined): void {
+    const file = this.#o.checkpoint.exitFile(t.record);
+    const recorded = readLauncherEnd(file);
+    if (recorded !== undefined) return this.#finish(t, recorded);
+    if (report === undefined) return this.#finish(t, undefined, this.#whyNoEnd(t.record));
+    const code = errnoName(report.errno);
+    this.#o.writeFailed?.(dirname(file), Object.assign(new Error(report.error), { code }));
+    const { errno: _errno, error: _error, ...end } = report;
+    this.#finish(t, end, `the launcher could not record it in ${file}: ${report.error}`);
+  }
+
+  /** Why a launcher left no end in its exit file, as far as the agent can tell: the file's state, and its disk. */
+  #whyNoEnd(r: TaskRecord): string {
+    const file = this.#o.checkpoint.exitFile(r);
+    let state = 'is missing';
+    try {
+      if (existsSync(file)) state = readFileSync(file, 'utf8').trim() === '' ? 'is blank' : 'holds no end';
+    } catch (e) {
+      state = `cannot be read (${(e as Error).message})`;
+    }
+    const pressure = this.#o.diskPressure?.();
+    return `its exit file ${file} ${state}${pressure === undefined ? '' : `; the agent is under disk pressure: ${pressure.message}`}`;
   }
 
   // ---- Checks -----------------------------------------------------------------------------
@@ -613,14 +773,15 @@ export class Supervisor {
 
   // ---- End and acknowledgement ------------------------------------------------------------
 
-  #finish(t: Supervised, end: LauncherEnd | undefined): void {
+  /** The task ended (`end` undefined: how is not known); `unrecorded`: why its exit file does not say. */
+  #finish(t: Supervised, end: LauncherEnd | undefined, unrecorded?: string): void {
     if (t.phase === 'ended') return;
     t.phase = 'ended';
     t.checking?.stop();
     this.#kills.cancel(t);
     const r = t.record;
     const killed = r.kill !== undefined || t.killWanted !== undefined;
-    const outcome = terminalOutcome(end, killed);
+    const outcome = terminalOutcome(end, killed, unrecorded);
     const healthFailures = r.kill?.health_check_failures;
     this.#o.log.info('task ended', {
       taskId: r.task.task_id.value,
@@ -665,13 +826,14 @@ export class Supervisor {
 
   #complete(t: Supervised): void {
     const r = t.record;
-    this.#o.checkpoint.removeTask(r);
+    // A volatile task has nothing on disk (or its forgetting is written already).
+    if (!t.volatile) this.#o.checkpoint.removeTask(r);
     this.#tasks.delete(t.key);
     this.#updates.forget(t);
-    this.#completed.push(this.#owned(r));
+    this.#completed.push({ owned: this.#owned(r), executor: this.#executor(r, 'completed') });
     this.#completedKeys.add(t.key);
     while (this.#completed.length > COMPLETED_TASKS_KEPT) {
-      const old = this.#completed.shift()?.task;
+      const old = this.#completed.shift()?.owned.task;
       if (old !== undefined) this.#completedKeys.delete(taskKey(old.framework_id.value, old.task_id.value));
     }
     this.#o.log.info('task completed', { taskId: r.task.task_id.value, frameworkId: r.framework_id, state: r.state });
@@ -712,12 +874,26 @@ export function taskEnvironment(record: TaskRecord, agentId: string | undefined)
   return env;
 }
 
-/** Makes a task's sandbox; the error's message if that failed. */
-async function makeSandbox(dir: string): Promise<string | undefined> {
+/** Makes a task's sandbox; the error if that failed. */
+async function makeSandbox(dir: string): Promise<NodeJS.ErrnoException | undefined> {
   try {
     await mkdir(dir, { recursive: true });
     return undefined;
   } catch (e) {
-    return (e as Error).message;
+    return e as NodeJS.ErrnoException;
+  }
+}
+
+/** A new task's state in the supervisor. */
+function supervised(key: string, record: TaskRecord): Supervised {
+  return { key, record, phase: 'staging', adopted: false, killTimer: undefined, killWanted: undefined, checking: undefined, written: 0, held: undefined, volatile: false, awaitingFirstCommit: false };
+}
+
+/** An errno number's name (28: ENOSPC), as Node's errors carry it in `code`. */
+function errnoName(errno: number): string | undefined {
+  try {
+    return getSystemErrorName(-Math.abs(errno));
+  } catch {
+    return undefined;
   }
 }

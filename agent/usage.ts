@@ -1,18 +1,28 @@
 /**
- * Resource usage of running tasks for GET_CONTAINERS: each task is a process group, so its
- * usage is the sum over every process whose pgid is the task's pid (found by one scan of
- * /proc per request), CPU percent and RSS from pidusage, CPU times from /proc/<pid>/stat.
+ * Resource usage of running tasks for GET_CONTAINERS, `/monitor/statistics` and Drydock's own
+ * `/drydock/v1/containers`: each task is a process group, so its usage is the sum over every
+ * process whose pgid is the task's pid (found by one scan of /proc per request), CPU percent and
+ * RSS from pidusage, CPU times from /proc/<pid>/stat. The CPU percent is Drydock's own fact (not
+ * a field of Mesos' ResourceStatistics): it is kept apart, for Drydock's endpoint.
  */
 
 import { procPids, procStat } from './launcher.js';
 
-/** Mesos' ResourceStatistics, the fields Drydock fills. */
+/** Mesos' ResourceStatistics, the fields Drydock measures (the limits are added from the task's resources). */
 export interface ResourceStatistics {
   timestamp: number;
   cpus_user_time_secs?: number;
   cpus_system_time_secs?: number;
+  cpus_limit?: number;
   mem_rss_bytes: number;
-  cpu_usage_percent?: number;
+  mem_limit_bytes?: number;
+}
+
+/** One task's usage: Mesos' statistics, and the CPU percent pidusage measured (Drydock's). */
+export interface GroupUsage {
+  readonly statistics: ResourceStatistics;
+  /** Percent of one CPU since the previous sample of the process (pidusage), summed over the group. */
+  readonly cpuPercent: number;
 }
 
 /** USER_HZ: /proc reports CPU times in these ticks; 100 on every Linux this runs on. */
@@ -34,8 +44,8 @@ function processGroups(): Map<number, Array<{ pid: number; utime: number; stime:
 }
 
 /** Usage of each process group in `pgids` (task pids); a group that is gone is left out. */
-export async function groupUsage(pgids: readonly number[], nowMs: number): Promise<Map<number, ResourceStatistics>> {
-  const out = new Map<number, ResourceStatistics>();
+export async function groupUsage(pgids: readonly number[], nowMs: number): Promise<Map<number, GroupUsage>> {
+  const out = new Map<number, GroupUsage>();
   if (pgids.length === 0) return out;
   // Loaded on first use: an agent nobody asks for usage should not carry it.
   const pidusage = (await import('pidusage')).default;
@@ -54,11 +64,13 @@ export async function groupUsage(pgids: readonly number[], nowMs: number): Promi
         }
       }
       out.set(pgid, {
-        timestamp: nowMs / 1000,
-        cpus_user_time_secs: members.reduce((a, m) => a + m.utime, 0) / TICKS_PER_SECOND,
-        cpus_system_time_secs: members.reduce((a, m) => a + m.stime, 0) / TICKS_PER_SECOND,
-        mem_rss_bytes: rss,
-        cpu_usage_percent: cpu,
+        statistics: {
+          timestamp: nowMs / 1000,
+          cpus_user_time_secs: members.reduce((a, m) => a + m.utime, 0) / TICKS_PER_SECOND,
+          cpus_system_time_secs: members.reduce((a, m) => a + m.stime, 0) / TICKS_PER_SECOND,
+          mem_rss_bytes: rss,
+        },
+        cpuPercent: cpu,
       });
     }),
   );

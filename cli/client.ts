@@ -9,6 +9,7 @@
 import { ANONYMOUS_ACCESS, sendFollowing, type ClientAccess } from '../io/client-auth.js';
 import { EtcdGateway, findLeader, parseMasterSpec, plainEtcdAccess, type EtcdAccess, type EtcdLeaderRead, type MasterSpec } from '../shared/detection.js';
 import { parseJson, stringifyJson } from '../shared/json.js';
+import { parseWarnings } from '../shared/warning.js';
 import type { ClientTransport } from '../io/transport.js';
 
 /** An answer the operator should see: HTTP status and the master's message. */
@@ -126,6 +127,11 @@ export class MasterClient {
   readonly #scheme: 'http' | 'https';
   readonly #etcd: EtcdAccess | undefined;
   #base: string | undefined;
+  /**
+   * The Warning texts the last `call` or `post` answer carried (shared/warning.ts), refusals
+   * included: what the master says beside Mesos' body (a machine that names an agent by half).
+   */
+  lastWarnings: readonly string[] = [];
 
   /** `master`: host:port, a list of masters, or etcd://endpoints/prefix (the leader is found at the first call). */
   constructor(master: string, o: MasterClientOptions = {}) {
@@ -170,9 +176,30 @@ export class MasterClient {
     } catch (e) {
       throw new ApiError(0, unreachableMaster(base, e));
     }
+    this.lastWarnings = parseWarnings(res.headers.get('warning')).map((w) => w.text);
     const text = await res.text();
     if (!res.ok) throw new ApiError(res.status, text.trim() || `${res.status} ${res.statusText}`);
     return (text === '' ? undefined : parseJson(text)) as T;
+  }
+
+  /**
+   * POST JSON to a path of the leading master (`/drydock/v1/preview`): its status and body
+   * whatever the status, as `get`; a master that cannot be reached is an ApiError with status 0.
+   */
+  async post(path: string, value: unknown): Promise<{ status: number; body: string }> {
+    const base = await this.#leader();
+    try {
+      const sent = await sendFollowing(this.#access.transport, `${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: stringifyJson(value),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      this.lastWarnings = parseWarnings(sent.response.headers.get('warning')).map((w) => w.text);
+      return { status: sent.response.status, body: await sent.response.text() };
+    } catch (e) {
+      throw new ApiError(0, unreachableMaster(base, e));
+    }
   }
 
   /**
@@ -191,6 +218,22 @@ export class MasterClient {
       return { status: sent.response.status, body: await sent.response.text() };
     } catch (e) {
       throw new ApiError(0, unreachableMaster(base, e));
+    }
+  }
+
+  /**
+   * GET a JSON answer of the leading master (Drydock's own API, `/drydock/v1/...`): the parsed
+   * body of a 200 (int64s exact), undefined for a 404 (no such object, or a master without the
+   * endpoint), an ApiError for any other status or a body that is not JSON, as `call`.
+   */
+  async getJson<T = unknown>(path: string): Promise<T | undefined> {
+    const r = await this.get(path);
+    if (r.status === 404) return undefined;
+    if (r.status !== 200) throw new ApiError(r.status, r.body.trim() || String(r.status));
+    try {
+      return parseJson(r.body) as T;
+    } catch (e) {
+      throw new ApiError(r.status, `${path}: a body drydock cannot read: ${(e as Error).message}`);
     }
   }
 }

@@ -2,6 +2,10 @@
  * The agent commands' decisions, as pure functions: which agent an argument names, the
  * DRAIN_AGENT call, the STATUS and MODE columns of `drydock agent list`, and what
  * `drydock agent drain --wait` prints and when it stops. The shell is drain-command.ts.
+ *
+ * Two answers are read: Mesos' GET_AGENTS (the agents as Mesos writes them: ids, hostnames,
+ * resources) and Drydock's own `GET /drydock/v1/agents[/<id>]` (what Drydock knows beyond
+ * Mesos: the state word, the machine's mode, the drain record).
  */
 
 import { parseDuration } from '../shared/duration.js';
@@ -19,10 +23,25 @@ export interface AgentJson {
   registered_time?: { nanoseconds?: unknown };
   drain_info?: { state?: string; config?: { max_grace_period?: { nanoseconds?: unknown }; mark_gone?: boolean } };
   estimated_drain_start_time?: { nanoseconds?: unknown };
-  /** Drydock's own: what a drain is doing (started, config, remaining tasks, what it waits for). */
-  drain_record?: DrainRecordJson;
-  /** Drydock's own: the agent's machine's maintenance mode and unavailability. */
-  maintenance?: { mode?: string; unavailability?: unknown };
+}
+
+/**
+ * An agent as Drydock's own API writes it (`GET /drydock/v1/agents[/<id>]`, docs/api.md); only
+ * what the CLI reads, every field optional (a field it does not know is ignored).
+ */
+export interface DrydockAgentJson {
+  agent_id?: { value?: string };
+  hostname?: string;
+  ip?: string;
+  port?: number;
+  /** REGISTERED, RECOVERED, UNREACHABLE. */
+  phase?: string;
+  /** ACTIVE, DEACTIVATED, DRAINING, DRAINED, DISCONNECTED, RECOVERED, UNREACHABLE. */
+  state?: string;
+  /** The machine's maintenance mode and window; each only when the caller may see it. */
+  machine?: { id?: { hostname?: string; ip?: string }; mode?: string; unavailability?: unknown };
+  /** While the agent has a drain: what it is doing. */
+  drain?: DrainRecordJson;
 }
 
 /** An agent known from the registry after a master restart, not re-registered yet. */
@@ -33,10 +52,12 @@ export interface RecoveredAgentJson {
 }
 
 /**
- * Drydock's `drain_record` on a draining agent. Read leniently: remaining tasks may be a count
- * or a list, and each `waiting_for` entry a string or an object with a message.
+ * Drydock's drain record (a Drydock agent's `drain`). Read leniently: remaining tasks may be a
+ * count or a list, and each `waiting_for` entry a string or an object with a message.
  */
 export interface DrainRecordJson {
+  /** DRAINING or DRAINED. */
+  state?: string;
   started_time?: { nanoseconds?: unknown };
   config?: unknown;
   remaining_tasks?: unknown;
@@ -46,8 +67,8 @@ export interface DrainRecordJson {
 }
 
 /** What the agent said when it refused its drain, or undefined. */
-function refusedReason(a: AgentJson): string | undefined {
-  const r = a.drain_record?.refused;
+function refusedReason(d: DrydockAgentJson | undefined): string | undefined {
+  const r = d?.drain?.refused;
   if (r === undefined) return undefined;
   return typeof r.reason === 'string' && r.reason !== '' ? r.reason : 'no reason given';
 }
@@ -83,11 +104,30 @@ export function resolveAgent(arg: string, agents: readonly AgentJson[], recovere
   return { ok: false, error: `no agent with id or hostname '${wanted}' (drydock agent list shows them)` };
 }
 
+/**
+ * What `drydock agent deactivate|reactivate` would change nothing on, in words (`was already
+ * DEACTIVATED: nothing changed`), or undefined when the call is needed. A draining or drained
+ * agent counts as deactivated (it gets no offers); reactivating a DRAINING one is the master's to
+ * refuse. An agent not in GET_AGENTS (unreachable, recovered) is left to the master.
+ */
+export function agentAlready(command: 'deactivate' | 'reactivate', a: AgentJson | undefined): string | undefined {
+  if (a === undefined) return undefined;
+  const drain = a.drain_info?.state;
+  const inactive = a.deactivated === true || (drain !== undefined && drain !== '');
+  if (command === 'deactivate' && inactive) return `was already ${drain === 'DRAINING' || drain === 'DRAINED' ? drain : 'DEACTIVATED'}: nothing changed`;
+  if (command === 'reactivate' && !inactive) return 'was already ACTIVE: nothing changed';
+  return undefined;
+}
+
 /** `drydock agent drain`'s flags as commander hands them over. */
 export interface DrainFlags {
   max_grace_period?: string;
   mark_gone?: boolean;
   wait?: boolean;
+  /** With --wait: give up waiting after this Mesos duration (exit 124); the drain goes on. */
+  timeout?: string;
+  /** Ask the master's impact preview instead of draining: nothing changes. */
+  dryRun?: boolean;
   /** Print AgentCallJson (drain-command.ts) instead of text; with --wait, one compact line per change. */
   json?: boolean;
 }
@@ -110,24 +150,31 @@ export function drainCall(agentId: string, flags: DrainFlags): Checked<Record<st
 }
 
 /**
- * The STATUS column: the drain state (DRAINING / DRAINED) when there is one, else DEACTIVATED,
- * ACTIVE or DISCONNECTED. GET_AGENTS' `active` is false for a deactivated agent whether or
- * not it is connected, so a draining agent's connection is not shown.
+ * The STATUS column: Drydock's state word for the agent (DRAINING / DRAINED, DEACTIVATED,
+ * ACTIVE, DISCONNECTED), marked `(REFUSED)` when the agent refused its drain; without Drydock's
+ * view (a master that does not answer it), the same from GET_AGENTS: the drain state, else
+ * DEACTIVATED, ACTIVE or DISCONNECTED (`active` is false for a deactivated agent whether or
+ * not it is connected, so a draining agent's connection is not shown).
  */
-export function agentStatus(a: AgentJson): string {
-  const drain = a.drain_info?.state;
-  if (drain !== undefined && drain !== '') return refusedReason(a) === undefined ? drain : `${drain} (REFUSED)`;
-  if (a.deactivated === true) return 'DEACTIVATED';
-  return a.active ? 'ACTIVE' : 'DISCONNECTED';
+export function agentStatus(a: AgentJson, d?: DrydockAgentJson): string {
+  const state = nonEmpty(d?.state) ?? nonEmpty(a.drain_info?.state) ?? (a.deactivated === true ? 'DEACTIVATED' : a.active ? 'ACTIVE' : 'DISCONNECTED');
+  return refusedReason(d) === undefined ? state : `${state} (REFUSED)`;
+}
+
+function nonEmpty(s: string | undefined): string | undefined {
+  return s === undefined || s === '' ? undefined : s;
 }
 
 /**
- * The MODE column: the mode GET_AGENTS carries, else the one GET_MAINTENANCE_STATUS gives the
- * agent's machine (hostname + IP), else UP.
+ * The MODE column: the machine's mode as Drydock's view of the agent says it (`?` when the
+ * caller may not see it); without that view, the one GET_MAINTENANCE_STATUS gives the agent's
+ * machine (hostname + IP), else UP.
  */
-export function agentMode(a: AgentJson, modes: ReadonlyMap<string, MachineMode>): string {
-  const carried = a.maintenance?.mode;
-  if (typeof carried === 'string' && carried !== '') return carried;
+export function agentMode(a: AgentJson, d: DrydockAgentJson | undefined, modes: ReadonlyMap<string, MachineMode>): string {
+  if (d !== undefined) {
+    const mode = d.machine?.mode;
+    return typeof mode === 'string' && mode !== '' ? mode : '?';
+  }
   const ip = agentIp(a.pid);
   if (ip === undefined) return 'UP';
   return modes.get(machineKey({ hostname: a.agent_info.hostname, ip })) ?? 'UP';
@@ -135,7 +182,7 @@ export function agentMode(a: AgentJson, modes: ReadonlyMap<string, MachineMode>)
 
 /** What `--wait` knows about the drain at one poll. */
 export interface DrainView {
-  /** Whether the agent is in GET_AGENTS at all. */
+  /** Whether the master has the agent at all (registered, recovered or unreachable). */
   present: boolean;
   hostname: string;
   /** DRAINING / DRAINED, or undefined when the master has no drain for the agent. */
@@ -190,10 +237,10 @@ function taskIdText(t: unknown): string | undefined {
   return undefined;
 }
 
-/** The drain as seen in one GET_AGENTS answer (`agent` undefined: not listed). */
-export function drainView(agent: AgentJson | undefined, hostname: string): DrainView {
+/** The drain as Drydock's view of the agent shows it (`agent` undefined: the master does not have it). */
+export function drainView(agent: DrydockAgentJson | undefined, hostname: string): DrainView {
   if (agent === undefined) return { present: false, hostname, state: undefined, remaining: undefined, remainingTasks: [], waitingFor: [], refused: undefined };
-  const rec = agent.drain_record;
+  const rec = agent.drain;
   const raw = rec?.remaining_tasks;
   let remaining: number | undefined;
   let remainingTasks: string[] = [];
@@ -206,8 +253,8 @@ export function drainView(agent: AgentJson | undefined, hostname: string): Drain
   }
   return {
     present: true,
-    hostname: agent.agent_info.hostname,
-    state: agent.drain_info?.state,
+    hostname: agent.hostname ?? hostname,
+    state: rec?.state,
     remaining,
     remainingTasks,
     waitingFor: (rec?.waiting_for ?? []).map(waitingEntry),
@@ -221,9 +268,9 @@ export type WaitOutcome =
   | { done: true; exitCode: number; line: string };
 
 /**
- * When `--wait` stops: at DRAINED (0); with --mark_gone, when the agent has left GET_AGENTS
- * (0: the master marks it gone instead of showing DRAINED); and, as failures (1), when the
- * agent vanished without --mark_gone or its drain was lifted (REACTIVATE_AGENT) under us.
+ * When `--wait` stops: at DRAINED (0); with --mark_gone, when the master no longer has the
+ * agent (0: it marks it gone instead of showing DRAINED); and, as failures (1), when the agent
+ * vanished without --mark_gone or its drain was lifted (REACTIVATE_AGENT) under us.
  */
 export function waitOutcome(v: DrainView, markGone: boolean): WaitOutcome {
   if (!v.present) {

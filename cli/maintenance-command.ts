@@ -12,7 +12,11 @@ import {
   STATUS_HEADER,
   agentMachines,
   describeScheduleChange,
-  machineLabel,
+  downLeftOut,
+  machineChangeLines,
+  refuseMismatches,
+  registeredAgents,
+  scheduledMachines,
   machineStates,
   machineSuggestions,
   parseMachineArgs,
@@ -23,8 +27,12 @@ import {
   type ScheduleJson,
 } from './maintenance.js';
 import type { MachineId } from '../shared/machine.js';
+import { machineMismatches, mismatchText, type MachineMismatch, type MatchAgent } from '../shared/machine-match.js';
 import { renderTable } from './table.js';
 import type { AgentJson } from './drain.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+import { oneLine } from './service-api.js';
+import { previewAction } from './preview-command.js';
 
 /** Where the commands write, and how they read stdin (`-`). */
 export interface CommandIo {
@@ -80,22 +88,38 @@ export async function showSchedule(client: MasterClient, json: boolean, io: Comm
  * SCHEDULE) and prints what changed, comparing the schedule before with the one the master
  * keeps after.
  */
-export async function replaceSchedule(client: MasterClient, file: string, json: boolean, io: CommandIo = processIo): Promise<number> {
+export async function replaceSchedule(client: MasterClient, file: string, flags: MachineFlags, io: CommandIo = processIo): Promise<number> {
+  const json = flags.json === true;
   const source = file === '-' ? 'stdin' : file;
   let text: string;
   try {
     text = file === '-' ? await io.readStdin() : readFileSync(file, 'utf8');
   } catch (e) {
+    // Nothing was sent: the file named on the command line is the trouble.
     io.err(`cannot read ${source}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    return 1;
+    return EXIT_USAGE;
   }
   const schedule = readSchedule(text, source);
   if (!schedule.ok) {
     io.err(schedule.error);
-    return 1;
+    return EXIT_USAGE;
   }
+  const check = await checkMachines(client, scheduledMachines(schedule.value), flags.force === true, io);
+  if (check === undefined) return EXIT_USAGE;
   const before = await client.call<ScheduleAnswer>({ type: 'GET_MAINTENANCE_SCHEDULE' });
-  await client.call({ type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: schedule.value } });
+  try {
+    await client.call({ type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: schedule.value } });
+  } catch (e) {
+    printWarnings(client.lastWarnings, check.mismatches, io);
+    if (!(e instanceof ApiError) || e.status !== 400) throw e;
+    const down = downLeftOut(e.message);
+    if (down === undefined) throw e;
+    // Mesos' message says "deactivated"; the operator knows the machine as DOWN.
+    io.err(`master answered 400: ${e.message}`);
+    io.err(down);
+    return EXIT_FAILED;
+  }
+  printWarnings(client.lastWarnings, check.mismatches, io);
   const after = await client.call<ScheduleAnswer>({ type: 'GET_MAINTENANCE_SCHEDULE' });
   if (json) io.out(formatJson(after) + '\n');
   else io.out(describeScheduleChange(before?.get_maintenance_schedule?.schedule, after?.get_maintenance_schedule?.schedule).join('\n') + '\n');
@@ -131,31 +155,74 @@ async function hint(client: MasterClient, message: string, machines: readonly Ma
   if (suggestions.length > 0) io.err(`the schedule has ${suggestions.join(', ')}: a machine matches only with the same hostname and IP fields`);
 }
 
+/** The flags of `drydock machine down|up` and `drydock maintenance schedule FILE`. */
+export interface MachineFlags {
+  json?: boolean;
+  /** Send machines that name a registered agent only by hostname or only by IP all the same. */
+  force?: boolean;
+  /** `machine down` only: the master's impact preview instead of the change. */
+  dryRun?: boolean;
+}
+
 /**
  * `drydock machine down|up MACHINE...`: START_MAINTENANCE / STOP_MAINTENANCE. Both answer an
- * empty 200, so `--json` prints the maintenance status after the change instead.
+ * empty 200, so `--json` prints the maintenance status after the change instead. Machines that
+ * name an agent by half are refused without --force (checkMachines); each line says what
+ * happened to the machine's agents, read before the call (DOWN shuts them down).
  */
-export async function changeMachines(client: MasterClient, direction: 'down' | 'up', args: readonly string[], json: boolean, io: CommandIo = processIo): Promise<number> {
+export async function changeMachines(client: MasterClient, direction: 'down' | 'up', args: readonly string[], flags: MachineFlags, io: CommandIo = processIo): Promise<number> {
+  const json = flags.json === true;
   const machines = parseMachineArgs(args);
   if (!machines.ok) {
     io.err(`machine ${direction}: ${machines.error}`);
-    return 1;
+    return EXIT_USAGE;
   }
+  if (flags.dryRun === true) {
+    return previewAction(client, { start_maintenance: { machines: machines.value } }, json, 'bringing them DOWN', { out: (l) => io.out(`${l}\n`), err: io.err });
+  }
+  const check = await checkMachines(client, machines.value, flags.force === true, io);
+  if (check === undefined) return EXIT_USAGE;
   const type = direction === 'down' ? 'START_MAINTENANCE' : 'STOP_MAINTENANCE';
   try {
     await client.call({ type, [type.toLowerCase()]: { machines: machines.value } });
   } catch (e) {
+    printWarnings(client.lastWarnings, check.mismatches, io);
     if (e instanceof ApiError && e.status === 400) await hint(client, e.message, machines.value, io);
     throw e;
   }
+  printWarnings(client.lastWarnings, check.mismatches, io);
   if (json) {
     io.out(formatJson(await client.call<StatusAnswer>({ type: 'GET_MAINTENANCE_STATUS' })) + '\n');
-    return 0;
+    return EXIT_OK;
   }
-  for (const m of machines.value) {
-    io.out(direction === 'down'
-      ? `${machineLabel(m)} is DOWN: its agents are shut down and may not register until it is brought up\n`
-      : `${machineLabel(m)} is UP and out of the schedule\n`);
+  for (const line of machineChangeLines(direction, machines.value, check.agents)) io.out(`${line}\n`);
+  return EXIT_OK;
+}
+
+/** What the machine commands read before sending: the registered agents (undefined: not readable), and the half matches. */
+interface MachineCheck {
+  readonly agents: readonly MatchAgent[] | undefined;
+  readonly mismatches: readonly MachineMismatch[];
+}
+
+/**
+ * Reads the agents and checks the machines against them (shared/machine-match.ts): a machine
+ * that names an agent only by hostname or only by IP affects no agent, which is nearly always a
+ * typo. Without --force that is refused here, nothing sent (undefined: exit 2); with it, sent.
+ * When the agents cannot be read (no view_agents), the master's Warning still says it.
+ */
+async function checkMachines(client: MasterClient, machines: readonly MachineId[], force: boolean, io: CommandIo): Promise<MachineCheck | undefined> {
+  const answer = await optional(client.call<AgentsAnswer>({ type: 'GET_AGENTS' }));
+  const agents = answer === undefined ? undefined : registeredAgents(answer?.get_agents?.agents ?? []);
+  const mismatches = agents === undefined ? [] : machineMismatches(machines, agents);
+  if (mismatches.length > 0 && !force) {
+    for (const line of refuseMismatches(mismatches)) io.err(line);
+    return undefined;
   }
-  return 0;
+  return { agents, mismatches };
+}
+
+/** The master's Warning texts, and ours it did not send (an older master), as `warning:` lines. */
+function printWarnings(fromMaster: readonly string[], ours: readonly MachineMismatch[], io: CommandIo): void {
+  for (const w of new Set([...fromMaster, ...ours.map(mismatchText)])) io.err(`warning: ${oneLine(w)}`);
 }

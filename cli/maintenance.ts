@@ -14,6 +14,7 @@ import { formatSpan, isoTime, nanosOf } from './nanotime.js';
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };
 
 import { machineKey, type MachineId, type MachineMode } from '../shared/machine.js';
+import { machineArg, mismatchText, type MachineMismatch, type MatchAgent } from '../shared/machine-match.js';
 
 /** One window of a Mesos Schedule, as the master writes it (fields optional: we only read). */
 export interface WindowJson {
@@ -254,4 +255,78 @@ export function machineSuggestions(wanted: MachineId, schedule: ScheduleJson | u
     }
   }
   return out;
+}
+
+// ---- What a machine names, and what happened to it ------------------------------------------------
+
+/** The registered agents of a GET_AGENTS answer as the machine check reads them (hostname, IP from the pid). */
+export function registeredAgents(agents: ReadonlyArray<{ agent_info: { hostname: string; id?: { value: string } }; pid?: string }>): MatchAgent[] {
+  const out: MatchAgent[] = [];
+  for (const a of agents) {
+    const ip = agentIp(a.pid);
+    if (ip !== undefined) out.push({ id: a.agent_info.id?.value ?? '', hostname: a.agent_info.hostname, ip });
+  }
+  return out;
+}
+
+/** Every MachineID of a Schedule object as read from a file (fields not checked: the master does that). */
+export function scheduledMachines(schedule: Record<string, unknown>): MachineId[] {
+  const windows = Array.isArray(schedule['windows']) ? schedule['windows'] : [];
+  const out: MachineId[] = [];
+  for (const w of windows) {
+    const ids = isObject(w) && Array.isArray(w['machine_ids']) ? w['machine_ids'] : [];
+    for (const m of ids) {
+      if (!isObject(m)) continue;
+      const id: MachineId = {};
+      if (typeof m['hostname'] === 'string') id.hostname = m['hostname'];
+      if (typeof m['ip'] === 'string') id.ip = m['ip'];
+      out.push(id);
+    }
+  }
+  return out;
+}
+
+/**
+ * The refusal of machines that name an agent by half: each one, then what to do. Nothing was
+ * sent; `--force` sends it as it is (Mesos accepts machines no agent runs on).
+ */
+export function refuseMismatches(mismatches: readonly MachineMismatch[]): string[] {
+  return [
+    ...mismatches.map(mismatchText),
+    `refused, nothing was sent: write each machine as HOST=IP of its agent (drydock agent list shows the addresses), or add --force to send ${mismatches.length === 1 ? 'it' : 'them'} as written`,
+  ];
+}
+
+/**
+ * What `drydock machine down|up` says of each machine once the master took the change, from the
+ * agents registered before it (undefined: they could not be read): which agents DOWN shut down,
+ * or that no agent matched and nothing was shut down.
+ */
+export function machineChangeLines(direction: 'down' | 'up', machines: readonly MachineId[], agents: readonly MatchAgent[] | undefined): string[] {
+  return machines.map((m) => {
+    if (direction === 'up') return `${machineLabel(m)} is UP and out of the schedule; agents on it may register again`;
+    if (agents === undefined) return `${machineLabel(m)} is DOWN: any agent on it is shut down and may not register until it is brought up`;
+    const on = agents.filter((a) => machineKey({ hostname: a.hostname, ip: a.ip }) === machineKey(m));
+    if (on.length === 0) return `${machineLabel(m)} is DOWN: no agent matched: nothing was shut down`;
+    const names = on.map((a) => `${a.hostname} (${a.id})`).join(', ');
+    return `${machineLabel(m)} is DOWN: its agent${on.length === 1 ? '' : 's'} ${names} ${on.length === 1 ? 'is' : 'are'} shut down and may not register until it is brought up`;
+  });
+}
+
+/**
+ * For Mesos' refusal of a schedule that leaves a DOWN machine out (`Machine '<json>' is
+ * deactivated and cannot be removed from the schedule`), what it means and what to do; undefined
+ * for any other message.
+ */
+export function downLeftOut(message: string): string | undefined {
+  const m = /^Machine '(\{.*\})' is deactivated and cannot be removed from the schedule/.exec(message.trim());
+  if (m === null) return undefined;
+  let id: MachineId = {};
+  try {
+    const v = JSON.parse(m[1] as string) as unknown;
+    if (isObject(v)) id = { ...(typeof v['hostname'] === 'string' ? { hostname: v['hostname'] } : {}), ...(typeof v['ip'] === 'string' ? { ip: v['ip'] } : {}) };
+  } catch {
+    return undefined;
+  }
+  return `${machineLabel(id)} is DOWN ("deactivated" in Mesos' words): a schedule may leave it out only once it is UP. Bring it up first: drydock machine up ${machineArg(id)} (that also takes it out of the schedule)`;
 }

@@ -4,6 +4,8 @@
  * step here is BigInt arithmetic: `Number(ns)` would round 1443830400000000001 to ...000000.
  */
 
+import { parseDuration } from '../shared/duration.js';
+
 const NS_PER_S = 1_000_000_000n;
 
 /**
@@ -80,4 +82,18 @@ export function protobufDuration(ns: bigint): { seconds: bigint | number; nanos:
   const seconds = ns / NS_PER_S;
   // Small values stay plain numbers so the request reads like Mesos' own examples.
   return { seconds: seconds <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seconds) : seconds, nanos: Number(ns % NS_PER_S) };
+}
+
+/**
+ * `--timeout` of a command that waits (`--wait`) or watches (`--watch`), in ms: undefined when
+ * not given (wait as long as it takes); an error when given without the flag it bounds, or not a
+ * positive duration. When it runs out the command exits 124 and the operation goes on.
+ */
+export function waitTimeoutMs(text: string | undefined, waits: boolean, flag: '--wait' | '--watch'): { ok: true; value: number | undefined } | { ok: false; error: string } {
+  if (text === undefined) return { ok: true, value: undefined };
+  if (!waits) return { ok: false, error: `--timeout is for ${flag}: without it nothing waits` };
+  const d = parseDuration(text);
+  if (!d.ok) return { ok: false, error: `--timeout: ${d.error}` };
+  if (d.ns <= 0n) return { ok: false, error: `--timeout must be more than zero, got '${text}'` };
+  return { ok: true, value: Math.max(1, Number(d.ns / 1_000_000n)) };
 }

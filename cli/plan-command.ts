@@ -31,7 +31,13 @@ import {
   type VerbFlags,
   type WatchOptions,
 } from './plan.js';
-import { EXIT_FAILED, EXIT_USAGE, SCHEDULER_TIMEOUT_MS, ask, resolveScheduler, type Answer, type ApiRequest, type Printed, type Target } from './service-api.js';
+import { EXIT_TIMEOUT } from './exit-codes.js';
+import { waitTimeoutMs } from './nanotime.js';
+import { formatDuration, msToNs } from '../shared/duration.js';
+import { PREVIEW_PATH, previewPrinted } from './preview.js';
+import { previewFailure } from './preview-command.js';
+import { stringifyJson } from '../shared/json.js';
+import { EXIT_FAILED, EXIT_USAGE, SCHEDULER_TIMEOUT_MS, ask, printedError, unreachableLine, resolveScheduler, type Answer, type ApiRequest, type Printed, type Target } from './service-api.js';
 import { EXIT_INTERRUPTED, ansiPaint, eraseFrame, plainPaint, screenIo, screenRows, type ScreenIo, type TerminalIo } from './terminal.js';
 import { parseMasterSpec, type EtcdAccess, type MasterSpec } from '../shared/detection.js';
 import { ANONYMOUS_ACCESS, type ClientAccess } from '../io/client-auth.js';
@@ -65,6 +71,8 @@ export interface ShowFlags extends PlanFlags {
   watch?: boolean;
   /** Mesos duration between polls with --watch (default 1secs). */
   interval?: string;
+  /** With --watch: stop watching after this Mesos duration (exit 124); the plan goes on. */
+  timeout?: string;
 }
 
 /** Where the commands run: the process's environment, terminal and files, and a way to the API. */
@@ -185,30 +193,41 @@ export async function showPlan(api: PlanApi, name: string, flags: ShowFlags, she
   if (flags.watch !== true && flags.interval !== undefined) return usage(io, '--interval is for --watch');
   const interval = watchIntervalMs(flags.interval);
   if (!interval.ok) return usage(io, interval.error);
+  const timeout = waitTimeoutMs(flags.timeout, flags.watch === true, '--watch');
+  if (!timeout.ok) return usage(io, timeout.error);
   const at = await api.locate(flags, shell);
   if (typeof at === 'number') return at;
   const json = flags.json === true;
   const paint = io.colour && !json ? ansiPaint : plainPaint;
   if (flags.watch !== true) return print(io, showOutcome(at, name, req.value, await shell.send(at, req.value), json, paint));
-  return watchPlan(at, req.value, { name, from: at.kind, json, tty: io.tty, paint, intervalMs: interval.value, giveUpMs: WATCH_GIVE_UP_MS }, shell);
+  return watchPlan(at, req.value, { name, from: at.kind, json, tty: io.tty, paint, intervalMs: interval.value, giveUpMs: WATCH_GIVE_UP_MS }, shell, timeout.value);
 }
 
 /**
  * Polls the plan every interval and draws it (watchStep decides what and when to stop). On a
  * terminal the previous frame is erased first, so the tree redraws in place. Ctrl-C ends the
  * watch at once, even mid-request or mid-sleep, with 130; the plan is the scheduler's and goes on.
+ * So does `--timeout` (`timeoutMs`), with 124.
  */
-async function watchPlan(at: Target, req: ApiRequest, o: WatchOptions, shell: Shell): Promise<number> {
+async function watchPlan(at: Target, req: ApiRequest, o: WatchOptions, shell: Shell, timeoutMs?: number): Promise<number> {
   const { io } = shell;
   let stop: () => void = () => undefined;
   const stopped = new Promise<'stopped'>((resolve) => (stop = () => resolve('stopped')));
   const off = io.onSignal(() => stop());
+  // Its timer is cleared when the watch ends, so a long --timeout does not hold the process.
+  const done = new AbortController();
+  const expired = timeoutMs === undefined ? new Promise<never>(() => undefined) : io.sleep(timeoutMs, done.signal).then(() => 'expired' as const);
+  const timedOut = (): number => {
+    io.err(`stopped watching ${o.name} after ${formatDuration(msToNs(timeoutMs ?? 0))} (--timeout); the plan goes on`);
+    return EXIT_TIMEOUT;
+  };
   let drawnRows = 0;
   try {
     let state = WATCH_START;
     for (;;) {
-      const answer = await Promise.race([shell.send(at, req), stopped]);
+      const answer = await Promise.race([shell.send(at, req), stopped, expired]);
       if (answer === 'stopped') break;
+      if (answer === 'expired') return timedOut();
       const step = watchStep(state, planPoll(at, req, answer), io.nowMs(), o);
       state = step.state;
       if (step.draw !== undefined) {
@@ -220,11 +239,14 @@ async function watchPlan(at: Target, req: ApiRequest, o: WatchOptions, shell: Sh
       }
       if (step.err !== undefined) io.err(step.err);
       if (step.exitCode !== undefined) return step.exitCode;
-      if ((await Promise.race([io.sleep(o.intervalMs), stopped])) === 'stopped') break;
+      const slept = await Promise.race([io.sleep(o.intervalMs, done.signal), stopped, expired]);
+      if (slept === 'stopped') break;
+      if (slept === 'expired') return timedOut();
     }
     io.err(`stopped watching ${o.name}; the plan goes on`);
     return EXIT_INTERRUPTED;
   } finally {
+    done.abort();
     off();
   }
 }
@@ -250,17 +272,28 @@ export async function planVerb(api: PlanApi, command: string, name: string, flag
 /**
  * `drydock maintenance plan create FILE|-`: the spec's text as it is, to the master, which
  * checks it, creates the plan and starts it (200, its message), or lists every error (400).
+ * With --dry-run the master's impact preview instead: the plan's waves and what each would do
+ * (preview.ts); nothing is created.
  */
-export async function createPlan(file: string, flags: MasterFlags, shell: Shell = processShell): Promise<number> {
+export async function createPlan(file: string, flags: MasterFlags & { dryRun?: boolean }, shell: Shell = processShell): Promise<number> {
   const source = file === '-' ? 'stdin' : file;
   let text: string;
   try {
     text = await shell.readInput(file);
   } catch (e) {
+    // Nothing was sent: the file named on the command line is the trouble.
     shell.io.err(`cannot read ${source}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    return EXIT_FAILED;
+    return EXIT_USAGE;
   }
-  return sendOne(MASTER_PLANS, planCreateRequest(text, source), flags, shell);
+  const req = planCreateRequest(text, source);
+  if (flags.dryRun !== true) return sendOne(MASTER_PLANS, req, flags, shell);
+  if (!req.ok) return usage(shell.io, req.error);
+  const at = await MASTER_PLANS.locate(flags, shell);
+  if (typeof at === 'number') return at;
+  const answer = await shell.send(at, { method: 'POST', path: PREVIEW_PATH, body: stringifyJson({ maintenance_plan: text }) });
+  if (answer.kind === 'unreachable') return print(shell.io, printedError(unreachableLine(at, answer.reason)));
+  const printed = previewPrinted(answer.status, answer.body, flags.json === true, 'the plan') ?? previewFailure(answer.status, answer.body, at.credential);
+  return print(shell.io, printed);
 }
 
 /** `drydock maintenance plan delete <plan>`: the master deletes a COMPLETE or stopped plan (else 409). */

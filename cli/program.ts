@@ -9,11 +9,11 @@ import { ApiError, MasterClient, badMasterLine, formatJson, leaderOf, masterSche
 import { accessOptions, loadCliAccess, loadCliEtcdAccess, type AccessFlags } from './access.js';
 import type { ClientAccess } from '../io/client-auth.js';
 import { renderTable } from './table.js';
-import { exitCodeHelp } from './exit-codes.js';
+import { EXIT_RUN_FAILED, EXIT_TIMEOUT, exitCodeHelp, usageHint } from './exit-codes.js';
 import { disableColour } from './terminal.js';
 import { showClusterStatus, type StatusFlags } from './status-command.js';
 import { bashScript, commandSpec, zshScript } from './completion.js';
-import { changeMachines, replaceSchedule, showSchedule, showStatus } from './maintenance-command.js';
+import { changeMachines, replaceSchedule, showSchedule, showStatus, type MachineFlags } from './maintenance-command.js';
 import { drainAgent, listAgents, simpleAgentCommand } from './drain-command.js';
 import type { DrainFlags } from './drain.js';
 import { RUN_DEFAULTS, checkRunFlags, type RunFlags } from './run.js';
@@ -55,8 +55,11 @@ export const program = new Command()
   .addOption(new Option('--master <host:port>', 'the master: host:port (https://host:port for TLS), several as m1:5050,m2:5050, or etcd://h:2379/prefix (default: $DRYDOCK_MASTER, else 127.0.0.1:5050)'));
 for (const o of accessOptions()) program.addOption(o);
 program.option('--no-color', 'no colour, even on a terminal (as NO_COLOR=1)');
+/** The command whose action runs (for the usage hint under a usage error it returns). */
+let acting: Command | undefined;
 // Before any command runs: --no-color turns colour off for every screen (terminal.ts).
-program.hook('preAction', () => {
+program.hook('preAction', (_program, actionCommand) => {
+  acting = actionCommand;
   if (program.opts<{ color?: boolean }>().color === false) disableColour();
 });
 program
@@ -76,14 +79,29 @@ Output: every command takes --json and then prints only JSON on stdout (the API'
 object its help names); messages and errors go to stderr. Colour only on a terminal, never
 with NO_COLOR set or --no-color.
 
-Exit status (every command; drydock run exits with its task's status once the task started):
-${exitCodeHelp()}`)
-  .showHelpAfterError();
+Exit status (every command; drydock run exits with its task's status once the task ran, 125 for its own failures):
+${exitCodeHelp()}`);
 
-/** Sets the exit status for a command that finished; a non-zero one ends the process at once. */
+/**
+ * Sets the exit status for a command that finished; a non-zero one ends the process at once. A
+ * usage error (the command printed its one line) gets the pointer to the command's help under it.
+ */
 function exit(code: number): void {
+  if (code === EXIT_USAGE && acting !== undefined) process.stderr.write(`${usageHint(commandPath(acting))}\n`);
   if (code !== 0) process.exit(code);
   process.exitCode = 0;
+}
+
+/** A command as typed: `drydock agent drain`. */
+export function commandPath(c: Command): string {
+  const names: string[] = [];
+  for (let x: Command | null = c; x !== null; x = x.parent) names.unshift(x.name());
+  return names.join(' ');
+}
+
+/** The --timeout option of a command that waits or watches. */
+function timeoutOption(what: string): Option {
+  return new Option('--timeout <duration>', `with ${what}: stop after this long (e.g. 10mins) with exit ${EXIT_TIMEOUT}; the operation goes on (default: no limit)`);
 }
 
 let loaded: ClientAccess | undefined;
@@ -97,12 +115,12 @@ export function sentCredential(): string | undefined {
  * that cannot be used (mode 0644, missing, not a credential) ends the command with 2 before
  * anything is sent.
  */
-function access(): ClientAccess {
+function access(usageCode = EXIT_USAGE): ClientAccess {
   if (loaded !== undefined) return loaded;
   const r = loadCliAccess(program.opts<AccessFlags>(), process.env);
   if (!r.ok) {
     process.stderr.write(`drydock: ${r.error}\n`);
-    process.exit(EXIT_USAGE);
+    process.exit(usageCode);
   }
   loaded = r.value;
   return loaded;
@@ -116,12 +134,12 @@ let loadedEtcd: { master: string; etcd: EtcdAccess | undefined } | undefined;
  * master, a missing partner flag, or a file that cannot be used (a key or password file others
  * may read) ends the command with 2 before anything is sent.
  */
-function etcdAccess(master: string): EtcdAccess | undefined {
+function etcdAccess(master: string, usageCode = EXIT_USAGE): EtcdAccess | undefined {
   if (loadedEtcd?.master === master) return loadedEtcd.etcd;
   const r = loadCliEtcdAccess(program.opts<AccessFlags>(), process.env, master);
   if (!r.ok) {
     process.stderr.write(`drydock: ${r.error}\n`);
-    process.exit(EXIT_USAGE);
+    process.exit(usageCode);
   }
   loadedEtcd = { master, etcd: r.value };
   return r.value;
@@ -141,13 +159,16 @@ function shell(): Shell {
 }
 
 /** The --json help of the agent commands (drain-command.ts AgentCallJson). */
-const AGENT_JSON = 'print {"call", "agent_id", "hostname", "agent"}: the call made and the agent as GET_AGENTS shows it after (null once gone)';
+const AGENT_JSON = 'print {"call", "agent_id", "hostname", "agent"}: the call made and the agent as GET /drydock/v1/agents/<id> shows it after (state, machine, drain record; null once gone)';
 
 program
   .command('status')
   .description('the cluster on one screen: the leading master and standbys, agents by state, machines by mode, drains with what each waits for, maintenance plans in progress, and a service scheduler\'s plans with --scheduler (or DRYDOCK_SCHEDULER)')
   .option('--scheduler <host:port>', 'also show this service scheduler\'s plans (default: $DRYDOCK_SCHEDULER, else none)')
-  .option('--json', 'print {"master", "agents", "machines", "drains", "maintenance_plans", "scheduler_plans", "errors"} (docs/operating.md: drydock status)')
+  .option('--watch', 'redraw the screen every --interval until Ctrl-C (or --timeout); on a pipe, print it again each time it changes')
+  .option('--interval <duration>', 'with --watch, time between redraws, 100ms to 1hrs (default: 2secs)')
+  .addOption(timeoutOption('--watch'))
+  .option('--json', 'print {"master", "agents", "machines", "drains", "maintenance_plans", "scheduler_plans", "errors"} (docs/operating.md: drydock status); with --watch, one compact line per change')
   .action(async (opts: StatusFlags) => exit(await showClusterStatus(client(), opts, shell())));
 
 const agent = program.command('agent').description('agents (machines running drydock-agent): list, drain, deactivate, reactivate, mark gone');
@@ -165,7 +186,9 @@ agent
   .option('--max_grace_period <duration>', 'cap each task\'s kill grace period (e.g. 30secs, 0secs); default: each task\'s own')
   .option('--mark_gone', 'once drained, mark the agent gone (it can never register again)')
   .option('--wait', 'wait and show progress until DRAINED (or gone, with --mark_gone): a live bar on a terminal, a line per change on a pipe; Ctrl-C stops waiting, not the drain')
-  .option('--json', AGENT_JSON + '; with --wait, one compact line each time the drain changes')
+  .addOption(timeoutOption('--wait'))
+  .option('--dry-run', 'drain nothing: show what the drain would do (the tasks it kills by framework, the pods left without a running instance, whether the other agents have room), from the master\'s impact preview')
+  .option('--json', AGENT_JSON + '; with --wait, one compact line each time the drain changes; with --dry-run, the preview (docs/api.md)')
   .action(async (id: string, opts: DrainFlags) => exit(await drainAgent(client(), id, opts)));
 
 agent
@@ -195,9 +218,10 @@ maintenance
   .command('schedule')
   .description('show the maintenance schedule; with FILE (or - for stdin), replace it with that Mesos Schedule JSON ({"windows":[...]}, {} to clear) and print what changed')
   .argument('[file]', 'Mesos Schedule JSON to install, or - for stdin')
+  .option('--force', 'send machines that name a registered agent only by hostname or only by IP (they affect no agent); refused without it')
   .option('--json', 'print the GET_MAINTENANCE_SCHEDULE answer as JSON')
-  .action(async (file: string | undefined, opts: { json?: boolean }) =>
-    exit(file === undefined ? await showSchedule(client(), opts.json === true) : await replaceSchedule(client(), file, opts.json === true)));
+  .action(async (file: string | undefined, opts: MachineFlags) =>
+    exit(file === undefined ? await showSchedule(client(), opts.json === true) : await replaceSchedule(client(), file, opts)));
 
 maintenance
   .command('status')
@@ -211,15 +235,18 @@ machine
   .command('down')
   .description('bring DRAINING machines DOWN (START_MAINTENANCE): their agents are shut down and kept out')
   .argument('<machine...>', 'HOST, HOST=IP or =IP, as in the schedule')
-  .option('--json', 'print the maintenance status after the change as JSON')
-  .action(async (machines: string[], opts: { json?: boolean }) => exit(await changeMachines(client(), 'down', machines, opts.json === true)));
+  .option('--force', 'send machines that name a registered agent only by hostname or only by IP (they affect no agent); refused without it')
+  .option('--dry-run', 'change nothing: show what bringing them DOWN would do (their agents, the tasks killed by framework, the pods left without a running instance, whether the other agents have room), from the master\'s impact preview')
+  .option('--json', 'print the maintenance status after the change as JSON; with --dry-run, the preview (docs/api.md)')
+  .action(async (machines: string[], opts: MachineFlags) => exit(await changeMachines(client(), 'down', machines, opts)));
 
 machine
   .command('up')
   .description('bring DOWN machines back UP (STOP_MAINTENANCE), removing them from the schedule')
   .argument('<machine...>', 'HOST, HOST=IP or =IP, as in the schedule')
+  .option('--force', 'send machines that name a registered agent only by hostname or only by IP (they affect no agent); refused without it')
   .option('--json', 'print the maintenance status after the change as JSON')
-  .action(async (machines: string[], opts: { json?: boolean }) => exit(await changeMachines(client(), 'up', machines, opts.json === true)));
+  .action(async (machines: string[], opts: MachineFlags) => exit(await changeMachines(client(), 'up', machines, { ...opts, dryRun: false })));
 
 program
   .command('tasks')
@@ -240,7 +267,7 @@ program
 
 program
   .command('run')
-  .description('run one command as a task (like mesos-execute): print its status updates, exit with its exit status')
+  .description(`run one command as a task (like mesos-execute): print its status updates, exit with its exit status; drydock run's own failures (usage included) exit ${EXIT_RUN_FAILED}`)
   .requiredOption('--name <name>', 'task name; the task id is NAME-<random>')
   .requiredOption('--command <cmd>', 'shell command to run (/bin/sh -c)')
   .option('--cpus <n>', 'cpus for the task', RUN_DEFAULTS.cpus)
@@ -253,28 +280,29 @@ program
   .option('--offer_timeout <duration>', 'give up when no matching offer arrives within this', RUN_DEFAULTS.offerTimeout)
   .option('--json', 'print each UPDATE event as received, one JSON object per line')
   .action(async (opts: RunFlags & { master?: string }) => {
+    // Every failure of drydock run itself is 125: 1 to 4 may be its task's own exit status.
     const req = checkRunFlags(opts);
     if (!req.ok) {
-      process.stderr.write(`drydock run: ${req.error}\n`);
-      process.exit(1);
+      process.stderr.write(`drydock run: ${req.error}\n${usageHint('drydock run')}\n`);
+      process.exit(EXIT_RUN_FAILED);
     }
     const master = opts.master ?? program.opts<{ master?: string }>().master;
-    const a = access();
+    const a = access(EXIT_RUN_FAILED);
     const scheme = masterScheme(master, process.env, a.transport.tls);
     const resolved = resolveMaster(master);
-    const etcd = etcdAccess(resolved);
+    const etcd = etcdAccess(resolved, EXIT_RUN_FAILED);
     // A list or etcd:// names no one master: SUBSCRIBE goes to the leader found through it.
     const spec = parseMasterSpec(resolved);
     if (!spec.ok) {
       process.stderr.write(`drydock run: ${badMasterLine(resolved, spec.error)}\n`);
-      process.exit(EXIT_USAGE);
+      process.exit(EXIT_RUN_FAILED);
     }
     let at = resolved;
     if (spec.value.kind !== 'fixed') {
       const leader = await leaderOf(spec.value, a.transport, scheme, etcd);
       if (!leader.found) {
         process.stderr.write(`drydock run: ${noLeaderLine(resolved, leader.why)}\n`);
-        process.exit(EXIT_FAILED);
+        process.exit(EXIT_RUN_FAILED);
       }
       at = leader.address;
     }
@@ -294,6 +322,7 @@ Exit status:
   2    usage: a bad flag or argument, or a credential, TLS or etcd file that cannot be used (nothing was sent)
   ${EXIT_UNAUTHENTICATED}    the ${kind} wants credentials (401), or refused the ones given${kind === 'master' ? `
   ${EXIT_FORBIDDEN}    the master's ACLs do not allow it (403)` : ''}
+  ${EXIT_TIMEOUT}  --timeout ran out (plan show --watch); the plan goes on
   130  Ctrl-C (plan show --watch)`;
 }
 
@@ -315,13 +344,6 @@ function masterFlags<T extends PlanFlags>(opts: T): T {
   const master = program.opts<{ master?: string }>().master;
   return master === undefined ? opts : { ...opts, master };
 }
-
-/**
- * Under `plan` and `pod`, commander's own usage errors (unknown option, missing argument,
- * unknown command) exit 2 like the commands' own checks; help and --version still exit 0.
- * Set on the parent before its subcommands are made, which inherit it.
- */
-const usageExit = (e: CommanderError): never => process.exit(e.exitCode === 0 ? 0 : EXIT_USAGE);
 
 /** The verbs that take --phase (and --step): command, alias, help. */
 const TARGETED_VERBS: ReadonlyArray<readonly [string, string | undefined, string, 'phase' | 'phase and step']> = [
@@ -347,6 +369,7 @@ function planCommands(parent: Command, api: PlanApi, kind: Target['kind']): void
     .argument('<plan>', 'plan name, e.g. deploy')
     .option('--watch', 'redraw until the plan is COMPLETE (exit 0); keeps watching through ERROR (a step may be restarted); gives up (exit 1) after 30s without an answer')
     .option('--interval <duration>', 'with --watch, time between polls, 100ms to 1hrs (default: 1secs)')
+    .addOption(timeoutOption('--watch'))
     .action(async (name: string, opts: ShowFlags) => exit(await showPlan(api, name, flags(opts), shell())));
 
   if (kind === 'scheduler') {
@@ -372,19 +395,18 @@ function planCommands(parent: Command, api: PlanApi, kind: Target['kind']): void
 const plan = program
   .command('plan')
   .description('plans of a service scheduler (deploy, recovery, ...): list, show, start, stop, continue, interrupt, force-complete, restart')
-  .addHelpText('after', exitHelp('scheduler'))
-  .exitOverride(usageExit);
+  .addHelpText('after', exitHelp('scheduler'));
 planCommands(plan, SCHEDULER_PLANS, 'scheduler');
 
 const maintenancePlan = maintenance
   .command('plan')
   .description('maintenance plans on the master: take machines through DRAINING, DOWN and UP, a step per machine (create, list, show, stop, continue, interrupt, force-complete, restart, delete)')
-  .addHelpText('after', exitHelp('master'))
-  .exitOverride(usageExit);
+  .addHelpText('after', exitHelp('master'));
 
 apiCommand('master', maintenancePlan, 'create', 'create a maintenance plan from a spec (YAML or JSON) and start it; the master checks the spec and lists every error')
   .argument('<file>', 'the spec, or - for stdin')
-  .action(async (file: string, opts: MasterFlags) => exit(await createPlan(file, masterFlags(opts), shell())));
+  .option('--dry-run', 'create nothing: show the plan\'s waves (machines out together, in order) and what each would do (tasks killed, pods left without a running instance, room on the other agents), from the master\'s impact preview')
+  .action(async (file: string, opts: MasterFlags & { dryRun?: boolean }) => exit(await createPlan(file, masterFlags(opts), shell())));
 
 planCommands(maintenancePlan, MASTER_PLANS, 'master');
 
@@ -395,8 +417,7 @@ apiCommand('master', maintenancePlan, 'delete', 'delete a maintenance plan that 
 const pod = program
   .command('pod')
   .description('pod instances of a service scheduler (hello-0, hello-1, ...): list, status, info, restart, replace')
-  .addHelpText('after', exitHelp('scheduler'))
-  .exitOverride(usageExit);
+  .addHelpText('after', exitHelp('scheduler'));
 
 serviceCommand(pod, 'list', 'list the pod instances, one name a line')
   .action(async (opts: SchedulerFlags) => exit(await listPods(opts, shell())));
@@ -426,3 +447,17 @@ program
     const spec = commandSpec(program);
     process.stdout.write(opts.json === true ? formatJson(spec) + '\n' : shellName === 'bash' ? bashScript(spec) : zshScript(spec));
   });
+
+/**
+ * Usage errors are the same under every command: commander's own (an unknown option or command,
+ * a missing argument, too many) print their one line and the pointer to the command's help, not
+ * the whole help, and exit 2 like the commands' own checks; `drydock run` exits 125 (its task's
+ * status is its own). Help and --version still exit 0. Set on every command of the finished tree.
+ */
+function usageErrors(c: Command, code: number): void {
+  c.exitOverride((e: CommanderError) => process.exit(e.exitCode === 0 ? 0 : code))
+    .showHelpAfterError(usageHint(commandPath(c)))
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'drydock: ')) });
+  for (const sub of c.commands) usageErrors(sub, c === program && sub.name() === 'run' ? EXIT_RUN_FAILED : code);
+}
+usageErrors(program, EXIT_USAGE);

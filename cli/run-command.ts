@@ -22,6 +22,7 @@ import {
 } from './run.js';
 import type { TaskInfo } from '../shared/mesos.js';
 import { EXIT_INTERRUPTED, terminalIo, type TerminalIo } from './terminal.js';
+import { EXIT_RUN_FAILED } from './exit-codes.js';
 import { ANONYMOUS_ACCESS, type ClientAccess } from '../io/client-auth.js';
 import { accessRefusal } from './service-api.js';
 
@@ -58,13 +59,15 @@ export async function runCommand(master: string, req: RunRequest, conn: RunConne
     client = await SchedulerClient.subscribe(`${conn.scheme}://${master}`, { ...framework, ...(principal === undefined ? {} : { principal }) }, { timeoutMs: 15_000, transport: conn.access.transport });
   } catch (e) {
     if (!(e instanceof SubscribeError)) throw e;
+    // 401 and 403 say what to do, as for every command; the status is run's own failure (125),
+    // as 3 and 4 may be a task's.
     const refused = accessRefusal('master', e.status, e.message, conn.access.credential);
     if (refused !== undefined) {
       for (const line of refused.err) io.err(line);
-      return refused.exitCode;
+      return EXIT_RUN_FAILED;
     }
     io.err(e.status === 0 ? `${e.message}; set --master or DRYDOCK_MASTER` : `the master refused SUBSCRIBE (${e.status}): ${e.message}`);
-    return 1;
+    return EXIT_RUN_FAILED;
   }
   io.err(`subscribed as framework ${client.frameworkId}; waiting for an offer (${describeRequest(req)})`);
   return new Run(client, req, io).result;
@@ -105,7 +108,7 @@ class Run {
     void client.ended.then((reason) => {
       if (this.#done) return;
       this.#io.err(`lost the connection to the master (${reason})`);
-      this.#end(1, false);
+      this.#end(EXIT_RUN_FAILED, false);
     });
   }
 
@@ -118,7 +121,7 @@ class Run {
         return this.#update(e, (e['update'] as { status: StatusJson }).status);
       case 'ERROR':
         this.#io.err(`the master sent ERROR: ${String((e['error'] as { message?: string } | undefined)?.message ?? '')}`);
-        return this.#end(1, false);
+        return this.#end(EXIT_RUN_FAILED, false);
       default:
         // HEARTBEAT, RESCIND (we hold no offer), FAILURE (an update follows), INVERSE_OFFERS.
         return;
@@ -154,7 +157,7 @@ class Run {
         accept.then((r) => {
           if (r.status !== 202) {
             this.#io.err(`the master refused ACCEPT (${r.status}): ${r.text.trim()}`);
-            return this.#end(1, true);
+            return this.#end(EXIT_RUN_FAILED, true);
           }
           return undefined;
         }),
@@ -181,7 +184,7 @@ class Run {
     if (this.#done || this.#task !== undefined) return;
     const seen = this.#mismatches.size > 0 ? `; offers seen: ${[...this.#mismatches].slice(0, 5).join('; ')}` : '; no offers at all';
     this.#io.err(`no offer matching ${describeRequest(this.#req)} within ${this.#req.offerTimeoutMs / 1000} s${seen}`);
-    this.#chain = this.#chain.then(() => this.#end(1, true));
+    this.#chain = this.#chain.then(() => this.#end(EXIT_RUN_FAILED, true));
   }
 
   #signal(sig: NodeJS.Signals): void {
@@ -214,7 +217,7 @@ class Run {
     if (this.#done) return;
     const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
     this.#io.err(`lost the master: ${cause}`);
-    void this.#end(1, false);
+    void this.#end(EXIT_RUN_FAILED, false);
   }
 
   /** Ends the run once: TEARDOWN (unless the master is gone), close the stream, resolve. */

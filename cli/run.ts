@@ -6,6 +6,7 @@
  */
 
 import { parseDuration } from '../shared/duration.js';
+import { EXIT_RUN_FAILED } from './exit-codes.js';
 import type { FrameworkInfo, Resource, TaskInfo, TaskState } from '../shared/mesos.js';
 
 /** `drydock run`'s flags as commander hands them over (strings, unchecked). */
@@ -268,8 +269,9 @@ export interface RunOutcome {
 /**
  * The exit status, as a shell would report the command: 0 for TASK_FINISHED, the command's
  * status for TASK_FAILED, 128+signal for a command ended by a signal (a kill: 143 for
- * SIGTERM, 137 for SIGKILL). A kill the command survived with status 0 is still not a
- * success: 1. Anything else (error, lost, dropped, gone) is 1 with the message.
+ * SIGTERM, 137 for SIGKILL). Anything else is not the task's own status and is 125, drydock
+ * run's own failure (exit-codes.ts), with the message: a kill the command survived with status
+ * 0, an error, a lost, dropped or gone task.
  */
 export function runOutcome(s: StatusJson): RunOutcome {
   const end = commandEnd(s.message);
@@ -279,10 +281,10 @@ export function runOutcome(s: StatusJson): RunOutcome {
       return { exitCode: 0 };
     case 'TASK_FAILED':
     case 'TASK_KILLED':
-      if (end === undefined) return { exitCode: 1, problem };
+      if (end === undefined) return { exitCode: EXIT_RUN_FAILED, problem };
       if ('signal' in end) return { exitCode: 128 + end.signal };
-      return end.exitCode === 0 ? { exitCode: 1, problem } : { exitCode: Math.min(end.exitCode, 255) };
+      return end.exitCode === 0 ? { exitCode: EXIT_RUN_FAILED, problem } : { exitCode: Math.min(end.exitCode, 255) };
     default:
-      return { exitCode: 1, problem };
+      return { exitCode: EXIT_RUN_FAILED, problem };
   }
 }

@@ -1,9 +1,9 @@
 /**
  * `drydock status`'s decisions, as pure functions: the cluster on one screen from the answers
- * the shell collected (GET_MASTER, GET_AGENTS, GET_MAINTENANCE_STATUS and _SCHEDULE, the
- * master's /metrics/snapshot, the maintenance plans and, when asked, a service scheduler's
- * plans). `clusterStatus` builds the object `--json` prints; `renderStatus` draws it. The shell
- * is status-command.ts.
+ * the shell collected (GET_MASTER, GET_AGENTS, Drydock's own view of the agents
+ * `/drydock/v1/agents`, GET_MAINTENANCE_STATUS and _SCHEDULE, the master's /metrics/snapshot,
+ * the maintenance plans and, when asked, a service scheduler's plans). `clusterStatus` builds
+ * the object `--json` prints; `renderStatus` draws it. The shell is status-command.ts.
  *
  * GET_AGENTS lists registered and recovered agents only (reference §GET_AGENTS): unreachable and
  * gone agents are absent, so their counts come from the metrics snapshot
@@ -12,7 +12,7 @@
 
 import { agentMachineId, machineKey, type MachineId, type MachineMode } from '../shared/machine.js';
 import { agentIp, type ClusterStatusJson, type ScheduleJson } from './maintenance.js';
-import { drainView, refusedLine, type AgentJson, type RecoveredAgentJson } from './drain.js';
+import { drainView, refusedLine, type AgentJson, type DrydockAgentJson, type RecoveredAgentJson } from './drain.js';
 import { formatSpan, nanosOf } from './nanotime.js';
 import { stepNote, statusColour, type PlanView } from './plan.js';
 import { oneLine } from './service-api.js';
@@ -39,6 +39,8 @@ export interface StatusInput {
   readonly master: MasterAnswerJson | { readonly error: string };
   readonly agents: readonly AgentJson[];
   readonly recovered: readonly RecoveredAgentJson[];
+  /** Drydock's view of every agent (`GET /drydock/v1/agents`): machines' modes and drain records. */
+  readonly drydockAgents: readonly DrydockAgentJson[] | { readonly error: string };
   readonly maintenance: ClusterStatusJson | { readonly error: string };
   readonly schedule: ScheduleJson | { readonly error: string };
   /** The master's /metrics/snapshot (flat name → number). */
@@ -188,9 +190,17 @@ export function clusterStatus(input: StatusInput): ClusterStatus {
     const key = machineKey(id);
     if (mode !== 'UP' || !modes.has(key)) modes.set(key, mode);
   };
+  const views = Array.isArray(input.drydockAgents) ? (input.drydockAgents as readonly DrydockAgentJson[]) : undefined;
+  if (views === undefined) errors.push(`/drydock/v1/agents (machine modes, drain records): ${(input.drydockAgents as Failure).error}`);
+  // Every agent's machine: in the mode Drydock's view gives it (else UP, learnt from GET_AGENTS).
+  for (const d of views ?? []) {
+    const mode = d.machine?.mode;
+    const id = d.machine?.id ?? (d.hostname !== undefined && d.ip !== undefined ? agentMachineId(d.hostname, d.ip) : undefined);
+    if (id !== undefined) see(id, mode === 'DRAINING' || mode === 'DOWN' ? mode : 'UP');
+  }
   for (const a of input.agents) {
     const ip = agentIp(a.pid);
-    if (ip !== undefined) see(agentMachineId(a.agent_info.hostname, ip), a.maintenance?.mode === 'DRAINING' || a.maintenance?.mode === 'DOWN' ? a.maintenance.mode : 'UP');
+    if (ip !== undefined) see(agentMachineId(a.agent_info.hostname, ip), 'UP');
   }
   if (isError(input.schedule)) errors.push(`GET_MAINTENANCE_SCHEDULE: ${input.schedule.error}`);
   else for (const w of input.schedule.windows ?? []) for (const m of w.machine_ids ?? []) see(m, 'UP');
@@ -202,15 +212,19 @@ export function clusterStatus(input: StatusInput): ClusterStatus {
   const machines: Record<MachineMode, number> = { UP: 0, DRAINING: 0, DOWN: 0 };
   for (const mode of modes.values()) machines[mode]++;
 
+  // Drains: every agent whose drain record Drydock's view shows (also one not re-registered, or
+  // unreachable); without that view, GET_AGENTS' drain_info alone (no age, no reasons).
+  const drained: Array<{ id: string; hostname: string; state: string; view: DrydockAgentJson | undefined }> = views !== undefined
+    ? views.flatMap((d) => (d.drain === undefined ? [] : [{ id: d.agent_id?.value ?? '?', hostname: d.hostname ?? '?', state: d.drain.state ?? '', view: d }]))
+    : input.agents.map((a) => ({ id: a.agent_info.id?.value ?? '?', hostname: a.agent_info.hostname, state: a.drain_info?.state ?? '', view: undefined }));
   const drains: DrainStatus[] = [];
-  for (const a of input.agents) {
-    const state = a.drain_info?.state;
+  for (const { id, hostname, state, view } of drained) {
     if (state !== 'DRAINING' && state !== 'DRAINED') continue;
-    const v = drainView(a, a.agent_info.hostname);
-    const started = nanosOf(a.drain_record?.started_time);
+    const v = drainView(view, hostname);
+    const started = nanosOf(view?.drain?.started_time);
     drains.push({
-      agent_id: a.agent_info.id?.value ?? '?',
-      hostname: a.agent_info.hostname,
+      agent_id: id,
+      hostname,
       state,
       age_seconds: started === undefined ? null : Math.max(0, Math.floor((input.nowMs - Number(started / 1_000_000n)) / 1000)),
       remaining_tasks: v.remaining ?? null,

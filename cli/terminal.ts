@@ -13,7 +13,11 @@ export interface TerminalIo {
   /** One line on stderr, behind the command's prefix. */
   err(line: string): void;
   nowMs(): number;
-  sleep(ms: number): Promise<void>;
+  /**
+   * Resolves after `ms`, or at once when `signal` aborts (its timer is then cleared: a long
+   * --timeout must not keep the process alive after the command is done).
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** Calls `handler` on SIGINT and SIGTERM; returns the function that stops listening. */
   onSignal(handler: (sig: NodeJS.Signals) => void): () => void;
 }
@@ -24,7 +28,15 @@ export function terminalIo(prefix: string): TerminalIo {
     out: (line) => void process.stdout.write(line + '\n'),
     err: (line) => void process.stderr.write(`${prefix}: ${line}\n`),
     nowMs: () => Date.now(),
-    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    sleep: (ms, signal) =>
+      new Promise((r) => {
+        if (signal?.aborted === true) return r();
+        const timer = setTimeout(r, ms);
+        signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          r();
+        }, { once: true });
+      }),
     onSignal(handler) {
       process.on('SIGINT', handler);
       process.on('SIGTERM', handler);

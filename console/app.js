@@ -1,18 +1,21 @@
-// The console's shell: routing, the one operator event stream, the follow-up reads events call
-// for, service schedulers' plan streams, sign-in, and the actions behind their confirmation.
+// The console's shell: routing, the master's two event streams (Mesos' operator stream for
+// agents, frameworks and tasks; Drydock's own, GET /drydock/v1/events, for each agent's state and
+// drain record, machines' modes and maintenance plans), the follow-up reads events call for,
+// service schedulers' plan streams, sign-in, and the actions behind their confirmation.
 // No polling: everything after the first reads arrives on streams, and a stream that ends is
 // opened again with backoff (a standby's 307 sends the page to `/`, i.e. to the leader).
 
 import * as api from './api.js';
 import { h } from './dom.js';
-import { applyEvent, emptyModel, serviceUrl, setPlanDetail } from './model.js';
+import { applyDrydockEvent, applyEvent, emptyModel, serviceUrl, setPlanDetail } from './model.js';
 import { RecordIODecoder } from './recordio.js';
 import { VIEWS } from './views.js';
 
 const model = emptyModel();
 /** frameworkId -> a service scheduler's plans: { frameworkId, name, url, plans, live, error, abort }. */
 const services = new Map();
-const conn = { state: 'connecting', detail: '' };
+/** Each master stream's part of the connection line; the page is live when both are. */
+const conns = { operator: { state: 'connecting', detail: '' }, drydock: { state: 'connecting', detail: '' } };
 const $ = (id) => document.getElementById(id);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,6 +41,7 @@ function draw() {
   const route = currentRoute();
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.route === route);
   document.title = `${VIEWS[route].title} · Drydock`;
+  const conn = Object.values(conns).find((c) => c.state !== 'live') ?? { state: 'live', detail: '' };
   $('conn').className = `conn c-${conn.state}`;
   $('conn-text').textContent = conn.state === 'live' ? 'live' : conn.detail ? `${conn.state}: ${conn.detail}` : conn.state;
   const leader = model.master?.master_info;
@@ -145,6 +149,11 @@ async function readInitial() {
   } catch (e) {
     failed(e, 'master');
   }
+  await readMaintenance();
+}
+
+/** The schedule, the status and every maintenance plan: what Drydock's stream announces changes of. */
+async function readMaintenance() {
   void readSchedule();
   try {
     const names = await api.getJson('/v1/maintenance/plans');
@@ -161,14 +170,48 @@ async function readInitial() {
 function runEffects(effects) {
   for (const e of effects) {
     if (e.kind === 'INITIAL') void readInitial();
+    else if (e.kind === 'MAINTENANCE') void readMaintenance();
     else if (e.kind === 'SCHEDULE') void readSchedule();
     else if (e.kind === 'PLAN') readPlan(e.name);
   }
 }
 
-// ---- the operator event stream -------------------------------------------------------------
+// ---- the master's event streams ----------------------------------------------------------------
 
-async function streamLoop() {
+/** Mesos' operator stream: agents, frameworks and tasks (SUBSCRIBED with the state, then events). */
+const OPERATOR_STREAM = {
+  conn: conns.operator,
+  open: (signal) => api.request('/api/v1', { method: 'POST', body: JSON.stringify({ type: 'SUBSCRIBE' }), headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, signal }),
+  first: 'SUBSCRIBED',
+  onRecord(event) {
+    const effects = applyEvent(model, event, Date.now());
+    if (event.type.startsWith('FRAMEWORK_') || event.type === 'SUBSCRIBED') syncServices();
+    return effects;
+  },
+  onDown() {
+    model.subscribed = false;
+  },
+};
+
+/** Drydock's own stream: each agent's state, machine and drain record, machines' modes, plans. */
+const DRYDOCK_STREAM = {
+  conn: conns.drydock,
+  open: (signal) => api.request('/drydock/v1/events', { headers: { Accept: 'application/recordio' }, signal }),
+  first: 'SNAPSHOT',
+  onRecord: (event) => applyDrydockEvent(model, event, Date.now()),
+  onDown() {
+    model.drydockSubscribed = false;
+  },
+};
+
+/**
+ * Keeps one of the master's streams open: each record to the stream's `onRecord` (whose follow-up
+ * reads are run), opened again with backoff when it ends. A 401 asks for sign-in (the page's one
+ * form, shared by both streams), a 403 shows the master's message, a standby's 307 sends the
+ * page to the leader, and a leader gone for good sends it to a standby it named.
+ */
+async function streamLoop(stream) {
+  const conn = stream.conn;
   let backoffMs = 500;
   let unreachable = 0;
   for (;;) {
@@ -180,18 +223,17 @@ async function streamLoop() {
       watchdog = setTimeout(() => abort.abort(new Error('no heartbeat')), model.heartbeatIntervalSeconds * 3000 + 5000);
     };
     try {
-      const res = await api.request('/api/v1', { method: 'POST', body: JSON.stringify({ type: 'SUBSCRIBE' }), headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, signal: abort.signal });
+      const res = await stream.open(abort.signal);
       arm();
       unreachable = 0;
       await api.readRecords(res, new RecordIODecoder(), (event) => {
         arm();
-        const effects = applyEvent(model, event, Date.now());
-        if (event.type === 'SUBSCRIBED') {
+        const effects = stream.onRecord(event);
+        if (event.type === stream.first) {
           backoffMs = 500;
           conn.state = 'live';
           conn.detail = '';
         }
-        if (event.type.startsWith('FRAMEWORK_') || event.type === 'SUBSCRIBED') syncServices();
         runEffects(effects);
         if (event.type !== 'HEARTBEAT') render();
       });
@@ -218,7 +260,7 @@ async function streamLoop() {
     } finally {
       clearTimeout(watchdog);
     }
-    model.subscribed = false;
+    stream.onDown();
     conn.state = 'reconnecting';
     render();
     // The leader itself is gone: a standby it named redirects to whoever leads now.
@@ -373,4 +415,5 @@ window.addEventListener('hashchange', render);
 // Relative times ("3m ago") move on by themselves: one redraw a few seconds apart, not a fetch.
 setInterval(render, 5_000);
 render();
-void streamLoop();
+void streamLoop(OPERATOR_STREAM);
+void streamLoop(DRYDOCK_STREAM);

@@ -1,7 +1,10 @@
 // The console's model and how the master's events change it. Pure: plain data in, plain data
-// out, no DOM and no fetch, so Node tests can drive it with tables of events. `applyEvent`
-// mutates the model it is given (one per page) and returns the follow-up reads the page should
-// make: things an event says changed but does not carry (a schedule's windows, a plan's phases).
+// out, no DOM and no fetch, so Node tests can drive it with tables of events. Two streams feed
+// it: Mesos' operator stream (`applyEvent`: agents, frameworks and tasks as Mesos writes them)
+// and Drydock's own (`applyDrydockEvent`, GET /drydock/v1/events: each agent's state, machine
+// and drain record, machines' modes, maintenance plans). Each mutates the model it is given (one
+// per page) and returns the follow-up reads the page should make: things an event says changed
+// but does not carry (a schedule's windows, a plan's phases).
 
 /** Task states after which a task never runs again (Mesos' terminal states). */
 const TERMINAL = new Set(['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_ERROR', 'TASK_LOST', 'TASK_DROPPED', 'TASK_GONE', 'TASK_GONE_BY_OPERATOR']);
@@ -15,8 +18,10 @@ export function isTerminal(state) {
 
 export function emptyModel() {
   return {
-    /** agent id -> the agent as GET_AGENTS writes it. */
+    /** agent id -> the agent as GET_AGENTS writes it (Mesos' facts: resources, pid). */
     agents: new Map(),
+    /** agent id -> the agent as GET /drydock/v1/agents writes it (Drydock's facts: state, machine, drain record). */
+    drydockAgents: new Map(),
     /** Agents the master knows from its registry that have not re-registered (AgentInfo). */
     recoveredAgents: [],
     /** framework id -> { framework (GET_FRAMEWORKS shape), removed }. */
@@ -34,6 +39,8 @@ export function emptyModel() {
     heartbeatIntervalSeconds: 15,
     lastRecordMs: 0,
     subscribed: false,
+    /** Drydock's stream has sent its SNAPSHOT since it last (re)connected. */
+    drydockSubscribed: false,
   };
 }
 
@@ -74,9 +81,8 @@ function trimCompleted(model) {
 }
 
 /**
- * Applies one record of the operator event stream. Returns the reads it calls for:
- * `{ kind: 'INITIAL' }` (after SUBSCRIBED: master, schedule, status, plans),
- * `{ kind: 'SCHEDULE' }` (windows may have changed), `{ kind: 'PLAN', name }` (phases' status).
+ * Applies one record of Mesos' operator event stream. Returns the reads it calls for:
+ * `{ kind: 'INITIAL' }` (after SUBSCRIBED: master, schedule, status, plans).
  */
 export function applyEvent(model, event, nowMs = 0) {
   model.lastRecordMs = nowMs;
@@ -88,9 +94,8 @@ export function applyEvent(model, event, nowMs = 0) {
       return [{ kind: 'INITIAL' }];
     case 'HEARTBEAT':
       return [];
-    case 'AGENT_ADDED':
-    case 'AGENT_UPDATED': {
-      const agent = event.type === 'AGENT_ADDED' ? event.agent_added?.agent : event.agent_updated?.agent;
+    case 'AGENT_ADDED': {
+      const agent = event.agent_added?.agent;
       if (agent === undefined) return [];
       const id = idOf(agent.agent_info?.id);
       model.agents.set(id, agent);
@@ -135,6 +140,37 @@ export function applyEvent(model, event, nowMs = 0) {
       if (isTerminal(u.state)) trimCompleted(model);
       return [];
     }
+    default:
+      // Events of later versions, or anything new: ignored, never fatal.
+      return [];
+  }
+}
+
+/**
+ * Applies one record of Drydock's event stream (GET /drydock/v1/events). Returns the reads it
+ * calls for: `{ kind: 'MAINTENANCE' }` (after SNAPSHOT: schedule, status, plans: what was missed
+ * while the stream was down), `{ kind: 'SCHEDULE' }` (windows may have changed),
+ * `{ kind: 'PLAN', name }` (phases' status).
+ */
+export function applyDrydockEvent(model, event, nowMs = 0) {
+  model.lastRecordMs = nowMs;
+  switch (event?.type) {
+    case 'SNAPSHOT':
+      model.drydockAgents = new Map();
+      for (const a of event.snapshot?.agents ?? []) model.drydockAgents.set(idOf(a.agent_id), a);
+      model.heartbeatIntervalSeconds = Number(event.snapshot?.heartbeat_interval_seconds ?? 15) || 15;
+      model.drydockSubscribed = true;
+      return [{ kind: 'MAINTENANCE' }];
+    case 'HEARTBEAT':
+      return [];
+    case 'AGENT_UPDATED': {
+      const agent = event.agent_updated?.agent;
+      if (agent !== undefined) model.drydockAgents.set(idOf(agent.agent_id), agent);
+      return [];
+    }
+    case 'AGENT_LEFT':
+      model.drydockAgents.delete(idOf(event.agent_left?.agent_id));
+      return [];
     case 'MACHINE_UPDATED':
       model.status = event.machine_updated?.status ?? {};
       return [{ kind: 'SCHEDULE' }];
@@ -163,7 +199,7 @@ export function applyEvent(model, event, nowMs = 0) {
       model.plans.delete(event.maintenance_plan_removed?.name);
       return [];
     default:
-      // TASK/FRAMEWORK events of later versions, or anything new: ignored, never fatal.
+      // Events of later versions, or anything new: ignored, never fatal.
       return [];
   }
 }
@@ -188,21 +224,45 @@ export function agentIp(agent) {
   return m === null ? undefined : m[1];
 }
 
-/** One word for an agent: DRAINING / DRAINED first, then DEACTIVATED, ACTIVE, DISCONNECTED. */
-export function agentState(agent) {
+/** Drydock's view of an agent (GET /drydock/v1/agents), when the page has it. */
+export function drydockAgent(model, agent) {
+  return model.drydockAgents.get(idOf(agent?.agent_info?.id));
+}
+
+/**
+ * One word for an agent: Drydock's (`view.state`, kept live by its stream); without it, from
+ * GET_AGENTS' fields: DRAINING / DRAINED first, then DEACTIVATED, ACTIVE, DISCONNECTED.
+ */
+export function agentState(agent, view) {
+  if (typeof view?.state === 'string' && view.state !== '') return view.state;
   const drain = agent?.drain_info?.state;
   if (drain === 'DRAINING' || drain === 'DRAINED') return drain;
   if (agent?.deactivated) return 'DEACTIVATED';
   return agent?.active ? 'ACTIVE' : 'DISCONNECTED';
 }
 
-export const AGENT_STATES = ['ACTIVE', 'DRAINING', 'DRAINED', 'DEACTIVATED', 'DISCONNECTED', 'RECOVERED'];
+/** An agent's drain: Drydock's drain record (state, config, started, what it waits for), else GET_AGENTS' drain_info; undefined without one. */
+export function agentDrain(agent, view) {
+  return view === undefined ? agent?.drain_info : view.drain;
+}
+
+/** Whether an operator (or a drain) deactivated the agent: Drydock's view, else GET_AGENTS'. */
+export function agentDeactivated(agent, view) {
+  return view === undefined ? agent?.deactivated === true : view.deactivated === true;
+}
+
+export const AGENT_STATES = ['ACTIVE', 'DRAINING', 'DRAINED', 'DEACTIVATED', 'DISCONNECTED', 'RECOVERED', 'UNREACHABLE'];
 export const MACHINE_MODES = ['UP', 'DRAINING', 'DOWN'];
 
 export function agentCounts(model) {
   const c = Object.fromEntries(AGENT_STATES.map((s) => [s, 0]));
-  for (const a of model.agents.values()) c[agentState(a)]++;
+  for (const a of model.agents.values()) {
+    const s = agentState(a, drydockAgent(model, a));
+    c[s] = (c[s] ?? 0) + 1;
+  }
   c.RECOVERED = model.recoveredAgents.length;
+  // Unreachable agents are not in GET_STATE: Drydock's view counts them.
+  c.UNREACHABLE = [...model.drydockAgents.values()].filter((d) => d.phase === 'UNREACHABLE').length;
   return c;
 }
 
@@ -268,7 +328,7 @@ export function machineCounts(model) {
   return c;
 }
 
-/** The mode of an agent's machine, as the live status says (its own `maintenance.mode` may be older). */
+/** The mode of an agent's machine, as the live status says (kept current by MACHINE_UPDATED). */
 export function agentMode(model, agent) {
   const hostname = agent.agent_info?.hostname;
   const ip = agentIp(agent);

@@ -2,7 +2,7 @@
 // (coalesced to one per animation frame), which keeps each page a plain function of the model.
 
 import { h, badge, table, empty } from './dom.js';
-import { agentCounts, agentIp, agentMode, agentState, AGENT_STATES, isTerminal, machineCounts, machines, MACHINE_MODES, scalars, serviceUrl, taskCounts } from './model.js';
+import { agentCounts, agentDeactivated, agentDrain, agentIp, agentMode, agentState, AGENT_STATES, drydockAgent, isTerminal, machineCounts, machines, MACHINE_MODES, scalars, serviceUrl, taskCounts } from './model.js';
 
 // ---- formatting ---------------------------------------------------------------------------
 
@@ -62,7 +62,7 @@ export function clusterView(model, ui) {
   const taskEntries = Object.entries(tasks).sort((a, b) => (isTerminal(a[0]) === isTerminal(b[0]) ? a[0].localeCompare(b[0]) : isTerminal(a[0]) ? 1 : -1));
   return h('div', { class: 'page' },
     h('div', { class: 'stats' },
-      counts('Agents', AGENT_STATES.map((s) => [s, agents[s]]), model.agents.size + model.recoveredAgents.length),
+      counts('Agents', AGENT_STATES.map((s) => [s, agents[s]]), model.agents.size + model.recoveredAgents.length + agents.UNREACHABLE),
       counts('Machines', MACHINE_MODES.map((s) => [s, modes[s]]), modes.UP + modes.DRAINING + modes.DOWN),
       counts('Frameworks', [['ACTIVE', fws.filter((f) => !f.removed && f.framework.active).length], ['INACTIVE', fws.filter((f) => !f.removed && !f.framework.active).length], ['COMPLETED', fws.filter((f) => f.removed).length]], fws.length),
       counts('Tasks', taskEntries.length === 0 ? [['TASK_RUNNING', 0]] : taskEntries, model.tasks.size)),
@@ -87,15 +87,16 @@ function drainWaits(rec) {
   return [...refused, ...(rec?.waiting_for ?? [])];
 }
 
+/** Drains in progress, from Drydock's view of every agent (also one that is away: its drain waits for it). */
 function drainsInProgress(model, ui) {
-  const draining = [...model.agents.values()].filter((a) => a.drain_info?.state === 'DRAINING');
+  const draining = [...model.drydockAgents.values()].filter((d) => d.drain?.state === 'DRAINING');
   const plans = [...model.plans.values()].filter((p) => p.status !== 'COMPLETE');
   return h('div', { class: 'two' },
-    section('Drains in progress', null, draining.length === 0 ? empty('No agent is draining.') : table(['Agent', 'Since', 'Remaining tasks', 'Waiting for'], draining.map((a) => h('tr', {},
-      h('td', {}, a.agent_info?.hostname),
-      h('td', {}, ago(nsToMs(a.drain_record?.started_time), ui.now)),
-      h('td', { class: 'num' }, String(a.drain_record?.remaining_tasks ?? '—')),
-      h('td', { class: 'wrap' }, drainWaits(a.drain_record).map((w) => w.message).join('; ') || '—'))))),
+    section('Drains in progress', null, draining.length === 0 ? empty('No agent is draining.') : table(['Agent', 'Since', 'Remaining tasks', 'Waiting for'], draining.map((d) => h('tr', {},
+      h('td', {}, d.hostname),
+      h('td', {}, ago(nsToMs(d.drain.started_time), ui.now)),
+      h('td', { class: 'num' }, String(d.drain.remaining_tasks ?? '—')),
+      h('td', { class: 'wrap' }, drainWaits(d.drain).map((w) => w.message).join('; ') || '—'))))),
     section('Maintenance plans in progress', null, plans.length === 0 ? empty('No maintenance plan is in progress.') : table(['Plan', 'Status', 'Machines'], plans.map((p) => h('tr', {},
       h('td', {}, h('a', { href: '#/plans' }, p.name)), h('td', {}, badge(p.status)), h('td', { class: 'num' }, String(planMachines(p) ?? '—')))))));
 }
@@ -146,7 +147,7 @@ export function machinesView(model, ui) {
       h('td', {}, badge(r.mode)),
       h('td', {}, r.window ? fmtTime(r.window.startMs) : '—'),
       h('td', {}, r.window ? (r.window.endMs === undefined ? 'open-ended' : fmtTime(r.window.endMs)) : '—'),
-      h('td', {}, r.agents.length === 0 ? '—' : r.agents.map((a) => h('span', { class: 'chip' }, a.agent_info?.hostname ?? '?', ' ', badge(agentState(a))))),
+      h('td', {}, r.agents.length === 0 ? '—' : r.agents.map((a) => h('span', { class: 'chip' }, a.agent_info?.hostname ?? '?', ' ', badge(agentState(a, drydockAgent(model, a)))))),
       h('td', { class: 'actions' },
         r.mode === 'DOWN' ? button('Up', () => ui.actions.machineUp(r.id)) : null,
         r.mode === 'DRAINING' ? button('Down', () => ui.actions.machineDown(r.id), 'danger') : null))))));
@@ -161,13 +162,16 @@ export function agentsView(model, ui) {
   return h('div', { class: 'page' },
     section(`Agents (${agents.length})`, null, agents.length === 0 ? empty('No agents registered.') : table(['Agent', 'State', 'Machine', 'Tasks', 'CPUs', 'Mem', 'Drain', 'Waiting for', ''], agents.map((a) => {
       const id = a.agent_info?.id?.value ?? '';
-      const state = agentState(a);
+      // Mesos' facts (resources, address) from GET_AGENTS; Drydock's (state, drain record) from its own view.
+      const view = drydockAgent(model, a);
+      const state = agentState(a, view);
       const total = scalars(a.total_resources);
       const used = scalars(a.allocated_resources);
-      const rec = a.drain_record;
-      const grace = rec?.config?.max_grace_period ?? a.drain_info?.config?.max_grace_period;
-      const drainCell = a.drain_info === undefined ? h('span', { class: 'dim' }, '—') : h('div', { class: 'drain' },
-        badge(a.drain_info.state),
+      const drain = agentDrain(a, view);
+      const rec = view?.drain;
+      const grace = drain?.config?.max_grace_period;
+      const drainCell = drain === undefined ? h('span', { class: 'dim' }, '—') : h('div', { class: 'drain' },
+        badge(drain.state),
         h('div', { class: 'dim small' },
           rec?.started_time ? `since ${ago(nsToMs(rec.started_time), ui.now)}` : '',
           grace ? ` · max grace ${fmtDuration(nsToMs(grace))}` : '',
@@ -182,10 +186,10 @@ export function agentsView(model, ui) {
         h('td', { class: 'num' }, `${num(used.cpus ?? 0)} / ${num(total.cpus ?? 0)}`),
         h('td', { class: 'num' }, `${num(used.mem ?? 0)} / ${num(total.mem ?? 0)}`),
         h('td', { class: 'drain-cell' }, drainCell),
-        h('td', { class: 'wrap waiting' }, waiting.length === 0 ? h('span', { class: 'dim' }, a.drain_info?.state === 'DRAINED' ? 'nothing: drained' : '—') : h('ul', { class: 'waits' }, waiting.map((w) => h('li', {}, h('span', { class: 'kind' }, w.kind), ' ', w.message)))),
+        h('td', { class: 'wrap waiting' }, waiting.length === 0 ? h('span', { class: 'dim' }, drain?.state === 'DRAINED' ? 'nothing: drained' : '—') : h('ul', { class: 'waits' }, waiting.map((w) => h('li', {}, h('span', { class: 'kind' }, w.kind), ' ', w.message)))),
         h('td', { class: 'actions' },
-          a.drain_info === undefined ? button('Drain…', () => ui.actions.drain(a), 'danger') : null,
-          a.deactivated ? button('Reactivate', () => ui.actions.reactivate(a)) : button('Deactivate', () => ui.actions.deactivate(a))));
+          drain === undefined ? button('Drain…', () => ui.actions.drain(a), 'danger') : null,
+          agentDeactivated(a, view) ? button('Reactivate', () => ui.actions.reactivate(a)) : button('Deactivate', () => ui.actions.deactivate(a))));
     }))),
     model.recoveredAgents.length === 0 ? null : section('Recovered, not yet re-registered', null, table(['Hostname', 'Id'], model.recoveredAgents.map((r) => h('tr', {}, h('td', {}, r.hostname), h('td', { class: 'mono' }, r.id?.value))))));
 }

@@ -169,8 +169,12 @@ export class SchedulerClient {
     this.onEvent?.(e);
   }
 
-  /** Takes the first unconsumed event that matches (waiting up to timeoutMs for one). */
-  next(pred: (e: SchedulerEvent) => boolean = () => true, timeoutMs = 10_000, what = 'event'): Promise<SchedulerEvent> {
+  /**
+   * Takes the first unconsumed event that matches (waiting up to timeoutMs for one). The default
+   * is a guard against hanging, as the tests' EVENT_DEADLINE_MS (scripts/harness/deadline.ts):
+   * a matching event returns at once, so only a wait that would fail anyway waits it out.
+   */
+  next(pred: (e: SchedulerEvent) => boolean = () => true, timeoutMs = 30_000, what = 'event'): Promise<SchedulerEvent> {
     const i = this.#pending.findIndex(pred);
     if (i !== -1) return Promise.resolve(this.#pending.splice(i, 1)[0] as SchedulerEvent);
     return new Promise((resolve, reject) => {
@@ -190,7 +194,7 @@ export class SchedulerClient {
   }
 
   /** Waits for the next event of a type (`OFFERS`, `UPDATE`, ...). */
-  nextOfType(type: string, timeoutMs = 10_000): Promise<SchedulerEvent> {
+  nextOfType(type: string, timeoutMs = 30_000): Promise<SchedulerEvent> {
     return this.next((e) => e.type === type, timeoutMs, `a ${type} event`);
   }
 

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Resource, TaskInfo, TaskState, TaskStatus } from '../shared/mesos.js';
 import { isTerminal } from '../shared/mesos.js';
+import { POD_INDEX_LABEL, POD_TYPE_LABEL, TASK_TYPE_LABEL } from '../shared/pod-labels.js';
 import type { PodSpec, TaskSpec } from './spec-types.js';
 import type { TaskRecord } from './state.js';
 
@@ -169,8 +170,11 @@ export function taskInfo(ctx: LaunchContext, task: TaskSpec, offer: HeldOffer, t
     labels: {
       labels: [
         { key: TARGET_CONFIGURATION_LABEL, value: ctx.configId },
-        { key: 'task_type', value: task.name },
-        { key: 'index', value: String(ctx.index) },
+        // The pod labels (shared/pod-labels.ts): the master's impact preview reads which pod type
+        // and instance a task is, to say which service would lose its last running instance.
+        { key: POD_TYPE_LABEL, value: ctx.pod.type },
+        { key: TASK_TYPE_LABEL, value: task.name },
+        { key: POD_INDEX_LABEL, value: String(ctx.index) },
         { key: 'goal', value: task.goal },
         { key: 'offer_hostname', value: offer.hostname },
       ],

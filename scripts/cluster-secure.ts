@@ -20,8 +20,9 @@
  * principals are refused there (401), not let loose on its plans and pods.
  */
 
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ACL_OBJECT_FIELDS, type AclAction } from '../shared/acls.js';
 import { makeCertificates, type Certificates } from './harness/certs.js';
@@ -122,4 +123,72 @@ export function makeSecureCluster(workDir: string, agentNames: readonly string[]
     aclsFile,
     schedulerApiCredentialsFile,
   };
+}
+
+/** The janitor's name in its argv ($0 of its shell), by which a later start recognizes it. */
+const JANITOR = 'drydock-secure-janitor';
+
+/** A janitor under way: `disarm()` ends it without removing anything (the stop removed the material itself). */
+export interface Janitor {
+  readonly pid: number | undefined;
+  disarm(): void;
+}
+
+/**
+ * Removes the secure material when this process dies, whatever kills it: a SIGKILL cannot be
+ * caught, so the cluster's own cleanup never runs, and the CA key and secrets would stay on disk
+ * (the daemons die with the cluster: drydock-launch --pdeathsig). A small shell, detached (a
+ * terminal's Ctrl-C does not reach it), reads its stdin, a pipe whose other end only this
+ * process holds: at end of file (this process is gone) it removes `dir`; a line (`disarm`) ends
+ * it with nothing removed. Its pid is in <work_dir>/secure.janitor.pid until it ends, so that
+ * the next start waits for it (awaitJanitor) before it makes new material in the same place.
+ */
+export function removeAtDeath(workDir: string, dir: string): Janitor {
+  const pidFile = join(workDir, 'secure.janitor.pid');
+  const child = spawn('/bin/sh', ['-c', 'if read -r _; then :; else rm -rf -- "$1"; fi; rm -f -- "$2"', JANITOR, dir, pidFile], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  child.on('error', () => {});
+  child.stdin?.on('error', () => {});
+  // Neither the shell nor its pipe keeps this process alive.
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  if (child.pid !== undefined) writeFileSync(pidFile, `${child.pid}\n`);
+  return {
+    pid: child.pid,
+    disarm: () => {
+      try {
+        child.stdin?.end('keep\n');
+      } catch {
+        // Gone already: it removed a dir that was removed.
+      }
+    },
+  };
+}
+
+/** Is `pid` a janitor of `workDir` (its argv names it), alive? Linux /proc. */
+function isJanitor(pid: number, workDir: string): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const state = /\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+    return argv.includes(JANITOR) && argv.includes(join(workDir, 'secure.janitor.pid')) && state !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits (at most `timeoutMs`) for the janitor a previous cluster on `workDir` left, if one is
+ * still at work: it removes <work_dir>/secure, which this start is about to make again.
+ */
+export async function awaitJanitor(workDir: string, timeoutMs = 5_000): Promise<void> {
+  const pidFile = join(workDir, 'secure.janitor.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  const deadline = Date.now() + timeoutMs;
+  while (Number.isInteger(pid) && pid > 1 && isJanitor(pid, workDir) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  rmSync(pidFile, { force: true });
 }

@@ -23,16 +23,33 @@
  * Node supervises itself, through execa), so the terminal's Ctrl-C reaches only this script,
  * which then stops them in order (agents first, so their tasks die with them): each its own stop
  * signal, and SIGKILL to its whole group if it has not stopped within its grace.
+ *
+ * Nothing outlives it, however it ends:
+ * - SIGINT, SIGTERM and SIGHUP stop the cluster as above. `npm start` execs this script (see
+ *   package.json: without `exec`, npm's `sh -c` swallowed a SIGINT sent to npm and died of a
+ *   SIGTERM, leaving the cluster running), so npm's forwarding of SIGINT and SIGTERM reaches it;
+ *   and when npm itself dies (SIGKILL), this script sees it is reparented and stops too.
+ * - Each daemon runs through `drydock-launch --pdeathsig` (agent/launcher.c): if this process
+ *   dies, even of SIGKILL, the kernel sends each daemon its stop signal (agents SIGUSR1, so
+ *   their tasks die, the others SIGTERM). A pipe per daemon or a supervisor process would do the
+ *   same with more parts; PR_SET_PDEATHSIG needs no change to the daemons, and covers etcd too.
+ * - The --secure material is removed at exit, and by a janitor (cluster-secure.ts) after a SIGKILL.
+ *
+ * One cluster per work dir and per master address (scripts/cluster-lock.ts): a second start
+ * refuses before it writes or prints anything else, naming the running one's pid, which is also
+ * in <work_dir>/cluster.pid.
  */
 
 import { accessSync, chmodSync, constants as fsConstants, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { delimiter, join, resolve, dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../io/transport.js';
 import { sendFollowing } from '../io/client-auth.js';
-import { makeSecureCluster, type SecureCluster } from './cluster-secure.js';
+import { awaitJanitor, makeSecureCluster, removeAtDeath, type Janitor, type SecureCluster } from './cluster-secure.js';
+import { lockPath, refusal, takeClusterLock, type LockSubject } from './cluster-lock.js';
 import { lookupUser } from '../io/passwd.js';
 import { runProcess, type ProcessRun, type StopPolicy } from '../io/process-run.js';
 import { systemClock } from '../shared/clock.js';
@@ -80,7 +97,9 @@ if (opts.help) {
 
 Starts a local Drydock cluster on loopback: a master on 127.0.0.1:<port> and N agents
 (agent-1..N on 127.0.0.2.., port <agent_port>). Logs go to <work_dir>/<name>/daemon.log and, unless
---quiet, to this terminal. Ctrl-C stops everything.
+--quiet, to this terminal. Ctrl-C stops everything, as does SIGINT or SIGTERM to this process
+(its pid is in <work_dir>/cluster.pid) or to npm's. One cluster per work dir and master port: a
+second start refuses and names the running one.
 
 --ha: a local etcd on 127.0.0.1:23790 (Debian's etcd-server), three masters on <port>, <port>+20 and
 <port>+30 (5050, 5070, 5080: fetch and browsers refuse 5060) electing a leader through it, and agents
@@ -135,10 +154,42 @@ if (opts.ha && !existsSync(ETCD_BIN)) {
   process.exit(1);
 }
 
+// The lock comes before anything is written or printed: a second start on the same work dir (or
+// master address) must leave the running cluster as it is, its files and logs included.
+const LAUNCHER = join(dist, 'agent', 'drydock-launch');
+if (!existsSync(LAUNCHER)) {
+  process.stderr.write(`cluster: ${LAUNCHER} is missing; build first: npm run build\n`);
+  process.exit(1);
+}
+const lockSubjects: LockSubject[] = [
+  { kind: 'dir', path: lockPath(workDir) },
+  ...masterPorts.map((p): LockSubject => ({ kind: 'address', address: `127.0.0.1:${p}` })),
+  ...(opts.ha ? [{ kind: 'address', address: etcdEndpoint } as const] : []),
+];
+const locked = await takeClusterLock(lockSubjects, { pid: process.pid, workDir });
+if (!locked.ok) {
+  process.stderr.write(`${refusal(locked.subject, locked.holder, workDir)}\n`);
+  process.exit(1);
+}
+const lock = locked.lock;
+mkdirSync(workDir, { recursive: true });
+lock.writePidFile();
+
 const agentNames = Array.from({ length: agentCount }, (_, k) => `agent-${k + 1}`);
 const agentIps = agentNames.map((_, k) => `127.0.0.${k + 2}`);
 let secure: SecureCluster | undefined;
+let janitor: Janitor | undefined;
+// Every way out of this process: the secrets go (a SIGKILL is the janitor's), and so does the pid file.
+process.on('exit', () => {
+  // Also what a failed makeSecureCluster left half made.
+  if (opts.secure) rmSync(join(workDir, 'secure'), { recursive: true, force: true });
+  janitor?.disarm();
+  lock.release();
+});
 if (opts.secure) {
+  // A previous cluster killed here may still have its janitor at work on <work_dir>/secure.
+  await awaitJanitor(workDir);
+  janitor = removeAtDeath(workDir, join(workDir, 'secure'));
   try {
     secure = makeSecureCluster(workDir, agentNames, agentIps);
   } catch (e) {
@@ -223,6 +274,8 @@ interface Member {
 
 /** The current process of each member, by name (a restarted agent replaces its entry). */
 const members: Member[] = [];
+/** How the members that exited ended, by name (until one is started again). */
+const exitCodes = new Map<string, number | null>();
 let stopping = false;
 
 const COLORS = ['\x1b[36m', '\x1b[32m', '\x1b[33m', '\x1b[35m', '\x1b[34m'];
@@ -270,8 +323,11 @@ function start(name: string, bin: string, args: string[], index: number, exe?: s
     for (const line of lines.split('\n')) if (line.trim() !== '') process.stdout.write(`${tag} | ${humanize(line, tag)}\n`);
   };
   const policy = stopPolicy(name);
+  const program = exe === undefined ? [process.execPath, join(dist, bin), ...args] : [exe, ...args];
   const run = runProcess({
-    argv: exe === undefined ? [process.execPath, join(dist, bin), ...args] : [exe, ...args],
+    // Through drydock-launch --pdeathsig, which becomes the program (same pid): if this process
+    // dies, even of SIGKILL, the kernel sends the daemon its stop signal.
+    argv: [LAUNCHER, '--pdeathsig', String(osConstants.signals[policy.signal]), String(process.pid), ...program],
     env: {},
     extendEnv: true,
     cwd: undefined,
@@ -287,7 +343,9 @@ function start(name: string, bin: string, args: string[], index: number, exe?: s
     log.end(text.end());
   });
   const member: Member = { name, run, log, exited, restart: () => start(name, bin, args, index, exe) };
+  exitCodes.delete(name);
   void exited.then((code) => {
+    if (members.includes(member)) exitCodes.set(name, code);
     if (stopping) return;
     if (name === 'master' || name === 'etcd') {
       process.stderr.write(`cluster: the master exited (code ${code}); see ${join(dir, 'daemon.log')}. Stopping the cluster.\n`);
@@ -325,9 +383,23 @@ function restartStoppedAgents(): void {
   }
 }
 
-/** Asks the master for GET_AGENTS until `n` agents are registered; bounded. */
-async function waitForAgents(n: number, timeoutMs: number): Promise<boolean> {
+/** The agents whose process runs now. */
+function runningAgents(): string[] {
+  return members.filter((m) => m.name.startsWith('agent-') && m.run.state === 'running').map((m) => m.name);
+}
+
+/**
+ * Asks the master for GET_AGENTS until every agent still running has registered; bounded.
+ * Returns those that have not. An agent counts once it is in `agents` (registered with this
+ * master; the ones it only recovered are in `recovered_agents`) and not disconnected: active, or
+ * deactivated, as a DRAINED agent stays after a restart (GET_AGENTS says `active: false` for
+ * both a disconnected and a deactivated agent; only the latter is `deactivated`). An agent that
+ * exited meanwhile (its machine is DOWN or it was marked gone: the master refused it) is not
+ * waited for.
+ */
+async function waitForAgents(timeoutMs: number): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
+  let missing = runningAgents();
   for (let i = 0; i < 400 && Date.now() < deadline; i++) {
     try {
       // A standby (HA) answers 307: followed with the credential kept.
@@ -338,16 +410,18 @@ async function waitForAgents(n: number, timeoutMs: number): Promise<boolean> {
         signal: AbortSignal.timeout(2_000),
       });
       if (res.ok) {
-        const body = (await res.json()) as { get_agents: { agents: Array<{ active: boolean }> } };
-        if (body.get_agents.agents.filter((a) => a.active).length >= n) return true;
+        const body = (await res.json()) as { get_agents: { agents: Array<{ agent_info: { hostname: string }; active: boolean; deactivated?: boolean }> } };
+        const registered = new Set(body.get_agents.agents.filter((a) => a.active || a.deactivated === true).map((a) => a.agent_info.hostname));
+        missing = runningAgents().filter((name) => !registered.has(name));
+        if (missing.length === 0) return [];
       }
     } catch {
       // not up yet
     }
-    if (stopping) return false;
+    if (stopping) return missing;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return false;
+  return runningAgents().filter((name) => missing.includes(name));
 }
 
 /** Stops a member by its stop policy (stopPolicy) and waits for its end. */
@@ -382,6 +456,25 @@ process.on('SIGHUP', () => void shutdown(0));
 process.on('SIGUSR2', () => {
   if (!stopping) restartStoppedAgents();
 });
+// A reader gone (the terminal closed, `| head`) must not end this process halfway through a stop.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
+
+// Under npm, npm is this process's parent (package.json's start script execs it: no shell in
+// between to swallow a SIGINT or die of a SIGTERM), and npm forwards SIGINT and SIGTERM here.
+// Nothing is forwarded when npm itself dies (SIGKILL, a SIGHUP it does not catch): this process
+// is then reparented, and the cluster stops as on Ctrl-C. Run by hand (node dist/scripts/cluster.js
+// &), a parent shell that exits is no reason to stop.
+if (process.env['npm_lifecycle_event'] !== undefined) {
+  const npm = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === npm) return;
+    clearInterval(watch);
+    process.stderr.write(`cluster: npm (pid ${npm}) is gone; stopping the cluster.\n`);
+    void shutdown(1);
+  }, 250);
+  watch.unref();
+}
 
 const hookFlags = masterHookFlags();
 if (opts.ha) {
@@ -418,7 +511,7 @@ for (let i = 1; i <= agentCount; i++) {
   );
 }
 
-const ready = await waitForAgents(agentCount, 30_000);
+const unregistered = await waitForAgents(30_000);
 const schedulerAddress = `127.0.0.1:${schedulerPort}`;
 if (servicePath !== undefined && !stopping) {
   start('scheduler', 'scheduler/main.js', [
@@ -430,18 +523,26 @@ if (servicePath !== undefined && !stopping) {
 if (!stopping) {
   const m = `${scheme}://${masterAddress}`;
   const pidOf = (name: string): string => String(members.find((x) => x.name === name)?.run.pid ?? '?');
-  const agentLines = Array.from(
-    { length: agentCount },
-    (_, k) => `  agent-${k + 1}  ${scheme}://127.0.0.${k + 2}:${agentPort}   pid ${pidOf(`agent-${k + 1}`)}   work dir ${join(workDir, `agent-${k + 1}`)}`,
-  ).join('\n');
+  const pidFile = join(workDir, 'cluster.pid');
+  // An agent that exited before the banner (its machine is DOWN, or it was marked gone) says so instead of a pid.
+  const agentLines = agentNames
+    .map((name, k) => {
+      const where = `  ${name}  ${scheme}://${agentIps[k] ?? '?'}:${agentPort}   `;
+      const code = exitCodes.get(name);
+      if (code === undefined) return `${where}pid ${pidOf(name)}   work dir ${join(workDir, name)}`;
+      return `${where}exited (code ${code}): see ${join(workDir, name, 'daemon.log')}; once its machine is UP, kill -USR2 ${process.pid} starts it again`;
+    })
+    .join('\n');
   process.stdout.write(`
-${ready ? 'Drydock is up.' : 'Drydock started, but not every agent registered within 30 s (see the logs).'}
+${unregistered.length === 0 ? 'Drydock is up.' : `Drydock started, but ${unregistered.join(', ')} did not register within 30 s (see ${join(workDir, '<name>', 'daemon.log')}).`}
 
 ${
     opts.ha
       ? `  etcd     http://${etcdEndpoint}   pid ${pidOf('etcd')}   data ${join(workDir, 'etcd', 'data')}
 ${masterPorts.map((p, k) => `  master-${k + 1} ${scheme}://127.0.0.1:${p}   pid ${pidOf(`master-${k + 1}`)}`).join('\n')}
-  (standbys answer 307 to the leader; agents find it in etcd: --master=${etcdUrl})`
+  (standbys answer 307 to the leader; agents find it in etcd: --master=${etcdUrl})
+  The CLI finds the leader through etcd too (the master on ${masterPort} may be a standby, or killed):
+    export DRYDOCK_MASTER=${etcdUrl}`
       : `  master   ${m}   pid ${pidOf('master')}   registry ${join(workDir, 'master', 'registry.db')}`
   }
 ${agentLines}${
@@ -460,9 +561,11 @@ then kill it (kill -9 <its pid> above) and watch a standby take over within the 
 the agents re-register with it, keeping their ids and tasks.
 `
       : ''
-  }An agent the master shuts down (machine DOWN, marked gone) stays stopped, as under systemd;
+  }This cluster is process ${process.pid} (also in ${pidFile}). Ctrl-C here, or kill ${process.pid}, stops
+everything: the agents first (their tasks are killed), then the master. If this process is killed
+outright, its daemons stop too.
+An agent the master shuts down (machine DOWN, marked gone) stays stopped, as under systemd;
 start stopped agents again with: kill -USR2 ${process.pid}
-Ctrl-C stops everything.
 
 `);
 }
@@ -473,8 +576,9 @@ function plainTry(m: string): string {
   curl -s ${m}/health -o /dev/null -w '%{http_code}\\n'
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_AGENTS"}'
   curl -s -X POST ${m}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_STATE"}'
+  curl -s ${m}/drydock/v1/agents
   curl -s -X POST http://127.0.0.2:${agentPort}/api/v1 -H 'Content-Type: application/json' -d '{"type":"GET_TASKS"}'
-  ${CLI} status
+  ${CLI}${masterAddress === '127.0.0.1:5050' ? '' : ` --master=${masterAddress}`} status
   curl -s ${m}/metrics/snapshot
 `;
 }

@@ -14,11 +14,13 @@
  * with a TASK_RUNNING update (no process) and a KILL_TASK with TASK_KILLED, so throughput
  * benchmarks can drive the master's task path.
  *
- * --tasks=N makes each agent register as `bench-state-S<k>` (an id the master did not give it, as
+ * --tasks=N (the /master/state benchmark) makes each agent register as `bench-state-S<k>` (an id the master did not give it, as
  * after a failover) with N tasks running (`bench-state-<k>-<i>`, 0.1 cpus and
  * 32 MB each, labelled), of the framework `bench-state` (STATE_FRAMEWORK, reported with them), as
  * agents re-registering after a master failover do: the master knows 10,000 agents' 50,000 tasks
  * in the time a registration storm takes (the state benchmark), with no scheduler launching them.
+ * Unlike --tasks-per-agent's (below), these tasks carry ports, labels and health, and their
+ * framework never subscribes, so nothing changes while the benchmark reads.
  *
  * --racks=N gives agent k the attribute `rack:r<1 + (k-1) mod N>` (maintenance plans group by
  * it); --draining advertises AGENT_DRAINING so DRAIN_AGENT (and a plan's drain) accepts the
@@ -28,6 +30,11 @@
  * DOWN`) it tries again after the same delay, until it is back.
  *
  * --warmup=N first registers N throw-away sessions with an in-process server (JIT warm-up).
+ *
+ * --tasks-per-agent=N makes each sim agent register as `sim-agent-<k>` (an id the master
+ * admits as after a failover) already running N tasks of the framework `sim-framework`, each
+ * TASK_RUNNING with one status: a master holding many tasks at once, without launching them
+ * one by one (the state benchmarks: 50,000 tasks).
  *
  * --tls-ca-file and --credential make the sims reach a secured master as a real agent with
  * `--tls_ca_file` and `--credential` does: over wss:// verified with that CA, with the
@@ -46,7 +53,7 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { AGENT_SESSION_PATH, CLOSE_CODES, assertNever, decodeMasterMessage, encode, type AgentMessage, type AgentTaskReport } from '../shared/protocol.js';
-import type { FrameworkInfo } from '../shared/mesos.js';
+import type { FrameworkInfo, TaskStatus } from '../shared/mesos.js';
 import { registerMessage, taskAnswers } from './harness/agent-double.js';
 import { findLeader, parseMasterSpec } from '../shared/detection.js';
 import { startEchoServer } from './bench/echo-server.js';
@@ -80,7 +87,9 @@ export interface SimAgentsOptions {
   follow?: boolean;
   /** Give agent k the attribute `rack:r<1 + (k-1) mod racks>`. Default: no rack attribute. */
   racks?: number;
-  /** Running tasks each agent reports when it registers (of STATE_FRAMEWORK). Default 0. */
+  /** Running tasks each agent reports when it registers (of STATE_FRAMEWORK, never subscribed: the state benchmark). Default 0. */
+  stateTasksPerAgent?: number;
+  /** Register already running this many tasks of `sim-framework` (as `sim-agent-<k>`). Default 0. */
   tasksPerAgent?: number;
   /** Advertise the AGENT_DRAINING capability. Default false (the capability list is empty). */
   draining?: boolean;
@@ -218,6 +227,9 @@ export function simTasks(k: number, agentId: string, n: number, nowSecs: number)
 }
 
 /** 16 random bytes, base64: the uuid format of a Mesos status update. */
+/** The framework of the tasks a sim agent registers with (--tasks-per-agent): its failover timeout gives the benchmark an hour to subscribe it. */
+const SIM_FRAMEWORK = { user: 'root', name: 'sim-framework', id: { value: 'sim-framework' }, checkpoint: true, failover_timeout: 3600 };
+
 /** Starts `count` sim agents against `master`; they stay connected until close(). */
 export function startSimAgents(options: SimAgentsOptions): SimAgents {
   const first = options.first ?? 1;
@@ -242,12 +254,37 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
   const errors = new Set<string>();
   let closing = false;
   const startedAt = Date.now();
+
+  /** The tasks sim agent k reports at registration (--tasks-per-agent): running, each with its one status. */
+  function reportedTasks(k: number, agentId: string): AgentTaskReport[] {
+    const n = options.tasksPerAgent ?? 0;
+    const reports: AgentTaskReport[] = [];
+    for (let j = 0; j < n; j++) {
+      const taskId = { value: `sim-${k}-task-${j}` };
+      const status: TaskStatus = { task_id: taskId, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', agent_id: { value: agentId }, timestamp: startedAt / 1000, uuid: Buffer.from(`${k}:${j}`.padEnd(16, '.').slice(0, 16)).toString('base64') };
+      reports.push({
+        framework_id: SIM_FRAMEWORK.id.value,
+        task: {
+          name: `sim-${k}-task-${j}`,
+          task_id: taskId,
+          agent_id: { value: agentId },
+          resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } }, { name: 'mem', type: 'SCALAR', scalar: { value: 1 } }],
+          command: { shell: true, value: 'sleep 600' },
+        },
+        state: 'TASK_RUNNING',
+        statuses: [status],
+      });
+    }
+    return reports;
+  }
   const t0 = performance.now();
 
   /** One agent's session after REGISTERED: answer the master until it or we close. */
   function serve(ws: WebSocket, agentId: string, k: number): void {
     // The simulated tasks this agent runs (task id -> framework id), so a DRAIN can end them.
     const running = new Map<string, string>();
+    for (const t of reportedTasks(k, agentId)) running.set(t.task.task_id.value, t.framework_id);
+    counters.tasksRunning += running.size;
     let shutdown = false;
     ws.on('message', (data, isBinary) => {
       const d = decodeMasterMessage(data, isBinary);
@@ -344,10 +381,12 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
         };
         const capabilities = options.draining === true ? ['AGENT_DRAINING'] : [];
         // With tasks, the agent comes back with an id of its own (as after a master failover): its tasks name it.
-        const withTasks = options.tasksPerAgent !== undefined && options.tasksPerAgent > 0;
-        const id = agentId ?? (withTasks ? simAgentId(k) : undefined);
-        const tasks = withTasks && id !== undefined ? { tasks: simTasks(k, id, options.tasksPerAgent ?? 0, Date.now() / 1000), frameworks: [STATE_FRAMEWORK] } : {};
-        ws.send(encode(registerMessage(1, self, { capabilities, ...tasks, ...(id === undefined ? {} : { agentId: id }) })));
+        const stateTasks = options.stateTasksPerAgent ?? 0;
+        const id = agentId ?? (stateTasks > 0 ? simAgentId(k) : (options.tasksPerAgent ?? 0) > 0 ? `sim-agent-${k}` : undefined);
+        const tasks = id === undefined ? [] : stateTasks > 0 ? simTasks(k, id, stateTasks, Date.now() / 1000) : reportedTasks(k, id);
+        const register = registerMessage(1, self, { capabilities, tasks, ...(id === undefined ? {} : { agentId: id }) });
+        if (tasks.length > 0) register.frameworks = [stateTasks > 0 ? STATE_FRAMEWORK : SIM_FRAMEWORK];
+        ws.send(encode(register));
       });
       ws.on('message', (data, isBinary) => {
         const d = decodeMasterMessage(data, isBinary);
@@ -476,6 +515,7 @@ const FLAGS = {
   'restart-after-shutdown': durationFlag('After the master shuts a registered agent down (machine DOWN), register it again with its id after this long, and again every this long while refused, as a restarted agent. 0: stay away. Default 0.', 0),
   'tls-ca-file': optionalStringFlag('PEM CA the master\'s certificate must chain to: connect with wss:// (as the agent\'s --tls_ca_file). Default: none, plain ws://.', 'FILE'),
   credential: optionalStringFlag('Credential file every session authenticates with, as the agent\'s --credential ({"principal":...,"secret":...}, "principal secret", or {"token":...}); must not be readable by others. Default: none, anonymous.', 'FILE'),
+  'tasks-per-agent': intFlag('Register each sim agent (as sim-agent-<k>) already running this many tasks of the framework sim-framework. Default 0.', 0, 0, 1_000),
   warmup: intFlag('Before connecting (and before `ready`), register this many throw-away sessions with an in-process server, so the clock does not time the JIT compiling the client path. Default 0.', 0, 0, 5_000),
 } as const;
 
@@ -536,7 +576,8 @@ async function main(): Promise<void> {
     draining: f.draining,
     transport,
     ...(f.racks > 0 ? { racks: f.racks } : {}),
-    ...(f.tasks > 0 ? { tasksPerAgent: f.tasks } : {}),
+    ...(f.tasks > 0 ? { stateTasksPerAgent: f.tasks } : {}),
+    ...(f['tasks-per-agent'] > 0 ? { tasksPerAgent: f['tasks-per-agent'] } : {}),
     ...(f['restart-after-shutdown'] > 0 ? { restartAfterShutdownMs: f['restart-after-shutdown'] } : {}),
     ...(f['ip-base'] === undefined ? {} : { ipBase: f['ip-base'] }),
     onProgress: (n) => {

@@ -31,6 +31,10 @@ export const ACL_OBJECT_FIELDS = {
   view_frameworks: 'users',
   view_tasks: 'users',
   view_agents: 'agents',
+  // Mesos' names: an executor (GET_EXECUTORS, the agent's /state) and its sandbox (/files/*,
+  // LIST_FILES, READ_FILE) by the user it runs as: its command's user, else its framework's.
+  view_executors: 'users',
+  access_sandboxes: 'users',
   view_flags: 'flags',
   // Mesos' VIEW_ROLE: the roles of /roles and GET_ROLES, reservations in /state. The object is the role's name.
   view_roles: 'roles',

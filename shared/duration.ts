@@ -15,14 +15,31 @@ const UNITS: ReadonlyArray<readonly [string, bigint]> = [
   ['ns', 1n],
 ];
 
-/** Mesos' spellings plus the common short ones (`s`, `m`, `h`, `d`) people type. */
-const ALIASES: Record<string, string> = {
+/**
+ * The other spellings accepted for Mesos' units: the short ones people type (`s`, `m`, `h`,
+ * `d`, `w`: `3m` is three minutes, as in Go and kubectl; milliseconds are only `ms`) and the
+ * words. Every one is listed in the error message (UNITS_TEXT), so the parser and what it says
+ * it takes cannot drift apart.
+ */
+const ALIASES: Readonly<Record<string, string>> = {
   week: 'weeks', w: 'weeks',
   day: 'days', d: 'days',
   hr: 'hrs', h: 'hrs', hour: 'hrs', hours: 'hrs',
   min: 'mins', m: 'mins', minute: 'mins', minutes: 'mins',
   sec: 'secs', s: 'secs', second: 'secs', seconds: 'secs',
 };
+
+/**
+ * The units a duration may have, as its error messages list them: Mesos' own, smallest first,
+ * each with its other spellings in brackets (`ns, us, ms, secs (s, sec, second, seconds), ...`).
+ */
+export const UNITS_TEXT: string = [...UNITS].reverse().map(([name]) => {
+  const others = Object.keys(ALIASES).filter((a) => ALIASES[a] === name).sort((a, b) => a.length - b.length || a.localeCompare(b));
+  return others.length === 0 ? name : `${name} (${others.join(', ')})`;
+}).join(', ');
+
+/** Every spelling of a unit the parser takes: Mesos' and the aliases (the tests check the message against it). */
+export const UNIT_SPELLINGS: readonly string[] = [...UNITS.map(([name]) => name), ...Object.keys(ALIASES)];
 
 /** The largest int64: Mesos durations and times are int64 nanoseconds (about 292 years). */
 export const MAX_INT64 = 2n ** 63n - 1n;
@@ -34,11 +51,11 @@ const PATTERN = /^([0-9]+)(?:\.([0-9]+))?([a-z]+)$/;
 /** Parses `10mins`, `30secs`, `1.5hrs`, `250ms`. A unit is required, as in Mesos. */
 export function parseDuration(text: string): DurationParse {
   const m = PATTERN.exec(text.trim());
-  if (m === null) return { ok: false, error: `Invalid duration '${text}': expected a number and a unit (ns, us, ms, secs, mins, hrs, days, weeks)` };
+  if (m === null) return { ok: false, error: `Invalid duration '${text}': expected a number and a unit: ${UNITS_TEXT}` };
   const [, whole = '0', frac = '', rawUnit = ''] = m;
-  const unitName = ALIASES[rawUnit] ?? rawUnit;
+  const unitName = Object.hasOwn(ALIASES, rawUnit) ? (ALIASES[rawUnit] as string) : rawUnit;
   const unit = UNITS.find(([name]) => name === unitName);
-  if (unit === undefined) return { ok: false, error: `Invalid duration '${text}': unknown unit '${rawUnit}'` };
+  if (unit === undefined) return { ok: false, error: `Invalid duration '${text}': unknown unit '${rawUnit}'; the units are ${UNITS_TEXT}` };
   const scale = 10n ** BigInt(frac.length);
   // A 40-digit literal is already far past int64; refuse before BigInt does big arithmetic.
   if (whole.length + frac.length > 40) return { ok: false, error: `Invalid duration '${text.slice(0, 60)}': longer than int64 nanoseconds can hold (about 292 years)` };

@@ -16,7 +16,26 @@ export const ERRORS = {
   },
   CONTENT_TYPE_MISSING: { status: 400, message: () => "Expecting 'Content-Type' to be present" },
   CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => "Expecting 'Content-Type' of application/json or application/x-protobuf" },
-  PROTOBUF_UNSUPPORTED: { status: 415, message: () => 'Drydock speaks JSON only: send application/json' },
+  /** A protobuf body that is not a Call message (master and scheduler APIs). */
+  BODY_NOT_PROTOBUF_CALL: { status: 400, message: () => 'Failed to parse body into Call protobuf' },
+  /** The agent API's words for the same (Mesos' `deserialize`). */
+  AGENT_BODY_NOT_PROTOBUF: { status: 400, message: () => 'Failed to parse body into a protobuf object' },
+  // The agent API's framing (reference §3): it also takes RecordIO for its streaming calls.
+  AGENT_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => "Expecting 'Content-Type' of application/json or application/x-protobuf or application/recordio" },
+  MESSAGE_CONTENT_TYPE_MISSING: { status: 400, message: () => "Expecting 'Message-Content-Type' to be set for streaming requests" },
+  MESSAGE_CONTENT_TYPE_UNSUPPORTED: { status: 415, message: () => "Expecting 'Message-Content-Type' of application/json or application/x-protobuf" },
+  MESSAGE_CONTENT_TYPE_UNEXPECTED: { status: 415, message: () => "Expecting 'Message-Content-Type' to be not set for non-streaming requests" },
+  AGENT_NOT_ACCEPTABLE: { status: 406, message: () => "Expecting 'Accept' to allow application/json or application/x-protobuf or application/recordio" },
+  MESSAGE_NOT_ACCEPTABLE: { status: 406, message: () => "Expecting 'Message-Accept' to allow application/json or application/x-protobuf" },
+  MESSAGE_ACCEPT_UNEXPECTED: { status: 406, message: () => "Expecting 'Message-Accept' to be not set for non-streaming responses" },
+  /** A streaming request (RecordIO) for a call that takes none. */
+  STREAMING_REQUEST_UNSUPPORTED: { status: 415, message: (type: string) => `Streaming 'Content-Type' application/recordio is not supported for ${type} call` },
+  /** ATTACH_CONTAINER_INPUT sent as a plain request. */
+  STREAMING_REQUEST_EXPECTED: { status: 415, message: (type: string) => `Expecting 'Content-Type' to be application/recordio for ${type} call` },
+  /** A streaming answer (Accept: application/recordio) asked of a call that has none. */
+  STREAMING_RESPONSE_UNSUPPORTED: { status: 406, message: (type: string) => `Streaming response is not supported for ${type} call` },
+  /** A RecordIO request body that ends before its first record. */
+  STREAM_BODY_EMPTY: { status: 400, message: () => 'Received EOF while reading request body' },
   BODY_NOT_JSON: { status: 400, message: (detail: string) => `Failed to parse body into JSON: ${detail}` },
   BODY_NOT_CALL: { status: 400, message: (detail: string) => `Failed to convert JSON into Call protobuf: ${detail}` },
   CALL_INVALID: { status: 400, message: (detail: string) => `Failed to validate master::Call: ${detail}` },
@@ -117,16 +136,9 @@ export const ERRORS = {
   MACHINE_NOT_SCHEDULED: { status: 400, message: (json: string) => `Machine '${json}' is not part of a maintenance schedule` },
   MACHINE_NOT_DRAINING: { status: 400, message: (json: string) => `Machine '${json}' is not in DRAINING mode and cannot be brought down` },
   MACHINE_NOT_DOWN: { status: 400, message: (json: string) => `Machine '${json}' is not in DOWN mode and cannot be brought up` },
-  // The legacy read endpoints Mesos' tools use (/master/state, /tasks, /files/*, ?jsonp=).
-  /** `?jsonp=` that is not a JavaScript name path (`angular.callbacks._0`): the answer would run as script in a page. */
-  JSONP_CALLBACK_INVALID: {
-    status: 400,
-    message: (callback: string) => `Invalid 'jsonp' callback ${JSON.stringify(callback.slice(0, 64))}: expecting a JavaScript name or a dotted path of names (such as angular.callbacks._0), at most 128 characters`,
-  },
+  // The master's legacy read endpoints Mesos' tools use (/master/state, /tasks, /files/*); JSONP_CALLBACK_INVALID and FILES_PATH_MISSING are the agent's, below.
   /** A query parameter of a legacy endpoint that does not read (`/tasks?limit=abc`): what was expected. */
   QUERY_PARAMETER_INVALID: { status: 400, message: (name: string, value: string, expected: string) => `Invalid '${name}' query parameter ${JSON.stringify(value.slice(0, 64))}: expecting ${expected}` },
-  /** `/files/*` without a path (libprocess' files process words it so). */
-  FILES_PATH_MISSING: { status: 400, message: () => "Expecting 'path=value' in query.\n" },
   /** `/files/*` of the master: nothing is attached (the master logs to its journal, not to a file Mesos' /master/log would name). */
   MASTER_FILE_NOT_FOUND: { status: 404, message: (path: string) => `No file or directory at '${path}': the master serves no files (it logs to stdout, read by journald)` },
   /** A bug: something threw where nothing should. The log line has the details. */
@@ -141,6 +153,30 @@ export const ERRORS = {
   PLAN_ALREADY_REPORTED: { status: 208, message: () => 'Command has already been reported or completed' },
   /** A restart its driver may not carry out on any step it names (why, per step); nothing changed. */
   PLAN_RESTART_REFUSED: { status: 409, message: (reasons: string) => `Restart refused: ${reasons}` },
+  // The agent's legacy endpoints and sandboxes (Mesos' /files/*, LIST_FILES, READ_FILE).
+  /** `?jsonp=` that is not a JavaScript name (shared/jsonp.ts); quoted shortened, as JSON. */
+  JSONP_CALLBACK_INVALID: {
+    status: 400,
+    message: (cb: string) => `Invalid 'jsonp' callback ${JSON.stringify(cb.length > 80 ? `${cb.slice(0, 80)}...` : cb)}: expected a JavaScript name or dotted path such as angular.callbacks._0 (at most 128 characters)`,
+  },
+  /** A legacy GET endpoint asked with another method (libprocess' MethodNotAllowed, with an Allow header). */
+  GET_ONLY: { status: 405, message: (method: string) => `405 Method Not Allowed. Expecting one of { 'GET' }, but received '${method}'.` },
+  /** /files/* without `path` (Mesos' words, newline included). */
+  FILES_PATH_MISSING: { status: 400, message: () => "Expecting 'path=value' in query.\n" },
+  /** `offset` or `length` that is not a whole number (Mesos' words). */
+  FILES_NUMBER_INVALID: { status: 400, message: (what: 'offset' | 'length', text: string) => `Failed to parse ${what}: Failed to convert '${text.length > 40 ? `${text.slice(0, 40)}...` : text}' to number.\n` },
+  /** `offset` or `length` below -1 (Mesos' words). */
+  FILES_NUMBER_NEGATIVE: { status: 400, message: (what: 'offset' | 'length', n: string) => `Negative ${what} provided: ${n}.\n` },
+  /** A virtual path that is not absolute, climbs (`..`) or holds a control character: refused before anything is looked up. */
+  FILES_PATH_INVALID: { status: 400, message: (detail: string) => `Invalid path: ${detail}.\n` },
+  /** A path that resolves (through a symlink) outside the sandbox it names: nothing is read. */
+  FILES_INACCESSIBLE: { status: 400, message: (path: string) => `'${path}' is inaccessible.\n` },
+  /** Mesos' refusals to read or download a directory. */
+  FILES_IS_DIRECTORY: { status: 400, message: (verb: 'read' | 'download') => `Cannot ${verb} a directory.\n` },
+  /** A FIFO, socket or device in a sandbox: never opened for reading (a FIFO would block). */
+  FILES_NOT_REGULAR: { status: 400, message: (path: string) => `'${path}' is not a regular file.\n` },
+  /** No sandbox the agent knows has that path, or nothing is at that path inside one. */
+  FILE_NOT_FOUND: { status: 404, message: (path: string) => `No such file or directory: '${path}'.\n` },
   // Maintenance plans (issue 12).
   /** A maintenance plan of that name is already kept (the registry refuses it too, writing nothing). */
   MAINTENANCE_PLAN_EXISTS: { status: 409, message: (name: string) => `Maintenance plan '${name}' already exists` },
@@ -153,6 +189,9 @@ export const ERRORS = {
     status: 409,
     message: (name: string, status: string) => `Maintenance plan '${name}' is ${status}: only a COMPLETE or stopped plan can be deleted (stop it first)`,
   },
+  // The impact preview (POST /drydock/v1/preview, docs/api.md).
+  /** A preview request that names no action, several, or one that does not decode. */
+  PREVIEW_INVALID: { status: 400, message: (detail: string) => `Invalid preview request: ${detail}` },
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

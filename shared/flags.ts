@@ -6,6 +6,7 @@
  */
 
 import { formatDuration, msToNs, parseDuration } from './duration.js';
+import { formatBytesFlag, parseBytes } from './bytes.js';
 
 export type FlagParse<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -69,6 +70,31 @@ export function durationFlag(help: string, defMs: number): Flag<number> {
       return { ok: true, value: Number(d.ns) / 1e6 };
     },
     format: (ms) => formatDuration(msToNs(ms)),
+  };
+}
+
+/** A size flag as Mesos writes one (`100MB`, `2GB`, `0B`), held in bytes. */
+export function bytesFlag(help: string, defBytes: number): Flag<number> {
+  return {
+    help,
+    default: defBytes,
+    placeholder: 'BYTES',
+    parse: (t) => parseBytes(t),
+    format: (b) => formatBytesFlag(b),
+  };
+}
+
+/** A share in percent, 0 to 100, decimals allowed (`5`, `2.5`). */
+export function percentFlag(help: string, def: number): Flag<number> {
+  return {
+    help,
+    default: def,
+    placeholder: 'PERCENT',
+    parse: (t) => {
+      if (!/^[0-9]+(\.[0-9]+)?$/.test(t.trim())) return { ok: false, error: 'expected a percentage from 0 to 100' };
+      const v = Number(t);
+      return v > 100 ? { ok: false, error: 'expected a percentage from 0 to 100' } : { ok: true, value: v };
+    },
   };
 }
 

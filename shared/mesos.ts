@@ -81,6 +81,8 @@ export type TaskStatusSource = 'SOURCE_MASTER' | 'SOURCE_AGENT' | 'SOURCE_EXECUT
 /** The reasons Drydock sends. Mesos has more; these are the ones with a meaning here. */
 export type TaskStatusReason =
   | 'REASON_COMMAND_EXECUTOR_FAILED'
+  /** The agent could not prepare the task (its sandbox or checkpoint) and started nothing: disk pressure. */
+  | 'REASON_CONTAINER_LAUNCH_FAILED'
   | 'REASON_EXECUTOR_TERMINATED'
   | 'REASON_TASK_KILLED_DURING_LAUNCH'
   | 'REASON_TASK_INVALID'

@@ -495,6 +495,14 @@ export function decodeCall<T extends string, B extends { type?: T }>(text: strin
   } catch (e) {
     return { ok: false, error: fail('BODY_NOT_JSON', (e as Error).message) };
   }
+  return convertCall(json, spec);
+}
+
+/**
+ * The steps of decodeCall after the body's encoding is read: the JSON model (of a JSON body, or
+ * of a protobuf one: shared/codec.ts) converted to the Call message, then validated.
+ */
+export function convertCall<T extends string, B extends { type?: T }>(json: unknown, spec: CallSpec<T>): DecodedCall<T, B> {
   const decoded = decodeMessage<B>(spec.message, json);
   if (!decoded.ok) return { ok: false, error: fail('BODY_NOT_CALL', decoded.error) };
   const type = decoded.value.type;

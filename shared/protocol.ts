@@ -164,6 +164,45 @@ export interface AgentTaskReport {
   status_update_uuid?: string;
 }
 
+/**
+ * Why an agent is short of disk: free space below --disk_pressure_free_bytes (none at all:
+ * NO_SPACE), below --disk_pressure_free_percent (LOW_SPACE), free inodes below
+ * --disk_pressure_free_inodes_percent (LOW_INODES), or a write that failed for want of space
+ * or quota (WRITE_FAILED: the checkpoint, a sandbox, a launcher's exit file).
+ */
+export type DiskPressureReason = 'NO_SPACE' | 'LOW_SPACE' | 'LOW_INODES' | 'WRITE_FAILED';
+
+export const DISK_PRESSURE_REASONS: readonly DiskPressureReason[] = ['NO_SPACE', 'LOW_SPACE', 'LOW_INODES', 'WRITE_FAILED'];
+
+/**
+ * An agent's disk pressure as it reports it: since when (its clock, ms since the epoch), why, a
+ * sentence that names the cause and the directory (`no space left on device in
+ * /var/lib/drydock/agent`), and the filesystem's figures when it began (or when its reason last
+ * changed). Bounded on the wire: MAX_CONDITION_TEXT characters of text.
+ */
+export interface DiskPressure {
+  since_ms: number;
+  reason: DiskPressureReason;
+  message: string;
+  /** The directory whose filesystem is short: the work dir, or the sandboxes' directory when it is another filesystem. */
+  path: string;
+  free_bytes: number;
+  total_bytes: number;
+  free_inodes: number;
+  total_inodes: number;
+}
+
+/**
+ * The conditions an agent reports about itself (Drydock's, not Mesos'): each present while it
+ * holds. Only `disk_pressure` so far; an agent without any sends `{}`.
+ */
+export interface AgentConditions {
+  disk_pressure?: DiskPressure;
+}
+
+/** Longest `message` or `path` of a condition the master keeps: an agent's text, bounded. */
+export const MAX_CONDITION_TEXT = 1000;
+
 export type AgentMessage =
   | {
       type: 'REGISTER';
@@ -176,6 +215,8 @@ export type AgentMessage =
       capabilities: string[];
       tasks: AgentTaskReport[];
       frameworks: FrameworkInfo[];
+      /** The agent's conditions as it registers (absent from agents that predate them: none known). */
+      conditions?: AgentConditions;
     }
   | {
       type: 'STATUS_UPDATE';
@@ -192,6 +233,16 @@ export type AgentMessage =
        */
       type: 'REFUSED';
       refused: Refusal;
+    }
+  | {
+      /**
+       * The agent's conditions changed (disk pressure began, changed its reason, or ended): all
+       * of them as they hold now, not a difference. Sent only to a master that lists
+       * 'CONDITIONS' in REGISTERED's capabilities (an older one closes a session on a type it
+       * does not know); REGISTER carries them too, so a master learns them at registration.
+       */
+      type: 'CONDITIONS';
+      conditions: AgentConditions;
     };
 
 /** A master message the agent refused, as REFUSED tells the master. */
@@ -208,6 +259,21 @@ export interface Refusal {
 
 /** Longest `reason` a refusal carries: the decoder's messages are short; a longer one is cut. */
 export const MAX_REFUSAL_REASON = 500;
+
+const conditionsSchema = obj({
+  disk_pressure: opt(
+    obj({
+      since_ms: num({ min: 0 }),
+      reason: oneOf(DISK_PRESSURE_REASONS),
+      message: str(),
+      path: str(),
+      free_bytes: num({ min: 0 }),
+      total_bytes: num({ min: 0 }),
+      free_inodes: num({ min: 0 }),
+      total_inodes: num({ min: 0 }),
+    }),
+  ),
+});
 
 const agentMessageSchema: Check = tagged('type', {
   REGISTER: obj({
@@ -234,6 +300,7 @@ const agentMessageSchema: Check = tagged('type', {
       }),
     ),
     frameworks: arr(frameworkInfoSchema),
+    conditions: opt(conditionsSchema),
   }),
   STATUS_UPDATE: obj({
     type: literal('STATUS_UPDATE'),
@@ -243,6 +310,10 @@ const agentMessageSchema: Check = tagged('type', {
   REFUSED: obj({
     type: literal('REFUSED'),
     refused: obj({ type: oneOf([...MASTER_MESSAGE_TYPES, '?']), id: opt(str()), digest: str({ min: 1 }), reason: str() }),
+  }),
+  CONDITIONS: obj({
+    type: literal('CONDITIONS'),
+    conditions: conditionsSchema,
   }),
 });
 
@@ -311,7 +382,7 @@ type MasterMessageBody =
     };
 
 /** What a master announces in REGISTERED's `capabilities`: the agent messages it understands beyond REGISTER and STATUS_UPDATE. */
-export const MASTER_CAPABILITIES: readonly string[] = ['REFUSED'];
+export const MASTER_CAPABILITIES: readonly string[] = ['REFUSED', 'CONDITIONS'];
 
 /** A master message's description: its own fields, between `type` and `epoch`. */
 function masterMessage(type: MasterMessageType, fields: () => Record<string, Field>): MessageType {
@@ -423,6 +494,7 @@ export function decodeAgentMessage(frame: unknown, isBinary = false): Decoded<Ag
   if (!d.ok) return d;
   const m = d.message;
   if (m.type === 'REFUSED') return d;
+  if (m.type === 'CONDITIONS') return { ok: true, message: { type: 'CONDITIONS', conditions: keptConditions(m.conditions) } };
   if (m.type === 'STATUS_UPDATE') {
     const status = decodeMessage<TaskStatus>(TASK_STATUS, m.status, 'status');
     return status.ok ? { ok: true, message: { ...m, status: status.value } } : { ok: false, error: `invalid message: ${status.error}` };
@@ -447,7 +519,30 @@ export function decodeAgentMessage(frame: unknown, isBinary = false): Decoded<Ag
     }
     tasks.push({ ...t, task: task.value, statuses });
   }
-  return { ok: true, message: { ...m, frameworks, tasks } };
+  const { conditions, ...rest } = m;
+  return { ok: true, message: { ...rest, frameworks, tasks, ...(conditions === undefined ? {} : { conditions: keptConditions(conditions) }) } };
+}
+
+/**
+ * An agent's conditions as the master keeps them: the known fields only, texts cut to
+ * MAX_CONDITION_TEXT (an agent's words, logged and shown to operators). Pure.
+ */
+export function keptConditions(c: AgentConditions): AgentConditions {
+  const p = c.disk_pressure;
+  if (p === undefined) return {};
+  const cut = (t: string): string => (t.length > MAX_CONDITION_TEXT ? `${t.slice(0, MAX_CONDITION_TEXT - 3)}...` : t);
+  return {
+    disk_pressure: {
+      since_ms: p.since_ms,
+      reason: p.reason,
+      message: cut(p.message),
+      path: cut(p.path),
+      free_bytes: p.free_bytes,
+      total_bytes: p.total_bytes,
+      free_inodes: p.free_inodes,
+      total_inodes: p.total_inodes,
+    },
+  };
 }
 
 /**

@@ -1,12 +1,17 @@
 /**
  * RecordIO, the framing of Mesos' streaming responses (operator SUBSCRIBE, scheduler
- * SUBSCRIBE): each record is `<decimal length>\n<bytes>`, the length counting UTF-8 bytes,
- * not JavaScript characters, and no trailing newline.
+ * SUBSCRIBE): each record is `<decimal length>\n<bytes>`, the length counting bytes (UTF-8
+ * bytes of a JSON record, not JavaScript characters; or a protobuf message's), and no trailing
+ * newline.
  */
 
-/** Frames one record. */
+/** Frames one record of text. */
 export function encodeRecord(text: string): Buffer {
-  const body = Buffer.from(text, 'utf8');
+  return frameRecord(Buffer.from(text, 'utf8'));
+}
+
+/** Frames one record of bytes (a protobuf message). */
+export function frameRecord(body: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(`${body.length}\n`, 'ascii'), body]);
 }
 
@@ -22,9 +27,15 @@ export class RecordReader {
     this.#maxRecordBytes = maxRecordBytes;
   }
 
+  /** The complete records so far, as UTF-8 text (JSON records). */
   push(chunk: Buffer | string): string[] {
+    return this.pushBytes(chunk).map((r) => r.toString('utf8'));
+  }
+
+  /** The complete records so far, as bytes (protobuf records). */
+  pushBytes(chunk: Buffer | string): Buffer[] {
     this.#buf = Buffer.concat([this.#buf, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk]);
-    const out: string[] = [];
+    const out: Buffer[] = [];
     for (;;) {
       const nl = this.#buf.indexOf(0x0a);
       if (nl === -1) {
@@ -36,7 +47,7 @@ export class RecordReader {
       const len = Number(prefix);
       if (len > this.#maxRecordBytes) throw new Error(`RecordIO: record of ${len} bytes is over the limit`);
       if (this.#buf.length < nl + 1 + len) return out;
-      out.push(this.#buf.subarray(nl + 1, nl + 1 + len).toString('utf8'));
+      out.push(this.#buf.subarray(nl + 1, nl + 1 + len));
       this.#buf = this.#buf.subarray(nl + 1 + len);
     }
   }

@@ -31,13 +31,15 @@ import { viewRights } from '../../shared/visibility.js';
 import type { KeyedSchedule } from '../cores/maintenance.js';
 import type { AuthorizePlan } from '../term/commands.js';
 import type { Queries } from '../term/queries.js';
-import { machinesFromBody, machinesFromCall, mayChangeSchedule, scheduleFromBody, scheduleFromCall, scheduleView, statusView } from './maintenance.js';
+import { machinesFromBody, machinesFromCall, machineWarnings, mayChangeSchedule, scheduleFromBody, scheduleFromCall, scheduleMachines, scheduleView, statusView } from './maintenance.js';
 import { CALL_TYPES, type CallType } from './operator-call.js';
 import { agentCall, drainCall, frameworkOwner, getAgents, getFrameworks, getMaster, getState, getTasks, teardownCall, versionInfo, type DrainInput } from './operator.js';
 import { authorizePlanCreation, createPlan, deletePlan, hookNeededCheck, planCheck, planCheckLater, planNamesView, planRead, planTarget, planVerb, type PlanTarget } from './plans.js';
-import { below, exactPaths, ok, outcome, refusal, value, withMasterAlias, type Acl, type Decoded, type HttpRequest, type Row, type V1Way } from './row.js';
+import { below, exactPaths, ok, outcome, refusal, value, warned, withMasterAlias, type Acl, type Decoded, type HttpRequest, type Row, type V1Way } from './row.js';
 import { flagsModel, frameworksAnswer, getMetrics, getRoles, idFilter, legacyCaller, metricsCall, rolesView, slavesAnswer, stateAnswer, stateSummaryAnswer, tasksAnswer, tasksQuery, type TasksQuery } from './legacy.js';
+import { preview, previewCheck, previewFromBody, type PreviewInput } from './preview.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler.js';
+import { DRYDOCK_V1, drydockAgent, drydockAgents, drydockRights } from './drydock.js';
 
 /** A row of the table, its input and deferred decision types erased (each is checked where the row is written). */
 function row<I = undefined, L = undefined>(r: Row<I, L>): Row {
@@ -102,6 +104,13 @@ const machineObjects = (ids: readonly MachineId[], q: Queries): AclObject[] => i
 export const V1_PATHS: ReadonlySet<string> = new Set(['/api/v1', '/master/api/v1', '/mesos/api/v1']);
 const PLANS = ['v1', 'maintenance', 'plans'] as const;
 const PLANS_DESCRIBED = '/v1/maintenance/plans';
+const DRYDOCK_AGENTS_PATH = `/${DRYDOCK_V1.join('/')}/agents`;
+
+/** Who sees what of Drydock's agents: as GET_AGENTS, GET_MAINTENANCE_STATUS and GET_MAINTENANCE_SCHEDULE decide the same facts. */
+const DRYDOCK_AGENT_ACL = {
+  actions: ['view_agents', 'get_maintenance_statuses', 'get_maintenance_schedules'],
+  object: "filtered answer: each agent by view_agents; its machine's mode by get_maintenance_statuses, its window by get_maintenance_schedules",
+} as const;
 
 // ---- The rows ----------------------------------------------------------------------------------
 
@@ -215,7 +224,7 @@ const ROWS: readonly Row[] = [
   }),
   row({
     name: 'GET_AGENTS',
-    summary: 'Registered and recovered agents, with drain records and maintenance modes.',
+    summary: 'Registered and recovered agents, as Mesos writes them (Drydock\'s facts about them: DRYDOCK_AGENTS).',
     access: 'read',
     v1: { type: 'GET_AGENTS' },
     acl: filtered(['view_agents'], 'each agent (id, hostname, ip, attributes)'),
@@ -272,11 +281,11 @@ const ROWS: readonly Row[] = [
   }),
   row({
     name: 'SUBSCRIBE',
-    summary: 'The operator event stream: SUBSCRIBED with a GET_STATE snapshot, then events and heartbeats.',
+    summary: 'The operator event stream: SUBSCRIBED with a GET_STATE snapshot, then Mesos\' events and heartbeats.',
     access: 'read',
     v1: { type: 'SUBSCRIBE' },
-    acl: filtered(['view_tasks', 'view_frameworks', 'view_agents', 'view_maintenance_plans', 'get_maintenance_statuses', 'run_maintenance_hooks'], 'the snapshot as GET_STATE, each event by its gate (operator-stream.ts)'),
-    handle: (_input, { streams, access }) => ({ kind: 'raw', write: (res) => streams.subscribe(res, access) }),
+    acl: filtered(['view_tasks', 'view_frameworks', 'view_agents'], 'the snapshot as GET_STATE, each event by its gate (operator-stream.ts)'),
+    handle: (_input, { streams, access, codec }) => ({ kind: 'raw', write: (res) => streams.subscribe(res, access, codec) }),
   }),
 
   // ---- Agents: drain and deactivation ----
@@ -440,7 +449,11 @@ const ROWS: readonly Row[] = [
       object: 'every machine the update adds, removes or moves to another time (all must be allowed)',
       check: (next, { access, queries }) => mayChangeSchedule(queries, access, next),
     },
-    handle: async (next, { commands }) => outcome(await commands.updateSchedule(next)),
+    // Mesos' answer, with a Warning for each machine that names an agent only by half (it affects none).
+    handle: async (next, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, scheduleMachines(next));
+      return warned(outcome(await commands.updateSchedule(next)), warnings);
+    },
   }),
   row<MachineId[]>({
     name: 'START_MAINTENANCE',
@@ -449,7 +462,10 @@ const ROWS: readonly Row[] = [
     v1: { type: 'START_MAINTENANCE', decode: (call) => machinesFromCall(call, 'start_maintenance') },
     http: [{ methods: ['POST'], paths: withMasterAlias('/machine/down'), body: 'decode', decode: machinesFromBody }],
     acl: onAll('start_maintenances', 'every machine of the list', machineObjects),
-    handle: async (ids, { commands }) => outcome(await commands.startMaintenance(ids)),
+    handle: async (ids, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, ids);
+      return warned(outcome(await commands.startMaintenance(ids)), warnings);
+    },
   }),
   row<MachineId[]>({
     name: 'STOP_MAINTENANCE',
@@ -458,7 +474,25 @@ const ROWS: readonly Row[] = [
     v1: { type: 'STOP_MAINTENANCE', decode: (call) => machinesFromCall(call, 'stop_maintenance') },
     http: [{ methods: ['POST'], paths: withMasterAlias('/machine/up'), body: 'decode', decode: machinesFromBody }],
     acl: onAll('stop_maintenances', 'every machine of the list', machineObjects),
-    handle: async (ids, { commands }) => outcome(await commands.stopMaintenance(ids)),
+    handle: async (ids, { commands, queries, access }) => {
+      const warnings = machineWarnings(queries, access, ids);
+      return warned(outcome(await commands.stopMaintenance(ids)), warnings);
+    },
+  }),
+
+  // ---- Drydock's own: the impact preview ----
+  row<PreviewInput, AuthorizePlan>({
+    name: 'PREVIEW',
+    summary: 'What a drain, a DOWN or a maintenance plan would do (tasks killed by framework, pods losing their last running instance, room on the other agents, a plan\'s waves); nothing changes.',
+    access: 'read',
+    http: [{ methods: ['POST'], paths: exactPaths('/drydock/v1/preview'), body: 'decode', decode: previewFromBody }],
+    acl: {
+      actions: ['drain_agents', 'mark_agents_gone', 'start_maintenances', 'create_maintenance_plans', 'run_maintenance_hooks'],
+      object: 'as the action previewed: the agent (drain_agent; mark_agents_gone too with mark_gone), every machine (start_maintenance), every machine the spec selects and its hook (maintenance_plan, decided once the spec is read); what it lists is filtered by view_tasks, view_frameworks and view_agents',
+      check: previewCheck,
+      later: (_input, { access, queries }) => authorizePlanCreation(access, queries),
+    },
+    handle: (input, { queries, access, later }) => preview(input, queries, access, later),
   }),
 
   // ---- Maintenance plans (Drydock's; the verbs, codes and JSON of /v1/plans) ----
@@ -515,7 +549,40 @@ const ROWS: readonly Row[] = [
     },
     handle: (t, ctx) => planVerb(t, ctx),
   }),
+
+  // ---- Drydock's own API (/drydock/v1/): Drydock's facts, in Drydock's shapes ----
+  row({
+    name: 'DRYDOCK_AGENTS',
+    summary: "Every agent the master has, with what Drydock knows beyond Mesos: state, addresses, its machine's mode and window, the drain record.",
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: exactPaths(DRYDOCK_AGENTS_PATH) }],
+    acl: DRYDOCK_AGENT_ACL,
+    handle: (_input, { queries, access }) => value(drydockAgents(queries, drydockRights(access))),
+  }),
+  row<string>({
+    name: 'DRYDOCK_AGENT',
+    summary: 'One agent as DRYDOCK_AGENTS writes it; 404 for an agent the master does not have or the caller may not see.',
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: below([...DRYDOCK_V1, 'agents'], (s) => s.length === 1, `${DRYDOCK_AGENTS_PATH}/<agent id>`), decode: (r) => ok(r.below[0] as string) }],
+    acl: DRYDOCK_AGENT_ACL,
+    handle: (agentId, { queries, access }) => {
+      const agent = drydockAgent(queries, agentId, drydockRights(access));
+      return agent === undefined ? refusal(fail('AGENT_NOT_FOUND', agentId)) : value(agent);
+    },
+  }),
+  row({
+    name: 'DRYDOCK_EVENTS',
+    summary: "Drydock's event stream: SNAPSHOT of the agents, then AGENT_UPDATED, AGENT_LEFT, MACHINE_UPDATED, MAINTENANCE_PLAN_* and heartbeats (RecordIO, one record per chunk).",
+    access: 'read',
+    http: [{ methods: ['GET'], paths: exactPaths(`/${DRYDOCK_V1.join('/')}/events`) }],
+    acl: {
+      actions: ['view_agents', 'get_maintenance_statuses', 'get_maintenance_schedules', 'view_maintenance_plans', 'run_maintenance_hooks'],
+      object: 'filtered answer: the snapshot as DRYDOCK_AGENTS, each event by its gate (drydock-stream.ts)',
+    },
+    handle: (_input, { drydockEvents, access }) => ({ kind: 'raw', write: (res) => drydockEvents.subscribe(res, access) }),
+  }),
 ];
+
 
 function agentObjectOf(agentId: string, q: Queries): AclObject {
   // Authorization comes before any lookup answer (as in Mesos): an unknown agent is an unknown

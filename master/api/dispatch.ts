@@ -17,15 +17,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fail, type DrydockError } from '../../shared/errors.js';
 import { parseJson } from '../../shared/json.js';
 import { readBodyOrAnswer, sendError, sendText } from '../../shared/http.js';
+import { warningValues } from '../../shared/warning.js';
 import type { RequestTarget } from '../../shared/paths.js';
 import type { Realm } from '../security/authentication.js';
 import { Access, type MasterSecurity } from '../security/security.js';
 import type { EdgePorts, ServingTerm } from '../term/ports.js';
 
 /** The ports a handler works with: the term's queries, commands and operator streams. */
-export type TermPorts = Pick<ServingTerm, 'queries' | 'commands' | 'streams'>;
+export type TermPorts = Pick<ServingTerm, 'queries' | 'commands' | 'streams' | 'drydockEvents'>;
 import { CALLS, V1_CALLS, V1_PATHS } from './calls.js';
-import { JSON_CODEC, jsonpCallback, MAX_API_BODY_BYTES, readApiRequest, type Codec } from './codecs.js';
+import { JSON_CODEC, MAX_API_BODY_BYTES, readApiRequest, type Codec } from './codecs.js';
+import { jsonpCallback } from '../../shared/jsonp.js';
 import { writeJsonPieces } from './json-stream.js';
 import { readApiCall, type OperatorCall } from './operator-call.js';
 import type { Answer, CallContext, HttpWay, ProcessPort, Row, RowAccess, V1Way } from './row.js';
@@ -149,7 +151,7 @@ export async function serve(route: Route, s: Serving, target: RequestTarget, req
   const input = w.decode === undefined ? { ok: true as const, value: undefined } : w.decode({ method, below: route.below, query: target.query, body });
   const decoded = input.ok && !jsonp.ok ? { ok: false as const, error: jsonp.error } : input;
   const callback = jsonp.ok ? jsonp.callback : undefined;
-  const run = await authorizeAndHandle(r, decoded, s, caller ?? new Access(s.security, undefined), req, method, async () => {
+  const run = await authorizeAndHandle(r, decoded, s, caller ?? new Access(s.security, undefined), req, method, JSON_CODEC, async () => {
     // A plan verb's body is read once it is authorized; another method's request has none to read.
     if (w.body !== 'handler') return '';
     if (method !== 'POST') {
@@ -168,7 +170,7 @@ export async function serve(route: Route, s: Serving, target: RequestTarget, req
 type Ran = { kind: 'answer'; answer: Answer } | { kind: 'refused'; error: DrydockError };
 
 /** Decoder outcome -> ACL (check, then the deferred decision) -> the body for the handler -> the handler. */
-async function authorizeAndHandle(r: Row, decoded: { ok: true; value: unknown } | { ok: false; error: DrydockError }, s: Serving, access: Access, req: IncomingMessage | undefined, method: string, handlerBody: () => Promise<string | undefined>): Promise<Ran | undefined> {
+async function authorizeAndHandle(r: Row, decoded: { ok: true; value: unknown } | { ok: false; error: DrydockError }, s: Serving, access: Access, req: IncomingMessage | undefined, method: string, codec: Codec, handlerBody: () => Promise<string | undefined>): Promise<Ran | undefined> {
   if (!decoded.ok) return { kind: 'refused', error: decoded.error };
   const ports = s.ports ?? NO_TERM;
   const aclContext = { access, queries: ports.queries };
@@ -177,7 +179,7 @@ async function authorizeAndHandle(r: Row, decoded: { ok: true; value: unknown } 
   const later = r.acl.later?.(decoded.value, aclContext);
   const body = await handlerBody();
   if (body === undefined) return undefined;
-  const ctx: CallContext<unknown> = { access, security: s.security, process: s.process, queries: ports.queries, commands: ports.commands, streams: ports.streams, later, body, method, req };
+  const ctx: CallContext<unknown> = { access, security: s.security, process: s.process, queries: ports.queries, commands: ports.commands, streams: ports.streams, drydockEvents: ports.drydockEvents, later, body, method, req, codec };
   return { kind: 'answer', answer: await r.handle(decoded.value, ctx) };
 }
 
@@ -186,11 +188,13 @@ const NO_TERM: TermPorts = (() => {
   const missing = (): never => {
     throw new Error('a process row of the table read a term port');
   };
-  return { queries: new Proxy({}, { get: missing }) as TermPorts['queries'], commands: new Proxy({}, { get: missing }) as TermPorts['commands'], streams: { subscribe: missing } };
+  return { queries: new Proxy({}, { get: missing }) as TermPorts['queries'], commands: new Proxy({}, { get: missing }) as TermPorts['commands'], streams: { subscribe: missing }, drydockEvents: { subscribe: missing } };
 })();
 
 /** Writes an answer: a value through the codec (`callback`: JSONP; `empty`: the way answers an empty 200), else as it says. */
 async function write(res: ServerResponse, answer: Answer, codec: Codec, callback?: string, empty = false): Promise<void> {
+  // Set before the status line is written, which merges them in, whatever writes it.
+  if (answer.kind !== 'raw' && answer.warnings !== undefined && answer.warnings.length > 0) res.setHeader('Warning', warningValues(answer.warnings));
   switch (answer.kind) {
     case 'value':
       if (empty) return done(res);
@@ -241,7 +245,7 @@ async function serveV1(s: Serving, target: RequestTarget, req: IncomingMessage, 
     return sendError(res, auth.error, auth.headers);
   }
   if (realm === 'mesos-master-readwrite') security.auditWhenDone(auth.access, res, call.type);
-  const answer = await answerV1(r, call, s, auth.access, req);
+  const answer = await answerV1(r, call, s, auth.access, req, read.answer);
   return write(res, answer, read.answer);
 }
 
@@ -249,42 +253,43 @@ async function serveV1(s: Serving, target: RequestTarget, req: IncomingMessage, 
 function v1Answer(way: V1Way<unknown>, answer: Answer): Answer {
   if (answer.kind !== 'value') return answer;
   const sub = way.type.toLowerCase();
-  return { kind: 'value', value: { type: way.type, [sub]: way.field === undefined ? answer.value : { [way.field]: answer.value } }, ...(answer.status === undefined ? {} : { status: answer.status }) };
+  return { ...answer, value: { type: way.type, [sub]: way.field === undefined ? answer.value : { [way.field]: answer.value } } };
 }
 
-async function answerV1(r: Row, call: OperatorCall, s: Serving, access: Access, req: IncomingMessage | undefined): Promise<Answer> {
+async function answerV1(r: Row, call: OperatorCall, s: Serving, access: Access, req: IncomingMessage | undefined, codec: Codec): Promise<Answer> {
   const way = r.v1 as V1Way<unknown>;
   const decoded = way.decode === undefined ? { ok: true as const, value: undefined } : way.decode(call);
-  const run = (await authorizeAndHandle(r, decoded, s, access, req, 'POST', () => Promise.resolve(''))) as Ran;
+  const run = (await authorizeAndHandle(r, decoded, s, access, req, 'POST', codec, () => Promise.resolve(''))) as Ran;
   return run.kind === 'refused' ? { kind: 'error', error: run.error } : v1Answer(way, run.answer);
 }
 
-/** A v1 call's answer as a value: its JSON, or an empty 200 (`json` undefined), or the error. */
-export type CallAnswer = { ok: true; json: unknown } | { ok: false; error: DrydockError };
+/** A v1 call's answer as a value: its JSON, or an empty 200 (`json` undefined), or the error; with the Warning texts it carries. */
+export type CallAnswer = { ok: true; json: unknown; warnings?: readonly string[] } | { ok: false; error: DrydockError; warnings?: readonly string[] };
 
 /**
  * Answers a decoded v1 call from a term's ports, as `POST /api/v1` would once the caller is
  * authenticated (unit tests; the stream call answers nothing here). Calls that change durable
  * state answer once the registry has the change.
  */
-export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'streams'>>, call: OperatorCall, access: Access, process?: ProcessPort): Promise<CallAnswer> {
+export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'streams' | 'drydockEvents'>>, call: OperatorCall, access: Access, process?: ProcessPort): Promise<CallAnswer> {
   const r = V1_CALLS.get(call.type);
   if (r === undefined) return { ok: false, error: fail('NOT_IMPLEMENTED', call.type) };
   const s: Serving = {
     security: access.security,
     process: process ?? { leader: () => undefined, unavailable: () => fail('NOT_RECOVERED'), metrics: undefined },
-    ports: { queries: term.queries, commands: term.commands, streams: term.streams ?? { subscribe: () => undefined } },
+    ports: { queries: term.queries, commands: term.commands, streams: term.streams ?? { subscribe: () => undefined }, drydockEvents: term.drydockEvents ?? { subscribe: () => undefined } },
   };
-  const answer = await answerV1(r, call, s, access, undefined);
+  const answer = await answerV1(r, call, s, access, undefined, JSON_CODEC);
+  const warnings = answer.kind === 'raw' || answer.warnings === undefined ? {} : { warnings: answer.warnings };
   switch (answer.kind) {
     case 'value':
-      return { ok: true, json: answer.value };
+      return { ok: true, json: answer.value, ...warnings };
     case 'done':
-      return { ok: true, json: undefined };
+      return { ok: true, json: undefined, ...warnings };
     case 'pieces':
-      return { ok: true, json: parseJson(Buffer.concat([...answer.pieces()].map((x) => (typeof x === 'string' ? Buffer.from(x) : x))).toString('utf8')) };
+      return { ok: true, json: parseJson(Buffer.concat([...answer.pieces()].map((x) => (typeof x === 'string' ? Buffer.from(x) : x))).toString('utf8')), ...warnings };
     case 'error':
-      return { ok: false, error: answer.error };
+      return { ok: false, error: answer.error, ...warnings };
     default:
       return { ok: false, error: fail('INTERNAL', `${call.type} answers with a stream`) };
   }

@@ -16,7 +16,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { JSONP_SUFFIX, jsonContentType, jsonpPrefix } from '../../shared/jsonp.js';
+import { escapeLineSeparators, JSONP_SUFFIX, jsonContentType, jsonpPrefix } from '../../shared/jsonp.js';
 
 /** Work per slice before the production yields to the event loop (ms). */
 export const SLICE_MS = 8;
@@ -157,7 +157,8 @@ export async function writeJsonPieces(res: ServerResponse, status: number, piece
     while (sent < production.chunks.length) {
       if (res.destroyed) return;
       const chunk = production.chunks[sent++] as Buffer;
-      if (!res.write(chunk)) await drained(res);
+      // A shared production's bytes are plain JSON: a JSONP response escapes its line separators as it sends them.
+      if (!res.write(callback === undefined ? chunk : escapeLineSeparators(chunk))) await drained(res);
     }
     if (production.failed !== undefined) {
       res.destroy();

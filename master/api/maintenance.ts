@@ -16,7 +16,9 @@ import { describeObject } from '../../shared/acls.js';
 import { fail, type DrydockError } from '../../shared/errors.js';
 import { parseWireJson } from '../../shared/json.js';
 import type { MachineId } from '../../shared/machine.js';
+import { machineMismatches, mismatchText, type MatchAgent } from '../../shared/machine-match.js';
 import { keyed, parseMachineList, parseMachinesMessage, parseSchedule, type KeyedSchedule } from '../cores/maintenance.js';
+import { agentEntryObject } from '../security/acl-objects.js';
 import type { Access } from '../security/security.js';
 import type { Queries } from '../term/queries.js';
 import type { OperatorCall } from './operator-call.js';
@@ -109,4 +111,30 @@ export function mayChangeSchedule(q: Queries, access: Access, next: KeyedSchedul
     return undefined;
   }
   return access.checkAll('update_maintenance_schedules', changed.map((id) => q.machineObject(id)));
+}
+
+// ---- What a machine of a request matches -----------------------------------------------------------
+
+/**
+ * The warnings a schedule, DOWN or UP request carries (the rows answer Mesos' body with them as
+ * Warning headers): each machine that shares its hostname or its IP with an agent the master
+ * knows (registered or recovered), but not both, so it affects no agent (shared/machine-match.ts).
+ * Only agents the caller may view are named: a warning must not tell a rack team of another
+ * rack's agent. Read before the command runs: DOWN removes the agents it matches.
+ */
+export function machineWarnings(q: Queries, access: Access, machines: readonly MachineId[]): string[] {
+  if (machines.length === 0) return [];
+  const may = access.filters ? access.approver('view_agents') : undefined;
+  const agents: MatchAgent[] = [];
+  for (const e of q.agents()) {
+    if (e.phase !== 'REGISTERED' && e.phase !== 'RECOVERED') continue;
+    if (may !== undefined && !may(agentEntryObject(e))) continue;
+    agents.push({ id: e.id, hostname: e.info.hostname, ip: e.info.ip });
+  }
+  return machineMismatches(machines, agents).map(mismatchText);
+}
+
+/** Every machine of a schedule, window by window. */
+export function scheduleMachines(s: KeyedSchedule): MachineId[] {
+  return s.schedule.windows.flatMap((w) => w.machineIds);
 }

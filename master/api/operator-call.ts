@@ -68,8 +68,8 @@ export type ReadCall = { ok: true; call: OperatorCall; answer: Codec } | { ok: f
  * Checks 6 to 9 of §0.3 on the body: parse, convert, validate (the request's codec, shared/proto.ts
  * decodeCall), Accept (the answer's codec), UNKNOWN.
  */
-export function readApiCall(codec: Codec, text: string, accept: string | undefined): ReadCall {
-  const decoded = codec.decodeCall<CallType, { type?: CallType } & Record<string, unknown>>(text, OPERATOR_CALL);
+export function readApiCall(codec: Codec, body: Buffer | string, accept: string | undefined): ReadCall {
+  const decoded = codec.decodeCall<CallType, { type?: CallType } & Record<string, unknown>>(body, OPERATOR_CALL);
   if (!decoded.ok) return decoded;
   const answer = answerCodec(accept);
   if (refused(answer)) return { ok: false, error: answer };

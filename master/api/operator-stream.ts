@@ -9,33 +9,31 @@
  * timer for all subscribers (10,000 agents' worth of events must not be rendered once per
  * stream), a cap on subscribers, and a bound on what a slow reader may leave unsent.
  *
+ * Every record is a mesos.v1.master.Event and nothing more: Drydock's own events (an agent's
+ * drain or activation, machines' modes, maintenance plans) are on Drydock's own stream,
+ * `GET /drydock/v1/events` (drydock-stream.ts).
+ *
  * With ACLs (issue 13) each subscriber sees what its principal may view: the snapshot is
  * filtered as GET_STATE is, and each event passes its gate (`eventGate`, pure): tasks by
  * view_tasks, frameworks by view_frameworks (rendered per subscriber, with the offers of the
- * agents its view_agents allows), agents by view_agents, maintenance plans by
- * view_maintenance_plans (every machine of the plan), machine changes by
- * get_maintenance_statuses (rendered per subscriber, only its machines); a failed hook's output in
- * a plan's step only to subscribers allowed run_maintenance_hooks on it. The gate's object is
- * looked up once per event and each subscriber holds one decision function per action, so an
- * event still costs one render; without ACLs none of this runs.
+ * agents its view_agents allows), agents by view_agents. The gate's object is looked up once per
+ * event and each subscriber holds one decision function per action, so an event still costs one
+ * render; without ACLs none of this runs.
  */
 
 import type { ServerResponse } from 'node:http';
 import type { Clock, TimerHandle } from '../../shared/clock.js';
-import { stringifyJson } from '../../shared/json.js';
+import { JSON_CODEC, type Codec } from '../../shared/codec.js';
 import type { Logger } from '../../shared/log.js';
-import { machineIdJson } from '../../shared/machine.js';
 import { taskKey, type Task, type TaskState, type TaskStatus } from '../../shared/mesos.js';
 import { assertNever } from '../../shared/protocol.js';
-import { encodeRecord } from '../../shared/recordio.js';
 import type { MasterEvent, MasterEvents } from '../term/events.js';
 import type { Queries } from '../term/queries.js';
 import { agentJson, frameworkJson, getState } from './operator.js';
 import type { Access } from '../security/security.js';
-import type { MachineId } from '../../shared/machine.js';
 import type { AclAction, AclObject, MachineObject } from '../../shared/acls.js';
 import { agentObject } from '../security/acl-objects.js';
-import { allVisible, frameworkUser, taskUser, viewRights, type Approve } from '../../shared/visibility.js';
+import { frameworkUser, taskUser, viewRights, type Approve } from '../../shared/visibility.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
 
@@ -49,10 +47,6 @@ export interface StreamView {
   framework(frameworkId: string, mayViewAgent?: Approve): Record<string, unknown> | undefined;
   /** The FrameworkInfo of a framework, also after its removal. */
   frameworkInfo(frameworkId: string): Record<string, unknown> | undefined;
-  /** GET_MAINTENANCE_STATUS's `status` (ClusterStatus); with `visible`, only those machines. */
-  maintenanceStatus(visible?: (id: MachineId) => boolean): Record<string, unknown>;
-  /** The MachineIDs of machine keys, as the schedule writes them. */
-  machineIds(keys: readonly string[]): Array<Record<string, string>>;
 }
 
 /** One record of the stream, as Mesos' v1 `master::Event` JSON. */
@@ -65,26 +59,7 @@ export type StreamRecord =
   | { type: 'AGENT_REMOVED'; agent_removed: { agent_id: { value: string } } }
   | { type: 'FRAMEWORK_ADDED'; framework_added: { framework: Record<string, unknown> } }
   | { type: 'FRAMEWORK_UPDATED'; framework_updated: { framework: Record<string, unknown> } }
-  | { type: 'FRAMEWORK_REMOVED'; framework_removed: { framework_info: Record<string, unknown> } }
-  /** Drydock: an agent's drain or activation changed; the agent as GET_AGENTS writes it. */
-  | { type: 'AGENT_UPDATED'; agent_updated: { agent: Record<string, unknown> } }
-  /** Drydock: machines' modes changed; those machines, and the whole GET_MAINTENANCE_STATUS `status`. */
-  | { type: 'MACHINE_UPDATED'; machine_updated: { machine_ids: Array<Record<string, string>>; status: Record<string, unknown> } }
-  /** Drydock: a maintenance plan was created; its name, status and number of machines. */
-  | { type: 'MAINTENANCE_PLAN_ADDED'; maintenance_plan_added: { name: string; status: string; machines: number } }
-  /** Drydock: a maintenance plan's step (or, without `step`, only the plan's status) changed. */
-  | { type: 'MAINTENANCE_PLAN_UPDATED'; maintenance_plan_updated: { name: string; status: string; step?: MaintenanceStepJson } }
-  | { type: 'MAINTENANCE_PLAN_REMOVED'; maintenance_plan_removed: { name: string } };
-
-/** A maintenance plan's step on the stream: the machine as the schedule writes it, and the plan JSON's words. */
-export interface MaintenanceStepJson {
-  phase: string;
-  name: string;
-  machine_id: Record<string, string>;
-  stage: string;
-  status: string;
-  waiting_for: string;
-}
+  | { type: 'FRAMEWORK_REMOVED'; framework_removed: { framework_info: Record<string, unknown> } };
 
 /** The first record: the snapshot, and how often heartbeats come (Mesos writes a double, 15.0). */
 export function subscribedRecord(getStateJson: unknown, heartbeatIntervalMs: number): StreamRecord {
@@ -96,11 +71,11 @@ export const HEARTBEAT_RECORD: StreamRecord = { type: 'HEARTBEAT' };
 /**
  * What a master event becomes on the stream, or undefined when Mesos sends nothing for it.
  * Mesos has no event for a reconnect, a disconnect or unreachability (AGENT_REMOVED is for
- * explicit removal only), and an object that is already gone again when the event is
- * rendered is skipped rather than sent half-empty. A plan step's failed hook shows its output
- * only when `mayRunHook` says the subscriber may run that hook (default: hidden).
+ * explicit removal only), nor for Drydock's own events (drydock-stream.ts carries those), and
+ * an object that is already gone again when the event is rendered is skipped rather than sent
+ * half-empty.
  */
-export function eventRecord(event: MasterEvent, view: StreamView, mayRunHook: (hook: string | undefined) => boolean = () => false): StreamRecord | undefined {
+export function eventRecord(event: MasterEvent, view: StreamView): StreamRecord | undefined {
   switch (event.type) {
     case 'AGENT_ADDED': {
       const agent = view.agent(event.agentId);
@@ -115,25 +90,13 @@ export function eventRecord(event: MasterEvent, view: StreamView, mayRunHook: (h
     case 'AGENT_REFUSED_MESSAGE':
     case 'STATUS_UPDATE':
     case 'TASK_ACKNOWLEDGED':
-      return undefined;
-    // Drydock extensions (Mesos has no event for these; plans and consoles wait on them).
-    case 'AGENT_UPDATED': {
-      const agent = view.agent(event.agentId);
-      return agent === undefined ? undefined : { type: 'AGENT_UPDATED', agent_updated: { agent } };
-    }
+    // Drydock's own events: on Drydock's stream, not Mesos'.
+    case 'AGENT_UPDATED':
     case 'MACHINE_UPDATED':
-      return { type: 'MACHINE_UPDATED', machine_updated: { machine_ids: view.machineIds(event.machineKeys), status: view.maintenanceStatus() } };
     case 'MAINTENANCE_PLAN_ADDED':
-      return { type: 'MAINTENANCE_PLAN_ADDED', maintenance_plan_added: { name: event.plan, status: event.status, machines: event.machines } };
-    case 'MAINTENANCE_PLAN_UPDATED': {
-      // The event carries the step as it was when it changed: the plan may have moved on by now.
-      const s = event.step;
-      const waitingFor = s?.revealed !== undefined && mayRunHook(s.revealed.hook) ? s.revealed.waitingFor : s?.waitingFor;
-      const step: MaintenanceStepJson | undefined = s === undefined ? undefined : { phase: s.phase, name: s.name, machine_id: machineIdJson(s.machine), stage: s.stage, status: s.status, waiting_for: waitingFor ?? '' };
-      return { type: 'MAINTENANCE_PLAN_UPDATED', maintenance_plan_updated: { name: event.plan, status: event.status, ...(step === undefined ? {} : { step }) } };
-    }
+    case 'MAINTENANCE_PLAN_UPDATED':
     case 'MAINTENANCE_PLAN_REMOVED':
-      return { type: 'MAINTENANCE_PLAN_REMOVED', maintenance_plan_removed: { name: event.plan } };
+      return undefined;
     case 'TASK_ADDED': {
       const task = view.task(event.agentId, event.frameworkId, event.taskId);
       return task === undefined ? undefined : { type: 'TASK_ADDED', task_added: { task } };
@@ -181,23 +144,15 @@ export interface StreamObjects {
   agent(agentId: string): MachineObject | undefined;
   /** Every agent the master has, as ACL objects: what the shell remembers when filtering starts. */
   agents(): Iterable<[string, MachineObject]>;
-  /** A machine, by its key, as an ACL object. */
-  machine(key: string): MachineObject | undefined;
-  /** The machines of a maintenance plan as ACL objects; undefined when it is gone or unknown. */
-  planMachines(plan: string): MachineObject[] | undefined;
 }
 
 /** The view actions a subscriber's events are decided on. */
-export type GateAction = Extract<AclAction, 'view_tasks' | 'view_frameworks' | 'view_agents' | 'view_maintenance_plans' | 'get_maintenance_statuses'>;
+export type GateAction = Extract<AclAction, 'view_tasks' | 'view_frameworks' | 'view_agents'>;
 
 /** Which view ACL decides whether a subscriber gets an event, and on what. */
 export type EventGate =
   /** One object, one action. */
-  | { kind: 'OBJECT'; action: 'view_tasks' | 'view_frameworks' | 'view_agents'; object: AclObject }
-  /** view_maintenance_plans: every machine of the plan must be allowed. */
-  | { kind: 'PLAN'; plan: string }
-  /** get_maintenance_statuses: the event is rendered per subscriber with the machines it may see. */
-  | { kind: 'MACHINES'; machineKeys: readonly string[] }
+  | { kind: 'OBJECT'; action: GateAction; object: AclObject }
   /** Nothing to decide (events that never reach the wire). */
   | { kind: 'OPEN' };
 
@@ -215,15 +170,13 @@ export function eventGate(event: MasterEvent, objects: StreamObjects): EventGate
     case 'FRAMEWORK_REMOVED':
       return { kind: 'OBJECT', action: 'view_frameworks', object: objects.frameworkUser(event.frameworkId) };
     case 'AGENT_ADDED':
-    case 'AGENT_UPDATED':
     case 'AGENT_REMOVED':
       return { kind: 'OBJECT', action: 'view_agents', object: objects.agent(event.agentId) ?? { agentId: event.agentId } };
+    case 'AGENT_UPDATED':
     case 'MACHINE_UPDATED':
-      return { kind: 'MACHINES', machineKeys: event.machineKeys };
     case 'MAINTENANCE_PLAN_ADDED':
     case 'MAINTENANCE_PLAN_UPDATED':
     case 'MAINTENANCE_PLAN_REMOVED':
-      return { kind: 'PLAN', plan: event.plan };
     case 'AGENT_RECONNECTED':
     case 'AGENT_DISCONNECTED':
     case 'AGENT_UNREACHABLE':
@@ -237,31 +190,15 @@ export function eventGate(event: MasterEvent, objects: StreamObjects): EventGate
   }
 }
 
-/** A subscriber's decision functions, one per action, and its decisions on plans (a plan's machines do not change). */
+/** A subscriber's decision functions, one per action. */
 export interface StreamRights {
   readonly may: Readonly<Record<GateAction, Approve>>;
-  readonly plans: Map<string, boolean>;
-  /** run_maintenance_hooks: whether a failed hook's output is shown (an unknown hook: only ANY entries match). */
-  readonly runHook: (hook: string | undefined) => boolean;
 }
 
 /** The rights of a subscriber; undefined when it sees everything (no ACLs). */
 export function streamRights(access: Access | undefined): StreamRights | undefined {
   if (access === undefined || !access.filters) return undefined;
-  const may = {
-    view_tasks: access.approver('view_tasks'),
-    view_frameworks: access.approver('view_frameworks'),
-    view_agents: access.approver('view_agents'),
-    view_maintenance_plans: access.approver('view_maintenance_plans'),
-    get_maintenance_statuses: access.approver('get_maintenance_statuses'),
-  };
-  const hooks = access.approver('run_maintenance_hooks');
-  return { may, plans: new Map(), runHook: (hook) => hooks(hook) };
-}
-
-/** A MACHINE_UPDATED record with only some machines (a subscriber's), and the status of those it may see. */
-export function machineUpdatedRecord(machineIds: Array<Record<string, string>>, status: Record<string, unknown>): StreamRecord {
-  return { type: 'MACHINE_UPDATED', machine_updated: { machine_ids: machineIds, status } };
+  return { may: { view_tasks: access.approver('view_tasks'), view_frameworks: access.approver('view_frameworks'), view_agents: access.approver('view_agents') } };
 }
 
 /** How many recently completed tasks are searched for a task that has just completed (its TASK_UPDATED follows at once). */
@@ -287,11 +224,6 @@ export function termStreamObjects(q: Queries): StreamObjects {
     agents: function* () {
       for (const e of q.agents()) yield [e.id, agentObject(e.id, e.info)];
     },
-    machine: (key) => {
-      const m = q.machineByKey(key);
-      return m === undefined ? undefined : q.machineObject(m.id);
-    },
-    planMachines: (name) => q.planMachines(name)?.map((id) => q.machineObject(id)),
   };
 }
 
@@ -305,8 +237,6 @@ export function termStreamView(q: Queries): StreamView {
     },
     framework: (frameworkId, mayViewAgent) => frameworkJson(q, frameworkId, mayViewAgent),
     frameworkInfo: (frameworkId) => frameworkJson(q, frameworkId)?.['framework_info'] as Record<string, unknown> | undefined,
-    maintenanceStatus: (visible) => q.maintenanceStatus(visible),
-    machineIds: (keys) => keys.map((k) => machineIdJson(q.machineByKey(k)?.id ?? {})),
   };
 }
 
@@ -322,8 +252,6 @@ export interface OperatorStreamsOptions {
   snapshot: (access?: Access) => unknown;
   /** What the view ACLs decide events on; without it, every subscriber gets every event. */
   objects?: StreamObjects;
-  /** A machine by id as an ACL object (MACHINE_UPDATED's status, per subscriber); without it, machines are decided by hostname and ip alone. */
-  machineObject?: (id: MachineId) => MachineObject;
   clock: Clock;
   logger: Logger;
   /** --heartbeat_interval, in ms. */
@@ -337,12 +265,35 @@ export interface OperatorStreamsOptions {
 /** Why a subscriber's stream ended, in the `operator stream closed` log line. */
 export type StreamCloseReason = 'CLIENT_GONE' | 'TOO_MANY_SUBSCRIBERS' | 'TOO_SLOW' | 'MASTER_STOPPING';
 
+/**
+ * A record, framed at most once per encoding some subscriber reads (JSON, protobuf), however
+ * many subscribers read it. A record an encoding cannot carry frames as undefined, and is not
+ * sent in it.
+ */
+export class FramedRecord {
+  readonly #record: StreamRecord;
+  #json: Buffer | undefined;
+  readonly #others = new Map<Codec, Buffer | undefined>();
+
+  constructor(record: StreamRecord) {
+    this.#record = record;
+  }
+
+  in(codec: Codec): Buffer | undefined {
+    if (codec === JSON_CODEC) return (this.#json ??= JSON_CODEC.record(this.#record));
+    if (!this.#others.has(codec)) this.#others.set(codec, codec.record(this.#record));
+    return this.#others.get(codec);
+  }
+}
+
 /** The heartbeat, framed once. */
-const HEARTBEAT_BYTES = encodeRecord(stringifyJson(HEARTBEAT_RECORD));
+const HEARTBEAT_BYTES = new FramedRecord(HEARTBEAT_RECORD);
 
 interface Subscriber {
   readonly id: number;
   readonly res: ServerResponse;
+  /** The encoding of its records (Accept): JSON, or protobuf `master::Event`s. */
+  readonly codec: Codec;
   /** What it may see; undefined: everything (no ACLs). */
   readonly rights: StreamRights | undefined;
 }
@@ -361,8 +312,6 @@ export class OperatorStreams {
   #filtered = 0;
   /** Agents' ACL objects as last seen, so AGENT_REMOVED (sent once the agent is gone) is decided like its AGENT_ADDED. */
   readonly #agentObjects = new Map<string, MachineObject>();
-  /** Plans' machines as ACL objects as first seen (a plan's selection never changes), so MAINTENANCE_PLAN_REMOVED is decided like the others. */
-  readonly #planObjects = new Map<string, MachineObject[]>();
   /** The objects' lookups with agents remembered (made once). */
   #lookups: StreamObjects | undefined;
 
@@ -384,7 +333,7 @@ export class OperatorStreams {
    * Answers a validated SUBSCRIBE: 200 with a chunked RecordIO body that stays open. The
    * caller has done the framing checks; after close() the answer is 503.
    */
-  subscribe(res: ServerResponse, access?: Access): void {
+  subscribe(res: ServerResponse, access?: Access, codec: Codec = JSON_CODEC): void {
     if (this.#state !== 'OPEN') {
       const text = 'Master is shutting down';
       res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
@@ -392,11 +341,14 @@ export class OperatorStreams {
       return;
     }
     const rights = this.#opts.objects === undefined ? undefined : streamRights(access);
-    const sub: Subscriber = { id: this.#nextId++, res, rights };
+    const sub: Subscriber = { id: this.#nextId++, res, codec, rights };
     // No Content-Length: Node frames the body with Transfer-Encoding: chunked, and each
-    // res.write() goes out as one chunk at once (Mesos' Content-Type here is the event's,
-    // application/json, not application/recordio).
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
+    // res.write() goes out as one chunk of its own: one event per chunk, as Mesos writes them
+    // (writes of one turn still leave in one syscall: Node corks the socket until the next
+    // tick). Never res.cork(): that would merge the writes into one chunk. Mesos' Content-Type
+    // here is the event's encoding (application/json or application/x-protobuf), not
+    // application/recordio.
+    res.writeHead(200, { 'Content-Type': codec.mediaType, 'Cache-Control': 'no-cache' });
     res.socket?.setNoDelay(true);
     res.on('close', () => this.#drop(sub, 'CLIENT_GONE'));
     res.on('error', () => this.#drop(sub, 'CLIENT_GONE'));
@@ -410,7 +362,7 @@ export class OperatorStreams {
     if (this.#heartbeat === undefined) this.#scheduleHeartbeat();
 
     const snapshot = subscribedRecord(this.#opts.snapshot(access), this.#opts.heartbeatIntervalMs);
-    this.#write(sub, encodeRecord(stringifyJson(snapshot)));
+    this.#write(sub, new FramedRecord(snapshot));
     this.#write(sub, HEARTBEAT_BYTES);
     this.#opts.logger.info('operator stream opened', { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
 
@@ -432,11 +384,11 @@ export class OperatorStreams {
   #onEvent(event: MasterEvent): void {
     const objects = this.#opts.objects;
     if (objects === undefined || this.#filtered === 0) {
-      // Nobody's view is filtered (no ACLs): everyone may run every hook, so its output is shown.
-      const record = eventRecord(event, this.#opts.view, () => true);
+      // Nobody's view is filtered (no ACLs): one render for everyone.
+      const record = eventRecord(event, this.#opts.view);
       if (record === undefined) return;
-      // Rendered and framed once, whatever the number of subscribers.
-      const bytes = encodeRecord(stringifyJson(record));
+      // Rendered once and framed once per encoding, whatever the number of subscribers.
+      const bytes = new FramedRecord(record);
       for (const sub of [...this.#subscribers.values()]) this.#write(sub, bytes);
       return;
     }
@@ -448,60 +400,36 @@ export class OperatorStreams {
     // A reconnect may bring new attributes: what AGENT_REMOVED is decided on later.
     if (event.type === 'AGENT_RECONNECTED') this.#agentObject(event.agentId, objects);
     const gate = eventGate(event, (this.#lookups ??= { ...objects, agent: (id) => this.#agentObject(id, objects) }));
-    // At most two renders: with a failed hook's output, for those who may run the hook, and without.
-    const shared: Array<Buffer | null | undefined> = [null, null];
-    const bytes = (reveal = false): Buffer | undefined => {
-      const i = reveal ? 1 : 0;
-      if (shared[i] === null) {
-        const record = eventRecord(event, this.#opts.view, () => reveal);
-        shared[i] = record === undefined ? undefined : encodeRecord(stringifyJson(record));
+    // One render, made only if someone gets it; framed once per encoding.
+    let shared: FramedRecord | null | undefined = null;
+    const bytes = (): FramedRecord | undefined => {
+      if (shared === null) {
+        const record = eventRecord(event, this.#opts.view);
+        shared = record === undefined ? undefined : new FramedRecord(record);
       }
-      return shared[i];
+      return shared;
     };
-    const revealed = event.type === 'MAINTENANCE_PLAN_UPDATED' ? event.step?.revealed : undefined;
     for (const sub of [...this.#subscribers.values()]) {
       const rights = sub.rights;
       if (rights === undefined || gate.kind === 'OPEN') {
-        const b = bytes(rights === undefined);
+        const b = bytes();
         if (b !== undefined) this.#write(sub, b);
         continue;
       }
-      switch (gate.kind) {
-        case 'OBJECT':
-          if (rights.may[gate.action](gate.object)) {
-            // A framework carries its offers, which name agents: rendered with those this subscriber may view (view_agents).
-            const b = event.type === 'FRAMEWORK_ADDED' || event.type === 'FRAMEWORK_UPDATED' ? this.#frameworkFor(rights, event) : bytes();
-            if (b !== undefined) this.#write(sub, b);
-          }
-          break;
-        case 'PLAN':
-          if (this.#planVisible(rights, gate.plan, objects)) {
-            const b = bytes(revealed !== undefined && rights.runHook(revealed.hook));
-            if (b !== undefined) this.#write(sub, b);
-          }
-          break;
-        case 'MACHINES': {
-          const b = this.#machinesFor(rights, gate.machineKeys, objects);
-          if (b !== undefined) this.#write(sub, b);
-          break;
-        }
-        default:
-          assertNever(gate);
-      }
+      if (!rights.may[gate.action](gate.object)) continue;
+      // A framework carries its offers, which name agents: rendered with those this subscriber may view (view_agents).
+      const b = event.type === 'FRAMEWORK_ADDED' || event.type === 'FRAMEWORK_UPDATED' ? this.#frameworkFor(rights, event) : bytes();
+      if (b !== undefined) this.#write(sub, b);
     }
     // Forget what the event ended, once every subscriber has been decided on.
     if (event.type === 'AGENT_REMOVED' || event.type === 'AGENT_GONE') this.#agentObjects.delete(event.agentId);
-    if (event.type === 'MAINTENANCE_PLAN_REMOVED') {
-      this.#planObjects.delete(event.plan);
-      for (const sub of this.#subscribers.values()) sub.rights?.plans.delete(event.plan);
-    }
   }
 
   /** FRAMEWORK_ADDED / FRAMEWORK_UPDATED as one subscriber may see it: the offers of the agents it may view. (Framework events are rare: one render each.) */
-  #frameworkFor(rights: StreamRights, event: Extract<MasterEvent, { type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED' }>): Buffer | undefined {
+  #frameworkFor(rights: StreamRights, event: Extract<MasterEvent, { type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED' }>): FramedRecord | undefined {
     const view = this.#opts.view;
     const record = eventRecord(event, { ...view, framework: (id) => view.framework(id, rights.may.view_agents) });
-    return record === undefined ? undefined : encodeRecord(stringifyJson(record));
+    return record === undefined ? undefined : new FramedRecord(record);
   }
 
   /** An agent's ACL object: live while the master has it (and remembered), else as last seen. */
@@ -514,31 +442,6 @@ export class OperatorStreams {
     return this.#agentObjects.get(agentId);
   }
 
-  /** view_maintenance_plans: every machine of the plan; decided once per subscriber and plan. */
-  #planVisible(rights: StreamRights, plan: string, objects: StreamObjects): boolean {
-    const known = rights.plans.get(plan);
-    if (known !== undefined) return known;
-    let machines = this.#planObjects.get(plan);
-    if (machines === undefined) {
-      machines = objects.planMachines(plan);
-      if (machines !== undefined) this.#planObjects.set(plan, machines);
-    }
-    const decided = allVisible(machines, rights.may.view_maintenance_plans);
-    // A plan whose machines are not known yet (or any more) is decided again next time.
-    if (machines !== undefined) rights.plans.set(plan, decided);
-    return decided;
-  }
-
-  /** MACHINE_UPDATED as one subscriber may see it: its machines only, and the status of its machines; undefined when none is its. */
-  #machinesFor(rights: StreamRights, keys: readonly string[], objects: StreamObjects): Buffer | undefined {
-    const may = rights.may.get_maintenance_statuses;
-    const mine = keys.filter((k) => may(objects.machine(k)));
-    if (mine.length === 0) return undefined;
-    const toObject = this.#opts.machineObject ?? ((id: MachineId): MachineObject => ({ hostname: id.hostname === '' ? undefined : id.hostname, ip: id.ip === '' ? undefined : id.ip }));
-    const status = this.#opts.view.maintenanceStatus((id) => may(toObject(id)));
-    return encodeRecord(stringifyJson(machineUpdatedRecord(this.#opts.view.machineIds(mine), status)));
-  }
-
   #scheduleHeartbeat(): void {
     this.#heartbeat = this.#opts.clock.setTimer(this.#opts.heartbeatIntervalMs, () => {
       this.#heartbeat = undefined;
@@ -548,8 +451,11 @@ export class OperatorStreams {
     });
   }
 
-  #write(sub: Subscriber, bytes: Buffer): void {
+  #write(sub: Subscriber, record: FramedRecord): void {
     if (!this.#subscribers.has(sub.id) || sub.res.destroyed || sub.res.writableEnded) return;
+    const bytes = record.in(sub.codec);
+    // A record its encoding cannot carry (a Drydock event in protobuf) is not sent.
+    if (bytes === undefined) return;
     sub.res.write(bytes);
     if (sub.res.writableLength > this.#maxBufferedBytes) {
       // Its unsent data would grow without bound; it can resubscribe and get a fresh snapshot.
@@ -572,7 +478,6 @@ export class OperatorStreams {
     if (this.#filtered === 0) {
       // Nobody filters now: the remembered objects would go stale unheard.
       this.#agentObjects.clear();
-      this.#planObjects.clear();
     }
     if (this.#subscribers.size === 0) this.#release();
     this.#opts.logger.info('operator stream closed', {
@@ -611,7 +516,6 @@ export function createOperatorStreams(o: TermStreamsOptions): OperatorStreams {
     view: termStreamView(q),
     snapshot: (access) => getState(q, viewRights(access)),
     objects: termStreamObjects(q),
-    machineObject: (id) => q.machineObject(id),
     clock: o.clock,
     logger: o.logger,
     heartbeatIntervalMs: o.heartbeatIntervalMs,

@@ -14,7 +14,7 @@ import { addResources, toEndpointFormat } from '../../shared/resources.js';
 import { DRYDOCK_VERSION, MESOS_API_VERSION } from '../../shared/version.js';
 import type { AgentEntry } from '../cores/agents.js';
 import { parseMaxGracePeriod, type DrainConfig } from '../../shared/drain.js';
-import { drainInfoJson, drainRecordJson } from '../cores/drain.js';
+import { drainInfoJson } from '../cores/drain.js';
 import type { FrameworkEntry } from '../cores/frameworks.js';
 import type { Queries } from '../term/queries.js';
 import type { Decoded } from './row.js';
@@ -116,15 +116,17 @@ export function getMaster(q: Queries): Record<string, unknown> {
   return j;
 }
 
-/** AgentInfo as agent_info / recovered_agents write it: resources without a role, checkpoint:true. */
-function agentInfo(e: AgentEntry): AgentInfo & { checkpoint: boolean } {
+/**
+ * AgentInfo as agent_info / recovered_agents write it: resources without a role. Exactly
+ * mesos.v1.AgentInfo (Mesos' agent checkpoints always, but AgentInfo has no field that says so).
+ */
+function agentInfo(e: AgentEntry): AgentInfo {
   return {
     hostname: e.info.hostname,
     port: e.info.port,
     resources: e.info.resources,
     attributes: e.info.attributes,
     id: { value: e.id },
-    checkpoint: true,
   };
 }
 
@@ -134,7 +136,11 @@ function allocated(e: AgentEntry): Resource[] {
   return sum;
 }
 
-/** One Agent as GET_AGENTS writes it (also the operator stream's AGENT_ADDED). */
+/**
+ * One Agent as GET_AGENTS writes it (also the operator stream's AGENT_ADDED): exactly
+ * GetAgents.Agent. What Drydock knows beyond it (the machine's mode and window, the drain
+ * record) is Drydock's own agent view (drydock.ts, `GET /drydock/v1/agents`).
+ */
 export function agentJson(e: AgentEntry, q?: Queries): Record<string, unknown> {
   const a: Record<string, unknown> = {
     agent_info: agentInfo(e),
@@ -152,11 +158,7 @@ export function agentJson(e: AgentEntry, q?: Queries): Record<string, unknown> {
   if (e.drain !== undefined) {
     a['drain_info'] = drainInfoJson(e.drain);
     if (e.drain.estimatedStartNs !== undefined) a['estimated_drain_start_time'] = { nanoseconds: e.drain.estimatedStartNs };
-    // Beyond Mesos: what the drain is waiting for (cores/drain.ts drainRecordJson).
-    if (q !== undefined) a['drain_record'] = drainRecordJson({ ...q.drainView(e), drain: e.drain }, q.nowMs());
   }
-  // Drydock's addition (extra fields are fine for Mesos clients): the machine's mode and window.
-  if (q !== undefined) a['maintenance'] = q.agentMaintenance(e.id);
   return a;
 }
 

@@ -12,28 +12,33 @@ import type { RequestTarget } from '../../shared/paths.js';
 import { segmentsBelow } from '../../shared/paths.js';
 import type { Access, MasterSecurity } from '../security/security.js';
 import type { Commands } from '../term/commands.js';
-import type { OperatorSubscriptions } from '../term/ports.js';
+import type { DrydockSubscriptions, OperatorSubscriptions } from '../term/ports.js';
 import type { Queries } from '../term/queries.js';
+import type { Codec } from '../../shared/codec.js';
 import type { CallType, OperatorCall } from './operator-call.js';
 
 /** A decoder's outcome: the row's typed input, or the error to answer (400 with Mesos' words). */
 export type Decoded<I> = { ok: true; value: I } | { ok: false; error: DrydockError };
 
-/** What a handler answers; the codec writes values, the dispatcher errors. */
+/**
+ * What a handler answers; the codec writes values, the dispatcher errors. `warnings` (any kind
+ * but raw) go out as `Warning: 299 drydock "<text>"` headers, one value each (shared/warning.ts):
+ * what the caller should know about an answer Mesos' body has no room for.
+ */
 export type Answer =
-  /** A value: JSON today (a v1 call wraps it in its answer message); `status` 200 unless given. */
-  | { kind: 'value'; value: unknown; status?: number }
+  /** A value, written by the codec (a v1 call wraps it in its answer message); `status` 200 unless given; `warnings` become Warning headers. */
+  | { kind: 'value'; value: unknown; status?: number; warnings?: readonly string[] }
   /** 200 with an empty body (what a v1 call that changes state answers). */
-  | { kind: 'done' }
+  | { kind: 'done'; warnings?: readonly string[] }
   /** The error to answer, with its status and message (shared/errors.ts), and any headers. */
-  | { kind: 'error'; error: DrydockError; headers?: Record<string, string> }
+  | { kind: 'error'; error: DrydockError; headers?: Record<string, string>; warnings?: readonly string[] }
   /** Plain text with a status (the plans API's refusals). */
-  | { kind: 'text'; status: number; text: string; headers?: Record<string, string> }
+  | { kind: 'text'; status: number; text: string; headers?: Record<string, string>; warnings?: readonly string[] }
   /**
    * A large JSON value written in slices (json-stream.ts): `pieces` is called only when a
    * production starts; requests whose `share` keys are equal get the same bytes from one production.
    */
-  | { kind: 'pieces'; pieces: () => Iterable<string | Buffer>; share?: string }
+  | { kind: 'pieces'; pieces: () => Iterable<string | Buffer>; share?: string; warnings?: readonly string[] }
   /** The handler writes the answer itself: a stream that stays open, Prometheus text, a redirect. */
   | { kind: 'raw'; write: (res: ServerResponse) => void | Promise<void> };
 
@@ -129,6 +134,8 @@ export interface CallContext<L = undefined> {
   readonly queries: Queries;
   readonly commands: Commands;
   readonly streams: OperatorSubscriptions;
+  /** Drydock's own event streams (`GET /drydock/v1/events`). */
+  readonly drydockEvents: DrydockSubscriptions;
   /** The ACL's deferred decision (Acl.later). */
   readonly later: L;
   /** The body read for the handler (HttpWay.body `handler`); '' otherwise. */
@@ -136,6 +143,8 @@ export interface CallContext<L = undefined> {
   readonly method: string;
   /** The request, for the rows that frame their own (the scheduler API). */
   readonly req: IncomingMessage | undefined;
+  /** The codec the answer is written with (a v1 call's Accept; JSON for the HTTP ways): a stream frames its records with it. */
+  readonly codec: Codec;
 }
 
 /** One row. `I`: the decoded input; `L`: the ACL's deferred decision. */
@@ -159,6 +168,11 @@ export const value = (v: unknown, status?: number): Answer => (status === undefi
 export const outcome = (e: DrydockError | undefined): Answer => (e === undefined ? { kind: 'done' } : { kind: 'error', error: e });
 /** An error answer. */
 export const refusal = (e: DrydockError): Answer => ({ kind: 'error', error: e });
+/** The answer with these warnings added (none: the answer as it is). */
+export function warned(answer: Answer, warnings: readonly string[]): Answer {
+  if (warnings.length === 0 || answer.kind === 'raw') return answer;
+  return { ...answer, warnings: [...(answer.warnings ?? []), ...warnings] };
+}
 /** A decoder's success. */
 export const ok = <I>(v: I): Decoded<I> => ({ ok: true, value: v });
 

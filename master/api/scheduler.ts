@@ -9,14 +9,14 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { stringifyJson } from '../../shared/json.js';
 import type { FrameworkInfo } from '../../shared/mesos.js';
 import { parseSchedulerCall } from '../cores/scheduler-calls.js';
-import { encodeRecord } from '../../shared/recordio.js';
 import type { EdgePorts } from '../term/ports.js';
 import type { FrameworkStream } from '../term/commands.js';
 import { sendError } from '../../shared/http.js';
-import { readApiRequest } from './codecs.js';
+import { SCHEDULER_API, type Codec } from '../../shared/codec.js';
+import type { CallSpec } from '../../shared/proto.js';
+import { answerCodec, readApiRequest, refused } from './codecs.js';
 import type { Access, AuditOutcome, MasterSecurity } from '../security/security.js';
 import type { SchedulerCall } from '../cores/scheduler-calls.js';
 
@@ -27,15 +27,23 @@ export const SCHEDULER_PATHS: ReadonlySet<string> = new Set(['/api/v1/scheduler'
 
 /** Handles one request on a scheduler path. */
 export async function handleSchedulerRequest(term: EdgePorts, security: MasterSecurity, req: IncomingMessage, res: ServerResponse, access: Access): Promise<void> {
-  const request = await readApiRequest(req, res);
+  const request = await readApiRequest(req, res, SCHEDULER_API);
   if (request === undefined) return;
-  const parsed = parseSchedulerCall(request.body, (text, spec) => request.codec.decodeCall(text, spec));
+  const parsed = parseSchedulerCall(request.body, <T extends string, B extends { type?: T }>(body: Buffer, spec: CallSpec<T>) => request.codec.decodeCall<T, B>(body, spec));
   if (!parsed.ok) return sendError(res, parsed.error);
   const call = parsed.call;
+  // As Mesos: Accept is read only for the calls that answer a body (a stream, for SUBSCRIBE).
+  let answer: Codec | undefined;
+  if (call.type === 'SUBSCRIBE' || call.type === 'RECONCILE_OPERATIONS') {
+    const chosen = answerCodec(req.headers['accept'], SCHEDULER_API);
+    if (refused(chosen)) return sendError(res, chosen);
+    answer = chosen;
+  }
   if (call.type === 'SUBSCRIBE') {
     const info = (call.body.subscribe as { framework_info: FrameworkInfo }).framework_info;
     let opened: FrameworkStream | undefined;
-    const subscribed = await term.commands.subscribeFramework(info, () => (opened = openStream(res)), access);
+    const codec = answer as Codec;
+    const subscribed = await term.commands.subscribeFramework(info, () => (opened = openStream(res, codec)), access);
     // The stream stays open: the line is written now, not when the answer ends. A new framework is named by the id it got.
     const fid = opened === undefined ? undefined : term.queries.frameworkOfStream(opened.id);
     audit(security, access, call, fid ?? call.frameworkId, subscribed.ok ? 200 : subscribed.error.status);
@@ -77,15 +85,17 @@ function outcomeOf(status: number): AuditOutcome {
 }
 
 /**
- * Starts the 200 chunked RecordIO answer of a SUBSCRIBE. Events are framed as they are sent and
- * written together once the event loop has handled what it read this turn (setImmediate): the
- * updates of many agents' messages then leave as one chunk and one write, where each used to
- * be a chunk, a syscall and a wake-up of the scheduler. The order is kept, and nothing waits
- * for more than that turn.
+ * Starts the 200 chunked RecordIO answer of a SUBSCRIBE, its records in the encoding Accept
+ * chose (the Content-Type says which, as Mesos writes it). Events are framed as they are sent
+ * and written once the event loop has handled what it read this turn (setImmediate): each is
+ * its own HTTP chunk, as Mesos writes them and as framework libraries that read one record per
+ * chunk need, and the writes of one turn leave in one syscall (Node corks the socket until the
+ * next tick; res.cork() would merge them into one chunk, so it is never used). The order is
+ * kept, and nothing waits for more than that turn.
  */
-function openStream(res: ServerResponse): FrameworkStream {
+function openStream(res: ServerResponse, codec: Codec): FrameworkStream {
   const id = randomUUID();
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Mesos-Stream-Id': id, 'Cache-Control': 'no-cache' });
+  res.writeHead(200, { 'Content-Type': codec.mediaType, 'Mesos-Stream-Id': id, 'Cache-Control': 'no-cache' });
   res.flushHeaders();
   // No Nagle: a heartbeat or an update must leave now, not with the next one.
   res.socket?.setNoDelay(true);
@@ -102,15 +112,20 @@ function openStream(res: ServerResponse): FrameworkStream {
   const flush = (): void => {
     flushQueued = false;
     if (pending.length === 0) return;
-    const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending);
+    const records = pending;
     pending = [];
-    if (!closed && !res.writableEnded) res.write(chunk);
+    if (closed || res.writableEnded) return;
+    // One write, so one chunk, per event.
+    for (const record of records) res.write(record);
   };
   return {
     id,
     send(event: unknown): void {
       if (closed || res.writableEnded) return;
-      pending.push(encodeRecord(stringifyJson(event)));
+      const record = codec.record(event);
+      // An event the encoding cannot carry (none today: every scheduler event is Mesos') is not sent.
+      if (record === undefined) return;
+      pending.push(record);
       if (!flushQueued) {
         flushQueued = true;
         setImmediate(flush);

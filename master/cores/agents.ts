@@ -15,7 +15,7 @@
  * table; the principal its id was bound to stays (removedBindings), as in the registry.
  */
 
-import { MAX_REGISTERED_TASKS, type AgentSelf, type AgentTaskReport } from '../../shared/protocol.js';
+import { MAX_REGISTERED_TASKS, type AgentConditions, type AgentSelf, type AgentTaskReport, type DiskPressure } from '../../shared/protocol.js';
 import { isTerminal, taskKey, type Task, type TaskInfo, type TaskState, type TaskStatus } from '../../shared/mesos.js';
 import { MAX_REMOVED_BINDINGS, type DurableAgent, type RecoveredAgent, type RemovedBinding } from '../registry/registry.js';
 import type { DrainConfig, DrainState } from '../../shared/drain.js';
@@ -80,6 +80,57 @@ export interface AgentEntry extends LiveEntry {
   drain: AgentDrain | undefined;
   /** The principal its id is bound to (the first that registered it authenticated); undefined while only anonymous. */
   principal: string | undefined;
+  /**
+   * Disk pressure as the agent's current session reports it (Drydock's own fact, never part of
+   * a Mesos-shaped answer): no offers of its resources while it lasts. Cleared when the session
+   * ends; a registration brings the agent's word again.
+   */
+  diskPressure: AgentDiskPressure | undefined;
+}
+
+/** An agent's disk pressure in the master: the agent's report, and when this master first heard of it. */
+export interface AgentDiskPressure {
+  readonly report: DiskPressure;
+  /** When this master heard it began (ms since the epoch, the master's clock): the metrics' age. */
+  readonly heardMs: number;
+}
+
+/**
+ * An agent's conditions in Drydock's own JSON (for Drydock's agent view, never a Mesos-shaped
+ * answer): `{}` without any; `{"disk_pressure": {"since": {"nanoseconds": N}, "reason",
+ * "message", "path", "free_bytes", "total_bytes", "free_inodes", "total_inodes"}}`, `since`
+ * as the agent's clock says it. Pure.
+ */
+export function conditionsJson(entry: Pick<AgentEntry, 'diskPressure'>): Record<string, unknown> {
+  const p = entry.diskPressure?.report;
+  if (p === undefined) return {};
+  return {
+    disk_pressure: {
+      since: { nanoseconds: BigInt(Math.trunc(p.since_ms)) * 1_000_000n },
+      reason: p.reason,
+      message: p.message,
+      path: p.path,
+      free_bytes: p.free_bytes,
+      total_bytes: p.total_bytes,
+      free_inodes: p.free_inodes,
+      total_inodes: p.total_inodes,
+    },
+  };
+}
+
+/** How an agent's conditions changed: what the agents service announces (AGENT_UPDATED). */
+export type ConditionChange = 'DISK_PRESSURE' | 'DISK_PRESSURE_CLEARED' | undefined;
+
+/**
+ * An agent's disk pressure after it reported `conditions` at `nowMs`: a pressure that goes on
+ * keeps when this master first heard of it. Returns the new value and how it changed
+ * ('DISK_PRESSURE' also when only its reason or text changed). Pure.
+ */
+export function nextDiskPressure(before: AgentDiskPressure | undefined, conditions: AgentConditions | undefined, nowMs: number): { value: AgentDiskPressure | undefined; change: ConditionChange } {
+  const report = conditions?.disk_pressure;
+  if (report === undefined) return { value: undefined, change: before === undefined ? undefined : 'DISK_PRESSURE_CLEARED' };
+  const same = before !== undefined && before.report.reason === report.reason && before.report.message === report.message && before.report.since_ms === report.since_ms;
+  return { value: { report, heardMs: before?.heardMs ?? nowMs }, change: same ? undefined : 'DISK_PRESSURE' };
 }
 
 /** What a REGISTER needs from the table. */
@@ -332,7 +383,7 @@ export class AgentTable {
    * Applies a registration once its write is durable. Returns the session that spoke for the
    * agent before, if another one did (the shell closes it with REPLACED).
    */
-  applyRegistration(plan: RegistrationPlan, req: RegistrationRequest, tasks: readonly AgentTaskReport[], sessionId: number, nowNs: bigint): { previousSessionId: number | undefined } {
+  applyRegistration(plan: RegistrationPlan, req: RegistrationRequest, tasks: readonly AgentTaskReport[], sessionId: number, nowNs: bigint, conditions?: AgentConditions): { previousSessionId: number | undefined; conditionChange: ConditionChange } {
     if (plan.replaces !== undefined) this.remove(plan.replaces);
     let entry = this.#agents.get(plan.agentId);
     const previousSessionId = entry?.sessionId !== undefined && entry.sessionId !== sessionId ? entry.sessionId : undefined;
@@ -359,7 +410,29 @@ export class AgentTable {
     entry.unreachableTimeNs = undefined;
     this.#indexAddress(entry);
     this.#replaceTasks(entry, tasks);
-    return { previousSessionId };
+    // What this session says holds now; an agent that says nothing (one that predates conditions) has none known.
+    const pressure = nextDiskPressure(entry.diskPressure, conditions, Number(nowNs / 1_000_000n));
+    entry.diskPressure = pressure.value;
+    return { previousSessionId, conditionChange: pressure.change };
+  }
+
+  /**
+   * The agent's session reported its conditions (CONDITIONS). Only its current session speaks
+   * for it, and only while it is registered and connected. Returns how they changed.
+   */
+  updateConditions(agentId: string, sessionId: number, conditions: AgentConditions, nowMs: number): ConditionChange {
+    const entry = this.#agents.get(agentId);
+    if (entry === undefined || entry.phase !== 'REGISTERED' || !entry.connected || entry.sessionId !== sessionId) return undefined;
+    const next = nextDiskPressure(entry.diskPressure, conditions, nowMs);
+    entry.diskPressure = next.value;
+    return next.change;
+  }
+
+  /** Agents under disk pressure now (registered and connected), for the metrics and Drydock's views. */
+  underDiskPressure(): AgentEntry[] {
+    const out: AgentEntry[] = [];
+    for (const e of this.#agents.values()) if (e.diskPressure !== undefined) out.push(e);
+    return out;
   }
 
   /** The session closed. Only the agent's current session counts; an older one closing changes nothing. */
@@ -368,6 +441,8 @@ export class AgentTable {
     if (entry === undefined || entry.sessionId !== sessionId || entry.phase !== 'REGISTERED') return false;
     entry.connected = false;
     entry.sessionId = undefined;
+    // Only a session speaks for the agent's conditions: unknown until it registers again.
+    entry.diskPressure = undefined;
     this.#liveness.disconnect(entry, nowMs);
     return true;
   }
@@ -407,6 +482,7 @@ export class AgentTable {
     entry.connected = false;
     entry.sessionId = undefined;
     entry.unreachableTimeNs = timeNs;
+    entry.diskPressure = undefined;
     return { sessionId };
   }
 
@@ -775,6 +851,7 @@ function newEntry(a: DurableAgent, phase: AgentPhase): AgentEntry {
     deactivated: false,
     drain: undefined,
     principal: a.principal,
+    diskPressure: undefined,
   };
 }
 

@@ -21,6 +21,11 @@ export interface AllocatorAgent {
   id: string;
   /** Registered, connected and not deactivated: only active agents are offered. */
   active: boolean;
+  /**
+   * It reports disk pressure (Drydock): not offered while it lasts, as if deactivated, but it
+   * stays active for inverse offers (maintenance goes on) and keeps its tasks.
+   */
+  diskPressure: boolean;
   /** What it has: used for the cluster total in dominant shares. */
   total: Resource[];
   /** total - allocated (non-terminal tasks) - offered (outstanding offers). */
@@ -76,6 +81,11 @@ export function dominantShare(allocated: readonly Resource[], total: readonly Re
   return share;
 }
 
+/** May the agent's resources be offered: active and not under disk pressure. Pure. */
+export function offerable(agent: Pick<AllocatorAgent, 'active' | 'diskPressure'>): boolean {
+  return agent.active && !agent.diskPressure;
+}
+
 /** Decides this round's offers. Each agent with something available goes to at most one framework. */
 export function generateOffers(input: AllocationInput): PlannedOffer[] {
   const total = sumResources(input.agents.map((a) => a.total));
@@ -85,7 +95,7 @@ export function generateOffers(input: AllocationInput): PlannedOffer[] {
 
   const offers: PlannedOffer[] = [];
   for (const agent of input.agents) {
-    if (!agent.active) continue;
+    if (!offerable(agent)) continue;
     const available = agent.available.filter((r) => !isEmptyResource(r));
     if (available.length === 0) continue;
     let best: { id: string; share: number } | undefined;

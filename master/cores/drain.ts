@@ -144,7 +144,7 @@ export function drainInfoJson(d: AgentDrain): Record<string, unknown> {
   return { state: d.state, config: drainConfigJson(d.config) };
 }
 
-/** Drydock's `drain_record` (beyond Mesos): the drain nobody has to guess about. */
+/** Drydock's drain record (beyond Mesos; an agent's `drain` in GET /drydock/v1/agents): the drain nobody has to guess about. */
 export function drainRecordJson(agent: DrainView & { drain: AgentDrain }, nowMs: number): Record<string, unknown> {
   const d = agent.drain;
   const j: Record<string, unknown> = {

@@ -639,14 +639,6 @@ export class MaintenanceState {
     if (down.length > 0) j['down_machines'] = down;
     return j;
   }
-
-  /** What GET_AGENTS adds to an agent: its machine's mode and window. */
-  agentMaintenanceJson(agentId: string): Record<string, unknown> {
-    const m = this.machineOfAgent(agentId);
-    const j: Record<string, unknown> = { mode: m?.mode ?? 'UP' };
-    if (m?.unavailability !== undefined) j['unavailability'] = unavailabilityJson(m.unavailability);
-    return j;
-  }
 }
 
 /**

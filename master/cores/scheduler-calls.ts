@@ -81,16 +81,16 @@ export function isBase64Uuid(text: unknown): boolean {
   return Buffer.from(text, 'base64').length === 16;
 }
 
-/** How a body becomes a call message: the edge's codec (JSON today: shared/proto.ts decodeCall). */
-export type CallDecoder = <T extends string, B extends { type?: T }>(text: string, spec: CallSpec<T>) => DecodedCall<T, B>;
+/** How a body becomes a call message: the edge's codec (JSON: shared/proto.ts decodeCall; or protobuf, shared/codec.ts). */
+export type CallDecoder<Body = string> = <T extends string, B extends { type?: T }>(body: Body, spec: CallSpec<T>) => DecodedCall<T, B>;
 
 /**
  * Parses and validates a scheduler call body in Mesos' order: the encoding (JSON by default:
  * bounded, null is unset), conversion to scheduler::Call (shared/proto.ts), then
  * `validation::scheduler::call::validate`.
  */
-export function parseSchedulerCall(text: string, decode: CallDecoder = decodeCall): ParsedSchedulerCall {
-  const decoded = decode<SchedulerCallType, SchedulerCallBody>(text, { message: SCHEDULER_CALL, requiredSub: REQUIRED_SUB, invalid: 'SCHEDULER_CALL_INVALID' });
+export function parseSchedulerCall<In = string>(input: In, decode: CallDecoder<In> = decodeCall as unknown as CallDecoder<In>): ParsedSchedulerCall {
+  const decoded = decode<SchedulerCallType, SchedulerCallBody>(input, { message: SCHEDULER_CALL, requiredSub: REQUIRED_SUB, invalid: 'SCHEDULER_CALL_INVALID' });
   if (!decoded.ok) return decoded;
   const body = decoded.body;
   const callType = decoded.type;

@@ -6,8 +6,8 @@
  * started step is advanced (step.ts), and each PENDING step the plan's strategy
  * offers is started once `budgetAllows` says so. Progress is written through the commit path
  * *before* the step's actions are carried out, so a master that dies in between re-issues them.
- * Each change is then announced on the bus (MAINTENANCE_PLAN_ADDED / _UPDATED / _REMOVED, the
- * operator stream's Drydock extension events): a step's stage, status or waiting-for text, once
+ * Each change is then announced on the bus (MAINTENANCE_PLAN_ADDED / _UPDATED / _REMOVED, events
+ * of Drydock's own stream, GET /drydock/v1/events): a step's stage, status or waiting-for text, once
  * per change, never per pass.
  *
  * Choices:
@@ -47,7 +47,7 @@ import type { Unavailability } from '../cores/maintenance.js';
 import type { DurableMaintenancePlan, RegistryState } from '../registry/registry.js';
 import type { MasterEvent } from '../term/events.js';
 import type { ServiceModel, ServicePorts } from '../term/ports.js';
-import type { HookReveal } from '../term/queries.js';
+import type { HookReveal, PlanPreview } from '../term/queries.js';
 import { PlanBudget, type BudgetAgent } from './budget.js';
 import { HookRunner, type HookAudit } from './hook-runner.js';
 import { NO_MAINTENANCE_HOOKS, type MaintenanceHooks } from './hooks.js';
@@ -55,6 +55,7 @@ import { attributesOf, changeKey, progressText, readPlan, showStep, stepChange, 
 import type { ClusterMachine } from './spec.js';
 import { advanceStep, stepStatusOf, type MachineObservation, type StepAction, type StepAdvance } from './step.js';
 import { PlanVerbs } from './verbs.js';
+import { planWaves } from './waves.js';
 
 /** While a step waits for inverse offer answers (no bus event carries them), look again this often. */
 const ANSWER_POLL_MS = 1000;
@@ -100,7 +101,7 @@ export class MaintenancePlans {
   readonly #runner: HookRunner;
   readonly #verbs: PlanVerbs;
   /**
-   * What the operator event stream was last told of each plan: its status, and per step (by
+   * What Drydock's event stream was last told of each plan: its status, and per step (by
    * `phase/step`) its stage, status and steady waiting-for text. The loop passes often (every
    * second while frameworks are asked); an event goes out only when one of these changed.
    */
@@ -217,6 +218,24 @@ export class MaintenancePlans {
     createdBy: string | null = null,
   ): Promise<{ ok: true; message: string } | { ok: false; error: DrydockError }> {
     return this.#verbs.create(text, authorize, createdBy);
+  }
+
+  /** A new plan's spec in waves, as creation would read it; nothing is created (the impact preview). */
+  preview(text: string): PlanPreview {
+    const read = this.#verbs.read(text);
+    if (!read.ok) return read;
+    const { spec, selection } = read;
+    return {
+      ok: true,
+      name: spec.name,
+      strategy: spec.strategy,
+      phaseStrategy: spec.phaseStrategy,
+      maxParallel: spec.maxParallel,
+      maxDown: spec.budget.maxDown,
+      hook: spec.onDown?.kind === 'hook' ? spec.onDown.hook : undefined,
+      phases: selection.phases,
+      waves: planWaves(spec, selection),
+    };
   }
 
   /** `DELETE /v1/maintenance/plans/<name>`: only a COMPLETE or stopped plan. */
@@ -380,7 +399,7 @@ export class MaintenancePlans {
     return { changed, wake: this.#disposed ? undefined : wake };
   }
 
-  // ---- The operator event stream -------------------------------------------------------------
+  // ---- Drydock's event stream ----------------------------------------------------------------
 
   /** Takes a plan's present state as already told (no events for it). */
   #seed(held: HeldPlan): void {
@@ -459,8 +478,10 @@ export class MaintenancePlans {
       if (this.#o.agents.isGone(e.id)) continue;
       out.push({ id: agentMachineId(e.info.hostname, e.info.ip), attributes: attributesOf(e.info.attributes) });
     }
-    // Scheduled machines without an agent are known too (no attributes).
-    for (const m of this.#o.maintenance.machines.values()) out.push({ id: m.id, attributes: {} });
+    // Scheduled machines without an agent are known too (no attributes). An UP machine no agent
+    // runs on is not: the master keeps one for a machine a schedule once named (even with the
+    // wrong IP) or whose agent is gone, and `machines: all` must not take it through maintenance.
+    for (const m of this.#o.maintenance.machines.values()) if (m.mode !== 'UP') out.push({ id: m.id, attributes: {} });
     return out;
   }
 

@@ -3,7 +3,7 @@
  * keeps (the selection, the operator's overrides, each step's state and hook record, the
  * creator), how a held plan is built from a spec and a row's progress, and how its progress is
  * written again. Also how a step's state shows on the plan engine's step (status and note) and on
- * the operator stream. Pure: no timers, no registry, no processes.
+ * Drydock's event stream. Pure: no timers, no registry, no processes.
  */
 
 import type { Logger } from '../../shared/log.js';

@@ -20,7 +20,7 @@ import type { MasterEvents } from '../term/events.js';
 import type { HookReveal } from '../term/queries.js';
 import { OUTPUT_HIDDEN, type HookCatalog } from './hooks.js';
 import { buildPlan, hookNameOf, keyOf, progressText, showStep, type HeldPlan, type HeldStep, type StepActions } from './progress.js';
-import { parseMaintenancePlanSpec, selectMachines, type ClusterMachine } from './spec.js';
+import { parseMaintenancePlanSpec, selectMachines, type ClusterMachine, type MachineSelection, type MaintenancePlanSpec } from './spec.js';
 import { errorText, forceCompleteStep, isOut, refuseRestart, restartStep, restartVerdict, stopStep, verbMayRunHook, type StepState } from './step.js';
 
 /** What the verbs need of the driver and the term. */
@@ -37,9 +37,9 @@ export interface VerbsNeeds {
   clusterMachines(): ClusterMachine[];
   /** Whether a process of one of the step's on_down attempts is still running. */
   hookRunning(held: HeldPlan, key: string, state: StepState): boolean;
-  /** A new plan's present state is taken as already told to the operator stream. */
+  /** A new plan's present state is taken as already told to Drydock's event stream. */
   seed(held: HeldPlan): void;
-  /** After a verb: every step it changed, then the plan, on the operator stream. */
+  /** After a verb: every step it changed, then the plan, on Drydock's event stream. */
   announcePlan(held: HeldPlan): void;
   /** Carries out the actions a verb left (stop's undo, a forced completion's). */
   carryOut(steps: readonly StepActions[]): Promise<void>;
@@ -81,6 +81,20 @@ export class PlanVerbs {
   }
 
   /**
+   * A new plan's spec read as creation reads it (parsed against the master's hooks, its machines
+   * selected), or the 400 creation would answer: also what the impact preview shows of a plan.
+   */
+  read(text: string): { ok: true; spec: MaintenancePlanSpec; selection: MachineSelection } | { ok: false; error: DrydockError } {
+    const parsed = parseMaintenancePlanSpec(text, { hooks: this.#n.catalog, mode: 'create' });
+    if (!parsed.ok) return { ok: false, error: fail('MAINTENANCE_PLAN_SPEC_INVALID', parsed.errors.join('\n')) };
+    const spec = parsed.spec;
+    const selection = selectMachines(spec, this.#n.clusterMachines());
+    if (selection.unmatched.length > 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', `no known machine has hostname ${selection.unmatched.join(', ')}`) };
+    if (selection.phases.every((p) => p.machines.length === 0)) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', 'the selection matches no machine the master knows') };
+    return { ok: true, spec, selection };
+  }
+
+  /**
    * `POST /v1/maintenance/plans`: parse (against the master's hooks), select, refuse an empty
    * selection, ask `authorize` about the selected machines (create_maintenance_plans) and the hook
    * the plan names (run_maintenance_hooks), write with its creator, then run.
@@ -90,13 +104,10 @@ export class PlanVerbs {
     authorize?: (machines: readonly MachineId[], hook: string | undefined) => DrydockError | undefined,
     createdBy: string | null = null,
   ): Promise<{ ok: true; message: string } | { ok: false; error: DrydockError }> {
-    const parsed = parseMaintenancePlanSpec(text, { hooks: this.#n.catalog, mode: 'create' });
-    if (!parsed.ok) return { ok: false, error: fail('MAINTENANCE_PLAN_SPEC_INVALID', parsed.errors.join('\n')) };
-    const spec = parsed.spec;
-    const selection = selectMachines(spec, this.#n.clusterMachines());
-    if (selection.unmatched.length > 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', `no known machine has hostname ${selection.unmatched.join(', ')}`) };
+    const read = this.read(text);
+    if (!read.ok) return read;
+    const { spec, selection } = read;
     const count = selection.phases.reduce((n, p) => n + p.machines.length, 0);
-    if (count === 0) return { ok: false, error: fail('MAINTENANCE_PLAN_SELECTION_INVALID', 'the selection matches no machine the master knows') };
     const refused = authorize?.(selection.phases.flatMap((p) => p.machines), spec.onDown?.kind === 'hook' ? spec.onDown.hook : undefined);
     if (refused !== undefined) return { ok: false, error: refused };
     const { commits, plans } = this.#n;

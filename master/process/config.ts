@@ -41,11 +41,11 @@ export const MASTER_FLAGS = {
   // tests can watch heartbeats in milliseconds. Capped because @dcos/mesos-client gives up
   // on a stream after 30 s of silence.
   heartbeat_interval: refine(
-    durationFlag('How often each operator event stream (SUBSCRIBE) gets a HEARTBEAT (default 15secs; at most 20secs, clients give up after 30 s of silence).', 15_000),
+    durationFlag("How often each operator event stream (SUBSCRIBE) and each of Drydock's (/drydock/v1/events) gets a HEARTBEAT (default 15secs; at most 20secs, clients give up after 30 s of silence).", 15_000),
     (ms) => (ms <= 0 ? 'must be greater than zero' : ms > 20_000 ? 'must be at most 20secs (clients give up on a stream after 30 s of silence)' : undefined),
   ),
   max_operator_event_stream_subscribers: intFlag(
-    'Most open operator event streams (SUBSCRIBE); past it the oldest stream is closed (default 1000).',
+    "Most open operator event streams (SUBSCRIBE); past it the oldest stream is closed (default 1000). Drydock's event streams (/drydock/v1/events) have the same cap, counted apart.",
     1000,
     1,
     1_000_000,

@@ -22,7 +22,7 @@ import { sharedAnswers } from '../api/json-stream.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../../shared/clock.js';
 import type { DrainState } from '../../shared/drain.js';
-import { machineText, type MachineMode } from '../../shared/machine.js';
+import { agentMachineId, machineKey, machineText, type MachineMode } from '../../shared/machine.js';
 import { isTerminal, TASK_STATES, type Resource, type TaskState } from '../../shared/mesos.js';
 import { scalarOf } from '../../shared/resources.js';
 import { MASTER_MESSAGE_TYPES } from '../../shared/protocol.js';
@@ -52,12 +52,17 @@ export type FrameworkMetricState = 'connected' | 'disconnected' | 'recovered';
 
 /** One agent as the metrics see it: plain data. */
 export interface AgentFacts {
+  /** Its id and hostname: the labels of its disk pressure's series. */
+  readonly id: string;
+  readonly hostname: string;
   readonly phase: AgentPhase;
   readonly connected: boolean;
   readonly deactivated: boolean;
   readonly drain: { readonly state: DrainState; readonly startedMs: number } | undefined;
   readonly resources: readonly Resource[];
   readonly tasks: ReadonlyArray<{ readonly state: TaskState; readonly resources: readonly Resource[] }>;
+  /** Since when (ms, the master's clock) the agent's session reports disk pressure; undefined: none. */
+  readonly diskPressureSinceMs?: number | undefined;
 }
 
 /** One machine: its name as operators write it, its mode, and when its window ends (ms), if it has an end. */
@@ -90,6 +95,8 @@ export interface MasterSummary {
   machines: Record<MachineMode, number>;
   /** DOWN machines past the end of their window: how far past (s), largest first. */
   downOverdue: Array<{ machine: string; seconds: number }>;
+  /** Agents under disk pressure (not offered): for how long (s), longest first. */
+  diskPressure: Array<{ agentId: string; hostname: string; seconds: number }>;
   /** Tasks the master holds now, by state (terminal ones stay until acknowledged). */
   tasks: Record<TaskState, number>;
   drainsInProgress: number;
@@ -128,8 +135,10 @@ export function summarize(facts: ModelFacts, nowMs: number): MasterSummary {
   const resources = { cpus: { total: 0, used: 0 }, mem: { total: 0, used: 0 }, disk: { total: 0, used: 0 }, gpus: { total: 0, used: 0 } };
   let drainsInProgress = 0;
   let oldestDrainMs: number | undefined;
+  const diskPressure: Array<{ agentId: string; hostname: string; seconds: number }> = [];
   for (const a of facts.agents) {
     agents[agentMetricState(a)]++;
+    if (a.diskPressureSinceMs !== undefined) diskPressure.push({ agentId: a.id, hostname: a.hostname, seconds: Math.max(0, (nowMs - a.diskPressureSinceMs) / 1000) });
     for (const t of a.tasks) tasks[t.state]++;
     if (a.drain?.state === 'DRAINING') {
       drainsInProgress++;
@@ -154,6 +163,7 @@ export function summarize(facts: ModelFacts, nowMs: number): MasterSummary {
     if (m.mode === 'DOWN' && m.windowEndMs !== undefined && nowMs > m.windowEndMs) downOverdue.push({ machine: m.name, seconds: (nowMs - m.windowEndMs) / 1000 });
   }
   downOverdue.sort((x, y) => y.seconds - x.seconds || x.machine.localeCompare(y.machine));
+  diskPressure.sort((x, y) => y.seconds - x.seconds || x.agentId.localeCompare(y.agentId));
   const frameworks = { connected: 0, disconnected: 0, recovered: 0 };
   for (const f of facts.frameworks) frameworks[f === 'CONNECTED' ? 'connected' : f === 'DISCONNECTED' ? 'disconnected' : 'recovered']++;
   // Sums of doubles (0.1 + 0.2): round to what a resource can be written as.
@@ -166,6 +176,7 @@ export function summarize(facts: ModelFacts, nowMs: number): MasterSummary {
     mesosAgents,
     machines,
     downOverdue,
+    diskPressure,
     tasks,
     drainsInProgress,
     oldestDrainAgeSecs: oldestDrainMs === undefined ? 0 : Math.max(0, (nowMs - oldestDrainMs) / 1000),
@@ -313,6 +324,7 @@ export function snapshotOf(s: MasterSummary, p: ProcessFacts): Record<string, nu
     'drydock/agents_draining': s.agents.draining,
     'drydock/agents_drained': s.agents.drained,
     'drydock/agents_gone': s.agents.gone,
+    'drydock/agents_disk_pressure': s.diskPressure.length,
     'drydock/drains_in_progress': s.drainsInProgress,
     'drydock/drain_oldest_age_secs': s.oldestDrainAgeSecs,
     'drydock/inverse_offers_outstanding': s.inverseOffersOutstanding,
@@ -345,6 +357,9 @@ export function factsOf(term: ServingTerm): ModelFacts {
     const tasks: Array<{ state: TaskState; resources: readonly Resource[] }> = [];
     for (const t of a.tasks?.values() ?? []) tasks.push({ state: t.state, resources: t.resources });
     agents.push({
+      id: a.id,
+      hostname: a.info.hostname,
+      diskPressureSinceMs: a.diskPressure?.heardMs,
       phase: a.phase,
       connected: a.connected,
       deactivated: a.deactivated,
@@ -353,8 +368,15 @@ export function factsOf(term: ServingTerm): ModelFacts {
       tasks,
     });
   }
+  // Counted as `drydock status` counts them (cli/status.ts): every machine the schedule names, by
+  // its mode, and the machine of every registered agent (UP unless scheduled). The master keeps
+  // more: an UP entry for a machine once scheduled or once an agent's, which no agent runs on any
+  // longer (brought UP after a schedule named it with the wrong IP, its agent gone).
+  const registered = new Set<string>();
+  for (const a of q.agents()) if (a.phase === 'REGISTERED') registered.add(machineKey(agentMachineId(a.info.hostname, a.info.ip)));
   const machines: MachineFacts[] = [];
   for (const m of q.machines()) {
+    if (m.mode === 'UP' && !registered.has(m.key)) continue;
     const u = m.unavailability;
     const end = u?.durationNs === undefined ? undefined : Number((u.startNs + u.durationNs) / 1_000_000n);
     machines.push({ name: machineText(m.id), mode: m.mode, windowEndMs: end });
@@ -465,11 +487,15 @@ export class MasterMetrics {
     gauge('agents', 'Agents by state, one state each: active, deactivated, draining, drained, disconnected, unreachable, gone (ids marked gone).', ['state'], (g, s) => {
       for (const st of AGENT_METRIC_STATES) g.set({ state: st }, s.agents[st]);
     });
-    gauge('machines', 'Machines the master knows, by maintenance mode (UP, DRAINING, DOWN).', ['mode'], (g, s) => {
+    gauge('machines', 'Machines by maintenance mode (UP, DRAINING, DOWN): every machine the schedule names, and the machine of every registered agent (as drydock status counts them).', ['mode'], (g, s) => {
       for (const m of MACHINE_MODES) g.set({ mode: m }, s.machines[m]);
     });
     gauge('machine_down_overdue_seconds', 'For each DOWN machine past the end of its maintenance window: seconds since the window ended.', ['machine'], (g, s) => {
       for (const d of s.downOverdue) g.set({ machine: d.machine }, d.seconds);
+    });
+    gauge('agents_disk_pressure', "Agents whose session reports disk pressure: registered, their tasks running, their resources not offered until it clears.", [], (g, s) => g.set(s.diskPressure.length));
+    gauge('agent_disk_pressure_seconds', 'For each agent under disk pressure: seconds since this master heard it began (the agent says why: its log, its drydock_agent_disk_* series).', ['agent_id', 'hostname'], (g, s) => {
+      for (const d of s.diskPressure) g.set({ agent_id: d.agentId, hostname: d.hostname }, d.seconds);
     });
     gauge('tasks', 'Tasks the master holds now, by state (terminal ones until acknowledged).', ['state'], (g, s) => {
       for (const st of TASK_STATES) g.set({ state: st }, s.tasks[st]);

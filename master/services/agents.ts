@@ -1,6 +1,7 @@
 /**
  * The agents service (registration): agent sessions, (re-)registration, liveness, unreachability,
- * removal, and what a registered session may say (its own agent's status updates). The agent
+ * removal, and what a registered session may say (its own agent's status updates and
+ * conditions). The agent
  * table (cores/agents.ts) decides; this shell makes the registry write first (term/commit.ts), applies,
  * and announces on the bus. It is also the term's AgentLink: other services send to agents
  * by id through it.
@@ -10,7 +11,7 @@ import type { TimerHandle } from '../../shared/clock.js';
 import { nowNs } from '../../shared/duration.js';
 import { agentMachineId } from '../../shared/machine.js';
 import { assertNever, CLOSE_CODES, MASTER_CAPABILITIES, MAX_REFUSAL_REASON, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
-import { principalRefusal, takeoverDecision, type AgentEntry, type ForeignTaskReason, type ProbeResult, type RegistrationRequest } from '../cores/agents.js';
+import { principalRefusal, takeoverDecision, type AgentEntry, type ConditionChange, type ForeignTaskReason, type ProbeResult, type RegistrationRequest } from '../cores/agents.js';
 import type { UnreachableReason } from '../cores/liveness.js';
 import type { Task } from '../../shared/mesos.js';
 import { agentObject } from '../security/acl-objects.js';
@@ -118,6 +119,11 @@ export class AgentsService implements AgentLink, AgentSessionEvents {
     return true;
   }
 
+  /** The address the agent's open session comes from (Drydock's agent view); undefined without one. */
+  peerOf(agentId: string): string | undefined {
+    return this.#connectionOf(agentId)?.remote;
+  }
+
   close(agentId: string, code: number, reason: string): void {
     for (const [sessionId, id] of this.#sessionAgent) if (id === agentId) this.#closeSession(sessionId, code, reason);
   }
@@ -157,9 +163,38 @@ export class AgentsService implements AgentLink, AgentSessionEvents {
         return this.#statusUpdate(conn, msg);
       case 'REFUSED':
         return this.#refused(conn, msg);
+      case 'CONDITIONS':
+        return this.#conditions(conn, msg);
       default:
         return assertNever(msg);
     }
+  }
+
+  // ---- Conditions ------------------------------------------------------------------------
+
+  /**
+   * The agent's conditions changed (disk pressure began or ended). Not durable: the agent says
+   * them again at every registration. A change is logged and announced (AGENT_UPDATED): the
+   * frameworks service stops or resumes offers of the agent.
+   */
+  #conditions(conn: AgentConnection, msg: Extract<AgentMessage, { type: 'CONDITIONS' }>): void {
+    const agentId = this.#sessionAgent.get(conn.id);
+    if (agentId === undefined) {
+      this.#o.log.warn('conditions from unregistered session', { sessionId: conn.id });
+      return;
+    }
+    this.#announceConditions(agentId, this.#o.agents.updateConditions(agentId, conn.id, msg.conditions, this.#o.clock.now()));
+  }
+
+  #announceConditions(agentId: string, change: ConditionChange): void {
+    if (change === undefined) return;
+    const p = this.#o.agents.get(agentId)?.diskPressure?.report;
+    if (change === 'DISK_PRESSURE' && p !== undefined) {
+      this.#o.log.warn('agent under disk pressure: not offered', { agentId, reason: p.reason, message: p.message, path: p.path, freeBytes: p.free_bytes, totalBytes: p.total_bytes, freeInodes: p.free_inodes, totalInodes: p.total_inodes, sinceMs: p.since_ms });
+    } else {
+      this.#o.log.info('agent disk pressure cleared: offered again', { agentId });
+    }
+    this.#o.bus.emit({ type: 'AGENT_UPDATED', agentId, change });
   }
 
   // ---- Status updates --------------------------------------------------------------------
@@ -302,7 +337,7 @@ export class AgentsService implements AgentLink, AgentSessionEvents {
     const replacedTasks = tasksOf(replaced);
     const now = clock.now();
     const tasksBefore = tasksOf(agents.get(plan.agentId));
-    const { previousSessionId } = agents.applyRegistration(plan, req, tasks, conn.id, nowNs(now));
+    const { previousSessionId, conditionChange } = agents.applyRegistration(plan, req, tasks, conn.id, nowNs(now), msg.conditions);
     if (plan.replaces !== undefined) maintenance.agentRemoved(plan.replaces);
     maintenance.agentAdded(plan.agentId, agentMachineId(msg.agent.hostname, msg.agent.ip));
     if (replacedSession !== undefined) this.#closeSession(replacedSession, CLOSE_CODES.REPLACED, `agent ${plan.agentId} registered at this address`);
@@ -336,6 +371,8 @@ export class AgentsService implements AgentLink, AgentSessionEvents {
     // unreachable, an id the master never saw); a known agent reconnecting is not "added".
     const type = plan.kind === 'REREGISTERED' ? 'AGENT_RECONNECTED' : 'AGENT_ADDED';
     this.#o.bus.emit({ type, agentId: plan.agentId, tasksBefore, frameworks: msg.frameworks });
+    // After the agent is known: its offers stop (or resume) from what this registration says.
+    this.#announceConditions(plan.agentId, conditionChange);
   }
 
   /**

@@ -192,6 +192,15 @@ export class Allocation {
     }
   }
 
+  /** Forgets the offers (not the inverse offers) `pred` picks; their frameworks hear RESCIND. */
+  rescindOffers(pred: (o: Offer) => boolean): void {
+    for (const o of [...this.offers.values()]) {
+      if (!pred(o)) continue;
+      this.offers.delete(o.id);
+      this.#n.send(o.frameworkId, { type: 'RESCIND', rescind: { offer_id: { value: o.id } } });
+    }
+  }
+
   /**
    * The unavailability of these agents' machines was (re)applied or cleared (schedule POST,
    * /machine/up): outstanding offers and inverse offers are rescinded and inverse-offer filters
@@ -269,16 +278,18 @@ export class Allocation {
     for (const a of this.#n.agents.all()) {
       if (a.phase !== 'REGISTERED') continue;
       const active = a.connected && !a.deactivated;
+      const diskPressure = a.diskPressure !== undefined;
       const used: Resource[][] = [];
       for (const t of a.tasks?.values() ?? []) {
         if (isTerminal(t.state)) continue;
         used.push(t.resources);
         push(held, t.framework_id.value, t.resources);
       }
-      // A deactivated (or draining) agent gets no offers until REACTIVATE_AGENT (Mesos §4.5);
-      // what it has free is only worked out for agents that can be offered.
-      const available = active ? subtractResources(subtractResources(a.info.resources, sumResources(used)), sumResources(offered.get(a.id) ?? [])) : [];
-      agents.push({ id: a.id, active, total: a.info.resources, available });
+      // A deactivated (or draining) agent gets no offers until REACTIVATE_AGENT (Mesos §4.5), one
+      // under disk pressure until it clears; what it has free is only worked out for agents
+      // that can be offered.
+      const available = active && !diskPressure ? subtractResources(subtractResources(a.info.resources, sumResources(used)), sumResources(offered.get(a.id) ?? [])) : [];
+      agents.push({ id: a.id, active, diskPressure, total: a.info.resources, available });
     }
     const frameworks: AllocatorFramework[] = [];
     const filters = new Map<string, Map<string, number>>();

@@ -109,9 +109,12 @@ export class FrameworksService {
         return this.#tasks.agentGone(e.agentId, e.tasks);
       case 'AGENT_UPDATED':
         // DEACTIVATE_AGENT / DRAIN_AGENT: every outstanding offer and inverse offer of the agent is rescinded (Mesos §4.5); its tasks are untouched.
+        // Disk pressure the same way for offers (not inverse offers: maintenance goes on); the agent stays registered and its tasks run.
         if (e.change === 'DRAINING' || e.change === 'DEACTIVATED') {
           if (this.#agents.get(e.agentId)?.phase === 'REGISTERED') this.#offers.rescind((o) => o.agentId === e.agentId, true);
-        } else if (e.change === 'REACTIVATED') this.allocateSoon();
+        } else if (e.change === 'DISK_PRESSURE') {
+          this.#offers.rescindOffers((o) => o.agentId === e.agentId);
+        } else if (e.change === 'REACTIVATED' || e.change === 'DISK_PRESSURE_CLEARED') this.allocateSoon();
         return undefined;
       case 'MACHINE_UPDATED':
         return e.change === 'DOWN' ? undefined : this.#offers.maintenanceChanged(e.agentIds);

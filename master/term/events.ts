@@ -2,7 +2,7 @@
  * The term's one event bus: what happened in the master, announced after it was made durable
  * and applied. Services listen here instead of calling each other (the frameworks service
  * hears of agents, the drain service of acknowledgements, registration of machines going
- * DOWN), and so does the operator event stream. Events carry ids, and the snapshots a
+ * DOWN), and so do the event streams (Mesos' operator stream, Drydock's own). Events carry ids, and the snapshots a
  * listener cannot read back once the change is applied (a removed agent's tasks).
  */
 
@@ -13,12 +13,14 @@ import type { Status, StepStatus } from '../../shared/plans/status.js';
 import type { StepStage } from '../plans/step.js';
 
 /**
- * How an agent's drain or activation changed (the Drydock `AGENT_UPDATED` event);
- * DRAIN_REFUSED: the agent refused its drain message, the drain record says why.
+ * How an agent's drain, activation or conditions changed (`AGENT_UPDATED` on Drydock's event
+ * stream); DRAIN_REFUSED: the agent refused its drain message, the drain record says why;
+ * DISK_PRESSURE: the agent reported disk pressure (it began, or its cause changed): its offers
+ * stop; DISK_PRESSURE_CLEARED: it ended, and its resources are offered again.
  */
-export type AgentChange = 'DRAINING' | 'DRAINED' | 'DEACTIVATED' | 'REACTIVATED' | 'DRAIN_REFUSED';
+export type AgentChange = 'DRAINING' | 'DRAINED' | 'DEACTIVATED' | 'REACTIVATED' | 'DRAIN_REFUSED' | 'DISK_PRESSURE' | 'DISK_PRESSURE_CLEARED';
 
-/** How machines' modes changed (the Drydock `MACHINE_UPDATED` event). */
+/** How machines' modes changed (`MACHINE_UPDATED` on Drydock's event stream). */
 export type MachineChange = 'SCHEDULED' | 'DOWN' | 'UP';
 
 /** One step of a maintenance plan as it is now (the Drydock `MAINTENANCE_PLAN_UPDATED` event). */
@@ -60,7 +62,7 @@ export type MasterEvent =
   | { type: 'AGENT_GONE'; agentId: string; tasks: readonly Task[] }
   /** The agent could not decode one of our messages, did nothing with it and kept its session (its REFUSED). */
   | { type: 'AGENT_REFUSED_MESSAGE'; agentId: string; refused: Refusal }
-  /** Drydock: the agent's drain or activation changed (drain start, DRAINED, deactivate, reactivate, drain refused). */
+  /** Drydock: the agent's drain, activation or conditions changed (drain start, DRAINED, deactivate, reactivate, drain refused, disk pressure). */
   | { type: 'AGENT_UPDATED'; agentId: string; change: AgentChange }
   /** Drydock: machines' modes changed; `agentIds` are the agents on them. */
   | { type: 'MACHINE_UPDATED'; change: MachineChange; machineKeys: readonly string[]; agentIds: readonly string[] }

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Clock } from '../../shared/clock.js';
+import type { Codec } from '../../shared/codec.js';
 import type { Logger } from '../../shared/log.js';
 import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
 import type { AgentTable } from '../cores/agents.js';
@@ -77,6 +78,8 @@ export interface ServingTerm {
   readonly sessions: AgentUpgrades;
   /** The operator event streams (api/operator-stream.ts). */
   readonly streams: OperatorSubscriptions;
+  /** Drydock's own event streams, `GET /drydock/v1/events` (api/drydock-stream.ts). */
+  readonly drydockEvents: DrydockSubscriptions;
 }
 
 /** The two ports an edge answers from: read through queries, act through commands. */
@@ -87,8 +90,13 @@ export interface AgentUpgrades {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, principal?: string): void;
 }
 
-/** Opens an operator event stream (a validated SUBSCRIBE) on the answer. */
+/** Opens an operator event stream (a validated SUBSCRIBE) on the answer; `codec`: the records' encoding (Accept), JSON by default. */
 export interface OperatorSubscriptions {
+  subscribe(res: ServerResponse, access?: Access, codec?: Codec): void;
+}
+
+/** Opens a Drydock event stream (an authorized `GET /drydock/v1/events`) on the answer. */
+export interface DrydockSubscriptions {
   subscribe(res: ServerResponse, access?: Access): void;
 }
 

@@ -10,6 +10,7 @@
  */
 
 import type { MachineObject } from '../../shared/acls.js';
+import type { DrydockError } from '../../shared/errors.js';
 import type { MachineId } from '../../shared/machine.js';
 import type { Resource, Task } from '../../shared/mesos.js';
 import type { PlansAnswer } from '../../shared/plans/api.js';
@@ -27,6 +28,26 @@ export interface MasterView {
   readonly electedMs: number;
   readonly others: ReadonlyArray<Record<string, unknown>>;
 }
+
+/**
+ * A maintenance plan spec read as creating it would (parsed, machines selected), without creating
+ * it: what the impact preview shows of a plan, or the error creation would answer.
+ */
+export type PlanPreview =
+  | {
+    readonly ok: true;
+    readonly name: string;
+    readonly strategy: string;
+    readonly phaseStrategy: string;
+    readonly maxParallel: number | undefined;
+    readonly maxDown: number | undefined;
+    /** The hook `on_down` names (its caller then needs run_maintenance_hooks on it, as to create the plan). */
+    readonly hook: string | undefined;
+    readonly phases: ReadonlyArray<{ readonly name: string; readonly machines: readonly MachineId[] }>;
+    /** Machines that may be out together, in the order the plan takes them (plans/waves.ts). */
+    readonly waves: ReadonlyArray<{ readonly phases: readonly string[]; readonly machines: readonly MachineId[] }>;
+  }
+  | { readonly ok: false; readonly error: DrydockError };
 
 /** Who may see a failed hook's output in a plan's JSON: whether the reader may run that hook (undefined: an older master's command). */
 export type HookReveal = (hook: string | undefined) => boolean;
@@ -60,10 +81,18 @@ export interface Queries {
   offeredOnAgent(agentId: string): Resource[];
   /** What the drain core decides an agent's drain from (its record's `waiting for`). */
   drainView(entry: AgentEntry): DrainView;
-  /** What GET_AGENTS adds to an agent: its machine's mode and window. */
-  agentMaintenance(agentId: string): Record<string, unknown>;
+  /** The machine an agent runs on, as the maintenance state indexes it (its mode and window); undefined: not indexed (an UP machine). */
+  agentMachine(agentId: string): Machine | undefined;
+  /** The address an agent's open session comes from; undefined without one. */
+  agentPeer(agentId: string): string | undefined;
   /** An agent as an ACL object; undefined when the master has no such agent (an unknown object). */
   agentObject(agentId: string): MachineObject | undefined;
+  /**
+   * Drydock's own facts about an agent's health as its session reports them (cores/agents.ts
+   * conditionsJson): `{}`, or `{"disk_pressure": {...}}` while its resources are not offered.
+   * Undefined for an agent the master does not know. For Drydock's agent view, never a Mesos answer.
+   */
+  agentConditions(agentId: string): Record<string, unknown> | undefined;
 
   // ---- Frameworks and offers ----
   /** A framework the master has now (not a completed one). */
@@ -111,4 +140,6 @@ export interface Queries {
   planHookNeededFor(name: string, verb: string, phase: string | undefined, step: string | undefined): string | undefined;
   /** A read of `/v1/maintenance/plans/<name>[/...]` (any method but POST), as the plans API answers it. */
   planAnswer(method: string, segments: readonly string[], query: URLSearchParams, reveal: HookReveal): PlansAnswer;
+  /** A new plan's spec (YAML or JSON text) in waves, as creation would read it; nothing is created. */
+  planPreview(specText: string): PlanPreview;
 }

@@ -7,8 +7,8 @@
  * Inside, the services never call each other: agents (registration), maintenance, drain, and
  * frameworks-and-offers share the model (agent table, frameworks, machines) and talk through
  * the ports (agent link, registry via the commit path, the bus, the clock). Outside, the edges
- * and the process hold the term's ports (queries, commands, the bus, the agent upgrades and the
- * operator streams: `ServingTerm`), never the term itself.
+ * and the process hold the term's ports (queries, commands, the bus, the agent upgrades, the
+ * operator streams and Drydock's event streams: `ServingTerm`), never the term itself.
  */
 
 import type { Clock } from '../../shared/clock.js';
@@ -17,7 +17,8 @@ import { agentMachineId } from '../../shared/machine.js';
 import { attributeValues } from '../../shared/acls.js';
 import { AgentSessions } from '../api/agent-sessions.js';
 import { createOperatorStreams, type OperatorStreams } from '../api/operator-stream.js';
-import { AgentTable } from '../cores/agents.js';
+import { createDrydockStreams, type DrydockStreams } from '../api/drydock-stream.js';
+import { AgentTable, conditionsJson } from '../cores/agents.js';
 import { MaintenanceState } from '../cores/maintenance.js';
 import { MaintenancePlans } from '../plans/driver.js';
 import type { MaintenanceHooks } from '../plans/hooks.js';
@@ -96,6 +97,8 @@ export class Term implements ServingTerm {
   readonly commands: Commands;
   readonly sessions: AgentSessions;
   readonly streams: OperatorStreams;
+  /** Drydock's own event streams (`GET /drydock/v1/events`). */
+  readonly drydockEvents: DrydockStreams;
   readonly #o: TermOptions;
   readonly #log: Logger;
   readonly #listeners: Array<() => void> = [];
@@ -206,6 +209,14 @@ export class Term implements ServingTerm {
       heartbeatIntervalMs: o.config.heartbeatIntervalMs,
       maxSubscribers: o.config.maxOperatorEventStreamSubscribers,
     });
+    this.drydockEvents = createDrydockStreams({
+      events: this.bus,
+      queries: this.queries,
+      clock: o.clock,
+      logger: log.child({ component: 'drydock-stream' }),
+      heartbeatIntervalMs: o.config.heartbeatIntervalMs,
+      maxSubscribers: o.config.maxOperatorEventStreamSubscribers,
+    });
     // Last: plans act on the model the services above keep, and hear events after them.
     this.#listeners.push(this.maintenancePlans.start());
     // ACLs name machines by their agents' attributes (rack:r1); a machine keeps the last ones
@@ -243,6 +254,7 @@ export class Term implements ServingTerm {
     if (this.#state === 'ENDED') return;
     this.#state = 'ENDED';
     this.streams.close();
+    this.drydockEvents.close();
     this.sessions.close();
     this.maintenancePlans.dispose();
     this.services.frameworks.stop();
@@ -277,8 +289,13 @@ function termQueries(term: Term, o: TermOptions): Queries {
     goneAgents: () => agents.goneCount,
     offeredOnAgent: (id) => frameworks.offeredOnAgent(id),
     drainView: (e) => drain.view(e),
-    agentMaintenance: (id) => maintenance.agentMaintenanceJson(id),
+    agentMachine: (id) => maintenance.machineOfAgent(id),
+    agentPeer: (id) => term.services.agents.peerOf(id),
     agentObject: (id) => agentEntryObject(agents.get(id)),
+    agentConditions: (id) => {
+      const entry = agents.get(id);
+      return entry === undefined ? undefined : conditionsJson(entry);
+    },
     framework: (id) => table.get(id),
     frameworkEver: (id) => table.get(id) ?? table.completed.find((f) => f.id === id),
     frameworks: () => table.all(),
@@ -302,6 +319,7 @@ function termQueries(term: Term, o: TermOptions): Queries {
     planStepCounts: () => plans.stepCounts(),
     planHookNeededFor: (name, verb, phase, step) => plans.hookNeededFor(name, verb, phase, step),
     planAnswer: (method, segments, query, reveal) => plans.answer(method, segments, query, reveal),
+    planPreview: (text) => plans.preview(text),
   };
 }
 

@@ -3,12 +3,12 @@
  * which acknowledges every update), with max_grace_period 0 and 2 s, each on a fresh master
  * and agent. Figures:
  *  - time from the DRAIN_AGENT call to the master's announcement of DRAINED: the AGENT_UPDATED
- *    event on its operator event stream (SUBSCRIBE, opened before the call) whose agent shows
- *    `drain_info.state` DRAINED. The master sends it as it applies the durable DRAINED state,
- *    the moment GET_AGENTS would first show it; watching the stream instead of polling
- *    GET_AGENTS every 10 ms removes the poll's 0-10 ms of quantization and its load (a
- *    GET_AGENTS renders every task's drain record: a third of the master's CPU during a drain
- *    with 100 tasks, measured, and more in this process parsing the answers). The floor is
+ *    record on Drydock's event stream (GET /drydock/v1/events, opened before the call) whose
+ *    agent's drain record shows DRAINED. The master sends it as it applies the durable DRAINED
+ *    state, the moment GET_AGENTS would first show it; watching the stream instead of polling
+ *    every 10 ms removes the poll's 0-10 ms of quantization and its load (a drain record lists
+ *    what each task keeps it waiting for: rendering it for 100 tasks was a third of the master's
+ *    CPU during a drain, measured, and more in this process parsing the answers). The floor is
  *    the grace itself: a drain cannot end before the grace of a task that ignores SIGTERM;
  *    ratio = time / grace. With grace 0 the time is reported as is.
  *  - the latency from the call to SIGTERM reaching each task, p50 and max. Each task records
@@ -55,21 +55,21 @@ export function epochRealtimeNs(text: string): bigint | undefined {
   return BigInt(m[1]!) * 1_000_000_000n + BigInt(m[2]!.padEnd(9, '0'));
 }
 
-/** One operator stream event, as received. */
+/** One record of Drydock's event stream, as received. */
 type StreamEvent = { type?: string } & Record<string, unknown>;
 
-/** Is this event the master announcing `agentId` DRAINED? Pure. */
+/** Is this record the master announcing `agentId` DRAINED (Drydock's AGENT_UPDATED, its drain record DRAINED)? Pure. */
 export function announcesDrained(e: StreamEvent, agentId: string): boolean {
   if (e.type !== 'AGENT_UPDATED') return false;
-  const agent = (e['agent_updated'] as { agent?: { agent_info?: { id?: { value?: unknown } }; drain_info?: { state?: unknown } } } | undefined)?.agent;
-  return agent?.agent_info?.id?.value === agentId && agent.drain_info?.state === 'DRAINED';
+  const agent = (e['agent_updated'] as { agent?: { agent_id?: { value?: unknown }; drain?: { state?: unknown } } } | undefined)?.agent;
+  return agent?.agent_id?.value === agentId && agent.drain?.state === 'DRAINED';
 }
 
 /**
- * The master's operator event stream (SUBSCRIBE on /api/v1), read over node:http. `until`
- * resolves with performance.now() at the first event (from now on) that matches.
+ * Drydock's event stream (GET /drydock/v1/events), read over node:http. `until` resolves with
+ * performance.now() at the first record (from now on) that matches.
  */
-class OperatorEvents {
+class DrydockEvents {
   readonly #req: ClientRequest;
   #waiter: { pred: (e: StreamEvent) => boolean; resolve: (at: number) => void; reject: (e: Error) => void } | undefined;
   #failed: Error | undefined;
@@ -78,12 +78,12 @@ class OperatorEvents {
     this.#req = req;
   }
 
-  /** Opens the stream; resolves once SUBSCRIBED has arrived. */
-  static open(url: string): Promise<OperatorEvents> {
-    const u = new URL(`${url}/api/v1`);
-    return new Promise<OperatorEvents>((resolve, reject) => {
-      const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' } });
-      const events = new OperatorEvents(req);
+  /** Opens the stream; resolves once SNAPSHOT has arrived. */
+  static open(url: string): Promise<DrydockEvents> {
+    const u = new URL(`${url}/drydock/v1/events`);
+    return new Promise<DrydockEvents>((resolve, reject) => {
+      const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'GET', headers: { accept: 'application/recordio' } });
+      const events = new DrydockEvents(req);
       const fail = (e: Error): void => {
         events.#failed ??= e;
         events.#waiter?.reject(e);
@@ -92,7 +92,7 @@ class OperatorEvents {
       req.on('error', fail);
       req.on('response', (res) => {
         if (res.statusCode !== 200) {
-          fail(new Error(`SUBSCRIBE answered ${res.statusCode ?? 0}`));
+          fail(new Error(`GET /drydock/v1/events answered ${res.statusCode ?? 0}`));
           res.resume();
           return;
         }
@@ -101,7 +101,7 @@ class OperatorEvents {
           const at = performance.now();
           for (const r of records.push(chunk)) {
             const e = parseJson(r) as StreamEvent;
-            if (e.type === 'SUBSCRIBED') resolve(events);
+            if (e.type === 'SNAPSHOT') resolve(events);
             const w = events.#waiter;
             if (w !== undefined && w.pred(e)) {
               events.#waiter = undefined;
@@ -109,10 +109,10 @@ class OperatorEvents {
             }
           }
         });
-        res.on('end', () => fail(new Error('the operator event stream ended')));
+        res.on('end', () => fail(new Error("Drydock's event stream ended")));
         res.on('error', fail);
       });
-      req.end('{"type":"SUBSCRIBE"}');
+      req.end();
     });
   }
 
@@ -376,7 +376,7 @@ async function drainOnce(tasks: number, graceMs: number, floor: Floor): Promise<
     if (agentId === undefined) throw new Error('the agent is not listed');
     const graceS = Math.floor(graceMs / 1000);
     const call = { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agentId }, max_grace_period: { seconds: graceS, nanos: (graceMs % 1000) * 1_000_000 } } };
-    const events = await OperatorEvents.open(master.url);
+    const events = await DrydockEvents.open(master.url);
     const trace = SignalTrace.start(SIGTERM);
     const callNs = epochNs();
     const callMono = process.hrtime.bigint();

@@ -19,7 +19,7 @@
  * Floor 2, batched: waves of 50, each call taking the whole wave where the API takes a list
  * (one schedule, one START, one STOP; DRAIN_AGENT and REACTIVATE_AGENT all at once), each wave
  * waiting for its slowest machine.
- * The waits follow the operator event stream (SUBSCRIBE), not polling. The drain comes before
+ * The waits follow Drydock's event stream (GET /drydock/v1/events), not polling. The drain comes before
  * the window because the operator API refuses DRAIN_AGENT on a scheduled machine (Mesos); the
  * plan drains through the master's internal path after scheduling.
  *
@@ -91,7 +91,7 @@ async function api(url: string, call: Record<string, unknown>): Promise<string> 
   return text;
 }
 
-/** What the floor script knows of an agent, from the operator event stream. */
+/** What the floor script knows of an agent, from Drydock's event stream. */
 interface WatchedAgent {
   id: string;
   hostname: string;
@@ -99,13 +99,13 @@ interface WatchedAgent {
   deactivated: boolean;
   drainState: string | undefined;
   present: boolean;
-  /** AGENT_ADDED events seen for this id (a restarted agent is added again). */
+  /** Times this id was added (AGENT_UPDATED `ADDED`: a restarted agent is added again). */
   added: number;
 }
 
 /**
- * The operator event stream (SUBSCRIBE) of one master, folded into a map of agents; `until`
- * resolves when a predicate over the map holds, re-checked on every event.
+ * Drydock's event stream (GET /drydock/v1/events) of one master, folded into a map of agents;
+ * `until` resolves when a predicate over the map holds, re-checked on every record.
  */
 class AgentWatch {
   readonly agents = new Map<string, WatchedAgent>();
@@ -115,8 +115,8 @@ class AgentWatch {
 
   static async open(url: string): Promise<AgentWatch> {
     const w = new AgentWatch();
-    const res = await fetch(`${url}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"SUBSCRIBE"}', signal: w.#abort.signal });
-    if (res.status !== 200 || res.body === null) throw new Error(`SUBSCRIBE answered ${res.status}`);
+    const res = await fetch(`${url}/drydock/v1/events`, { signal: w.#abort.signal });
+    if (res.status !== 200 || res.body === null) throw new Error(`GET /drydock/v1/events answered ${res.status}`);
     const subscribed = new Promise<void>((resolve, reject) => {
       const reader = new RecordReader();
       void (async () => {
@@ -131,7 +131,7 @@ class AgentWatch {
           if (!w.#abort.signal.aborted) w.#failed = e as Error;
           reject(e as Error);
         }
-        w.#failed ??= new Error('SUBSCRIBE stream ended');
+        w.#failed ??= new Error("Drydock's event stream ended");
         for (const f of [...w.#waiters]) f();
       })();
     });
@@ -139,31 +139,33 @@ class AgentWatch {
     return w;
   }
 
-  /** Folds one event in; true for SUBSCRIBED. */
+  /** Folds one record in; true for SNAPSHOT. */
   #apply(e: Record<string, unknown>): boolean {
     const put = (a: Record<string, unknown>, added: boolean): void => {
-      const info = a['agent_info'] as { id: { value: string }; hostname: string };
-      const old = this.agents.get(info.id.value);
-      this.agents.set(info.id.value, {
-        id: info.id.value,
-        hostname: info.hostname,
+      const id = (a['agent_id'] as { value: string }).value;
+      const old = this.agents.get(id);
+      this.agents.set(id, {
+        id,
+        hostname: a['hostname'] as string,
         active: a['active'] === true,
         deactivated: a['deactivated'] === true,
-        drainState: (a['drain_info'] as { state?: string } | undefined)?.state,
-        present: true,
+        drainState: (a['drain'] as { state?: string } | undefined)?.state,
+        // Unreachable or recovered, it is not registered.
+        present: a['phase'] === 'REGISTERED',
         added: (old?.added ?? 0) + (added ? 1 : 0),
       });
     };
     switch (e['type']) {
-      case 'SUBSCRIBED': {
-        const state = (e['subscribed'] as { get_state: { get_agents?: { agents?: Array<Record<string, unknown>> } } }).get_state;
-        for (const a of state.get_agents?.agents ?? []) put(a, false);
+      case 'SNAPSHOT':
+        for (const a of (e['snapshot'] as { agents: Array<Record<string, unknown>> }).agents) put(a, false);
         return true;
+      case 'AGENT_UPDATED': {
+        const u = e['agent_updated'] as { change: string; agent: Record<string, unknown> };
+        put(u.agent, u.change === 'ADDED');
+        return false;
       }
-      case 'AGENT_ADDED': put((e['agent_added'] as { agent: Record<string, unknown> }).agent, true); return false;
-      case 'AGENT_UPDATED': put((e['agent_updated'] as { agent: Record<string, unknown> }).agent, false); return false;
-      case 'AGENT_REMOVED': {
-        const a = this.agents.get((e['agent_removed'] as { agent_id: { value: string } }).agent_id.value);
+      case 'AGENT_LEFT': {
+        const a = this.agents.get((e['agent_left'] as { agent_id: { value: string } }).agent_id.value);
         if (a !== undefined) a.present = false;
         return false;
       }

@@ -52,6 +52,9 @@
  *   --st-tasks=N          state: running tasks each agent reports (default 5: 50,000 tasks)
  *   --st-repeats=N        state: timed single requests and floor runs, median reported (default 5)
  *   --st-cpu-prof=DIR     state: run the master with --cpu-prof into DIR
+ *   --sp-agents=N         state-protobuf: simulated agents (default 10000)
+ *   --sp-tasks=N          state-protobuf: running tasks spread over them (default 50000)
+ *   --sp-repeats=N        state-protobuf: alternating JSON / protobuf GET_STATE rounds, median (default 5)
  */
 
 import { writeFileSync } from 'node:fs';
@@ -76,6 +79,7 @@ import { runMaintenancePlan } from './maintenance-plan.js';
 import { runSecurity } from './security.js';
 import { runAgentExecutable } from './agent-executable.js';
 import { runState } from './state.js';
+import { runStateProtobuf } from './state-protobuf.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -127,6 +131,9 @@ const { values, positionals } = parseArgs({
     'st-tasks': { type: 'string', default: '5' },
     'st-repeats': { type: 'string', default: '5' },
     'st-cpu-prof': { type: 'string' },
+    'sp-agents': { type: 'string', default: '10000' },
+    'sp-tasks': { type: 'string', default: '50000' },
+    'sp-repeats': { type: 'string', default: '5' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -215,6 +222,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     ipBase: '127.7.0.0',
     ...(values['st-cpu-prof'] === undefined ? {} : { cpuProfDir: values['st-cpu-prof'] }),
   }),
+  'state-protobuf': () => runStateProtobuf({ agents: int('sp-agents', values['sp-agents']), tasks: int('sp-tasks', values['sp-tasks']), repeats: int('sp-repeats', values['sp-repeats']), ipBase: '127.7.0.0' }),
 };
 
 if (values.help === true) {

@@ -13,6 +13,7 @@ import { WebSocket } from 'ws';
 import type { FrameworkInfo, TaskStatus } from '../../shared/mesos.js';
 import { DRYDOCK_VERSION } from '../../shared/version.js';
 import type { ClientTransport } from '../../io/transport.js';
+import { EVENT_DEADLINE_MS } from './deadline.js';
 import {
   AGENT_SESSION_PATH,
   decodeMasterMessage,
@@ -154,7 +155,7 @@ export class AgentDouble {
     const ws = new WebSocket(wsUrl, { ...(opts.transport?.ws ?? {}), autoPong: opts.autoPong ?? true, ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }) });
     const agent = new AgentDouble(ws, agentSelf(opts.self));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('fake agent: connect timed out')), 5_000);
+      const timer = setTimeout(() => reject(new Error(`fake agent: connect timed out after ${EVENT_DEADLINE_MS} ms`)), EVENT_DEADLINE_MS);
       ws.once('open', () => {
         clearTimeout(timer);
         resolve(agent);
@@ -179,7 +180,7 @@ export class AgentDouble {
   async register(opts: RegisterOptions = {}): Promise<Registered> {
     const requestId = ++this.#requestId;
     this.send(registerMessage(requestId, { ...this.self, ...opts.agent }, opts));
-    const found = await this.waitFor((m): m is Registered => m.type === 'REGISTERED' && m.request_id === requestId, opts.timeoutMs ?? 5_000);
+    const found = await this.waitFor((m): m is Registered => m.type === 'REGISTERED' && m.request_id === requestId, opts.timeoutMs ?? EVENT_DEADLINE_MS);
     return found;
   }
 
@@ -188,17 +189,17 @@ export class AgentDouble {
   }
 
   /** Resolves with the first message (past or future) matching `pred`. */
-  waitFor<T extends MasterMessage>(pred: (m: MasterMessage) => m is T, timeoutMs = 5_000): Promise<T> {
+  waitFor<T extends MasterMessage>(pred: (m: MasterMessage) => m is T, timeoutMs = EVENT_DEADLINE_MS): Promise<T> {
     return this.#until(() => this.messages.find(pred) as T | undefined, timeoutMs, 'master message');
   }
 
   /** Resolves once `n` pings have arrived. */
-  waitForPings(n: number, timeoutMs = 5_000): Promise<number> {
+  waitForPings(n: number, timeoutMs = EVENT_DEADLINE_MS): Promise<number> {
     return this.#until(() => (this.pings >= n ? this.pings : undefined), timeoutMs, `${n} pings`);
   }
 
   /** Resolves with the close code and reason. */
-  waitClosed(timeoutMs = 5_000): Promise<{ code: number; reason: string }> {
+  waitClosed(timeoutMs = EVENT_DEADLINE_MS): Promise<{ code: number; reason: string }> {
     return Promise.race([
       this.#closedPromise,
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error('fake agent: close timed out')), timeoutMs).unref()),

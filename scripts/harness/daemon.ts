@@ -7,6 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EVENT_DEADLINE_MS } from './deadline.js';
+
+export { EVENT_DEADLINE_MS };
 
 /** The repository root (this file is scripts/harness/daemon.ts, or dist/scripts/harness/daemon.js once built). */
 export const ROOT = ((): string => {
@@ -115,8 +118,8 @@ export class Daemon {
     return this.#exit === undefined;
   }
 
-  /** Resolves with the first log record (past or future) that matches; rejects after timeoutMs or when the process exits. */
-  waitForLog(pred: (r: LogRecord) => boolean, timeoutMs = 10_000, what = 'log line'): Promise<LogRecord> {
+  /** Resolves with the first log record (past or future) that matches; rejects after timeoutMs (the one guard by default) or when the process exits. */
+  waitForLog(pred: (r: LogRecord) => boolean, timeoutMs = EVENT_DEADLINE_MS, what = 'log line'): Promise<LogRecord> {
     const seen = this.records.find(pred);
     if (seen !== undefined) return Promise.resolve(seen);
     const context = (): string => `stderr: ${this.stderr.slice(-2_000) || '(empty)'}; last lines: ${this.stdout.slice(-10).join('\n')}`;
@@ -140,9 +143,19 @@ export class Daemon {
   }
 
   /** Waits for `{"msg": msg}`, optionally with matching fields, at or after index `after` in records. */
-  waitForMsg(msg: string, fields: Record<string, unknown> = {}, timeoutMs = 10_000, after = 0): Promise<LogRecord> {
+  waitForMsg(msg: string, fields: Record<string, unknown> = {}, timeoutMs = EVENT_DEADLINE_MS, after = 0): Promise<LogRecord> {
     const pred = (r: LogRecord): boolean => this.records.indexOf(r) >= after && r.msg === msg && Object.entries(fields).every(([k, v]) => r[k] === v);
     return this.waitForLog(pred, timeoutMs, `msg '${msg}' ${JSON.stringify(fields)}`);
+  }
+
+  /** How it ended, or undefined if it still runs after timeoutMs (by default the tests' one guard, EVENT_DEADLINE_MS). */
+  async exitWithin(timeoutMs = EVENT_DEADLINE_MS): Promise<Exit | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([this.exited, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Writes one line to the child's stdin (started with stdin: true). */

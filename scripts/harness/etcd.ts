@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clientTransport, PLAIN_TRANSPORT } from '../../io/transport.js';
+import { EVENT_DEADLINE_MS } from './deadline.js';
 
 export const ETCD_BIN = '/usr/bin/etcd';
 
@@ -52,7 +53,7 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Starts one etcd member and resolves once it answers /health (bounded: 10 s). */
+/** Starts one etcd member and resolves once it answers /health (bounded by the tests' one guard, EVENT_DEADLINE_MS). */
 export async function startEtcdProcess(opts: { tls?: EtcdTls } = {}): Promise<EtcdProcess> {
   if (!existsSync(ETCD_BIN)) throw new Error(`${ETCD_BIN} is missing: apt-get install etcd-server`);
   const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'drydock-etcd-'));
@@ -96,16 +97,18 @@ export async function startEtcdProcess(opts: { tls?: EtcdTls } = {}): Promise<Et
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  for (let i = 0; i < 200; i++) {
+  // Bounded in time and in count (a probe takes at least the 50 ms pause).
+  const deadline = Date.now() + EVENT_DEADLINE_MS;
+  for (let i = 0; ; i++) {
     try {
-      const r = await probe.fetch(`${scheme}://127.0.0.1:${client}/health`, { signal: AbortSignal.timeout(500) });
+      const r = await probe.fetch(`${scheme}://127.0.0.1:${client}/health`, { signal: AbortSignal.timeout(2_000) });
       if (r.ok && ((await r.json()) as { health?: string }).health === 'true') break;
     } catch {
       // not listening yet
     }
-    if (child.exitCode !== null || i === 199) {
+    if (child.exitCode !== null || Date.now() > deadline || i > EVENT_DEADLINE_MS / 50) {
       await stop();
-      throw new Error(`etcd did not become healthy: ${stderr}`);
+      throw new Error(`etcd did not become healthy within ${EVENT_DEADLINE_MS} ms: ${stderr}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -14,7 +14,8 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { FrameworkInfo, KillPolicy, TaskInfo, TaskState, TaskStatus } from '../../shared/mesos.js';
 import { stringifyJson } from '../../shared/json.js';
-import { AGENT_SESSION_PATH, decodeAgentMessage, encode, MASTER_CAPABILITIES, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
+import { EVENT_DEADLINE_MS } from './deadline.js';
+import { AGENT_SESSION_PATH, decodeAgentMessage, encode, MASTER_CAPABILITIES, type AgentConditions, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
 
 export type RegisterMessage = Extract<AgentMessage, { type: 'REGISTER' }>;
 export type StatusUpdateMessage = Extract<AgentMessage, { type: 'STATUS_UPDATE' }>;
@@ -47,6 +48,10 @@ export class MasterDouble {
   readonly updates: ReceivedUpdate[] = [];
   /** The master messages the agent refused (its REFUSED messages), in order. */
   readonly refusals: Refusal[] = [];
+  /** The agent's conditions as it reported them (REGISTER's, then each CONDITIONS), in order. */
+  readonly conditions: AgentConditions[] = [];
+  /** Called as each status update arrives, before anything else is done with it (a test checks what the agent had on disk then). */
+  onUpdate: ((update: StatusUpdateMessage) => void) | undefined;
   /** Decode errors of frames the agent sent (should stay empty). */
   readonly invalid: string[] = [];
   /** The id the agent got in its last REGISTERED. */
@@ -60,6 +65,7 @@ export class MasterDouble {
   pingIntervalMs: number;
   maxPingTimeouts: number;
   #nextId = 1;
+  #nextBarrier = 1;
   #waiters: Array<() => void> = [];
   #pinger: NodeJS.Timeout | undefined;
 
@@ -111,6 +117,7 @@ export class MasterDouble {
       const msg = d.message;
       if (msg.type === 'REGISTER') {
         this.registrations.push(msg);
+        if (msg.conditions !== undefined) this.conditions.push(msg.conditions);
         if (this.refuse !== undefined) {
           ws.send(encode({ type: 'SHUTDOWN', message: this.refuse }));
         } else {
@@ -130,7 +137,10 @@ export class MasterDouble {
         }
       } else if (msg.type === 'REFUSED') {
         this.refusals.push(msg.refused);
+      } else if (msg.type === 'CONDITIONS') {
+        this.conditions.push(msg.conditions);
       } else {
+        this.onUpdate?.(msg);
         this.updates.push({ ...msg, receivedAt: performance.now() });
         if (this.autoAck) this.ack(msg);
       }
@@ -186,7 +196,7 @@ export class MasterDouble {
   }
 
   /** Waits until `pick` finds something in what the agent sent so far. */
-  async waitFor<T>(pick: () => T | undefined, timeoutMs = 10_000, what = 'agent message'): Promise<T> {
+  async waitFor<T>(pick: () => T | undefined, timeoutMs = EVENT_DEADLINE_MS, what = 'agent message'): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const found = pick();
@@ -203,18 +213,48 @@ export class MasterDouble {
     }
   }
 
+  /**
+   * Resolves once the agent has read every frame sent to it before this call: a ping with a
+   * fresh payload, which the agent's WebSocket answers with a pong after handling the frames
+   * before it (frames are read in order). What the agent sent while handling them (at once,
+   * not after a timer) arrived before the pong. A negative check ("that message changed
+   * nothing") waits for this instead of sleeping a guessed time.
+   */
+  barrier(timeoutMs = EVENT_DEADLINE_MS): Promise<void> {
+    const ws = this.socket;
+    if (ws === undefined) return Promise.reject(new Error('no agent connected'));
+    const payload = `barrier-${this.#nextBarrier++}`;
+    return new Promise((resolve, reject) => {
+      const done = (e?: Error): void => {
+        clearTimeout(timer);
+        ws.off('pong', onPong);
+        ws.off('close', onClose);
+        if (e === undefined) resolve();
+        else reject(e);
+      };
+      const onPong = (data: Buffer): void => {
+        if (data.toString() === payload) done();
+      };
+      const onClose = (): void => done(new Error('fake master: the agent disconnected before answering the barrier ping'));
+      const timer = setTimeout(() => done(new Error(`fake master: no pong for the barrier ping within ${timeoutMs} ms`)), timeoutMs);
+      ws.on('pong', onPong);
+      ws.on('close', onClose);
+      ws.ping(payload);
+    });
+  }
+
   /** The nth (0-based) REGISTER, once it arrives. */
-  waitForRegister(n = 0, timeoutMs = 10_000): Promise<RegisterMessage> {
+  waitForRegister(n = 0, timeoutMs = EVENT_DEADLINE_MS): Promise<RegisterMessage> {
     return this.waitFor(() => this.registrations[n], timeoutMs, `REGISTER #${n}`);
   }
 
   /** The first update for `taskId` in `state` (after index `after` of updates). */
-  waitForUpdate(taskId: string, state: TaskState, timeoutMs = 10_000, after = 0): Promise<ReceivedUpdate> {
+  waitForUpdate(taskId: string, state: TaskState, timeoutMs = EVENT_DEADLINE_MS, after = 0): Promise<ReceivedUpdate> {
     return this.waitForState(taskId, [state], timeoutMs, after);
   }
 
   /** The first update for `taskId` in any of `states` (after index `after` of updates). */
-  waitForState(taskId: string, states: readonly TaskState[], timeoutMs = 10_000, after = 0): Promise<ReceivedUpdate> {
+  waitForState(taskId: string, states: readonly TaskState[], timeoutMs = EVENT_DEADLINE_MS, after = 0): Promise<ReceivedUpdate> {
     const set = new Set(states);
     return this.waitFor(
       () => this.updates.slice(after).find((u) => u.status.task_id.value === taskId && set.has(u.status.state)),
@@ -224,7 +264,7 @@ export class MasterDouble {
   }
 
   /** Resolves with the agent id once an agent registered. */
-  async registered(timeoutMs = 10_000): Promise<string> {
+  async registered(timeoutMs = EVENT_DEADLINE_MS): Promise<string> {
     await this.waitForRegister(0, timeoutMs);
     return this.waitFor(() => this.agentId, timeoutMs, 'REGISTERED sent');
   }

@@ -4,7 +4,7 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { CLI_BIN, type MasterHandle } from './daemons.js';
+import { CLI_BIN, EVENT_DEADLINE_MS, type MasterHandle } from './daemons.js';
 
 export interface CliProcess {
   child: ChildProcess;
@@ -47,7 +47,7 @@ export function spawnCli(t: { after(fn: () => unknown): void }, args: readonly s
 }
 
 /** Waits for the CLI to exit (rejects after timeoutMs with what it printed). */
-export async function cliFinished(run: CliProcess, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function cliFinished(run: CliProcess, timeoutMs = EVENT_DEADLINE_MS): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const code = await Promise.race([

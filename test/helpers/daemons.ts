@@ -11,11 +11,11 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AGENT_BIN, Daemon, MASTER_BIN, ROOT, SCHEDULER_BIN } from '../../scripts/harness/daemon.js';
+import { AGENT_BIN, Daemon, EVENT_DEADLINE_MS, MASTER_BIN, ROOT, SCHEDULER_BIN } from '../../scripts/harness/daemon.js';
 import type { TestContext } from 'node:test';
 import { PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
 
-export { AGENT_BIN, CLI_BIN, Daemon, MASTER_BIN, ROOT, SCHEDULER_BIN, type Exit, type LogRecord } from '../../scripts/harness/daemon.js';
+export { AGENT_BIN, CLI_BIN, Daemon, EVENT_DEADLINE_MS, MASTER_BIN, ROOT, SCHEDULER_BIN, type Exit, type LogRecord } from '../../scripts/harness/daemon.js';
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
 
 type Cleanup = Pick<TestContext, 'after'>;
@@ -117,7 +117,7 @@ export async function startMaster(t: Cleanup, opts: MasterOptions = {}): Promise
     await daemon.stop();
     if (ownDir) removeDir(workDir);
   });
-  const rec = await daemon.waitForMsg('listening', {}, 15_000);
+  const rec = await daemon.waitForMsg('listening');
   const port = Number(rec['port']);
   return { daemon, ip, port, address: `${ip}:${port}`, url: `${opts.tls === undefined ? 'http' : 'https'}://${ip}:${port}`, workDir };
 }
@@ -176,11 +176,11 @@ export async function startAgent(t: Cleanup, opts: AgentOptions): Promise<AgentH
     await daemon.stop(10_000, opts.stopSignal ?? 'SIGTERM');
     if (ownDir) removeDir(workDir);
   });
-  const rec = await daemon.waitForMsg('listening', {}, 15_000);
+  const rec = await daemon.waitForMsg('listening');
   const port = Number(rec['port']);
   let agentId: string | undefined;
   if (opts.waitRegistered !== false) {
-    const reg = await daemon.waitForMsg('registered', {}, 15_000);
+    const reg = await daemon.waitForMsg('registered');
     agentId = String(reg['agentId']);
   }
   return { daemon, ip, port, url: `${opts.tls?.certFile === undefined ? 'http' : 'https'}://${ip}:${port}`, workDir, agentId };
@@ -214,7 +214,7 @@ export async function startScheduler(t: Cleanup, opts: SchedulerOptions): Promis
     await daemon.stop();
     if (ownDir) removeDir(workDir);
   });
-  const rec = await daemon.waitForMsg('listening', {}, 15_000);
+  const rec = await daemon.waitForMsg('listening');
   const port = Number(rec['port']);
   return { daemon, port, address: `127.0.0.1:${port}`, url: `http://127.0.0.1:${port}`, workDir };
 }
@@ -233,7 +233,7 @@ export async function callApi(
     method: 'POST',
     headers: { ...transport.headers, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    signal: AbortSignal.timeout(EVENT_DEADLINE_MS),
   });
   const text = await res.text();
   let json: unknown;
@@ -245,8 +245,11 @@ export async function callApi(
   return { status: res.status, headers: res.headers, text, json };
 }
 
-/** Polls `check` every intervalMs until it returns a value other than undefined; bounded in time and count. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, intervalMs = 50, what = 'condition'): Promise<T> {
+/**
+ * Polls `check` every intervalMs until it returns a value other than undefined; bounded in time
+ * and count (by default the one guard, EVENT_DEADLINE_MS: a passing check returns at once).
+ */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = EVENT_DEADLINE_MS, intervalMs = 50, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   const maxTries = Math.ceil(timeoutMs / intervalMs) + 1;
   for (let i = 0; i < maxTries; i++) {

@@ -1,13 +1,14 @@
 /**
- * The operator event stream (SUBSCRIBE) of a real master, read raw: fetch's body stream through
- * shared/recordio.ts's RecordReader, every record kept in order so a test can assert on order.
+ * The event streams of a real master, read raw: Mesos' operator stream (SUBSCRIBE) or Drydock's
+ * own (GET /drydock/v1/events), fetch's body stream through shared/recordio.ts's RecordReader,
+ * every record kept in order so a test can assert on order.
  */
-import type { MasterHandle } from './daemons.js';
+import { EVENT_DEADLINE_MS, type MasterHandle } from './daemons.js';
 import { RecordReader } from '../../shared/recordio.js';
 
 export type Rec = Record<string, unknown> & { type: string };
 
-/** One SUBSCRIBE response, read as it arrives. */
+/** One stream's response, read as it arrives. */
 export class EventStream {
   readonly records: Rec[] = [];
   readonly status: number;
@@ -26,13 +27,22 @@ export class EventStream {
 
   static async open(m: MasterHandle, path = '/api/v1'): Promise<EventStream> {
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), 10_000);
+    const timer = setTimeout(() => abort.abort(), EVENT_DEADLINE_MS);
     const res = await fetch(`${m.url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ type: 'SUBSCRIBE' }),
       signal: abort.signal,
     });
+    clearTimeout(timer);
+    return new EventStream(res, abort);
+  }
+
+  /** Drydock's own event stream, `GET /drydock/v1/events` (SNAPSHOT, then Drydock's events). */
+  static async drydock(m: MasterHandle, headers: Record<string, string> = {}): Promise<EventStream> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 10_000);
+    const res = await fetch(`${m.url}/drydock/v1/events`, { headers, signal: abort.signal });
     clearTimeout(timer);
     return new EventStream(res, abort);
   }
@@ -52,8 +62,8 @@ export class EventStream {
     }
   }
 
-  /** Index of the first record at or after `from` matching `pred`; rejects after timeoutMs. */
-  waitFor(pred: (r: Rec) => boolean, from = 0, timeoutMs = 5_000, what = 'record'): Promise<number> {
+  /** Index of the first record at or after `from` matching `pred`; rejects after timeoutMs (the one guard by default). */
+  waitFor(pred: (r: Rec) => boolean, from = 0, timeoutMs = EVENT_DEADLINE_MS, what = 'record'): Promise<number> {
     const find = (): number => this.records.findIndex((r, i) => i >= from && pred(r));
     return new Promise((resolve, reject) => {
       const check = (): void => {

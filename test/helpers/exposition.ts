@@ -4,6 +4,7 @@
  * as Prometheus reads it (Go's float syntax: NaN in any case, ±Inf).
  */
 import assert from 'node:assert/strict';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 
 export type Sample = { name: string; labels: Record<string, string>; value: number };
 export type Exposition = { samples: Sample[]; types: Map<string, string> };
@@ -44,7 +45,7 @@ export function sampleValue(e: Exposition, name: string, labels: Record<string, 
 
 /** GET `url` (a /metrics endpoint): 200 in the text format, parsed. */
 export async function scrapeMetrics(url: string, headers: Record<string, string> = {}): Promise<Exposition> {
-  const r = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
+  const r = await fetch(url, { headers, signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(r.status, 200, `${url} answered ${r.status}: ${await r.clone().text()}`);
   assert.match(r.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
   return parseExposition(await r.text());
@@ -52,7 +53,7 @@ export async function scrapeMetrics(url: string, headers: Record<string, string>
 
 /** GET a `/metrics/snapshot` URL: 200, JSON, every value a number. */
 export async function fetchSnapshot(url: string): Promise<Record<string, number>> {
-  const r = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  const r = await fetch(url, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(r.status, 200);
   assert.equal(r.headers.get('content-type'), 'application/json');
   const j = (await r.json()) as Record<string, unknown>;

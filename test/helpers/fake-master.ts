@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { TaskInfo } from '../../shared/mesos.js';
 import { MasterDouble, type MasterDoubleOptions } from '../../scripts/harness/master-double.js';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 import { checkpointTasks } from './checkpoint.js';
 
 export { FRAMEWORK, FRAMEWORK_ID, MasterDouble as FakeMaster, type MasterDoubleOptions as FakeMasterOptions, type RegisterMessage, type StatusUpdateMessage } from '../../scripts/harness/master-double.js';
@@ -48,7 +49,7 @@ export function agentWorkDir(t: Pick<TestContext, 'after'>): string {
         // already gone
       }
     }
-    for (let i = 0; i < 100 && agentPids(dir).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < EVENT_DEADLINE_MS / 20 && agentPids(dir).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     for (const pid of taskPids(dir)) {
       try {
         process.kill(-pid, 'SIGKILL');
@@ -102,7 +103,7 @@ export function taskPids(workDir: string): number[] {
  * a test that reads the pids right after TASK_RUNNING waits for that commit. Rejects after
  * `timeoutMs`, naming what it found.
  */
-export async function checkpointedTaskPids(workDir: string, n: number, timeoutMs = 5_000): Promise<number[]> {
+export async function checkpointedTaskPids(workDir: string, n: number, timeoutMs = EVENT_DEADLINE_MS): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const pids = taskPids(workDir);

@@ -704,6 +704,8 @@ function miscCase(rng: Rng): HttpCase {
     '/health', '/master/health', '/version', '/master/version', '/', '/nope', '/api/v2', '/api/v1/', '/api/v1/../health', '/%2e%2e/%2e%2e/etc/passwd',
     '/api/v1?x=1', '/api/v1/scheduler/extra', '/agent/session', '/maintenance/schedule/x', '/machine', '/machine/down/', '/state',
     `/${'a'.repeat(4000)}`, '/api/v1%00', '/health?jsonp=cb', '/api/v1/scheduler', '/machine/down', '/machine/up',
+    // Drydock's own API (not its event stream: a GET of it stays open by design).
+    '/drydock/v1/agents', '/drydock/v1/agents/x-S1', '/drydock/v1/agents/%2e%2e', '/drydock/v1/agents/a/b', '/drydock/v1/agents/%00', '/drydock/v2/agents',
   ]);
   const method = rng.pick(METHODS);
   const labels = [`misc ${method} ${path.length > 60 ? `${path.slice(0, 20)}... (${path.length} chars)` : path}`];

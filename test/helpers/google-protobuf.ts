@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
 import { stringifyJson } from '../../shared/json.js';
 import { MESOS_PROTO_FILES } from '../../shared/mesos-proto/schema.js';
-import { FIXTURES, tempDir } from './daemons.js';
+import { EVENT_DEADLINE_MS, FIXTURES, tempDir } from './daemons.js';
 
 const run = promisify(execFile);
 
@@ -34,7 +34,7 @@ export interface GoogleSample {
 /** Succeeds (true) when the command runs and exits 0. */
 function runs(cmd: string, args: readonly string[]): boolean {
   try {
-    execFileSync(cmd, args, { stdio: 'ignore', timeout: 10_000 });
+    execFileSync(cmd, args, { stdio: 'ignore', timeout: EVENT_DEADLINE_MS });
     return true;
   } catch {
     return false;

@@ -24,6 +24,7 @@ import type { Enum, Field, IConversionOptions, Type } from 'protobufjs';
 import { parseJson } from '../../shared/json.js';
 import { mesosSchema } from '../../shared/mesos-proto/schema.js';
 import { RecordReader } from '../../shared/recordio.js';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 
 // Loaded with keepCase: protobufjs camel-cases field names by default; Mesos' JSON is
 // snake_case, so a client that works against Mesos at all loads its protos this way.
@@ -260,7 +261,7 @@ interface Waiter {
 }
 
 export interface ProtoSubscribeOptions {
-  /** How long to wait for the answer and the SUBSCRIBED event (default 15 s). */
+  /** How long to wait for the answer and the SUBSCRIBED event (default: the one guard, EVENT_DEADLINE_MS). */
   timeoutMs?: number;
   /** The `Authorization` header of the SUBSCRIBE and of every later call (shared/credentials.ts authorizationHeader). */
   authorization?: string;
@@ -318,7 +319,7 @@ export class ProtoScheduler {
     const id = frameworkInfo['id'];
     const sent = encodeCall({ type: 'SUBSCRIBE', ...(id === undefined ? {} : { framework_id: id }), subscribe: { framework_info: frameworkInfo } });
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new Error('timed out waiting for SUBSCRIBED')), opts.timeoutMs ?? 15_000);
+    const timer = setTimeout(() => abort.abort(new Error('timed out waiting for SUBSCRIBED')), opts.timeoutMs ?? EVENT_DEADLINE_MS);
     try {
       const res = await fetch(url, {
         method: 'POST',
@@ -417,11 +418,12 @@ export class ProtoScheduler {
   }
 
   /**
-   * Takes the first not yet taken event that matches, waiting up to timeoutMs. Rejects at
-   * once if an event failed the strict decode since the last wait (each failure is reported
-   * to one wait; all stay in decodeFailures).
+   * Takes the first not yet taken event that matches, waiting up to timeoutMs (undefined: the
+   * one guard, EVENT_DEADLINE_MS). Rejects at once if an event failed the strict decode since
+   * the last wait (each failure is reported to one wait; all stay in decodeFailures).
    */
-  next(pred: (e: ProtoEvent) => boolean, timeoutMs: number, what: string): Promise<ProtoEvent> {
+  next(pred: (e: ProtoEvent) => boolean, timeoutMs: number | undefined, what: string): Promise<ProtoEvent> {
+    const guardMs = timeoutMs ?? EVENT_DEADLINE_MS;
     if (this.#unreported.length > 0) {
       const err = decodeError(this.#unreported);
       this.#unreported = [];
@@ -432,8 +434,8 @@ export class ProtoScheduler {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waiters = this.#waiters.filter((x) => x !== waiter);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; received: ${this.#summary()}`));
-      }, timeoutMs);
+        reject(new Error(`timed out after ${guardMs} ms waiting for ${what}; received: ${this.#summary()}`));
+      }, guardMs);
       const waiter: Waiter = {
         pred,
         resolve: (e) => {
@@ -467,7 +469,7 @@ export class ProtoScheduler {
         ...(authorization === undefined ? {} : { authorization }),
       },
       body: JSON.stringify(sent),
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(EVENT_DEADLINE_MS),
     });
     return { status: res.status, text: await res.text(), sent };
   }

@@ -85,7 +85,7 @@ function task(id: string, agentId: string): Record<string, unknown> {
 
 /** An offer of `agentId` this framework has received and not used yet (an OFFERS event may carry several agents' offers). */
 async function offerFor(s: ProtoScheduler, agentId: string, used: Set<string>): Promise<OfferView> {
-  const offer = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === agentId && !used.has(o.id.value)), 15_000, 50, `an offer of ${agentId}`);
+  const offer = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === agentId && !used.has(o.id.value)), undefined, 50, `an offer of ${agentId}`);
   used.add(offer.id.value);
   return offer;
 }
@@ -100,7 +100,7 @@ async function accept(s: ProtoScheduler, offer: OfferView, tasks: Array<Record<s
 async function running(s: ProtoScheduler, ids: readonly string[]): Promise<void> {
   for (const id of ids) {
     for (let i = 0; i < 5; i++) {
-      const e = await s.next((x: ProtoEvent) => statusOf(x)?.task_id.value === id, 15_000, `an update of ${id}`);
+      const e = await s.next((x: ProtoEvent) => statusOf(x)?.task_id.value === id, undefined, `an update of ${id}`);
       const st = statusOf(e);
       if (st?.uuid !== undefined && st.uuid !== '') {
         const ack = await s.call('ACKNOWLEDGE', { agent_id: st.agent_id, task_id: st.task_id, uuid: st.uuid });
@@ -112,7 +112,7 @@ async function running(s: ProtoScheduler, ids: readonly string[]): Promise<void>
   }
 }
 
-test('the agent API: 401 without or with wrong credentials, view_tasks filters GET_TASKS and GET_CONTAINERS per framework user, a read-only principal\'s write is 403 and changes nothing', { timeout: 120_000 }, async (t) => {
+test('the agent API: 401 without or with wrong credentials, view_tasks filters GET_TASKS and GET_CONTAINERS per framework user, a read-only principal\'s write is 403 and changes nothing', { timeout: 1500_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-api-auth-');
   const credentials = fileWithMode(join(dir, 'agent-api-credentials.json'), JSON.stringify({
     credentials: [
@@ -219,7 +219,7 @@ test('the agent API: 401 without or with wrong credentials, view_tasks filters G
   const refused = await agentCall(b, as('viewer'), setDebug);
   assert.equal(refused.status, 403);
   assert.equal(refused.text, "Forbidden: principal 'viewer' may not set_log_level");
-  const audit = await b.daemon.waitForMsg('audit', { principal: 'viewer', outcome: 'denied' }, 10_000, mark);
+  const audit = await b.daemon.waitForMsg('audit', { principal: 'viewer', outcome: 'denied' }, undefined, mark);
   assert.equal(audit['action'], 'SET_LOGGING_LEVEL set_log_level');
   assert.equal(audit['status'], 403);
   assert.equal((await agentCall(b, as('web-team'), setDebug)).status, 403);
@@ -232,7 +232,7 @@ test('the agent API: 401 without or with wrong credentials, view_tasks filters G
   assert.equal(allowed.status, 200, allowed.text);
   assert.equal(allowed.text, '');
   assert.deepEqual(await level(), { type: 'GET_LOGGING_LEVEL', get_logging_level: { level: 1 } });
-  await b.daemon.waitForMsg('audit', { principal: 'ops', action: 'SET_LOGGING_LEVEL set_log_level', outcome: 'allowed' }, 10_000, mark);
+  await b.daemon.waitForMsg('audit', { principal: 'ops', action: 'SET_LOGGING_LEVEL set_log_level', outcome: 'allowed' }, undefined, mark);
   const back = await agentCall(b, as('ops'), { type: 'SET_LOGGING_LEVEL', set_logging_level: { level: 0, duration: { nanoseconds: 0 } } });
   assert.equal(back.status, 200, back.text);
   assert.deepEqual(await level(), { type: 'GET_LOGGING_LEVEL', get_logging_level: { level: 0 } });
@@ -249,12 +249,12 @@ test('the agent API: 401 without or with wrong credentials, view_tasks filters G
   assert.equal((await agentCall(again, PLAIN_TRANSPORT, { type: 'GET_TASKS' })).status, 401);
 });
 
-test('the agent refuses --http_credentials others may read, and --authenticate_http_* without it: exit 1 before listening, naming the flag', { timeout: 60_000 }, async (t) => {
+test('the agent refuses --http_credentials others may read, and --authenticate_http_* without it: exit 1 before listening, naming the flag', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-agent-api-auth-');
   const run = async (flags: string[]): Promise<{ code: number | null; stderr: string; listened: boolean }> => {
     const d = new Daemon(AGENT_BIN, ['--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${tempDir(t, 'drydock-agent-')}`, ...flags]);
     t.after(() => d.stop(2_000, 'SIGKILL'));
-    const exit = await Promise.race([d.exited, new Promise<{ code: null }>((r) => setTimeout(() => r({ code: null }), 15_000).unref())]);
+    const exit = (await d.exitWithin()) ?? { code: null };
     return { code: exit.code, stderr: d.stderr, listened: d.records.some((r) => r.msg === 'listening') };
   };
   const open = fileWithMode(join(dir, 'open.json'), JSON.stringify({ credentials: [{ principal: 'ops', secret: SECRETS.ops }] }), 0o644);

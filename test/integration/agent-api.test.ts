@@ -40,10 +40,20 @@ test('agent API: GET_TASKS moves a task launched → terminated → completed; G
   assert.equal(containers.length, 1);
   const [container] = containers;
   assert.deepEqual(container?.['executor_id'], { value: 'api' });
-  assert.equal(container?.['executor_name'], 'Command Executor');
-  const stats = container?.['resource_statistics'] as { mem_rss_bytes: number; timestamp: number };
-  assert.ok(stats.mem_rss_bytes > 0);
-  assert.ok(stats.timestamp > 1e9);
+  assert.equal(container?.['executor_name'], "Command Executor (Task: api) (Command: sh -c 'sleep 60')");
+  assert.deepEqual(container?.['container_status'], { container_id: container?.['container_id'], executor_pid: (container?.['container_status'] as { executor_pid: number }).executor_pid });
+  const stats = container?.['resource_statistics'] as Record<string, number>;
+  assert.ok((stats['mem_rss_bytes'] ?? 0) > 0);
+  assert.ok((stats['timestamp'] ?? 0) > 1e9);
+  assert.equal(stats['cpus_limit'], 0.1, "the task's cpus");
+  assert.equal(stats['cpu_usage_percent'], undefined, "Drydock's CPU percent is not a Mesos field: /drydock/v1/containers has it");
+  const own = await fetch(`${agent.url}/drydock/v1/containers`);
+  assert.equal(own.status, 200);
+  const ownContainers = ((await own.json()) as { containers: Array<Record<string, unknown>> }).containers;
+  assert.equal(ownContainers.length, 1);
+  assert.equal(ownContainers[0]?.['task_id'], 'api');
+  assert.equal(typeof ownContainers[0]?.['cpu_usage_percent'], 'number');
+  assert.equal(ownContainers[0]?.['pid'], (container?.['container_status'] as { executor_pid: number }).executor_pid);
 
   master.killTask('api', 0);
   const killing = await master.waitForUpdate('api', 'TASK_KILLING');
@@ -98,7 +108,7 @@ test('agent API framing errors', async (t) => {
     ['{nope', { 'content-type': 'application/json' }, 400, /^Failed to parse body into JSON: /],
     [{}, { 'content-type': 'application/json' }, 400, "Failed to validate agent::Call: Expecting 'type' to be present"],
     [{ type: 'NOT_A_CALL' }, { 'content-type': 'application/json' }, 400, "Failed to validate agent::Call: Expecting 'type' to be present"],
-    [{ type: 'GET_HEALTH' }, { 'content-type': 'application/json', accept: 'text/html' }, 406, "Expecting 'Accept' to allow 'application/x-protobuf' or 'application/json'"],
+    [{ type: 'GET_HEALTH' }, { 'content-type': 'application/json', accept: 'text/html' }, 406, "Expecting 'Accept' to allow application/json or application/x-protobuf or application/recordio"],
     [{ type: 'GET_HEALTH' }, { 'content-type': 'application/json; charset=utf-8' }, 200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}'],
     ['x'.repeat(2 * 1024 * 1024), { 'content-type': 'application/json' }, 413, /larger than/],
   ];

@@ -25,7 +25,7 @@ test('after kill -9, tasks of a checkpointing framework are re-adopted; the othe
   // (two updates are in flight at once, and an acknowledgement's write is not waited for).
   await eventually(
     () => (['kept', 'lost'].every((id) => checkpointTask(workDir, id === 'kept' ? 'fw-test' : 'fw-ephemeral', id)?.pending.length === 0) ? true : undefined),
-    5_000,
+    undefined,
     20,
     'both acknowledgements in the checkpoint',
   );
@@ -40,13 +40,13 @@ test('after kill -9, tasks of a checkpointing framework are re-adopted; the othe
   const second = await startAgent(t, { master: master.address, workDir });
   assert.equal(second.agentId, first.agentId);
 
-  const lost = await master.waitForUpdate('lost', 'TASK_LOST', 10_000, before);
+  const lost = await master.waitForUpdate('lost', 'TASK_LOST', undefined, before);
   assert.equal(lost.framework_id, 'fw-ephemeral');
   assert.equal(lost.status.source, 'SOURCE_AGENT');
   assert.equal(lost.status.reason, 'REASON_AGENT_RESTARTED');
   assert.equal(lost.status.message, 'Agent restarted; framework fw-ephemeral does not checkpoint');
   assert.ok(lost.status.uuid !== undefined, 'TASK_LOST is a reliable update (it has a uuid to acknowledge)');
-  await eventually(() => (alive(lostPid) ? undefined : true), 5_000, 50, 'the non-checkpointed task to be gone');
+  await eventually(() => (alive(lostPid) ? undefined : true), undefined, 50, 'the non-checkpointed task to be gone');
 
   const reg = await master.waitForRegister(1);
   assert.equal(reg.tasks.find((x) => x.task.task_id.value === 'kept')?.state, 'TASK_RUNNING');
@@ -55,7 +55,7 @@ test('after kill -9, tasks of a checkpointing framework are re-adopted; the othe
 
   // The re-adopted task is still under the agent's control.
   master.killTask('kept', 2000);
-  await master.waitForUpdate('kept', 'TASK_KILLED', 10_000, before);
+  await master.waitForUpdate('kept', 'TASK_KILLED', undefined, before);
   assert.equal(alive(keptPid), false);
 });
 
@@ -72,27 +72,22 @@ test('TASK_LOST of a non-checkpointing framework is resent until acknowledged, a
   master.autoAck = false;
   const before = master.updates.length;
   const second = await startAgent(t, { master: master.address, workDir });
-  const lost = await master.waitForUpdate('gone', 'TASK_LOST', 10_000, before);
+  const lost = await master.waitForUpdate('gone', 'TASK_LOST', undefined, before);
   second.daemon.child.kill('SIGKILL');
   await second.daemon.exited;
 
   const mid = master.updates.length;
   master.autoAck = true;
   await startAgent(t, { master: master.address, workDir });
-  const again = await master.waitForUpdate('gone', 'TASK_LOST', 10_000, mid);
+  const again = await master.waitForUpdate('gone', 'TASK_LOST', undefined, mid);
   assert.equal(again.status.uuid, lost.status.uuid, 'the same update, resent, not a new one');
   assert.equal(master.states('gone').filter((s) => s === 'TASK_LOST').length, 1);
 });
 
 /**
  * The task's pid, from the agent's checkpoint (ids here need no path escaping), once it is
- * there: TASK_RUNNING goes out before the commit that records the pid. -1 if it never comes.
+ * there: TASK_RUNNING goes out before the commit that records the pid.
  */
-async function taskPid(workDir: string, frameworkId: string, taskId: string): Promise<number> {
-  for (let i = 0; i < 500; i++) {
-    const pid = checkpointTask(workDir, frameworkId, taskId)?.task_pid;
-    if (pid !== undefined) return pid;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return -1;
+function taskPid(workDir: string, frameworkId: string, taskId: string): Promise<number> {
+  return eventually(() => checkpointTask(workDir, frameworkId, taskId)?.task_pid, undefined, 10, `the pid of ${taskId} in the checkpoint`);
 }

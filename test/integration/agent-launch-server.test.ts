@@ -7,9 +7,9 @@ import { chmodSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { launcherPath } from '../../agent/launcher.js';
 import { LaunchServer, encodeLaunchRequest } from '../../agent/launch-server.js';
-import { EXIT_FILE_SIZE, findLauncher, procPids, procStartTime, procStat, readLauncherEnd, signalGroup, type LaunchSpec } from '../../agent/launcher.js';
+import { EXIT_FILE_SIZE, findLauncher, procPids, procStartTime, procStat, readLauncherEnd, signalGroup, spawnLauncher, type LaunchSpec } from '../../agent/launcher.js';
 import { Logger } from '../../shared/log.js';
-import { alive, eventually, tempDir } from '../helpers/daemons.js';
+import { alive, eventually, EVENT_DEADLINE_MS, tempDir } from '../helpers/daemons.js';
 
 function spec(dir: string, name: string, command: string, env: Record<string, string> = {}): LaunchSpec {
   return {
@@ -48,6 +48,30 @@ test('the launch server starts a task in its sandbox with its environment, repor
   assert.deepEqual(end && { pid: end.pid, exit_code: 'exit_code' in end ? end.exit_code : undefined }, { pid: r.taskPid, exit_code: 3 });
   assert.equal(readFileSync(join(dir, 'a.out'), 'utf8'), `hello world from ${dir}\n`);
   assert.equal(readFileSync(join(dir, 'a.err'), 'utf8'), 'oops\n');
+});
+
+test('a launcher that cannot record how its task ended tells the agent on its channel instead: through the server, and forked by the agent', async (t) => {
+  const dir = tempDir(t);
+  const s = server(t);
+  // Its status file in a directory that does not exist: nowhere to write the end.
+  const unrecordable = (name: string, command: string): LaunchSpec => ({ ...spec(dir, name, command), statusFile: join(dir, 'gone', `${name}.exit.json`) });
+  for (const [how, launch] of [['server', (x: LaunchSpec) => s.launch(x)], ['agent', (x: LaunchSpec) => spawnLauncher(x)]] as const) {
+    const r = await launch(unrecordable(`u-${how}`, 'exit 7'));
+    assert.equal(r.ok, true, how);
+    if (!r.ok) continue;
+    assert.equal(await r.ended, 'exited', how);
+    const report = r.report();
+    assert.deepEqual(report && { pid: report.pid, exit_code: 'exit_code' in report ? report.exit_code : undefined, errno: report.errno, error: report.error }, { pid: r.taskPid, exit_code: 7, errno: 2, error: 'No such file or directory' }, how);
+    assert.ok((report?.ended_ms ?? 0) > 0);
+    // One it could record says nothing more.
+    const ok = await launch(spec(dir, `k-${how}`, 'kill -TERM $$'));
+    assert.ok(ok.ok);
+    if (!ok.ok) continue;
+    await ok.ended;
+    assert.equal(ok.report(), undefined, how);
+    const end = readLauncherEnd(join(dir, `k-${how}.exit.json`));
+    assert.equal(end !== undefined && 'signal' in end ? end.signal : undefined, 15, how);
+  }
 });
 
 test('the launch server: many launches at once, each answered with its own pids', async (t) => {
@@ -97,7 +121,7 @@ test('the launch server gone: its launchers are handed back as lost and their ta
   assert.equal(again.ok, true, 'a new server is started for the next launch');
   if (again.ok) assert.equal(await again.ended, 'exited');
   signalGroup(r.taskPid, 'SIGKILL');
-  await eventually(() => (existsSync(join(dir, 'long.exit.json')) ? true : undefined), 5_000);
+  await eventually(() => (existsSync(join(dir, 'long.exit.json')) ? true : undefined));
 });
 
 test('a launcher the server forked is found in /proc by its sandbox, and the server and the task are not', async (t) => {
@@ -131,7 +155,7 @@ test('the launcher makes a blank exit file once the task is forked and writes th
   if (!r.ok || r.taskPid === undefined) return;
   t.after(() => void signalGroup(r.taskPid!, 'SIGKILL'));
   // Blank while the task runs: no end yet.
-  const blank = await eventually(() => (existsSync(long.statusFile) && statSync(long.statusFile).size === EXIT_FILE_SIZE ? true : undefined), 5_000);
+  const blank = await eventually(() => (existsSync(long.statusFile) && statSync(long.statusFile).size === EXIT_FILE_SIZE ? true : undefined));
   assert.equal(blank, true);
   assert.equal(readLauncherEnd(long.statusFile), undefined);
   const inode = statSync(long.statusFile).ino;
@@ -166,13 +190,13 @@ test('a SIGTERM sent while the task is still setting itself up is not lost: it e
   if (!r.ok || r.taskPid === undefined) return;
   const pid = r.taskPid;
   t.after(() => void signalGroup(pid, 'SIGKILL'));
+  // kill(2) has made the SIGTERM pending (blocked, in the task) by the time it returns.
   signalGroup(pid, 'SIGTERM');
-  await new Promise((res) => setTimeout(res, 100));
   // Lets the task's open of its stdout finish (a reader is there); the task then carries on.
   const reader = openSync(slow.stdoutPath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   t.after(() => closeSync(reader));
   // Bounded: a lost SIGTERM leaves `sleep 30` running.
-  const how = await Promise.race([r.ended, new Promise<'still running after 10 s'>((res) => setTimeout(() => res('still running after 10 s'), 10_000).unref())]);
+  const how = await Promise.race([r.ended, new Promise<'still running'>((res) => setTimeout(() => res('still running'), EVENT_DEADLINE_MS).unref())]);
   assert.equal(how, 'exited');
   const end = readLauncherEnd(slow.statusFile);
   assert.equal(end !== undefined && 'signal' in end ? end.signal : JSON.stringify(end), 15);
@@ -199,7 +223,7 @@ async function serverWithSpare(t: { after(fn: () => void): void }, lines: string
   const s = server(t, lines);
   assert.equal(s.start(), true);
   const pid = serverPid(lines);
-  const [spare] = await eventually(() => { const c = childrenOf(pid); return c.length === 1 ? c : undefined; }, 5_000, 20, 'the spare launcher');
+  const [spare] = await eventually(() => { const c = childrenOf(pid); return c.length === 1 ? c : undefined; }, undefined, 20, 'the spare launcher');
   assert.ok(spare !== undefined);
   return { s, pid, spare };
 }
@@ -216,7 +240,7 @@ test('the launch server keeps a spare launcher: the next launch is handed to it,
   // The launcher said its own start time: the one /proc gives.
   assert.equal(r.startTime, procStartTime(r.launcherPid));
   assert.equal(findLauncher(join(dir, 'a.exit.json'), dir)?.pid, spare);
-  const next = await eventually(() => childrenOf(pid).find((c) => c !== spare), 5_000, 20, 'the next spare');
+  const next = await eventually(() => childrenOf(pid).find((c) => c !== spare), undefined, 20, 'the next spare');
   const r2 = await s.launch(spec(dir, 'b', 'exit 4'));
   assert.ok(r2.ok);
   if (!r2.ok) return;
@@ -231,7 +255,7 @@ test('a spare launcher goes when the server does, having started nothing; a kill
   const { s, pid, spare } = await serverWithSpare(t, lines);
   // Killed before it had a request: launches fork their launchers, and the agent hears of no launcher ending.
   process.kill(spare, 'SIGKILL');
-  await eventually(() => (childrenOf(pid).length === 0 ? true : undefined), 5_000, 20, 'the killed spare reaped');
+  await eventually(() => (childrenOf(pid).length === 0 ? true : undefined), undefined, 20, 'the killed spare reaped');
   const rs = await Promise.all([s.launch(spec(dir, 'x', 'exit 0')), s.launch(spec(dir, 'y', 'exit 1'))]);
   for (const r of rs) {
     assert.ok(r.ok);
@@ -244,7 +268,7 @@ test('a spare launcher goes when the server does, having started nothing; a kill
   // A second server: its spare ends when the server's stdin closes.
   const { s: s2, pid: pid2, spare: spare2 } = await serverWithSpare(t);
   s2.close();
-  await eventually(() => (!running(pid2) && !running(spare2) ? true : undefined), 5_000, 20, 'the server and its spare gone');
+  await eventually(() => (!running(pid2) && !running(spare2) ? true : undefined), undefined, 20, 'the server and its spare gone');
 });
 
 test('a launcher that ends before it reports the task fails its launch (it does not wait forever)', async (t) => {
@@ -255,9 +279,9 @@ test('a launcher that ends before it reports the task fails its launch (it does 
   chmodSync(fake, 0o755);
   const s = new LaunchServer(new Logger({ sink: () => {} }), fake);
   t.after(() => s.close());
-  const r = await Promise.race([s.launch(spec(dir, 'a', 'true')), new Promise<'no answer in 5 s'>((res) => setTimeout(() => res('no answer in 5 s'), 5_000).unref())]);
-  assert.notEqual(r, 'no answer in 5 s');
-  if (r === 'no answer in 5 s') return;
+  const r = await Promise.race([s.launch(spec(dir, 'a', 'true')), new Promise<'no answer'>((res) => setTimeout(() => res('no answer'), EVENT_DEADLINE_MS).unref())]);
+  assert.notEqual(r, 'no answer');
+  if (r === 'no answer') return;
   assert.equal(r.ok, false);
   if (!r.ok) assert.match(r.error, /the launcher ended before it reported the task \(wait status 9\)/);
 });
@@ -276,7 +300,7 @@ test('the launcher reports its own start time with the task pid, as /proc has it
   // Two launches: the first goes to the spare, the second (sent with it) to a launcher forked for it.
   child.stdin.write(Buffer.concat([encodeLaunchRequest('1', spec(dir, 'a', 'sleep 30')), encodeLaunchRequest('2', spec(dir, 'b', 'sleep 30'))]));
   await line;
-  const both = await eventually(() => { const ps = out.split('\n').filter((l) => l.startsWith('P ')); return ps.length === 2 ? ps : undefined; }, 5_000, 20, 'two P lines');
+  const both = await eventually(() => { const ps = out.split('\n').filter((l) => l.startsWith('P ')); return ps.length === 2 ? ps : undefined; }, undefined, 20, 'two P lines');
   for (const p of both) {
     const m = /^P ([12]) ([0-9]+) ([0-9]+) ([0-9]+)$/.exec(p);
     assert.ok(m !== null, p);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
-import { callApi, eventually, FIXTURES, startAgent, startMaster, type AgentHandle } from '../helpers/daemons.js';
+import { callApi, EVENT_DEADLINE_MS, eventually, FIXTURES, startAgent, startMaster, type AgentHandle } from '../helpers/daemons.js';
 import { daemonSample, fetchSnapshot, scrapeMetrics, type Exposition } from '../helpers/exposition.js';
 
 const FW = { user: 'root', name: 'metrics-fw', checkpoint: true, failover_timeout: 60, capabilities: [{ type: 'TASK_KILLING_STATE' }] };
@@ -69,7 +69,7 @@ test('agent /metrics and /metrics/snapshot: launches, kills, an escalation to SI
     const st = (e['update'] as { status: Status }).status;
     if (st.uuid !== undefined) void s.call('ACKNOWLEDGE', { agent_id: st.agent_id, task_id: st.task_id, uuid: st.uuid }).catch(() => {});
   };
-  const offers = await s.nextOfType('OFFERS', 10_000);
+  const offers = await s.nextOfType('OFFERS');
   const offer = (offers['offers'] as { offers: Offer[] }).offers.find((o) => o.agent_id.value === agentId);
   assert.ok(offer !== undefined, 'an offer for the agent');
   const accepted = await s.call('ACCEPT', {
@@ -82,7 +82,7 @@ test('agent /metrics and /metrics/snapshot: launches, kills, an escalation to SI
   const running = await eventually(async () => {
     const v = await snapshot(agent);
     return v['slave/tasks_running'] === 2 ? v : undefined;
-  }, 15_000, 100, 'two tasks running on the agent');
+  }, undefined, 100, 'two tasks running on the agent');
   assert.equal(running['slave/executors_running'], 2);
   assert.equal(running['slave/cpus_used'], 1);
   assert.equal(running['slave/cpus_percent'], 0.25);
@@ -97,7 +97,7 @@ test('agent /metrics and /metrics/snapshot: launches, kills, an escalation to SI
 
   // The fixture must have installed its trap before it is signalled.
   const stdout = join(agent.workDir, 'sandboxes', s.frameworkId, 'stubborn', 'stdout');
-  await eventually(() => (existsSync(stdout) && readFileSync(stdout, 'utf8').includes('ready') ? true : undefined), 5000, 20, 'stubborn ready');
+  await eventually(() => (existsSync(stdout) && readFileSync(stdout, 'utf8').includes('ready') ? true : undefined), undefined, 20, 'stubborn ready');
 
   for (const id of ['sleeper', 'stubborn']) {
     const r = await s.call('KILL', { task_id: { value: id }, agent_id: { value: agentId } });
@@ -106,7 +106,7 @@ test('agent /metrics and /metrics/snapshot: launches, kills, an escalation to SI
   const after = await eventually(async () => {
     const e = await scrapeMetrics(`${agent.url}/metrics`);
     return value(e, 'drydock_agent_task_terminal_total', { state: 'TASK_KILLED' }) === 2 ? e : undefined;
-  }, 15_000, 100, 'both tasks killed');
+  }, undefined, 100, 'both tasks killed');
   assert.equal(value(after, 'drydock_agent_task_kills_total'), 2);
   // Only the task that ignored SIGTERM needed SIGKILL.
   assert.equal(value(after, 'drydock_agent_task_kill_escalations_total'), 1);
@@ -115,7 +115,7 @@ test('agent /metrics and /metrics/snapshot: launches, kills, an escalation to SI
   const done = await eventually(async () => {
     const v = await snapshot(agent);
     return v['drydock/status_updates_pending'] === 0 && v['slave/tasks_killing'] === 0 ? v : undefined;
-  }, 10_000, 100, 'terminal updates acknowledged');
+  }, undefined, 100, 'terminal updates acknowledged');
   assert.equal(done['slave/tasks_running'], 0);
   assert.equal(done['slave/tasks_killed'], 2);
   assert.equal(done['slave/executors_running'], 0);
@@ -130,7 +130,7 @@ test('agent /metrics and /metrics/snapshot: launches, kills, an escalation to SI
   assert.equal(metrics.find((m) => m.name === 'slave/tasks_killed')?.value, 2);
 
   // Only GET: a POST is refused and changes nothing.
-  const post = await fetch(`${agent.url}/metrics`, { method: 'POST', body: 'x', signal: AbortSignal.timeout(5000) });
+  const post = await fetch(`${agent.url}/metrics`, { method: 'POST', body: 'x', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(post.status, 405);
   assert.equal(post.headers.get('allow'), 'GET');
 });

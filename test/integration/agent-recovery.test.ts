@@ -6,14 +6,11 @@ import { AGENT_BIN, Daemon, alive, type Exit, eventually, startAgent } from '../
 import { agentWorkDir, shellTask, startFakeMaster, checkpointedTaskPids } from '../helpers/fake-master.js';
 import { checkpointTask } from '../helpers/checkpoint.js';
 
-/** The daemon's exit, or a rejection after timeoutMs (the timer never outlives the wait). */
-async function exitOf(d: Daemon, timeoutMs = 10_000): Promise<Exit> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([d.exited, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error('agent did not exit')), timeoutMs)))]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** The daemon's exit, or a rejection after timeoutMs (the one guard by default). */
+async function exitOf(d: Daemon, timeoutMs?: number): Promise<Exit> {
+  const exit = await d.exitWithin(timeoutMs);
+  if (exit === undefined) throw new Error('agent did not exit');
+  return exit;
 }
 
 test('after kill -9 the agent re-adopts live tasks, reports those that ended meanwhile, keeps its id', async (t) => {
@@ -30,7 +27,7 @@ test('after kill -9 the agent re-adopts live tasks, reports those that ended mea
   first.daemon.child.kill('SIGKILL');
   await first.daemon.exited;
   // The short task ends while no agent is watching; the long one keeps running.
-  await eventually(() => (pids.filter(alive).length === 1 ? true : undefined), 5_000, 50, 'the short task to exit');
+  await eventually(() => (pids.filter(alive).length === 1 ? true : undefined), undefined, 50, 'the short task to exit');
 
   const second = await startAgent(t, { master: master.address, workDir });
   assert.equal(second.agentId, first.agentId);
@@ -133,7 +130,7 @@ test('TASK_RUNNING is committed with the launch: an agent killed before the pid 
   await startAgent(t, { master: master.address, workDir });
   await master.waitForRegister(1);
   // The task is re-adopted and the same two updates go out again: nothing new is made up.
-  await master.waitFor(() => (master.updates.slice(sentBefore).some((u) => u.status.uuid === running.status.uuid) ? true : undefined), 10_000, 'TASK_RUNNING resent');
+  await master.waitFor(() => (master.updates.slice(sentBefore).some((u) => u.status.uuid === running.status.uuid) ? true : undefined), undefined, 'TASK_RUNNING resent');
   assert.deepEqual(master.states('prep'), ['TASK_STARTING', 'TASK_RUNNING']);
   assert.equal(alive(pid), true);
   master.ack(starting);

@@ -29,7 +29,7 @@ test('the agent refuses a master message it cannot decode: session kept, nothing
   master.sendRaw(BAD_DRAIN);
   master.sendRaw(BAD_DRAIN);
   master.sendRaw('{"type":"REBOOT_NOW","epoch":"1"}');
-  const refusals = await master.waitFor(() => (master.refusals.length >= 4 ? master.refusals : undefined), 10_000, 'four REFUSED');
+  const refusals = await master.waitFor(() => (master.refusals.length >= 4 ? master.refusals : undefined), undefined, 'four REFUSED');
   assert.deepEqual(refusals.map((r) => r.type), ['RUN_TASK', 'DRAIN', 'DRAIN', '?']);
   assert.match(refusals[0]!.reason, /Missing required fields: framework, task/);
   assert.match(refusals[1]!.reason, /Failed to convert 'forever' to number for field 'nanoseconds'/);
@@ -73,13 +73,15 @@ test('a master that does not list REFUSED is not sent one (it would close the se
   await master.waitForUpdate('after', 'TASK_RUNNING');
   assert.deepEqual(master.refusals, []);
   assert.deepEqual(master.invalid, []);
-  const line = await agent.daemon.waitForMsg('master message refused', { type: 'DRAIN' }, 5000, from);
+  const line = await agent.daemon.waitForMsg('master message refused', { type: 'DRAIN' }, undefined, from);
   assert.equal(line['toldMaster'], false);
   assert.equal(master.registrations.length, 1);
 });
 
-async function agents(m: MasterHandle): Promise<Array<{ agent_info: { id: { value: string } }; drain_record?: { refused?: { reason: string; time: { nanoseconds: number } } } }>> {
-  return ((await callApi(m.url, { type: 'GET_AGENTS' })).json as { get_agents: { agents: [] } }).get_agents.agents;
+/** Drydock's view of every agent (GET /drydock/v1/agents): the drain record is there. */
+async function agents(m: MasterHandle): Promise<Array<{ agent_id: { value: string }; drain?: { refused?: { reason: string; time: { nanoseconds: number } } } }>> {
+  const r = await fetch(`${m.url}/drydock/v1/agents`, { signal: AbortSignal.timeout(10_000) });
+  return ((await r.json()) as { agents: [] }).agents;
 }
 
 test('the master: a refused DRAIN is in the drain record, counted, and not re-sent at registrations until the agent version or the drain changes', async (t) => {
@@ -87,7 +89,7 @@ test('the master: a refused DRAIN is in the drain record, counted, and not re-se
   const fa = await FakeAgent.connect(m.url);
   t.after(() => fa.close());
   const reg = await fa.register();
-  assert.deepEqual(reg.capabilities, ['REFUSED'], 'the master says it takes REFUSED');
+  assert.deepEqual(reg.capabilities, ['REFUSED', 'CONDITIONS'], 'the master says it takes REFUSED (and CONDITIONS)');
   const id = reg.agent_id;
   const drain = { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: id }, max_grace_period: '10mins' } };
   assert.equal((await callApi(m.url, drain)).status, 200);
@@ -98,11 +100,11 @@ test('the master: a refused DRAIN is in the drain record, counted, and not re-se
   assert.ok(frame !== undefined);
   const from = m.daemon.records.length;
   fa.send({ type: 'REFUSED', refused: { type: 'DRAIN', digest: messageDigest(parseWireJson(frame) as object), reason: 'cannot read it' } });
-  const refused = await eventually(async () => (await agents(m)).find((a) => a.agent_info.id.value === id)?.drain_record?.refused, 5000, 50, 'the refusal in the drain record');
+  const refused = await eventually(async () => (await agents(m)).find((a) => a.agent_id.value === id)?.drain?.refused, undefined, 50, 'the refusal in the drain record');
   assert.equal(refused.reason, 'cannot read it');
   assert.ok(refused.time.nanoseconds > 0);
-  await m.daemon.waitForMsg('agent refused a message', { agentId: id, type: 'DRAIN', reason: 'cannot read it' }, 5000, from);
-  await m.daemon.waitForMsg('agent refused its drain', { agentId: id }, 5000, from);
+  await m.daemon.waitForMsg('agent refused a message', { agentId: id, type: 'DRAIN', reason: 'cannot read it' }, undefined, from);
+  await m.daemon.waitForMsg('agent refused its drain', { agentId: id }, undefined, from);
   const e = await scrapeMetrics(`${m.url}/metrics`);
   assert.equal(daemonSample(e, 'master', 'drydock_master_agent_messages_refused_total', { type: 'DRAIN' }), 1);
   assert.equal((await fetchSnapshot(`${m.url}/metrics/snapshot`))['drydock/agent_messages_refused'], 1);
@@ -123,14 +125,14 @@ test('the master: a refused DRAIN is in the drain record, counted, and not re-se
   t.after(() => upgraded.close());
   await upgraded.register({ agentId: id, version: '99.0.0' });
   await upgraded.waitFor(isDrain);
-  assert.equal((await agents(m)).find((a) => a.agent_info.id.value === id)?.drain_record?.refused, undefined);
+  assert.equal((await agents(m)).find((a) => a.agent_id.value === id)?.drain?.refused, undefined);
 
   // It refuses that one too; a new DRAIN_AGENT is a new message: sent at once.
   const second = upgraded.frames.filter((f) => f.includes('"type":"DRAIN"'))[0] as string;
   upgraded.send({ type: 'REFUSED', refused: { type: 'DRAIN', digest: messageDigest(parseWireJson(second) as object), reason: 'still cannot' } });
-  await eventually(async () => ((await agents(m)).find((a) => a.agent_info.id.value === id)?.drain_record?.refused?.reason === 'still cannot' ? true : undefined), 5000, 50, 'refused again');
+  await eventually(async () => ((await agents(m)).find((a) => a.agent_id.value === id)?.drain?.refused?.reason === 'still cannot' ? true : undefined), undefined, 50, 'refused again');
   assert.equal((await callApi(m.url, { ...drain, drain_agent: { ...drain.drain_agent, max_grace_period: '20mins' } })).status, 200);
-  await eventually(() => (upgraded.messages.filter(isDrain).length === 2 ? true : undefined), 5000, 20, 'the new DRAIN');
+  await eventually(() => (upgraded.messages.filter(isDrain).length === 2 ? true : undefined), undefined, 20, 'the new DRAIN');
   assert.equal(upgraded.messages.filter(isDrain)[1]?.config.max_grace_period?.nanoseconds, 1_200_000_000_000n);
-  assert.equal((await agents(m)).find((a) => a.agent_info.id.value === id)?.drain_record?.refused, undefined);
+  assert.equal((await agents(m)).find((a) => a.agent_id.value === id)?.drain?.refused, undefined);
 });

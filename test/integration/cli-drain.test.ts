@@ -20,14 +20,14 @@ function row(list: string, hostname: string): string[] {
   return line.split(/\s{2,}/);
 }
 
-test('drydock agent drain --wait: progress until DRAINED; list shows it; reactivate', { timeout: 90_000 }, async (t) => {
+test('drydock agent drain --wait: progress until DRAINED; list shows it; reactivate', { timeout: 420_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   const a = await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'agent-a' });
   await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'agent-b' });
 
   // The task ignores SIGTERM, so the drain waits out the (capped) grace and then SIGKILLs it.
   const task = startCli(t, master, ['run', '--name', 'sleeper', '--command', "trap '' TERM; sleep 60", '--grace_period', '5secs', '--hostname', 'agent-a']);
-  await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), 20_000, 50, 'TASK_RUNNING printed');
+  await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), undefined, 50, 'TASK_RUNNING printed');
 
   const before = await drydock(t, master, 'agent', 'list');
   assert.equal(before.code, 0, before.stderr);
@@ -63,7 +63,7 @@ test('drydock agent drain --wait: progress until DRAINED; list shows it; reactiv
   assert.deepEqual(row(last.stdout, 'agent-a').slice(3, 4), ['ACTIVE']);
 });
 
-test('drydock agent drain --wait on an idle agent is DRAINED at once; drain without --wait returns', { timeout: 60_000 }, async (t) => {
+test('drydock agent drain --wait on an idle agent is DRAINED at once; drain without --wait returns', { timeout: 180_000 }, async (t) => {
   const master = await startMaster(t);
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'idle' });
   const r = await drydock(t, master, 'agent', 'drain', 'idle', '--wait');
@@ -75,7 +75,7 @@ test('drydock agent drain --wait on an idle agent is DRAINED at once; drain with
   assert.match(again.stdout, /idle is DRAINING \(drydock agent list shows when it is DRAINED\)/);
 });
 
-test('drydock agent deactivate / reactivate; hostname resolution; master errors are shown with exit 1', { timeout: 60_000 }, async (t) => {
+test('drydock agent deactivate / reactivate; hostname resolution; master errors are shown with exit 1', { timeout: 600_000 }, async (t) => {
   const master = await startMaster(t);
   const b = await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'agent-b' });
   await startAgent(t, { master: master.address, ip: '127.0.0.4', hostname: 'twin' });
@@ -86,15 +86,15 @@ test('drydock agent deactivate / reactivate; hostname resolution; master errors 
   assert.equal(de.stdout, `agent-b (${b.agentId}) is DEACTIVATED: no new offers; running tasks are untouched\n`);
   const list = await drydock(t, master, 'agent', 'list');
   assert.deepEqual(row(list.stdout, 'agent-b').slice(3, 5), ['DEACTIVATED', 'UP']);
-  // Idempotent, as in Mesos.
-  assert.equal((await drydock(t, master, 'agent', 'deactivate', 'agent-b')).code, 0);
+  // Deactivating twice and reactivating twice are alike: exit 0, saying it was already so.
+  const twice = await drydock(t, master, 'agent', 'deactivate', 'agent-b');
+  assert.deepEqual([twice.code, twice.stdout], [0, `agent-b (${b.agentId}) was already DEACTIVATED: nothing changed\n`]);
   assert.equal((await drydock(t, master, 'agent', 'reactivate', 'agent-b')).code, 0);
   assert.deepEqual(row((await drydock(t, master, 'agent', 'list')).stdout, 'agent-b').slice(3, 4), ['ACTIVE']);
-
-  // The master's own message, as it is.
-  const notDeactivated = await drydock(t, master, 'agent', 'reactivate', 'agent-b');
-  assert.equal(notDeactivated.code, 1);
-  assert.equal(notDeactivated.stderr, 'drydock: master answered 400: Agent is not deactivated\n');
+  const again = await drydock(t, master, 'agent', 'reactivate', 'agent-b');
+  assert.deepEqual([again.code, again.stdout, again.stderr], [0, `agent-b (${b.agentId}) was already ACTIVE: nothing changed\n`, '']);
+  const againJson = await drydock(t, master, 'agent', 'reactivate', 'agent-b', '--json');
+  assert.equal((JSON.parse(againJson.stdout) as { changed: boolean }).changed, false);
 
   const ambiguous = await drydock(t, master, 'agent', 'drain', 'twin');
   assert.equal(ambiguous.code, 1);
@@ -109,38 +109,39 @@ test('drydock agent deactivate / reactivate; hostname resolution; master errors 
   assert.equal(unknownId.code, 1);
   assert.equal(unknownId.stderr, 'drydock: master answered 400: Unknown agent\n');
 
+  // A bad flag value is a usage error: 2, nothing sent, the pointer to the command's help.
   const badFlag = await drydock(t, master, 'agent', 'drain', 'agent-b', '--max_grace_period', '30');
-  assert.equal(badFlag.code, 1);
-  assert.match(badFlag.stderr, /--max_grace_period: Invalid duration '30'/);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /--max_grace_period: Invalid duration '30'.*\nRun 'drydock agent drain --help' for usage\.\n$/);
 });
 
-test('drydock agent gone: marked gone, no longer listed; drain --mark_gone --wait ends when it is gone', { timeout: 60_000 }, async (t) => {
+test('drydock agent gone: marked gone, no longer listed; drain --mark_gone --wait ends when it is gone', { timeout: 300_000 }, async (t) => {
   const master = await startMaster(t);
   const g = await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'doomed' });
   await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'doomed-too' });
   const r = await drydock(t, master, 'agent', 'gone', 'doomed');
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, new RegExp(`doomed \\(${g.agentId}\\) is marked gone`));
-  await eventually(async () => (/\sdoomed\s/.test((await drydock(t, master, 'agent', 'list')).stdout) ? undefined : true), 10_000, 200, 'doomed to leave the list');
+  await eventually(async () => (/\sdoomed\s/.test((await drydock(t, master, 'agent', 'list')).stdout) ? undefined : true), undefined, 200, 'doomed to leave the list');
 
   const m = await drydock(t, master, 'agent', 'drain', 'doomed-too', '--mark_gone', '--wait');
   assert.equal(m.code, 0, `${m.stdout}\n${m.stderr}`);
   assert.match(m.stdout, /doomed-too drained and marked gone\n$/);
 });
 
-test('drydock agent drain --wait: Ctrl-C stops waiting (exit 130); the drain goes on', { timeout: 60_000 }, async (t) => {
+test('drydock agent drain --wait: Ctrl-C stops waiting (exit 130); the drain goes on', { timeout: 360_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'slow' });
   const task = startCli(t, master, ['run', '--name', 'stubborn', '--command', "trap '' TERM; sleep 60", '--grace_period', '4secs', '--hostname', 'slow']);
-  await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), 20_000, 50, 'TASK_RUNNING printed');
+  await eventually(() => (/TASK_RUNNING/.test(task.stdout) ? true : undefined), undefined, 50, 'TASK_RUNNING printed');
   const wait = startCli(t, master, ['agent', 'drain', 'slow', '--wait']);
-  await eventually(() => (/waiting for: task stubborn-/.test(wait.stdout) ? true : undefined), 10_000, 50, 'a waiting-for line');
+  await eventually(() => (/waiting for: task stubborn-/.test(wait.stdout) ? true : undefined), undefined, 50, 'a waiting-for line');
   wait.child.kill('SIGINT');
   const r = await cliFinished(wait);
   assert.equal(r.code, 130);
   assert.match(r.stderr, /stopped waiting; the drain of slow goes on/);
   assert.deepEqual(row((await drydock(t, master, 'agent', 'list')).stdout, 'slow').slice(3, 4), ['DRAINING']);
   // ...and ends without us: SIGKILL after the task's 4 s grace, acknowledged by `drydock run`.
-  await eventually(async () => (row((await drydock(t, master, 'agent', 'list')).stdout, 'slow')[3] === 'DRAINED' ? true : undefined), 20_000, 250, 'DRAINED');
+  await eventually(async () => (row((await drydock(t, master, 'agent', 'list')).stdout, 'slow')[3] === 'DRAINED' ? true : undefined), undefined, 250, 'DRAINED');
   assert.equal((await cliFinished(task)).code, 137);
 });

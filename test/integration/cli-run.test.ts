@@ -25,7 +25,7 @@ async function cluster(t: Parameters<typeof startMaster>[0]): Promise<MasterHand
   return master;
 }
 
-test('drydock run: exit 0 and exit 3 come back as the CLI exit status; updates are printed', { timeout: 60_000 }, async (t) => {
+test('drydock run: exit 0 and exit 3 come back as the CLI exit status; updates are printed', { timeout: 240_000 }, async (t) => {
   const master = await cluster(t);
   const ok = cliRun(t, master, ['--name', 'hello', '--command', 'echo hello; sleep 0.3']);
   assert.equal(await exitCode(ok), 0, ok.stderr);
@@ -44,7 +44,7 @@ test('drydock run: exit 0 and exit 3 come back as the CLI exit status; updates a
   assert.equal(events.at(-1)?.update.status.state, 'TASK_FINISHED');
 });
 
-test('drydock run --hostname picks that agent (case-insensitive)', { timeout: 60_000 }, async (t) => {
+test('drydock run --hostname picks that agent (case-insensitive)', { timeout: 180_000 }, async (t) => {
   const master = await cluster(t);
   for (const host of ['agent-b', 'AGENT-A']) {
     const run = cliRun(t, master, ['--name', 'where', '--command', 'true', '--hostname', host]);
@@ -55,42 +55,46 @@ test('drydock run --hostname picks that agent (case-insensitive)', { timeout: 60
   }
 });
 
-test('drydock run: SIGINT kills the task (TASK_KILLED, exit 143) and the process is gone', { timeout: 60_000 }, async (t) => {
+test('drydock run: SIGINT kills the task (TASK_KILLED, exit 143) and the process is gone', { timeout: 240_000 }, async (t) => {
   const master = await cluster(t);
   const run = cliRun(t, master, ['--name', 'sleeper', '--command', 'exec sleep 60', '--grace_period', '5secs', '--hostname', 'agent-a']);
-  await eventually(() => (/TASK_RUNNING/.test(run.stdout) ? true : undefined), 20_000, 50, 'TASK_RUNNING printed');
+  await eventually(() => (/TASK_RUNNING/.test(run.stdout) ? true : undefined), undefined, 50, 'TASK_RUNNING printed');
   const taskId = /launching task (\S+)/.exec(run.stderr)?.[1];
   assert.ok(taskId !== undefined, run.stderr);
-  const pid = await eventually(() => taskPidFromProc(taskId), 10_000, 50, 'the task process');
+  const pid = await eventually(() => taskPidFromProc(taskId), undefined, 50, 'the task process');
   assert.ok(pid !== undefined && alive(pid), 'the task process runs');
   run.child.kill('SIGINT');
   assert.equal(await exitCode(run), 143, run.stderr);
   assert.match(run.stdout, /TASK_KILLED\s+agent-a\s+Command terminated with signal Terminated/);
   assert.match(run.stderr, /SIGINT: killing task/);
-  await eventually(() => (alive(pid) ? undefined : true), 5_000, 50, 'the task process to be gone');
+  await eventually(() => (alive(pid) ? undefined : true), undefined, 50, 'the task process to be gone');
 });
 
-test('drydock run: no matching offer within --offer_timeout is exit 1 naming what was asked', { timeout: 60_000 }, async (t) => {
+test('drydock run: no matching offer within --offer_timeout is exit 125 (run\'s own failure) naming what was asked', { timeout: 180_000 }, async (t) => {
   const master = await cluster(t);
   const run = cliRun(t, master, ['--name', 'nowhere', '--command', 'true', '--hostname', 'nosuch', '--cpus', '0.5', '--offer_timeout', '1secs']);
-  assert.equal(await exitCode(run), 1);
+  assert.equal(await exitCode(run), 125);
   assert.match(run.stderr, /no offer matching hostname nosuch, cpus 0.5, mem 32 MB within 1 s/);
   assert.equal(run.stdout, '');
 });
 
-test('drydock run: bad flags and an unreachable master are one-line errors with exit 1', { timeout: 30_000 }, async (t) => {
+test('drydock run: bad flags and an unreachable master are one-line errors with exit 125, never a status a task could have', { timeout: 60_000 }, async (t) => {
   // A port nobody listens on (port 1 would be refused by fetch itself as a "bad port").
   const fake = { address: `127.0.0.1:${await freePort()}` } as MasterHandle;
-  const cases: Array<[string[], RegExp]> = [
-    [['--name', 'x', '--command', 'true', '--cpus', 'many'], /--cpus must be a positive number, got 'many'/],
-    [['--name', 'x', '--command', 'true', '--grace_period', '3'], /--grace_period: Invalid duration '3'/],
-    [['--name', 'x', '--command', 'true'], /cannot reach the master at 127\.0\.0\.1:\d+ \(ECONNREFUSED\); set --master or DRYDOCK_MASTER/],
+  const cases: Array<[string[], RegExp, boolean]> = [
+    [['--name', 'x', '--command', 'true', '--cpus', 'many'], /--cpus must be a positive number, got 'many'/, true],
+    [['--name', 'x', '--command', 'true', '--grace_period', '3'], /--grace_period: Invalid duration '3'/, true],
+    [['--name', 'x', '--command', 'true', '--no-such-flag'], /unknown option '--no-such-flag'/, true],
+    [['--command', 'true'], /required option '--name <name>' not specified/, true],
+    [['--name', 'x', '--command', 'true'], /cannot reach the master at 127\.0\.0\.1:\d+ \(ECONNREFUSED\); set --master or DRYDOCK_MASTER/, false],
   ];
-  for (const [args, message] of cases) {
+  for (const [args, message, usage] of cases) {
     const run = cliRun(t, fake, args);
-    assert.equal(await exitCode(run), 1, args.join(' '));
+    assert.equal(await exitCode(run), 125, args.join(' '));
     assert.match(run.stderr, message);
-    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+    // A usage error is its one line and the pointer to run's help; the others one line.
+    const lines = run.stderr.trim().split('\n');
+    assert.deepEqual(lines.slice(1), usage ? ["Run 'drydock run --help' for usage."] : [], run.stderr);
   }
 });
 

@@ -21,22 +21,23 @@ const drydock = (t: { after(fn: () => unknown): void }, master: MasterHandle, ar
 
 const SPEC = ['name: st', 'machines: { hostnames: [st-b] }', 'window: 1hrs', 'wait_for_frameworks: 1secs', 'settle: 1secs', 'up_when: operator', ''].join('\n');
 
-test('drydock status: leader, agents by state, machines by mode, drains, plans; --json; colour only when asked', { timeout: 90_000 }, async (t) => {
+test('drydock status: leader, agents by state, machines by mode, drains, plans; --json; colour only when asked', { timeout: 300_000 }, async (t) => {
   const master = await startMaster(t);
   await startAgent(t, { master: master.address, ip: '127.0.0.2', hostname: 'st-a' });
   await startAgent(t, { master: master.address, ip: '127.0.0.3', hostname: 'st-b', stopSignal: 'SIGUSR1' });
   await eventually(async () => {
     const r = await drydock(t, master, ['agent', 'list']);
     return /st-a/.test(r.stdout) && /st-b/.test(r.stdout) ? true : undefined;
-  }, 20_000, 100, 'both agents registered');
+  }, undefined, 100, 'both agents registered');
 
-  // drain --json: one object, the agent as GET_AGENTS shows it after the call.
+  // drain --json: one object, the agent as Drydock's own API shows it after the call.
   const drain = await drydock(t, master, ['agent', 'drain', 'st-a', '--json']);
   assert.equal(drain.code, 0, drain.stderr);
   const called = JSON.parse(drain.stdout) as AgentCallJson;
   assert.equal(called.call, 'DRAIN_AGENT');
   assert.equal(called.hostname, 'st-a');
-  assert.match(called.agent?.drain_info?.state ?? '', /^DRAIN(ING|ED)$/);
+  assert.match(called.agent?.drain?.state ?? '', /^DRAIN(ING|ED)$/);
+  assert.equal(called.agent?.machine?.mode, 'UP');
 
   const file = join(tempDir(t), 'st.yaml');
   writeFileSync(file, SPEC);
@@ -50,7 +51,7 @@ test('drydock status: leader, agents by state, machines by mode, drains, plans; 
     assert.equal(r.code, 0, r.stderr);
     const s = (last = JSON.parse(r.stdout) as ClusterStatus);
     return s.agents.drained === 1 && s.machines.UP + s.machines.DRAINING + s.machines.DOWN === 2 && s.machines.UP < 2 ? s : undefined;
-  }, 30_000, 200, 'the drain DRAINED and st-b out of UP').catch((e: Error) => {
+  }, undefined, 200, 'the drain DRAINED and st-b out of UP').catch((e: Error) => {
     // What the last answer said: which of the two never came.
     throw new Error(`${e.message}; last status: agents ${JSON.stringify(last?.agents)}, machines ${JSON.stringify(last?.machines)}, plans ${JSON.stringify(last?.maintenance_plans)}`);
   });
@@ -89,14 +90,14 @@ test('drydock status: leader, agents by state, machines by mode, drains, plans; 
   const re = await drydock(t, master, ['agent', 'reactivate', 'st-a', '--json']);
   assert.equal(re.code, 0, re.stderr);
   const back = JSON.parse(re.stdout) as AgentCallJson;
-  assert.deepEqual([back.call, back.agent?.drain_info], ['REACTIVATE_AGENT', undefined]);
+  assert.deepEqual([back.call, back.agent?.drain, back.agent?.state], ['REACTIVATE_AGENT', undefined, 'ACTIVE']);
 
   // drain --wait --json: one compact object a line, each change; the outcome on stderr.
   const waited = await drydock(t, master, ['agent', 'drain', 'st-a', '--wait', '--json']);
   assert.equal(waited.code, 0, waited.stderr);
   const lines = waited.stdout.trim().split('\n').map((l) => JSON.parse(l) as AgentCallJson);
   assert.ok(lines.length >= 1 && lines.every((l) => l.call === 'DRAIN_AGENT' && l.hostname === 'st-a'), waited.stdout);
-  assert.equal(lines.at(-1)?.agent?.drain_info?.state, 'DRAINED');
+  assert.equal(lines.at(-1)?.agent?.drain?.state, 'DRAINED');
   assert.match(waited.stderr, /st-a is DRAINED\n$/);
 
   // No master: the command's failure, exit 1, nothing on stdout.

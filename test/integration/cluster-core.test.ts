@@ -20,7 +20,7 @@ async function getAgents(m: MasterHandle): Promise<{ agents: AgentJson[]; recove
   return (r.json as { get_agents: { agents: AgentJson[]; recovered_agents: Array<{ id: { value: string } }> } }).get_agents;
 }
 
-test('a real agent keeps its id through a master restart and its own kill -9', { timeout: 60_000 }, async (t) => {
+test('a real agent keeps its id through a master restart and its own kill -9', { timeout: 540_000 }, async (t) => {
   const masterDir = tempDir(t, 'drydock-e2e-master-');
   const agentDir = tempDir(t, 'drydock-e2e-agent-');
   const m1 = await startMaster(t, { workDir: masterDir });
@@ -41,32 +41,32 @@ test('a real agent keeps its id through a master restart and its own kill -9', {
     const g = await getAgents(m2);
     const a = g.agents.find((x) => x.agent_info.id.value === id);
     return a?.active === true ? a : undefined;
-  }, 20_000, 100, 'the agent to re-register after the master restart');
+  }, undefined, 100, 'the agent to re-register after the master restart');
   assert.ok(back.reregistered_time !== undefined, 'a re-registration is recorded');
   assert.equal((await getAgents(m2)).agents.length, 1);
-  await a1.daemon.waitForLog((r) => r.msg === 'registered' && r['reregistered'] === true && r['agentId'] === id, 5_000);
+  await a1.daemon.waitForLog((r) => r.msg === 'registered' && r['reregistered'] === true && r['agentId'] === id);
 
   // kill -9 of the agent: the master sees it disconnected; the restarted agent is the same agent.
   a1.daemon.signal('SIGKILL');
   await a1.daemon.exited;
-  await eventually(async () => ((await getAgents(m2)).agents.find((x) => x.agent_info.id.value === id)?.active === false ? true : undefined), 10_000, 50, 'the agent to show as disconnected');
+  await eventually(async () => ((await getAgents(m2)).agents.find((x) => x.agent_info.id.value === id)?.active === false ? true : undefined), undefined, 50, 'the agent to show as disconnected');
   const a2 = await startAgent(t, { master: m2.address, ip: '127.0.0.2', hostname: 'agent-e2e', workDir: agentDir });
   assert.equal(a2.agentId, id);
-  await eventually(async () => ((await getAgents(m2)).agents.find((x) => x.agent_info.id.value === id)?.active === true ? true : undefined), 10_000, 50, 'the restarted agent to be active');
+  await eventually(async () => ((await getAgents(m2)).agents.find((x) => x.agent_info.id.value === id)?.active === true ? true : undefined), undefined, 50, 'the restarted agent to be active');
   assert.equal((await getAgents(m2)).agents.length, 1);
 });
 
-test('an agent that stops answering pings becomes unreachable, then gets its identity back', { timeout: 60_000 }, async (t) => {
+test('an agent that stops answering pings becomes unreachable, then gets its identity back', { timeout: 300_000 }, async (t) => {
   const m = await startMaster(t, { flags: ['--agent_ping_timeout=200ms', '--max_agent_ping_timeouts=3'] });
   const a = await startAgent(t, { master: m.address, ip: '127.0.0.3', hostname: 'agent-frozen' });
   t.after(() => a.daemon.signal('SIGCONT'));
   const id = a.agentId;
 
   a.daemon.signal('SIGSTOP');
-  await eventually(async () => ((await getAgents(m)).agents.some((x) => x.agent_info.id.value === id) ? undefined : true), 10_000, 50, 'the frozen agent to leave GET_AGENTS');
-  await m.daemon.waitForMsg('agent unreachable', { agentId: id }, 5_000);
+  await eventually(async () => ((await getAgents(m)).agents.some((x) => x.agent_info.id.value === id) ? undefined : true), undefined, 50, 'the frozen agent to leave GET_AGENTS');
+  await m.daemon.waitForMsg('agent unreachable', { agentId: id });
 
   a.daemon.signal('SIGCONT');
-  const back = await eventually(async () => (await getAgents(m)).agents.find((x) => x.agent_info.id.value === id && x.active), 20_000, 100, 'the agent to come back');
+  const back = await eventually(async () => (await getAgents(m)).agents.find((x) => x.agent_info.id.value === id && x.active), undefined, 100, 'the agent to come back');
   assert.equal(back.agent_info.hostname, 'agent-frozen');
 });

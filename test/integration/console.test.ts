@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { alive, callApi, eventually, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { alive, callApi, EVENT_DEADLINE_MS, eventually, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
 import { etcdMissing, startEtcd } from '../helpers/etcd.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -37,7 +37,7 @@ async function browser(t: TestContext): Promise<Browser> {
 /** A page whose script errors fail the test. */
 async function page(t: TestContext, b: Browser): Promise<Page> {
   const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
-  p.setDefaultTimeout(20_000);
+  p.setDefaultTimeout(EVENT_DEADLINE_MS);
   const errors: string[] = [];
   p.on('pageerror', (e) => errors.push(e.message));
   t.after(() => assert.deepEqual(errors, [], 'no script error on the page'));
@@ -65,7 +65,7 @@ plans:
       hello-deploy: { pod: hello, strategy: parallel }
 `;
 
-test('the console against a real cluster: agents, a drain from the page to DRAINED live, a plan step continued, service plans', { skip, timeout: 120_000 }, async (t) => {
+test('the console against a real cluster: agents, a drain from the page to DRAINED live, a plan step continued, service plans', { skip, timeout: 300_000 }, async (t) => {
   const m = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: m.address, hostname: 'console-a', resources: 'cpus:2;mem:1024', stopSignal: 'SIGUSR1' });
   await startAgent(t, { master: m.address, hostname: 'console-b', resources: 'cpus:2;mem:1024', stopSignal: 'SIGUSR1' });
@@ -77,7 +77,7 @@ test('the console against a real cluster: agents, a drain from the page to DRAIN
     const r = (await callApi(m.url, { type: 'GET_TASKS' })).json as { get_tasks: { tasks: Array<{ state: string; agent_id: { value: string } }> } };
     const tasks = r.get_tasks.tasks.filter((x) => x.state === 'TASK_RUNNING');
     return tasks.length === 2 ? tasks : undefined;
-  }, 30_000, 100, 'two running tasks');
+  }, undefined, 100, 'two running tasks');
   const target = running[0]?.agent_id.value ?? '';
   const agents = await agentsOf(m);
   const targetHost = agents.find((a) => a.agent_info.id.value === target)?.agent_info.hostname ?? '';
@@ -145,7 +145,7 @@ test('the console against a real cluster: agents, a drain from the page to DRAIN
   await p.waitForSelector(`tr[data-machine="${targetHost}"] button:has-text("Up")`);
 });
 
-test('with credentials required: a 401 shows the sign-in form; wrong secrets are refused; a 403 shows the master\'s message', { skip, timeout: 90_000 }, async (t) => {
+test('with credentials required: a 401 shows the sign-in form; wrong secrets are refused; a 403 shows the master\'s message', { skip, timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-console-auth-');
   const secret = (name: string, text: string): string => {
     const path = join(dir, name);
@@ -198,20 +198,20 @@ test('with credentials required: a 401 shows the sign-in form; wrong secrets are
 
 const etcdSkip = skip || etcdMissing();
 
-test('loaded from a standby, the console lands on the leader (307) and runs there', { skip: etcdSkip, timeout: 90_000 }, async (t) => {
+test('loaded from a standby, the console lands on the leader (307) and runs there', { skip: etcdSkip, timeout: 180_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/console-test`, '--etcd_ttl=2secs'];
   const a = await startMaster(t, { flags });
   const c = await startMaster(t, { flags });
   const leader = await eventually(async () => {
     for (const x of [a, c]) {
-      const r = await fetch(`${x.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+      const r = await fetch(`${x.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) }).catch(() => undefined);
       if (r?.status === 200) return x;
     }
     return undefined;
-  }, 20_000, 100, 'a leader serving the console');
+  }, undefined, 100, 'a leader serving the console');
   const standby = leader === a ? c : a;
-  await eventually(async () => ((await fetch(`${standby.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(2000) })).status === 307 ? true : undefined), 10_000, 100, 'the standby redirecting');
+  await eventually(async () => ((await fetch(`${standby.url}/`, { redirect: 'manual', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) })).status === 307 ? true : undefined), undefined, 100, 'the standby redirecting');
   const b = await browser(t);
   const p = await page(t, b);
   await p.goto(`${standby.url}/#/cluster`);

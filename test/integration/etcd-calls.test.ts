@@ -17,7 +17,7 @@ import { Etcd3, GRPCDeadlineExceededError } from 'etcd3';
 import { etcdCallLimits, resilientEtcdOptions } from '../../master/process/etcd-calls.js';
 import { systemClock } from '../../shared/clock.js';
 import { Logger } from '../../shared/log.js';
-import { eventually, ROOT } from '../helpers/daemons.js';
+import { eventually, EVENT_DEADLINE_MS, ROOT } from '../helpers/daemons.js';
 
 // etcd3 tries the members of a call in a shuffled order; its test switch makes it the reverse of `hosts`.
 (createRequire(import.meta.url)('etcd3/lib/connection-pool.js') as { ConnectionPool: { deterministicOrder: boolean } }).ConnectionPool.deterministicOrder = true;
@@ -115,16 +115,17 @@ test('a read held by a member is answered by another after the read deadline, wi
   const t0 = performance.now();
   assert.equal(await client.get('k').string(), 'v');
   const took = performance.now() - t0;
-  assert.ok(took >= 450 && took < 2_000, `the read took ${took} ms: the 500 ms deadline, then the other member`);
+  // At least the read deadline (the held member was tried first); no upper bound: a loaded machine
+  // may take any time, and a read that waited for ever would fail at the test's own timeout.
+  assert.ok(took >= 450, `the read took ${took} ms: the 500 ms deadline, then the other member`);
   assert.deepEqual(held.calls, [{ method: 'Range', hasleader: 'true' }]);
   assert.deepEqual(good.calls, [{ method: 'Range', hasleader: 'true' }]);
-  const t1 = performance.now();
   assert.equal(await client.get('k').string(), 'v');
-  assert.ok(performance.now() - t1 < 400, 'the held member is skipped');
-  assert.equal(held.calls.length, 1);
+  assert.equal(held.calls.length, 1, 'the held member is skipped');
+  assert.equal(good.calls.length, 2);
   // Probes (a read of their own, every read deadline) find out when it serves again; calls then go to it too.
   held.mode = 'ok';
-  await eventually(() => (held.calls.length >= 2 ? true : undefined), 5_000, 20, 'a probe of the held member');
+  await eventually(() => (held.calls.length >= 2 ? true : undefined), undefined, 20, 'a probe of the held member');
   assert.deepEqual(held.calls[1], { method: 'Range', hasleader: 'true' });
   const before = held.calls.length;
   for (let i = 0; i < 20 && held.calls.length === before; i++) assert.equal(await client.get('k').string(), 'v');
@@ -136,10 +137,10 @@ test('a member without a leader fails the call at once and the next member answe
   const leaderless = await member('noleader');
   t.after(() => Promise.all([good.stop(), leaderless.stop()]));
   const client = clientOf(t, [good, leaderless]);
-  const t0 = performance.now();
   assert.equal(await client.get('k').string(), 'v');
-  assert.ok(performance.now() - t0 < 400, 'no deadline waited for');
+  // The member said "no leader" (UNAVAILABLE) and the next member was asked: one call each.
   assert.deepEqual(leaderless.calls, [{ method: 'Range', hasleader: 'true' }]);
+  assert.deepEqual(good.calls, [{ method: 'Range', hasleader: 'true' }]);
 });
 
 test('a write past its deadline fails to its caller and is not sent to another member (it may have been applied)', async (t) => {
@@ -150,7 +151,7 @@ test('a write past its deadline fails to its caller and is not sent to another m
   const t0 = performance.now();
   await assert.rejects(client.if('k', 'Create', '==', 0).then(client.put('k').value('w')).commit(), (e) => e instanceof GRPCDeadlineExceededError);
   const took = performance.now() - t0;
-  assert.ok(took >= 950 && took < 2_500, `failed after ${took} ms: the 1 s write deadline`);
+  assert.ok(took >= 950, `failed after ${took} ms: the 1 s write deadline`);
   assert.deepEqual(held.calls.map((c) => c.method), ['Txn']);
   assert.equal(good.calls.length, 0);
   // A transaction that only reads is repeated like a read.
@@ -174,7 +175,7 @@ test('a watch stream whose member stops answering is noticed (no answer to a pro
   assert.equal(silent.calls[0]?.hasleader, 'true');
   const t0 = performance.now();
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the watch was not re-created within 5 s')), 5_000);
+    const timer = setTimeout(() => reject(new Error(`the watch was not re-created within ${EVENT_DEADLINE_MS} ms`)), EVENT_DEADLINE_MS);
     w.once('connected', () => {
       clearTimeout(timer);
       resolve();
@@ -182,14 +183,14 @@ test('a watch stream whose member stops answering is noticed (no answer to a pro
   });
   const took = performance.now() - t0;
   // Quiet for 500 ms, a progress request, 500 ms without an answer, then etcd3's reconnect.
-  assert.ok(took >= 900 && took < 3_000, `re-created after ${took} ms`);
+  assert.ok(took >= 900, `re-created after ${took} ms`);
   assert.deepEqual(silent.calls.map((c) => c.method), ['Watch', 'Watch.create', 'Watch.progress']);
   assert.deepEqual(good.calls.map((c) => c.method), ['Watch', 'Watch.create']);
   assert.equal(good.calls[0]?.hasleader, 'true');
   // On a member that answers, progress requests keep the stream (their answers never reach etcd3 as a watcher it does not know).
   const events: unknown[] = [];
   w.on('data', (d) => events.push(d));
-  await new Promise((r) => setTimeout(r, 1_500));
-  assert.ok(good.calls.filter((c) => c.method === 'Watch.progress').length >= 1);
+  await eventually(() => (good.calls.some((c) => c.method === 'Watch.progress') ? true : undefined), undefined, 20, 'a progress request on the member that answers');
+  await eventually(() => (good.calls.filter((c) => c.method === 'Watch.progress').length >= 2 ? true : undefined), undefined, 20, 'a second progress request (the first was answered)');
   assert.deepEqual(good.calls.filter((c) => c.method === 'Watch' || c.method === 'Watch.create').length, 2, 'still the same stream');
 });

@@ -98,7 +98,7 @@ const updateFor = (taskId: string, state?: string) => (e: ProtoEvent): boolean =
 
 /** The first offer of `agentId` (any agent when undefined). */
 async function offerOf(s: ProtoScheduler, agentId?: string): Promise<OfferView> {
-  const e = await s.next((x) => offersOf(x).some((o) => agentId === undefined || o.agent_id.value === agentId), 10_000, `an offer${agentId === undefined ? '' : ` of ${agentId}`}`);
+  const e = await s.next((x) => offersOf(x).some((o) => agentId === undefined || o.agent_id.value === agentId), undefined, `an offer${agentId === undefined ? '' : ` of ${agentId}`}`);
   return offersOf(e).find((o) => agentId === undefined || o.agent_id.value === agentId) as OfferView;
 }
 
@@ -108,7 +108,7 @@ async function launch(s: ProtoScheduler, offer: OfferView, tasks: Array<Record<s
   assert.equal(r.status, 202, r.text);
   for (const id of running) {
     for (let i = 0; i < 5; i++) {
-      const e = await s.next(updateFor(id), 15_000, `an update of ${id}`);
+      const e = await s.next(updateFor(id), undefined, `an update of ${id}`);
       const st = statusOf(e);
       if (st?.uuid !== undefined && st.uuid !== '') {
         const ack = await s.call('ACKNOWLEDGE', { agent_id: st.agent_id, task_id: st.task_id, uuid: st.uuid });
@@ -146,7 +146,7 @@ const auditsAtLeast = (m: MasterHandle, pred: (r: LogRecord) => boolean, min = 1
   eventually(() => {
     const found = audits(m, pred);
     return found.length >= min ? found : undefined;
-  }, 5_000, 20, 'audit lines');
+  }, undefined, 20, 'audit lines');
 
 test('a framework is bound to its principal: hijack, stranger calls and unauthorized teardowns are refused and change nothing', async (t) => {
   const m = await secureMaster(t);
@@ -217,7 +217,7 @@ test('a framework is bound to its principal: hijack, stranger calls and unauthor
   assert.equal(down.status, 200, down.text);
   assert.match(await alice.ended, /stream (ended|failed)/);
   assert.equal((await frameworks(m, 'ops')).some((f) => f.framework_info.id.value === fid), false);
-  await eventually(async () => ((await tasks(m, 'ops')).completed_tasks.find((x) => x.task_id.value === 't1')?.state === 'TASK_KILLED' ? true : undefined), 15_000, 100, 't1 killed');
+  await eventually(async () => ((await tasks(m, 'ops')).completed_tasks.find((x) => x.task_id.value === 't1')?.state === 'TASK_KILLED' ? true : undefined), undefined, 100, 't1 killed');
   assert.equal((await auditsAtLeast(m, (r) => r['principal'] === 'ops' && r['action'] === 'TEARDOWN teardown_frameworks' && r['outcome'] === 'allowed')).length, 1);
   // Removed, it stays alice's: bob learns nothing of it.
   const late = await refusedSubscribe(m, { user: 'web', name: 'alice-fw', id: { value: fid } }, auth('bob'));
@@ -242,7 +242,7 @@ test('register_frameworks refuses a role, run_tasks a user (TASK_ERROR REASON_TA
   const offer = await offerOf(alice, a1.agentId);
   // One ACCEPT: root is refused, the framework's own user (web) runs.
   await launch(alice, offer, [task('as-root', a1.agentId as string, 'root'), task('as-web', a1.agentId as string)], ['as-web']);
-  const refused = statusOf(await alice.next(updateFor('as-root'), 10_000, 'the refusal of as-root'));
+  const refused = statusOf(await alice.next(updateFor('as-root'), undefined, 'the refusal of as-root'));
   assert.equal(refused?.state, 'TASK_ERROR');
   assert.equal(refused?.reason, 'REASON_TASK_UNAUTHORIZED');
   assert.equal(refused?.source, 'SOURCE_MASTER');
@@ -269,7 +269,7 @@ async function operatorStream(t: Cleanup, m: MasterHandle, who: Principal): Prom
     }
   })();
   const until = (pred: (r: { type: string } & Record<string, unknown>) => boolean, what: string): Promise<void> =>
-    eventually(() => (records.some(pred) ? true : undefined), 15_000, 20, `${who}'s stream: ${what}`).then(() => undefined);
+    eventually(() => (records.some(pred) ? true : undefined), undefined, 20, `${who}'s stream: ${what}`).then(() => undefined);
   return { records, until };
 }
 

@@ -46,7 +46,7 @@ import { MAX_API_BODY_BYTES } from '../../master/api/codecs.js';
 import { parseJson, stringifyJson } from '../../shared/json.js';
 import { MAX_FRAME_BYTES } from '../../shared/protocol.js';
 import { RecordReader } from '../../shared/recordio.js';
-import { alive, startAgent, startMaster, type AgentHandle, type Daemon, type LogRecord, type MasterHandle } from '../helpers/daemons.js';
+import { alive, EVENT_DEADLINE_MS, startAgent, startMaster, type AgentHandle, type Daemon, type LogRecord, type MasterHandle } from '../helpers/daemons.js';
 import { FakeAgent } from '../helpers/fake-agent.js';
 import {
   CANONICAL_SCHEDULE,
@@ -69,8 +69,8 @@ const AREAS = process.env['DRYDOCK_FUZZ_AREAS']?.split(',').map((x) => x.trim())
 const REPLAY = `DRYDOCK_FUZZ_SEED=${SEED} npm test`;
 /** The case loop stops here even if cases remain (a slow machine runs a prefix of the same cases). */
 const TIME_BUDGET_MS = 35_000;
-/** Every request and every wait is bounded. */
-const REQUEST_TIMEOUT_MS = 8_000;
+/** Every request and every wait is bounded: by the tests' one guard (an answer returns when it comes). */
+const REQUEST_TIMEOUT_MS = EVENT_DEADLINE_MS;
 const HEALTH_EVERY = 50;
 /** Past this many failures the server is broken enough; stop and report. */
 const MAX_FAILURES = 300;
@@ -201,7 +201,7 @@ function rawHttp(host: string, port: number, payload: string, hangUp: boolean): 
       socket.destroy();
       resolve({ statusLine: data.split('\r\n')[0] ?? '', error });
     };
-    const timer = setTimeout(() => finish('timed out'), 3_000);
+    const timer = setTimeout(() => finish('timed out'), REQUEST_TIMEOUT_MS);
     socket.setEncoding('latin1');
     socket.on('data', (d: string) => (data += d));
     socket.on('end', () => finish());
@@ -488,7 +488,7 @@ class Fuzz {
   async #readStream(res: Response, abort: AbortController): Promise<string> {
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const records = new RecordReader();
-    const deadline = Date.now() + 3_000;
+    const deadline = Date.now() + REQUEST_TIMEOUT_MS;
     const streamId = res.headers.get('mesos-stream-id');
     while (Date.now() < deadline) {
       const chunk = await Promise.race([reader.read(), sleep(Math.max(1, deadline - Date.now())).then(() => undefined)]);
@@ -541,7 +541,7 @@ class Fuzz {
       return { text: '', accepted: false, failure: { kind: 'wire', detail: `valid REGISTER before the fuzzed frames failed: ${(e as Error).message}` } };
     } finally {
       fa.close();
-      await fa.waitClosed(2_000).catch(() => fa.terminate());
+      await fa.waitClosed().catch(() => fa.terminate());
     }
   }
 
@@ -715,9 +715,10 @@ class Fuzz {
       await this.#afterAccepted(c);
       return;
     }
-    // Rejected, or a read: the state must be as it was (allowing 200 ms for a session close to land).
+    // Rejected, or a read: the state must be as it was, once a session close has landed (bounded
+    // by the one guard: a loaded machine may take more than a moment; a correct run returns at once).
     let s = await this.snapshot();
-    for (let i = 0; i < 5 && s.text !== this.#baseline?.text; i++) {
+    for (const deadline = Date.now() + REQUEST_TIMEOUT_MS; s.text !== this.#baseline?.text && Date.now() < deadline; ) {
       await sleep(40);
       s = await this.snapshot();
     }

@@ -7,7 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { systemClock } from '../../shared/clock.js';
 import { startHookProcess, type HookProcessOptions } from '../../io/hook-process.js';
 import { alive, eventually } from '../helpers/daemons.js';
@@ -20,6 +21,39 @@ function gone(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * The system clock, with its timers held until `file` exists: a hook's timeout then counts from
+ * when its shell has set itself up (made the file), however late a loaded machine runs it.
+ */
+function heldUntil(file: string): typeof systemClock {
+  return {
+    now: () => systemClock.now(),
+    immediate: (fn) => systemClock.immediate(fn),
+    monotonicMs: () => systemClock.monotonicMs(),
+    setTimer(ms, fn) {
+      let timer: ReturnType<typeof systemClock.setTimer> | undefined;
+      const poll = setInterval(() => {
+        if (!existsSync(file)) return;
+        clearInterval(poll);
+        timer = systemClock.setTimer(ms, fn);
+      }, 5);
+      return {
+        cancel: () => {
+          clearInterval(poll);
+          timer?.cancel();
+        },
+      };
+    },
+  };
+}
+
+/** A temp dir for a test's marker files, removed when the test ends. */
+function markers(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(`${tmpdir()}/drydock-hook-`);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 const run = (argv: string[], over: Partial<HookProcessOptions> = {}) =>
@@ -45,20 +79,23 @@ test('a non-zero exit is a failure with its code; the output kept is the tail', 
   assert.ok(end.output.endsWith('line 1999\n'), end.output);
 });
 
-test('the timeout stops the whole group, a background child included', async () => {
-  const started = Date.now();
-  const r = run(['/bin/sh', '-c', 'sleep 60 & echo $! ; wait'], { timeoutMs: 300 });
+test('the timeout stops the whole group, a background child included', async (t) => {
+  // The shell says its child's pid, then that it is set up: the timeout counts from then.
+  const set = `${markers(t)}/set`;
+  const r = run(['/bin/sh', '-c', `sleep 60 & echo $! ; : > ${set}; wait`], { timeoutMs: 300, clock: heldUntil(set) });
   const end = await r.ended;
   assert.equal(end.status, 'timed_out');
   assert.equal(end.signal, 'SIGTERM');
   const child = Number(end.output.trim());
   assert.ok(child > 0, end.output);
-  await eventually(() => (gone(child) ? true : undefined), 10_000, 50, 'the background sleep gone too');
-  assert.ok(Date.now() - started < 20_000, 'not the sleep\'s 60 s');
+  // Gone within the guard (30 s): not the sleep's 60 s.
+  await eventually(() => (gone(child) ? true : undefined), undefined, 50, 'the background sleep gone too');
 });
 
-test('a group that ignores SIGTERM gets SIGKILL after killAfterMs', async () => {
-  const end = await run(['/bin/sh', '-c', 'trap "" TERM; echo ready; sleep 60; echo survived'], { timeoutMs: 300, killAfterMs: 300 }).ended;
+test('a group that ignores SIGTERM gets SIGKILL after killAfterMs', async (t) => {
+  // The timeout counts from when the shell has set its trap.
+  const set = `${markers(t)}/set`;
+  const end = await run(['/bin/sh', '-c', `trap "" TERM; echo ready; : > ${set}; sleep 60; echo survived`], { timeoutMs: 300, killAfterMs: 300, clock: heldUntil(set) }).ended;
   assert.deepEqual([end.status, end.signal, end.output], ['timed_out', 'SIGKILL', 'ready\n']);
 });
 

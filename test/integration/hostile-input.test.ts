@@ -83,6 +83,8 @@ test('oversized bodies are read out and answered 413; a client that drops mid-bo
     });
     sock.on('error', reject);
   });
+  // The master's handling of the dropped socket is not observable: this look (its length is the
+  // check's sensitivity) gives a crash the time to show; a correct master passes however slow.
   await new Promise((r) => setTimeout(r, 200));
   assert.equal((await callApi(m.url, { type: 'GET_HEALTH' })).status, 200);
   assertUp(m);
@@ -111,7 +113,7 @@ test('a registered session cannot speak for another agent: its update is refused
   const real = await startAgent(t, { master: m.address, ip: '127.0.0.2', hostname: 'real', resources: 'cpus:1;mem:256' });
   const s = await SchedulerClient.subscribe(m.address, { user: 'root', name: 'victim', checkpoint: true });
   t.after(() => s.close());
-  const offer = ((await s.nextOfType('OFFERS', 10_000))['offers'] as { offers: Array<{ id: { value: string }; agent_id: { value: string } }> }).offers[0]!;
+  const offer = ((await s.nextOfType('OFFERS'))['offers'] as { offers: Array<{ id: { value: string }; agent_id: { value: string } }> }).offers[0]!;
   assert.equal(offer.agent_id.value, real.agentId);
   const accepted = await s.call('ACCEPT', {
     offer_ids: [offer.id],
@@ -120,7 +122,7 @@ test('a registered session cannot speak for another agent: its update is refused
   assert.equal(accepted.status, 202, accepted.text);
   const statusOf = (e: SchedulerEvent): { state: string; task_id: { value: string }; uuid?: string; agent_id?: { value: string } } => (e['update'] as { status: never }).status;
   for (const state of ['TASK_STARTING', 'TASK_RUNNING']) {
-    const u = statusOf(await s.next((e) => e.type === 'UPDATE' && statusOf(e).state === state, 10_000, state));
+    const u = statusOf(await s.next((e) => e.type === 'UPDATE' && statusOf(e).state === state, undefined, state));
     await s.call('ACKNOWLEDGE', { agent_id: u.agent_id, task_id: u.task_id, uuid: u.uuid });
   }
 
@@ -132,10 +134,12 @@ test('a registered session cannot speak for another agent: its update is refused
   forger.statusUpdate(s.frameworkId, forged);
   await m.daemon.waitForMsg('agent report refused', { reason: 'FOREIGN_AGENT_ID' });
   await m.daemon.waitForMsg('agent report refused', { reason: 'TASK_OF_ANOTHER_AGENT' });
-  await new Promise((r) => setTimeout(r, 300));
+  // Had a forged update been forwarded, it would be on the stream before the answer to a reconciliation asked for now.
+  assert.equal((await s.call('RECONCILE', { tasks: [{ task_id: { value: 'v' } }] })).status, 202);
+  await s.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'v' && (e['update'] as { status: { reason?: string } }).status.reason === 'REASON_RECONCILIATION', undefined, 'the reconciliation answer');
   assert.equal(s.received.some((e) => e.type === 'UPDATE' && statusOf(e).state === 'TASK_FAILED'), false, 'the framework heard nothing forged');
   const tasks = (await callApi(m.url, { type: 'GET_TASKS' })).json as { get_tasks: { tasks: Array<{ task_id: { value: string }; state: string; agent_id: { value: string } }> } };
   assert.deepEqual(tasks.get_tasks.tasks.map((x) => [x.task_id.value, x.state, x.agent_id.value]), [['v', 'TASK_RUNNING', real.agentId]]);
   assert.equal(forger.closed, undefined, 'the session itself stays');
-  await eventually(async () => ((await s.call('KILL', { task_id: { value: 'v' } })).status === 202 ? true : undefined), 2000, 50, 'KILL accepted');
+  await eventually(async () => ((await s.call('KILL', { task_id: { value: 'v' } })).status === 202 ? true : undefined), undefined, 50, 'KILL accepted');
 });

@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
 import { authorizationHeader } from '../../shared/credentials.js';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { callApi, eventually, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
 
@@ -116,13 +117,13 @@ function taskInfo(id: string, agentId: string, cmd: string): Record<string, unkn
 async function runTasks(t: TestContext, master: string, agentId: string, info: Record<string, unknown> = FRAMEWORK_INFO): Promise<SchedulerClient> {
   const s = await SchedulerClient.subscribe(master, info);
   t.after(() => s.close());
-  const e = await s.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), 15_000, 'an offer of the agent');
+  const e = await s.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), EVENT_DEADLINE_MS, 'an offer of the agent');
   const offer = offersOf(e).find((o) => o.agent_id.value === agentId) as { id: { value: string } };
   const accepted = await s.call('ACCEPT', { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [taskInfo('runs', agentId, 'sleep 600'), taskInfo('ends', agentId, 'exit 0')] } }], filters: { refuse_seconds: 0 } });
   assert.equal(accepted.status, 202, accepted.text);
   for (const [id, final] of [['runs', 'TASK_RUNNING'], ['ends', 'TASK_FINISHED']] as const) {
     for (;;) {
-      const u = await s.next((x) => statusOf(x)?.task_id.value === id, 15_000, `updates of ${id}`);
+      const u = await s.next((x) => statusOf(x)?.task_id.value === id, EVENT_DEADLINE_MS, `updates of ${id}`);
       const st = statusOf(u) as Status;
       if (st.uuid !== undefined) assert.equal((await s.call('ACKNOWLEDGE', { agent_id: st.agent_id, task_id: st.task_id, uuid: st.uuid })).status, 202);
       if (st.state === final) break;
@@ -132,7 +133,7 @@ async function runTasks(t: TestContext, master: string, agentId: string, info: R
 }
 
 async function get(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; text: string; json: unknown }> {
-  const res = await fetch(`${base}${path}`, { headers, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${base}${path}`, { headers, signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   const text = await res.text();
   let json: unknown;
   try {
@@ -149,7 +150,7 @@ async function settledState(m: MasterHandle): Promise<Record<string, unknown>> {
     const s = (await get(m.url, '/master/state')).json as { frameworks: Array<{ tasks: unknown[]; completed_tasks: unknown[] }> };
     const f = s.frameworks[0];
     return f !== undefined && f.tasks.length === 1 && f.completed_tasks.length === 1 ? (s as unknown as Record<string, unknown>) : undefined;
-  }, 10_000, 100, 'one task running and one completed in /master/state');
+  }, EVENT_DEADLINE_MS, 100, 'one task running and one completed in /master/state');
 }
 
 test('the legacy endpoints in Mesos 1.x shapes, /tasks parameters, JSONP everywhere, the snapshot keys, GET_ROLES / GET_METRICS / GET_OPERATIONS, /files', async (t) => {
@@ -361,7 +362,7 @@ test('the legacy endpoints filter as the v1 calls do: agents, frameworks, tasks,
   await eventually(async () => {
     const st = (await get(m.url, '/master/state', as('admin'))).json as { frameworks: Array<{ completed_tasks: unknown[] }> };
     return st.frameworks[0]?.completed_tasks.length === 1 ? true : undefined;
-  }, 10_000, 100, 'the finished task completed');
+  }, EVENT_DEADLINE_MS, 100, 'the finished task completed');
 
   type View = { agents: string[]; frameworks: number; tasks: number; flags: boolean; roles: string[] };
   const view = async (who: keyof typeof SECRETS): Promise<View> => {

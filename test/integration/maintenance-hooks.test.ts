@@ -68,7 +68,7 @@ interface PlanJson { status: string; phases: Array<{ name: string; steps: StepJs
 /** The output the hook prints, which only principals allowed to run it may read. */
 const HOOK_SECRET = 'hook-output-only-for-hook-runners';
 
-test('a rack-scoped principal cannot run commands on the master: a command is a 400, a hook a 403, nothing created or run; a hook runs for ops with the minimal environment, audited; r1-team sees no output and cannot re-run it', { timeout: 120_000 }, async (t) => {
+test('a rack-scoped principal cannot run commands on the master: a command is a 400, a hook a 403, nothing created or run; a hook runs for ops with the minimal environment, audited; r1-team sees no output and cannot re-run it', { timeout: 300_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-hooks-it-');
   const out = join(dir, 'out');
   mkdirSync(out);
@@ -108,7 +108,7 @@ test('a rack-scoped principal cannot run commands on the master: a command is a 
   assert.equal(longer.status, 400, longer.text);
   assert.match(longer.text, /on_down\.timeout \(1mins\) is longer than hook mark's own timeout \(30secs\): a plan may ask for less, never more/);
   await unchanged('after the refusals');
-  await m.daemon.waitForLog((r) => r.msg === 'audit' && r['principal'] === 'r1-team' && r['outcome'] === 'denied' && String(r['action']).includes('run_maintenance_hooks') && r['object'] === "'mark'", 5_000, 'the 403 audited');
+  await m.daemon.waitForLog((r) => r.msg === 'audit' && r['principal'] === 'r1-team' && r['outcome'] === 'denied' && String(r['action']).includes('run_maintenance_hooks') && r['object'] === "'mark'", undefined, 'the 403 audited');
 
   // ops may: the hook runs once host-a is DOWN, fails (exit 3), and the step says so.
   const created = await send(m, 'ops', 'POST', '/v1/maintenance/plans', JSON.stringify({ name: 'r1-hook', ...base, on_down: { hook: 'mark', timeout: '20secs' } }));
@@ -137,14 +137,14 @@ test('a rack-scoped principal cannot run commands on the master: a command is a 
   assert.ok(![...env.values()].some((v) => v.includes('the-masters-own-secret') || v.includes(credentials)), 'no value of the master either');
 
   // Audited in ops' name, with the argv that ran; logged with its pid, and its end.
-  const audit = await m.daemon.waitForLog((r) => r.msg === 'audit' && r['action'] === 'run_maintenance_hooks', 5_000, 'the hook audit line');
+  const audit = await m.daemon.waitForLog((r) => r.msg === 'audit' && r['action'] === 'run_maintenance_hooks', undefined, 'the hook audit line');
   assert.deepEqual(
     { principal: audit['principal'], object: audit['object'], outcome: audit['outcome'], argv: audit['argv'], detail: audit['detail'] },
     { principal: 'ops', object: "'mark'", outcome: 'allowed', argv: ['/bin/sh', '-c', `id -u > ${marker}; env > ${envFile}; echo "${HOOK_SECRET} on host-a"; exit 3`], detail: 'plan r1-hook step all/host-a attempt 1' },
   );
-  const started = await m.daemon.waitForLog((r) => r.msg === 'on_down started' && r['hook'] === 'mark', 5_000, 'the start line');
+  const started = await m.daemon.waitForLog((r) => r.msg === 'on_down started' && r['hook'] === 'mark', undefined, 'the start line');
   assert.ok(Number(started['pid']) > 0, JSON.stringify(started));
-  await m.daemon.waitForLog((r) => r.msg === 'on_down ended' && r['code'] === 3 && r['status'] === 'failed', 5_000, 'the end line');
+  await m.daemon.waitForLog((r) => r.msg === 'on_down ended' && r['code'] === 3 && r['status'] === 'failed', undefined, 'the end line');
 
   // r1-team may view the plan (its rack): the status and the exit code, never the output.
   const seen = await send(m, 'r1-team', 'GET', '/v1/maintenance/plans/r1-hook');
@@ -158,6 +158,8 @@ test('a rack-scoped principal cannot run commands on the master: a command is a 
   const restart = await send(m, 'r1-team', 'POST', '/v1/maintenance/plans/r1-hook/restart?phase=all&step=host-a');
   assert.equal(restart.status, 403, restart.text);
   assert.equal(restart.text, "Forbidden: principal 'r1-team' may not run_maintenance_hooks on 'mark'");
+  // The 403 was decided before anything ran; this look (an observation window: a correct master
+  // passes however slow) gives a wrongly started hook the time to show.
   await sleep(500);
   const after = (await send(m, 'ops', 'GET', '/v1/maintenance/plans/r1-hook')).json as PlanJson;
   assert.deepEqual([after.phases[0]?.steps[0]?.status, after.phases[0]?.steps[0]?.hook?.attempt], ['ERROR', 1], 'nothing ran again');
@@ -182,7 +184,7 @@ test('a plan an older master stored with a shell command is recovered, and its s
   await registry.close();
   // A master with hooks: even a hook of the command's name would not be run for it.
   const m = await startMaster(t, { workDir, flags: maintenanceHooks(t, { id: { command: ['/bin/sh', '-c', `echo hook > ${marker}`] } }) });
-  await m.daemon.waitForLog((r) => r.msg === 'maintenance plan from an older master has a shell command in on_down: it will not run' && r['plan'] === 'legacy', 5_000, 'the warning');
+  await m.daemon.waitForLog((r) => r.msg === 'maintenance plan from an older master has a shell command in on_down: it will not run' && r['plan'] === 'legacy', undefined, 'the warning');
   // host-c has no agent: the plan schedules it, takes it DOWN at once, and reaches on_down.
   const step = await eventually(async () => {
     const r = await fetch(`${m.url}/v1/maintenance/plans/legacy`, { signal: AbortSignal.timeout(10_000) });
@@ -199,7 +201,7 @@ test('a plan an older master stored with a shell command is recovered, and its s
   assert.equal(existsSync(marker), false);
 });
 
-test('a long hook does not hold the plans up: the step says it runs while it runs, and a stop ends it (its whole process group)', { timeout: 120_000 }, async (t) => {
+test('a long hook does not hold the plans up: the step says it runs while it runs, and a stop ends it (its whole process group)', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-hooks-long-');
   const pidFile = join(dir, 'child');
   const m = await startMaster(t, { flags: maintenanceHooks(t, { long: { command: ['/bin/sh', '-c', `sleep 300 & echo $! > ${pidFile}; wait`], timeout: '10mins' } }) });
@@ -211,18 +213,18 @@ test('a long hook does not hold the plans up: the step says it runs while it run
     const r = await fetch(`${m.url}/v1/maintenance/plans/long`, { signal: AbortSignal.timeout(10_000) });
     const step = ((await r.json()) as PlanJson).phases[0]?.steps[0];
     return step?.message.includes('on_down running (attempt 1)') === true ? step : undefined;
-  }, 30_000, 200, 'the step saying its hook runs');
+  }, undefined, 200, 'the step saying its hook runs');
   const child = Number(readFileSync(pidFile, 'utf8').trim());
   const stop = await fetch(`${m.url}/v1/maintenance/plans/long/stop`, { method: 'POST', signal: AbortSignal.timeout(10_000) });
   assert.equal(stop.status, 200, await stop.text());
-  const ended = await m.daemon.waitForLog((r) => r.msg === 'on_down ended' && r['hook'] === 'long', 15_000, 'the hook ended by the stop');
+  const ended = await m.daemon.waitForLog((r) => r.msg === 'on_down ended' && r['hook'] === 'long', undefined, 'the hook ended by the stop');
   assert.deepEqual([ended['signal'], ended['status']], ['SIGTERM', 'failed']);
-  await eventually(() => (gone(child) ? true : undefined), 10_000, 50, 'the hook\'s background child gone too');
+  await eventually(() => (gone(child) ? true : undefined), undefined, 50, 'the hook\'s background child gone too');
 });
 
 const ROOT = process.getuid?.() === 0;
 
-test('--hook_user: a root master runs the hook as that user, with its groups only and its home', { skip: ROOT ? false : 'needs root to run a hook as another user (the test runs as uid ' + String(process.getuid?.()) + ')', timeout: 120_000 }, async (t) => {
+test('--hook_user: a root master runs the hook as that user, with its groups only and its home', { skip: ROOT ? false : 'needs root to run a hook as another user (the test runs as uid ' + String(process.getuid?.()) + ')', timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-hooks-user-');
   // nobody must reach and write its output: the temp dir is root's 0700.
   chmodSync(dir, 0o755);
@@ -231,7 +233,7 @@ test('--hook_user: a root master runs the hook as that user, with its groups onl
   chmodSync(out, 0o777);
   const who = ['/bin/sh', '-c', `id -u > ${out}/uid; id -G > ${out}/groups; echo "$HOME" > ${out}/home; pwd > ${out}/pwd; echo done > ${out}/done`];
   const m = await startMaster(t, { flags: maintenanceHooks(t, { who: { command: who, timeout: '30secs' } }, 'nobody') });
-  await m.daemon.waitForLog((r) => r.msg === 'maintenance hooks loaded' && r['user'] === 'nobody', 5_000, 'hooks as nobody');
+  await m.daemon.waitForLog((r) => r.msg === 'maintenance hooks loaded' && r['user'] === 'nobody', undefined, 'hooks as nobody');
   await startAgent(t, { master: m.address, hostname: 'host-b', flags: ['--attributes=rack:r1'], stopSignal: 'SIGUSR1' });
   const spec = { name: 'as-nobody', machines: { hostnames: ['host-b'] }, window: '1hrs', wait_for_frameworks: '1secs', up_when: 'operator', on_down: 'who' };
   const r = await fetch(`${m.url}/v1/maintenance/plans`, { method: 'POST', body: JSON.stringify(spec), signal: AbortSignal.timeout(10_000) });
@@ -249,7 +251,7 @@ test('the master refuses to start with hooks it cannot run safely: a root master
   const run = async (flags: string[]): Promise<{ code: number | null; stderr: string; listening: boolean }> => {
     const d = new Daemon(MASTER_BIN, ['--ip=127.0.0.1', '--port=0', `--work_dir=${tempDir(t, 'drydock-master-')}`, ...flags]);
     t.after(() => d.stop(2_000, 'SIGKILL'));
-    const exit = await Promise.race([d.exited, sleep(15_000).then(() => ({ code: null }))]);
+    const exit = (await d.exitWithin()) ?? { code: null };
     return { code: exit.code, stderr: d.stderr, listening: d.records.some((r) => r.msg === 'listening') };
   };
   const good = fileWithMode(join(dir, 'hooks.yml'), 'hooks:\n  patch: { command: ["/bin/echo", "{hostname}"] }\n', 0o644);
@@ -277,5 +279,5 @@ test('the master refuses to start with hooks it cannot run safely: a root master
   assert.deepEqual([missing.code, missing.stderr], [1, `drydock-master: --maintenance_hooks ${join(dir, 'nope.yml')} cannot be read: no such file\n`]);
   // And the good file starts (the same flags otherwise).
   const m = await startMaster(t, { flags: [`--maintenance_hooks=${good}`, ...user] });
-  await m.daemon.waitForLog((r) => r.msg === 'maintenance hooks loaded', 5_000, 'loaded');
+  await m.daemon.waitForLog((r) => r.msg === 'maintenance hooks loaded', undefined, 'loaded');
 });

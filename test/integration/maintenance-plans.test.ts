@@ -5,8 +5,8 @@
  * An agent with --down_retry_interval (as the systemd unit runs it) instead stays, and registers
  * again by itself once the machine is UP. Also: a master restart mid-plan resumes at
  * the step it was in, and a table of bad input (400/404/405/409, never 5xx). And: a framework
- * that declines the inverse offer (the wait says so, then the drain goes on; the operator event
- * stream shows each change once), an on_down hook that fails (ERROR, the plan pauses, restart
+ * that declines the inverse offer (the wait says so, then the drain goes on; Drydock's event
+ * stream, GET /drydock/v1/events, shows each change once), an on_down hook that fails (ERROR, the plan pauses, restart
  * goes on), a restart that runs a COMPLETE step's whole maintenance again and one refused with
  * its reason, and with etcd a kill -9 failover mid-plan. Hooks are the master's own
  * (--maintenance_hooks): each test that runs one gives its master a hooks file and names a hook.
@@ -120,11 +120,11 @@ test('a two-rack plan takes every machine DRAINING -> DOWN -> UP and completes; 
   for (const h of ['maint-a', 'maint-b', 'maint-c']) {
     const stages: string[] = [];
     for (const stage of ['WAITING_FRAMEWORKS', 'DRAINING', 'DOWN', 'HOOK', 'UP', 'SETTLING', 'COMPLETE']) {
-      await m.daemon.waitForLog((r) => r['msg'] === 'maintenance step moved' && String(r['step']).endsWith(`/${h}`) && (r['stages'] as string[]).includes(stage), 1000, `${h} ${stage}`);
+      await m.daemon.waitForLog((r) => r['msg'] === 'maintenance step moved' && String(r['step']).endsWith(`/${h}`) && (r['stages'] as string[]).includes(stage), undefined, `${h} ${stage}`);
       stages.push(stage);
     }
     assert.equal(stages.length, 7);
-    await m.daemon.waitForLog((r) => r['msg'] === 'on_down ended' && String(r['step']).endsWith(`/${h}`) && r['status'] === 'succeeded', 1000, `${h} hook`);
+    await m.daemon.waitForLog((r) => r['msg'] === 'on_down ended' && String(r['step']).endsWith(`/${h}`) && r['status'] === 'succeeded', undefined, `${h} hook`);
   }
   assert.deepEqual(fleet.exits.map((e) => e.code), [0, 0, 0]);
   assert.deepEqual(fleet.exits.map((e) => e.hostname), ['maint-a', 'maint-b', 'maint-c']);
@@ -152,10 +152,10 @@ test('an agent with --down_retry_interval stays through DOWN: refused while DOWN
     return p.status === 200 ? true : undefined;
   }, 60_000, 250, 'plan COMPLETE');
   assert.ok(a.daemon.running, `the agent is still running: ${a.daemon.stderr.slice(-500)}`);
-  const down = await a.daemon.waitForMsg('machine is DOWN: killing tasks, registering again until it is UP', {}, 1000);
+  const down = await a.daemon.waitForMsg('machine is DOWN: killing tasks, registering again until it is UP');
   assert.equal(down['retryMs'], 200);
-  await m.daemon.waitForLog((r) => r['msg'] === 'agent refused' && r['reason'] === 'Machine is `DOWN`' && r['hostname'] === 'stay-a', 1000, 'a registration refused while DOWN');
-  const back = await a.daemon.waitForMsg('machine is UP again: registered', {}, 1000);
+  await m.daemon.waitForLog((r) => r['msg'] === 'agent refused' && r['reason'] === 'Machine is `DOWN`' && r['hostname'] === 'stay-a', undefined, 'a registration refused while DOWN');
+  const back = await a.daemon.waitForMsg('machine is UP again: registered');
   assert.ok(Number(back['downForMs']) >= 1000, JSON.stringify(back));
   const registered = a.daemon.records.filter((r) => r.msg === 'registered');
   assert.deepEqual(registered.map((r) => r['agentId']), [a.agentId, a.agentId]);
@@ -177,7 +177,7 @@ test('a master restart mid-plan resumes at the step it was in (up_when: operator
     const p = await planOf(m.url, 'one');
     const step = p.plan.phases[0]?.steps[0];
     return step?.message.includes('waiting for the operator') === true ? step : undefined;
-  }, 30_000, 100, 'AWAITING_OPERATOR');
+  }, undefined, 100, 'AWAITING_OPERATOR');
   assert.equal(waiting.status, 'STARTING');
   assert.match((await call(m.url, 'GET', '/maintenance/status')).text, /down_machines.*maint-a/);
 
@@ -196,7 +196,7 @@ test('a master restart mid-plan resumes at the step it was in (up_when: operator
   assert.deepEqual(fleet.exits.map((e) => e.code), [0]);
 });
 
-test('restart: refused while the step waits for the operator (409, the reason in the answer and the step); a COMPLETE step restarted runs the machine\'s whole maintenance again', { timeout: 120_000 }, async (t) => {
+test('restart: refused while the step waits for the operator (409, the reason in the answer and the step); a COMPLETE step restarted runs the machine\'s whole maintenance again', { timeout: 300_000 }, async (t) => {
   const m = await startMaster(t);
   const fleet = new Fleet(t, () => m.address, () => m.url, [MACHINES[0] as MachineSpec]);
   t.after(() => fleet.stop());
@@ -207,7 +207,7 @@ test('restart: refused while the step waits for the operator (409, the reason in
     await eventually(async () => {
       const step = (await planOf(m.url, 'again')).plan.phases[0]?.steps[0];
       return step?.message.includes('waiting for the operator') === true ? step : undefined;
-    }, 30_000, 100, what);
+    }, undefined, 100, what);
   };
   await awaiting('AWAITING_OPERATOR');
 
@@ -220,7 +220,7 @@ test('restart: refused while the step waits for the operator (409, the reason in
   const refused = await eventually(async () => {
     const step = (await planOf(m.url, 'again')).plan.phases[0]?.steps[0];
     return step?.message.includes('restart refused: it waits for the operator') === true ? step : undefined;
-  }, 10_000, 100, 'the refusal in the step\'s message');
+  }, undefined, 100, 'the refusal in the step\'s message');
   assert.equal(refused.status, 'STARTING');
   assert.match(refused.message, /waiting for the operator: continue this step to bring the machine UP \(restart refused: /);
   assert.match((await call(m.url, 'GET', '/maintenance/status')).text, /down_machines.*maint-a/, 'still DOWN');
@@ -235,7 +235,7 @@ test('restart: refused while the step waits for the operator (409, the reason in
   assert.deepEqual(r.json, { message: 'Received cmd: restart for Plan: again, Phase: all, Step: maint-a' });
   assert.notEqual((await planOf(m.url, 'again')).status, 200, 'not COMPLETE once restarted');
   await awaiting('AWAITING_OPERATOR a second time');
-  await eventually(() => (fleet.exits.length === 2 ? true : undefined), 30_000, 100, 'the agent stopped by the second DOWN');
+  await eventually(() => (fleet.exits.length === 2 ? true : undefined), undefined, 100, 'the agent stopped by the second DOWN');
   const stages = m.daemon.records.slice(mark).filter((x) => x['msg'] === 'maintenance step moved').flatMap((x) => x['stages'] as string[]);
   assert.deepEqual(stages.filter((x, i) => stages.indexOf(x) === i), ['SCHEDULED', 'WAITING_FRAMEWORKS', 'DRAINING', 'DRAINED', 'DOWN', 'AWAITING_OPERATOR'], JSON.stringify(stages));
   assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans/again/continue')).status, 200);
@@ -298,7 +298,7 @@ const planUpdates = (s: EventStream, plan: string): Array<{ index: number; statu
     return u.name === plan ? [{ index, status: u.status, ...(u.step === undefined ? {} : { step: u.step }) }] : [];
   });
 
-test('a framework that declines: the step says who declines while it waits wait_for_frameworks, then drains (the task is killed); the event stream shows each change once, in order', { timeout: 120_000 }, async (t) => {
+test('a framework that declines: the step says who declines while it waits wait_for_frameworks, then drains (the task is killed); the event stream shows each change once, in order', { timeout: 420_000 }, async (t) => {
   const m = await startMaster(t, { flags: ['--allocation_interval=200ms'] });
   const fleet = new Fleet(t, () => m.address, () => m.url, [{ hostname: 'decl-a', rack: 'r1' }]);
   t.after(() => fleet.stop());
@@ -320,27 +320,28 @@ test('a framework that declines: the step says who declines while it waits wait_
       void fw.call('DECLINE_INVERSE_OFFERS', { inverse_offer_ids: ids, filters: { refuse_seconds: 0 } }).catch(() => undefined);
     }
   };
-  const offerEvent = await fw.next((e) => e.type === 'OFFERS' && (e['offers'] as { offers: Offer[] }).offers.some((o) => o.agent_id.value === agentId), 10_000, 'an offer for decl-a');
+  const offerEvent = await fw.next((e) => e.type === 'OFFERS' && (e['offers'] as { offers: Offer[] }).offers.some((o) => o.agent_id.value === agentId), undefined, 'an offer for decl-a');
   const offer = (e => (e['offers'] as { offers: Offer[] }).offers.find((o) => o.agent_id.value === agentId) as Offer)(offerEvent);
   const task = { name: 'sleeper', task_id: { value: 'sleeper' }, agent_id: { value: agentId }, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } }], command: { value: 'sleep 600' } };
   const launched = await fw.call('ACCEPT', { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }], filters: { refuse_seconds: 0 } });
   assert.equal(launched.status, 202, launched.text);
-  await fw.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'sleeper' && statusOf(e).state === 'TASK_RUNNING', 15_000, 'sleeper RUNNING');
+  await fw.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'sleeper' && statusOf(e).state === 'TASK_RUNNING', undefined, 'sleeper RUNNING');
 
-  const stream = await EventStream.open(m);
+  // The plan's events are Drydock's own: on its stream, not Mesos' SUBSCRIBE.
+  const stream = await EventStream.drydock(m);
   t.after(() => stream.close());
-  await stream.waitFor((r) => r.type === 'HEARTBEAT', 0, 5_000, 'first HEARTBEAT');
+  await stream.waitFor((r) => r.type === 'HEARTBEAT', 0, undefined, 'first HEARTBEAT');
 
   const spec = JSON.stringify({ name: 'decline', machines: { hostnames: ['decl-a'] }, window: '1hrs', wait_for_frameworks: '2secs', max_grace_period: '1secs', settle: '1secs', up_when: 'agent_registered' });
   assert.equal((await call(m.url, 'POST', '/v1/maintenance/plans', spec)).status, 200);
-  const addedAt = await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_ADDED', 0, 5_000, 'MAINTENANCE_PLAN_ADDED');
+  const addedAt = await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_ADDED', 0, undefined, 'MAINTENANCE_PLAN_ADDED');
   assert.deepEqual(stream.records[addedAt]?.['maintenance_plan_added'], { name: 'decline', status: 'PENDING', machines: 1 });
 
   // While it waits, the step names the framework as declining.
   const waiting = await eventually(async () => {
     const step = (await planOf(m.url, 'decline')).plan.phases[0]?.steps[0];
     return step !== undefined && /decliner \(DECLINED\)/.test(step.message) ? step : undefined;
-  }, 15_000, 50, 'the step naming decliner as DECLINED');
+  }, undefined, 50, 'the step naming decliner as DECLINED');
   assert.match(waiting.message, /: waiting for inverse offer answers: decliner \(DECLINED\) — \d+s left of 2secs$/);
   assert.equal(waiting.status, 'STARTING');
   assert.ok(declined.length >= 1, 'the framework declined');
@@ -348,14 +349,14 @@ test('a framework that declines: the step says who declines while it waits wait_
   assert.ok(!fw.received.some((e) => e.type === 'UPDATE' && statusOf(e).state === 'TASK_KILLED'), 'nothing killed while the step waits');
 
   // After the wait the drain kills the task, and the plan completes once the agent is back.
-  const killed = await fw.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'sleeper' && statusOf(e).state === 'TASK_KILLED', 20_000, 'sleeper KILLED by the drain');
+  const killed = await fw.next((e) => e.type === 'UPDATE' && statusOf(e).task_id.value === 'sleeper' && statusOf(e).state === 'TASK_KILLED', undefined, 'sleeper KILLED by the drain');
   assert.ok(fw.received.indexOf(killed) >= killedBefore);
   await eventually(async () => {
     const p = await planOf(m.url, 'decline');
     assert.notEqual(p.plan.status, 'ERROR', JSON.stringify(p.plan));
     return p.status === 200 ? true : undefined;
   }, 60_000, 250, 'plan COMPLETE');
-  await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_UPDATED' && (r['maintenance_plan_updated'] as { status: string }).status === 'COMPLETE', addedAt, 5_000, 'the COMPLETE event');
+  await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_UPDATED' && (r['maintenance_plan_updated'] as { status: string }).status === 'COMPLETE', addedAt, undefined, 'the COMPLETE event');
 
   // The stream: the step's changes in stage order, DECLINED shown before DRAINING, each change once (a countdown is not a change).
   const updates = planUpdates(stream, 'decline').filter((u) => u.step !== undefined);
@@ -374,13 +375,13 @@ test('a framework that declines: the step says who declines while it waits wait_
 
   // Deleting the plan is MAINTENANCE_PLAN_REMOVED.
   assert.equal((await call(m.url, 'DELETE', '/v1/maintenance/plans/decline')).status, 200);
-  const removed = await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_REMOVED', addedAt, 5_000, 'MAINTENANCE_PLAN_REMOVED');
+  const removed = await stream.waitFor((r) => r.type === 'MAINTENANCE_PLAN_REMOVED', addedAt, undefined, 'MAINTENANCE_PLAN_REMOVED');
   assert.deepEqual(stream.records[removed]?.['maintenance_plan_removed'], { name: 'decline' });
 });
 
 // ---- A hook that fails -----------------------------------------------------------------------
 
-test('an on_down hook that fails: the step goes to ERROR with the exit status and output, the plan pauses there, restart with the hook fixed goes on to COMPLETE', { timeout: 120_000 }, async (t) => {
+test('an on_down hook that fails: the step goes to ERROR with the exit status and output, the plan pauses there, restart with the hook fixed goes on to COMPLETE', { timeout: 180_000 }, async (t) => {
   const dir = tempDir(t, 'drydock-mplan-hook-');
   const hookFile = join(dir, 'hook.sh');
   writeFileSync(hookFile, 'echo broken; exit 3\n');
@@ -397,13 +398,15 @@ test('an on_down hook that fails: the step goes to ERROR with the exit status an
   const failed = await eventually(async () => {
     const p = await planOf(m.url, 'hooks');
     return p.plan.phases[0]?.steps[0]?.status === 'ERROR' ? p : undefined;
-  }, 30_000, 100, 'hook-a in ERROR');
+  }, undefined, 100, 'hook-a in ERROR');
   const [a, b] = failed.plan.phases[0]?.steps ?? [];
   assert.equal(a?.name, 'hook-a');
   assert.match(a?.message ?? '', /: on_down of hook-a failed with exit status 3 \(attempt 1\); last output: broken$/);
   assert.equal(failed.plan.status, 'ERROR');
   assert.equal(failed.status, 417);
-  // The plan pauses there: hook-b does not start, and hook-a stays DOWN (a stated mode).
+  // The plan pauses there: hook-b does not start, and hook-a stays DOWN (a stated mode). A pass of
+  // the plans' driver is not observable from outside: this look is an observation window (its
+  // length is the check's sensitivity), which a correct master passes however slow the machine.
   await new Promise((r) => setTimeout(r, 2000));
   const paused = await planOf(m.url, 'hooks');
   assert.equal(paused.plan.phases[0]?.steps[1]?.status, 'PENDING', JSON.stringify(paused.plan));
@@ -421,8 +424,8 @@ test('an on_down hook that fails: the step goes to ERROR with the exit status an
     return p.status === 200 ? p.plan : undefined;
   }, 90_000, 250, 'plan COMPLETE after restart');
   assert.deepEqual(done.phases[0]?.steps.map((s) => [s.name, s.status]), [['hook-a', 'COMPLETE'], ['hook-b', 'COMPLETE']]);
-  await m.daemon.waitForLog((r) => r['msg'] === 'on_down ended' && String(r['step']).endsWith('/hook-a') && r['attempt'] === 2 && r['status'] === 'succeeded', 1000, 'hook-a attempt 2');
-  await m.daemon.waitForLog((r) => r['msg'] === 'on_down ended' && String(r['step']).endsWith('/hook-b') && r['status'] === 'succeeded', 1000, 'hook-b');
+  await m.daemon.waitForLog((r) => r['msg'] === 'on_down ended' && String(r['step']).endsWith('/hook-a') && r['attempt'] === 2 && r['status'] === 'succeeded', undefined, 'hook-a attempt 2');
+  await m.daemon.waitForLog((r) => r['msg'] === 'on_down ended' && String(r['step']).endsWith('/hook-b') && r['status'] === 'succeeded', undefined, 'hook-b');
   // hook-b went DOWN only after hook-a's restart.
   assert.deepEqual(fleet.exits.map((e) => e.hostname), ['hook-a', 'hook-b']);
   assert.equal((await call(m.url, 'GET', '/maintenance/status')).text, '{}');
@@ -433,10 +436,10 @@ test('an on_down hook that fails: the step goes to ERROR with the exit status an
 const skipEtcd = etcdMissing();
 
 async function leaderOf(masters: readonly MasterHandle[], after: ReadonlyMap<MasterHandle, number> = new Map()): Promise<MasterHandle> {
-  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.slice(after.get(m) ?? 0).some((r) => r['msg'] === 'term started')), 15_000, 50, 'a leader');
+  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.slice(after.get(m) ?? 0).some((r) => r['msg'] === 'term started')), undefined, 50, 'a leader');
 }
 
-test('with etcd: kill -9 of the leader while a step waits for the operator; the standby has the plan at the same step, continue through it, COMPLETE', { skip: skipEtcd, timeout: 120_000 }, async (t) => {
+test('with etcd: kill -9 of the leader while a step waits for the operator; the standby has the plan at the same step, continue through it, COMPLETE', { skip: skipEtcd, timeout: 240_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/mplan-ha`, '--etcd_ttl=2secs'];
   const a = await startMaster(t, { flags });
@@ -450,7 +453,7 @@ test('with etcd: kill -9 of the leader while a step waits for the operator; the 
   await eventually(async () => {
     const step = (await planOf(leader.url, 'ha')).plan.phases[0]?.steps[0];
     return step?.message.includes('waiting for the operator') === true ? step : undefined;
-  }, 30_000, 100, 'AWAITING_OPERATOR on the first leader');
+  }, undefined, 100, 'AWAITING_OPERATOR on the first leader');
 
   const standby = leader === a ? b : a;
   const seen = new Map([[standby, standby.daemon.records.length]]);
@@ -460,7 +463,7 @@ test('with etcd: kill -9 of the leader while a step waits for the operator; the 
   const after = await eventually(async () => {
     const r = await call(leader.url, 'GET', '/v1/maintenance/plans/ha').catch(() => undefined);
     return r !== undefined && r.status !== 503 && r.status !== 307 ? r : undefined;
-  }, 15_000, 100, 'the new leader serving the plan');
+  }, undefined, 100, 'the new leader serving the plan');
   const plan = after.json as { phases: Array<{ steps: Array<{ name: string; status: string; message: string }> }> };
   assert.equal(after.status, 202, after.text);
   assert.equal(plan.phases[0]?.steps[0]?.status, 'STARTING');
@@ -494,6 +497,7 @@ test('a three-rack plan with a canary per rack: each rack\'s first machines wait
   let p = await planOf(m.url, 'three-racks');
   assert.equal(p.plan.status, 'WAITING');
   assert.deepEqual(p.plan.phases.map((ph) => [ph.name, ph.status]), [['r1', 'WAITING'], ['r2', 'WAITING'], ['r3', 'WAITING']]);
+  // An observation window, as above: nothing may be scheduled however long it lasts.
   await new Promise((r) => setTimeout(r, 500));
   assert.equal((await call(m.url, 'GET', '/maintenance/schedule')).text, '{}', 'a held canary schedules nothing');
 

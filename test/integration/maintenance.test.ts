@@ -121,7 +121,7 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
 
   const s = await SchedulerClient.subscribe(m.address, { user: 'root', name: 'maint-fw', checkpoint: true });
   t.after(() => s.close());
-  const first = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === a1.agentId), 8000, 50, 'an offer for agent 1');
+  const first = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === a1.agentId), undefined, 50, 'an offer for agent 1');
   assert.equal(first.unavailability, undefined);
 
   // Launch a task on agent 1 from that offer.
@@ -133,26 +133,26 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   assert.equal(launch.status, 202, launch.text);
   // The agent sends the next update once the previous one is acknowledged: ack until RUNNING.
   for (let state = ''; state !== 'TASK_RUNNING'; ) {
-    const u = await s.nextOfType('UPDATE', 10_000);
+    const u = await s.nextOfType('UPDATE');
     const st = (u['update'] as { status: { state: string; uuid?: string; agent_id: unknown; task_id: unknown } }).status;
     state = st.state;
     if (st.uuid !== undefined) assert.equal((await s.call('ACKNOWLEDGE', { agent_id: st.agent_id, task_id: st.task_id, uuid: st.uuid })).status, 202);
   }
-  const heldOffer = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === a1.agentId && o.id.value !== first.id.value), 8000, 50, 'a second offer for agent 1');
+  const heldOffer = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === a1.agentId && o.id.value !== first.id.value), undefined, 50, 'a second offer for agent 1');
 
   // Schedule node1 (hostname in another case): the outstanding offer is rescinded and re-sent with unavailability.
   const seen = s.received.length;
   r = await post(m.url, '/maintenance/schedule', '{"windows":[{"machine_ids":[{"hostname":"NODE1","ip":"127.0.0.2"}],"unavailability":{"start":{"nanoseconds":1443830400000000001}}}]}');
   assert.equal(r.status, 200, r.text);
-  await s.next((e) => e.type === 'RESCIND' && (e['rescind'] as { offer_id: { value: string } }).offer_id.value === heldOffer.id.value, 5000, 'RESCIND of the held offer');
-  const reoffer = await eventually(() => s.received.slice(seen).flatMap(offersOf).find((o) => o.agent_id.value === a1.agentId), 8000, 50, 'a new offer for agent 1');
+  await s.next((e) => e.type === 'RESCIND' && (e['rescind'] as { offer_id: { value: string } }).offer_id.value === heldOffer.id.value, undefined, 'RESCIND of the held offer');
+  const reoffer = await eventually(() => s.received.slice(seen).flatMap(offersOf).find((o) => o.agent_id.value === a1.agentId), undefined, 50, 'a new offer for agent 1');
   assert.deepEqual(reoffer.unavailability, { start: { nanoseconds: 1443830400000000001n } }); // exact: the scheduler client keeps int64s
   const raw = await callApi(m.url, { type: 'GET_AGENTS' });
   assert.match(raw.text, /"maintenance":\{"mode":"DRAINING","unavailability":\{"start":\{"nanoseconds":1443830400000000001\}\}\}/);
   assert.ok(s.received.slice(seen).flatMap(offersOf).filter((o) => o.agent_id.value === a2.agentId).every((o) => o.unavailability === undefined));
 
   // An inverse offer for agent 1 (the framework has a task there).
-  const inv = await eventually(() => s.received.flatMap(inverseOf).find((o) => o.agent_id.value === a1.agentId), 8000, 50, 'an inverse offer');
+  const inv = await eventually(() => s.received.flatMap(inverseOf).find((o) => o.agent_id.value === a1.agentId), undefined, 50, 'an inverse offer');
   assert.deepEqual(inv.resources, []);
   assert.equal(inv.framework_id.value, s.frameworkId);
   // The 1.x shapes: every OFFERS event carries exactly its `offers` array, never inverse offers.
@@ -162,7 +162,7 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   const status = await eventually(async () => {
     const v = await callApi(m.url, { type: 'GET_MAINTENANCE_STATUS' });
     return v.text.includes('"status":"ACCEPT"') ? v.text : undefined;
-  }, 5000, 50, 'ACCEPT in the maintenance status');
+  }, undefined, 50, 'ACCEPT in the maintenance status');
   assert.match(status, new RegExp(`"statuses":\\[\\{"status":"ACCEPT","framework_id":\\{"value":"${s.frameworkId}"\\},"timestamp":\\{"nanoseconds":\\d{19}\\}\\}\\]`));
   // Re-POSTing the same schedule re-applies the unavailability: answers cleared.
   r = await post(m.url, '/maintenance/schedule', '{"windows":[{"machine_ids":[{"hostname":"node1","ip":"127.0.0.2"}],"unavailability":{"start":{"nanoseconds":1443830400000000001}}}]}');
@@ -173,9 +173,9 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   const downSeen = s.received.length;
   r = await post(m.url, '/machine/down', '[{"hostname":"node1","ip":"127.0.0.2"}]');
   assert.equal(r.status, 200, r.text);
-  const exit = await Promise.race([a1.daemon.exited, new Promise<undefined>((res) => setTimeout(() => res(undefined), 15_000))]);
+  const exit = await a1.daemon.exitWithin();
   assert.deepEqual(exit, { code: 0, signal: null });
-  const lost = await eventually(() => s.received.slice(downSeen).find((e) => e.type === 'UPDATE'), 5000, 50, 'TASK_LOST');
+  const lost = await eventually(() => s.received.slice(downSeen).find((e) => e.type === 'UPDATE'), undefined, 50, 'TASK_LOST');
   const ls = (lost['update'] as { status: Record<string, unknown> }).status;
   assert.equal(ls['state'], 'TASK_LOST');
   assert.equal(ls['source'], 'SOURCE_MASTER');
@@ -187,7 +187,7 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
 
   // Restarting that agent: refused before registration, exit 0, the message on stderr.
   const again = await startAgent(t, { ...agentOpts, waitRegistered: false });
-  const refused = await Promise.race([again.daemon.exited, new Promise<undefined>((res) => setTimeout(() => res(undefined), 15_000))]);
+  const refused = await again.daemon.exitWithin();
   assert.deepEqual(refused, { code: 0, signal: null });
   assert.match(again.daemon.stderr, /Machine is `DOWN`/);
 
@@ -196,7 +196,7 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   m = await startMaster(t, { workDir, flags: ['--allocation_interval=200ms'] });
   assert.match((await get(m.url, '/maintenance/status')).text, /"down_machines":\[\{"hostname":"node1","ip":"127.0.0.2"\}\]/);
   const third = await startAgent(t, { ...agentOpts, master: m.address, waitRegistered: false });
-  const refused2 = await Promise.race([third.daemon.exited, new Promise<undefined>((res) => setTimeout(() => res(undefined), 15_000))]);
+  const refused2 = await third.daemon.exitWithin();
   assert.deepEqual(refused2, { code: 0, signal: null });
   assert.match(third.daemon.stderr, /Machine is `DOWN`/);
 

@@ -14,7 +14,7 @@ test('operator API framing errors have the Mesos status codes and messages', asy
   const json = { 'content-type': 'application/json' };
   const cases: Array<{ body: string; headers: Record<string, string>; status: number; text: string; prefix?: boolean }> = [
     { body: '{"type":"GET_HEALTH"}', headers: { 'content-type': 'text/plain' }, status: 415, text: "Expecting 'Content-Type' of application/json or application/x-protobuf" },
-    { body: 'x', headers: { 'content-type': 'application/x-protobuf' }, status: 415, text: 'Drydock speaks JSON only: send application/json' },
+    { body: 'x', headers: { 'content-type': 'application/x-protobuf' }, status: 400, text: 'Failed to parse body into Call protobuf' },
     { body: '{"type":', headers: json, status: 400, text: 'Failed to parse body into JSON: ', prefix: true },
     { body: '[]', headers: json, status: 400, text: 'Failed to convert JSON into Call protobuf: Expecting a JSON object' },
     { body: '{"type":1}', headers: json, status: 400, text: "Failed to convert JSON into Call protobuf: Not expecting a JSON number for field 'type'" },

@@ -30,7 +30,7 @@ function value(e: Exposition, name: string, labels: Record<string, string> = {})
 
 /** Polls the exposition until `pick` gives a value other than undefined (bounded). */
 async function until<T>(m: MasterHandle, pick: (e: Exposition) => T | undefined, what: string): Promise<T> {
-  return eventually(async () => pick(await scrape(m)), 10_000, 100, what);
+  return eventually(async () => pick(await scrape(m)), undefined, 100, what);
 }
 
 type Status = { task_id: { value: string }; state: string; uuid?: string; agent_id?: { value: string } };
@@ -53,7 +53,7 @@ async function post(m: MasterHandle, path: string, body: string): Promise<{ stat
 
 /** Every metric name a PromQL expression names (identifiers followed by `{`, `[`, `)` or a comparison, minus PromQL's own words). */
 function metricNames(expr: string): string[] {
-  const words = new Set(['sum', 'max', 'min', 'avg', 'by', 'without', 'rate', 'increase', 'irate', 'histogram_quantile', 'absent', 'or', 'and', 'unless', 'vector', 'le', 'instance', 'state', 'mode', 'machine', 'plan', 'status', 'daemon', 'count', 'on', 'ignoring']);
+  const words = new Set(['sum', 'max', 'min', 'avg', 'by', 'without', 'rate', 'increase', 'irate', 'histogram_quantile', 'absent', 'or', 'and', 'unless', 'vector', 'le', 'instance', 'state', 'mode', 'machine', 'plan', 'status', 'daemon', 'count', 'on', 'ignoring', 'agent_id', 'hostname']);
   const out = new Set<string>();
   for (const m of expr.replace(/"[^"]*"/g, '""').replace(/\[[^\]]*\]/g, '').matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
     if (!words.has(m[0]) && !/^\d/.test(m[0])) out.add(m[0]);
@@ -87,13 +87,13 @@ test('master /metrics and /metrics/snapshot follow a launch, an inverse offer, a
   t.after(() => s.close());
   const used = new Set<string>();
   const launchOn = async (agentId: string, taskId: string): Promise<void> => {
-    const offer = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === agentId && !used.has(o.id.value)), 8000, 50, `an offer for ${agentId}`);
+    const offer = await eventually(() => s.received.flatMap(offersOf).find((o) => o.agent_id.value === agentId && !used.has(o.id.value)), undefined, 50, `an offer for ${agentId}`);
     used.add(offer.id.value);
     const task = { name: taskId, task_id: { value: taskId }, agent_id: { value: agentId }, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } }], command: { value: 'sleep 60' } };
     const launch = await s.call('ACCEPT', { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }], filters: { refuse_seconds: 0 } });
     assert.equal(launch.status, 202, launch.text);
     for (let state = ''; state !== 'TASK_RUNNING'; ) {
-      const u = await s.next((x) => x.type === 'UPDATE' && statusOf(x).task_id.value === taskId, 10_000, `an update of ${taskId}`);
+      const u = await s.next((x) => x.type === 'UPDATE' && statusOf(x).task_id.value === taskId, undefined, `an update of ${taskId}`);
       state = statusOf(u).state;
       await ack(s, u);
     }
@@ -125,7 +125,7 @@ test('master /metrics and /metrics/snapshot follow a launch, an inverse offer, a
   const writesBeforeDrain = value(e, 'drydock_master_registry_write_duration_seconds_count') ?? 0;
   let r: { status: number; text: string } = await callApi(m.url, { type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: a1.agentId } } });
   assert.equal(r.status, 200, r.text);
-  const killed = await s.next((x) => x.type === 'UPDATE' && statusOf(x).task_id.value === 't1' && statusOf(x).state === 'TASK_KILLED', 10_000, 'TASK_KILLED');
+  const killed = await s.next((x) => x.type === 'UPDATE' && statusOf(x).task_id.value === 't1' && statusOf(x).state === 'TASK_KILLED', undefined, 'TASK_KILLED');
   e = await scrape(m);
   assert.equal(value(e, 'drydock_master_agents', { state: 'draining' }), 1);
   assert.equal(value(e, 'drydock_master_agents', { state: 'active' }), 1);
@@ -149,7 +149,7 @@ test('master /metrics and /metrics/snapshot follow a launch, an inverse offer, a
   const startNs = BigInt(Date.now()) * 1_000_000n;
   r = await post(m, '/maintenance/schedule', `{"windows":[{"machine_ids":[{"hostname":"m2","ip":"127.0.0.3"}],"unavailability":{"start":{"nanoseconds":${startNs}},"duration":{"nanoseconds":2000000000}}}]}`);
   assert.equal(r.status, 200, r.text);
-  const inv = await eventually(() => s.received.flatMap(inverseOf).find((o) => o.agent_id.value === a2.agentId), 8000, 50, 'an inverse offer for m2');
+  const inv = await eventually(() => s.received.flatMap(inverseOf).find((o) => o.agent_id.value === a2.agentId), undefined, 50, 'an inverse offer for m2');
   e = await scrape(m);
   assert.equal(value(e, 'drydock_master_machines', { mode: 'DRAINING' }), 1);
   assert.equal(value(e, 'drydock_master_inverse_offers_outstanding'), 1);
@@ -186,7 +186,7 @@ test('master /metrics and /metrics/snapshot follow a launch, an inverse offer, a
   ];
   assert.ok(dashboard.panels.length >= 10 && exprs.length > dashboard.panels.length);
   const alerts = rules.groups.flatMap((g) => g.rules.map((x) => x.alert));
-  for (const a of ['DrydockNoLeader', 'DrydockDrainStuck', 'DrydockMachineDownPastWindow', 'DrydockAgentUnreachable', 'DrydockRegistryWritesSlow']) assert.ok(alerts.includes(a), `alert ${a}`);
+  for (const a of ['DrydockNoLeader', 'DrydockDrainStuck', 'DrydockMachineDownPastWindow', 'DrydockAgentUnreachable', 'DrydockRegistryWritesSlow', 'DrydockAgentDiskPressure']) assert.ok(alerts.includes(a), `alert ${a}`);
   let named = 0;
   for (const [where, expr] of exprs) {
     const names = metricNames(expr);
@@ -244,7 +244,7 @@ test('metrics routes: read-only realm (401 with the readonly challenge), the get
   assert.equal((await get('/health')).status, 200);
 });
 
-test('HA: every master answers /metrics for itself, not redirected; the standby reports leader 0, elected 0, no term', { skip: etcdMissing(), timeout: 60_000 }, async (t) => {
+test('HA: every master answers /metrics for itself, not redirected; the standby reports leader 0, elected 0, no term', { skip: etcdMissing(), timeout: 120_000 }, async (t) => {
   const etcd = await startEtcd(t);
   const flags = [`--etcd=etcd://${etcd.endpoint}/metrics-test`, '--etcd_ttl=2secs'];
   const a = await startMaster(t, { flags });
@@ -252,7 +252,7 @@ test('HA: every master answers /metrics for itself, not redirected; the standby 
   const leader = await eventually(async () => {
     for (const m of [a, b]) if ((await snapshot(m))['master/elected'] === 1) return m;
     return undefined;
-  }, 20_000, 100, 'a leader');
+  }, undefined, 100, 'a leader');
   const standby = leader === a ? b : a;
   const s = await snapshot(standby);
   assert.equal(s['master/elected'], 0);

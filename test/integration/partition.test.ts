@@ -22,7 +22,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { eventually, FIXTURES } from '../helpers/daemons.js';
+import { eventually, FIXTURES, EVENT_DEADLINE_MS } from '../helpers/daemons.js';
 import { CLI_BIN, labApi, labHttp, partitionSkip, startLab, startLabAgent, startLabEtcd, startLabMaster, startLabScript, type LabDaemon, type LabNode, type NetLab } from '../helpers/netns.js';
 
 const skip = partitionSkip();
@@ -91,7 +91,7 @@ async function registryEpoch(etcd: { etcdctl(args: readonly string[], members?: 
   return kv?.create_revision;
 }
 
-test('etcd split 2/1, the leading master beside the minority member that leads etcd: another master serves while the split lasts, never two at once; one leader after the heal', { skip, timeout: 60_000 }, async (t) => {
+test('etcd split 2/1, the leading master beside the minority member that leads etcd: another master serves while the split lasts, never two at once; one leader after the heal', { skip, timeout: 480_000 }, async (t) => {
   const lab = await startLab(t);
   const [e1, e2, e3, n1, n2, n3, a1, obs] = [await lab.addNode('e1'), await lab.addNode('e2'), await lab.addNode('e3'), await lab.addNode('m1'), await lab.addNode('m2'), await lab.addNode('m3'), await lab.addNode('a1'), await lab.addNode('obs')] as [LabNode, LabNode, LabNode, LabNode, LabNode, LabNode, LabNode, LabNode];
   const etcd = await startLabEtcd(lab, [e1, e2, e3], obs);
@@ -99,7 +99,7 @@ test('etcd split 2/1, the leading master beside the minority member that leads e
   const spec = `etcd://${etcd.endpoints.join(',')}/split`;
   const flags = [`--etcd=${spec}`, TTL_FLAG, '--agent_ping_timeout=300ms', '--max_agent_ping_timeouts=3'];
   const masters = await Promise.all([n1, n2, n3].map((n) => startLabMaster(lab, n, flags)));
-  const leader = await oneLeader(lab, obs, masters, 20_000, 'a first leader');
+  const leader = await oneLeader(lab, obs, masters, EVENT_DEADLINE_MS, 'a first leader');
   const agent = await startLabAgent(lab, a1, spec);
   const agentId = String((await agent.daemon.waitForMsg('registered', {}, 15_000))['agentId']);
   // The minority member is etcd's leader, as in the incident: its quorum is lost at the split.
@@ -111,7 +111,7 @@ test('etcd split 2/1, the leading master beside the minority member that leads e
   const splitAt = Date.now();
   await lab.split([leader.node, e1], [e2, e3, a1, ...others.map((m) => m.node)]);
 
-  const next = await eventually(async () => (await statuses(lab, obs, others)).find((x) => x.status === 200)?.m, 20_000, 100, 'another master serving during the split');
+  const next = await eventually(async () => (await statuses(lab, obs, others)).find((x) => x.status === 200)?.m, EVENT_DEADLINE_MS, 100, 'another master serving during the split');
   t.diagnostic(`split -> another master serving: ${Date.now() - splitAt} ms (TTL ${TTL_MS} ms)`);
   assert.equal((await labApi(lab, obs, next.url, schedule, 5_000)).status, 200, 'a write succeeds during the split');
   // The cut-off master cannot read etcd: past the TTL it says it knows no leader (no 307 to a deposed one).
@@ -121,7 +121,7 @@ test('etcd split 2/1, the leading master beside the minority member that leads e
   }, 10_000, 100, 'the cut-off master answering 503 No leader elected');
   // The other standby redirects to the new leader.
   const standby = others.find((m) => m !== next) as LabDaemon;
-  await eventually(async () => ((await labApi(lab, obs, standby.url, { type: 'GET_MASTER' })).headers['location'] === `//${next.address}/api/v1` ? true : undefined), 10_000, 100, 'the standby redirecting to the new leader');
+  await eventually(async () => ((await labApi(lab, obs, standby.url, { type: 'GET_MASTER' })).headers['location'] === `//${next.address}/api/v1` ? true : undefined), EVENT_DEADLINE_MS, 100, 'the standby redirecting to the new leader');
   // Fencing: the epoch the new leader serves with is the registry's (the oldest election key, read from the quorum).
   const epoch = await servedEpoch(lab, obs, next);
   assert.ok(epoch !== undefined && epoch > 0);
@@ -142,7 +142,7 @@ test('etcd split 2/1, the leading master beside the minority member that leads e
   assert.match(cli.stdout, new RegExp(agentId));
 
   await lab.heal();
-  const after = await oneLeader(lab, obs, masters, 20_000, 'one leader after the heal');
+  const after = await oneLeader(lab, obs, masters, EVENT_DEADLINE_MS, 'one leader after the heal');
   assert.equal(after, next, 'the leader of the split keeps leading');
   assert.match((await labApi(lab, obs, after.url, { type: 'GET_MAINTENANCE_SCHEDULE' })).body, /1443830400000000001/);
   await watch.stop();
@@ -155,13 +155,13 @@ test('etcd split 2/1, the leading master beside the minority member that leads e
   assert.ok(watch.rounds.slice(firstNew).every((r) => !r.serving.includes(leader)));
 });
 
-test('the leading master cut off from etcd alone: it fences itself, another takes over, and it answers 503 until it reads the election again', { skip, timeout: 60_000 }, async (t) => {
+test('the leading master cut off from etcd alone: it fences itself, another takes over, and it answers 503 until it reads the election again', { skip, timeout: 480_000 }, async (t) => {
   const lab = await startLab(t);
   const [e1, e2, e3, n1, n2, obs] = [await lab.addNode('e1'), await lab.addNode('e2'), await lab.addNode('e3'), await lab.addNode('m1'), await lab.addNode('m2'), await lab.addNode('obs')] as [LabNode, LabNode, LabNode, LabNode, LabNode, LabNode];
   const etcd = await startLabEtcd(lab, [e1, e2, e3], obs);
   const flags = [`--etcd=etcd://${etcd.endpoints.join(',')}/cut`, TTL_FLAG];
   const masters = await Promise.all([n1, n2].map((n) => startLabMaster(lab, n, flags)));
-  const leader = await oneLeader(lab, obs, masters, 20_000, 'a first leader');
+  const leader = await oneLeader(lab, obs, masters, EVENT_DEADLINE_MS, 'a first leader');
   const other = masters.find((m) => m !== leader) as LabDaemon;
   const seen = leader.daemon.records.length;
 
@@ -169,54 +169,54 @@ test('the leading master cut off from etcd alone: it fences itself, another take
   t.after(() => watch.stop());
   const cutAt = Date.now();
   await lab.split([leader.node], [e1, e2, e3]);
-  await leader.daemon.waitForMsg('leadership lost', {}, 10_000, seen);
-  await eventually(async () => ((await labApi(lab, obs, other.url, { type: 'GET_MASTER' })).status === 200 ? true : undefined), 15_000, 100, 'the other master serving');
+  await leader.daemon.waitForMsg('leadership lost', {}, EVENT_DEADLINE_MS, seen);
+  await eventually(async () => ((await labApi(lab, obs, other.url, { type: 'GET_MASTER' })).status === 200 ? true : undefined), EVENT_DEADLINE_MS, 100, 'the other master serving');
   t.diagnostic(`leader cut off from etcd -> the other master serving: ${Date.now() - cutAt} ms`);
   // It still reaches the new leader, but cannot read etcd: 503, not a redirect on an answer older than the TTL.
-  await eventually(async () => ((await labApi(lab, obs, leader.url, { type: 'GET_MASTER' })).status === 503 ? true : undefined), 10_000, 100, 'the cut-off master answering 503');
+  await eventually(async () => ((await labApi(lab, obs, leader.url, { type: 'GET_MASTER' })).status === 503 ? true : undefined), EVENT_DEADLINE_MS, 100, 'the cut-off master answering 503');
 
   await lab.heal();
-  await eventually(async () => ((await labApi(lab, obs, leader.url, { type: 'GET_MASTER' })).headers['location'] === `//${other.address}/api/v1` ? true : undefined), 15_000, 100, 'the healed master redirecting to the new leader');
+  await eventually(async () => ((await labApi(lab, obs, leader.url, { type: 'GET_MASTER' })).headers['location'] === `//${other.address}/api/v1` ? true : undefined), EVENT_DEADLINE_MS, 100, 'the healed master redirecting to the new leader');
   await watch.stop();
   assert.deepEqual(watch.rounds.filter((r) => r.serving.length > 1).map((r) => r.codes), [], 'never two masters serving at once');
 });
 
-test('a standby cut off from etcd past the TTL loses its key; healed, it campaigns again at once and takes over when the leader dies', { skip, timeout: 60_000 }, async (t) => {
+test('a standby cut off from etcd past the TTL loses its key; healed, it campaigns again at once and takes over when the leader dies', { skip, timeout: 480_000 }, async (t) => {
   const lab = await startLab(t);
   const [e1, e2, e3, n1, n2, obs] = [await lab.addNode('e1'), await lab.addNode('e2'), await lab.addNode('e3'), await lab.addNode('m1'), await lab.addNode('m2'), await lab.addNode('obs')] as [LabNode, LabNode, LabNode, LabNode, LabNode, LabNode];
   const etcd = await startLabEtcd(lab, [e1, e2, e3], obs);
   const flags = [`--etcd=etcd://${etcd.endpoints.join(',')}/standby`, TTL_FLAG];
   const masters = await Promise.all([n1, n2].map((n) => startLabMaster(lab, n, flags)));
-  const leader = await oneLeader(lab, obs, masters, 20_000, 'a first leader');
+  const leader = await oneLeader(lab, obs, masters, EVENT_DEADLINE_MS, 'a first leader');
   const standby = masters.find((m) => m !== leader) as LabDaemon;
   const standbys = async (): Promise<string[] | undefined> => {
     const r = await labApi(lab, obs, leader.url, { type: 'GET_MASTER' });
     if (r.status !== 200) return undefined;
     return ((JSON.parse(r.body) as { get_master: { standby_masters?: Array<{ address: { ip: string } }> } }).get_master.standby_masters ?? []).map((m) => m.address.ip);
   };
-  assert.deepEqual(await eventually(async () => ((await standbys())?.length === 1 ? standbys() : undefined), 10_000, 100, 'the leader listing its standby'), [standby.node.ip]);
+  assert.deepEqual(await eventually(async () => ((await standbys())?.length === 1 ? standbys() : undefined), EVENT_DEADLINE_MS, 100, 'the leader listing its standby'), [standby.node.ip]);
 
   await lab.split([standby.node], [e1, e2, e3]);
   // Its keepalives reach no member: its lease expires, and its key with it.
-  await eventually(async () => ((await standbys())?.length === 0 ? true : undefined), 15_000, 100, 'the standby\'s key gone');
+  await eventually(async () => ((await standbys())?.length === 0 ? true : undefined), EVENT_DEADLINE_MS, 100, 'the standby\'s key gone');
   const seen = standby.daemon.records.length;
   await lab.heal();
   // It sees its own key gone and campaigns again with a new lease, without waiting for the leader to go.
-  await standby.daemon.waitForMsg('campaigning', {}, 15_000, seen);
-  assert.deepEqual(await eventually(async () => ((await standbys())?.length === 1 ? standbys() : undefined), 10_000, 100, 'the standby back in the election'), [standby.node.ip]);
+  await standby.daemon.waitForMsg('campaigning', {}, EVENT_DEADLINE_MS, seen);
+  assert.deepEqual(await eventually(async () => ((await standbys())?.length === 1 ? standbys() : undefined), EVENT_DEADLINE_MS, 100, 'the standby back in the election'), [standby.node.ip]);
   leader.daemon.signal('SIGKILL');
   await leader.daemon.exited;
-  await eventually(async () => ((await labApi(lab, obs, standby.url, { type: 'GET_MASTER' })).status === 200 ? true : undefined), 15_000, 100, 'the standby serving after the leader died');
+  await eventually(async () => ((await labApi(lab, obs, standby.url, { type: 'GET_MASTER' })).status === 200 ? true : undefined), EVENT_DEADLINE_MS, 100, 'the standby serving after the leader died');
 });
 
-test('an agent cut off from the masters past its ping timeouts, then past the new leader\'s reregistration timeout: healed, it re-registers with its task running', { skip, timeout: 90_000 }, async (t) => {
+test('an agent cut off from the masters past its ping timeouts, then past the new leader\'s reregistration timeout: healed, it re-registers with its task running', { skip, timeout: 480_000 }, async (t) => {
   const lab = await startLab(t);
   const [e1, n1, n2, a1, obs] = [await lab.addNode('e1'), await lab.addNode('m1'), await lab.addNode('m2'), await lab.addNode('a1'), await lab.addNode('obs')] as [LabNode, LabNode, LabNode, LabNode, LabNode];
   const etcd = await startLabEtcd(lab, [e1], obs);
   const spec = `etcd://${etcd.endpoints.join(',')}/agents`;
   const flags = [`--etcd=${spec}`, TTL_FLAG, '--agent_ping_timeout=300ms', '--max_agent_ping_timeouts=3', '--agent_reregister_timeout=2secs'];
   const masters = await Promise.all([n1, n2].map((n) => startLabMaster(lab, n, flags)));
-  const leader = await oneLeader(lab, obs, masters, 20_000, 'a first leader');
+  const leader = await oneLeader(lab, obs, masters, EVENT_DEADLINE_MS, 'a first leader');
   const agent = await startLabAgent(lab, a1, spec);
   const reg = await agent.daemon.waitForMsg('registered', {}, 15_000);
   const agentId = String(reg['agentId']);
@@ -236,18 +236,18 @@ test('an agent cut off from the masters past its ping timeouts, then past the ne
     const onAgent = a?.launched_tasks?.find((x) => x.task_id.value === 'sleeper');
     return onMaster?.state === 'TASK_RUNNING' && onMaster.agent_id.value === agentId && (m?.unreachable_tasks ?? []).length === 0 && onAgent?.state === 'TASK_RUNNING' ? true : undefined;
   };
-  await eventually(() => runningOnBoth(leader), 10_000, 100, 'the task running on the master and the agent');
+  await eventually(() => runningOnBoth(leader), EVENT_DEADLINE_MS, 100, 'the task running on the master and the agent');
 
   // 1. Cut off past the ping timeouts: unreachable, the framework hears TASK_UNREACHABLE.
   const seen = leader.daemon.records.length;
   await lab.split([a1], [n1, n2]);
-  await leader.daemon.waitForMsg('agent unreachable', { agentId, reason: 'PING_TIMEOUT' }, 10_000, seen);
+  await leader.daemon.waitForMsg('agent unreachable', { agentId, reason: 'PING_TIMEOUT' }, EVENT_DEADLINE_MS, seen);
   await fw.waitForMsg('update', { state: 'TASK_UNREACHABLE' }, 10_000);
   assert.deepEqual((await tasksOf(leader.url))?.unreachable_tasks?.map((x) => x.task_id.value), ['sleeper']);
   const registrations = agent.daemon.records.filter((r) => r.msg === 'registered').length;
   await lab.heal();
-  await eventually(() => (agent.daemon.records.filter((r) => r.msg === 'registered').length > registrations ? true : undefined), 15_000, 100, 'the agent re-registering');
-  await eventually(() => runningOnBoth(leader), 10_000, 100, 'the task running on both sides after the heal');
+  await eventually(() => (agent.daemon.records.filter((r) => r.msg === 'registered').length > registrations ? true : undefined), EVENT_DEADLINE_MS, 100, 'the agent re-registering');
+  await eventually(() => runningOnBoth(leader), EVENT_DEADLINE_MS, 100, 'the task running on both sides after the heal');
 
   // 2. Cut off again, and the leader dies: the new leader recovers the agent from the registry
   //    and, with no agent back within --agent_reregister_timeout, marks it unreachable.
@@ -256,12 +256,12 @@ test('an agent cut off from the masters past its ping timeouts, then past the ne
   await lab.split([a1], [n1, n2]);
   leader.daemon.signal('SIGKILL');
   await leader.daemon.exited;
-  await standby.daemon.waitForMsg('term started', {}, 15_000, seenStandby);
-  await standby.daemon.waitForMsg('agent unreachable', { agentId, reason: 'REREGISTER_TIMEOUT' }, 15_000, seenStandby);
+  await standby.daemon.waitForMsg('term started', {}, EVENT_DEADLINE_MS, seenStandby);
+  await standby.daemon.waitForMsg('agent unreachable', { agentId, reason: 'REREGISTER_TIMEOUT' }, EVENT_DEADLINE_MS, seenStandby);
   const again = agent.daemon.records.filter((r) => r.msg === 'registered').length;
   await lab.heal();
   // It finds the new leader through etcd and re-registers with its id and its task.
-  const back = await eventually(() => agent.daemon.records.filter((r) => r.msg === 'registered')[again], 20_000, 100, 'the agent re-registering with the new leader');
+  const back = await eventually(() => agent.daemon.records.filter((r) => r.msg === 'registered')[again], EVENT_DEADLINE_MS, 100, 'the agent re-registering with the new leader');
   assert.equal(back['agentId'], agentId);
-  await eventually(() => runningOnBoth(standby), 15_000, 100, 'the task running on the new leader and the agent');
+  await eventually(() => runningOnBoth(standby), EVENT_DEADLINE_MS, 100, 'the task running on the new leader and the agent');
 });

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { systemClock } from '../../shared/clock.js';
 import { runProcess, type ProcessRunOptions } from '../../io/process-run.js';
-import { alive, eventually } from '../helpers/daemons.js';
+import { alive, eventually, EVENT_DEADLINE_MS } from '../helpers/daemons.js';
 
 /** Gone, or a zombie nobody has reaped yet. */
 function gone(pid: number): boolean {
@@ -49,7 +49,7 @@ test('a stop to the process alone: its children keep running, the output stays o
   t.after(() => {
     if (child > 0 && alive(child)) process.kill(child, 'SIGKILL');
   });
-  child = await eventually(() => Number(out().trim().split('\n')[0]) || undefined, 10_000, 20, 'the background sleep\'s pid');
+  child = await eventually(() => Number(out().trim().split('\n')[0]) || undefined, EVENT_DEADLINE_MS, 20, 'the background sleep\'s pid');
   assert.equal(run.state, 'running');
   run.stop();
   const exit = await run.exited;
@@ -60,7 +60,7 @@ test('a stop to the process alone: its children keep running, the output stays o
   assert.equal(end.stoppedBy, 'stop');
   assert.equal(end.code, 0);
   assert.equal(run.state, 'ended');
-  await eventually(() => (gone(child) ? true : undefined), 10_000, 20, 'the sleep killed with the group after the grace');
+  await eventually(() => (gone(child) ? true : undefined), EVENT_DEADLINE_MS, 20, 'the sleep killed with the group after the grace');
   assert.deepEqual(kills, [], 'the process itself stopped: no "did not stop" news');
   assert.match(out(), /stopping/);
 });
@@ -72,7 +72,7 @@ test('a process that ignores its stop signal gets SIGKILL to its group after the
     onKill: () => kills.push('kill'),
   });
   // Not before the trap is set: a shell still starting would die of the SIGTERM.
-  await eventually(() => (out().includes('ready') ? true : undefined), 10_000, 20, 'the shell ignoring SIGTERM');
+  await eventually(() => (out().includes('ready') ? true : undefined), EVENT_DEADLINE_MS, 20, 'the shell ignoring SIGTERM');
   run.stop();
   const end = await run.ended;
   assert.equal(end.signal, 'SIGKILL');
@@ -109,7 +109,7 @@ test('a check command: SIGKILL to the group at once, no output opened, and whate
   assert.deepEqual([left.code, left.stoppedBy], [3, undefined]);
   const sleeper = Number(readFileSync(file, 'utf8'));
   assert.ok(sleeper > 0);
-  await eventually(() => (gone(sleeper) ? true : undefined), 10_000, 20, 'the sleep left behind killed with the group');
+  await eventually(() => (gone(sleeper) ? true : undefined), EVENT_DEADLINE_MS, 20, 'the sleep left behind killed with the group');
 });
 
 test('a program that cannot start: exited and ended both resolve, the end says why', async () => {

@@ -12,7 +12,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { userInfo } from 'node:os';
 import { stringifyJson } from '../../shared/json.js';
-import { callApi, eventually, startAgent, startMaster } from '../helpers/daemons.js';
+import { callApi, eventually, EVENT_DEADLINE_MS, startAgent, startMaster } from '../helpers/daemons.js';
 import {
   inverseOffersOf,
   offersOf,
@@ -118,7 +118,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
   const updateFor = (taskId: string) => (e: ProtoEvent): boolean => statusOf(e)?.task_id.value === taskId;
 
   /** Consumes the task's updates (acknowledging each one that has a uuid) until `state`; returns the states seen. */
-  async function ackUntil(sched: ProtoScheduler, taskId: string, state: string, timeoutMs = 15_000): Promise<string[]> {
+  async function ackUntil(sched: ProtoScheduler, taskId: string, state: string, timeoutMs = EVENT_DEADLINE_MS): Promise<string[]> {
     const seen: string[] = [];
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -167,7 +167,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
 
   await step('OFFERS: the 1.x shape, an offer of the agent', async () => {
     const sched = need(s, 'a subscribed framework');
-    const e = await sched.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), 10_000, 'an OFFERS event with an offer of the agent');
+    const e = await sched.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), undefined, 'an OFFERS event with an offer of the agent');
     const offer = offersOf(e).find((o) => o.agent_id.value === agentId) as OfferView;
     assert.equal(offer.framework_id.value, sched.frameworkId);
     assert.equal(offer.hostname, AGENT_HOST);
@@ -210,7 +210,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
     const reconciled = (taskId: string) => (e: ProtoEvent): boolean => updateFor(taskId)(e) && statusOf(e)?.reason === 'REASON_RECONCILIATION';
     let r = await sched.call('RECONCILE', { tasks: [{ task_id: { value: 'proto-keep' }, agent_id: { value: agentId } }] });
     assert.equal(r.status, 202, `RECONCILE ${answer(r)}`);
-    const st = statusOf(await sched.next(reconciled('proto-keep'), 5000, 'the reconciliation answer for proto-keep')) as TaskStatusView;
+    const st = statusOf(await sched.next(reconciled('proto-keep'), undefined, 'the reconciliation answer for proto-keep')) as TaskStatusView;
     assert.equal(st.state, 'TASK_RUNNING', `the master's answer: ${JSON.stringify(st)}`);
     assert.equal(st.source, 'SOURCE_MASTER');
     assert.equal(st.uuid, undefined, 'a reconciliation answer is not acknowledged');
@@ -218,7 +218,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
     r = await sched.call('RECONCILE', { tasks: [] });
     assert.equal(r.status, 202, `implicit RECONCILE ${answer(r)}`);
     for (const id of ['proto-kill', 'proto-keep']) {
-      const answered = statusOf(await sched.next(reconciled(id), 5000, `the implicit reconciliation answer for ${id}`));
+      const answered = statusOf(await sched.next(reconciled(id), undefined, `the implicit reconciliation answer for ${id}`));
       assert.equal(answered?.state, 'TASK_RUNNING', `the master's answer: ${JSON.stringify(answered)}`);
     }
   });
@@ -228,13 +228,13 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
     // After a launch the first offer is spent and the rest comes back in a new one; without
     // one (ACCEPT refused) the first offer is still outstanding.
     const offer = launched
-      ? (offersOf(await sched.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), 10_000, 'another offer of the agent')).find((o) => o.agent_id.value === agentId) as OfferView)
+      ? (offersOf(await sched.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), undefined, 'another offer of the agent')).find((o) => o.agent_id.value === agentId) as OfferView)
       : need(firstOffer, 'an offer of the agent');
     let r = await sched.call('DECLINE', { offer_ids: [offer.id], filters: { refuse_seconds: 30 } });
     assert.equal(r.status, 202, `DECLINE ${answer(r)}`);
     r = await sched.call('REVIVE');
     assert.equal(r.status, 202, `REVIVE ${answer(r)}`);
-    await sched.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), 10_000, 'an offer of the agent after REVIVE');
+    await sched.next((x) => offersOf(x).some((o) => o.agent_id.value === agentId), undefined, 'an offer of the agent after REVIVE');
   });
 
   await step('KILL: TASK_KILLING then TASK_KILLED, acknowledged', async () => {
@@ -260,7 +260,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
     });
   let inverseOffer: InverseOfferView | undefined;
   const nextInverseOffer = async (sched: ProtoScheduler, what: string): Promise<InverseOfferView> => {
-    const e = await sched.next((x) => inverseOffersOf(x).some((o) => o.agent_id?.value === agentId), 10_000, what);
+    const e = await sched.next((x) => inverseOffersOf(x).some((o) => o.agent_id?.value === agentId), undefined, what);
     const io = inverseOffersOf(e).find((o) => o.agent_id?.value === agentId) as InverseOfferView;
     assert.equal(io.framework_id.value, sched.frameworkId);
     assert.equal(io.unavailability.start.nanoseconds, startNs.toString(), 'the start, to the nanosecond');
@@ -285,7 +285,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
     // Re-applying a machine's unavailability rescinds its outstanding inverse offers.
     const u = await callApi(m.url, scheduleCall());
     assert.deepEqual([u.status, u.text], [200, ''], 'UPDATE_MAINTENANCE_SCHEDULE again');
-    const e = await sched.next((x) => x.type === 'RESCIND_INVERSE_OFFER', 10_000, 'RESCIND_INVERSE_OFFER');
+    const e = await sched.next((x) => x.type === 'RESCIND_INVERSE_OFFER', undefined, 'RESCIND_INVERSE_OFFER');
     assert.deepEqual(e.view['rescind_inverse_offer'], { inverse_offer_id: first.id });
     inverseOffer = await nextInverseOffer(sched, 'a new INVERSE_OFFERS event for the agent');
     assert.notEqual(inverseOffer.id.value, first.id.value);
@@ -301,7 +301,7 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
       const st = (await callApi(m.url, { type: 'GET_MAINTENANCE_STATUS' })).json as { get_maintenance_status: { status: Status } };
       const d = st.get_maintenance_status.status.draining_machines?.find((x) => x.id.ip === AGENT_IP);
       return d?.statuses?.some((x) => x.framework_id.value === sched.frameworkId) === true ? d : undefined;
-    }, 5000, 100, "the framework's answer in GET_MAINTENANCE_STATUS");
+    }, undefined, 100, "the framework's answer in GET_MAINTENANCE_STATUS");
     assert.deepEqual(machine.id, { hostname: AGENT_HOST, ip: AGENT_IP });
     assert.equal(machine.statuses?.find((x) => x.framework_id.value === sched.frameworkId)?.status, 'ACCEPT');
   });
@@ -316,12 +316,12 @@ test('a protobufjs client generated from the Mesos v1 protos: subscribe, launch,
     const sched = need(s, 'a subscribed framework');
     const r = await sched.call('TEARDOWN');
     assert.equal(r.status, 202, `TEARDOWN ${answer(r)}`);
-    assert.equal(await within(sched.ended, 10_000, 'the event stream to end after TEARDOWN'), 'stream ended');
+    assert.equal(await within(sched.ended, EVENT_DEADLINE_MS, 'the event stream to end after TEARDOWN'), 'stream ended');
     if (!launched) return;
     await eventually(async () => {
       const v = (await callApi(m.url, { type: 'GET_TASKS' })).json as { get_tasks: { completed_tasks: Array<{ task_id: { value: string }; state: string }> } };
       return v.get_tasks.completed_tasks.find((x) => x.task_id.value === 'proto-keep')?.state === 'TASK_KILLED' ? true : undefined;
-    }, 15_000, 100, 'proto-keep killed and completed');
+    }, undefined, 100, 'proto-keep killed and completed');
     const f = (await callApi(m.url, { type: 'GET_FRAMEWORKS' })).json as { get_frameworks: { completed_frameworks: Array<{ framework_info: { id: { value: string } } }> } };
     assert.ok(f.get_frameworks.completed_frameworks.some((x) => x.framework_info.id.value === sched.frameworkId));
   });

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { eventually, startAgent, startMaster, startScheduler, tempDir } from '../helpers/daemons.js';
+import { EVENT_DEADLINE_MS, eventually, startAgent, startMaster, startScheduler, tempDir } from '../helpers/daemons.js';
 import { sampleValue, scrapeMetrics, type Exposition } from '../helpers/exposition.js';
 
 const SPEC = `name: hello
@@ -29,7 +29,7 @@ plans:
       hello-deploy: { pod: hello, strategy: serial }
 `;
 
-test('scheduler /metrics: deploy steps reach COMPLETE, tasks and offers counted', { timeout: 60_000 }, async (t) => {
+test('scheduler /metrics: deploy steps reach COMPLETE, tasks and offers counted', { timeout: 180_000 }, async (t) => {
   const master = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
   await startAgent(t, { master: master.address, resources: 'cpus:2;mem:1024', stopSignal: 'SIGUSR1' });
   const dir = tempDir(t, 'drydock-sched-metrics-');
@@ -41,7 +41,7 @@ test('scheduler /metrics: deploy steps reach COMPLETE, tasks and offers counted'
   const done = await eventually(async () => {
     last = await scrapeMetrics(`${s.url}/metrics`);
     return sampleValue(last, 'drydock_scheduler_plan_steps', { plan: 'deploy', status: 'COMPLETE' }) === 2 ? last : undefined;
-  }, 30_000, 200, 'the deploy plan COMPLETE').catch((e: Error) => {
+  }, undefined, 200, 'the deploy plan COMPLETE').catch((e: Error) => {
     throw new Error(`${e.message}; last plan_steps: ${JSON.stringify(last?.samples.filter((x) => x.name === 'drydock_scheduler_plan_steps' && x.value > 0))}`);
   });
   for (const x of done.samples.filter((x) => x.name.startsWith('drydock_scheduler_'))) assert.equal(x.labels['daemon'], 'scheduler', x.name);
@@ -60,7 +60,7 @@ test('scheduler /metrics: deploy steps reach COMPLETE, tasks and offers counted'
   assert.equal(sampleValue(done, 'drydock_scheduler_inverse_offers_total', { answer: 'accepted' }), 0);
 
   // Only GET.
-  const post = await fetch(`${s.url}/metrics`, { method: 'POST', signal: AbortSignal.timeout(5000) });
+  const post = await fetch(`${s.url}/metrics`, { method: 'POST', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(post.status, 405);
 });
 
@@ -74,10 +74,10 @@ test('scheduler /metrics is a read: --authenticate_http_readonly wants a credent
   // No master at all: the API serves while the scheduler retries subscribing.
   const s = await startScheduler(t, { master: '127.0.0.1:1', spec, flags: [`--credentials=${credentials}`, '--authenticate_http_readonly'] });
 
-  const anonymous = await fetch(`${s.url}/metrics`, { signal: AbortSignal.timeout(5000) });
+  const anonymous = await fetch(`${s.url}/metrics`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(anonymous.status, 401);
   assert.match(anonymous.headers.get('www-authenticate') ?? '', /realm="drydock-scheduler"/);
-  const wrong = await fetch(`${s.url}/metrics`, { headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` }, signal: AbortSignal.timeout(5000) });
+  const wrong = await fetch(`${s.url}/metrics`, { headers: { authorization: `Basic ${Buffer.from('ops:nope').toString('base64')}` }, signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.equal(wrong.status, 401);
   const e = await scrapeMetrics(`${s.url}/metrics`, { authorization: `Basic ${Buffer.from('ops:ops-secret').toString('base64')}` });
   assert.equal(sampleValue(e, 'drydock_scheduler_subscribed'), 0);

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { makeCertificates, type Certificates } from '../../scripts/harness/certs.js';
 import { AgentDouble } from '../../scripts/harness/agent-double.js';
 import { clientTransport, type ClientTransport } from '../../io/transport.js';
-import { AGENT_BIN, callApi, Daemon, eventually, fileWithMode, MASTER_BIN, removeDir, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { AGENT_BIN, callApi, Daemon, EVENT_DEADLINE_MS, eventually, fileWithMode, MASTER_BIN, removeDir, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
 import { addDrydockUsers, etcdctl, etcdctlMissing, etcdMissing, startEtcd } from '../helpers/etcd.js';
 
 const PLAIN_ANSWER = 'This port speaks TLS: use https:// (and wss:// for agents)\n';
@@ -40,11 +40,11 @@ type Agents = { get_agents: { agents: Array<{ agent_info: { id: { value: string 
 
 /** POST a call over plain HTTP to a port; resolves with status, content type and body. */
 async function plainCall(address: string, body: string): Promise<[number, string | null, string]> {
-  const r = await fetch(`http://${address}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(5000) });
+  const r = await fetch(`http://${address}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   return [r.status, r.headers.get('content-type'), await r.text()];
 }
 
-test('a TLS master: an agent with --tls_ca_file registers over wss, an operator with the CA is served over https, the wrong CA and plain HTTP are refused', { timeout: 60_000 }, async (t) => {
+test('a TLS master: an agent with --tls_ca_file registers over wss, an operator with the CA is served over https, the wrong CA and plain HTTP are refused', { timeout: 420_000 }, async (t) => {
   const { c, other } = pki(t);
   const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile } });
   assert.match(m.url, /^https:\/\//);
@@ -71,7 +71,7 @@ test('a TLS master: an agent with --tls_ca_file registers over wss, an operator 
 
   // An agent that forgot --tls_ca_file is told why it cannot connect, and does not register.
   const plainAgent = await startAgent(t, { master: m.address, hostname: 'plain-agent', port: 0, waitRegistered: false });
-  const err = await plainAgent.daemon.waitForMsg('master connection error', {}, 10_000);
+  const err = await plainAgent.daemon.waitForMsg('master connection error');
   assert.match(String(err['error']), /Unexpected server response: 400/);
   assert.match(String(err['hint']), /--tls_ca_file/);
   assert.equal(plainAgent.daemon.records.some((r) => r.msg === 'registered'), false);
@@ -80,7 +80,7 @@ test('a TLS master: an agent with --tls_ca_file registers over wss, an operator 
   assert.deepEqual(await m.daemon.stop(5_000), { code: 0, signal: null });
 });
 
-test('mutual TLS (--tls_require_client_cert): clients without a certificate from the CA are refused; the agent presents its own and serves its API over https', { timeout: 60_000 }, async (t) => {
+test('mutual TLS (--tls_require_client_cert): clients without a certificate from the CA are refused; the agent presents its own and serves its API over https', { timeout: 420_000 }, async (t) => {
   const { c, other } = pki(t);
   const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, requireClientCert: true } });
   // The agent's one certificate serves its API and is its client certificate towards the master.
@@ -103,7 +103,7 @@ test('mutual TLS (--tls_require_client_cert): clients without a certificate from
 
   // An agent with the CA but no certificate of its own never registers.
   const bare = await startAgent(t, { master: m.address, hostname: 'no-cert', waitRegistered: false, tls: { caFile: c.caFile } });
-  await bare.daemon.waitForMsg('master connection error', {}, 10_000);
+  await bare.daemon.waitForMsg('master connection error');
   assert.equal(bare.daemon.records.some((r) => r.msg === 'registered'), false);
 
   // The agent API over https: the CA verifies it, plain HTTP gets the 400.
@@ -123,7 +123,7 @@ function refusedAtHandshake(e: Error): boolean {
   return true;
 }
 
-test('mutual TLS on the agent API and the scheduler API (--tls_require_client_cert, the CA of --tls_ca_file): no certificate or one from another CA is refused at the handshake, one from the CA is served, plain HTTP still gets the 400', { timeout: 60_000 }, async (t) => {
+test('mutual TLS on the agent API and the scheduler API (--tls_require_client_cert, the CA of --tls_ca_file): no certificate or one from another CA is refused at the handshake, one from the CA is served, plain HTTP still gets the 400', { timeout: 360_000 }, async (t) => {
   const { c, other, dir } = pki(t);
   const m = await startMaster(t, { tls: { certFile: c.certFile, keyFile: c.keyFile } });
   const own = { certFile: c.clientCertFile, keyFile: c.clientKeyFile };
@@ -138,7 +138,7 @@ test('mutual TLS on the agent API and the scheduler API (--tls_require_client_ce
   const ok = await callApi(agent.url, health, undefined, client(c.caFile, own));
   assert.deepEqual([ok.status, ok.json], [200, { type: 'GET_HEALTH', get_health: { healthy: true } }]);
   assert.deepEqual(await plainCall(`${agent.ip}:${agent.port}`, '{"type":"GET_HEALTH"}'), [400, 'text/plain; charset=utf-8', PLAIN_ANSWER]);
-  const logged = await eventually(() => agent.daemon.records.find((r) => r.msg === 'TLS handshake failed' && /certificate/i.test(String(r['error']))), 5_000, 50, 'the refusal logged');
+  const logged = await eventually(() => agent.daemon.records.find((r) => r.msg === 'TLS handshake failed' && /certificate/i.test(String(r['error']))), undefined, 50, 'the refusal logged');
   assert.match(String(logged['remote']), /^127\.0\.0\.1:\d+$/);
 
   // The scheduler: the same flag and meaning on its HTTP API.
@@ -149,15 +149,15 @@ test('mutual TLS on the agent API and the scheduler API (--tls_require_client_ce
   const listening = await s.daemon.waitForMsg('listening');
   assert.deepEqual([listening['tls'], listening['requireClientCert'], listening['masterTls']], [true, true, true]);
   const url = `https://127.0.0.1:${s.port}/v1/health`;
-  const get = (transport: ClientTransport): Promise<Response> => transport.fetch(url, { signal: AbortSignal.timeout(5_000) });
+  const get = (transport: ClientTransport): Promise<Response> => transport.fetch(url, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   await assert.rejects(get(client(c.caFile)), refusedAtHandshake, 'no client certificate');
   await assert.rejects(get(client(c.caFile, foreign)), refusedAtHandshake, 'a certificate from another CA');
   // Served: /v1/health answers with the SDK's codes (318 until subscribed, 20x while deploying).
   const served = await get(client(c.caFile, own));
   assert.ok(served.status === 318 || (served.status >= 200 && served.status < 300), `health ${served.status}`);
-  const plain = await fetch(`http://127.0.0.1:${s.port}/v1/health`, { signal: AbortSignal.timeout(5_000) });
+  const plain = await fetch(`http://127.0.0.1:${s.port}/v1/health`, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   assert.deepEqual([plain.status, await plain.text()], [400, PLAIN_ANSWER]);
-  await s.daemon.waitForMsg('subscribed', {}, 15_000);
+  await s.daemon.waitForMsg('subscribed');
 
   // Refused at start: the flag without the CA it needs.
   const bad = new Daemon(AGENT_BIN, ['--master=127.0.0.1:1', '--ip=127.0.0.1', '--port=0', `--work_dir=${join(dir, 'bad')}`, `--tls_cert_file=${c.certFile}`, `--tls_key_file=${c.keyFile}`, '--tls_require_client_cert']);
@@ -174,7 +174,7 @@ function handshake(port: number, caFile: string, options: ConnectionOptions): Pr
       s.end();
     });
     s.on('error', (e) => resolve({ ok: false, error: e.message }));
-    s.setTimeout(5_000, () => s.destroy(new Error('no handshake within 5 s')));
+    s.setTimeout(EVENT_DEADLINE_MS, () => s.destroy(new Error(`no handshake within ${EVENT_DEADLINE_MS} ms`)));
   });
 }
 
@@ -188,12 +188,12 @@ function oversizedOverTls(port: number, caFile: string): Promise<string> {
     s.on('close', () => resolve(got));
     setTimeout(() => {
       s.destroy();
-      reject(new Error(`no close within 10 s; got ${JSON.stringify(got.slice(0, 200))}`));
-    }, 10_000).unref();
+      reject(new Error(`no close within ${EVENT_DEADLINE_MS} ms; got ${JSON.stringify(got.slice(0, 200))}`));
+    }, EVENT_DEADLINE_MS).unref();
   });
 }
 
-test('the master, the agent API and drydock-scheduler offer AEAD suites only (a CBC-only TLS 1.2 client is refused), answer oversized headers with 431 over TLS, and --tls_ciphers changes the suites', { timeout: 90_000 }, async (t) => {
+test('the master, the agent API and drydock-scheduler offer AEAD suites only (a CBC-only TLS 1.2 client is refused), answer oversized headers with 431 over TLS, and --tls_ciphers changes the suites', { timeout: 360_000 }, async (t) => {
   const { c, dir } = pki(t);
   const tlsFiles = [`--tls_cert_file=${c.certFile}`, `--tls_key_file=${c.keyFile}`];
   const CBC = { ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA', maxVersion: 'TLSv1.2' } as const;
@@ -237,7 +237,7 @@ test('the master, the agent API and drydock-scheduler offer AEAD suites only (a 
   assert.match(bad.stderr, /^drydock-master: --tls_ciphers 'NOT-A-SUITE' is no cipher list OpenSSL can use: .*no cipher match\n$/);
 });
 
-test('a key readable by others stops the start (exit 1, the message names the file): master and agent', { timeout: 30_000 }, async (t) => {
+test('a key readable by others stops the start (exit 1, the message names the file): master and agent', { timeout: 60_000 }, async (t) => {
   const { c, dir } = pki(t);
   const openKey = join(dir, 'open-key.pem');
   copyFileSync(c.keyFile, openKey);
@@ -263,10 +263,10 @@ test('a key readable by others stops the start (exit 1, the message names the fi
 });
 
 async function leaderOf(masters: readonly MasterHandle[]): Promise<MasterHandle> {
-  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.some((r) => r.msg === 'term started')), 15_000, 50, 'a leader');
+  return eventually(() => masters.find((m) => m.daemon.running && m.daemon.records.some((r) => r.msg === 'term started')), undefined, 50, 'a leader');
 }
 
-test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss; an agent given etcd reads it with its etcd certificate', { skip: skipEtcd, timeout: 90_000 }, async (t) => {
+test('HA over etcd with TLS and client certificates: TLS masters elect a leader; an agent given both masters finds it over https and registers over wss; an agent given etcd reads it with its etcd certificate', { skip: skipEtcd, timeout: 420_000 }, async (t) => {
   const { c } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile, clientCertAuth: true, clientCertFile: c.clientCertFile, clientKeyFile: c.clientKeyFile } });
   const prefix = '/tls-ha';
@@ -291,7 +291,7 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
   assert.ok(viaEtcd.daemon.records.some((x) => x.msg === 'leading master' && x['master'] === leader.address), 'found through etcd over TLS');
   // Without the certificate etcd requires, it finds no leader and says why.
   const noEtcdCert = await startAgent(t, { master: `etcd://${etcd.endpoint}${prefix}`, hostname: 'no-etcd-cert', tls: { caFile: c.caFile }, flags: [`--etcd_ca_file=${c.caFile}`], waitRegistered: false });
-  const lost = await noEtcdCert.daemon.waitForMsg('no leading master found', {}, 10_000);
+  const lost = await noEtcdCert.daemon.waitForMsg('no leading master found');
   assert.equal(lost['scheme'], 'https');
   assert.match(String(lost['error']), /^etcd 127\.0\.0\.1:\d+: fetch failed/);
 
@@ -302,11 +302,11 @@ test('HA over etcd with TLS and client certificates: TLS masters elect a leader;
     await noCert.stop();
     removeDir(work);
   });
-  const warn = await noCert.waitForMsg('etcd not reachable yet', {}, 15_000);
+  const warn = await noCert.waitForMsg('etcd not reachable yet');
   assert.match(String(warn['error']), /--etcd_ca_file is the CA of its certificate, and whether it requires a client certificate \(--etcd_cert_file\)/);
 });
 
-test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcdctl, timeout: 90_000 }, async (t) => {
+test('etcd user and password: a master with --etcd_user leads and an agent with it finds the leader; a wrong password or a password file readable by others stops the master\'s start (the agent says why and retries; an open file stops it too)', { skip: skipEtcdctl, timeout: 540_000 }, async (t) => {
   const { c, dir } = pki(t);
   const etcd = await startEtcd(t, { tls: { certFile: c.certFile, keyFile: c.keyFile, caFile: c.caFile } });
   const prefix = '/auth-test';
@@ -330,12 +330,12 @@ test('etcd user and password: a master with --etcd_user leads and an agent with 
   assert.ok(agent.daemon.records.some((x) => x.msg === 'leading master' && x['master'] === m.address));
   // A wrong password: said at error, naming the flags, never a password; the agent keeps trying.
   const wrong = await startAgent(t, { master, hostname: 'etcd-wrong', flags: [...agentEtcd, `--etcd_password_file=${secret('agent-wrong', 'not-it\n', 0o600)}`], waitRegistered: false });
-  const refusedLine = await wrong.daemon.waitForMsg('etcd refused the agent', {}, 10_000);
+  const refusedLine = await wrong.daemon.waitForMsg('etcd refused the agent');
   assert.match(String(refusedLine['error']), /^etcd refused user 'drydock': .*authentication failed.*\(check --etcd_user and --etcd_password_file\)$/);
   assert.doesNotMatch(wrong.daemon.stdout.join('\n'), /dd-secret|not-it/, 'no password in the log');
   // No user: etcd says it wants one.
   const anonymous = await startAgent(t, { master, hostname: 'etcd-anonymous', flags: [`--etcd_ca_file=${c.caFile}`], waitRegistered: false });
-  assert.equal(String((await anonymous.daemon.waitForMsg('etcd refused the agent', {}, 10_000))['error']), 'etcd requires authentication: give --etcd_user and --etcd_password_file');
+  assert.equal(String((await anonymous.daemon.waitForMsg('etcd refused the agent'))['error']), 'etcd requires authentication: give --etcd_user and --etcd_password_file');
   // A password file others may read stops the agent's start, as the master's.
   const openPw = secret('agent-open', 'dd-secret\n', 0o644);
   const openAgent = new Daemon(AGENT_BIN, [`--master=${master}`, '--ip=127.0.0.1', '--port=0', `--work_dir=${join(dir, 'agent-open-work')}`, ...agentEtcd, `--etcd_password_file=${openPw}`]);
@@ -350,7 +350,7 @@ test('etcd user and password: a master with --etcd_user leads and an agent with 
       await d.stop();
       removeDir(work);
     });
-    const exit = await Promise.race([d.exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 15_000).unref())]);
+    const exit = (await d.exitWithin()) ?? 'running';
     assert.deepEqual(exit, { code: 1, signal: null }, `${flags.join(' ')}: ${d.stderr}`);
     assert.match(d.stderr, stderr);
     assert.doesNotMatch(d.stderr, /dd-secret|not-it|out-secret/, 'no password in the message');

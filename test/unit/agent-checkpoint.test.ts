@@ -4,7 +4,8 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHECKPOINT_FORMAT, COMPACT_MIN_BYTES, Checkpoint, safePathComponent, type TaskRecord } from '../../agent/checkpoint.js';
-import { encodeEntry, parseJournal } from '../../agent/journal.js';
+import { encodeEntry, Journal, parseJournal } from '../../agent/journal.js';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 
 function dir(t: { after(fn: () => void): void }): string {
   const d = mkdtempSync(join(tmpdir(), 'drydock-cp-'));
@@ -159,7 +160,7 @@ test('deferred commit: a change nothing waits for is committed when the delay is
   assert.equal(commits(), base, 'not after this round: nothing waits for it');
   assert.equal(cp.durable(seq), false);
   assert.equal(text().includes('"acked"'), false);
-  const deadline = Date.now() + 2_000;
+  const deadline = Date.now() + EVENT_DEADLINE_MS;
   while (!cp.durable(seq) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   assert.equal(cp.durable(seq), true, 'committed once the delay was up');
   assert.equal(commits(), base + 1);
@@ -374,4 +375,51 @@ test('int64s in the checkpoint keep every digit: a drain of 136 years, a task fi
   b.load(self);
   assert.equal(b.readDrain(), undefined);
   b.close();
+});
+
+test('a failed commit commits nothing, is tried again by one timer with doubling delays (new entries join it), and recovers once writes work', async (t) => {
+  const d = dir(t);
+  const path = join(d, 'gone', 'journal');
+  const errors: Array<{ failures: number; at: number; code: string | undefined }> = [];
+  const recovered: number[] = [];
+  const j = new Journal(path, 0, {
+    retryMs: 20,
+    maxRetryMs: 80,
+    onError: (e, failures) => errors.push({ failures, at: performance.now(), code: (e as NodeJS.ErrnoException).code }),
+    onRecovered: (failures) => recovered.push(failures),
+  });
+  t.after(() => j.close());
+  j.append('{"k":1}');
+  let durable = false;
+  j.afterCommit(() => (durable = true));
+  const waitFor = async (what: string, ok: () => boolean): Promise<void> => {
+    const deadline = Date.now() + 5_000;
+    while (!ok()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  };
+  await waitFor('four failures', () => errors.length >= 4);
+  // One timer: the failures come one at a time, each later than the last by the doubling delay (capped).
+  assert.deepEqual(errors.slice(0, 4).map((e) => e.failures), [1, 2, 3, 4]);
+  assert.equal(errors[0]?.code, 'ENOENT');
+  // 20 + 40 + 80 ms between the four (a timer armed late in a long turn of the event loop may fire
+  // a little early by the clock: some slack); without the doubling it would be 60.
+  const span = errors[3]!.at - errors[0]!.at;
+  assert.ok(span >= 110, `four failures over ${span} ms: the delays double`);
+  assert.equal(durable, false, 'nothing waiting for a failed commit runs');
+  assert.equal(j.failures, errors.length);
+  // An entry staged now joins the retry: no commit of its own after this round.
+  const before = errors.length;
+  j.append('{"k":2}');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(errors.length, before, 'no commit of its own while a retry is pending');
+  // Writes work again: the retry (or commit() at once) commits both, in order.
+  mkdirSync(join(d, 'gone'));
+  assert.equal(j.commit(), true);
+  assert.equal(durable, true);
+  assert.equal(j.failures, 0);
+  assert.equal(recovered.length, 1);
+  assert.ok(recovered[0]! >= 4);
+  assert.deepEqual(parseJournal(readFileSync(path, 'utf8')), { ok: true, entries: [{ k: 1 }, { k: 2 }], validBytes: statSync(path).size, tornTail: false });
 });

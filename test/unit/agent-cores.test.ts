@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_REGISTRATION_BACKOFF_MS, registrationDelayMs, statusRetryDelayMs } from '../../agent/backoff.js';
 import { gracePeriodMs, killDeadlineMs, MAX_GRACE_MS } from '../../agent/kill-policy.js';
-import { terminalOutcome } from '../../agent/termination.js';
+import { parseLauncherReport, terminalOutcome } from '../../agent/termination.js';
 import type { KillPolicy } from '../../shared/mesos.js';
 
 const secs = (s: number): KillPolicy => ({ grace_period: { nanoseconds: s * 1e9 } });
@@ -67,4 +67,19 @@ test('terminal outcome: exit code, signal, kill requested', () => {
     assert.equal(o.message, message);
   }
   assert.equal(terminalOutcome(undefined, false).state, 'TASK_FAILED');
+});
+
+test('terminal outcome when the exit file does not say: the end the launcher reported, or why it is not known', () => {
+  const reported = terminalOutcome({ pid: 1, exit_code: 0, ended_ms: 0 }, false, 'the launcher could not record it in /w/meta/exits/f.t.json: No space left on device');
+  assert.equal(reported.state, 'TASK_FINISHED');
+  assert.equal(reported.message, 'Command exited with status 0 (the launcher could not record it in /w/meta/exits/f.t.json: No space left on device)');
+  const unknown = terminalOutcome(undefined, false, 'its exit file /w/x is missing; the agent is under disk pressure: no space left on device in /w');
+  assert.deepEqual(unknown, { state: 'TASK_FAILED', message: 'Task launcher exited without recording how the task ended: its exit file /w/x is missing; the agent is under disk pressure: no space left on device in /w', reason: 'REASON_EXECUTOR_TERMINATED' });
+  assert.equal(terminalOutcome(undefined, true, 'x').state, 'TASK_KILLED');
+});
+
+test('a launcher\'s report of an end it could not record: read, or refused when it is not one', () => {
+  assert.deepEqual(parseLauncherReport('{"pid":7,"exit_code":3,"ended_ms":5,"errno":28,"error":"No space left on device"}'), { pid: 7, exit_code: 3, ended_ms: 5, errno: 28, error: 'No space left on device' });
+  assert.deepEqual(parseLauncherReport('{"pid":7,"signal":9,"core_dumped":false,"ended_ms":5,"errno":122,"error":"Disk quota exceeded"}'), { pid: 7, signal: 9, core_dumped: false, ended_ms: 5, errno: 122, error: 'Disk quota exceeded' });
+  for (const bad of ['', 'nope', '{"pid":7,"exit_code":3,"ended_ms":5}', '{"pid":7,"ended_ms":5,"errno":28,"error":"x"}', '[1]', 'null']) assert.equal(parseLauncherReport(bad), undefined, bad);
 });

@@ -82,6 +82,18 @@ test('summarizeAgent: a table of models', () => {
       },
     },
     {
+      name: 'disk pressure and the watched filesystems; none known: no pressure, no figures',
+      facts: facts({ disk: { pressure: true, readings: [{ dir: 'work_dir', freeBytes: 0, freeInodes: 12 }, { dir: 'sandboxes', freeBytes: 5, freeInodes: 7 }] } }),
+      check: (s) => {
+        assert.equal(s.diskPressure, true);
+        assert.deepEqual(s.disks.map((d) => [d.dir, d.freeBytes, d.freeInodes]), [['work_dir', 0, 12], ['sandboxes', 5, 7]]);
+        assert.equal(summarizeAgent(facts({})).diskPressure, false);
+        assert.deepEqual(summarizeAgent(facts({})).disks, []);
+        assert.equal(agentSnapshot(s, PROCESS)['drydock/disk_pressure'], 1);
+        assert.equal(agentSnapshot(summarizeAgent(facts({})), PROCESS)['drydock/disk_pressure'], 0);
+      },
+    },
+    {
       name: 'a task refused while draining: terminal, never had a process',
       facts: facts({ tasks: [task('TASK_LOST', { live: false, pendingUpdates: 1 })] }),
       check: (s) => {

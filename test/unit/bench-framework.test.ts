@@ -84,16 +84,18 @@ test('pipelined calls: a connection the master closes fails the calls waiting on
   await assert.rejects(calls.call('ACKNOWLEDGE', { uuid: 'c' }), /closed/);
 });
 
-test('announcesDrained: only AGENT_UPDATED of that agent with drain_info DRAINED', () => {
+test("announcesDrained: only Drydock's AGENT_UPDATED of that agent with its drain record DRAINED", () => {
   const updated = (id: string, state: string | undefined): Record<string, unknown> => ({
     type: 'AGENT_UPDATED',
-    agent_updated: { agent: { agent_info: { id: { value: id } }, ...(state === undefined ? {} : { drain_info: { state } }) } },
+    agent_updated: { change: 'DRAINED', agent: { agent_id: { value: id }, ...(state === undefined ? {} : { drain: { state } }) } },
   });
   assert.equal(announcesDrained(updated('a', 'DRAINED'), 'a'), true);
   assert.equal(announcesDrained(updated('a', 'DRAINING'), 'a'), false);
   assert.equal(announcesDrained(updated('b', 'DRAINED'), 'a'), false);
   assert.equal(announcesDrained(updated('a', undefined), 'a'), false);
   assert.equal(announcesDrained({ type: 'AGENT_ADDED', agent_added: { agent: { agent_info: { id: { value: 'a' } }, drain_info: { state: 'DRAINED' } } } }, 'a'), false);
+  // Mesos' GET_AGENTS shape is not Drydock's: no announcement.
+  assert.equal(announcesDrained({ type: 'AGENT_UPDATED', agent_updated: { agent: { agent_info: { id: { value: 'a' } }, drain_info: { state: 'DRAINED' } } } }, 'a'), false);
   assert.equal(announcesDrained({ type: 'AGENT_UPDATED' }, 'a'), false);
 });
 

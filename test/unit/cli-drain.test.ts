@@ -10,13 +10,20 @@ import {
   resolveAgent,
   waitOutcome,
   type AgentJson,
+  type DrainRecordJson,
   type DrainView,
+  type DrydockAgentJson,
 } from '../../cli/drain.js';
 import { machineKey } from '../../shared/machine.js';
 import { stringifyJson } from '../../shared/json.js';
 
 function agent(id: string, hostname: string, ip: string, over: Partial<AgentJson> = {}): AgentJson {
   return { agent_info: { hostname, port: 5051, id: { value: id } }, active: true, deactivated: false, pid: `slave(1)@${ip}:5051`, ...over };
+}
+
+/** An agent as Drydock's own API writes it, with its drain record when given. */
+function drydock(id: string, hostname: string, state: string, drain?: DrainRecordJson, mode?: string): DrydockAgentJson {
+  return { agent_id: { value: id }, hostname, state, machine: { id: { hostname }, ...(mode === undefined ? {} : { mode }) }, ...(drain === undefined ? {} : { drain }) };
 }
 
 const AGENTS = [
@@ -59,49 +66,51 @@ test('DRAIN_AGENT call: max_grace_period as {seconds, nanos}, mark_gone only whe
   assert.match(bad.ok ? '' : bad.error, /^--max_grace_period: Invalid duration '30'/);
 });
 
-test('STATUS column: drain state, then deactivated, active, disconnected', () => {
-  const cases: Array<[Partial<AgentJson>, string]> = [
-    [{}, 'ACTIVE'],
-    [{ active: false }, 'DISCONNECTED'],
-    [{ active: false, deactivated: true }, 'DEACTIVATED'],
-    [{ active: false, deactivated: true, drain_info: { state: 'DRAINING' } }, 'DRAINING'],
-    [{ active: false, deactivated: true, drain_info: { state: 'DRAINED' } }, 'DRAINED'],
-    [{ active: false, deactivated: true, drain_info: { state: 'DRAINING' }, drain_record: { refused: { reason: 'x', time: { nanoseconds: 1 } } } }, 'DRAINING (REFUSED)'],
+test("STATUS column: Drydock's state word, (REFUSED) when the agent refused its drain; without it, GET_AGENTS' drain state, then deactivated, active, disconnected", () => {
+  const cases: Array<[Partial<AgentJson>, DrydockAgentJson | undefined, string]> = [
+    [{}, undefined, 'ACTIVE'],
+    [{ active: false }, undefined, 'DISCONNECTED'],
+    [{ active: false, deactivated: true }, undefined, 'DEACTIVATED'],
+    [{ active: false, deactivated: true, drain_info: { state: 'DRAINING' } }, undefined, 'DRAINING'],
+    [{ active: false, deactivated: true, drain_info: { state: 'DRAINED' } }, undefined, 'DRAINED'],
+    [{}, drydock('X', 'h', 'DISCONNECTED'), 'DISCONNECTED'],
+    [{ active: false, deactivated: true, drain_info: { state: 'DRAINING' } }, drydock('X', 'h', 'DRAINING', { state: 'DRAINING' }), 'DRAINING'],
+    [{ active: false, deactivated: true, drain_info: { state: 'DRAINING' } }, drydock('X', 'h', 'DRAINING', { state: 'DRAINING', refused: { reason: 'x', time: { nanoseconds: 1 } } }), 'DRAINING (REFUSED)'],
   ];
-  for (const [over, want] of cases) assert.equal(agentStatus(agent('X', 'h', '1.2.3.4', over)), want, JSON.stringify(over));
+  for (const [over, d, want] of cases) assert.equal(agentStatus(agent('X', 'h', '1.2.3.4', over), d), want, JSON.stringify([over, d]));
 });
 
-test('MODE column: carried by GET_AGENTS, else from the maintenance status, else UP', () => {
+test("MODE column: the machine's mode in Drydock's view (? when the caller may not see it); without the view, from the maintenance status, else UP", () => {
   const modes = new Map([[machineKey({ hostname: 'agent-2', ip: '127.0.0.3' }), 'DRAINING' as const]]);
-  assert.equal(agentMode(agent('X', 'Agent-2', '127.0.0.3'), modes), 'DRAINING');
-  assert.equal(agentMode(agent('X', 'agent-2', '127.0.0.9'), modes), 'UP');
-  assert.equal(agentMode(agent('X', 'agent-1', '127.0.0.2', { maintenance: { mode: 'DOWN' } }), modes), 'DOWN');
-  assert.equal(agentMode({ agent_info: { hostname: 'h' }, active: true }, modes), 'UP');
+  assert.equal(agentMode(agent('X', 'Agent-2', '127.0.0.3'), undefined, modes), 'DRAINING');
+  assert.equal(agentMode(agent('X', 'agent-2', '127.0.0.9'), undefined, modes), 'UP');
+  assert.equal(agentMode(agent('X', 'agent-1', '127.0.0.2'), drydock('X', 'agent-1', 'ACTIVE', undefined, 'DOWN'), modes), 'DOWN');
+  assert.equal(agentMode(agent('X', 'agent-2', '127.0.0.3'), drydock('X', 'agent-2', 'ACTIVE'), modes), '?', 'the view says it: no mode for this caller');
+  assert.equal(agentMode({ agent_info: { hostname: 'h' }, active: true }, undefined, modes), 'UP');
 });
 
 test('drain view: remaining tasks as a count or a list, waiting_for as strings or objects', () => {
   assert.deepEqual(drainView(undefined, 'agent-3'), { present: false, hostname: 'agent-3', state: undefined, remaining: undefined, remainingTasks: [], waitingFor: [], refused: undefined });
-  const listed = drainView(agent('X', 'agent-3', '127.0.0.4', {
-    drain_info: { state: 'DRAINING' },
-    drain_record: {
-      remaining_tasks: [{ task_id: { value: 't1' }, state: 'TASK_RUNNING' }, 't2'],
-      waiting_for: ['task t1: SIGTERM sent, grace 2s', { message: 'acknowledgement of TASK_KILLED for t2' }, { code: 7 }],
-    },
+  const listed = drainView(drydock('X', 'agent-3', 'DRAINING', {
+    state: 'DRAINING',
+    remaining_tasks: [{ task_id: { value: 't1' }, state: 'TASK_RUNNING' }, 't2'],
+    waiting_for: ['task t1: SIGTERM sent, grace 2s', { message: 'acknowledgement of TASK_KILLED for t2' }, { code: 7 }],
   }), 'agent-3');
   assert.deepEqual(listed, {
     present: true, hostname: 'agent-3', state: 'DRAINING', remaining: 2, remainingTasks: ['t1', 't2'], waitingFor: listed.waitingFor, refused: undefined,
   });
   assert.deepEqual(listed.waitingFor.map((w) => w.text), ['task t1: SIGTERM sent, grace 2s', 'acknowledgement of TASK_KILLED for t2', '{"code":7}']);
-  assert.equal(drainView(agent('X', 'h', '1.1.1.1', { drain_info: { state: 'DRAINING' }, drain_record: { remaining_tasks: 3n } }), 'h').remaining, 3);
-  assert.equal(drainView(agent('X', 'h', '1.1.1.1', { drain_info: { state: 'DRAINING' }, drain_record: { remaining_tasks: { count: 4 } } }), 'h').remaining, 4);
-  assert.equal(drainView(agent('X', 'h', '1.1.1.1', { drain_info: { state: 'DRAINING' } }), 'h').remaining, undefined);
+  assert.equal(drainView(drydock('X', 'h', 'DRAINING', { state: 'DRAINING', remaining_tasks: 3n }), 'h').remaining, 3);
+  assert.equal(drainView(drydock('X', 'h', 'DRAINING', { state: 'DRAINING', remaining_tasks: { count: 4 } }), 'h').remaining, 4);
+  assert.equal(drainView(drydock('X', 'h', 'DRAINING', { state: 'DRAINING' }), 'h').remaining, undefined);
+  // No drain (reactivated): present, with no state.
+  assert.deepEqual([drainView(drydock('X', 'h', 'ACTIVE'), 'h').present, drainView(drydock('X', 'h', 'ACTIVE'), 'h').state], [true, undefined]);
 });
 
 /** A view; `waiting` entries are what the master writes (strings or objects). */
 function view(over: Partial<Omit<DrainView, 'waitingFor'>> & { waiting?: unknown[] }): DrainView {
   const { waiting = [], ...rest } = over;
-  const a = agent('X', 'agent-3', '1.1.1.1', { drain_info: { state: 'DRAINING' }, drain_record: { waiting_for: waiting } });
-  return { ...drainView(a, 'agent-3'), ...rest };
+  return { ...drainView(drydock('X', 'agent-3', 'DRAINING', { state: 'DRAINING', waiting_for: waiting }), 'agent-3'), ...rest };
 }
 
 test('progress lines: only what changed', () => {
@@ -121,7 +130,7 @@ test('progress lines: only what changed', () => {
       ['12:00:01.250    waiting for: update TASK_KILLED of task t1 not yet acknowledged by framework F']],
     ['one task fewer', view({ remaining: 2 }), view({ remaining: 1 }), ['12:00:01.250  DRAINING  agent-3  1 task left']],
     ['drained', view({ remaining: 1 }), view({ state: 'DRAINED', remaining: 0 }), ['12:00:01.250  DRAINED   agent-3']],
-    ['no drain_record', undefined, view({}), ['12:00:01.250  DRAINING  agent-3']],
+    ['a drain record without a count', undefined, view({}), ['12:00:01.250  DRAINING  agent-3']],
     ['gone: nothing (the outcome line says it)', view({}), view({ present: false }), []],
     ['the agent refused the drain: said once', view({ remaining: 1 }), view({ remaining: 1, refused: "invalid DRAIN: Field 'config.mark_gone' ..." }), [
       "12:00:01.250    the agent refused the drain (nothing was killed; drain again, or upgrade the agent): invalid DRAIN: Field 'config.mark_gone' ...",
@@ -146,10 +155,9 @@ test('when --wait ends', () => {
 });
 
 test('a refused drain, from the drain record: the view, the live frame, the status column', () => {
-  const a = agent('X', 'agent-3', '1.1.1.1', { drain_info: { state: 'DRAINING' }, drain_record: { remaining_tasks: 1, refused: { reason: 'invalid DRAIN: bad', time: { nanoseconds: 5 } } } });
-  const v = drainView(a, 'agent-3');
+  const v = drainView(drydock('X', 'agent-3', 'DRAINING', { state: 'DRAINING', remaining_tasks: 1, refused: { reason: 'invalid DRAIN: bad', time: { nanoseconds: 5 } } }), 'agent-3');
   assert.equal(v.refused, 'invalid DRAIN: bad');
   assert.ok(drainFrame(v, { startedMs: 0, nowMs: 1000, mostRemaining: 1, paint: (t) => t }).includes('  the agent refused the drain (nothing was killed; drain again, or upgrade the agent): invalid DRAIN: bad'));
   // A master that writes no reason still says it was refused.
-  assert.equal(drainView(agent('X', 'h', '1.1.1.1', { drain_info: { state: 'DRAINING' }, drain_record: { refused: {} } }), 'h').refused, 'no reason given');
+  assert.equal(drainView(drydock('X', 'h', 'DRAINING', { state: 'DRAINING', refused: {} }), 'h').refused, 'no reason given');
 });

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cliFinished, spawnCli, type CliProcess } from '../helpers/cli.js';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 import type { PlanInfo } from '../../shared/plans/commands.js';
 
 interface Seen {
@@ -131,10 +132,10 @@ function start(t: TestContext, s: FakeScheduler, ...args: string[]): CliProcess 
 }
 
 function drydock(t: TestContext, s: FakeScheduler, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return cliFinished(start(t, s, ...args), 20_000);
+  return cliFinished(start(t, s, ...args));
 }
 
-test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 417 shown, 404 and 500 exit 1', { timeout: 60_000 }, async (t) => {
+test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 417 shown, 404 and 500 exit 1', { timeout: 300_000 }, async (t) => {
   const s = await startScheduler(t);
   const list = await drydock(t, s, 'plan', 'list');
   assert.deepEqual([list.code, list.stdout, list.stderr], [0, 'deploy\nrecovery\nfailing\n', '']);
@@ -168,7 +169,7 @@ test('drydock plan list / show: names, the tree (no colour on a pipe), --json, 4
   assert.match(coloured.stdout, /^deploy \(serial\) \u001b\[33mWAITING\u001b\[39m\n/);
 });
 
-test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (exit 0), 404 exit 1, usage errors exit 2 and send nothing', { timeout: 60_000 }, async (t) => {
+test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (exit 0), 404 exit 1, usage errors exit 2 and send nothing', { timeout: 600_000 }, async (t) => {
   const s = await startScheduler(t);
   const cases: Array<[string[], string, string]> = [
     [['start', 'deploy', '-p', 'A=1', '-p', 'URL=http://x?a=b'], 'POST /v1/plans/deploy/start {"A":"1","URL":"http://x?a=b"}', 'Received cmd: start deploy with parameters: {"A":"1","URL":"http://x?a=b"}\n'],
@@ -211,11 +212,11 @@ test('drydock plan verbs: paths and aliases, -p as the start body, 208 is news (
     assert.notEqual(r.stderr, '');
   }
   const badAddress = await cliFinished(spawnCli(t, ['plan', 'list', '--scheduler', 'h:port'], PLAIN));
-  assert.deepEqual([badAddress.code, badAddress.stderr], [2, "drydock: --scheduler 'h:port': not host:port; write host:port (e.g. 127.0.0.1:8088)\n"]);
+  assert.deepEqual([badAddress.code, badAddress.stderr], [2, "drydock: --scheduler 'h:port': not host:port; write host:port (e.g. 127.0.0.1:8088)\nRun 'drydock plan list --help' for usage.\n"]);
   assert.equal(s.seen.length, before, 'usage errors send nothing');
 });
 
-test('drydock plan: an unreachable scheduler is exit 1 naming the address; DRYDOCK_SCHEDULER is used without --scheduler', { timeout: 60_000 }, async (t) => {
+test('drydock plan: an unreachable scheduler is exit 1 naming the address; DRYDOCK_SCHEDULER is used without --scheduler', { timeout: 120_000 }, async (t) => {
   // A port that was just free: nothing listens there.
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
@@ -230,7 +231,7 @@ test('drydock plan: an unreachable scheduler is exit 1 naming the address; DRYDO
   assert.deepEqual([viaEnv.code, viaEnv.stdout], [0, 'hello-0\nhello-1\n']);
 });
 
-test('drydock plan show --watch on a pipe: each change once, exit 0 when the plan turns COMPLETE', { timeout: 60_000 }, async (t) => {
+test('drydock plan show --watch on a pipe: each change once, exit 0 when the plan turns COMPLETE', { timeout: 120_000 }, async (t) => {
   const s = await startScheduler(t);
   s.completeAfter.set('deploy', 5);
   const r = await drydock(t, s, 'plan', 'show', 'deploy', '--watch', '--interval', '100ms');
@@ -248,10 +249,10 @@ test('drydock plan show --watch on a pipe: each change once, exit 0 when the pla
   assert.deepEqual(json.stdout.trim().split('\n').map((l) => (JSON.parse(l) as PlanInfo).status), ['WAITING', 'COMPLETE']);
 });
 
-test('drydock plan show --watch: Ctrl-C exits 130; a plan in ERROR is still watched', { timeout: 60_000 }, async (t) => {
+test('drydock plan show --watch: Ctrl-C exits 130; a plan in ERROR is still watched', { timeout: 120_000 }, async (t) => {
   const s = await startScheduler(t);
   const watch = start(t, s, 'plan', 'show', 'failing', '--watch', '--interval', '100ms');
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + EVENT_DEADLINE_MS;
   while (s.seen.filter((q) => q.url === '/v1/plans/failing').length < 3) {
     assert.ok(Date.now() < deadline, `no polls; stderr: ${watch.stderr}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -264,7 +265,26 @@ test('drydock plan show --watch: Ctrl-C exits 130; a plan in ERROR is still watc
   assert.equal(r.stderr, 'drydock: stopped watching failing; the plan goes on\n');
 });
 
-test('drydock pod: list, status table (all and one), info JSON, restart/replace, 404 exit 1', { timeout: 60_000 }, async (t) => {
+test('drydock plan show --watch --timeout: 124 once it runs out, the plan goes on; a long one does not hold the process once the plan is COMPLETE', { timeout: 240_000 }, async (t) => {
+  const s = await startScheduler(t);
+  const r = await drydock(t, s, 'plan', 'show', 'failing', '--watch', '--interval', '100ms', '--timeout', '600ms');
+  assert.equal(r.code, 124, r.stderr);
+  assert.equal(r.stderr, 'drydock: stopped watching failing after 600ms (--timeout); the plan goes on\n');
+  assert.match(r.stdout, /^failing \(serial\) ERROR\n/);
+  assert.ok(s.seen.filter((q) => q.url === '/v1/plans/failing').length >= 2, 'it watched until then');
+  // An hour's timeout: the watch ends at COMPLETE with 0 and the process exits then, not in an hour.
+  s.completeAfter.set('deploy', 2);
+  const done = await drydock(t, s, 'plan', 'show', 'deploy', '--watch', '--interval', '100ms', '--timeout', '1hrs');
+  assert.equal(done.code, 0, done.stderr);
+  // --timeout bounds a watch: without --watch it is a usage error, and so is a bad duration (its units listed).
+  const alone = await drydock(t, s, 'plan', 'show', 'deploy', '--timeout', '1secs');
+  assert.deepEqual([alone.code, alone.stderr], [2, "drydock: --timeout is for --watch: without it nothing waits\nRun 'drydock plan show --help' for usage.\n"]);
+  const bad = await drydock(t, s, 'plan', 'show', 'deploy', '--watch', '--timeout', '5parsecs');
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /^drydock: --timeout: Invalid duration '5parsecs': unknown unit 'parsecs'; the units are ns, us, ms, secs \(s, sec, second, seconds\), mins \(m, min, minute, minutes\), /);
+});
+
+test('drydock pod: list, status table (all and one), info JSON, restart/replace, 404 exit 1', { timeout: 300_000 }, async (t) => {
   const s = await startScheduler(t);
   const status = await drydock(t, s, 'pod', 'status');
   assert.equal(status.code, 0, status.stderr);

@@ -611,7 +611,8 @@ test('shell, maintenance plans: the master from --master / DRYDOCK_MASTER, creat
   assert.deepEqual(v.sent, [{ method: 'POST', path: '/v1/maintenance/plans/kernel/continue?phase=all' }]);
 
   const u = fakeShell(() => http(200, {}));
-  assert.equal(await createPlan('missing.yaml', {}, u.shell), 1);
+  // A file that cannot be read is the command line's trouble: 2, nothing sent.
+  assert.equal(await createPlan('missing.yaml', {}, u.shell), 2);
   assert.equal(await createPlan('empty.yaml', {}, u.shell), 2);
   assert.equal(await deletePlan('', {}, u.shell), 2);
   assert.equal(await listPlans(MASTER_PLANS, { master: 'not a master' }, u.shell), 2);

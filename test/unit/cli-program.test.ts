@@ -9,9 +9,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { program } from '../../cli/program.js';
 import { bashScript, commandPaths, commandSpec, leafCommands, zshScript } from '../../cli/completion.js';
-import { EXIT_CODES, EXIT_FAILED, EXIT_FORBIDDEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNAUTHENTICATED, EXIT_USAGE, exitCodeHelp } from '../../cli/exit-codes.js';
+import { EXIT_CODES, EXIT_FAILED, EXIT_FORBIDDEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, EXIT_TIMEOUT, EXIT_UNAUTHENTICATED, EXIT_USAGE, exitCodeHelp } from '../../cli/exit-codes.js';
 import * as serviceApi from '../../cli/service-api.js';
 import * as terminal from '../../cli/terminal.js';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 
 const spec = commandSpec(program);
 
@@ -27,8 +28,8 @@ test('every leaf command takes --json', () => {
 });
 
 test('exit statuses: one table, stable numbers, printed by --help', () => {
-  assert.deepEqual([EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAUTHENTICATED, EXIT_FORBIDDEN, EXIT_INTERRUPTED], [0, 1, 2, 3, 4, 130]);
-  assert.deepEqual(EXIT_CODES.map((c) => c.code), [0, 1, 2, 3, 4, 130]);
+  assert.deepEqual([EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAUTHENTICATED, EXIT_FORBIDDEN, EXIT_TIMEOUT, EXIT_RUN_FAILED, EXIT_INTERRUPTED], [0, 1, 2, 3, 4, 124, 125, 130]);
+  assert.deepEqual(EXIT_CODES.map((c) => c.code), [0, 1, 2, 3, 4, 124, 125, 130]);
   // The older homes of the constants are the same values.
   assert.deepEqual([serviceApi.EXIT_FAILED, serviceApi.EXIT_USAGE, serviceApi.EXIT_UNAUTHENTICATED, serviceApi.EXIT_FORBIDDEN, terminal.EXIT_INTERRUPTED], [1, 2, 3, 4, 130]);
   assert.equal(exitCodeHelp([{ code: 3, meaning: 'x' }, { code: 130, meaning: 'y' }]), '  3    x\n  130  y');
@@ -56,7 +57,7 @@ read -ra COMP_WORDS <<< "$1"
 [[ "$1" == *" " ]] && COMP_WORDS+=("")
 COMP_CWORD=$((\${#COMP_WORDS[@]} - 1))
 _drydock
-printf '%s\\n' "\${COMPREPLY[@]}"`, '_', line], { encoding: 'utf8', timeout: 10_000 });
+printf '%s\\n' "\${COMPREPLY[@]}"`, '_', line], { encoding: 'utf8', timeout: EVENT_DEADLINE_MS });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.split('\n').filter((l) => l !== '').sort();
 }
@@ -83,7 +84,7 @@ test('completion bash: subcommands, aliases, options of the command reached, val
   ];
   for (const [line, want] of cases) assert.deepEqual(bashComplete(script, line), want, line);
   // bash reads the script without complaint and registers the function for drydock.
-  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', `${script}\ncomplete -p drydock`], { encoding: 'utf8', timeout: 10_000 });
+  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', `${script}\ncomplete -p drydock`], { encoding: 'utf8', timeout: EVENT_DEADLINE_MS });
   assert.deepEqual([r.status, r.stdout.trim(), r.stderr], [0, 'complete -o default -F _drydock drydock', '']);
 });
 
@@ -91,10 +92,10 @@ test('completion zsh: a #compdef function with the same table; parsed by zsh whe
   const script = zshScript(spec);
   assert.ok(script.startsWith('#compdef drydock\n'));
   assert.match(script, /\n {4}'maintenance plan\|resume'\) echo 'continue' ;;\n/);
-  assert.match(script, /\n {4}'agent drain'\) echo '--max_grace_period --mark_gone --wait --json --help' ;;\n/);
+  assert.match(script, /\n {4}'agent drain'\) echo '--max_grace_period --mark_gone --wait --timeout --dry-run --json --help' ;;\n/);
   assert.match(script, /compadd -- \$\{=\$\(_drydock_subs "\$cmdpath"\)\}/);
   assert.match(script, /\n {2}compdef _drydock drydock\n/);
   assert.ok(!/\bpath=/.test(script), 'zsh ties $path to $PATH: the script must not assign it');
-  const zsh = spawnSync('zsh', ['-n', '-c', script], { encoding: 'utf8', timeout: 10_000 });
+  const zsh = spawnSync('zsh', ['-n', '-c', script], { encoding: 'utf8', timeout: EVENT_DEADLINE_MS });
   if (zsh.error === undefined) assert.equal(zsh.status, 0, zsh.stderr);
 });

@@ -141,12 +141,13 @@ test('exit status of a terminal update', () => {
     [status('TASK_KILLED', 'Command terminated with signal Terminated'), 143, false],
     [status('TASK_KILLED', 'Command terminated with signal Killed'), 137, false],
     [status('TASK_KILLED', 'Command exited with status 2'), 2, false],
-    [status('TASK_KILLED', 'Command exited with status 0'), 1, true],
-    [status('TASK_FAILED', 'Task launcher exited without recording how the task ended', 'REASON_EXECUTOR_TERMINATED'), 1, true],
-    [status('TASK_ERROR', 'Task has no command value', 'REASON_TASK_INVALID'), 1, true],
-    [status('TASK_LOST', 'Agent restarted; framework f does not checkpoint', 'REASON_AGENT_RESTARTED'), 1, true],
-    [status('TASK_DROPPED', 'offer rescinded'), 1, true],
-    [status('TASK_GONE'), 1, true],
+    // Not the task's own status: drydock run's own failure, 125 (exit-codes.ts), never 1 (a task's).
+    [status('TASK_KILLED', 'Command exited with status 0'), 125, true],
+    [status('TASK_FAILED', 'Task launcher exited without recording how the task ended', 'REASON_EXECUTOR_TERMINATED'), 125, true],
+    [status('TASK_ERROR', 'Task has no command value', 'REASON_TASK_INVALID'), 125, true],
+    [status('TASK_LOST', 'Agent restarted; framework f does not checkpoint', 'REASON_AGENT_RESTARTED'), 125, true],
+    [status('TASK_DROPPED', 'offer rescinded'), 125, true],
+    [status('TASK_GONE'), 125, true],
   ];
   for (const [s, code, problem] of cases) {
     const o = runOutcome(s);

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { agentState, clusterStatus, planStatus, renderStatus, type StatusInput } from '../../cli/status.js';
-import { drainFrame, drainView, type AgentJson } from '../../cli/drain.js';
+import { drainFrame, drainView, type AgentJson, type DrainRecordJson, type DrydockAgentJson } from '../../cli/drain.js';
 import { planProgress, planPoll, watchStep, WATCH_START, type PlanView } from '../../cli/plan.js';
 import { LiveFrame, ansiPaint, fitLine, plainPaint, progressBar, visibleText } from '../../cli/terminal.js';
 
@@ -17,6 +17,11 @@ function agent(id: string, hostname: string, ip: string, over: Partial<AgentJson
   return { agent_info: { hostname, id: { value: id } }, active: true, deactivated: false, pid: `slave(1)@${ip}:5051`, ...over };
 }
 
+/** An agent as Drydock's own API writes it: its machine in `mode`, its drain record when given. */
+function view(id: string, hostname: string, ip: string, state: string, mode = 'UP', drain?: DrainRecordJson): DrydockAgentJson {
+  return { agent_id: { value: id }, hostname, ip, state, machine: { id: { hostname, ip }, mode }, ...(drain === undefined ? {} : { drain }) };
+}
+
 const step = (name: string, status: string, note?: string) => ({ id: `${name}-id`, name, status, message: `step ${name} [${name}-id] with status: ${status}${note === undefined ? '' : `: ${note}`}` });
 const planOf = (status: string, steps: Array<ReturnType<typeof step>>): PlanView => ({ status, strategy: 'serial', errors: [], phases: [{ id: 'p', name: 'r1', strategy: 'serial', status, steps }] });
 
@@ -25,6 +30,7 @@ const BASE: StatusInput = {
   master: { master_info: { id: 'M', hostname: 'm1', version: '1.12.0', address: { ip: '10.0.0.1', port: 5050 } }, elected_time: NOW / 1000 - 60, standby_masters: [{ address: { ip: '10.0.0.2', port: 5050 } }] },
   agents: [],
   recovered: [],
+  drydockAgents: [],
   maintenance: {},
   schedule: {},
   snapshot: { 'master/slaves_unreachable': 1, 'drydock/agents_gone': 2 },
@@ -48,11 +54,17 @@ test('status: counts, machines, drains oldest first, plans in progress, errors n
     agents: [
       agent('A-S1', 'a', '10.0.1.1'),
       agent('A-S2', 'b', '10.0.1.2', { active: false }),
-      agent('A-S3', 'c', '10.0.1.3', { active: false, deactivated: true, drain_info: { state: 'DRAINING' }, maintenance: { mode: 'DRAINING' },
-        drain_record: { started_time: { nanoseconds: NS(NOW - 5_000) }, remaining_tasks: 2, waiting_for: [{ message: 'task t1 still running after SIGTERM' }, 'task t2 too'] } }),
-      agent('A-S4', 'd', '10.0.1.4', { active: false, deactivated: true, drain_info: { state: 'DRAINED' }, drain_record: { started_time: { nanoseconds: NS(NOW - 90_000) }, remaining_tasks: 0 } }),
+      agent('A-S3', 'c', '10.0.1.3', { active: false, deactivated: true, drain_info: { state: 'DRAINING' } }),
+      agent('A-S4', 'd', '10.0.1.4', { active: false, deactivated: true, drain_info: { state: 'DRAINED' } }),
     ],
     recovered: [{ hostname: 'e', id: { value: 'A-S5' } }],
+    drydockAgents: [
+      view('A-S1', 'a', '10.0.1.1', 'ACTIVE'),
+      view('A-S2', 'b', '10.0.1.2', 'DISCONNECTED'),
+      view('A-S3', 'c', '10.0.1.3', 'DRAINING', 'DRAINING', { state: 'DRAINING', started_time: { nanoseconds: NS(NOW - 5_000) }, remaining_tasks: 2, waiting_for: [{ message: 'task t1 still running after SIGTERM' }, 'task t2 too'] }),
+      view('A-S4', 'd', '10.0.1.4', 'DRAINED', 'UP', { state: 'DRAINED', started_time: { nanoseconds: NS(NOW - 90_000) }, remaining_tasks: 0 }),
+      view('A-S5', 'e', '10.0.1.5', 'RECOVERED'),
+    ],
     maintenance: { draining_machines: [{ id: { hostname: 'c', ip: '10.0.1.3' } }], down_machines: [{ hostname: 'f', ip: '10.0.1.6' }] },
     schedule: { windows: [{ machine_ids: [{ hostname: 'c', ip: '10.0.1.3' }, { hostname: 'f', ip: '10.0.1.6' }, { hostname: 'g', ip: '10.0.1.7' }] }] },
     maintenancePlans: { plans: [
@@ -65,8 +77,8 @@ test('status: counts, machines, drains oldest first, plans in progress, errors n
   const s = clusterStatus(input);
   assert.deepEqual(s.master, { leader: '10.0.0.1:5050', id: 'M', hostname: 'm1', version: '1.12.0', elected_time: new Date(NOW - 60_000).toISOString(), standbys: ['10.0.0.2:5050'] });
   assert.deepEqual(s.agents, { active: 1, deactivated: 0, draining: 1, drained: 1, disconnected: 2, unreachable: 1, gone: 2 });
-  // a, b, d and g UP (g only scheduled); c DRAINING; f DOWN.
-  assert.deepEqual(s.machines, { UP: 4, DRAINING: 1, DOWN: 1 });
+  // a, b, d, e and g UP (g only scheduled); c DRAINING; f DOWN.
+  assert.deepEqual(s.machines, { UP: 5, DRAINING: 1, DOWN: 1 });
   assert.deepEqual(s.drains, [
     { agent_id: 'A-S4', hostname: 'd', state: 'DRAINED', age_seconds: 90, remaining_tasks: 0, waiting_for: [] },
     { agent_id: 'A-S3', hostname: 'c', state: 'DRAINING', age_seconds: 5, remaining_tasks: 2, waiting_for: ['task t1 still running after SIGTERM', 'task t2 too'] },
@@ -83,7 +95,7 @@ test('status: counts, machines, drains oldest first, plans in progress, errors n
   assert.deepEqual(lines.slice(0, 3), [
     `master    10.0.0.1:5050 (m1, 1.12.0) leading since ${new Date(NOW - 60_000).toISOString()}; standbys: 10.0.0.2:5050`,
     'agents    1 active, 0 deactivated, 1 draining, 1 drained, 2 disconnected, 1 unreachable, 2 gone',
-    'machines  4 UP, 1 DRAINING, 1 DOWN',
+    'machines  5 UP, 1 DRAINING, 1 DOWN',
   ]);
   const text = lines.join('\n');
   assert.match(text, /\ndrains\nAGENT +HOSTNAME +STATE +AGE +TASKS +WAITING FOR\nA-S4 +d +DRAINED +1m 30s +0 +-\nA-S3 +c +DRAINING +5s +2 +task t1 still running after SIGTERM\n {2}c: also waiting for task t2 too\n/);
@@ -99,18 +111,32 @@ test('status: counts, machines, drains oldest first, plans in progress, errors n
 test('status: a drain the agent refused says so first, in its WAITING FOR column', () => {
   const s = clusterStatus({
     ...BASE,
-    agents: [agent('A-S3', 'c', '10.0.1.3', { active: false, deactivated: true, drain_info: { state: 'DRAINING' },
-      drain_record: { started_time: { nanoseconds: NS(NOW - 5_000) }, remaining_tasks: 1, refused: { reason: 'invalid DRAIN: bad grace', time: { nanoseconds: NS(NOW) } }, waiting_for: ['task t1 still running; not yet told to stop'] } })],
+    agents: [agent('A-S3', 'c', '10.0.1.3', { active: false, deactivated: true, drain_info: { state: 'DRAINING' } })],
+    drydockAgents: [view('A-S3', 'c', '10.0.1.3', 'DRAINING', 'UP', {
+      state: 'DRAINING', started_time: { nanoseconds: NS(NOW - 5_000) }, remaining_tasks: 1, refused: { reason: 'invalid DRAIN: bad grace', time: { nanoseconds: NS(NOW) } }, waiting_for: ['task t1 still running; not yet told to stop'],
+    })],
   });
   assert.deepEqual(s.drains[0]?.waiting_for, ['the agent refused the drain (nothing was killed; drain again, or upgrade the agent): invalid DRAIN: bad grace', 'task t1 still running; not yet told to stop']);
   assert.match(renderStatus(s, plainPaint).join('\n'), /A-S3 +c +DRAINING +5s +1 +the agent refused the drain/);
 });
 
+test('status: a drain of an agent that has not re-registered is still shown, from its drain record', () => {
+  const s = clusterStatus({ ...BASE, recovered: [{ hostname: 'e', id: { value: 'A-S5' } }], drydockAgents: [view('A-S5', 'e', '10.0.1.5', 'RECOVERED', 'UP', { state: 'DRAINING', remaining_tasks: 0, waiting_for: [{ kind: 'AGENT_RECOVERING', message: 'agent has not re-registered since the master restarted: drain will be applied when it re-registers' }] })] });
+  assert.deepEqual(s.drains.map((d) => [d.agent_id, d.state, d.age_seconds, d.waiting_for[0]]), [['A-S5', 'DRAINING', null, 'agent has not re-registered since the master restarted: drain will be applied when it re-registers']]);
+});
+
+test("status: without Drydock's view of the agents, drains from GET_AGENTS' drain_info (no age, no reasons), every agent's machine UP, and the part named", () => {
+  const s = clusterStatus({ ...BASE, agents: [agent('A-S3', 'c', '10.0.1.3', { active: false, deactivated: true, drain_info: { state: 'DRAINING' } }), agent('A-S1', 'a', '10.0.1.1')], drydockAgents: { error: '404: this master has no /drydock/v1/agents' } });
+  assert.deepEqual(s.drains, [{ agent_id: 'A-S3', hostname: 'c', state: 'DRAINING', age_seconds: null, remaining_tasks: null, waiting_for: [] }]);
+  assert.deepEqual(s.machines, { UP: 2, DRAINING: 0, DOWN: 0 });
+  assert.deepEqual(s.errors, ['/drydock/v1/agents (machine modes, drain records): 404: this master has no /drydock/v1/agents']);
+});
+
 test('status: what could not be asked is null or ?, and named; nothing in progress says so', () => {
-  const s = clusterStatus({ ...BASE, master: { error: 'GET_MASTER refused' }, snapshot: { error: '403: Forbidden' }, maintenance: { error: 'x' }, schedule: { error: 'y' }, maintenancePlans: { error: '404: Not Found' } });
+  const s = clusterStatus({ ...BASE, master: { error: 'GET_MASTER refused' }, snapshot: { error: '403: Forbidden' }, drydockAgents: { error: 'z' }, maintenance: { error: 'x' }, schedule: { error: 'y' }, maintenancePlans: { error: '404: Not Found' } });
   assert.equal(s.master, null);
   assert.deepEqual([s.agents.unreachable, s.agents.gone], [null, null]);
-  assert.equal(s.errors.length, 5);
+  assert.equal(s.errors.length, 6);
   const text = renderStatus(s, plainPaint).join('\n');
   assert.match(text, /^master {4}\?\nagents {4}0 active, .*, \? unreachable, \? gone\n/);
   assert.match(text, /\ndrains: none\n\nmaintenance plans: \?\n/);
@@ -118,7 +144,8 @@ test('status: what could not be asked is null or ?, and named; nothing in progre
   assert.match(empty, /\nmaintenance plans: none in progress$/);
   assert.ok(!empty.includes('could not ask'));
   // Text from the network cannot repaint the terminal.
-  const hostile = renderStatus(clusterStatus({ ...BASE, agents: [agent('X-S1', 'evil\u001b[2J', '1.1.1.1', { drain_info: { state: 'DRAINING' } })] }), plainPaint).join('\n');
+  const hostile = renderStatus(clusterStatus({ ...BASE, drydockAgents: [view('X-S1', 'evil\u001b[2J', '1.1.1.1', 'DRAINING', 'UP', { state: 'DRAINING', waiting_for: ['evil\u001b[2J too'] })] }), plainPaint).join('\n');
+  assert.match(hostile, /X-S1 +evil.*DRAINING/);
   assert.ok(!hostile.includes('\u001b'), hostile);
 });
 
@@ -163,18 +190,18 @@ test('LiveFrame: erases the rows it drew, fits lines, skips an unchanged frame',
 });
 
 test('drain frame: state, a bar of tasks ended of the most seen, time waited, what it waits for', () => {
-  const a = (over: Partial<AgentJson>) => drainView(agent('X-S1', 'agent-3', '1.1.1.1', over), 'agent-3');
+  const a = (drain: DrainRecordJson) => drainView({ ...view('X-S1', 'agent-3', '1.1.1.1', drain.state ?? ''), drain }, 'agent-3');
   const o = { startedMs: NOW, nowMs: NOW + 12_000, mostRemaining: 4, paint: plainPaint };
-  assert.deepEqual(drainFrame(a({ drain_info: { state: 'DRAINING' }, drain_record: { remaining_tasks: 1, waiting_for: ['task t1 still running after SIGTERM'] } }), o), [
+  assert.deepEqual(drainFrame(a({ state: 'DRAINING', remaining_tasks: 1, waiting_for: ['task t1 still running after SIGTERM'] }), o), [
     'agent-3  DRAINING  [███████████████░░░░░] 3/4 tasks ended  12s',
     '  waiting for: task t1 still running after SIGTERM',
     'Ctrl-C stops waiting; the drain goes on',
   ]);
-  assert.deepEqual(drainFrame(a({ drain_info: { state: 'DRAINED' }, drain_record: { remaining_tasks: 0 } }), o), ['agent-3  DRAINED  [████████████████████] 4/4 tasks ended  12s']);
-  // An idle agent: nothing to count; a drain without a record: no bar.
-  assert.deepEqual(drainFrame(a({ drain_info: { state: 'DRAINED' }, drain_record: { remaining_tasks: 0 } }), { ...o, mostRemaining: 0 }), ['agent-3  DRAINED  12s']);
-  assert.deepEqual(drainFrame(a({ drain_info: { state: 'DRAINING' } }), { ...o, mostRemaining: undefined, nowMs: NOW }), ['agent-3  DRAINING  0s', 'Ctrl-C stops waiting; the drain goes on']);
-  assert.match(drainFrame(a({ drain_info: { state: 'DRAINING' } }), { ...o, paint: ansiPaint })[0] ?? '', /\u001b\[33mDRAINING\u001b\[39m/);
+  assert.deepEqual(drainFrame(a({ state: 'DRAINED', remaining_tasks: 0 }), o), ['agent-3  DRAINED  [████████████████████] 4/4 tasks ended  12s']);
+  // An idle agent: nothing to count; a drain record without a count: no bar.
+  assert.deepEqual(drainFrame(a({ state: 'DRAINED', remaining_tasks: 0 }), { ...o, mostRemaining: 0 }), ['agent-3  DRAINED  12s']);
+  assert.deepEqual(drainFrame(a({ state: 'DRAINING' }), { ...o, mostRemaining: undefined, nowMs: NOW }), ['agent-3  DRAINING  0s', 'Ctrl-C stops waiting; the drain goes on']);
+  assert.match(drainFrame(a({ state: 'DRAINING' }), { ...o, paint: ansiPaint })[0] ?? '', /\u001b\[33mDRAINING\u001b\[39m/);
 });
 
 test('plan --watch on a terminal: the plan\'s line carries a bar of steps COMPLETE; not on a pipe', () => {

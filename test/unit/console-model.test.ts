@@ -1,14 +1,15 @@
 /**
  * The web console's pure modules (console/*.js, plain ES modules the browser loads as they are):
- * the RecordIO decoder against chunks cut anywhere, and the model reducer against tables of the
- * master's operator events.
+ * the RecordIO decoder against chunks cut anywhere, and the model's two reducers against tables
+ * of the master's events: Mesos' operator stream (agents, frameworks, tasks) and Drydock's own
+ * (each agent's state and drain record, machines, plans).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // @ts-expect-error plain JS module without types (the console has no build step)
 import { RecordIODecoder, encodeRecord, MAX_RECORD_BYTES } from '../../console/recordio.js';
 // @ts-expect-error plain JS module without types
-import { agentCounts, agentMode, agentState, applyEvent, emptyModel, machineCounts, machines, serviceUrl, setPlanDetail, MAX_COMPLETED_TASKS } from '../../console/model.js';
+import { agentCounts, agentDrain, agentMode, agentState, applyDrydockEvent, applyEvent, drydockAgent, emptyModel, machineCounts, machines, serviceUrl, setPlanDetail, MAX_COMPLETED_TASKS } from '../../console/model.js';
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -51,6 +52,17 @@ const agent = (id: string, hostname: string, extra: Record<string, unknown> = {}
   deactivated: false,
   ...extra,
 });
+/** An agent as Drydock's own API writes it. */
+const view = (id: string, hostname: string, state: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  agent_id: { value: id },
+  hostname,
+  phase: 'REGISTERED',
+  state,
+  deactivated: false,
+  machine: { id: { hostname }, mode: 'UP' },
+  conditions: [],
+  ...extra,
+});
 const task = (fw: string, id: string, state: string, agentId = 'a1'): Record<string, unknown> => ({ framework_id: { value: fw }, task_id: { value: id }, agent_id: { value: agentId }, name: id, state, statuses: [] });
 const subscribed = {
   type: 'SUBSCRIBED',
@@ -65,27 +77,35 @@ const subscribed = {
   },
 };
 
-test('the reducer: a table of events and what the model says after each', () => {
+test('the reducers: a table of events of both streams and what the model says after each', () => {
   const m = emptyModel();
-  const steps: Array<[string, unknown, (m: any) => unknown, unknown, unknown[]]> = [
-    ['SUBSCRIBED loads the snapshot and asks for the rest', subscribed, (x) => [x.agents.size, x.recoveredAgents.length, x.frameworks.size, x.tasks.size, x.heartbeatIntervalSeconds], [2, 1, 1, 2, 5], [{ kind: 'INITIAL' }]],
-    ['agent states', { type: 'HEARTBEAT' }, (x) => agentCounts(x), { ACTIVE: 1, DRAINING: 0, DRAINED: 0, DEACTIVATED: 0, DISCONNECTED: 1, RECOVERED: 1 }, []],
-    ['AGENT_UPDATED with a drain', { type: 'AGENT_UPDATED', agent_updated: { agent: agent('a1', 'h1', { active: false, deactivated: true, drain_info: { state: 'DRAINING' }, drain_record: { state: 'DRAINING', waiting_for: [{ kind: 'TASK_RUNNING', message: 'task t1 still running' }] } }) } }, (x) => agentState(x.agents.get('a1')), 'DRAINING', []],
-    ['AGENT_UPDATED to DRAINED', { type: 'AGENT_UPDATED', agent_updated: { agent: agent('a1', 'h1', { active: false, deactivated: true, drain_info: { state: 'DRAINED' }, drain_record: { state: 'DRAINED', waiting_for: [] } }) } }, (x) => x.agents.get('a1').drain_record.state, 'DRAINED', []],
-    ['AGENT_ADDED of a recovered agent takes it off the recovered list', { type: 'AGENT_ADDED', agent_added: { agent: agent('a3', 'h3') } }, (x) => [x.agents.size, x.recoveredAgents.length], [3, 0], []],
-    ['AGENT_REMOVED', { type: 'AGENT_REMOVED', agent_removed: { agent_id: { value: 'a2' } } }, (x) => [...x.agents.keys()].sort(), ['a1', 'a3'], []],
-    ['TASK_ADDED', { type: 'TASK_ADDED', task_added: { task: task('f1', 't2', 'TASK_STAGING') } }, (x) => x.tasks.get('f1/t2').state, 'TASK_STAGING', []],
-    ['TASK_UPDATED', { type: 'TASK_UPDATED', task_updated: { framework_id: { value: 'f1' }, state: 'TASK_KILLED', status: { task_id: { value: 't1' }, state: 'TASK_KILLED' } } }, (x) => [x.tasks.get('f1/t1').state, [...x.tasks.keys()].at(-1)], ['TASK_KILLED', 'f1/t1'], []],
-    ['TASK_UPDATED of a task never seen', { type: 'TASK_UPDATED', task_updated: { framework_id: { value: 'f1' }, state: 'TASK_RUNNING', status: { task_id: { value: 't9' }, agent_id: { value: 'a3' }, state: 'TASK_RUNNING' } } }, (x) => [x.tasks.get('f1/t9').state, x.tasks.get('f1/t9').agent_id.value], ['TASK_RUNNING', 'a3'], []],
-    ['FRAMEWORK_ADDED', { type: 'FRAMEWORK_ADDED', framework_added: { framework: { framework_info: { id: { value: 'f2' }, name: 'other' }, active: true } } }, (x) => x.frameworks.size, 2, []],
-    ['FRAMEWORK_REMOVED keeps it as completed', { type: 'FRAMEWORK_REMOVED', framework_removed: { framework_info: { id: { value: 'f2' }, name: 'other' } } }, (x) => [x.frameworks.get('f2').removed, x.frameworks.get('f2').framework.active], [true, false], []],
-    ['MACHINE_UPDATED replaces the status and asks for the schedule', { type: 'MACHINE_UPDATED', machine_updated: { machine_ids: [{ hostname: 'h1' }], status: { down_machines: [{ hostname: 'h1', ip: '10.0.0.1' }] } } }, (x) => agentMode(x, x.agents.get('a1')), 'DOWN', [{ kind: 'SCHEDULE' }]],
-    ['MAINTENANCE_PLAN_ADDED asks for its phases', { type: 'MAINTENANCE_PLAN_ADDED', maintenance_plan_added: { name: 'p', status: 'PENDING', machines: 2 } }, (x) => [x.plans.get('p').status, x.plans.get('p').machines], ['PENDING', 2], [{ kind: 'PLAN', name: 'p' }]],
-    ['MAINTENANCE_PLAN_UPDATED without detail yet', { type: 'MAINTENANCE_PLAN_UPDATED', maintenance_plan_updated: { name: 'p', status: 'IN_PROGRESS' } }, (x) => x.plans.get('p').status, 'IN_PROGRESS', [{ kind: 'PLAN', name: 'p' }]],
-    ['an unknown event changes nothing', { type: 'SOMETHING_NEW' }, (x) => x.plans.size, 1, []],
+  const mesos = applyEvent;
+  const drydock = applyDrydockEvent;
+  const a1 = (x: any) => agentState(x.agents.get('a1'), drydockAgent(x, x.agents.get('a1')));
+  const steps: Array<[string, typeof applyEvent, unknown, (m: any) => unknown, unknown, unknown[]]> = [
+    ['SUBSCRIBED loads the snapshot and asks for the rest', mesos, subscribed, (x) => [x.agents.size, x.recoveredAgents.length, x.frameworks.size, x.tasks.size, x.heartbeatIntervalSeconds], [2, 1, 1, 2, 5], [{ kind: 'INITIAL' }]],
+    ["agent states from GET_AGENTS' fields while Drydock's view is not there yet", mesos, { type: 'HEARTBEAT' }, (x) => agentCounts(x), { ACTIVE: 1, DRAINING: 0, DRAINED: 0, DEACTIVATED: 0, DISCONNECTED: 1, RECOVERED: 1, UNREACHABLE: 0 }, []],
+    ["Drydock's SNAPSHOT: each agent's view, and the maintenance reads", drydock, { type: 'SNAPSHOT', snapshot: { agents: [view('a1', 'h1', 'ACTIVE'), view('a2', 'h2', 'DISCONNECTED'), view('a9', 'h9', 'UNREACHABLE', { phase: 'UNREACHABLE' })], heartbeat_interval_seconds: 5 } }, (x) => [x.drydockAgents.size, x.drydockSubscribed], [3, true], [{ kind: 'MAINTENANCE' }]],
+    ['agent states: unreachable ones are counted from Drydock\'s view', drydock, { type: 'HEARTBEAT' }, (x) => agentCounts(x), { ACTIVE: 1, DRAINING: 0, DRAINED: 0, DEACTIVATED: 0, DISCONNECTED: 1, RECOVERED: 1, UNREACHABLE: 1 }, []],
+    ['AGENT_UPDATED with a drain: the state and the drain record', drydock, { type: 'AGENT_UPDATED', agent_updated: { change: 'DRAINING', agent: view('a1', 'h1', 'DRAINING', { deactivated: true, drain: { state: 'DRAINING', waiting_for: [{ kind: 'TASK_RUNNING', message: 'task t1 still running' }] } }) } }, (x) => [a1(x), agentDrain(x.agents.get('a1'), drydockAgent(x, x.agents.get('a1'))).waiting_for.length], ['DRAINING', 1], []],
+    ['AGENT_UPDATED to DRAINED (GET_AGENTS\' own copy is not what the page shows)', drydock, { type: 'AGENT_UPDATED', agent_updated: { change: 'DRAINED', agent: view('a1', 'h1', 'DRAINED', { deactivated: true, drain: { state: 'DRAINED', waiting_for: [] } }) } }, (x) => [a1(x), x.agents.get('a1').drain_info], ['DRAINED', undefined], []],
+    ['AGENT_ADDED of a recovered agent takes it off the recovered list', mesos, { type: 'AGENT_ADDED', agent_added: { agent: agent('a3', 'h3') } }, (x) => [x.agents.size, x.recoveredAgents.length], [3, 0], []],
+    ['AGENT_REMOVED', mesos, { type: 'AGENT_REMOVED', agent_removed: { agent_id: { value: 'a2' } } }, (x) => [...x.agents.keys()].sort(), ['a1', 'a3'], []],
+    ['AGENT_LEFT forgets Drydock\'s view', drydock, { type: 'AGENT_LEFT', agent_left: { agent_id: { value: 'a2' }, reason: 'REMOVED', message: 'x' } }, (x) => [...x.drydockAgents.keys()].sort(), ['a1', 'a9'], []],
+    ["Drydock's events are not Mesos': the operator stream's reducer ignores them", mesos, { type: 'AGENT_UPDATED', agent_updated: { change: 'REACTIVATED', agent: view('a1', 'h1', 'ACTIVE') } }, a1, 'DRAINED', []],
+    ['TASK_ADDED', mesos, { type: 'TASK_ADDED', task_added: { task: task('f1', 't2', 'TASK_STAGING') } }, (x) => x.tasks.get('f1/t2').state, 'TASK_STAGING', []],
+    ['TASK_UPDATED', mesos, { type: 'TASK_UPDATED', task_updated: { framework_id: { value: 'f1' }, state: 'TASK_KILLED', status: { task_id: { value: 't1' }, state: 'TASK_KILLED' } } }, (x) => [x.tasks.get('f1/t1').state, [...x.tasks.keys()].at(-1)], ['TASK_KILLED', 'f1/t1'], []],
+    ['TASK_UPDATED of a task never seen', mesos, { type: 'TASK_UPDATED', task_updated: { framework_id: { value: 'f1' }, state: 'TASK_RUNNING', status: { task_id: { value: 't9' }, agent_id: { value: 'a3' }, state: 'TASK_RUNNING' } } }, (x) => [x.tasks.get('f1/t9').state, x.tasks.get('f1/t9').agent_id.value], ['TASK_RUNNING', 'a3'], []],
+    ['FRAMEWORK_ADDED', mesos, { type: 'FRAMEWORK_ADDED', framework_added: { framework: { framework_info: { id: { value: 'f2' }, name: 'other' }, active: true } } }, (x) => x.frameworks.size, 2, []],
+    ['FRAMEWORK_REMOVED keeps it as completed', mesos, { type: 'FRAMEWORK_REMOVED', framework_removed: { framework_info: { id: { value: 'f2' }, name: 'other' } } }, (x) => [x.frameworks.get('f2').removed, x.frameworks.get('f2').framework.active], [true, false], []],
+    ['MACHINE_UPDATED replaces the status and asks for the schedule', drydock, { type: 'MACHINE_UPDATED', machine_updated: { machine_ids: [{ hostname: 'h1' }], status: { down_machines: [{ hostname: 'h1', ip: '10.0.0.1' }] } } }, (x) => agentMode(x, x.agents.get('a1')), 'DOWN', [{ kind: 'SCHEDULE' }]],
+    ['MAINTENANCE_PLAN_ADDED asks for its phases', drydock, { type: 'MAINTENANCE_PLAN_ADDED', maintenance_plan_added: { name: 'p', status: 'PENDING', machines: 2 } }, (x) => [x.plans.get('p').status, x.plans.get('p').machines], ['PENDING', 2], [{ kind: 'PLAN', name: 'p' }]],
+    ['MAINTENANCE_PLAN_UPDATED without detail yet', drydock, { type: 'MAINTENANCE_PLAN_UPDATED', maintenance_plan_updated: { name: 'p', status: 'IN_PROGRESS' } }, (x) => x.plans.get('p').status, 'IN_PROGRESS', [{ kind: 'PLAN', name: 'p' }]],
+    ['an unknown event changes nothing', mesos, { type: 'SOMETHING_NEW' }, (x) => x.plans.size, 1, []],
+    ['nor on Drydock\'s stream', drydock, { type: 'SOMETHING_NEW' }, (x) => x.plans.size, 1, []],
   ];
-  for (const [name, event, read, want, effects] of steps) {
-    const got = applyEvent(m, event, 1000);
+  for (const [name, apply, event, read, want, effects] of steps) {
+    const got = apply(m, event, 1000);
     assert.deepEqual(got, effects, `${name}: effects`);
     assert.deepEqual(read(m), want, name);
   }
@@ -94,11 +114,11 @@ test('the reducer: a table of events and what the model says after each', () => 
 test('the reducer: a plan step event updates the fetched tree in place; a removed plan is gone', () => {
   const m = emptyModel();
   setPlanDetail(m, 'p', { status: 'IN_PROGRESS', phases: [{ name: 'r1', status: 'IN_PROGRESS', steps: [{ name: 'h1', status: 'WAITING', message: '' }, { name: 'h2', status: 'PENDING', message: '' }] }] });
-  applyEvent(m, { type: 'MAINTENANCE_PLAN_UPDATED', maintenance_plan_updated: { name: 'p', status: 'IN_PROGRESS', step: { phase: 'r1', name: 'h1', machine_id: { hostname: 'h1' }, stage: 'DRAINING', status: 'STARTING', waiting_for: 'agent h1 draining' } } });
+  applyDrydockEvent(m, { type: 'MAINTENANCE_PLAN_UPDATED', maintenance_plan_updated: { name: 'p', status: 'IN_PROGRESS', step: { phase: 'r1', name: 'h1', machine_id: { hostname: 'h1' }, stage: 'DRAINING', status: 'STARTING', waiting_for: 'agent h1 draining' } } });
   const step = m.plans.get('p').detail.phases[0].steps[0];
   assert.deepEqual([step.status, step.stage, step.waiting_for], ['STARTING', 'DRAINING', 'agent h1 draining']);
   assert.equal(m.plans.get('p').detail.phases[0].steps[1].status, 'PENDING');
-  applyEvent(m, { type: 'MAINTENANCE_PLAN_REMOVED', maintenance_plan_removed: { name: 'p' } });
+  applyDrydockEvent(m, { type: 'MAINTENANCE_PLAN_REMOVED', maintenance_plan_removed: { name: 'p' } });
   assert.equal(m.plans.size, 0);
   setPlanDetail(m, 'q', { status: 'COMPLETE', phases: [] });
   setPlanDetail(m, 'q', undefined);

@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { createServer, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 import { arrayPieces, sharedAnswers, SLICE_MS, writeJsonPieces } from '../../master/api/json-stream.js';
 
 /** Pieces of `{"items":[...]}` that each cost about `costMs` of CPU, so a production spans many slices. */
@@ -60,7 +61,7 @@ test('one production for requests with the same key: the same bytes, pieces made
     if (i === 0) setImmediate(() => (midway = seen.produced < 2_000));
     return p;
   });
-  const bodies = await Promise.all(Array.from({ length: 10 }, () => fetch(base, { signal: AbortSignal.timeout(20_000) }).then((r) => r.text())));
+  const bodies = await Promise.all(Array.from({ length: 10 }, () => fetch(base, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) }).then((r) => r.text())));
   await done;
   assert.equal(calls, 1, 'the pieces are made once');
   assert.equal(sharedAnswers() - before, 9, 'nine requests joined the first');
@@ -84,7 +85,7 @@ test('other keys, or none, get productions of their own; JSONP wraps the pieces;
       keys[i],
     ),
   );
-  const answers = await Promise.all(Array.from({ length: 4 }, () => fetch(base, { signal: AbortSignal.timeout(20_000) }).then(async (r) => ({ type: r.headers.get('content-type'), text: await r.text() }))));
+  const answers = await Promise.all(Array.from({ length: 4 }, () => fetch(base, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) }).then(async (r) => ({ type: r.headers.get('content-type'), text: await r.text() }))));
   await done;
   assert.equal(calls, 4);
   const wrapped = answers.find((a) => a.type === 'text/javascript');
@@ -105,18 +106,22 @@ test('other keys, or none, get productions of their own; JSONP wraps the pieces;
       undefined,
     ),
   );
-  const r = await fetch(head.base, { method: 'HEAD', signal: AbortSignal.timeout(5000) });
+  const r = await fetch(head.base, { method: 'HEAD', signal: AbortSignal.timeout(EVENT_DEADLINE_MS) });
   await head.done;
   assert.deepEqual([r.status, r.headers.get('content-type'), headCalls], [200, 'application/json', 0]);
 });
 
-test('pieces given as bytes (UTF-8) are sent as they are, between the text around them, JSONP-wrapped too', async (t) => {
-  const pieces = (): Array<string | Buffer> => ['{"a":', Buffer.from('"h\u00e9\u00e9"', 'utf8'), ',"b":[', Buffer.from('1,2', 'utf8'), ',"\u20ac"', ']}'];
+test('pieces given as bytes (UTF-8) are sent as they are, between the text around them, JSONP-wrapped too (line separators escaped)', async (t) => {
+  const pieces = (): Array<string | Buffer> => ['{"a":', Buffer.from('"h\u00e9\u00e9"', 'utf8'), ',"b":[', Buffer.from('1,2,"x\u2028y"', 'utf8'), ',"\u20ac\u2029"', ']}'];
   const { base, done } = await holdingServer(t, 2, (res, i) => writeJsonPieces(res, 200, pieces, i === 0 ? 'cb' : undefined, undefined));
-  const texts = await Promise.all(Array.from({ length: 2 }, () => fetch(base, { signal: AbortSignal.timeout(5000) }).then((r) => r.text())));
+  const texts = await Promise.all(Array.from({ length: 2 }, () => fetch(base, { signal: AbortSignal.timeout(EVENT_DEADLINE_MS) }).then((r) => r.text())));
   await done;
-  const want = { a: 'h\u00e9\u00e9', b: [1, 2, '\u20ac'] };
+  const want = { a: 'h\u00e9\u00e9', b: [1, 2, 'x\u2028y', '\u20ac\u2029'] };
   for (const text of texts) assert.deepEqual(JSON.parse(text.startsWith('cb(') ? text.slice(3, -2) : text), want, text);
+  // In a script, U+2028 and U+2029 are written escaped (as the agent's jsonpBody writes them); plain JSON keeps them.
+  const script = texts.find((x) => x.startsWith('cb(')) ?? '';
+  assert.deepEqual([/[\u2028\u2029]/.test(script), script.includes('\\u2028') && script.includes('\\u2029')], [false, true], script);
+  assert.ok(/\u2028/.test(texts.find((x) => !x.startsWith('cb(')) ?? ''));
 });
 
 test('a production that throws ends every response sharing it (headers were sent), and the writer rejects', async (t) => {
@@ -139,7 +144,7 @@ test('a production that throws ends every response sharing it (headers were sent
             res.on('aborted', () => resolve('cut'));
           });
           req.on('error', () => resolve('cut'));
-          req.setTimeout(20_000, () => req.destroy());
+          req.setTimeout(EVENT_DEADLINE_MS, () => req.destroy());
           req.end();
         }),
     ),

@@ -8,7 +8,7 @@ import { ManualClock } from '../../shared/clock.js';
 import { nowNs } from '../../shared/duration.js';
 import type { AgentSelf, AgentTaskReport } from '../../shared/protocol.js';
 import { pingSlots } from '../../master/cores/liveness.js';
-import { AgentTable, principalRefusal, takeoverDecision, type LiveAgent, type ProbeResult, type RegistrationKind, type RegistrationRequest, type RegistrationWrite, type TakeoverDecision } from '../../master/cores/agents.js';
+import { AgentTable, conditionsJson, nextDiskPressure, principalRefusal, takeoverDecision, type LiveAgent, type ProbeResult, type RegistrationKind, type RegistrationRequest, type RegistrationWrite, type TakeoverDecision } from '../../master/cores/agents.js';
 import type { RecoveredAgent } from '../../master/registry/registry.js';
 
 const LIMITS = { pingTimeoutMs: 1_000, maxPingTimeouts: 3, reregisterTimeoutMs: 10_000 };
@@ -497,4 +497,55 @@ test('takeoverDecision: a live session keeps its id while it answers pings; from
   for (const [name, l, liveRemote, over, authenticateAgents, probe, want] of cases) {
     assert.deepEqual(takeoverDecision('S1', l, liveRemote, { ...origin, ...over }, { authenticateAgents, probe }), want, name);
   }
+});
+
+test('disk pressure: the current session reports it, a change is announced once, a session that ends takes it along', () => {
+  const table = new AgentTable(LIMITS);
+  const clock = new ManualClock(1_000_000);
+  const pressure = { since_ms: 999_000, reason: 'NO_SPACE' as const, message: 'no space left on device in /w', path: '/w', free_bytes: 0, total_bytes: 4096, free_inodes: 1, total_inodes: 10 };
+  // Registered under pressure: announced with the registration.
+  const plan = table.planRegistration(req('a', 1), nowNs(clock.now()), () => 'x');
+  assert.equal(table.applyRegistration(plan, req('a', 1), [], 1, nowNs(clock.now()), { disk_pressure: pressure }).conditionChange, 'DISK_PRESSURE');
+  assert.deepEqual(table.get('a')?.diskPressure, { report: pressure, heardMs: 1_000_000 });
+  assert.deepEqual(table.underDiskPressure().map((e) => e.id), ['a']);
+  // The same word again is no change; its heard time stays.
+  clock.advance(5_000);
+  assert.equal(table.updateConditions('a', 1, { disk_pressure: pressure }, clock.now()), undefined);
+  // Another reason is a change, heard since the start all the same.
+  const failed = { ...pressure, reason: 'WRITE_FAILED' as const, message: 'no space left on device in /w/meta' };
+  assert.equal(table.updateConditions('a', 1, { disk_pressure: failed }, clock.now()), 'DISK_PRESSURE');
+  assert.equal(table.get('a')?.diskPressure?.heardMs, 1_000_000);
+  // Another session does not speak for the agent.
+  assert.equal(table.updateConditions('a', 2, {}, clock.now()), undefined);
+  assert.ok(table.get('a')?.diskPressure !== undefined);
+  // Drydock's JSON of it (never a Mesos answer's field).
+  assert.deepEqual(conditionsJson(table.get('a')!), { disk_pressure: { since: { nanoseconds: 999_000_000_000n }, reason: 'WRITE_FAILED', message: failed.message, path: '/w', free_bytes: 0, total_bytes: 4096, free_inodes: 1, total_inodes: 10 } });
+  // Cleared.
+  assert.equal(table.updateConditions('a', 1, {}, clock.now()), 'DISK_PRESSURE_CLEARED');
+  assert.deepEqual(conditionsJson(table.get('a')!), {});
+  assert.deepEqual(table.underDiskPressure(), []);
+  // Again, then the session ends: unknown until the agent registers again (an older agent says nothing: none).
+  table.updateConditions('a', 1, { disk_pressure: pressure }, clock.now());
+  assert.equal(table.disconnect('a', 1, clock.now()), true);
+  assert.equal(table.get('a')?.diskPressure, undefined);
+  const again = table.planRegistration(req('a', 1), nowNs(clock.now()), () => 'x');
+  assert.equal(table.applyRegistration(again, req('a', 1), [], 3, nowNs(clock.now())).conditionChange, undefined);
+  assert.equal(table.get('a')?.diskPressure, undefined);
+  table.updateConditions('a', 3, { disk_pressure: pressure }, clock.now());
+  table.markUnreachable('a', 5n);
+  assert.equal(table.get('a')?.diskPressure, undefined);
+});
+
+test('nextDiskPressure: a table of before, report and change', () => {
+  const p = { since_ms: 1, reason: 'LOW_SPACE' as const, message: 'm', path: '/w', free_bytes: 1, total_bytes: 2, free_inodes: 1, total_inodes: 2 };
+  const cases: Array<[string, Parameters<typeof nextDiskPressure>[0], Parameters<typeof nextDiskPressure>[1], ReturnType<typeof nextDiskPressure>['change']]> = [
+    ['nothing before, nothing now', undefined, {}, undefined],
+    ['nothing before, an old agent says nothing', undefined, undefined, undefined],
+    ['begins', undefined, { disk_pressure: p }, 'DISK_PRESSURE'],
+    ['goes on', { report: p, heardMs: 5 }, { disk_pressure: { ...p, free_bytes: 0 } }, undefined],
+    ['reason changes', { report: p, heardMs: 5 }, { disk_pressure: { ...p, reason: 'LOW_INODES' } }, 'DISK_PRESSURE'],
+    ['begins again (another since)', { report: p, heardMs: 5 }, { disk_pressure: { ...p, since_ms: 9 } }, 'DISK_PRESSURE'],
+    ['ends', { report: p, heardMs: 5 }, {}, 'DISK_PRESSURE_CLEARED'],
+  ];
+  for (const [name, before, now, change] of cases) assert.equal(nextDiskPressure(before, now, 100).change, change, name);
 });

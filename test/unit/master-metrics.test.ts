@@ -15,7 +15,7 @@ const NOW = 1_700_000_000_000;
 const scalar = (name: string, value: number): Resource => ({ name, type: 'SCALAR', scalar: { value } });
 
 function agent(o: Partial<AgentFacts> = {}): AgentFacts {
-  return { phase: 'REGISTERED', connected: true, deactivated: false, drain: undefined, resources: [scalar('cpus', 4), scalar('mem', 1024)], tasks: [], ...o };
+  return { id: 'a0', hostname: 'h0', phase: 'REGISTERED', connected: true, deactivated: false, drain: undefined, resources: [scalar('cpus', 4), scalar('mem', 1024)], tasks: [], ...o };
 }
 const task = (state: TaskState, cpus = 1): { state: TaskState; resources: Resource[] } => ({ state, resources: [scalar('cpus', cpus), scalar('mem', 128)] });
 const facts = (o: Partial<ModelFacts>): ModelFacts => ({ ...NO_FACTS, ...o });
@@ -113,6 +113,25 @@ test('summarize: a table of models', () => {
       },
     },
     {
+      name: 'disk pressure: counted apart from the states (an active agent under pressure is still active), longest first',
+      facts: facts({
+        agents: [
+          agent({ id: 'a1', hostname: 'h1', diskPressureSinceMs: NOW - 5_000 }),
+          agent({ id: 'a2', hostname: 'h2' }),
+          agent({ id: 'a3', hostname: 'h3', deactivated: true, diskPressureSinceMs: NOW - 60_000 }),
+          agent({ id: 'a4', hostname: 'h4', diskPressureSinceMs: NOW + 1_000 }),
+        ],
+      }),
+      check: (s) => {
+        assert.equal(s.agents.active, 3);
+        assert.deepEqual(s.diskPressure, [
+          { agentId: 'a3', hostname: 'h3', seconds: 60 },
+          { agentId: 'a1', hostname: 'h1', seconds: 5 },
+          { agentId: 'a4', hostname: 'h4', seconds: 0 },
+        ]);
+      },
+    },
+    {
       name: 'frameworks, offers, plan steps',
       facts: facts({
         frameworks: ['CONNECTED', 'CONNECTED', 'DISCONNECTED', 'RECOVERED'],
@@ -190,7 +209,7 @@ const REQUIRED_KEYS = [
   ...['cpus', 'mem', 'disk', 'gpus'].flatMap((r) => ['total', 'used', 'percent'].map((x) => `master/${r}_${x}`)),
   'registrar/state_store_ms', 'registrar/log/recovered', 'system/cpus_total', 'system/load_1min', 'system/load_5min', 'system/load_15min',
   'system/mem_total_bytes', 'system/mem_free_bytes', 'drydock/drains_in_progress', 'drydock/inverse_offers_outstanding', 'drydock/machines_up',
-  'drydock/machines_draining', 'drydock/machines_down',
+  'drydock/machines_draining', 'drydock/machines_down', 'drydock/agents_disk_pressure',
   ...EXPORTER_KEYS,
 ];
 
@@ -198,7 +217,7 @@ test('snapshotOf: Mesos keys and meanings, a table of model and process', () => 
   const model = facts({
     agents: [
       agent({ tasks: [task('TASK_RUNNING'), task('TASK_KILLING')] }),
-      agent({ deactivated: true, drain: { state: 'DRAINING', startedMs: NOW - 5_000 }, tasks: [task('TASK_RUNNING')] }),
+      agent({ deactivated: true, drain: { state: 'DRAINING', startedMs: NOW - 5_000 }, tasks: [task('TASK_RUNNING')], diskPressureSinceMs: NOW - 1_000 }),
       agent({ phase: 'UNREACHABLE', connected: false }),
     ],
     machines: [
@@ -280,6 +299,7 @@ test('snapshotOf: Mesos keys and meanings, a table of model and process', () => 
         'master/mem_revocable_percent': 0,
         'master/slave_shutdowns_scheduled': 0,
         'registrar/log/ensemble_size': 0,
+        'drydock/agents_disk_pressure': 1,
       },
     ],
     [

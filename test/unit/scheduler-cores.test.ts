@@ -8,10 +8,10 @@ import { parseSchedulerCall } from '../../master/cores/scheduler-calls.js';
 import type { Resource } from '../../shared/mesos.js';
 
 const cpus = (n: number): Resource => ({ name: 'cpus', type: 'SCALAR', scalar: { value: n } });
-const agent = (id: string, avail: number, over: Partial<AllocatorAgent> = {}): AllocatorAgent => ({ id, active: true, total: [cpus(4)], available: avail > 0 ? [cpus(avail)] : [], ...over });
+const agent = (id: string, avail: number, over: Partial<AllocatorAgent> = {}): AllocatorAgent => ({ id, active: true, diskPressure: false, total: [cpus(4)], available: avail > 0 ? [cpus(avail)] : [], ...over });
 const fw = (id: string, held: number, over: Partial<AllocatorFramework> = {}): AllocatorFramework => ({ id, active: true, suppressed: false, allocated: held > 0 ? [cpus(held)] : [], ...over });
 
-test('generateOffers: DRF choice, filters, suppressed/inactive frameworks, inactive agents, nothing available', () => {
+test('generateOffers: DRF choice, filters, suppressed/inactive frameworks, inactive agents, disk pressure, nothing available', () => {
   const now = 1000;
   const cases: Array<[string, AllocatorAgent[], AllocatorFramework[], Record<string, Record<string, number>>, Array<[string, string]>]> = [
     ['lowest dominant share wins', [agent('a', 4)], [fw('f1', 2), fw('f2', 1)], {}, [['f2', 'a']]],
@@ -21,6 +21,9 @@ test('generateOffers: DRF choice, filters, suppressed/inactive frameworks, inact
     ['suppressed gets nothing', [agent('a', 4)], [fw('f1', 0, { suppressed: true })], {}, []],
     ['inactive framework gets nothing', [agent('a', 4)], [fw('f1', 0, { active: false })], {}, []],
     ['inactive agent not offered', [agent('a', 4, { active: false })], [fw('f1', 0)], {}, []],
+    ['agent under disk pressure not offered', [agent('a', 4, { diskPressure: true })], [fw('f1', 0)], {}, []],
+    ['disk pressure on one agent: the other is offered', [agent('a', 4, { diskPressure: true }), agent('b', 2)], [fw('f1', 0)], {}, [['f1', 'b']]],
+    ['disk pressure cleared: offered again', [agent('a', 4, { diskPressure: false })], [fw('f1', 0)], {}, [['f1', 'a']]],
     ['nothing available, no offer', [agent('a', 0)], [fw('f1', 0)], {}, []],
   ];
   for (const [name, agents, frameworks, f, want] of cases) {

@@ -3,6 +3,7 @@
  * kept together, agents excluded, maintenance windows last and the latest window first, a
  * relaunch in place preferred), names, and the TaskInfo a task is launched with.
  */
+import { podOfTask, type LabelsJson } from '../../shared/pod-labels.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { choosePlacement, parseInstance, stepName, taskInfo, type HeldOffer, type PlacementNeed } from '../../scheduler/pods.js';
@@ -72,4 +73,7 @@ test('taskInfo: environment, kill grace, checks and labels', () => {
   const labels = Object.fromEntries((info['labels'] as { labels: Array<{ key: string; value: string }> }).labels.map((l) => [l.key, l.value]));
   assert.equal(labels['target_configuration'], 'cfg-1');
   assert.equal(labels['index'], '1');
+  // What the master's impact preview reads to say which pod a task is an instance of.
+  assert.equal(labels['pod_type'], 'hello');
+  assert.deepEqual(podOfTask(info['name'] as string, info['labels'] as LabelsJson), { type: 'hello', instance: 'hello-1' });
 });

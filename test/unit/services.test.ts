@@ -302,6 +302,38 @@ describe('Schedulers (frameworks and offers)', () => {
     s.stop();
   });
 
+  test('disk pressure: the outstanding offer is rescinded, none while it lasts (the agent and its tasks stay), offered again once it clears', async () => {
+    const w = world();
+    const s = schedulers(w);
+    const st = stream();
+    await s.subscribe({ user: 'u', name: 'f' }, () => st);
+    w.bus.emit({ type: 'AGENT_ADDED', agentId: 'A', tasksBefore: [], frameworks: [] });
+    await tick();
+    const offered = (st.events.find((e) => e.type === 'OFFERS')?.['offers'] as { offers: Array<{ id: { value: string } }> }).offers;
+    assert.equal(offered.length, 1);
+    const pressure = { since_ms: w.clock.now(), reason: 'NO_SPACE' as const, message: 'no space left on device in /w', path: '/w', free_bytes: 0, total_bytes: 1, free_inodes: 1, total_inodes: 1 };
+    const change = w.agents.updateConditions('A', 1, { disk_pressure: pressure }, w.clock.now());
+    assert.equal(change, 'DISK_PRESSURE');
+    w.bus.emit({ type: 'AGENT_UPDATED', agentId: 'A', change: 'DISK_PRESSURE' });
+    assert.deepEqual(st.events.at(-1), { type: 'RESCIND', rescind: { offer_id: offered[0]!.id } });
+    assert.equal(s.outstandingOffers, 0);
+    // Allocation rounds while it lasts (timer and event driven) offer nothing of it.
+    const before = st.events.length;
+    s.allocateSoon();
+    await tick();
+    w.clock.advance(60_000);
+    await tick();
+    assert.deepEqual(st.events.slice(before).filter((e) => e.type === 'OFFERS'), []);
+    assert.equal(w.agents.get('A')?.phase, 'REGISTERED');
+    assert.deepEqual(w.link.sent, [], 'nothing is sent to the agent');
+    // Cleared: offered again at once.
+    assert.equal(w.agents.updateConditions('A', 1, {}, w.clock.now()), 'DISK_PRESSURE_CLEARED');
+    w.bus.emit({ type: 'AGENT_UPDATED', agentId: 'A', change: 'DISK_PRESSURE_CLEARED' });
+    await tick();
+    assert.equal(st.events.filter((e) => e.type === 'OFFERS').length, 2);
+    s.stop();
+  });
+
   test('TEARDOWN with a failing registry: the error is the answer and the framework stays', async () => {
     const w = world();
     const s = schedulers(w);

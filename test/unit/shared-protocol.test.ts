@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringifyJson } from '../../shared/json.js';
 import { caseRng, fuzzSeed, mutate, randomJson, serialize, type Json } from '../helpers/fuzz.js';
-import { decodeAgentMessage, decodeMasterMessage, encode, MASTER_MESSAGE_TYPES, MASTER_MESSAGES, messageDigest, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
+import { decodeAgentMessage, decodeMasterMessage, encode, MASTER_MESSAGE_TYPES, MASTER_MESSAGES, MAX_CONDITION_TEXT, messageDigest, type AgentMessage, type MasterMessage, type Refusal } from '../../shared/protocol.js';
 
 const register: AgentMessage = {
   type: 'REGISTER',
@@ -128,6 +128,28 @@ test('REFUSED from an agent: validated as any agent message', () => {
     '{"type":"REFUSED","refused":{"type":"REBOOT","digest":"d","reason":"r"}}',
     '{"type":"REFUSED","refused":{"type":"DRAIN","reason":"r"}}',
     '{"type":"REFUSED","refused":{"type":"DRAIN","digest":"d","reason":5}}',
+  ]) assert.equal(decodeAgentMessage(bad).ok, false, bad);
+});
+
+test('CONDITIONS and REGISTER conditions: validated, unknown fields dropped, texts bounded; an agent without conditions sends none', () => {
+  const pressure = { since_ms: 1_700_000_000_000, reason: 'NO_SPACE', message: 'no space left on device in /w', path: '/w', free_bytes: 0, total_bytes: 4_194_304, free_inodes: 10, total_inodes: 100 };
+  const ok = decodeAgentMessage(JSON.stringify({ type: 'CONDITIONS', conditions: { disk_pressure: { ...pressure, extra: 'dropped' }, other: 1 } }));
+  assert.deepEqual(ok, { ok: true, message: { type: 'CONDITIONS', conditions: { disk_pressure: pressure } } });
+  assert.deepEqual(decodeAgentMessage('{"type":"CONDITIONS","conditions":{}}'), { ok: true, message: { type: 'CONDITIONS', conditions: {} } });
+  const long = decodeAgentMessage(JSON.stringify({ type: 'CONDITIONS', conditions: { disk_pressure: { ...pressure, message: 'x'.repeat(5000) } } }));
+  assert.ok(long.ok && long.message.type === 'CONDITIONS' && long.message.conditions.disk_pressure?.message.length === MAX_CONDITION_TEXT);
+  const reg = decodeAgentMessage(encode({ ...register, conditions: { disk_pressure: pressure } } as AgentMessage));
+  assert.ok(reg.ok && reg.message.type === 'REGISTER');
+  if (reg.ok && reg.message.type === 'REGISTER') assert.deepEqual(reg.message.conditions, { disk_pressure: pressure });
+  // An agent that predates conditions: none, and the decoded REGISTER has no such key.
+  const old = decodeAgentMessage(encode(register));
+  assert.ok(old.ok && !('conditions' in old.message));
+  for (const bad of [
+    '{"type":"CONDITIONS"}',
+    JSON.stringify({ type: 'CONDITIONS', conditions: { disk_pressure: { ...pressure, reason: 'FULL' } } }),
+    JSON.stringify({ type: 'CONDITIONS', conditions: { disk_pressure: { ...pressure, free_bytes: -1 } } }),
+    JSON.stringify({ type: 'CONDITIONS', conditions: { disk_pressure: { ...pressure, message: 5 } } }),
+    JSON.stringify({ ...register, conditions: { disk_pressure: { since_ms: 1 } } }),
   ]) assert.equal(decodeAgentMessage(bad).ok, false, bad);
 });
 
