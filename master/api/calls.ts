@@ -275,8 +275,8 @@ const ROWS: readonly Row[] = [
     summary: "This master's /metrics/snapshot as v1 Metrics; the optional timeout is read and not needed (the snapshot is taken at once).",
     access: 'read',
     v1: { type: 'GET_METRICS', decode: metricsCall },
-    // Mesos answers GET_METRICS to whoever may call the API at all (GET_ENDPOINT_WITH_PATH guards only the endpoint).
-    acl: NO_ACL,
+    // The same figures as /metrics/snapshot: the same rule (as the agent's GET_METRICS), so a principal refused the endpoint cannot read them through the API.
+    acl: onObject('get_endpoints', "the path '/metrics/snapshot'", () => '/metrics/snapshot'),
     handle: (_input, { process }) => value(getMetrics(process.metrics?.snapshotJson())),
   }),
   row({

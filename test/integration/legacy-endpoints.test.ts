@@ -348,6 +348,7 @@ function viewAcls(): string {
     view_tasks: any('users'),
     view_flags: any('flags'),
     view_roles: [...any('roles'), { principals: { values: ['r1'] }, roles: { values: ['legacy'] } }],
+    get_endpoints: [{ principals: { values: ['admin'] }, paths: { values: ['/metrics/snapshot'] } }],
   });
 }
 
@@ -388,6 +389,12 @@ test('the legacy endpoints filter as the v1 calls do: agents, frameworks, tasks,
   assert.equal((await get(m.url, '/flags', as('admin'))).status, 200);
   const roles = await callApi(m.url, { type: 'GET_ROLES' }, { 'content-type': 'application/json', ...r1 });
   assert.deepEqual((roles.json as { get_roles: { roles: Array<{ name: string; frameworks?: unknown }> } }).get_roles.roles, [{ name: 'legacy', weight: 1 }], 'its frameworks hidden by view_frameworks');
+  // GET_METRICS carries /metrics/snapshot's figures: the endpoint's rule guards both.
+  const metricsAs = async (who: keyof typeof SECRETS): Promise<number[]> => [
+    (await get(m.url, '/metrics/snapshot', as(who))).status,
+    (await callApi(m.url, { type: 'GET_METRICS', get_metrics: {} }, { 'content-type': 'application/json', ...as(who) })).status,
+  ];
+  assert.deepEqual([await metricsAs('admin'), await metricsAs('r1')], [[200, 200], [403, 403]]);
   // A framework's offers name their agent: r2's are not shown to a principal that may see the framework but not rack r2.
   const admin = (await get(m.url, '/master/frameworks', as('admin'))).json as { frameworks: Array<{ offers: Array<{ slave_id: string }> }> };
   assert.ok(admin.frameworks[0]?.offers.every((o) => [a.agentId, b.agentId].includes(o.slave_id)));
