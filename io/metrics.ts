@@ -38,17 +38,22 @@ export async function sendPrometheus(res: ServerResponse, registry: Registry): P
   res.end(text);
 }
 
-/**
- * `GET /metrics/snapshot`: Mesos' flat JSON object of `"component/name": number`, keys sorted
- * as Mesos prints them, every value a JSON number (Mesos writes doubles: `1.0` is read as 1).
- */
-export function sendSnapshot(res: ServerResponse, values: Readonly<Record<string, number>>): void {
+/** The snapshot's values as Mesos' flat JSON object: keys sorted as Mesos prints them, every value a finite number. */
+export function snapshotJson(values: Readonly<Record<string, number>>): Record<string, number> {
   const sorted: Record<string, number> = {};
   for (const key of Object.keys(values).sort()) {
     const v = values[key] as number;
     sorted[key] = Number.isFinite(v) ? v : 0;
   }
-  const text = JSON.stringify(sorted);
+  return sorted;
+}
+
+/**
+ * `GET /metrics/snapshot`: Mesos' flat JSON object of `"component/name": number`, keys sorted
+ * as Mesos prints them, every value a JSON number (Mesos writes doubles: `1.0` is read as 1).
+ */
+export function sendSnapshot(res: ServerResponse, values: Readonly<Record<string, number>>): void {
+  const text = JSON.stringify(snapshotJson(values));
   res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }

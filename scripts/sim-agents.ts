@@ -14,6 +14,14 @@
  * with a TASK_RUNNING update (no process) and a KILL_TASK with TASK_KILLED, so throughput
  * benchmarks can drive the master's task path.
  *
+ * --tasks=N (the /master/state benchmark) makes each agent register as `bench-state-S<k>` (an id the master did not give it, as
+ * after a failover) with N tasks running (`bench-state-<k>-<i>`, 0.1 cpus and
+ * 32 MB each, labelled), of the framework `bench-state` (STATE_FRAMEWORK, reported with them), as
+ * agents re-registering after a master failover do: the master knows 10,000 agents' 50,000 tasks
+ * in the time a registration storm takes (the state benchmark), with no scheduler launching them.
+ * Unlike --tasks-per-agent's (below), these tasks carry ports, labels and health, and their
+ * framework never subscribes, so nothing changes while the benchmark reads.
+ *
  * --racks=N gives agent k the attribute `rack:r<1 + (k-1) mod N>` (maintenance plans group by
  * it); --draining advertises AGENT_DRAINING so DRAIN_AGENT (and a plan's drain) accepts the
  * agent; --restart-after-shutdown makes an agent the master shut down (its machine went DOWN)
@@ -45,7 +53,7 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import { pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { AGENT_SESSION_PATH, CLOSE_CODES, assertNever, decodeMasterMessage, encode, type AgentMessage, type AgentTaskReport } from '../shared/protocol.js';
-import type { TaskStatus } from '../shared/mesos.js';
+import type { FrameworkInfo, TaskStatus } from '../shared/mesos.js';
 import { registerMessage, taskAnswers } from './harness/agent-double.js';
 import { findLeader, parseMasterSpec } from '../shared/detection.js';
 import { startEchoServer } from './bench/echo-server.js';
@@ -79,6 +87,8 @@ export interface SimAgentsOptions {
   follow?: boolean;
   /** Give agent k the attribute `rack:r<1 + (k-1) mod racks>`. Default: no rack attribute. */
   racks?: number;
+  /** Running tasks each agent reports when it registers (of STATE_FRAMEWORK, never subscribed: the state benchmark). Default 0. */
+  stateTasksPerAgent?: number;
   /** Register already running this many tasks of `sim-framework` (as `sim-agent-<k>`). Default 0. */
   tasksPerAgent?: number;
   /** Advertise the AGENT_DRAINING capability. Default false (the capability list is empty). */
@@ -168,6 +178,55 @@ function withSharedContext(o: ClientTransport['ws']): { secureContext: SecureCon
   return { secureContext, ...(o.headers === undefined ? {} : { headers: o.headers }) };
 }
 
+/**
+ * The framework whose tasks `--tasks` reports: it does not subscribe, so the master keeps it as
+ * recovered (it has a week to come back) and makes it no offers; nothing changes while a
+ * benchmark reads the master's state.
+ */
+export const STATE_FRAMEWORK: FrameworkInfo = {
+  id: { value: 'bench-state' },
+  user: 'nobody',
+  name: 'bench-state',
+  hostname: 'bench-state-scheduler',
+  failover_timeout: 604_800,
+  checkpoint: true,
+  roles: ['bench'],
+  capabilities: [{ type: 'MULTI_ROLE' }, { type: 'PARTITION_AWARE' }],
+  labels: { labels: [{ key: 'purpose', value: 'state benchmark' }] },
+};
+
+/** The id sim agent k registers with when it reports tasks. */
+export function simAgentId(k: number): string {
+  return `bench-state-S${k}`;
+}
+
+/** The tasks sim agent k (registering as `agentId`) reports with `--tasks=n`: running, one status each. Pure. */
+export function simTasks(k: number, agentId: string, n: number, nowSecs: number): AgentTaskReport[] {
+  const out: AgentTaskReport[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = `bench-state-${k}-${i}`;
+    out.push({
+      framework_id: 'bench-state',
+      task: {
+        name: id,
+        task_id: { value: id },
+        agent_id: { value: agentId },
+        resources: [
+          { name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } },
+          { name: 'mem', type: 'SCALAR', scalar: { value: 32 } },
+          { name: 'ports', type: 'RANGES', ranges: { range: [{ begin: 31000 + i, end: 31000 + i }] } },
+        ],
+        command: { value: 'sleep 3600' },
+        labels: { labels: [{ key: 'app', value: `app-${i}` }] },
+      },
+      state: 'TASK_RUNNING',
+      statuses: [{ task_id: { value: id }, state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', timestamp: nowSecs - k / 1000 - i / 10, healthy: true }],
+    });
+  }
+  return out;
+}
+
+/** 16 random bytes, base64: the uuid format of a Mesos status update. */
 /** The framework of the tasks a sim agent registers with (--tasks-per-agent): its failover timeout gives the benchmark an hour to subscribe it. */
 const SIM_FRAMEWORK = { user: 'root', name: 'sim-framework', id: { value: 'sim-framework' }, checkpoint: true, failover_timeout: 3600 };
 
@@ -321,10 +380,12 @@ export function startSimAgents(options: SimAgentsOptions): SimAgents {
           ],
         };
         const capabilities = options.draining === true ? ['AGENT_DRAINING'] : [];
-        const id = agentId ?? ((options.tasksPerAgent ?? 0) > 0 ? `sim-agent-${k}` : undefined);
-        const tasks = id === undefined ? [] : reportedTasks(k, id);
+        // With tasks, the agent comes back with an id of its own (as after a master failover): its tasks name it.
+        const stateTasks = options.stateTasksPerAgent ?? 0;
+        const id = agentId ?? (stateTasks > 0 ? simAgentId(k) : (options.tasksPerAgent ?? 0) > 0 ? `sim-agent-${k}` : undefined);
+        const tasks = id === undefined ? [] : stateTasks > 0 ? simTasks(k, id, stateTasks, Date.now() / 1000) : reportedTasks(k, id);
         const register = registerMessage(1, self, { capabilities, tasks, ...(id === undefined ? {} : { agentId: id }) });
-        if (tasks.length > 0) register.frameworks = [SIM_FRAMEWORK];
+        if (tasks.length > 0) register.frameworks = [stateTasks > 0 ? STATE_FRAMEWORK : SIM_FRAMEWORK];
         ws.send(encode(register));
       });
       ws.on('message', (data, isBinary) => {
@@ -449,6 +510,7 @@ const FLAGS = {
   'attempt-timeout': durationFlag('Give up one attempt (connect + REGISTERED) after this long. Default 20secs.', 20_000),
   attempts: intFlag('Attempts per agent before it counts as failed. Default 3.', 3, 1, 100),
   racks: intFlag('Give agent k the attribute rack:r<1 + (k-1) mod racks>; 0: no rack attribute. Default 0.', 0, 0, 10_000),
+  tasks: intFlag('Running tasks each agent reports when it registers (framework bench-state, recovered by the master). Default 0.', 0, 0, 1_000),
   draining: boolFlag('Advertise the AGENT_DRAINING capability (DRAIN_AGENT and maintenance plans need it). Default false.', false),
   'restart-after-shutdown': durationFlag('After the master shuts a registered agent down (machine DOWN), register it again with its id after this long, and again every this long while refused, as a restarted agent. 0: stay away. Default 0.', 0),
   'tls-ca-file': optionalStringFlag('PEM CA the master\'s certificate must chain to: connect with wss:// (as the agent\'s --tls_ca_file). Default: none, plain ws://.', 'FILE'),
@@ -514,6 +576,7 @@ async function main(): Promise<void> {
     draining: f.draining,
     transport,
     ...(f.racks > 0 ? { racks: f.racks } : {}),
+    ...(f.tasks > 0 ? { stateTasksPerAgent: f.tasks } : {}),
     ...(f['tasks-per-agent'] > 0 ? { tasksPerAgent: f['tasks-per-agent'] } : {}),
     ...(f['restart-after-shutdown'] > 0 ? { restartAfterShutdownMs: f['restart-after-shutdown'] } : {}),
     ...(f['ip-base'] === undefined ? {} : { ipBase: f['ip-base'] }),

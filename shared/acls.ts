@@ -36,6 +36,8 @@ export const ACL_OBJECT_FIELDS = {
   view_executors: 'users',
   access_sandboxes: 'users',
   view_flags: 'flags',
+  // Mesos' VIEW_ROLE: the roles of /roles and GET_ROLES, reservations in /state. The object is the role's name.
+  view_roles: 'roles',
   // Mesos' agent action: SET_LOGGING_LEVEL on the agent API. Its object is implicit: ANY or NONE.
   set_log_level: 'level',
   get_maintenance_schedules: 'machines',

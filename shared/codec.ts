@@ -13,6 +13,7 @@ import type { ServerResponse } from 'node:http';
 import { fail, type DrydockError, type ErrorCode } from './errors.js';
 import { APPLICATION_JSON, APPLICATION_PROTOBUF, type Encoding } from './http.js';
 import { stringifyJson } from './json.js';
+import { jsonpBody } from './jsonp.js';
 import { convertCall, decodeCall, type CallSpec, type DecodedCall } from './proto.js';
 import { decodeProtobuf, encodeProtobuf, messageType } from './protobuf.js';
 import { encodeRecord, frameRecord } from './recordio.js';
@@ -62,10 +63,11 @@ export const JSON_CODEC: Codec = {
   answer: (value) => stringifyJson(value),
   record: (event) => encodeRecord(stringifyJson(event)),
   write(res, status, value, callback) {
-    const json = stringifyJson(value);
-    const text = callback === undefined ? json : `${callback}(${json});`;
-    res.writeHead(status, { 'Content-Type': callback === undefined ? APPLICATION_JSON : 'text/javascript', 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
+    // JSONP as the agent writes it (shared/jsonp.ts); the callback was checked by the dispatcher. nosniff: the script is only ever a script.
+    const { body, contentType } = jsonpBody(stringifyJson(value), callback);
+    const sniff = callback === undefined ? {} : { 'X-Content-Type-Options': 'nosniff' };
+    res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), ...sniff });
+    res.end(body);
   },
 };
 

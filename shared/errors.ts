@@ -136,6 +136,11 @@ export const ERRORS = {
   MACHINE_NOT_SCHEDULED: { status: 400, message: (json: string) => `Machine '${json}' is not part of a maintenance schedule` },
   MACHINE_NOT_DRAINING: { status: 400, message: (json: string) => `Machine '${json}' is not in DRAINING mode and cannot be brought down` },
   MACHINE_NOT_DOWN: { status: 400, message: (json: string) => `Machine '${json}' is not in DOWN mode and cannot be brought up` },
+  // The master's legacy read endpoints Mesos' tools use (/master/state, /tasks, /files/*); JSONP_CALLBACK_INVALID and FILES_PATH_MISSING are the agent's, below.
+  /** A query parameter of a legacy endpoint that does not read (`/tasks?limit=abc`): what was expected. */
+  QUERY_PARAMETER_INVALID: { status: 400, message: (name: string, value: string, expected: string) => `Invalid '${name}' query parameter ${JSON.stringify(value.slice(0, 64))}: expecting ${expected}` },
+  /** `/files/*` of the master: nothing is attached (the master logs to its journal, not to a file Mesos' /master/log would name). */
+  MASTER_FILE_NOT_FOUND: { status: 404, message: (path: string) => `No file or directory at '${path}': the master serves no files (it logs to stdout, read by journald)` },
   /** A bug: something threw where nothing should. The log line has the details. */
   INTERNAL: { status: 500, message: (detail: string) => `Internal error: ${detail}` },
   // /v1/plans (reference plans.md §6.1): the SDK's texts, answered as text/plain.

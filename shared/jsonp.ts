@@ -38,3 +38,34 @@ export function jsonpBody(json: string, callback: string | undefined): { body: s
   if (callback === undefined) return { body: json, contentType: 'application/json' };
   return { body: `${callback}(${json.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')});`, contentType: 'text/javascript' };
 }
+
+// ---- Written in pieces (the master's large answers, master/api/json-stream.ts) --------------------
+
+/** What comes before the JSON of a JSONP answer written in pieces. */
+export function jsonpPrefix(callback: string): string {
+  return `${callback}(`;
+}
+
+/** What comes after it: libprocess ends the call with `);`. */
+export const JSONP_SUFFIX = ');';
+
+/** The Content-Type of an answer, with or without a callback. */
+export function jsonContentType(callback: string | undefined): string {
+  return callback === undefined ? 'application/json' : 'text/javascript';
+}
+
+/** U+2028 and U+2029 as UTF-8 (E2 80 A8, E2 80 A9): no other character's bytes contain E2 80 A8/A9. */
+const LINE_SEPARATOR_LEAD = Buffer.from([0xe2, 0x80]);
+
+/**
+ * A chunk of a JSONP answer's UTF-8 JSON with U+2028 and U+2029 written escaped, as jsonpBody
+ * writes them. A chunk holds whole characters (each is the encoding of a whole text), so a
+ * separator is never split between chunks. The chunk itself when it has none (the common case:
+ * no copy).
+ */
+export function escapeLineSeparators(chunk: Buffer): Buffer {
+  let at = chunk.indexOf(LINE_SEPARATOR_LEAD);
+  while (at !== -1 && chunk[at + 2] !== 0xa8 && chunk[at + 2] !== 0xa9) at = chunk.indexOf(LINE_SEPARATOR_LEAD, at + 1);
+  if (at === -1) return chunk;
+  return Buffer.from(chunk.toString('utf8').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029'), 'utf8');
+}

@@ -35,7 +35,8 @@ import { machinesFromBody, machinesFromCall, machineWarnings, mayChangeSchedule,
 import { CALL_TYPES, type CallType } from './operator-call.js';
 import { agentCall, drainCall, frameworkOwner, getAgents, getFrameworks, getMaster, getState, getTasks, teardownCall, versionInfo, type DrainInput } from './operator.js';
 import { authorizePlanCreation, createPlan, deletePlan, hookNeededCheck, planCheck, planCheckLater, planNamesView, planRead, planTarget, planVerb, type PlanTarget } from './plans.js';
-import { below, exactPaths, ok, outcome, refusal, value, warned, withMasterAlias, type Acl, type Row, type V1Way } from './row.js';
+import { below, exactPaths, ok, outcome, refusal, value, warned, withMasterAlias, type Acl, type Decoded, type HttpRequest, type Row, type V1Way } from './row.js';
+import { flagsModel, frameworksAnswer, getMetrics, getRoles, idFilter, legacyCaller, metricsCall, rolesView, slavesAnswer, stateAnswer, stateSummaryAnswer, tasksAnswer, tasksQuery, type TasksQuery } from './legacy.js';
 import { preview, previewCheck, previewFromBody, type PreviewInput } from './preview.js';
 import { handleSchedulerRequest, SCHEDULER_PATHS } from './scheduler.js';
 import { DRYDOCK_V1, drydockAgent, drydockAgents, drydockRights } from './drydock.js';
@@ -49,7 +50,7 @@ function row<I = undefined, L = undefined>(r: Row<I, L>): Row {
 const NO_ACL = { actions: [], object: 'none' } as const;
 
 /** An answer filtered by view ACLs, object by object, in its handler (views never 403). */
-function filtered(actions: readonly AclAction[], object: string): Acl<never, undefined> {
+function filtered<I = never>(actions: readonly AclAction[], object: string): Acl<I, undefined> {
   return { actions, object: `filtered answer: ${object}` };
 }
 
@@ -61,6 +62,37 @@ function onObject<I>(action: AclAction, object: string, of: (input: I, q: Querie
 /** One action on every object of a list (all must be allowed: the first refusal is answered). */
 function onAll<I>(action: AclAction, object: string, of: (input: I, q: Queries) => readonly AclObject[]): Acl<I, undefined> {
   return { actions: [action], object, check: (input, { access, queries }) => access.checkAll(action, of(input, queries)) };
+}
+
+/** What the legacy state endpoints filter by: as GET_STATE, plus the flags and the roles of reservations. */
+const LEGACY_VIEWS: readonly AclAction[] = ['view_tasks', 'view_frameworks', 'view_agents', 'view_flags', 'view_roles'];
+
+/** The verbs of libprocess' files process. */
+const FILE_VERBS: ReadonlySet<string> = new Set(['browse', 'read', 'download', 'debug']);
+
+/** A request of the master's files API: the verb and the path asked for. */
+interface FileRequest {
+  readonly verb: string;
+  readonly path: string;
+}
+
+/**
+ * `/files/<verb>?path=...` of the master, read as libprocess reads it: a path is required
+ * (but for debug), and `/files/read`'s `offset` and `length` must be integers of -1 or more.
+ */
+function masterFilesRequest(r: HttpRequest): Decoded<FileRequest> {
+  const verb = r.below[0] as string;
+  const params = new URLSearchParams(r.query);
+  const path = params.get('path') ?? '';
+  if (verb === 'debug') return ok({ verb, path });
+  if (path === '') return { ok: false, error: fail('FILES_PATH_MISSING') };
+  if (verb === 'read') {
+    for (const name of ['offset', 'length']) {
+      const v = params.get(name);
+      if (v !== null && !/^(-1|[0-9]{1,15})$/.test(v)) return { ok: false, error: fail('QUERY_PARAMETER_INVALID', name, v, 'an integer of -1 or more') };
+    }
+  }
+  return ok({ verb, path });
 }
 
 /** A machine list's ACL objects. */
@@ -103,7 +135,7 @@ const ROWS: readonly Row[] = [
     summary: 'The Mesos API version Drydock speaks and its own release.',
     access: 'read',
     v1: { type: 'GET_VERSION', field: 'version_info' },
-    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/version'), process: true, open: true }],
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/version'), process: true, open: true, answer: 'jsonp' }],
     acl: NO_ACL,
     handle: () => value(versionInfo()),
   }),
@@ -138,10 +170,30 @@ const ROWS: readonly Row[] = [
     name: 'METRICS_SNAPSHOT',
     summary: "This master's figures with Mesos' flat keys.",
     access: 'read',
-    http: [{ methods: ['GET', 'HEAD'], paths: exactPaths('/metrics/snapshot', '/master/metrics/snapshot'), process: true, decode: () => ok('/metrics/snapshot') }],
+    http: [{ methods: ['GET', 'HEAD'], paths: exactPaths('/metrics/snapshot', '/master/metrics/snapshot'), process: true, answer: 'jsonp', decode: () => ok('/metrics/snapshot') }],
     present: (p) => p.metrics !== undefined,
     acl: onObject('get_endpoints', 'the endpoint path: /metrics/snapshot (also under /master/)', (path) => path),
-    handle: (_path, { process }) => ({ kind: 'raw', write: (res) => process.metrics?.sendSnapshot(res) }),
+    handle: (_path, { process }) => value(process.metrics?.snapshotJson() ?? {}),
+  }),
+  row({
+    name: 'FLAGS',
+    summary: "This master's flags as `{flags: {name: value}}` (every master answers for itself, leading or not, as Mesos).",
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/flags'), process: true, answer: 'jsonp' }],
+    acl: { actions: ['view_flags'], object: 'none (all the flags or none)', check: (_input, { access }) => access.check('view_flags', undefined) },
+    handle: (_input, { process }) => value({ flags: flagsModel(process.flags?.() ?? []) }),
+  }),
+  row<FileRequest>({
+    name: 'MASTER_FILES',
+    summary: "The master's files API: nothing is attached (it logs to journald), so every path is 404; /files/debug is {}.",
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: below(['files'], (s) => s.length === 1 && FILE_VERBS.has(s[0] as string), '/files/browse, /files/read, /files/download, /files/debug'), process: true, answer: 'jsonp', decode: masterFilesRequest }],
+    acl: {
+      actions: ['get_endpoints'],
+      object: '/files/debug: the endpoint path; the other verbs: none (no file is attached, none is served)',
+      check: (r, { access }) => (r.verb === 'debug' ? access.check('get_endpoints', '/files/debug') : undefined),
+    },
+    handle: (r) => (r.verb === 'debug' ? value({}) : refusal(fail('MASTER_FILE_NOT_FOUND', r.path))),
   }),
 
   // ---- The operator API: the master ----
@@ -201,6 +253,31 @@ const ROWS: readonly Row[] = [
     v1: { type: 'GET_EXECUTORS' },
     acl: NO_ACL,
     handle: () => value({ executors: [] }),
+  }),
+  row({
+    name: 'GET_ROLES',
+    summary: "Roles: those of the frameworks, of agents' reservations, and `*` (Drydock allocates everything to it), with their allocations.",
+    access: 'read',
+    v1: { type: 'GET_ROLES' },
+    acl: filtered(['view_roles', 'view_frameworks'], "each role by its name; a role's frameworks by view_frameworks"),
+    handle: (_input, { queries, access }) => value(getRoles(queries, legacyCaller(access, viewRights(access)))),
+  }),
+  row({
+    name: 'GET_OPERATIONS',
+    summary: 'Offer operations on resources (reserve, create volumes, ...): Drydock has none, so the list is empty.',
+    access: 'read',
+    v1: { type: 'GET_OPERATIONS' },
+    acl: NO_ACL,
+    handle: () => value({}),
+  }),
+  row({
+    name: 'GET_METRICS',
+    summary: "This master's /metrics/snapshot as v1 Metrics; the optional timeout is read and not needed (the snapshot is taken at once).",
+    access: 'read',
+    v1: { type: 'GET_METRICS', decode: metricsCall },
+    // The same figures as /metrics/snapshot: the same rule (as the agent's GET_METRICS), so a principal refused the endpoint cannot read them through the API.
+    acl: onObject('get_endpoints', "the path '/metrics/snapshot'", () => '/metrics/snapshot'),
+    handle: (_input, { process }) => value(getMetrics(process.metrics?.snapshotJson())),
   }),
   row({
     name: 'SUBSCRIBE',
@@ -292,6 +369,56 @@ const ROWS: readonly Row[] = [
     }),
   }),
 
+  // ---- Mesos' legacy read endpoints (the web UI, the Python CLI, Mesos-DNS, exporters), each under /master/ too ----
+  row({
+    name: 'STATE',
+    summary: "Everything, in Mesos 1.x's /state shape (v0 names, seconds, resource objects), written in slices; concurrent equal requests share one.",
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/state'), answer: 'jsonp' }],
+    acl: filtered(LEGACY_VIEWS, 'as GET_STATE (each agent, framework, task and offer by its view action), flags by view_flags, reservations by view_roles'),
+    handle: (_input, { queries, access }) => stateAnswer(queries, legacyCaller(access, viewRights(access))),
+  }),
+  row({
+    name: 'STATE_SUMMARY',
+    summary: 'Agents and frameworks without their tasks, with per-state task counts.',
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/state-summary'), answer: 'jsonp' }],
+    acl: filtered(LEGACY_VIEWS, 'as /state'),
+    handle: (_input, { queries, access }) => stateSummaryAnswer(queries, legacyCaller(access, viewRights(access))),
+  }),
+  row<string | undefined>({
+    name: 'SLAVES',
+    summary: 'Registered and recovered agents (`?slave_id=` one of them), with their full resources.',
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/slaves'), answer: 'jsonp', decode: (r) => ok(idFilter(r.query, 'slave_id')) }],
+    acl: filtered(['view_agents', 'view_roles'], 'each agent by view_agents, reservations by view_roles'),
+    handle: (slaveId, { queries, access }) => slavesAnswer(queries, legacyCaller(access, viewRights(access)), slaveId),
+  }),
+  row<string | undefined>({
+    name: 'FRAMEWORKS',
+    summary: 'Frameworks and completed frameworks in full, with their tasks and offers (`?framework_id=` one of them).',
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/frameworks'), answer: 'jsonp', decode: (r) => ok(idFilter(r.query, 'framework_id')) }],
+    acl: filtered(['view_frameworks', 'view_tasks', 'view_agents'], 'as GET_FRAMEWORKS, tasks by view_tasks'),
+    handle: (frameworkId, { queries, access }) => frameworksAnswer(queries, legacyCaller(access, viewRights(access)), frameworkId),
+  }),
+  row<TasksQuery>({
+    name: 'TASKS',
+    summary: 'Tasks by their first status time: `limit` (default 100, -1 all), `offset`, `order` (asc, desc), `framework_id`, `task_id`.',
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/tasks'), answer: 'jsonp', decode: tasksQuery }],
+    acl: filtered(['view_frameworks', 'view_tasks'], 'as GET_TASKS, and only tasks of frameworks view_frameworks lets the caller see (as Mesos)'),
+    handle: (query, { queries, access }) => tasksAnswer(queries, legacyCaller(access, viewRights(access)), query),
+  }),
+  row({
+    name: 'ROLES',
+    summary: "Roles with their weight, quota (none), allocations, offers, reservations and frameworks (Mesos' /roles model).",
+    access: 'read',
+    http: [{ methods: ['GET', 'HEAD'], paths: withMasterAlias('/roles'), answer: 'jsonp' }],
+    acl: filtered(['view_roles', 'view_frameworks'], "each role by its name; a role's frameworks by view_frameworks"),
+    handle: (_input, { queries, access }) => value(rolesView(queries, legacyCaller(access, viewRights(access)))),
+  }),
+
   // ---- Maintenance: the v1 calls and the legacy endpoints, one row each ----
   row({
     name: 'GET_MAINTENANCE_SCHEDULE',
@@ -373,7 +500,7 @@ const ROWS: readonly Row[] = [
     name: 'MAINTENANCE_PLANS',
     summary: 'The names of the maintenance plans.',
     access: 'read',
-    http: [{ methods: ['GET', 'HEAD'], paths: below(PLANS, (s) => s.length === 0, PLANS_DESCRIBED) }],
+    http: [{ methods: ['GET', 'HEAD'], paths: below(PLANS, (s) => s.length === 0, PLANS_DESCRIBED), answer: 'jsonp' }],
     acl: filtered(['view_maintenance_plans'], 'each plan by every machine of it'),
     handle: (_input, { queries, access }) => value(planNamesView(queries, access)),
   }),
@@ -401,7 +528,7 @@ const ROWS: readonly Row[] = [
     name: 'GET_MAINTENANCE_PLAN',
     summary: 'A plan, a phase or a step as the plans API writes it; a failed hook\'s output only for those who may run the hook.',
     access: 'read',
-    http: [{ methods: ['GET', 'HEAD'], paths: below(PLANS, (s) => s.length >= 1, `${PLANS_DESCRIBED}/<name>[/...]`), decode: planTarget }],
+    http: [{ methods: ['GET', 'HEAD'], paths: below(PLANS, (s) => s.length >= 1, `${PLANS_DESCRIBED}/<name>[/...]`), answer: 'jsonp', decode: planTarget }],
     acl: {
       actions: ['view_maintenance_plans', 'run_maintenance_hooks'],
       object: 'every machine of the plan; run_maintenance_hooks on its hook to see a failed run\'s output',

@@ -56,9 +56,3 @@ export async function readApiRequest(req: IncomingMessage, res: ServerResponse, 
   const body = await readBodyBytesOrAnswer(req, res, MAX_API_BODY_BYTES);
   return body === undefined ? undefined : { codec, body };
 }
-
-/** `?jsonp=<cb>` of a query as sent, if given. */
-export function jsonpCallback(query: string): string | undefined {
-  const cb = new URLSearchParams(query).get('jsonp');
-  return cb === null || cb === '' ? undefined : cb;
-}

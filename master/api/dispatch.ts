@@ -15,6 +15,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fail, type DrydockError } from '../../shared/errors.js';
+import { parseJson } from '../../shared/json.js';
 import { readBodyOrAnswer, sendError, sendText } from '../../shared/http.js';
 import { warningValues } from '../../shared/warning.js';
 import type { RequestTarget } from '../../shared/paths.js';
@@ -25,7 +26,9 @@ import type { EdgePorts, ServingTerm } from '../term/ports.js';
 /** The ports a handler works with: the term's queries, commands and operator streams. */
 export type TermPorts = Pick<ServingTerm, 'queries' | 'commands' | 'streams' | 'drydockEvents'>;
 import { CALLS, V1_CALLS, V1_PATHS } from './calls.js';
-import { JSON_CODEC, jsonpCallback, MAX_API_BODY_BYTES, readApiRequest, type Codec } from './codecs.js';
+import { JSON_CODEC, MAX_API_BODY_BYTES, readApiRequest, type Codec } from './codecs.js';
+import { jsonpCallback } from '../../shared/jsonp.js';
+import { writeJsonPieces } from './json-stream.js';
 import { readApiCall, type OperatorCall } from './operator-call.js';
 import type { Answer, CallContext, HttpWay, ProcessPort, Row, RowAccess, V1Way } from './row.js';
 
@@ -143,8 +146,11 @@ export async function serve(route: Route, s: Serving, target: RequestTarget, req
     if (text === undefined) return;
     body = text;
   } else if (w.body !== 'handler' && w.body !== 'raw') req.resume();
-  const decoded = w.decode === undefined ? { ok: true as const, value: undefined } : w.decode({ method, below: route.below, query: target.query, body });
-  const callback = w.answer === 'jsonp' ? jsonpCallback(target.query) : undefined;
+  // `?jsonp=` is read with the input: a callback that is not a name is refused before any work.
+  const jsonp = w.answer === 'jsonp' ? jsonpCallback(target.query) : { ok: true as const, callback: undefined };
+  const input = w.decode === undefined ? { ok: true as const, value: undefined } : w.decode({ method, below: route.below, query: target.query, body });
+  const decoded = input.ok && !jsonp.ok ? { ok: false as const, error: jsonp.error } : input;
+  const callback = jsonp.ok ? jsonp.callback : undefined;
   const run = await authorizeAndHandle(r, decoded, s, caller ?? new Access(s.security, undefined), req, method, JSON_CODEC, async () => {
     // A plan verb's body is read once it is authorized; another method's request has none to read.
     if (w.body !== 'handler') return '';
@@ -199,6 +205,8 @@ async function write(res: ServerResponse, answer: Answer, codec: Codec, callback
       return sendError(res, answer.error, answer.headers);
     case 'text':
       return sendText(res, answer.status, answer.text, answer.headers);
+    case 'pieces':
+      return writeJsonPieces(res, 200, answer.pieces, callback, answer.share);
     case 'raw':
       return answer.write(res);
   }
@@ -278,6 +286,8 @@ export async function answerCall(term: EdgePorts & Partial<Pick<ServingTerm, 'st
       return { ok: true, json: answer.value, ...warnings };
     case 'done':
       return { ok: true, json: undefined, ...warnings };
+    case 'pieces':
+      return { ok: true, json: parseJson(Buffer.concat([...answer.pieces()].map((x) => (typeof x === 'string' ? Buffer.from(x) : x))).toString('utf8')), ...warnings };
     case 'error':
       return { ok: false, error: answer.error, ...warnings };
     default:

@@ -34,6 +34,11 @@ export type Answer =
   | { kind: 'error'; error: DrydockError; headers?: Record<string, string>; warnings?: readonly string[] }
   /** Plain text with a status (the plans API's refusals). */
   | { kind: 'text'; status: number; text: string; headers?: Record<string, string>; warnings?: readonly string[] }
+  /**
+   * A large JSON value written in slices (json-stream.ts): `pieces` is called only when a
+   * production starts; requests whose `share` keys are equal get the same bytes from one production.
+   */
+  | { kind: 'pieces'; pieces: () => Iterable<string | Buffer>; share?: string; warnings?: readonly string[] }
   /** The handler writes the answer itself: a stream that stays open, Prometheus text, a redirect. */
   | { kind: 'raw'; write: (res: ServerResponse) => void | Promise<void> };
 
@@ -116,7 +121,9 @@ export interface ProcessPort {
   /** The answer while no term runs (503). */
   unavailable(): DrydockError;
   /** The process's metrics; without them (unit tests) the metrics routes are not there (404). */
-  readonly metrics: { sendPrometheus(res: ServerResponse): Promise<void>; sendSnapshot(res: ServerResponse): void } | undefined;
+  readonly metrics: { sendPrometheus(res: ServerResponse): Promise<void>; snapshotJson(): Record<string, number> } | undefined;
+  /** This master's flags as GET_FLAGS writes them (every master answers `/flags` for itself); none in unit tests. */
+  flags?(): ReadonlyArray<{ readonly name: string; readonly value: string }>;
 }
 
 /** What a handler works with. A term row always has the term's ports; a process row may have none (reading them is a bug). */

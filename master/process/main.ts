@@ -133,7 +133,7 @@ async function main(): Promise<void> {
   /** This master's own `host:port` as its MasterInfo advertises it, once it listens (`/redirect` while it leads). */
   let selfAddress: string | undefined;
   // The process's figures, across its terms: a standby answers /metrics too (leader 0).
-  const metrics = new MasterMetrics({ current: () => term, processStartMs, clock: systemClock });
+  const metrics = new MasterMetrics({ current: () => term, processStartMs, clock: systemClock, registryBytes: () => sqlite?.sizeBytes?.() });
   const server = createMasterServer(
     {
       current: () => term,
@@ -141,6 +141,7 @@ async function main(): Promise<void> {
       self: () => selfAddress,
       unavailable: () => (everLed || etcd !== undefined ? fail('NO_LEADER') : fail('NOT_RECOVERED')),
       metrics,
+      flags: () => config.flags,
     },
     logger.child({ component: 'http' }),
     security,

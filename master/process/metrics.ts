@@ -17,6 +17,8 @@
  */
 
 import type { ServerResponse } from 'node:http';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { sharedAnswers } from '../api/json-stream.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../../shared/clock.js';
 import type { DrainState } from '../../shared/drain.js';
@@ -24,11 +26,11 @@ import { agentMachineId, machineKey, machineText, type MachineMode } from '../..
 import { isTerminal, TASK_STATES, type Resource, type TaskState } from '../../shared/mesos.js';
 import { scalarOf } from '../../shared/resources.js';
 import { MASTER_MESSAGE_TYPES } from '../../shared/protocol.js';
-import { createMetricsRegistry, RESOURCE_NAMES, resourceKeys, ScrapedGauges, sendSnapshot, systemFacts, systemKeys, type ResourceName, type ResourceUse, type SystemFacts } from '../../io/metrics.js';
+import { createMetricsRegistry, RESOURCE_NAMES, resourceKeys, ScrapedGauges, snapshotJson, systemFacts, systemKeys, type ResourceName, type ResourceUse, type SystemFacts } from '../../io/metrics.js';
 import type { AgentPhase } from '../cores/agents.js';
 import type { CommitInstruments } from '../term/commit.js';
 import type { FrameworkPhase } from '../cores/frameworks.js';
-import type { FrameworkInstruments } from '../term/ports.js';
+import type { AgentInstruments, FrameworkInstruments } from '../term/ports.js';
 import type { ServingTerm } from '../term/ports.js';
 
 // ---- The pure core -------------------------------------------------------------------------
@@ -208,6 +210,20 @@ export interface ProcessFacts {
   readonly agentRefusals: number;
   /** How long the last registry write took (ms); 0 before the first. */
   readonly lastStoreMs: number;
+  /** The durations of the recent registry writes (ms), for Mesos' timer statistics; oldest first. */
+  readonly recentStoreMs: readonly number[];
+  /** How long this term's read of the registry took at its start (ms); 0 without a term. */
+  readonly fetchMs: number;
+  /** Registry writes waiting now. */
+  readonly queuedWrites: number;
+  /** Bytes the registry holds; undefined when the backend does not say (etcd). */
+  readonly registryBytes: number | undefined;
+  /** Agents marked unreachable: decided, applied, given up (Mesos' slave_unreachable_*), and of those applied, after a failover. */
+  readonly unreachable: { readonly scheduled: number; readonly completed: number; readonly canceled: number; readonly recovery: number };
+  /** Requests that joined another's answer in the making (Mesos' master/http_cache_hits). */
+  readonly sharedAnswers: number;
+  /** The longest event-loop delay of the last seconds (ms): a debug figure (the state benchmark reads it). */
+  readonly loopStallMs: number;
   readonly system: SystemFacts;
 }
 
@@ -232,8 +248,40 @@ const TASK_COUNTERS: ReadonlyArray<[string, TaskState]> = [
 ];
 
 /**
+ * Mesos' timer statistics of a series (libprocess Statistics): count, min, max and percentiles by
+ * linear interpolation between the sorted values. Mesos leaves them out under two values; Drydock
+ * writes zeros then, so a reader always finds its keys (mesos_exporter warns on every missing one).
+ */
+export function timerStatistics(key: string, values: readonly number[]): Record<string, number> {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number): number => {
+    if (sorted.length < 2) return 0;
+    const position = p * (sorted.length - 1);
+    const index = Math.floor(position);
+    const low = sorted[index] as number;
+    const high = sorted[Math.min(index + 1, sorted.length - 1)] as number;
+    return low + (position - index) * (high - low);
+  };
+  const enough = sorted.length >= 2;
+  return {
+    [`${key}/count`]: enough ? sorted.length : 0,
+    [`${key}/max`]: enough ? (sorted[sorted.length - 1] as number) : 0,
+    [`${key}/min`]: enough ? (sorted[0] as number) : 0,
+    [`${key}/p50`]: at(0.5),
+    [`${key}/p90`]: at(0.9),
+    [`${key}/p95`]: at(0.95),
+    [`${key}/p99`]: at(0.99),
+    [`${key}/p999`]: at(0.999),
+    [`${key}/p9999`]: at(0.9999),
+  };
+}
+
+/**
  * `/metrics/snapshot`: Mesos' keys (docs/monitoring.md) with their meanings, and Drydock's own
  * under `drydock/`. Pure. Percentages are fractions as in Mesos (used / total, 0 without a total).
+ * Keys of concepts Drydock does not have are written with Mesos' zero (revocable resources,
+ * agent shutdowns, the replicated log's ensemble), so readers such as mesos_exporter find them
+ * all; docs/observability.md says which keys are which.
  */
 export function snapshotOf(s: MasterSummary, p: ProcessFacts): Record<string, number> {
   const v: Record<string, number> = {
@@ -253,8 +301,23 @@ export function snapshotOf(s: MasterSummary, p: ProcessFacts): Record<string, nu
     'master/frameworks_connected': s.frameworks.connected,
     'master/frameworks_disconnected': s.frameworks.disconnected,
     'master/outstanding_offers': s.offersOutstanding,
+    // Mesos' agent removals after failing health checks: the unreachable transitions took their place, and Mesos keeps these at 0 too.
+    'master/slave_shutdowns_scheduled': 0,
+    'master/slave_shutdowns_completed': 0,
+    'master/slave_shutdowns_canceled': 0,
+    'master/slave_unreachable_scheduled': p.unreachable.scheduled,
+    'master/slave_unreachable_completed': p.unreachable.completed,
+    'master/slave_unreachable_canceled': p.unreachable.canceled,
+    'master/recovery_slave_removals': p.unreachable.recovery,
+    'master/http_cache_hits': p.sharedAnswers,
+    'registrar/queued_operations': p.queuedWrites,
+    'registrar/registry_size_bytes': p.registryBytes ?? 0,
+    'registrar/state_fetch_ms': p.fetchMs,
     'registrar/state_store_ms': p.lastStoreMs,
+    ...timerStatistics('registrar/state_store_ms', p.recentStoreMs),
     'registrar/log/recovered': p.elected ? 1 : 0,
+    // No replicated log: the registry is one SQLite file or etcd.
+    'registrar/log/ensemble_size': 0,
     ...systemKeys(p.system),
     'drydock/term_epoch': p.epoch,
     'drydock/elections': p.elections,
@@ -274,10 +337,14 @@ export function snapshotOf(s: MasterSummary, p: ProcessFacts): Record<string, nu
     'drydock/machines_down_overdue': s.downOverdue.length,
     'drydock/machine_down_overdue_max_secs': s.downOverdue[0]?.seconds ?? 0,
     'drydock/maintenance_plan_steps': s.planSteps.reduce((n, x) => n + x.steps, 0),
+    'drydock/event_loop_stall_max_ms': p.loopStallMs,
   };
   for (const [key, state] of TASK_GAUGES) v[`master/tasks_${key}`] = s.tasks[state];
   for (const [key, state] of TASK_COUNTERS) v[`master/tasks_${key}`] = p.terminalTasks[state] ?? 0;
-  return { ...v, ...resourceKeys('master', s.resources) };
+  const revocable: Record<string, number> = {};
+  // Drydock has no revocable resources (oversubscription): Mesos' revocable keys are zeros.
+  for (const name of RESOURCE_NAMES) for (const k of ['total', 'used', 'percent']) revocable[`master/${name}_revocable_${k}`] = 0;
+  return { ...v, ...resourceKeys('master', s.resources), ...revocable };
 }
 
 // ---- The shell -----------------------------------------------------------------------------
@@ -328,6 +395,37 @@ export function factsOf(term: ServingTerm): ModelFacts {
   };
 }
 
+/** How many registry write durations the timer statistics are taken over (Mesos' TIME_SERIES_CAPACITY). */
+const STORE_SERIES = 1000;
+
+/**
+ * The event loop's longest delay over the last seconds, from perf_hooks' monitor: a figure of
+ * the process itself, on Node's own timers (not the model's clock). The monitor's histogram is
+ * read and reset every second into a ring of per-second maxima; `maxMs` is the largest of the
+ * last WINDOW seconds, the current one included.
+ */
+class LoopStalls {
+  static readonly WINDOW = 10;
+  readonly #histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  readonly #seconds: number[] = [];
+
+  constructor() {
+    this.#histogram.enable();
+    const roll = setInterval(() => {
+      this.#seconds.push(this.#histogram.max);
+      if (this.#seconds.length > LoopStalls.WINDOW - 1) this.#seconds.shift();
+      this.#histogram.reset();
+    }, 1000);
+    roll.unref();
+  }
+
+  /** The longest delay of the window (ms); the monitor's own 10 ms resolution is not counted as delay. */
+  maxMs(): number {
+    const ns = Math.max(this.#histogram.max, ...this.#seconds);
+    return Number.isFinite(ns) ? Math.max(0, ns / 1e6) : 0;
+  }
+}
+
 /** Registry write latency buckets (s): SQLite with fsync is about a millisecond, etcd a few. */
 const WRITE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 /** Acknowledgement latency buckets (s): a live scheduler answers in milliseconds, a stalled one in minutes. */
@@ -336,6 +434,8 @@ const ACK_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
 export interface MasterMetricsOptions {
   /** The term serving now, if any (a standby has none). */
   current: () => ServingTerm | undefined;
+  /** Bytes the registry holds (SQLite); undefined when it does not say (etcd, or none open). */
+  registryBytes?: () => number | undefined;
   /** When the process started (ms since the epoch). */
   processStartMs: number;
   clock: Clock;
@@ -345,10 +445,15 @@ export interface MasterMetricsOptions {
 export class MasterMetrics {
   readonly registry: Registry;
   /** What the term's services are given (term/term.ts passes them on). */
-  readonly instruments: { commits: CommitInstruments; frameworks: FrameworkInstruments };
+  readonly instruments: { commits: CommitInstruments; frameworks: FrameworkInstruments; agents: AgentInstruments };
   readonly #o: MasterMetricsOptions;
   readonly #gauges: ScrapedGauges<MasterSummary>;
   #lastStoreMs = 0;
+  /** The recent registry writes' durations (ms), at most STORE_SERIES of them (Mesos' time series keeps 1,000). */
+  readonly #storeMs: number[] = [];
+  #fetchMs = 0;
+  readonly #unreachable = { scheduled: 0, completed: 0, canceled: 0, recovery: 0 };
+  readonly #loop = new LoopStalls();
   readonly #counts = {
     elections: 0,
     registrations: 0,
@@ -436,7 +541,18 @@ export class MasterMetrics {
         onCommit: (ms, ok) => {
           this.#writes.observe(ms / 1000);
           this.#lastStoreMs = ms;
+          this.#storeMs.push(ms);
+          if (this.#storeMs.length > STORE_SERIES) this.#storeMs.shift();
           if (!ok) this.#writeFailures.inc();
+        },
+        onRecovered: (ms) => {
+          this.#fetchMs = ms;
+        },
+      },
+      agents: {
+        onUnreachable: (stage, reason) => {
+          this.#unreachable[stage]++;
+          if (stage === 'completed' && reason === 'REREGISTER_TIMEOUT') this.#unreachable.recovery++;
         },
       },
       frameworks: {
@@ -503,9 +619,9 @@ export class MasterMetrics {
     return this.#gauges.send(res);
   }
 
-  /** `GET /metrics/snapshot`. */
-  sendSnapshot(res: ServerResponse): void {
-    sendSnapshot(res, this.snapshot());
+  /** `GET /metrics/snapshot`'s JSON (and GET_METRICS'): the snapshot, sorted, every value finite. */
+  snapshotJson(): Record<string, number> {
+    return snapshotJson(this.snapshot());
   }
 
   /** `/metrics/snapshot`'s values. */
@@ -524,6 +640,13 @@ export class MasterMetrics {
       inverseOffersDeclined: this.#counts.inverseOffersDeclined,
       agentRefusals: this.#counts.agentRefusals,
       lastStoreMs: this.#lastStoreMs,
+      recentStoreMs: this.#storeMs,
+      fetchMs: term === undefined ? 0 : this.#fetchMs,
+      queuedWrites: term?.queries.pendingWrites() ?? 0,
+      registryBytes: this.#o.registryBytes?.(),
+      unreachable: { ...this.#unreachable },
+      sharedAnswers: sharedAnswers(),
+      loopStallMs: this.#loop.maxMs(),
       system: systemFacts(),
     });
   }

@@ -44,6 +44,8 @@ export interface TermRoutes {
   unavailable(): DrydockError;
   /** The process's metrics; without them (unit tests) the metrics routes are 404. */
   metrics?: MasterMetrics | undefined;
+  /** This master's flags as GET_FLAGS writes them (`/flags` answers them on every master); none in unit tests. */
+  flags?: () => ReadonlyArray<{ readonly name: string; readonly value: string }>;
 }
 
 /**
@@ -120,6 +122,7 @@ function processPort(routes: TermRoutes): ProcessPort {
     leader: () => (routes.current() !== undefined ? routes.self() : routes.leader()),
     unavailable: () => routes.unavailable(),
     metrics: routes.metrics,
+    flags: () => routes.flags?.() ?? [],
   };
 }
 

@@ -305,4 +305,9 @@ export interface Registry {
   deleteMaintenancePlan(name: string): Promise<void>;
   /** Flushes queued writes, then closes. Later writes reject with REGISTRY_CLOSED. */
   close(): Promise<void>;
+  /**
+   * How many bytes the registry holds now (Mesos' `registrar/registry_size_bytes`), if the
+   * backend can say without a round trip: SQLite can (its pages); etcd does not (undefined).
+   */
+  sizeBytes?(): number | undefined;
 }

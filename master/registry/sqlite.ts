@@ -771,6 +771,14 @@ export class SqliteRegistry implements Registry {
     if (this.#drainStmt.agentExists.get(agentId) === undefined) throw new Error(`${op}: agent ${agentId} is not in the registry`);
   }
 
+  /** The database's pages, as SQLite counts them (the WAL's committed pages included): what the registry holds. */
+  sizeBytes(): number | undefined {
+    if (this.#closed) return undefined;
+    const pages = this.#db.pragma('page_count', { simple: true }) as number;
+    const size = this.#db.pragma('page_size', { simple: true }) as number;
+    return pages * size;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#flush();

@@ -19,7 +19,7 @@ import { AGENT_GONE_MESSAGE } from '../cores/drain.js';
 import type { MasterSecurity } from '../security/security.js';
 import { describeObject } from '../../shared/acls.js';
 import { fail } from '../../shared/errors.js';
-import type { AgentConnection, AgentLink, AgentSessionEvents, ServiceModel, ServicePorts } from '../term/ports.js';
+import type { AgentConnection, AgentInstruments, AgentLink, AgentSessionEvents, ServiceModel, ServicePorts } from '../term/ports.js';
 import type { AgentRemoval } from '../registry/registry.js';
 import { tombstoneKey } from '../cores/task-fate.js';
 import { MACHINE_DOWN_MESSAGE, MACHINE_DOWN_REMOVAL } from '../../shared/protocol.js';
@@ -36,6 +36,8 @@ export interface AgentsServiceOptions extends ServicePorts, ServiceModel {
   security: MasterSecurity;
   /** How long a live session has to answer the ping that decides a takeover (ms). Default: the ping interval, at most TAKEOVER_PROBE_MS. */
   takeoverProbeMs?: number;
+  /** What the metrics hear of agents marked unreachable (none in unit tests). */
+  instruments?: AgentInstruments | undefined;
 }
 
 /**
@@ -579,6 +581,7 @@ export class AgentsService implements AgentLink, AgentSessionEvents {
     const seen = { phase: entry.phase, sessionId: entry.sessionId, reregisteredTimeNs: entry.reregisteredTimeNs };
     const timeNs = nowNs(this.#o.clock.now());
     this.#markingUnreachable.add(agentId);
+    this.#o.instruments?.onUnreachable('scheduled', reason);
     const committed = await this.#o.commits.write('MARK_UNREACHABLE', { agentId }, (r) => r.markAgentUnreachable(agentId, timeNs), () => {
       const now = this.#o.agents.get(agentId);
       if (now === undefined) return 'GONE';
@@ -592,6 +595,7 @@ export class AgentsService implements AgentLink, AgentSessionEvents {
       return 'MARKED';
     });
     this.#markingUnreachable.delete(agentId);
+    this.#o.instruments?.onUnreachable(committed.ok && committed.value === 'MARKED' ? 'completed' : 'canceled', reason);
     if (!committed.ok) return;
     if (committed.value === 'CAME_BACK') {
       const back = this.#o.agents.get(agentId);

@@ -101,6 +101,14 @@ export class Allocation {
     return this.#inverseOffers.size;
   }
 
+  /**
+   * Changes whenever the outstanding offers or inverse offers change: every one made takes the
+   * next number, so the set changed if that number moved or a count went down without it.
+   */
+  get offerStamp(): string {
+    return `${this.#nextOffer}.${this.offers.size}.${this.#inverseOffers.size}`;
+  }
+
   offerJson(o: Offer): Record<string, unknown> {
     const a = this.#n.agents.get(o.agentId);
     const fw = this.#n.frameworks.get(o.frameworkId);

@@ -158,6 +158,11 @@ export class FrameworksService {
     return this.#offers.offerJson(o);
   }
 
+  /** Changes whenever the outstanding offers or inverse offers change (a part of the model's generation). */
+  get offerStamp(): string {
+    return this.#offers.offerStamp;
+  }
+
   /** Offers sent and not yet accepted, declined or rescinded. */
   get outstandingOffers(): number {
     return this.#offers.outstandingOffers;

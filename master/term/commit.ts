@@ -22,6 +22,8 @@ export interface CommitInstruments {
   /** A monotonic clock in milliseconds (the process's Clock.monotonicMs). */
   now(): number;
   onCommit(ms: number, ok: boolean): void;
+  /** The term read the registry at its start in `ms` (Mesos' `registrar/state_fetch_ms`). */
+  onRecovered?(ms: number): void;
 }
 
 export class Commits {
@@ -30,6 +32,8 @@ export class Commits {
   readonly #onFenced: (e: Error) => void;
   readonly #instruments: CommitInstruments | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  #applied = 0;
+  #pending = 0;
 
   /** `onFenced` ends the term: called once per fenced write, the term makes it idempotent. */
   constructor(registry: Registry, log: Logger, onFenced: (e: Error) => void, instruments?: CommitInstruments) {
@@ -45,9 +49,11 @@ export class Commits {
    */
   async write<T>(op: string, ids: Record<string, unknown>, write: (r: Registry) => Promise<void>, apply: () => T): Promise<Committed<T>> {
     const started = this.#instruments?.now();
+    this.#pending++;
     try {
       await write(this.#registry);
     } catch (e) {
+      this.#pending--;
       this.#measure(started, false);
       const err = e instanceof Error ? e : new Error(String(e));
       this.#log.error('registry write failed', { op, ...ids, error: err });
@@ -56,8 +62,20 @@ export class Commits {
       if (err instanceof DrydockError && err.code === 'MAINTENANCE_PLAN_EXISTS') return { ok: false, error: err };
       return { ok: false, error: fail('REGISTRY_WRITE_FAILED', err.message) };
     }
+    this.#pending--;
     this.#measure(started, true);
+    this.#applied++;
     return { ok: true, value: apply() };
+  }
+
+  /** Changes applied in memory so far (every durable change: a part of the model's generation). */
+  get applied(): number {
+    return this.#applied;
+  }
+
+  /** Writes waiting for the registry now (Mesos' `registrar/queued_operations`). */
+  get pending(): number {
+    return this.#pending;
   }
 
   #measure(started: number | undefined, ok: boolean): void {

@@ -14,6 +14,7 @@ import type { Codec } from '../../shared/codec.js';
 import type { Logger } from '../../shared/log.js';
 import type { AgentMessage, MasterMessage } from '../../shared/protocol.js';
 import type { AgentTable } from '../cores/agents.js';
+import type { UnreachableReason } from '../cores/liveness.js';
 import type { MaintenanceState } from '../cores/maintenance.js';
 import type { Access } from '../security/security.js';
 import type { Commands } from './commands.js';
@@ -45,6 +46,19 @@ export interface FrameworkInstruments {
   onAcknowledged(ms: number): void;
   /** A framework accepted or declined an outstanding inverse offer. */
   onInverseOfferAnswer(answer: 'ACCEPT' | 'DECLINE'): void;
+}
+
+/**
+ * What the metrics hear from the agents service (process/metrics.ts implements it): agents marked
+ * unreachable, as Mesos counts them (`master/slave_unreachable_*`, `master/recovery_slave_removals`).
+ */
+export interface AgentInstruments {
+  /**
+   * `scheduled`: the master decided an agent is unreachable and writes it; then `completed` (the
+   * write is applied) or `canceled` (the agent came back meanwhile, was removed, or the write
+   * failed). `reason` REREGISTER_TIMEOUT: it did not re-register after a master failover.
+   */
+  onUnreachable(stage: 'scheduled' | 'completed' | 'canceled', reason: UnreachableReason): void;
 }
 
 /** Who this master is, as the process tells its terms: the id ids derive from, and its MasterInfo (process/master-info.ts). */

@@ -55,6 +55,14 @@ export type HookReveal = (hook: string | undefined) => boolean;
 export interface Queries {
   /** Now on the term's clock (ms since the epoch). */
   nowMs(): number;
+  /**
+   * The model's generation: a stamp that changes whenever anything an answer shows may have
+   * changed (every event on the bus, every durable change applied, every offer made or gone).
+   * Two answers of the same question at the same generation are the same bytes.
+   */
+  generation(): string;
+  /** Registry writes waiting now (Mesos' `registrar/queued_operations`). */
+  pendingWrites(): number;
 
   // ---- The master ----
   master(): MasterView;

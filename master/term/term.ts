@@ -32,7 +32,7 @@ import { MaintenanceService } from '../services/maintenance.js';
 import type { Commands } from './commands.js';
 import { Commits, type CommitInstruments } from './commit.js';
 import { MasterEvents } from './events.js';
-import type { FrameworkInstruments, MasterSelf, ServingTerm, TermConfig } from './ports.js';
+import type { AgentInstruments, FrameworkInstruments, MasterSelf, ServingTerm, TermConfig } from './ports.js';
 import type { Queries } from './queries.js';
 
 export interface TermOptions {
@@ -55,7 +55,7 @@ export interface TermOptions {
   /** Called once if the term ends by itself: the registry said this master may no longer write. */
   onEnded: (reason: string) => void;
   /** The process's metrics (process/metrics.ts), fed where registry writes and acknowledgements happen. */
-  instruments?: { commits?: CommitInstruments; frameworks?: FrameworkInstruments } | undefined;
+  instruments?: { commits?: CommitInstruments; frameworks?: FrameworkInstruments; agents?: AgentInstruments } | undefined;
 }
 
 /** The services of a term (what term.test.ts and the ports reach): one per core, and the plans' driver. */
@@ -103,10 +103,15 @@ export class Term implements ServingTerm {
   readonly #log: Logger;
   readonly #listeners: Array<() => void> = [];
   #state: TermState = 'SERVING';
+  /** Events announced on the bus so far (a part of the model's generation). */
+  #events = 0;
 
   /** Recovers the model from the registry, then starts every service. */
   static async start(o: TermOptions): Promise<Term> {
+    const timing = o.instruments?.commits;
+    const started = timing?.now();
     const state = await o.registry.recover();
+    if (timing !== undefined && started !== undefined) timing.onRecovered?.(timing.now() - started);
     return new Term(o, state);
   }
 
@@ -145,6 +150,7 @@ export class Term implements ServingTerm {
       agents: this.agents,
       maintenance: this.maintenance,
       log: log.child({ component: 'registration' }),
+      instruments: o.instruments?.agents,
     });
     const frameworks = new FrameworksService({
       ...ports,
@@ -186,6 +192,11 @@ export class Term implements ServingTerm {
     this.maintenancePlans.recover(state);
     this.services = { agents: agentsService, frameworks, drain, maintenance: maintenanceService, plans: this.maintenancePlans };
 
+    this.#listeners.push(
+      this.bus.subscribe(() => {
+        this.#events++;
+      }),
+    );
     this.#listeners.push(frameworks.start(), drain.start(), agentsService.start());
     this.sessions = new AgentSessions(agentsService, () => this.#state === 'SERVING', o.epoch, log.child({ component: 'agent-sessions' }));
     this.queries = termQueries(this, o);
@@ -223,6 +234,11 @@ export class Term implements ServingTerm {
 
   get state(): TermState {
     return this.#state;
+  }
+
+  /** The model's generation (Queries.generation): events announced, changes applied, offers made or gone. */
+  get generation(): string {
+    return `${this.#events}.${this.commits.applied}.${this.services.frameworks.offerStamp}`;
   }
 
   /** How many agent sessions are open (a graceful stop waits for their close handshakes). */
@@ -263,6 +279,8 @@ function termQueries(term: Term, o: TermOptions): Queries {
   const table = frameworks.frameworks;
   return {
     nowMs: () => o.clock.now(),
+    generation: () => term.generation,
+    pendingWrites: () => term.commits.pending,
     master: () => ({ info: o.master.info, startMs: o.processStartMs, electedMs: term.electedMs, others: o.otherMasters?.() ?? [] }),
     flags: () => o.config.flags,
     agent: (id) => agents.get(id),

@@ -48,6 +48,10 @@
  *   --sec-acl-entries=N   security: ACL entries of the secured master (default 1000)
  *   --sec-cpu-prof=DIR    security: run the masters with --cpu-prof into DIR/<storm|accept>-<side>
  *   --exe-repeats=N       agent-executable: starts of the single executable and of today's agent, alternating (default 5)
+ *   --st-agents=N         state: simulated agents (default 10000)
+ *   --st-tasks=N          state: running tasks each agent reports (default 5: 50,000 tasks)
+ *   --st-repeats=N        state: timed single requests and floor runs, median reported (default 5)
+ *   --st-cpu-prof=DIR     state: run the master with --cpu-prof into DIR
  *   --sp-agents=N         state-protobuf: simulated agents (default 10000)
  *   --sp-tasks=N          state-protobuf: running tasks spread over them (default 50000)
  *   --sp-repeats=N        state-protobuf: alternating JSON / protobuf GET_STATE rounds, median (default 5)
@@ -74,6 +78,7 @@ import { runServiceVacate } from './service-vacate.js';
 import { runMaintenancePlan } from './maintenance-plan.js';
 import { runSecurity } from './security.js';
 import { runAgentExecutable } from './agent-executable.js';
+import { runState } from './state.js';
 import { runStateProtobuf } from './state-protobuf.js';
 
 const { values, positionals } = parseArgs({
@@ -122,6 +127,10 @@ const { values, positionals } = parseArgs({
     'sec-acl-entries': { type: 'string', default: '1000' },
     'sec-cpu-prof': { type: 'string' },
     'exe-repeats': { type: 'string', default: '5' },
+    'st-agents': { type: 'string', default: '10000' },
+    'st-tasks': { type: 'string', default: '5' },
+    'st-repeats': { type: 'string', default: '5' },
+    'st-cpu-prof': { type: 'string' },
     'sp-agents': { type: 'string', default: '10000' },
     'sp-tasks': { type: 'string', default: '50000' },
     'sp-repeats': { type: 'string', default: '5' },
@@ -205,6 +214,14 @@ const BENCHMARKS: Record<string, () => Promise<BenchResult>> = {
     ...(values['sec-cpu-prof'] === undefined ? {} : { cpuProfDir: values['sec-cpu-prof'] }),
   }),
   'agent-executable': () => runAgentExecutable({ repeats: int('exe-repeats', values['exe-repeats']) }),
+  state: () => runState({
+    agents: int('st-agents', values['st-agents']),
+    tasksPerAgent: int('st-tasks', values['st-tasks']),
+    repeats: int('st-repeats', values['st-repeats']),
+    concurrent: 10,
+    ipBase: '127.7.0.0',
+    ...(values['st-cpu-prof'] === undefined ? {} : { cpuProfDir: values['st-cpu-prof'] }),
+  }),
   'state-protobuf': () => runStateProtobuf({ agents: int('sp-agents', values['sp-agents']), tasks: int('sp-tasks', values['sp-tasks']), repeats: int('sp-repeats', values['sp-repeats']), ipBase: '127.7.0.0' }),
 };
 

@@ -10,7 +10,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
-import type { TaskStatus } from '../../shared/mesos.js';
+import type { FrameworkInfo, TaskStatus } from '../../shared/mesos.js';
 import { DRYDOCK_VERSION } from '../../shared/version.js';
 import type { ClientTransport } from '../../io/transport.js';
 import { EVENT_DEADLINE_MS } from './deadline.js';
@@ -37,6 +37,8 @@ export interface RegisterOptions {
   agentId?: string;
   agent?: Partial<AgentSelf>;
   tasks?: AgentTaskReport[];
+  /** The frameworks of those tasks, as a real agent reports them (the master learns a framework it does not know). */
+  frameworks?: FrameworkInfo[];
   version?: string;
   capabilities?: string[];
   timeoutMs?: number;
@@ -59,7 +61,7 @@ export function registerMessage(requestId: number, self: AgentSelf, opts: Omit<R
     version: opts.version ?? DRYDOCK_VERSION,
     capabilities: opts.capabilities ?? ['MULTI_ROLE', 'AGENT_DRAINING'],
     tasks: opts.tasks ?? [],
-    frameworks: [],
+    frameworks: opts.frameworks ?? [],
   };
   if (opts.agentId !== undefined) msg.agent_id = opts.agentId;
   return msg;

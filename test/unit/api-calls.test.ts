@@ -17,7 +17,7 @@ import { silentLogger } from '../../shared/log.js';
 import type { MachineId } from '../../shared/machine.js';
 import { normalizePath } from '../../shared/paths.js';
 import { CALLS, NOT_ANSWERED, V1_CALLS } from '../../master/api/calls.js';
-import { answerCall, routeOf } from '../../master/api/dispatch.js';
+import { answerCall, isProcessRoute, routeOf, type Route } from '../../master/api/dispatch.js';
 import { CALL_TYPES } from '../../master/api/operator-call.js';
 import { createMasterServer } from '../../master/process/router.js';
 import { Access, MasterSecurity } from '../../master/security/security.js';
@@ -145,8 +145,8 @@ test('the router over fake ports: a legacy endpoint and its v1 call reach one co
   assert.deepEqual(await r.json(), { type: 'GET_MAINTENANCE_SCHEDULE', get_maintenance_schedule: { schedule: { windows: [{ machine_ids: [{ hostname: 'h1', ip: '10.0.0.1' }], unavailability: { start: { nanoseconds: 1 } } }] } } });
 
   // A call Mesos has and Drydock does not answer: 501, from the table.
-  r = await post('/api/v1', JSON.stringify({ type: 'GET_ROLES' }), { 'content-type': 'application/json' });
-  assert.deepEqual([r.status, await r.text()], [501, 'Call type GET_ROLES is not supported']);
+  r = await post('/api/v1', JSON.stringify({ type: 'GET_WEIGHTS' }), { 'content-type': 'application/json' });
+  assert.deepEqual([r.status, await r.text()], [501, 'Call type GET_WEIGHTS is not supported']);
   // /health and /version are the process's: answered without asking a port anything.
   assert.equal((await fetch(`${base}/health`, { signal: AbortSignal.timeout(5000) })).status, 200);
 });
@@ -156,7 +156,7 @@ test('the table: every Mesos call has a row, answered or 501; legacy endpoints s
   assert.deepEqual([...V1_CALLS.keys()].sort(), [...types].sort(), 'one row per Mesos call type');
   assert.deepEqual(
     [...NOT_ANSWERED].sort(),
-    ['CREATE_VOLUMES', 'DESTROY_VOLUMES', 'GET_LOGGING_LEVEL', 'GET_METRICS', 'GET_OPERATIONS', 'GET_QUOTA', 'GET_ROLES', 'GET_WEIGHTS', 'GROW_VOLUME', 'LIST_FILES', 'READ_FILE', 'REMOVE_QUOTA', 'RESERVE_RESOURCES', 'SET_LOGGING_LEVEL', 'SET_QUOTA', 'SHRINK_VOLUME', 'UNRESERVE_RESOURCES', 'UPDATE_QUOTA', 'UPDATE_WEIGHTS'],
+    ['CREATE_VOLUMES', 'DESTROY_VOLUMES', 'GET_LOGGING_LEVEL', 'GET_QUOTA', 'GET_WEIGHTS', 'GROW_VOLUME', 'LIST_FILES', 'READ_FILE', 'REMOVE_QUOTA', 'RESERVE_RESOURCES', 'SET_LOGGING_LEVEL', 'SET_QUOTA', 'SHRINK_VOLUME', 'UNRESERVE_RESOURCES', 'UPDATE_QUOTA', 'UPDATE_WEIGHTS'],
   );
   const row = (name: string) => CALLS.find((r) => r.name === name);
   for (const [name, path] of [['START_MAINTENANCE', '/machine/down'], ['STOP_MAINTENANCE', '/machine/up'], ['UPDATE_MAINTENANCE_SCHEDULE', '/maintenance/schedule'], ['GET_MAINTENANCE_SCHEDULE', '/maintenance/schedule'], ['GET_MAINTENANCE_STATUS', '/maintenance/status']] as const) {
@@ -182,6 +182,17 @@ test('the table: every Mesos call has a row, answered or 501; legacy endpoints s
   assert.equal(named('POST', '/mesos/api/v1'), 'v1');
   assert.equal(named('GET', '/master/api/v1/scheduler'), 'SCHEDULER_API');
   assert.equal(named('GET', '/metrics'), undefined, 'without the process\'s metrics the metrics rows are not there');
+  // Mesos' legacy read endpoints: each with and without /master (libprocess delegation), JSONP from the row.
+  for (const [path, name] of [['/state', 'STATE'], ['/state-summary', 'STATE_SUMMARY'], ['/slaves', 'SLAVES'], ['/frameworks', 'FRAMEWORKS'], ['/tasks', 'TASKS'], ['/roles', 'ROLES'], ['/flags', 'FLAGS']] as const) {
+    for (const q of [path, `/master${path}`]) {
+      const r = at('GET', q);
+      assert.equal(r?.kind === 'row' ? `${r.row.name} ${r.way.answer ?? 'json'}` : r?.kind, `${name} jsonp`, q);
+    }
+  }
+  assert.equal(at('GET', '/flags')?.kind === 'row' && isProcessRoute(at('GET', '/flags') as Route), true, '/flags is answered by every master (Mesos does not redirect it)');
+  assert.equal(isProcessRoute(at('GET', '/master/state') as Route), false, '/master/state is the leader\'s');
+  for (const verb of ['browse', 'read', 'download', 'debug']) assert.equal(named('GET', `/files/${verb}`), 'MASTER_FILES');
+  assert.equal(named('GET', '/files/other'), undefined);
   assert.equal(named('GET', '/nowhere'), undefined);
   assert.deepEqual(at('DELETE', '/v1/maintenance/plans'), { kind: 'method', allowed: ['GET', 'POST'], process: false });
   assert.deepEqual(at('POST', '/master/health'), { kind: 'method', allowed: ['GET'], process: true });

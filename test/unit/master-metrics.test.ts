@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { agentMetricState, NO_FACTS, snapshotOf, summarize, type AgentFacts, type MasterSummary, type ModelFacts, type ProcessFacts } from '../../master/process/metrics.js';
+import { agentMetricState, NO_FACTS, snapshotOf, summarize, timerStatistics, type AgentFacts, type MasterSummary, type ModelFacts, type ProcessFacts } from '../../master/process/metrics.js';
 import { Commits } from '../../master/term/commit.js';
 import { Logger } from '../../shared/log.js';
 import type { Registry } from '../../master/registry/registry.js';
@@ -174,8 +174,31 @@ const PROCESS: ProcessFacts = {
   inverseOffersDeclined: 1,
   agentRefusals: 2,
   lastStoreMs: 1.25,
+  recentStoreMs: [4, 1, 2, 3, 1.25],
+  fetchMs: 6.5,
+  queuedWrites: 2,
+  registryBytes: 40960,
+  unreachable: { scheduled: 4, completed: 3, canceled: 1, recovery: 2 },
+  sharedAnswers: 9,
+  loopStallMs: 12,
   system: { cpus: 8, load: [0.5, 0.25, 0.125], memTotalBytes: 16e9, memFreeBytes: 4e9 },
 };
+
+/**
+ * The keys mesos_exporter's master collector reads by name (mesos/mesos_exporter master.go) that
+ * Drydock's snapshot lacked: revocable resources, agent shutdowns and unreachable transitions,
+ * recovery removals, and the registrar's. Its message counters (`master/messages_*`,
+ * `*_status_update*`), event queues and allocator internals have no Drydock counterpart and are
+ * not written: the exporter only warns about those.
+ */
+const EXPORTER_KEYS = [
+  ...['cpus', 'mem', 'disk', 'gpus'].flatMap((r) => ['total', 'used', 'percent'].map((x) => `master/${r}_revocable_${x}`)),
+  'master/slave_shutdowns_scheduled', 'master/slave_shutdowns_completed', 'master/slave_shutdowns_canceled',
+  'master/slave_unreachable_scheduled', 'master/slave_unreachable_completed', 'master/slave_unreachable_canceled',
+  'master/recovery_slave_removals', 'registrar/queued_operations', 'registrar/registry_size_bytes', 'registrar/state_fetch_ms',
+  ...['max', 'min', 'p50', 'p90', 'p95', 'p99', 'p999', 'p9999'].map((x) => `registrar/state_store_ms/${x}`),
+  'registrar/log/ensemble_size',
+];
 
 /** The keys the task lists as "at least": a rename breaks this. */
 const REQUIRED_KEYS = [
@@ -187,6 +210,7 @@ const REQUIRED_KEYS = [
   'registrar/state_store_ms', 'registrar/log/recovered', 'system/cpus_total', 'system/load_1min', 'system/load_5min', 'system/load_15min',
   'system/mem_total_bytes', 'system/mem_free_bytes', 'drydock/drains_in_progress', 'drydock/inverse_offers_outstanding', 'drydock/machines_up',
   'drydock/machines_draining', 'drydock/machines_down', 'drydock/agents_disk_pressure',
+  ...EXPORTER_KEYS,
 ];
 
 test('snapshotOf: Mesos keys and meanings, a table of model and process', () => {
@@ -255,14 +279,37 @@ test('snapshotOf: Mesos keys and meanings, a table of model and process', () => 
         'drydock/machines_down_overdue': 1,
         'drydock/machine_down_overdue_max_secs': 10,
         'drydock/term_epoch': 7,
+        // Real where Drydock has the fact: the unreachable transitions, the registry's writes, size and first read.
+        'master/slave_unreachable_scheduled': 4,
+        'master/slave_unreachable_completed': 3,
+        'master/slave_unreachable_canceled': 1,
+        'master/recovery_slave_removals': 2,
+        'master/http_cache_hits': 9,
+        'registrar/queued_operations': 2,
+        'registrar/registry_size_bytes': 40960,
+        'registrar/state_fetch_ms': 6.5,
+        'registrar/state_store_ms/count': 5,
+        'registrar/state_store_ms/min': 1,
+        'registrar/state_store_ms/max': 4,
+        'registrar/state_store_ms/p50': 2,
+        'registrar/state_store_ms/p90': 3.6,
+        'drydock/event_loop_stall_max_ms': 12,
+        // Mesos' zero where the concept does not exist here.
+        'master/cpus_revocable_total': 0,
+        'master/mem_revocable_percent': 0,
+        'master/slave_shutdowns_scheduled': 0,
+        'registrar/log/ensemble_size': 0,
         'drydock/agents_disk_pressure': 1,
       },
     ],
     [
       'a standby: not elected, not recovered, no model figures, counters of its own',
       NO_FACTS,
-      { ...PROCESS, elected: false, epoch: 0, elections: 0, registrations: 0, reregistrations: 0, removals: 0, terminalTasks: {}, lastStoreMs: 0 },
+      { ...PROCESS, elected: false, epoch: 0, elections: 0, registrations: 0, reregistrations: 0, removals: 0, terminalTasks: {}, lastStoreMs: 0, recentStoreMs: [3], fetchMs: 0, registryBytes: undefined },
       {
+        'registrar/state_store_ms/p50': 0,
+        'registrar/state_store_ms/count': 0,
+        'registrar/registry_size_bytes': 0,
         'master/elected': 0,
         'registrar/log/recovered': 0,
         'master/slaves_active': 0,
@@ -295,4 +342,31 @@ test('Commits: the instrument port hears each write, successful or failed, and f
   assert.equal(failed.ok, false);
   assert.equal(applied, 1);
   assert.deepEqual(heard, [[3, true], [5, false]]);
+});
+
+test('timerStatistics: libprocess\' statistics of a series (linear interpolation), zeros under two values', () => {
+  const cases: Array<[string, number[], Record<string, number>]> = [
+    ['none', [], { 'k/count': 0, 'k/min': 0, 'k/max': 0, 'k/p50': 0, 'k/p9999': 0 }],
+    ['one', [5], { 'k/count': 0, 'k/min': 0, 'k/p50': 0 }],
+    ['two', [1, 3], { 'k/count': 2, 'k/min': 1, 'k/max': 3, 'k/p50': 2, 'k/p90': 2.8 }],
+    ['unsorted', [10, 0, 5], { 'k/count': 3, 'k/min': 0, 'k/max': 10, 'k/p50': 5, 'k/p95': 9.5 }],
+  ];
+  for (const [name, values, want] of cases) {
+    const got = timerStatistics('k', values);
+    assert.deepEqual(Object.keys(got).sort(), ['k/count', 'k/max', 'k/min', 'k/p50', 'k/p90', 'k/p95', 'k/p99', 'k/p999', 'k/p9999'], name);
+    for (const [key, value] of Object.entries(want)) assert.ok(Math.abs((got[key] as number) - value) < 1e-9, `${name}: ${key} = ${got[key]}, want ${value}`);
+  }
+});
+
+test('Commits: writes waiting and changes applied, as the snapshot and the model\'s generation read them', async () => {
+  const registry = {} as Registry;
+  const commits = new Commits(registry, new Logger({ sink: () => {} }), () => {});
+  let release: () => void = () => {};
+  const held = commits.write('op', {}, () => new Promise<void>((resolve) => (release = resolve)), () => 'a');
+  assert.deepEqual([commits.pending, commits.applied], [1, 0]);
+  release();
+  await held;
+  assert.deepEqual([commits.pending, commits.applied], [0, 1]);
+  await commits.write('op', {}, async () => { throw new Error('disk full'); }, () => 'b');
+  assert.deepEqual([commits.pending, commits.applied], [0, 1], 'a failed write applies nothing');
 });

@@ -101,3 +101,37 @@ test('/redirect names the leader as it advertises itself, never the Host header;
     assert.match(r.body, why, path);
   }
 });
+
+test("a standby and Mesos' legacy endpoints: /state and friends 307 to the leader (503 with none), /flags and /files/* answered here", async (t) => {
+  let leader: string | undefined = '127.0.0.9:5050';
+  const flags = [{ name: 'port', value: '5050' }, { name: 'work_dir', value: '/var/lib/drydock' }];
+  const server = createMasterServer({ current: () => undefined, leader: () => leader, self: () => '127.0.0.5:5050', unavailable: () => fail('NO_LEADER'), flags: () => flags }, silentLogger);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const get = (path: string) => fetch(`${base}${path}`, { redirect: 'manual', signal: AbortSignal.timeout(5000) });
+  // Mesos §7.2: these are the leader's; the web UI's jsonp query goes along.
+  const redirected = ['/master/state?jsonp=angular.callbacks._0', '/state', '/master/state-summary', '/state-summary', '/master/slaves', '/slaves', '/master/frameworks/', '/frameworks', '/master/tasks?order=asc&limit=-1', '/tasks', '/master/roles', '/roles'];
+  for (const path of redirected) {
+    const r = await get(path);
+    const canonical = path.replace('/master/frameworks/', '/master/frameworks');
+    assert.deepEqual([r.status, r.headers.get('location')], [307, `//127.0.0.9:5050${canonical}`], path);
+  }
+  // Not redirected (Mesos: /flags, /metrics/snapshot, /health, /version): this master's own answer.
+  for (const path of ['/flags', '/master/flags']) {
+    const r = await get(path);
+    assert.deepEqual([r.status, await r.json()], [200, { flags: { port: '5050', work_dir: '/var/lib/drydock' } }], path);
+  }
+  const jsonp = await get('/flags?jsonp=cb');
+  assert.deepEqual([jsonp.status, jsonp.headers.get('content-type'), await jsonp.text()], [200, 'text/javascript', 'cb({"flags":{"port":"5050","work_dir":"/var/lib/drydock"}});']);
+  assert.deepEqual([(await get('/files/debug')).status, await (await get('/files/debug')).text()], [200, '{}']);
+  assert.equal((await get('/files/read?path=/master/log&offset=-1')).status, 404);
+  // No leader known: the leader's endpoints are 503, the process's still answer.
+  leader = undefined;
+  for (const path of redirected) {
+    const r = await get(path);
+    assert.deepEqual([r.status, await r.text()], [503, 'No leader elected'], path);
+  }
+  assert.equal((await get('/flags')).status, 200);
+});
