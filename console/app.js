@@ -9,7 +9,7 @@ import * as api from './api.js';
 import { h } from './dom.js';
 import { applyDrydockEvent, applyEvent, emptyModel, serviceUrl, setPlanDetail } from './model.js';
 import { RecordIODecoder } from './recordio.js';
-import { VIEWS } from './views.js';
+import { previewBlock, VIEWS } from './views.js';
 
 const model = emptyModel();
 /** frameworkId -> a service scheduler's plans: { frameworkId, name, url, plans, live, error, abort }. */
@@ -28,18 +28,27 @@ function render() {
   requestAnimationFrame(draw);
 }
 
+/** The page and its parameters: `#/agent/<id>` is ['agent', [id]]. */
 function currentRoute() {
-  const r = location.hash.replace(/^#\/?/, '').split('/')[0];
+  const [r = '', ...rest] = location.hash.replace(/^#\/?/, '').split('/');
+  ui.params = rest.map((x) => {
+    try {
+      return decodeURIComponent(x);
+    } catch {
+      return x;
+    }
+  });
   return Object.hasOwn(VIEWS, r) ? r : 'cluster';
 }
 
-const ui = { now: Date.now(), services, actions: {} };
+const ui = { now: Date.now(), services, actions: {}, params: [], sandbox: (t) => sandboxOf(t) };
 
 function draw() {
   queued = false;
   ui.now = Date.now();
   const route = currentRoute();
-  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.route === route);
+  const nav = VIEWS[route].nav ?? route;
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.dataset.route === nav);
   document.title = `${VIEWS[route].title} · Drydock`;
   const conn = Object.values(conns).find((c) => c.state !== 'live') ?? { state: 'live', detail: '' };
   $('conn').className = `conn c-${conn.state}`;
@@ -326,8 +335,13 @@ async function serviceLoop(s) {
 
 // ---- actions ------------------------------------------------------------------------------
 
-/** The confirmation dialog; resolves with the input's value (or true), or undefined when cancelled. */
-function confirmDialog({ title, text, input, confirm, danger }) {
+/**
+ * The confirmation dialog; resolves with the input's value (or true), or undefined when cancelled.
+ * `preview(text)`: POST /drydock/v1/preview's answer for the action (with `textarea`, for its
+ * text, asked again as it changes): shown before the operator confirms; when the master would
+ * refuse the action, its reason is shown and there is no confirm button.
+ */
+function confirmDialog({ title, text, input, textarea, confirm, danger, preview }) {
   const dlg = $('confirm');
   $('confirm-title').textContent = title;
   $('confirm-text').textContent = text;
@@ -338,19 +352,58 @@ function confirmDialog({ title, text, input, confirm, danger }) {
     $('confirm-input').value = input.value ?? '';
     $('confirm-input').placeholder = input.placeholder ?? '';
   }
+  const area = $('confirm-textarea');
+  $('confirm-textarea-row').hidden = textarea === undefined;
+  if (textarea !== undefined) area.value = textarea.value ?? '';
   const ok = $('confirm-ok');
   ok.textContent = confirm;
   ok.className = `btn ${danger ? 'danger' : 'primary'}`;
+  const box = $('confirm-preview');
+  box.hidden = preview === undefined;
+  let asked = 0;
+  const ask = async () => {
+    if (preview === undefined) return;
+    const n = ++asked;
+    ok.hidden = true;
+    box.replaceChildren(previewBlock(undefined));
+    let answer;
+    try {
+      answer = await preview(textarea === undefined ? undefined : area.value);
+    } catch (e) {
+      answer = { error: e instanceof api.ApiError ? `${e.status} ${e.message}` : e.message };
+    }
+    if (n !== asked) return;
+    box.replaceChildren(previewBlock(answer));
+    // Refused: no confirm. A preview that could not be had (its own 403, say) leaves the choice to the operator.
+    ok.hidden = answer?.refused !== undefined;
+  };
+  let debounce;
+  area.oninput = () => {
+    clearTimeout(debounce);
+    ok.hidden = true;
+    debounce = setTimeout(() => void ask(), 500);
+  };
+  ok.hidden = false;
   return new Promise((resolve) => {
     const done = (v) => {
+      asked++;
       dlg.close();
       resolve(v);
     };
-    ok.onclick = () => done(input === undefined ? true : $('confirm-input').value.trim());
+    ok.onclick = () => done(textarea !== undefined ? area.value : input === undefined ? true : $('confirm-input').value.trim());
     $('confirm-cancel').onclick = () => done(undefined);
-    dlg.oncancel = () => resolve(undefined);
+    dlg.oncancel = () => {
+      asked++;
+      resolve(undefined);
+    };
     dlg.showModal();
+    void ask();
   });
+}
+
+/** The impact preview of one action (POST /drydock/v1/preview): nothing changes. */
+function preview(body) {
+  return api.postJson('/drydock/v1/preview', { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json', Accept: 'application/json' } });
 }
 
 async function act(what, run) {
@@ -374,6 +427,7 @@ ui.actions = {
       input: { label: 'Max grace period', placeholder: 'e.g. 30secs (empty: each task\'s own)' },
       confirm: 'Drain',
       danger: true,
+      preview: () => preview({ drain_agent: { agent_id: agentId(a) } }),
     });
     if (grace === undefined) return;
     await act(`drain ${a.agent_info?.hostname}`, () => api.call({ type: 'DRAIN_AGENT', drain_agent: { agent_id: agentId(a), ...(grace === '' ? {} : { max_grace_period: grace }) } }));
@@ -383,16 +437,27 @@ ui.actions = {
     await act(`deactivate ${a.agent_info?.hostname}`, () => api.call({ type: 'DEACTIVATE_AGENT', deactivate_agent: { agent_id: agentId(a) } }));
   },
   async reactivate(a) {
-    if (!(await confirmDialog({ title: 'Reactivate agent', text: `Reactivate ${agentName(a)}: its resources are offered again (this also ends a drain).`, confirm: 'Reactivate' }))) return;
+    if (!(await confirmDialog({ title: 'Reactivate agent', text: `Reactivate ${agentName(a)}: its resources are offered again (this also clears a DRAINED agent's drain record).`, confirm: 'Reactivate' }))) return;
     await act(`reactivate ${a.agent_info?.hostname}`, () => api.call({ type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: agentId(a) } }));
   },
   async machineDown(id) {
-    if (!(await confirmDialog({ title: 'Machine down', text: `Take ${machineText(id)} DOWN (START_MAINTENANCE): its agents are shut down and their tasks are lost.`, confirm: 'Down', danger: true }))) return;
+    if (!(await confirmDialog({ title: 'Machine down', text: `Take ${machineText(id)} DOWN (START_MAINTENANCE): its agents are shut down and their tasks are lost.`, confirm: 'Down', danger: true, preview: () => preview({ start_maintenance: { machines: [id] } }) }))) return;
     await act(`down ${machineText(id)}`, () => api.call({ type: 'START_MAINTENANCE', start_maintenance: { machines: [id] } }));
   },
   async machineUp(id) {
     if (!(await confirmDialog({ title: 'Machine up', text: `Bring ${machineText(id)} UP (STOP_MAINTENANCE): its agents may register again, and it leaves the schedule.`, confirm: 'Up' }))) return;
     await act(`up ${machineText(id)}`, () => api.call({ type: 'STOP_MAINTENANCE', stop_maintenance: { machines: [id] } }));
+  },
+  async createPlan() {
+    const spec = await confirmDialog({
+      title: 'New maintenance plan',
+      text: 'The plan\'s spec, YAML or JSON (docs/maintenance.md). The preview shows its waves and what each takes out before it is created.',
+      textarea: { value: 'name: \nmachines:\n  hostnames: []\nwindow: 1hrs\nphase_strategy: canary\n' },
+      confirm: 'Create',
+      preview: (text) => preview({ maintenance_plan: text }),
+    });
+    if (spec === undefined) return;
+    await act('create maintenance plan', () => api.postJson('/v1/maintenance/plans', { body: spec }));
   },
   async planVerb(kind, owner, name, verb, phase) {
     const target = phase === undefined ? `plan ${name}` : `phase ${phase} of plan ${name}`;
@@ -409,11 +474,98 @@ ui.actions = {
   },
 };
 
+// ---- sandbox output (the task page) ---------------------------------------------------------
+
+/** Bytes of each file's tail the task page shows. */
+const TAIL_BYTES = 16 * 1024;
+/** `frameworkId/taskId` -> { where, stdout, stderr }: what the task page shows of the sandbox. */
+const sandboxes = new Map();
+let reader;
+let readerReady;
+const pendingReads = new Map();
+let readSeq = 0;
+
+/**
+ * The sandbox reader frame (console/sandbox.html): agents' `/files/read` are read there, as
+ * JSONP from the agent's own address, as Mesos' web UI reads them; the agent's script runs in
+ * that frame's opaque origin, never in this page, and no credentials are sent to agents.
+ */
+function sandboxReader() {
+  if (reader !== undefined) return readerReady;
+  reader = document.createElement('iframe');
+  reader.hidden = true;
+  reader.setAttribute('sandbox', 'allow-scripts');
+  reader.src = '/console/sandbox.html';
+  readerReady = new Promise((resolve) => {
+    window.addEventListener('message', (e) => {
+      if (e.source !== reader.contentWindow || e.data === null || typeof e.data !== 'object') return;
+      if (e.data.ready === true) return resolve();
+      const p = pendingReads.get(e.data.id);
+      if (p === undefined) return;
+      pendingReads.delete(e.data.id);
+      p(e.data);
+    });
+  });
+  document.body.append(reader);
+  return readerReady;
+}
+
+async function readAgentFile(base, path, offset, length) {
+  await sandboxReader();
+  const id = ++readSeq;
+  const q = new URLSearchParams({ path, offset: String(offset), ...(length === undefined ? {} : { length: String(length) }) });
+  return new Promise((resolve) => {
+    pendingReads.set(id, resolve);
+    reader.contentWindow.postMessage({ id, url: `${base}/files/read?${q}`, origin: location.origin }, '*');
+  });
+}
+
+/** The task page's sandbox state for a task, read once per visit (its agent's address from the master). */
+function sandboxOf(t) {
+  const fw = t.framework_id?.value ?? '';
+  const tid = t.task_id?.value ?? '';
+  const key = `${fw}/${tid}`;
+  let box = sandboxes.get(key);
+  if (box !== undefined) return box;
+  const aid = t.agent_id?.value ?? '';
+  const v = model.drydockAgents.get(aid);
+  const a = model.agents.get(aid);
+  const pid = /@([^:]+):(\d+)$/.exec(a?.pid ?? '');
+  const host = v?.ip ?? pid?.[1];
+  const port = v?.port ?? pid?.[2];
+  box = { where: host === undefined ? 'agent address unknown' : `${location.protocol}//${host}:${port} /files/read` };
+  sandboxes.set(key, box);
+  if (host === undefined) {
+    box.stdout = box.stderr = { error: 'The master does not say where this task\'s agent is (it is gone).' };
+    return box;
+  }
+  const base = `${location.protocol}//${host}:${port}`;
+  for (const f of ['stdout', 'stderr']) {
+    void (async () => {
+      const path = `/frameworks/${fw}/executors/${tid}/runs/latest/${f}`;
+      const size = await readAgentFile(base, path, -1);
+      const sz = Number(size.offset);
+      const tail = size.error === undefined ? await readAgentFile(base, path, Math.max(0, sz - TAIL_BYTES), TAIL_BYTES) : size;
+      box[f] = tail.error !== undefined
+        ? { error: `The agent at ${host}:${port} did not give this browser the sandbox file (${tail.error}): it requires authentication, refuses access_sandboxes to anonymous readers, no longer has the sandbox, or cannot be reached from here. The console sends no credentials to agents.` }
+        : { data: tail.data, size: sz, truncated: sz > TAIL_BYTES };
+      render();
+    })();
+  }
+  return box;
+}
+
+// Leaving a task page forgets what it read: coming back reads the tails again.
+window.addEventListener('hashchange', () => {
+  if (!location.hash.startsWith('#/task/')) sandboxes.clear();
+});
+
 // ---- start ------------------------------------------------------------------------------
 
 window.addEventListener('hashchange', render);
-// Relative times ("3m ago") move on by themselves: one redraw a few seconds apart, not a fetch.
-setInterval(render, 5_000);
+// Every "ago", "since" and grace figure is computed from the data's timestamps at draw time:
+// one redraw a second keeps them ticking (a redraw, not a fetch).
+setInterval(render, 1_000);
 render();
 void streamLoop(OPERATOR_STREAM);
 void streamLoop(DRYDOCK_STREAM);

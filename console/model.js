@@ -12,6 +12,26 @@ const TERMINAL = new Set(['TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_E
 /** Completed tasks kept for display; older ones are forgotten (the master keeps its own bounded list). */
 export const MAX_COMPLETED_TASKS = 200;
 
+/** Statuses kept per task (its history on the task page). */
+export const MAX_STATUSES = 30;
+
+/** Events kept per agent (its history on the agent page). */
+export const MAX_HISTORY = 50;
+
+/** Remembers an agent the master no longer has, as last seen (its Mesos and Drydock facts). */
+function remember(model, id, agent, view, reason, atMs) {
+  const prev = model.lastSeen.get(id);
+  model.lastSeen.set(id, { agent: agent ?? prev?.agent, view: view ?? prev?.view, reason, atMs });
+}
+
+/** One line of an agent's history. */
+function note(model, id, atMs, change, text) {
+  if (id === '') return;
+  const h = model.history.get(id) ?? [];
+  h.push({ atMs, change, text });
+  model.history.set(id, h.slice(-MAX_HISTORY));
+}
+
 export function isTerminal(state) {
   return TERMINAL.has(state);
 }
@@ -41,6 +61,13 @@ export function emptyModel() {
     subscribed: false,
     /** Drydock's stream has sent its SNAPSHOT since it last (re)connected. */
     drydockSubscribed: false,
+    /**
+     * agent id -> { agent, view, reason, atMs }: agents the master no longer has (a DOWN
+     * machine's agents leave GET_AGENTS), as this page last saw them, so they stay visible.
+     */
+    lastSeen: new Map(),
+    /** agent id -> [{ atMs, change, text }]: what the events told of it since the page opened (newest last). */
+    history: new Map(),
   };
 }
 
@@ -51,9 +78,12 @@ export function taskKey(frameworkId, taskId) {
 const idOf = (o) => o?.value ?? '';
 
 /** Replaces agents, frameworks and tasks with a GET_STATE snapshot (SUBSCRIBED, or a resubscribe). */
-export function applySnapshot(model, state) {
+export function applySnapshot(model, state, nowMs = 0) {
+  const before = model.agents;
   model.agents = new Map();
   for (const a of state?.get_agents?.agents ?? []) model.agents.set(idOf(a.agent_info?.id), a);
+  for (const [id, a] of before) if (!model.agents.has(id)) remember(model, id, a, undefined, 'no longer registered', nowMs);
+  for (const id of model.agents.keys()) model.lastSeen.delete(id);
   model.recoveredAgents = state?.get_agents?.recovered_agents ?? [];
   model.frameworks = new Map();
   for (const f of state?.get_frameworks?.frameworks ?? []) model.frameworks.set(idOf(f.framework_info?.id), { framework: f, removed: false });
@@ -88,7 +118,7 @@ export function applyEvent(model, event, nowMs = 0) {
   model.lastRecordMs = nowMs;
   switch (event?.type) {
     case 'SUBSCRIBED':
-      applySnapshot(model, event.subscribed?.get_state);
+      applySnapshot(model, event.subscribed?.get_state, nowMs);
       model.heartbeatIntervalSeconds = Number(event.subscribed?.heartbeat_interval_seconds ?? 15) || 15;
       model.subscribed = true;
       return [{ kind: 'INITIAL' }];
@@ -99,12 +129,19 @@ export function applyEvent(model, event, nowMs = 0) {
       if (agent === undefined) return [];
       const id = idOf(agent.agent_info?.id);
       model.agents.set(id, agent);
+      model.lastSeen.delete(id);
       model.recoveredAgents = model.recoveredAgents.filter((r) => idOf(r.id) !== id);
+      note(model, id, nowMs, 'ADDED', 'registered');
       return [];
     }
-    case 'AGENT_REMOVED':
-      model.agents.delete(idOf(event.agent_removed?.agent_id));
+    case 'AGENT_REMOVED': {
+      const id = idOf(event.agent_removed?.agent_id);
+      const known = model.agents.get(id);
+      if (known !== undefined) remember(model, id, known, model.drydockAgents.get(id), 'removed', nowMs);
+      model.agents.delete(id);
+      note(model, id, nowMs, 'REMOVED', 'removed from the master');
       return [];
+    }
     case 'FRAMEWORK_ADDED':
     case 'FRAMEWORK_UPDATED': {
       const f = event.type === 'FRAMEWORK_ADDED' ? event.framework_added?.framework : event.framework_updated?.framework;
@@ -133,7 +170,7 @@ export function applyEvent(model, event, nowMs = 0) {
       const known = model.tasks.get(key);
       const task = known === undefined
         ? { task_id: u.status?.task_id, framework_id: u.framework_id, agent_id: u.status?.agent_id, name: idOf(u.status?.task_id), state: u.state, statuses: [u.status] }
-        : { ...known, state: u.state, statuses: [...(known.statuses ?? []), u.status].slice(-5) };
+        : { ...known, state: u.state, statuses: [...(known.statuses ?? []), u.status].slice(-MAX_STATUSES) };
       // An update moves the task to the end: the newest changes are listed last.
       model.tasks.delete(key);
       model.tasks.set(key, task);
@@ -165,15 +202,31 @@ export function applyDrydockEvent(model, event, nowMs = 0) {
       return [];
     case 'AGENT_UPDATED': {
       const agent = event.agent_updated?.agent;
-      if (agent !== undefined) model.drydockAgents.set(idOf(agent.agent_id), agent);
+      if (agent !== undefined) {
+        model.drydockAgents.set(idOf(agent.agent_id), agent);
+        note(model, idOf(agent.agent_id), nowMs, event.agent_updated.change ?? 'UPDATED', changeText(event.agent_updated.change, agent));
+      }
       return [];
     }
-    case 'AGENT_LEFT':
-      model.drydockAgents.delete(idOf(event.agent_left?.agent_id));
+    case 'AGENT_LEFT': {
+      const l = event.agent_left ?? {};
+      const id = idOf(l.agent_id);
+      const view = model.drydockAgents.get(id);
+      if (view !== undefined || model.agents.has(id)) remember(model, id, model.agents.get(id), view, `${l.reason ?? 'LEFT'}${l.message ? `: ${l.message}` : ''}`, nowMs);
+      model.drydockAgents.delete(id);
+      note(model, id, nowMs, l.reason ?? 'LEFT', l.message ?? 'the master no longer has this agent');
       return [];
-    case 'MACHINE_UPDATED':
-      model.status = event.machine_updated?.status ?? {};
+    }
+    case 'MACHINE_UPDATED': {
+      const u = event.machine_updated ?? {};
+      model.status = u.status ?? {};
+      // Each agent on a machine that changed: a line of its history.
+      for (const id of u.machine_ids ?? []) {
+        for (const [aid, v] of model.drydockAgents) if (machineMatches(id, v.hostname, v.ip)) note(model, aid, nowMs, `MACHINE_${u.change ?? 'UPDATED'}`, `machine ${[id.hostname, id.ip].filter(Boolean).join(' / ')}: ${u.change ?? 'updated'}`);
+        for (const [aid, g] of model.lastSeen) if (machineMatches(id, g.view?.hostname ?? g.agent?.agent_info?.hostname, g.view?.ip ?? agentIp(g.agent))) note(model, aid, nowMs, `MACHINE_${u.change ?? 'UPDATED'}`, `machine ${[id.hostname, id.ip].filter(Boolean).join(' / ')}: ${u.change ?? 'updated'}`);
+      }
       return [{ kind: 'SCHEDULE' }];
+    }
     case 'MAINTENANCE_PLAN_ADDED': {
       const a = event.maintenance_plan_added ?? {};
       model.plans.set(a.name, { name: a.name, status: a.status, machines: a.machines, detail: undefined });
@@ -201,6 +254,18 @@ export function applyDrydockEvent(model, event, nowMs = 0) {
     default:
       // Events of later versions, or anything new: ignored, never fatal.
       return [];
+  }
+}
+
+/** What an AGENT_UPDATED change says, in words. */
+function changeText(change, agent) {
+  switch (change) {
+    case 'DRAINING': return `drain started${agent?.drain?.config?.max_grace_period ? ` (max grace ${Number(agent.drain.config.max_grace_period.nanoseconds) / 1e9} s)` : ''}`;
+    case 'DRAINED': return 'drained: no task left';
+    case 'DRAIN_REFUSED': return `the agent refused the drain: ${agent?.drain?.refused?.reason ?? ''}`;
+    case 'DISK_PRESSURE': return `disk pressure: ${agent?.conditions?.disk_pressure?.reason ?? ''} ${agent?.conditions?.disk_pressure?.message ?? ''}`.trim();
+    case 'DISK_PRESSURE_CLEARED': return 'disk pressure cleared';
+    default: return String(change ?? 'updated').toLowerCase().replace(/_/g, ' ');
   }
 }
 
@@ -286,7 +351,8 @@ const ns = (d) => (d === undefined ? undefined : Number(d.nanoseconds ?? 0));
 /**
  * Every machine the page knows: those of the schedule (with their window), those the status
  * lists as DRAINING or DOWN, and one per agent not covered by those (UP). Each with its mode,
- * window (ms), and agents. Sorted by hostname.
+ * window (ms), agents, and `gone`: agents the master no longer has (a DOWN machine's leave
+ * GET_AGENTS), as this page last saw them. Sorted by hostname.
  */
 export function machines(model) {
   const rows = new Map();
@@ -294,7 +360,7 @@ export function machines(model) {
     const k = keyOfMachine(id);
     let r = rows.get(k);
     if (r === undefined) {
-      r = { id: { ...(id.hostname === undefined ? {} : { hostname: id.hostname }), ...(id.ip === undefined ? {} : { ip: id.ip }) }, mode: 'UP', window: undefined, agents: [] };
+      r = { id: { ...(id.hostname === undefined ? {} : { hostname: id.hostname }), ...(id.ip === undefined ? {} : { ip: id.ip }) }, mode: 'UP', window: undefined, agents: [], gone: [] };
       rows.set(k, r);
     }
     return r;
@@ -318,6 +384,12 @@ export function machines(model) {
       }
     }
     if (!found) row({ hostname, ip }).agents.push(a);
+  }
+  // Agents the master no longer has (a DOWN machine's), as last seen, on their machine's row.
+  for (const [id, g] of model.lastSeen) {
+    const hostname = g.view?.hostname ?? g.agent?.agent_info?.hostname;
+    const ip = g.view?.ip ?? agentIp(g.agent);
+    for (const r of rows.values()) if (machineMatches(r.id, hostname, ip)) r.gone.push({ id, hostname, ip, ...g });
   }
   return [...rows.values()].sort((x, y) => (x.id.hostname ?? x.id.ip ?? '').localeCompare(y.id.hostname ?? y.id.ip ?? ''));
 }
@@ -348,4 +420,65 @@ export function scalars(resources) {
   const out = {};
   for (const r of resources ?? []) if (r.type === 'SCALAR') out[r.name] = (out[r.name] ?? 0) + Number(r.scalar?.value ?? 0);
   return out;
+}
+
+/** Seconds as the master writes them in waiting-for texts (`12 s`, `2.5 s`). */
+const secsText = (ms) => `${Math.max(0, Math.floor(ms / 1000))} s`;
+const graceText = (ns) => {
+  const s = ns / 1e9;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+};
+
+/**
+ * A drain's waiting-for line as of `nowMs`: a task told to stop is counted on from its
+ * `sigterm_time` against its `grace_period` (the master's wording), so the text ticks with the
+ * page instead of freezing at the moment the record was sent. Anything else: the master's text.
+ */
+export function liveWaitText(w, nowMs) {
+  const at = w?.sigterm_time?.nanoseconds;
+  const grace = w?.grace_period?.nanoseconds;
+  if (w?.kind !== 'TASK_RUNNING' || at === undefined || grace === undefined) return w?.message ?? '';
+  const elapsed = nowMs - Number(at) / 1e6;
+  const g = Number(grace);
+  return elapsed <= g / 1e6
+    ? `task ${w.task_id} still running after SIGTERM (${secsText(elapsed)} of ${graceText(g)} grace)`
+    : `task ${w.task_id} still running ${secsText(elapsed)} after SIGTERM; its ${graceText(g)} grace is over (SIGKILL due)`;
+}
+
+/** An agent's disk pressure (`conditions.disk_pressure` of GET /drydock/v1/agents), or undefined. */
+export function diskPressure(view) {
+  return view?.conditions?.disk_pressure;
+}
+
+/** The live tasks of an agent (not terminal), newest last. */
+export function agentTasks(model, agentId) {
+  return [...model.tasks.values()].filter((t) => idOf(t.agent_id) === agentId);
+}
+
+/** What an agent's live tasks use: `{ cpus, mem, disk, ... }` summed from their resources. */
+export function agentUsage(model, agentId) {
+  const out = {};
+  for (const t of agentTasks(model, agentId)) {
+    if (isTerminal(t.state)) continue;
+    for (const [k, v] of Object.entries(scalars(t.resources))) out[k] = (out[k] ?? 0) + v;
+  }
+  return out;
+}
+
+/** Ranges (ports) of a resource list, as text: `31000-32000`. */
+export function ranges(resources, name) {
+  return (resources ?? []).filter((r) => r.name === name && r.type === 'RANGES').flatMap((r) => (r.ranges?.range ?? []).map((x) => (x.begin === x.end ? String(x.begin) : `${x.begin}-${x.end}`))).join(', ');
+}
+
+/** An agent's attributes as `name: value` texts (text, scalar, ranges, set). */
+export function attributes(agentInfo) {
+  return (agentInfo?.attributes ?? []).map((a) => {
+    const v = a.text?.value ?? a.scalar?.value ?? (a.ranges ? (a.ranges.range ?? []).map((x) => `${x.begin}-${x.end}`).join(',') : a.set ? (a.set.item ?? []).join(',') : '');
+    return `${a.name}: ${v}`;
+  });
+}
+
+/** A task by framework and task id, or undefined. */
+export function findTask(model, frameworkId, taskId) {
+  return model.tasks.get(taskKey(frameworkId, taskId));
 }

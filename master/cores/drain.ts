@@ -53,6 +53,10 @@ export interface WaitingFor {
   task_id?: string;
   framework_id?: string;
   message: string;
+  /** TASK_RUNNING once told to stop: when SIGTERM went out as the master tells it, so a reader can count on from it. */
+  sigterm_time?: { nanoseconds: bigint };
+  /** TASK_RUNNING once told to stop: the task's effective grace period under this drain. */
+  grace_period?: { nanoseconds: number };
 }
 
 function secs(ms: number): string {
@@ -106,16 +110,18 @@ export function waitingFor(agent: DrainView, nowMs: number): WaitingFor[] {
         continue;
       }
       const graceNs = drainGraceNs(t.kill_policy?.grace_period?.nanoseconds ?? DEFAULT_GRACE_PERIOD_NS, maxNs) ?? DEFAULT_GRACE_PERIOD_NS;
-      let message: string;
-      if (d.sentMs === undefined || !agent.connected) message = `task ${ids.task_id} still ${t.state === 'TASK_KILLING' ? 'being killed' : 'running'}; not yet told to stop`;
-      else {
-        const elapsed = nowMs - sigtermMs(t, d.sentMs);
-        message =
-          elapsed <= graceNs / 1e6
-            ? `task ${ids.task_id} still running after SIGTERM (${secs(elapsed)} of ${graceText(graceNs)} grace)`
-            : `task ${ids.task_id} still running ${secs(elapsed)} after SIGTERM; its ${graceText(graceNs)} grace is over (SIGKILL due)`;
+      if (d.sentMs === undefined || !agent.connected) {
+        out.push({ kind: 'TASK_RUNNING', ...ids, message: `task ${ids.task_id} still ${t.state === 'TASK_KILLING' ? 'being killed' : 'running'}; not yet told to stop` });
+        continue;
       }
-      out.push({ kind: 'TASK_RUNNING', ...ids, message });
+      const sigterm = sigtermMs(t, d.sentMs);
+      const elapsed = nowMs - sigterm;
+      const message =
+        elapsed <= graceNs / 1e6
+          ? `task ${ids.task_id} still running after SIGTERM (${secs(elapsed)} of ${graceText(graceNs)} grace)`
+          : `task ${ids.task_id} still running ${secs(elapsed)} after SIGTERM; its ${graceText(graceNs)} grace is over (SIGKILL due)`;
+      // The times behind the message: the console counts on from them every second.
+      out.push({ kind: 'TASK_RUNNING', ...ids, message, sigterm_time: { nanoseconds: BigInt(Math.round(sigterm)) * 1_000_000n }, grace_period: { nanoseconds: graceNs } });
     } else if (t.status_update_uuid !== undefined) {
       const state = t.status_update_state ?? t.state;
       out.push({ kind: 'UPDATE_UNACKNOWLEDGED', ...ids, message: `update ${state} of task ${ids.task_id} not yet acknowledged by framework ${ids.framework_id}` });

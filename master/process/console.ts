@@ -26,6 +26,9 @@ export const CONSOLE_FILES: Readonly<Record<string, string>> = {
   'recordio.js': 'text/javascript; charset=utf-8',
   'views.js': 'text/javascript; charset=utf-8',
   'dom.js': 'text/javascript; charset=utf-8',
+  'actions.js': 'text/javascript; charset=utf-8',
+  'sandbox.html': 'text/html; charset=utf-8',
+  'sandbox.js': 'text/javascript; charset=utf-8',
 };
 
 /**
@@ -34,6 +37,15 @@ export const CONSOLE_FILES: Readonly<Record<string, string>> = {
  * style, no frames, no plugins.
  */
 export const CONSOLE_CSP = "default-src 'self'; connect-src 'self' http: https:; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/**
+ * The sandbox reader (sandbox.html, a frame of the console's task page) loads an agent's
+ * `/files/read` as JSONP, i.e. as a script from the agent's address, so its policy allows
+ * scripts from http(s). `sandbox allow-scripts` gives it an opaque origin however it is opened:
+ * what runs there cannot reach the console's page, its credentials or its storage, and only the
+ * console's own pages may frame it.
+ */
+export const SANDBOX_READER_CSP = "sandbox allow-scripts; default-src 'none'; script-src http: https:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'";
 
 /** Whether a request path is the console's (`/`, `/console`, `/console/...`). */
 export function isConsolePath(path: string): boolean {
@@ -124,9 +136,9 @@ export class ConsoleFiles {
       ETag: file.etag,
       // Revalidated on every load (a 304 is cheap): a master upgraded with a new console serves it at once.
       'Cache-Control': 'no-cache',
-      'Content-Security-Policy': CONSOLE_CSP,
+      'Content-Security-Policy': name === 'sandbox.html' ? SANDBOX_READER_CSP : CONSOLE_CSP,
       'X-Content-Type-Options': 'nosniff',
-      'X-Frame-Options': 'DENY',
+      'X-Frame-Options': name === 'sandbox.html' ? 'SAMEORIGIN' : 'DENY',
       'Referrer-Policy': 'no-referrer',
     };
     const inm = req.headers['if-none-match'];

@@ -7,11 +7,17 @@
  * With credentials required, a 401 shows the page's sign-in form and a 403 shows the master's
  * message. With etcd, loading the console from a standby lands on the leader.
  *
+ * The pages at 1280 px: each page's content, the actions its state allows (no Reactivate while
+ * DRAINING, no Continue / Interrupt on a COMPLETE plan), the drain dialog's impact preview, an
+ * agent page (resources and their use, tasks, history), a task page (statuses, the sandbox's
+ * stdout read from the agent), figures that tick without events, timeline labels that do not
+ * overprint. With CONSOLE_SHOTS=<dir>, each page is saved there as console-<page>.png.
+ *
  * Skipped, saying why, when /usr/bin/chromium is missing, unless CI=true (then it must run).
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { alive, callApi, EVENT_DEADLINE_MS, eventually, startAgent, startMaster, startScheduler, tempDir, type MasterHandle } from '../helpers/daemons.js';
@@ -34,9 +40,24 @@ async function browser(t: TestContext): Promise<Browser> {
   return b;
 }
 
-/** A page whose script errors fail the test. */
+/** Where CONSOLE_SHOTS asks for screenshots (not in the repository), as console-<name>.png. */
+async function shot(p: Page, name: string): Promise<void> {
+  const dir = process.env['CONSOLE_SHOTS'];
+  if (dir === undefined || dir === '') return;
+  mkdirSync(dir, { recursive: true });
+  await p.screenshot({ path: join(dir, `console-${name}.png`), fullPage: true });
+}
+
+/** Shows a page of the console by its hash, in the same document (what it has seen is kept). */
+async function show(p: Page, hash: string): Promise<void> {
+  await p.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+}
+
+/** A page whose script errors fail the test; 1280 px wide, the width the layouts must hold at. */
 async function page(t: TestContext, b: Browser): Promise<Page> {
-  const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
+  const p = await b.newPage({ viewport: { width: 1280, height: 900 } });
   p.setDefaultTimeout(EVENT_DEADLINE_MS);
   const errors: string[] = [];
   p.on('pageerror', (e) => errors.push(e.message));
@@ -54,7 +75,7 @@ pods:
     count: 2
     tasks:
       server:
-        cmd: 'exec sleep 1000'
+        cmd: 'echo hello-from-the-sandbox; exec sleep 1000'
         cpus: 0.1
         memory: 16
         kill-grace-period: 1
@@ -99,13 +120,25 @@ test('the console against a real cluster: agents, a drain from the page to DRAIN
     w.__noReload = true;
     w.__states = [];
     new MutationObserver(() => {
-      const st = document.querySelector(`tr[data-agent-id="${id}"]`)?.getAttribute('data-state');
+      const row = document.querySelector(`tr[data-agent-id="${id}"]`);
+      const st = row?.getAttribute('data-state');
       if (st && w.__states.at(-1) !== st) w.__states.push(st);
+      // A drain cannot be cancelled: a DRAINING row never offers Reactivate (nor another drain).
+      if (st === 'DRAINING' && /Reactivate|Drain/.test([...(row?.querySelectorAll('button') ?? [])].map((x) => x.textContent).join(' '))) w.__states.push('OFFERED-WHILE-DRAINING');
     }).observe(document.getElementById('main') as HTMLElement, { childList: true, subtree: true });
   }, target);
+  await shot(p, 'agents');
   await row.getByRole('button', { name: 'Drain…' }).click();
   await p.waitForSelector('dialog#confirm[open]');
   assert.match((await p.textContent('#confirm-text')) ?? '', new RegExp(targetHost));
+  // The impact preview before confirming: the task killed, by framework, and room elsewhere.
+  await p.waitForSelector('#confirm-preview [data-preview="ok"] [data-preview="capacity"]');
+  const previewText = (await p.textContent('#confirm-preview')) ?? '';
+  assert.match(previewText, /1 task killed/);
+  assert.match(previewText, /hello/);
+  assert.equal(await p.getAttribute('#confirm-preview [data-preview="capacity"]', 'data-fits'), 'true', previewText);
+  assert.equal(await p.isVisible('#confirm-ok'), true);
+  await shot(p, 'drain-dialog');
   await p.fill('#confirm-input', '3secs');
   await p.click('#confirm-ok');
   await p.waitForSelector(`tr[data-agent-id="${target}"][data-state="DRAINED"]`, { timeout: 30_000 });
@@ -118,11 +151,56 @@ test('the console against a real cluster: agents, a drain from the page to DRAIN
   t.diagnostic(`drain states seen on the page: ${after.states.join(' -> ')}`);
   assert.match((await p.locator(`tr[data-agent-id="${target}"] td.drain-cell`).textContent()) ?? '', /DRAINED.*max grace 3s/);
   assert.equal((await agentsOf(m)).find((a) => a.agent_info.id.value === target)?.drain_info?.state, 'DRAINED', 'the master agrees');
+  assert.ok(!after.states.includes('OFFERED-WHILE-DRAINING'), `no Reactivate or Drain on a DRAINING row: ${after.states.join(' -> ')}`);
+  // DRAINED: Reactivate only; the other agent: Drain and Deactivate, no Reactivate.
+  const buttons = async (id: string): Promise<string[]> => (await p.locator(`tr[data-agent-id="${id}"] td.actions button`).allTextContents()).sort();
+  assert.deepEqual(await buttons(target), ['Reactivate']);
+  assert.deepEqual(await buttons(other.agent_info.id.value), ['Deactivate', 'Drain…']);
+  // The drain's "since" ticks with no event arriving: one redraw a second from the data's timestamps.
+  const since = (await row.locator('td.drain-cell').textContent()) ?? '';
+  await p.waitForFunction(([id, before]) => document.querySelector(`tr[data-agent-id="${id}"] td.drain-cell`)?.textContent !== before, [target, since] as const, { timeout: 5_000 });
+  // No hostname wraps at 1280 px.
+  for (const cell of await p.locator('tr[data-agent-id] td:first-child').all()) {
+    const box = await cell.locator('.host').boundingBox();
+    assert.ok(box !== null && box.height < 24, `one line for a hostname (${box?.height} px)`);
+  }
+
+  // The agent page: hostname, address, resources with their use, its task (gone after the drain), its history.
+  await row.locator('a', { hasText: targetHost }).click();
+  await p.waitForSelector(`[data-page="agent"][data-agent-id="${target}"]`);
+  const agentPage = (await p.textContent('[data-page="agent"]')) ?? '';
+  assert.match(agentPage, new RegExp(targetHost));
+  assert.match(agentPage, /127\.0\.0\.1:\d+|127\.\d+\.\d+\.\d+:\d+/);
+  assert.equal((await p.locator('[data-page="agent"] tr[data-resource="cpus"] td').allTextContents())[1], '2', 'total cpus');
+  await p.waitForSelector('[data-page="agent"] tr[data-change="DRAINED"]');
+  assert.deepEqual((await p.locator('[data-page="agent"] .title button').allTextContents()), ['Reactivate']);
+  await shot(p, 'agent');
+  // The other agent's page holds a running task (the service moved its instance): its use shows.
+  await show(p, `#/agent/${other.agent_info.id.value}`);
+  await p.waitForSelector(`[data-page="agent"][data-agent-id="${other.agent_info.id.value}"] tr[data-task-id]`);
+
+  // A task page: its statuses and the tail of its sandbox's stdout, read from the agent.
+  const taskLink = p.locator('[data-page="agent"] tr[data-task-id] a').first();
+  await taskLink.click();
+  await p.waitForSelector('[data-page="task"] tr[data-status="TASK_RUNNING"]');
+  await p.waitForSelector('[data-page="task"] [data-agent-link]');
+  await p.waitForFunction(() => /hello-from-the-sandbox/.test(document.querySelector('[data-file="stdout"]')?.textContent ?? ''), undefined, { timeout: 20_000 });
+  await p.waitForSelector('[data-file="stderr"] pre.out');
+  await shot(p, 'task');
+  await show(p, '#/frameworks');
+  await p.waitForSelector('tr[data-task-id] a[href^="#/task/"]');
+  await shot(p, 'frameworks');
+  await show(p, '#/cluster');
+  await p.waitForSelector('.stats');
+  await shot(p, 'cluster');
 
   // The service scheduler's plans, from its own stream (webui_url, CORS).
-  await p.goto(`${m.url}/#/plans`);
+  await show(p, '#/plans');
   await p.waitForSelector(`[data-kind="service"][data-plan="deploy"]`);
   assert.match((await p.textContent(`[data-service] .service-head`)) ?? '', new RegExp(s.url.replace(/[.]/g, '\\.')));
+  // The deploy plan is COMPLETE: neither Continue nor Interrupt is offered, on it or its phase.
+  await p.waitForSelector(`[data-kind="service"][data-plan="deploy"] .plan-head .badge.s-complete`);
+  assert.equal(await p.locator(`[data-kind="service"][data-plan="deploy"] button`).count(), 0);
 
   // A maintenance plan whose canary holds its step until an operator continues: continued from the page.
   const spec = JSON.stringify({ name: 'console-plan', machines: { hostnames: [targetHost] }, window: '1hrs', wait_for_frameworks: '1secs', settle: '1secs', phase_strategy: 'canary', up_when: 'operator' });
@@ -130,6 +208,7 @@ test('the console against a real cluster: agents, a drain from the page to DRAIN
   assert.equal(created.status, 200, await created.text());
   const step = p.locator(`[data-kind="maintenance"][data-plan="console-plan"] li.step`);
   await p.waitForSelector(`[data-kind="maintenance"][data-plan="console-plan"] li.step[data-status="WAITING"]`);
+  await shot(p, 'plans');
   await p.locator(`[data-kind="maintenance"][data-plan="console-plan"] .plan-head button[data-verb="continue"]`).click();
   await p.waitForSelector('dialog#confirm[open]');
   await p.click('#confirm-ok');
@@ -140,9 +219,27 @@ test('the console against a real cluster: agents, a drain from the page to DRAIN
   t.diagnostic(`step after continue: ${await step.getAttribute('data-status')} ${(await step.textContent()) ?? ''}`);
   // Its machine goes DOWN and stays there until an operator continues (up_when: operator): the
   // Machines page shows its window on the timeline, live.
-  await p.goto(`${m.url}/#/machines`);
+  await show(p, '#/machines');
   await p.waitForSelector(`.tl-row[data-machine="${targetHost}"] .badge.s-down`, { timeout: 30_000 });
   await p.waitForSelector(`tr[data-machine="${targetHost}"] button:has-text("Up")`);
+  // The DOWN machine's agent left GET_AGENTS; the page keeps it as last seen, on its machine and on the agents page.
+  await p.waitForSelector(`tr[data-machine="${targetHost}"] [data-gone-agent="${target}"]`, { timeout: 30_000 });
+  assert.deepEqual(await p.locator(`tr[data-machine="${targetHost}"] button`).allTextContents(), ['Up'], 'a DOWN machine: Up only');
+  // Timeline labels do not print over each other, nor over "now".
+  const labels = await p.evaluate(() => [...document.querySelectorAll('.tl-axis .tick, .tl-axis .now')].filter((e) => (e.textContent ?? '') !== '').map((e) => {
+    const r = e.getBoundingClientRect();
+    return { text: e.textContent, left: r.left, right: r.right };
+  }));
+  for (let i = 0; i < labels.length; i++) for (let j = i + 1; j < labels.length; j++) {
+    const [x, y] = [labels[i]!, labels[j]!];
+    assert.ok(x.right <= y.left || y.right <= x.left, `labels ${x.text} and ${y.text} overlap`);
+  }
+  await shot(p, 'machines');
+  await show(p, '#/agents');
+  await p.waitForSelector(`tr[data-gone-agent="${target}"]`);
+  await show(p, `#/agent/${target}`);
+  await p.waitForSelector(`[data-page="agent"] .title .badge.s-gone`);
+  await p.waitForSelector('[data-page="agent"] tr[data-change="MACHINE_DOWN"]');
 });
 
 test('with credentials required: a 401 shows the sign-in form; wrong secrets are refused; a 403 shows the master\'s message', { skip, timeout: 180_000 }, async (t) => {

@@ -40,7 +40,8 @@ test('every file of console/ is on the allow-list, and the list names only files
   const total = Object.keys(CONSOLE_FILES).reduce((n, f) => n + statSync(join(ROOT, 'console', f)).size, 0);
   const gz = Object.keys(CONSOLE_FILES).reduce((n, f) => n + gzipSync(readFileSync(join(ROOT, 'console', f))).length, 0);
   t.diagnostic(`console bundle: ${total} bytes, ${gz} bytes gzipped (file by file)`);
-  assert.ok(total < 100_000, `the console stays small (${total} bytes)`);
+  // Agent and task pages, previews and the sandbox reader took it past 100 kB; still one small page.
+  assert.ok(total < 130_000, `the console stays small (${total} bytes)`);
 });
 
 async function serve(files: ConsoleFiles): Promise<{ server: Server; url: string }> {
@@ -69,6 +70,11 @@ test('answers: Content-Type, CSP, nosniff, ETag and 304; 404 and 405', async (t)
   const head = await fetch(`${url}/console/style.css`, { method: 'HEAD' });
   assert.equal(head.status, 200);
   assert.equal(await head.text(), '');
+  // The sandbox reader runs agents' JSONP: sandboxed (an opaque origin) and framed by the console alone.
+  const frame = await fetch(`${url}/console/sandbox.html`);
+  assert.match(frame.headers.get('content-security-policy') ?? '', /^sandbox allow-scripts; default-src 'none'; script-src http: https:; frame-ancestors 'self'/);
+  assert.equal(frame.headers.get('x-frame-options'), 'SAMEORIGIN');
+  assert.equal(index.headers.get('x-frame-options'), 'DENY');
   assert.equal((await fetch(`${url}/console/secret.txt`)).status, 404);
   const post = await fetch(`${url}/`, { method: 'POST', body: 'x' });
   assert.equal(post.status, 405);

@@ -89,6 +89,9 @@ test('the drain record says what it waits for', () => {
     ['TASK_RUNNING', 'x', 'task x still running after SIGTERM (12 s of 30 s grace)'],
     ['UPDATE_UNACKNOWLEDGED', 'y', 'update TASK_KILLED of task y not yet acknowledged by framework Z'],
   ]);
+  // The times behind the text, for a reader that counts on (the console ticks every second).
+  assert.deepEqual([w[0]?.sigterm_time, w[0]?.grace_period], [{ nanoseconds: 1_000_000n * 1_000_000n }, { nanoseconds: 30e9 }]);
+  assert.equal(w[1]?.sigterm_time, undefined);
   assert.match(waitingFor(view({ tasks: [running] }), 1_000_000 + 45_000)[0]!.message, /45 s after SIGTERM; its 30 s grace is over/);
   assert.deepEqual(waitingFor(view({ connected: false }), 0).map((x) => x.message), ['agent disconnected: drain will be applied when it re-registers']);
   assert.deepEqual(waitingFor(view({ phase: 'UNREACHABLE', connected: false }), 0).map((x) => x.kind), ['AGENT_UNREACHABLE']);
