@@ -18,6 +18,7 @@ import { drainAgent, listAgents, simpleAgentCommand } from './drain-command.js';
 import type { DrainFlags } from './drain.js';
 import { RUN_DEFAULTS, checkRunFlags, type RunFlags } from './run.js';
 import { runCommand } from './run-command.js';
+import { taskLogs, type LogsFlags } from './logs-command.js';
 import {
   MASTER_PLANS,
   SCHEDULER_PLANS,
@@ -263,6 +264,29 @@ program
     process.stdout.write(
       renderTable(['TASK', 'NAME', 'STATE', 'FRAMEWORK', 'AGENT'], list.map((t) => [t.task_id.value, t.name, t.state, t.framework_id.value, t.agent_id.value])),
     );
+  });
+
+const task = program.command('task').description('one task: its output (logs)');
+
+task
+  .command('logs')
+  .description('print a task\'s stdout (or stderr) from its sandbox, through the agent\'s sandbox API (the agent checks access_sandboxes with the same credential); -f follows it until the task ends')
+  .argument('<task>', 'task id, a unique prefix of one, or a task name')
+  .option('--stderr', 'the task\'s stderr instead of its stdout')
+  .option('-f, --follow', 'keep printing what the task writes until it has ended and everything is printed (exit 0); Ctrl-C stops following (130), the task goes on')
+  .addOption(timeoutOption('--follow'))
+  .option('--tail <lines>', 'begin with the last N lines (default: the whole file)')
+  .option('--framework <id>', 'the task\'s framework, when its id or name is used by several')
+  .option('--json', 'print each read as one JSON line: {"task_id", "framework_id", "agent_id", "file", "path", "offset", "data"} with data the bytes as base64')
+  .addHelpText('after', `
+Examples:
+  drydock task logs hello-1a2b3c            the task's stdout so far
+  drydock task logs hello --stderr --tail 20
+  drydock task logs hello -f --timeout 10mins`)
+  .action(async (taskArg: string, opts: LogsFlags) => {
+    const master = program.opts<{ master?: string }>().master;
+    const a = access();
+    exit(await taskLogs(client(), taskArg, opts, a, masterScheme(master, process.env, a.transport.tls)));
   });
 
 program
