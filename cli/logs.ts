@@ -64,8 +64,8 @@ export function taskRefs(answer: LogsTasksAnswer): TaskRef[] {
 }
 
 /**
- * The task `arg` names: a task id exactly, else the one task whose id starts with it, else the
- * one task of that name (the most recent live one when a name was reused and one runs); within
+ * The task `arg` names: a task id exactly, else the one task of that name (the live one when a
+ * name was reused and one of its runs is live), else the one task whose id starts with it; within
  * `framework` when given. Several matches are an error that lists them. Pure.
  */
 export function findTask(arg: string, refs: readonly TaskRef[], framework?: string): Checked<TaskRef> {
@@ -86,9 +86,10 @@ export function findTask(arg: string, refs: readonly TaskRef[], framework?: stri
     const hint = how === 'id' ? ' (give --framework)' : ' (give its task id)';
     return { ok: false, error: `'${wanted}' names ${matches.length} tasks by ${how}${within}${hint}:\n${list}${more}` };
   };
+  // A name before a prefix: `drydock run --name hello` makes ids hello-<random>, which its name prefixes.
   return pick(pool.filter((r) => r.taskId === wanted), 'id')
-    ?? pick(pool.filter((r) => r.taskId.startsWith(wanted)), 'id prefix')
     ?? pick(pool.filter((r) => r.name === wanted), 'name')
+    ?? pick(pool.filter((r) => r.taskId.startsWith(wanted)), 'id prefix')
     ?? { ok: false, error: `no task '${wanted}'${within} is known to the master (drydock tasks --all lists them)` };
 }
 
