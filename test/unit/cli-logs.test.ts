@@ -159,3 +159,30 @@ test('refusals: 403 names access_sandboxes (exit 4), 401 (3), 404 of an ended ta
 });
 
 
+
+test('-f: Ctrl-C stops following with 130, the task goes on; --timeout with 124', async () => {
+  const reader: AgentReader = { where: 'agent-1', read: async () => ({ kind: 'data', size: 3, data: Buffer.alloc(0) }) };
+  // Ctrl-C on the third sleep.
+  let handler: ((sig: NodeJS.Signals) => void) | undefined;
+  let sleeps = 0;
+  const io = { ...fakeIo(), onSignal: (h: (sig: NodeJS.Signals) => void) => ((handler = h), () => undefined) };
+  const base = io.sleep;
+  io.sleep = async (ms: number) => {
+    if (++sleeps === 3) handler?.('SIGINT');
+    await base(ms);
+  };
+  assert.equal(await taskLogs(fakeMaster(['TASK_RUNNING']), 't-1', { follow: true }, ANONYMOUS_ACCESS, 'http', { io, reader: () => reader, sink: { write: async () => undefined } }), 130);
+  assert.deepEqual(io.errs, ['stopped following task t-1; the task goes on']);
+
+  // --timeout: the clock moves past it while nothing comes.
+  const timed = fakeIo();
+  let expire: (() => void) | undefined;
+  const sleep = timed.sleep;
+  timed.sleep = async (ms: number, signal?: AbortSignal) => {
+    if (ms === 2_000) return new Promise<void>((r) => (expire = r, signal?.addEventListener('abort', () => r())));
+    await sleep(ms);
+    if (timed.nowMs() >= 2_000) expire?.();
+  };
+  assert.equal(await taskLogs(fakeMaster(['TASK_RUNNING']), 't-1', { follow: true, timeout: '2secs' }, ANONYMOUS_ACCESS, 'http', { io: timed, reader: () => reader, sink: { write: async () => undefined } }), 124);
+  assert.deepEqual(timed.errs, ['stopped following after 2s (--timeout); the task goes on']);
+});
