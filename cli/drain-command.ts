@@ -34,6 +34,7 @@ import { EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE } from './exit-codes.js'
 import { formatSpan, waitTimeoutMs } from './nanotime.js';
 import { msToNs } from '../shared/duration.js';
 import { previewAction } from './preview-command.js';
+import { agentShowLines } from './agent-view.js';
 
 /** How often `--wait` asks for the agent: fast enough to feel live, cheap for the master. */
 export const WAIT_POLL_MS = 250;
@@ -120,6 +121,24 @@ export async function listAgents(client: MasterClient, json: boolean, io: Termin
   for (const r of recovered) rows.push([r.id?.value ?? '', r.hostname, `?:${r.port ?? '?'}`, 'RECOVERED', '-', '']);
   io.out(renderTable(['ID', 'HOSTNAME', 'ADDRESS', 'STATUS', 'MODE', 'RESOURCES'], rows).trimEnd());
   return 0;
+}
+
+/**
+ * `drydock agent show AGENT [--json]`: Drydock's view of one agent (`GET
+ * /drydock/v1/agents/<id>`): where it is, its state, its machine and mode, its conditions (disk
+ * pressure, with why and since when) and its drain. `--json` prints that view as it is.
+ */
+export async function showAgent(client: MasterClient, arg: string, json: boolean, io: TerminalIo = processIo): Promise<number> {
+  const agent = await resolve(client, arg, io);
+  if (agent === undefined) return EXIT_FAILED;
+  const view = await drydockAgent(client, agent.id);
+  if (view === undefined) {
+    io.err(`the master no longer has agent ${agent.hostname} (${agent.id})`);
+    return EXIT_FAILED;
+  }
+  if (json) io.out(formatJson(view));
+  else for (const line of agentShowLines(view, io.nowMs())) io.out(line);
+  return EXIT_OK;
 }
 
 /** Resolves AGENT (id or hostname) through GET_AGENTS; prints the error and returns undefined when it names none or several. */

@@ -11,6 +11,7 @@
 import { parseDuration } from '../shared/duration.js';
 import { machineKey, type MachineMode } from '../shared/machine.js';
 import { agentIp, type Checked } from './maintenance.js';
+import { conditionSuffix, type AgentConditionsJson } from './agent-view.js';
 import { formatSpan, protobufDuration, toBigInt } from './nanotime.js';
 import { progressBar, type Paint } from './terminal.js';
 
@@ -42,6 +43,8 @@ export interface DrydockAgentJson {
   machine?: { id?: { hostname?: string; ip?: string }; mode?: string; unavailability?: unknown };
   /** While the agent has a drain: what it is doing. */
   drain?: DrainRecordJson;
+  /** What the master observes on the agent: `{}`, or `{"disk_pressure": {...}}` (agent-view.ts). */
+  conditions?: AgentConditionsJson;
 }
 
 /** An agent known from the registry after a master restart, not re-registered yet. */
@@ -158,7 +161,8 @@ export function drainCall(agentId: string, flags: DrainFlags): Checked<Record<st
  */
 export function agentStatus(a: AgentJson, d?: DrydockAgentJson): string {
   const state = nonEmpty(d?.state) ?? nonEmpty(a.drain_info?.state) ?? (a.deactivated === true ? 'DEACTIVATED' : a.active ? 'ACTIVE' : 'DISCONNECTED');
-  return refusedReason(d) === undefined ? state : `${state} (REFUSED)`;
+  // Disk pressure beside the state: the agent may be ACTIVE and still get no offers.
+  return `${refusedReason(d) === undefined ? state : `${state} (REFUSED)`}${conditionSuffix(d)}`;
 }
 
 function nonEmpty(s: string | undefined): string | undefined {

@@ -34,14 +34,14 @@ export interface ExitCode {
 
 /** The table, in order; `drydock run` adds the task's own status (see its help). */
 export const EXIT_CODES: readonly ExitCode[] = [
-  { code: EXIT_OK, meaning: 'done; also when nothing had to change (deactivating a deactivated agent)' },
+  { code: EXIT_OK, meaning: 'done; also when nothing had to change (deactivating a deactivated agent), and when a pipe reading the output closed early (| head)' },
   { code: EXIT_FAILED, meaning: 'the master or scheduler refused (400, 404, 409), answered something unexpected, or could not be reached' },
   { code: EXIT_USAGE, meaning: 'usage: a bad flag or argument (a machine that names an agent by half, without --force), or a credential, TLS or etcd file that cannot be used (nothing was sent)' },
-  { code: EXIT_UNAUTHENTICATED, meaning: 'the master (or scheduler) wants credentials (401), or refused the ones given' },
-  { code: EXIT_FORBIDDEN, meaning: 'the master\'s ACLs do not allow it (403); the message names the action and principal' },
-  { code: EXIT_TIMEOUT, meaning: '--timeout ran out while waiting or watching (--wait, --watch); the operation goes on' },
+  { code: EXIT_UNAUTHENTICATED, meaning: 'the master (or scheduler; for task logs, the agent) wants credentials (401), or refused the ones given' },
+  { code: EXIT_FORBIDDEN, meaning: 'the master\'s ACLs (for task logs, the agent\'s) do not allow it (403); the message names the action and principal' },
+  { code: EXIT_TIMEOUT, meaning: '--timeout ran out while waiting, watching or following (--wait, --watch, task logs -f); the operation goes on' },
   { code: EXIT_RUN_FAILED, meaning: 'drydock run only: drydock run itself failed (usage, refused, no offer, no master, the task never ended on its own); its task\'s own status otherwise' },
-  { code: EXIT_INTERRUPTED, meaning: 'Ctrl-C while waiting or watching (drain --wait, plan show --watch, status --watch); the operation goes on' },
+  { code: EXIT_INTERRUPTED, meaning: 'Ctrl-C while waiting, watching or following (drain --wait, plan show --watch, status --watch, task logs -f); the operation goes on' },
 ];
 
 /** The table as help text: `  CODE  meaning`, one a line. Pure. */

@@ -9,6 +9,17 @@ import { ApiError } from './client.js';
 import { EXIT_FAILED } from './exit-codes.js';
 import { accessRefusal } from './service-api.js';
 
+// A reader that closed its end of the pipe (`drydock status | head -1`, `task logs | head`) has
+// what it wanted: end quietly with 0, as if everything had been read, never with a stack trace.
+// stderr's own EPIPE is ignored: there is nowhere to say anything, and the status stays the command's.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+process.stderr.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code !== 'EPIPE') throw e;
+});
+
 // No top-level await: the single-file `drydock` (scripts/package/sea.ts) is one CommonJS script,
 // where a top-level await cannot be.
 async function main(): Promise<void> {

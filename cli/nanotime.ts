@@ -85,11 +85,11 @@ export function protobufDuration(ns: bigint): { seconds: bigint | number; nanos:
 }
 
 /**
- * `--timeout` of a command that waits (`--wait`) or watches (`--watch`), in ms: undefined when
+ * `--timeout` of a command that waits (`--wait`), watches (`--watch`) or follows (`--follow`), in ms: undefined when
  * not given (wait as long as it takes); an error when given without the flag it bounds, or not a
  * positive duration. When it runs out the command exits 124 and the operation goes on.
  */
-export function waitTimeoutMs(text: string | undefined, waits: boolean, flag: '--wait' | '--watch'): { ok: true; value: number | undefined } | { ok: false; error: string } {
+export function waitTimeoutMs(text: string | undefined, waits: boolean, flag: '--wait' | '--watch' | '--follow'): { ok: true; value: number | undefined } | { ok: false; error: string } {
   if (text === undefined) return { ok: true, value: undefined };
   if (!waits) return { ok: false, error: `--timeout is for ${flag}: without it nothing waits` };
   const d = parseDuration(text);

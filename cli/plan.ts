@@ -177,6 +177,58 @@ export interface StepView {
   readonly name: string;
   readonly status: string;
   readonly message: string;
+  /** A maintenance plan step's on_down hook record (the master's plans only). */
+  readonly hook?: StepHookView;
+}
+
+/**
+ * A maintenance plan step's hook record as the master writes it: `hook: {name, attempt, status,
+ * code, signal, output}`, output the last 4 KiB of stdout and stderr, or OUTPUT_HIDDEN for a
+ * reader not allowed run_maintenance_hooks on the hook.
+ */
+export interface StepHookView {
+  readonly name: string | null;
+  readonly attempt: number;
+  /** running, succeeded, failed, timed_out, interrupted. */
+  readonly status: string;
+  readonly code: number | null;
+  readonly signal: string | null;
+  readonly output: string;
+}
+
+/** How many of the last lines of a hook's output `plan show` prints under its step (--json has all it keeps). */
+export const HOOK_TAIL_LINES = 5;
+
+/** A step's `hook`, read leniently: undefined when absent or not the master's shape. */
+function decodeStepHook(v: unknown): StepHookView | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const h = v as Record<string, unknown>;
+  if (typeof h['status'] !== 'string') return undefined;
+  return {
+    name: typeof h['name'] === 'string' ? h['name'] : null,
+    attempt: typeof h['attempt'] === 'number' ? h['attempt'] : 0,
+    status: h['status'],
+    code: typeof h['code'] === 'number' ? h['code'] : null,
+    signal: typeof h['signal'] === 'string' ? h['signal'] : null,
+    output: typeof h['output'] === 'string' ? h['output'] : '',
+  };
+}
+
+/**
+ * The lines `plan show` prints under a step with a hook record: what ran and how it ended, then
+ * the last HOOK_TAIL_LINES lines of its output, each behind `| ` (made safe for a terminal). Pure.
+ *
+ *     on_down mark: succeeded, exit 0 (attempt 1)
+ *     | rebooted host-a
+ */
+export function hookLines(hook: StepHookView, tailLines = HOOK_TAIL_LINES): string[] {
+  const ended = hook.code !== null ? `, exit ${hook.code}` : hook.signal !== null ? `, ${oneLine(hook.signal)}` : '';
+  const head = `on_down${hook.name === null ? '' : ` ${oneLine(hook.name)}`}: ${oneLine(hook.status)}${ended} (attempt ${hook.attempt})`;
+  const text = hook.output.replace(/\n$/, '');
+  if (text === '') return [head];
+  const lines = text.split('\n');
+  const shown = lines.slice(-tailLines).map((l) => `| ${oneLine(l)}`);
+  return lines.length > tailLines ? [head, `| ... (${lines.length - tailLines} lines before; --json has the last 4 KiB)`, ...shown] : [head, ...shown];
 }
 
 /** The one reader of a plan's JSON: checks the shape the contract gives (plans.md §6.3). */
@@ -189,7 +241,9 @@ export function decodePlan(value: unknown): Checked<PlanView> {
       const steps = readArray(ph, 'steps', where).map((sv, j) => {
         const sw = `${where}.steps[${j}]`;
         const s = readObject(sv, sw);
-        return { id: readString(s, 'id', sw), name: readString(s, 'name', sw), status: readString(s, 'status', sw), message: readString(s, 'message', sw, true) };
+        const step: StepView = { id: readString(s, 'id', sw), name: readString(s, 'name', sw), status: readString(s, 'status', sw), message: readString(s, 'message', sw, true) };
+        const hook = decodeStepHook(s['hook']);
+        return hook === undefined ? step : { ...step, hook };
       });
       return { id: readString(ph, 'id', where), name: readString(ph, 'name', where), steps, strategy: readString(ph, 'strategy', where), status: readString(ph, 'status', where) };
     });
@@ -253,6 +307,8 @@ function paintStatus(status: string, paint: Paint): string {
  *     │  └─ hello-1:[server] WAITING: waiting for drydock plan continue
  *     └─ world-deploy (serial) PENDING
  *        └─ world-0:[server] PENDING
+ *              on_down mark: succeeded, exit 0 (attempt 1)     (a maintenance step's hook: hookLines)
+ *              | its last output lines
  *     errors:
  *       <each error of the plan, its phases and steps>
  *
@@ -268,6 +324,10 @@ export function renderPlan(name: string, plan: PlanView, paint: Paint): string[]
       const note = stepNote(step);
       const branch = j === phase.steps.length - 1 ? '└─' : '├─';
       lines.push(`${indent}${branch} ${oneLine(step.name)} ${paintStatus(step.status, paint)}${note === undefined ? '' : `: ${note}`}`);
+      if (step.hook !== undefined) {
+        const under = `${indent}${j === phase.steps.length - 1 ? '   ' : '│  '}   `;
+        for (const l of hookLines(step.hook)) lines.push(`${under}${l}`);
+      }
     });
   });
   if (plan.errors.length > 0) {

@@ -14,10 +14,12 @@ import { disableColour } from './terminal.js';
 import { showClusterStatus, type StatusFlags } from './status-command.js';
 import { bashScript, commandSpec, zshScript } from './completion.js';
 import { changeMachines, replaceSchedule, showSchedule, showStatus, type MachineFlags } from './maintenance-command.js';
-import { drainAgent, listAgents, simpleAgentCommand } from './drain-command.js';
-import type { DrainFlags } from './drain.js';
+import { drainAgent, listAgents, showAgent, simpleAgentCommand } from './drain-command.js';
+import type { DrainFlags, DrydockAgentJson } from './drain.js';
+import { noOfferReasons } from './agent-view.js';
 import { RUN_DEFAULTS, checkRunFlags, type RunFlags } from './run.js';
 import { runCommand } from './run-command.js';
+import { taskLogs, type LogsFlags } from './logs-command.js';
 import {
   MASTER_PLANS,
   SCHEDULER_PLANS,
@@ -171,13 +173,20 @@ program
   .option('--json', 'print {"master", "agents", "machines", "drains", "maintenance_plans", "scheduler_plans", "errors"} (docs/operating.md: drydock status); with --watch, one compact line per change')
   .action(async (opts: StatusFlags) => exit(await showClusterStatus(client(), opts, shell())));
 
-const agent = program.command('agent').description('agents (machines running drydock-agent): list, drain, deactivate, reactivate, mark gone');
+const agent = program.command('agent').description('agents (machines running drydock-agent): list, show, drain, deactivate, reactivate, mark gone');
 
 agent
   .command('list')
-  .description('list registered agents (STATUS: ACTIVE, DISCONNECTED, DEACTIVATED, DRAINING, DRAINED; MODE: the machine\'s maintenance mode), and agents recovered after a master restart that have not re-registered')
+  .description('list registered agents (STATUS: ACTIVE, DISCONNECTED, DEACTIVATED, DRAINING, DRAINED, with ", DISK PRESSURE" while the master offers none of its resources; MODE: the machine\'s maintenance mode), and agents recovered after a master restart that have not re-registered')
   .option('--json', 'print the GET_AGENTS answer as JSON')
   .action(async (opts: { json?: boolean }) => exit(await listAgents(client(), opts.json === true)));
+
+agent
+  .command('show')
+  .description('one agent as the master sees it: address, state, machine and mode, conditions (DISK PRESSURE: why and since when; the master offers none of its resources while it lasts), drain')
+  .argument('<agent>', 'agent id or hostname')
+  .option('--json', 'print the agent as GET /drydock/v1/agents/<id> answers it')
+  .action(async (arg: string, opts: { json?: boolean }) => exit(await showAgent(client(), arg, opts.json === true)));
 
 agent
   .command('drain')
@@ -265,6 +274,29 @@ program
     );
   });
 
+const task = program.command('task').description('one task: its output (logs)');
+
+task
+  .command('logs')
+  .description('print a task\'s stdout (or stderr) from its sandbox, through the agent\'s sandbox API (the agent checks access_sandboxes with the same credential); -f follows it until the task ends')
+  .argument('<task>', 'task id, a unique prefix of one, or a task name')
+  .option('--stderr', 'the task\'s stderr instead of its stdout')
+  .option('-f, --follow', 'keep printing what the task writes until it has ended and everything is printed (exit 0); Ctrl-C stops following (130), the task goes on')
+  .addOption(timeoutOption('--follow'))
+  .option('--tail <lines>', 'begin with the last N lines (default: the whole file)')
+  .option('--framework <id>', 'the task\'s framework, when its id or name is used by several')
+  .option('--json', 'print each read as one JSON line: {"task_id", "framework_id", "agent_id", "file", "path", "offset", "data"} with data the bytes as base64')
+  .addHelpText('after', `
+Examples:
+  drydock task logs hello-1a2b3c            the task's stdout so far
+  drydock task logs hello --stderr --tail 20
+  drydock task logs hello -f --timeout 10mins`)
+  .action(async (taskArg: string, opts: LogsFlags) => {
+    const master = program.opts<{ master?: string }>().master;
+    const a = access();
+    exit(await taskLogs(client(), taskArg, opts, a, masterScheme(master, process.env, a.transport.tls)));
+  });
+
 program
   .command('run')
   .description(`run one command as a task (like mesos-execute): print its status updates, exit with its exit status; drydock run's own failures (usage included) exit ${EXIT_RUN_FAILED}`)
@@ -306,7 +338,12 @@ program
       }
       at = leader.address;
     }
-    const code = await runCommand(at, req.value, { access: a, scheme });
+    // No offer: Drydock's view of the agents says whether disk pressure kept them from being offered.
+    const explainNoOffer = async (hostname: string | undefined): Promise<string[]> => {
+      const view = await new MasterClient(at, { access: a, scheme, timeoutMs: 5_000 }).getJson<{ agents?: DrydockAgentJson[] }>('/drydock/v1/agents');
+      return noOfferReasons(view?.agents ?? [], hostname, Date.now());
+    };
+    const code = await runCommand(at, req.value, { access: a, scheme, explainNoOffer });
     process.exit(code);
   });
 

@@ -45,6 +45,11 @@ function currentUser(): string {
 export interface RunConnection {
   readonly access: ClientAccess;
   readonly scheme: 'http' | 'https';
+  /**
+   * When no offer came: what the master knows that explains it, a line each (agents under disk
+   * pressure, whose resources it does not offer); never rejects. None: nothing more is said.
+   */
+  readonly explainNoOffer?: (hostname: string | undefined) => Promise<string[]>;
 }
 
 /**
@@ -70,7 +75,7 @@ export async function runCommand(master: string, req: RunRequest, conn: RunConne
     return EXIT_RUN_FAILED;
   }
   io.err(`subscribed as framework ${client.frameworkId}; waiting for an offer (${describeRequest(req)})`);
-  return new Run(client, req, io).result;
+  return new Run(client, req, io, conn.explainNoOffer).result;
 }
 
 /** One run: its state is the task (once launched), the kill (once asked) and the end. */
@@ -93,7 +98,10 @@ class Run {
   readonly #offerTimer: NodeJS.Timeout;
   readonly #stopSignals: () => void;
 
-  constructor(client: SchedulerClient, req: RunRequest, io: TerminalIo) {
+  readonly #explainNoOffer: ((hostname: string | undefined) => Promise<string[]>) | undefined;
+
+  constructor(client: SchedulerClient, req: RunRequest, io: TerminalIo, explainNoOffer?: (hostname: string | undefined) => Promise<string[]>) {
+    this.#explainNoOffer = explainNoOffer;
     this.#client = client;
     this.#req = req;
     this.#io = io;
@@ -184,7 +192,13 @@ class Run {
     if (this.#done || this.#task !== undefined) return;
     const seen = this.#mismatches.size > 0 ? `; offers seen: ${[...this.#mismatches].slice(0, 5).join('; ')}` : '; no offers at all';
     this.#io.err(`no offer matching ${describeRequest(this.#req)} within ${this.#req.offerTimeoutMs / 1000} s${seen}`);
-    this.#chain = this.#chain.then(() => this.#end(EXIT_RUN_FAILED, true));
+    const explain = this.#explainNoOffer;
+    this.#chain = this.#chain
+      .then(async () => {
+        if (explain === undefined) return;
+        for (const line of await explain(this.#req.hostname).catch(() => [])) this.#io.err(line);
+      })
+      .then(() => this.#end(EXIT_RUN_FAILED, true));
   }
 
   #signal(sig: NodeJS.Signals): void {

@@ -13,7 +13,8 @@
 import { agentMachineId, machineKey, type MachineId, type MachineMode } from '../shared/machine.js';
 import { agentIp, type ClusterStatusJson, type ScheduleJson } from './maintenance.js';
 import { drainView, refusedLine, type AgentJson, type DrydockAgentJson, type RecoveredAgentJson } from './drain.js';
-import { formatSpan, nanosOf } from './nanotime.js';
+import { formatSpan, isoTime, nanosOf } from './nanotime.js';
+import { diskPressureLine, diskPressureOf } from './agent-view.js';
 import { stepNote, statusColour, type PlanView } from './plan.js';
 import { oneLine } from './service-api.js';
 import { renderTable } from './table.js';
@@ -65,6 +66,20 @@ export interface DrainStatus {
   waiting_for: string[];
 }
 
+/** One agent under disk pressure on the screen. */
+export interface DiskPressureStatus {
+  agent_id: string;
+  hostname: string;
+  /** NO_SPACE, LOW_SPACE, LOW_INODES, WRITE_FAILED. */
+  reason: string;
+  /** The agent's sentence: the cause and the directory. */
+  message: string;
+  /** Since when (ISO 8601, the agent's clock); null when the master did not say. */
+  since: string | null;
+  /** `DISK PRESSURE (<reason>: <message>) since <time> (<age> ago)`. */
+  line: string;
+}
+
 /** One plan on the screen. */
 export interface PlanStatus {
   name: string;
@@ -91,6 +106,11 @@ export interface ClusterStatus {
   agents: Record<AgentState, number | null>;
   machines: Record<MachineMode, number>;
   drains: DrainStatus[];
+  /**
+   * The agents under disk pressure (Drydock's view of the agents: the master offers none of their
+   * resources while it lasts), longest first; `line` as `drydock agent show` says it.
+   */
+  disk_pressure: DiskPressureStatus[];
   maintenance_plans: PlansStatus;
   scheduler_plans?: PlansStatus & { scheduler: string };
   errors: string[];
@@ -235,9 +255,25 @@ export function clusterStatus(input: StatusInput): ClusterStatus {
   // Longest-running first: the drain most likely stuck.
   drains.sort((x, y) => (y.age_seconds ?? -1) - (x.age_seconds ?? -1) || x.hostname.localeCompare(y.hostname));
 
+  const disk_pressure: DiskPressureStatus[] = [];
+  for (const d of views ?? []) {
+    const p = diskPressureOf(d);
+    if (p === undefined) continue;
+    const since = nanosOf(p.since);
+    disk_pressure.push({
+      agent_id: d.agent_id?.value ?? '?',
+      hostname: d.hostname ?? '?',
+      reason: p.reason ?? '?',
+      message: p.message ?? '',
+      since: since === undefined ? null : isoTime(since),
+      line: diskPressureLine(p, input.nowMs),
+    });
+  }
+  disk_pressure.sort((x, y) => (x.since ?? '').localeCompare(y.since ?? '') || x.hostname.localeCompare(y.hostname));
+
   const maintenance_plans = plansStatus(input.maintenancePlans);
   if (maintenance_plans.error !== undefined) errors.push(`maintenance plans: ${maintenance_plans.error}`);
-  const out: ClusterStatus = { master, agents, machines, drains, maintenance_plans, errors };
+  const out: ClusterStatus = { master, agents, machines, drains, disk_pressure, maintenance_plans, errors };
   if (input.schedulerPlans !== undefined) {
     const s = plansStatus(input.schedulerPlans.answer);
     if (s.error !== undefined) errors.push(`scheduler plans at ${input.schedulerPlans.base}: ${s.error}`);
@@ -302,7 +338,8 @@ function age(seconds: number | null): string {
  * The screen, one entry a line (no trailing newline):
  *
  *     master    127.0.0.1:5050 (master-1, 1.11.0) leading since 2026-11-23T09:00:00.000Z; standbys: none
- *     agents    3 active, 0 deactivated, 1 draining, 0 drained, 0 disconnected, 0 unreachable, 0 gone
+ *     agents    3 active, 0 deactivated, 1 draining, 0 drained, 0 disconnected, 0 unreachable, 0 gone; 1 under DISK PRESSURE
+ *               agent-2: DISK PRESSURE (NO_SPACE: no space left on device in …) since … (12s ago)
  *     machines  4 UP, 1 DRAINING, 0 DOWN
  *
  *     drains
@@ -324,7 +361,9 @@ export function renderStatus(s: ClusterStatus, paint: Paint): string[] {
     const standbys = s.master.standbys.length === 0 ? 'none' : s.master.standbys.map(oneLine).join(', ');
     lines.push(`master    ${paint(oneLine(s.master.leader), 'green')} (${oneLine(s.master.hostname)}, ${oneLine(s.master.version)})${since}; standbys: ${standbys}`);
   }
-  lines.push(`agents    ${AGENT_STATES.map((k) => figure(s.agents[k], k, AGENT_COLOUR[k], paint)).join(', ')}`);
+  const pressure = s.disk_pressure.length === 0 ? '' : `; ${paint(`${s.disk_pressure.length} under DISK PRESSURE`, 'red')}`;
+  lines.push(`agents    ${AGENT_STATES.map((k) => figure(s.agents[k], k, AGENT_COLOUR[k], paint)).join(', ')}${pressure}`);
+  for (const p of s.disk_pressure) lines.push(`          ${oneLine(p.hostname)}: ${p.line}`);
   lines.push(`machines  ${(['UP', 'DRAINING', 'DOWN'] as const).map((m) => figure(s.machines[m], m, m === 'UP' ? undefined : MODE_COLOUR[m], paint)).join(', ')}`);
   lines.push('');
   if (s.drains.length === 0) lines.push('drains: none');

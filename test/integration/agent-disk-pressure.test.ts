@@ -21,6 +21,7 @@ import { callApi, eventually, startAgent, startMaster, tempDir, type AgentHandle
 import { FRAMEWORK_ID, shellTask, startFakeMaster, taskPids, type FakeMaster } from '../helpers/fake-master.js';
 import { daemonSample, scrapeMetrics } from '../helpers/exposition.js';
 import { mountSmallFs, smallFsSkip, type SmallFs } from '../helpers/small-fs.js';
+import { cliFinished, startCli } from '../helpers/cli.js';
 
 const skip = smallFsSkip();
 
@@ -328,6 +329,24 @@ test('with a real master: an agent out of disk is not offered while it lasts and
   const mark = Date.now();
   await eventually(() => (offers.filter((o) => o.at > mark && o.offer.agent_id.value === witness.agentId).length >= 3 ? true : undefined), EVENT_DEADLINE_MS, 20, 'three more offers of df-b');
   assert.deepEqual(offers.filter((o) => o.at > mark && o.offer.agent_id.value === fullId), [], 'no offer of df-a while it is short of disk');
+
+  // The CLI says it: agent list, agent show, status, and a run that gets no offer there.
+  const cli = async (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => cliFinished(startCli(fs.cleanup, master, args), 60_000);
+  const list = await cli(['agent', 'list']);
+  assert.match(list.stdout, /\bdf-a\b.*\bACTIVE, DISK PRESSURE\b/, list.stdout);
+  assert.doesNotMatch(list.stdout.split('\n').find((l) => l.includes('df-b')) ?? '', /PRESSURE/);
+  const pressure = `DISK PRESSURE \\(NO_SPACE: no space left on device in ${full.workDir} \\(0 B free of 4\\.0 MB\\)\\) since [0-9T:-]+Z \\([0-9hms ]+ ago\\)`;
+  const show = await cli(['agent', 'show', 'df-a']);
+  assert.equal(show.code, 0, show.stderr);
+  assert.match(show.stdout, new RegExp(`\\nstate {6}ACTIVE, DISK PRESSURE \\(no offers of its resources while it lasts\\)\\n`), show.stdout);
+  assert.match(show.stdout, new RegExp(`\\ncondition  ${pressure}\\n`), show.stdout);
+  const status = await cli(['status']);
+  assert.match(status.stdout, new RegExp(`\\nagents {4}2 active, .*; 1 under DISK PRESSURE\\n {10}df-a: ${pressure}\\n`), status.stdout);
+  const statusJson = JSON.parse((await cli(['status', '--json'])).stdout) as { disk_pressure: Array<{ hostname: string; reason: string }> };
+  assert.deepEqual(statusJson.disk_pressure.map((p) => [p.hostname, p.reason]), [['df-a', 'NO_SPACE']]);
+  const run = await cli(['run', '--name', 'nowhere', '--command', 'true', '--hostname', 'df-a', '--offer_timeout', '1secs']);
+  assert.equal(run.code, 125, run.stderr);
+  assert.match(run.stderr, new RegExp(`\\ndrydock run: df-a is under ${pressure}: the master offers none of its resources while it lasts\\n`), run.stderr);
 
   // Space back: offered again, and the issue's `echo hi` finishes there.
   fs.free();

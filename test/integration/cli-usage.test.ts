@@ -21,7 +21,7 @@ async function drydock(t: Parameters<typeof spawnCli>[0], args: string[]): Promi
 test('every command with a bad flag: exit 2 (drydock run: 125), the one line, and where its help is', { timeout: 180_000 }, async (t) => {
   const paths = commandPaths(commandSpec(program)).map((c) => c.path);
   assert.ok(paths.length >= 40, `walked ${paths.length} commands`);
-  for (const path of ['', 'agent', 'agent drain', 'run', 'tasks', 'status', 'machine down', 'maintenance schedule', 'maintenance plan create', 'plan show', 'pod info', 'completion']) {
+  for (const path of ['', 'agent', 'agent drain', 'run', 'tasks', 'task logs', 'status', 'machine down', 'maintenance schedule', 'maintenance plan create', 'plan show', 'pod info', 'completion']) {
     assert.ok(paths.includes(path), `the walk reaches '${path}'`);
   }
   const cases: Array<[string[], number, string]> = paths.map((path) => {
@@ -90,4 +90,17 @@ test('--timeout: status --watch and agent drain --wait exit 124 when it runs out
   const both = await cliFinished(startCli(t, m, ['agent', 'drain', 'slow', '--wait', '--dry-run']), 30_000);
   assert.equal(both.code, 2);
   task.child.kill('SIGKILL');
+});
+
+test('output into a closed pipe (`drydock status | head -1`): exit 0, nothing on stderr, no stack trace', { timeout: 120_000 }, async (t) => {
+  const m = await startMaster(t, { flags: ['--allocation_interval=100ms'] });
+  await startAgent(t, { master: m.address, ip: '127.0.0.2', hostname: 'piped' });
+  const cases = [['status'], ['status', '--json'], ['agent', 'list'], ['tasks', '--all'], ['maintenance', 'status', '--json'], ['completion', 'bash'], ['--help']];
+  for (const args of cases) {
+    const run = spawnCli(t, [`--master=${m.address}`, ...args], CLEAN_CLIENT_ENV);
+    // The reader is gone before the CLI writes anything: its first write meets EPIPE.
+    run.child.stdout?.destroy();
+    const done = await cliFinished(run, 30_000);
+    assert.deepEqual([done.code, done.stderr], [0, ''], `drydock ${args.join(' ')}`);
+  }
 });

@@ -21,6 +21,7 @@ import { authorizationHeader } from '../../shared/credentials.js';
 import { HOOK_PATH } from '../../master/plans/hooks.js';
 import { openSqliteRegistry } from '../../master/registry/sqlite.js';
 import { alive, Daemon, eventually, fileWithMode, maintenanceHooks, MASTER_BIN, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { cliFinished, startCli } from '../helpers/cli.js';
 
 const SECRETS = { ops: 'ops-secret-0123', 'r1-team': 'r1-secret-4567' } as const;
 type Who = keyof typeof SECRETS;
@@ -167,6 +168,49 @@ test('a rack-scoped principal cannot run commands on the master: a command is a 
   // A verb that runs no hook stays the rack team's: stop (host-a stays DOWN, as stated).
   const stop = await send(m, 'r1-team', 'POST', '/v1/maintenance/plans/r1-hook/stop');
   assert.equal(stop.status, 200, stop.text);
+});
+
+test('a hook that succeeded keeps its output tail in the step: ops reads it (JSON and plan show), r1-team sees the status and exit code, not the output', { timeout: 180_000 }, async (t) => {
+  const dir = tempDir(t, 'drydock-hooks-ok-');
+  const credentials = fileWithMode(join(dir, 'credentials.json'), JSON.stringify({ credentials: Object.entries(SECRETS).map(([principal, secret]) => ({ principal, secret })) }), 0o600);
+  const aclsFile = fileWithMode(join(dir, 'acls.json'), acls(), 0o644);
+  const argv = ['/bin/sh', '-c', `for i in 1 2 3 4 5 6 7; do echo "${HOOK_SECRET} line $i on {hostname}"; done`];
+  const m = await startMaster(t, {
+    flags: ['--authenticate_http_readwrite', '--authenticate_http_readonly', `--acls=${aclsFile}`, ...maintenanceHooks(t, { echo: { command: argv, timeout: '30secs' } })],
+    env: { DRYDOCK_CREDENTIALS: credentials },
+  });
+  await startAgent(t, { master: m.address, hostname: 'host-a', flags: ['--attributes=rack:r1'], stopSignal: 'SIGUSR1' });
+  const spec = { name: 'echoes', machines: { hostnames: ['host-a'] }, window: '1hrs', notice: '0secs', wait_for_frameworks: '1secs', max_grace_period: '0secs', up_when: 'operator', on_down: 'echo' };
+  const created = await send(m, 'ops', 'POST', '/v1/maintenance/plans', JSON.stringify(spec));
+  assert.equal(created.status, 200, created.text);
+  const output = [1, 2, 3, 4, 5, 6, 7].map((i) => `${HOOK_SECRET} line ${i} on host-a\n`).join('');
+  const step = await eventually(async () => {
+    const s = ((await send(m, 'ops', 'GET', '/v1/maintenance/plans/echoes')).json as PlanJson).phases[0]?.steps[0];
+    return s?.hook?.status === 'succeeded' ? s : undefined;
+  }, 60_000, 200, 'the hook succeeded');
+  assert.deepEqual(step.hook, { name: 'echo', attempt: 1, status: 'succeeded', code: 0, signal: null, output });
+
+  const seen = await send(m, 'r1-team', 'GET', '/v1/maintenance/plans/echoes');
+  assert.deepEqual((seen.json as PlanJson).phases[0]?.steps[0]?.hook, { name: 'echo', attempt: 1, status: 'succeeded', code: 0, signal: null, output: 'output hidden (needs run_maintenance_hooks)' });
+  assert.ok(!seen.text.includes(HOOK_SECRET), 'the output is nowhere in what r1-team gets');
+
+  // The CLI: the tail under the step for ops, the hidden line for r1-team; --json has it all.
+  const secretFile = (who: Who): string => fileWithMode(join(dir, `${who}.secret`), SECRETS[who], 0o600);
+  const show = async (who: Who, json = false): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    cliFinished(startCli(t, m, ['--principal', who, '--secret_file', secretFile(who), 'maintenance', 'plan', 'show', 'echoes', ...(json ? ['--json'] : [])]), 30_000);
+  const ops = await show('ops');
+  assert.equal(ops.code, 0, ops.stderr);
+  assert.ok(ops.stdout.includes([
+    '         on_down echo: succeeded, exit 0 (attempt 1)',
+    '         | ... (2 lines before; --json has the last 4 KiB)',
+    ...[3, 4, 5, 6, 7].map((i) => `         | ${HOOK_SECRET} line ${i} on host-a`),
+  ].join('\n')), ops.stdout);
+  const opsJson = await show('ops', true);
+  assert.equal((JSON.parse(opsJson.stdout) as PlanJson).phases[0]?.steps[0]?.hook?.output, output);
+  const r1 = await show('r1-team');
+  assert.equal(r1.code, 0, r1.stderr);
+  assert.match(r1.stdout, /\n {9}on_down echo: succeeded, exit 0 \(attempt 1\)\n {9}\| output hidden \(needs run_maintenance_hooks\)\n/);
+  assert.ok(!r1.stdout.includes(HOOK_SECRET));
 });
 
 test('a plan an older master stored with a shell command is recovered, and its step goes to ERROR saying why: the command never runs', { timeout: 120_000 }, async (t) => {

@@ -19,6 +19,7 @@ import {
   planShowRequest,
   planVerbRequest,
   renderPlan,
+  hookLines,
   showOutcome,
   startParameters,
   stepNote,
@@ -628,5 +629,43 @@ test('shell, maintenance plans: the master from --master / DRYDOCK_MASTER, creat
     "--master not a master: expected host:port, a list host:port,host:port, or etcd://host:port/prefix",
     'no leading master found through m1:5050,m2:5050; set --master or DRYDOCK_MASTER',
     'no leading master found through etcd://e1:2379/dd: etcd requires authentication: give --etcd_user and --etcd_password_file',
+  ]);
+});
+
+test('a maintenance step\'s hook: read from the step JSON, drawn under the step with its last lines', () => {
+  const json = {
+    name: 'kernel', status: 'WAITING', strategy: 'serial', errors: [],
+    phases: [{
+      id: 'p1', name: 'all', status: 'WAITING', strategy: 'serial',
+      steps: [
+        { id: 's1', name: 'host-a', status: 'WAITING', message: 'step host-a [s1] with status: WAITING: waiting for the operator', hook: { name: 'mark', attempt: 1, status: 'succeeded', code: 0, signal: null, output: 'one\ntwo\n' } },
+        { id: 's2', name: 'host-b', status: 'PENDING', message: '' },
+      ],
+    }],
+  };
+  const plan = decodePlan(json);
+  assert.ok(plan.ok);
+  assert.deepEqual(plan.value.phases[0]?.steps[0]?.hook, { name: 'mark', attempt: 1, status: 'succeeded', code: 0, signal: null, output: 'one\ntwo\n' });
+  assert.equal(plan.value.phases[0]?.steps[1]?.hook, undefined);
+  assert.deepEqual(renderPlan('kernel', plan.value, plainPaint), [
+    'kernel (serial) WAITING',
+    '└─ all (serial) WAITING',
+    '   ├─ host-a WAITING: waiting for the operator',
+    '   │     on_down mark: succeeded, exit 0 (attempt 1)',
+    '   │     | one',
+    '   │     | two',
+    '   └─ host-b PENDING',
+  ]);
+  // Hidden output, a signal, a long output (its last lines), control characters made safe.
+  assert.deepEqual(hookLines({ name: 'mark', attempt: 2, status: 'failed', code: 3, signal: null, output: 'output hidden (needs run_maintenance_hooks)' }), [
+    'on_down mark: failed, exit 3 (attempt 2)',
+    '| output hidden (needs run_maintenance_hooks)',
+  ]);
+  assert.deepEqual(hookLines({ name: 'mark', attempt: 1, status: 'timed_out', code: null, signal: 'SIGKILL', output: '' }), ['on_down mark: timed_out, SIGKILL (attempt 1)']);
+  assert.deepEqual(hookLines({ name: 'm', attempt: 1, status: 'succeeded', code: 0, signal: null, output: '1\n2\n3\n\u001b[31m4\n' }, 2), [
+    'on_down m: succeeded, exit 0 (attempt 1)',
+    '| ... (2 lines before; --json has the last 4 KiB)',
+    '| 3',
+    '| ?[31m4',
   ]);
 });

@@ -65,7 +65,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`, '_', line], { encoding: 'utf8', timeout: EVE
 test('completion bash: subcommands, aliases, options of the command reached, values skipped', () => {
   const script = bashScript(spec);
   const cases: Array<[string, string[]]> = [
-    ['drydock ', ['agent', 'completion', 'machine', 'maintenance', 'plan', 'pod', 'run', 'status', 'tasks']],
+    ['drydock ', ['agent', 'completion', 'machine', 'maintenance', 'plan', 'pod', 'run', 'status', 'task', 'tasks']],
     ['drydock ag', ['agent']],
     ['drydock agent d', ['deactivate', 'drain']],
     ['drydock maintenance plan res', ['restart', 'resume']],
