@@ -147,8 +147,10 @@ test('draining: offers carry unavailability, inverse offers and answers; DOWN re
   await s.next((e) => e.type === 'RESCIND' && (e['rescind'] as { offer_id: { value: string } }).offer_id.value === heldOffer.id.value, undefined, 'RESCIND of the held offer');
   const reoffer = await eventually(() => s.received.slice(seen).flatMap(offersOf).find((o) => o.agent_id.value === a1.agentId), undefined, 50, 'a new offer for agent 1');
   assert.deepEqual(reoffer.unavailability, { start: { nanoseconds: 1443830400000000001n } }); // exact: the scheduler client keeps int64s
-  const raw = await callApi(m.url, { type: 'GET_AGENTS' });
-  assert.match(raw.text, /"maintenance":\{"mode":"DRAINING","unavailability":\{"start":\{"nanoseconds":1443830400000000001\}\}\}/);
+  // Drydock's own agent view carries the machine's mode and exact window; GET_AGENTS stays Mesos-shaped.
+  const own = await (await fetch(`${m.url}/drydock/v1/agents/${a1.agentId}`)).text();
+  assert.match(own, /"mode":"DRAINING","unavailability":\{"start":\{"nanoseconds":1443830400000000001\}\}/);
+  assert.doesNotMatch((await callApi(m.url, { type: 'GET_AGENTS' })).text, /"maintenance"/);
   assert.ok(s.received.slice(seen).flatMap(offersOf).filter((o) => o.agent_id.value === a2.agentId).every((o) => o.unavailability === undefined));
 
   // An inverse offer for agent 1 (the framework has a task there).
