@@ -614,9 +614,7 @@ function dropResourceStatistics(body: unknown): unknown {
 
 const READS: Row[] = [
   ...['GET_HEALTH', 'GET_FLAGS', 'GET_VERSION', 'GET_MASTER', 'GET_STATE', 'GET_AGENTS', 'GET_FRAMEWORKS', 'GET_EXECUTORS', 'GET_TASKS',
-    'GET_MAINTENANCE_SCHEDULE', 'GET_MAINTENANCE_STATUS'].map((type) => masterRead(type)),
-  // Not implemented by the master (501): the polluted request must still get the same 501.
-  masterRead('GET_OPERATIONS', 501),
+    'GET_MAINTENANCE_SCHEDULE', 'GET_MAINTENANCE_STATUS', 'GET_OPERATIONS', 'GET_ROLES'].map((type) => masterRead(type)),
   { name: 'master SUBSCRIBE (operator event stream)', via: 'operator-stream', clean: () => ({ type: 'SUBSCRIBE' }), polluted: { nulls: MASTER_CALL_NULLS }, compare: { how: 'same-answer' } },
   // Every call the agent implements; it answers 501 to the others.
   agentRead('GET_HEALTH'),
