@@ -31,11 +31,16 @@ export function terminalIo(prefix: string): TerminalIo {
     sleep: (ms, signal) =>
       new Promise((r) => {
         if (signal?.aborted === true) return r();
-        const timer = setTimeout(r, ms);
-        signal?.addEventListener('abort', () => {
+        // The listener goes with the sleep: a watch sleeps many times on one signal.
+        const onAbort = (): void => {
           clearTimeout(timer);
           r();
-        }, { once: true });
+        };
+        const timer = setTimeout(() => {
+          signal?.removeEventListener('abort', onAbort);
+          r();
+        }, ms);
+        signal?.addEventListener('abort', onAbort, { once: true });
       }),
     onSignal(handler) {
       process.on('SIGINT', handler);

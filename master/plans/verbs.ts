@@ -126,7 +126,7 @@ export class PlanVerbs {
     if (!result.ok) return result;
     this.#n.log.info('maintenance plan created', { plan: spec.name, machines: count, phases: selection.phases.length, createdBy, ...(spec.onDown?.kind === 'hook' ? { hook: spec.onDown.hook } : {}) });
     this.#n.kick();
-    return { ok: true, message: `created maintenance plan ${spec.name}: ${count} machines in ${selection.phases.length} phases` };
+    return { ok: true, message: `created maintenance plan ${spec.name}: ${count} machine${count === 1 ? '' : 's'} in ${selection.phases.length} phase${selection.phases.length === 1 ? '' : 's'}` };
   }
 
   /** `DELETE /v1/maintenance/plans/<name>`: only a COMPLETE or stopped plan. */

@@ -39,7 +39,7 @@ test('drydock maintenance plan: create, list, show with the step\'s note, contin
 
   const file = join(dir, 'cli.yaml');
   writeFileSync(file, SPEC);
-  assert.deepEqual(await drydock(t, master, ['maintenance', 'plan', 'create', file]), { code: 0, stdout: 'created maintenance plan cli: 1 machines in 1 phases\n', stderr: '' });
+  assert.deepEqual(await drydock(t, master, ['maintenance', 'plan', 'create', file]), { code: 0, stdout: 'created maintenance plan cli: 1 machine in 1 phase\n', stderr: '' });
   assert.deepEqual(await drydock(t, master, ['maintenance', 'plan', 'list']), { code: 0, stdout: 'cli\n', stderr: '' });
   assert.deepEqual(await drydock(t, master, ['maintenance', 'plan', 'list', '--json']), { code: 0, stdout: '[\n  "cli"\n]\n', stderr: '' });
 

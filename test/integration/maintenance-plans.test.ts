@@ -257,7 +257,7 @@ test('bad input: 400 with every error, 404, 405, 409; nothing is written', async
       /\non_down\.command is not accepted: a plan names one of the master's hooks \(on_down: \{ hook: NAME \}\); the master's hooks are configured with --maintenance_hooks$/],
     ['a hook on a master without hooks', 'POST', '/v1/maintenance/plans', JSON.stringify({ name: 'hook', machines: 'all', window: '1hrs', on_down: 'patch' }), 400,
       /on_down\.hook 'patch' is not one of the master's hooks: this master has no hooks \(none are configured: --maintenance_hooks\)/],
-    ['create', 'POST', '/v1/maintenance/plans', ok, 200, /created maintenance plan held: 1 machines in 1 phases/],
+    ['create', 'POST', '/v1/maintenance/plans', ok, 200, /created maintenance plan held: 1 machine in 1 phase/],
     ['same name', 'POST', '/v1/maintenance/plans', ok, 409, /already exists/],
     ['list PUT', 'PUT', '/v1/maintenance/plans', '', 405, undefined],
     ['unknown plan', 'GET', '/v1/maintenance/plans/nope', undefined, 404, /Plan nope not found/],
