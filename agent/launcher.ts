@@ -36,7 +36,7 @@ export interface LaunchSpec {
 }
 
 export type LaunchResult =
-  | { ok: true; child: ChildProcess; launcherPid: number; startTime: string; taskPid: Promise<number | undefined>; report: () => LauncherReport | undefined; reported: Promise<void> }
+  | { ok: true; child: ChildProcess; launcherPid: number; startTime: string; taskPid: Promise<number | undefined>; report: () => LauncherReport | undefined; reported: Promise<void>; holdChannel: () => void }
   | { ok: false; error: string };
 
 /** How a launcher stopped being watched: it `exited`, or it was `lost` (no longer this process's to reap; watch it through /proc). */
@@ -59,7 +59,9 @@ export async function spawnLauncher(spec: LaunchSpec, binary: string = launcherP
   const r = startLauncher(spec, binary);
   if (!r.ok) return r;
   // Ended once it exited and its pipe is read to the end (a report comes before its exit).
-  const exited = new Promise<void>((resolve) => r.child.once('exit', () => resolve()));
+  // Once it exited, its channel is held until read to its end: the exit may be seen before the
+  // pipe's end, and a process with nothing else to do must not end in between.
+  const exited = new Promise<void>((resolve) => r.child.once('exit', () => (r.holdChannel(), resolve())));
   const ended = Promise.all([exited, r.reported]).then((): LauncherGone => 'exited');
   r.child.on('error', () => {});
   const taskPid = await r.taskPid;
@@ -111,7 +113,7 @@ export function startLauncher(spec: LaunchSpec, binary: string = launcherPath())
     }
     const launcherPid = child.pid;
     const channel = readChannel(child.stdio[3] as Readable | null | undefined);
-    return { ok: true, child, launcherPid, startTime: procStartTime(launcherPid) ?? '', taskPid: channel.pid, report: channel.report, reported: channel.closed };
+    return { ok: true, child, launcherPid, startTime: procStartTime(launcherPid) ?? '', taskPid: channel.pid, report: channel.report, reported: channel.closed, holdChannel: channel.hold };
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   } finally {
@@ -126,9 +128,9 @@ export function startLauncher(spec: LaunchSpec, binary: string = launcherPath())
  * end it could not record. Held open until the launcher closes it, without keeping the agent's
  * process alive.
  */
-function readChannel(stream: Readable | null | undefined): { pid: Promise<number | undefined>; report: () => LauncherReport | undefined; closed: Promise<void> } {
+function readChannel(stream: Readable | null | undefined): { pid: Promise<number | undefined>; report: () => LauncherReport | undefined; closed: Promise<void>; hold: () => void } {
   let report: LauncherReport | undefined;
-  if (stream === null || stream === undefined) return { pid: Promise.resolve(undefined), report: () => undefined, closed: Promise.resolve() };
+  if (stream === null || stream === undefined) return { pid: Promise.resolve(undefined), report: () => undefined, closed: Promise.resolve(), hold: () => {} };
   let resolvePid: (pid: number | undefined) => void = () => {};
   const pid = new Promise<number | undefined>((r) => (resolvePid = r));
   const closed = new Promise<void>((resolve) => {
@@ -159,8 +161,9 @@ function readChannel(stream: Readable | null | undefined): { pid: Promise<number
     stream.on('error', done);
     stream.on('end', done);
   });
-  (stream as Readable & { unref?: () => void }).unref?.();
-  return { pid, report: () => report, closed };
+  const handle = stream as Readable & { unref?: () => void; ref?: () => void };
+  handle.unref?.();
+  return { pid, report: () => report, closed, hold: () => (stream.destroyed ? undefined : handle.ref?.()) };
 }
 
 /** Every process id in /proc (none when /proc cannot be read). */
