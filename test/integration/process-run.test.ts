@@ -81,15 +81,14 @@ test('a process that ignores its stop signal gets SIGKILL to its group after the
 });
 
 test('a check command: SIGKILL to the group at once, no output opened, and whatever it leaves behind is killed when it exits', async (t) => {
-  const started = Date.now();
   const killed = runProcess({
     argv: ['/bin/sh', '-c', 'sleep 60'], env: { PATH: '/usr/bin:/bin' }, extendEnv: false, cwd: '/', output: 'ignore',
     stop: { signal: 'SIGKILL', target: 'group', graceMs: 0 }, killGroupOnExit: true, clock: systemClock,
   });
   killed.stop();
   const end = await killed.ended;
+  // Ended by the SIGKILL (not the sleep's 60 s, which would end it with code 0).
   assert.deepEqual([end.code, end.signal, end.stoppedBy, end.error], [null, 'SIGKILL', 'stop', undefined]);
-  assert.ok(Date.now() - started < 20_000);
 
   // The shell exits at once and leaves a sleep in its group, which writes its pid to a file of the test's.
   const file = `/tmp/drydock-process-run-${process.pid}`;
