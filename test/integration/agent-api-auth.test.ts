@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
 import { AGENT_BIN, callApi, Daemon, eventually, fileWithMode, removeDir, startAgent, startMaster, tempDir, type AgentHandle } from '../helpers/daemons.js';
 import { offersOf, ProtoScheduler, statusOf, type OfferView, type ProtoEvent } from '../helpers/proto-client.js';
+import { smallTask } from '../helpers/tasks.js';
 
 const SECRETS = { ops: 'ops-s3cret-7d1e', 'web-team': 'web-s3cret-20aa', viewer: 'viewer-s3cret-93b4' } as const;
 type Principal = keyof typeof SECRETS;
@@ -70,18 +71,7 @@ async function containerTasks(a: AgentHandle, who: ClientTransport): Promise<str
   return ((r.json as { get_containers: { containers?: Array<{ executor_id: { value: string } }> } }).get_containers.containers ?? []).map((c) => c.executor_id.value).sort();
 }
 
-function task(id: string, agentId: string): Record<string, unknown> {
-  return {
-    name: id,
-    task_id: { value: id },
-    agent_id: { value: agentId },
-    resources: [
-      { name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } },
-      { name: 'mem', type: 'SCALAR', scalar: { value: 16 } },
-    ],
-    command: { value: 'sleep 60' },
-  };
-}
+const task = (id: string, agentId: string): Record<string, unknown> => smallTask(id, agentId);
 
 /** An offer of `agentId` this framework has received and not used yet (an OFFERS event may carry several agents' offers). */
 async function offerFor(s: ProtoScheduler, agentId: string, used: Set<string>): Promise<OfferView> {

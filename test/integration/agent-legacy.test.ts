@@ -27,6 +27,7 @@ import { parseJson, stringifyJson } from '../../shared/json.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { clientTransport, PLAIN_TRANSPORT, type ClientTransport } from '../../io/transport.js';
 import { callApi, eventually, fileWithMode, startAgent, startMaster, tempDir, type AgentHandle, EVENT_DEADLINE_MS } from '../helpers/daemons.js';
+import { labelledTask } from '../helpers/tasks.js';
 
 type Json = Record<string, unknown>;
 type Status = { task_id: { value: string }; agent_id?: unknown; state: string; uuid?: string; message?: string };
@@ -50,17 +51,7 @@ async function get(url: string, who: ClientTransport = PLAIN_TRANSPORT, method =
 }
 
 function task(id: string, agentId: string, cmd: string): Json {
-  return {
-    name: id,
-    task_id: { value: id },
-    agent_id: { value: agentId },
-    resources: [
-      { name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } },
-      { name: 'mem', type: 'SCALAR', scalar: { value: 16 } },
-    ],
-    command: { value: cmd },
-    labels: { labels: [{ key: 'purpose', value: id }] },
-  };
+  return labelledTask(id, agentId, cmd) as Json;
 }
 
 /** Launches `tasks` on an offer of `agentId` not used yet; the rest of that offer is refused for an hour. */

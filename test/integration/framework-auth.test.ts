@@ -18,6 +18,7 @@ import { authorizationHeader } from '../../shared/credentials.js';
 import { RecordReader } from '../../shared/recordio.js';
 import { callApi, eventually, startAgent, startMaster, tempDir, type LogRecord, type MasterHandle } from '../helpers/daemons.js';
 import { offersOf, ProtoScheduler, statusOf, SubscribeFailed, type OfferView, type ProtoEvent } from '../helpers/proto-client.js';
+import { smallTask } from '../helpers/tasks.js';
 
 type Cleanup = Parameters<typeof startMaster>[0];
 
@@ -81,18 +82,7 @@ async function refusedSubscribe(m: MasterHandle, info: Record<string, unknown>, 
   assert.fail(`SUBSCRIBE ${JSON.stringify(info)} was accepted`);
 }
 
-function task(id: string, agentId: string, user?: string): Record<string, unknown> {
-  return {
-    name: id,
-    task_id: { value: id },
-    agent_id: { value: agentId },
-    resources: [
-      { name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } },
-      { name: 'mem', type: 'SCALAR', scalar: { value: 16 } },
-    ],
-    command: { value: 'sleep 60', ...(user === undefined ? {} : { user }) },
-  };
-}
+const task = (id: string, agentId: string, user?: string): Record<string, unknown> => smallTask(id, agentId, 'sleep 60', user === undefined ? {} : { command: { value: 'sleep 60', user } });
 
 const updateFor = (taskId: string, state?: string) => (e: ProtoEvent): boolean => statusOf(e)?.task_id.value === taskId && (state === undefined || statusOf(e)?.state === state);
 

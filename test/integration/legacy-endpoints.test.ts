@@ -17,6 +17,7 @@ import { authorizationHeader } from '../../shared/credentials.js';
 import { EVENT_DEADLINE_MS } from '../../scripts/harness/deadline.js';
 import { SchedulerClient, type SchedulerEvent } from '../../scheduler/client.js';
 import { callApi, eventually, startAgent, startMaster, tempDir, type MasterHandle } from '../helpers/daemons.js';
+import { labelledTask } from '../helpers/tasks.js';
 
 // ---- Shapes: a small table language of what must be there, with its JSON type ----------------------
 
@@ -99,19 +100,7 @@ type Status = { task_id: { value: string }; agent_id?: unknown; state: string; u
 const statusOf = (e: SchedulerEvent): Status | undefined => (e.type === 'UPDATE' ? (e['update'] as { status: Status }).status : undefined);
 const offersOf = (e: SchedulerEvent): Array<{ id: { value: string }; agent_id: { value: string } }> => (e.type === 'OFFERS' ? (e['offers'] as { offers: Array<{ id: { value: string }; agent_id: { value: string } }> }).offers : []);
 
-function taskInfo(id: string, agentId: string, cmd: string): Record<string, unknown> {
-  return {
-    name: id,
-    task_id: { value: id },
-    agent_id: { value: agentId },
-    resources: [
-      { name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } },
-      { name: 'mem', type: 'SCALAR', scalar: { value: 16 } },
-    ],
-    command: { value: cmd },
-    labels: { labels: [{ key: 'purpose', value: id }] },
-  };
-}
+const taskInfo = (id: string, agentId: string, cmd: string): Record<string, unknown> => labelledTask(id, agentId, cmd);
 
 /** Subscribes a framework and runs `runs` (sleeps) and `ends` (exits 0) on the agent, acknowledging until RUNNING and FINISHED. */
 async function runTasks(t: TestContext, master: string, agentId: string, info: Record<string, unknown> = FRAMEWORK_INFO): Promise<SchedulerClient> {

@@ -25,6 +25,7 @@ import { eventually, EVENT_DEADLINE_MS, FIXTURES, startAgent, startMaster, type 
 import { EventStream } from '../helpers/event-stream.js';
 import { googleProtobufMissing, googleRead } from '../helpers/google-protobuf.js';
 import { readStrict } from '../helpers/mesos-strict.js';
+import { labelledTask } from '../helpers/tasks.js';
 
 // ---- The table ---------------------------------------------------------------------------------
 
@@ -215,20 +216,7 @@ const FRAMEWORK = {
   labels: { labels: [{ key: 'team', value: 'drydock' }] },
 };
 
-function task(id: string, agentId: string, cmd: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    name: id,
-    task_id: { value: id },
-    agent_id: { value: agentId },
-    resources: [
-      { name: 'cpus', type: 'SCALAR', scalar: { value: 0.1 } },
-      { name: 'mem', type: 'SCALAR', scalar: { value: 16 } },
-    ],
-    command: { value: cmd },
-    labels: { labels: [{ key: 'purpose', value: id }] },
-    ...extra,
-  };
-}
+const task = labelledTask;
 
 /** The cluster's life, collecting every answer and event into `into`. */
 async function scenario(t: TestContext, into: Collected, opStreams: EventStream[], schedulers: SchedulerClient[], extraSchedulerRecords: string[]): Promise<void> {
