@@ -35,7 +35,19 @@ function ppidOf(pid: number): number {
 
 /** Waits (bounded) until none of `pids` runs. */
 async function allGone(pids: readonly number[], timeoutMs: number, what: string): Promise<void> {
-  await eventually(() => (pids.some(running) ? undefined : true), timeoutMs, 100, `${what}: still running: ${pids.filter(running).join(' ')}`);
+  const described = (pid: number): string => {
+    try {
+      return `${pid} (${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 120)}; ${readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.slice(0, 1)})`;
+    } catch {
+      return String(pid);
+    }
+  };
+  try {
+    await eventually(() => (pids.some(running) ? undefined : true), timeoutMs, 100, what);
+  } catch (e) {
+    // Which process stayed, and in what state, named when the wait runs out.
+    throw new Error(`${(e as Error).message}: still running: ${pids.filter(running).map(described).join(', ')}`);
+  }
 }
 
 /** Resolves with what `p` resolves to, or rejects after `ms`. */
@@ -264,7 +276,8 @@ test('SIGKILL of the cluster: its daemons stop, the agents kill their tasks, and
 
   run.child.kill('SIGKILL');
   await run.exited;
-  await allGone([...run.pids, task], 60_000, 'after SIGKILL of the cluster');
+  await allGone([...run.pids, task], EVENT_DEADLINE_MS * 2, 'after SIGKILL of the cluster');
   await eventually(() => (existsSync(secureDir) ? undefined : true), EVENT_DEADLINE_MS, 50, 'the secure material to be removed');
-  assert.equal(existsSync(join(workDir, 'secure.janitor.pid')), false);
+  // The janitor removes its pid file last, a moment after the material.
+  await eventually(() => (existsSync(join(workDir, 'secure.janitor.pid')) ? undefined : true), EVENT_DEADLINE_MS, 50, "the janitor's pid file to be removed");
 });
