@@ -408,7 +408,7 @@ export function agentView(model, ui) {
         h('td', { class: 'num' }, num(r.cpus ?? 0)), h('td', { class: 'num' }, num(r.mem ?? 0)),
         h('td', { class: 'nowrap' }, last?.timestamp ? ago(Number(last.timestamp) * 1000, ui.now) : '—'));
     }))),
-    section('History', h('span', { class: 'dim small' }, 'from the master\'s records, and the events since this page opened'), merged.length === 0 ? empty('Nothing recorded.') : table(['When', 'What', ''], merged.slice().reverse().map((e) => h('tr', { 'data-change': e.change },
+    section('History', h('span', { class: 'dim small' }, 'from the master\'s records, and the events since this page opened'), merged.length === 0 ? empty('Nothing recorded.') : table(['When', 'Change', 'Detail'], merged.slice().reverse().map((e) => h('tr', { 'data-change': e.change },
       h('td', { class: 'nowrap' }, `${fmtTime(e.atMs)} (${ago(e.atMs, ui.now)})`), h('td', {}, badge(e.change)), h('td', { class: 'wrap' }, e.text))))));
 }
 
@@ -428,7 +428,8 @@ export function taskView(model, ui) {
   const box = ui.sandbox(t);
   return h('div', { class: 'page', 'data-page': 'task', 'data-task-id': tid },
     h('div', { class: 'title' }, h('h1', { class: 'mono' }, tid), badge(t.state)),
-    h('div', { class: 'two' },
+    // One above the other: the status history's messages need the page's width at 1280 px.
+    h('div', { class: 'stack' },
       section('Task', null, facts([
         ['Name', t.name], ['Framework', `${model.frameworks.get(fw)?.framework?.framework_info?.name ?? ''} (${shortId(fw)})`],
         ['Agent', agentId === '' ? '—' : h('a', { href: agentHref(agentId), 'data-agent-link': agentId }, a?.agent_info?.hostname ?? view?.hostname ?? shortId(agentId))],
@@ -456,7 +457,7 @@ function impactBlock(impact) {
     h('ul', { class: 'plain' }, (impact.tasks?.frameworks ?? []).map((f) => h('li', {}, h('strong', {}, f.name || f.framework_id), ': ', f.tasks.map((x) => `${x.task_id} on ${x.hostname}`).join(', ')))),
     (impact.pods_losing_last_instance ?? []).length === 0 ? null : h('div', { class: 'warn', 'data-preview': 'last-instance' }, 'Losing their last running instance: ', impact.pods_losing_last_instance.map((p) => `${p.framework_name}/${p.pod_type} (${p.instances.join(', ')})`).join('; ')),
     h('div', { class: c.fits ? 'ok' : 'warn', 'data-preview': 'capacity', 'data-fits': String(c.fits === true) },
-      c.fits ? `The other ${c.agents} active agent${c.agents === 1 ? '' : 's'} have room for what is displaced` : `Not enough room on the other ${c.agents ?? 0} active agents: ${(c.failing ?? []).join(', ')} fails`,
+      c.fits ? `The other ${c.agents} active agent${c.agents === 1 ? ' has' : 's have'} room for what is displaced` : `Not enough room on the other ${c.agents ?? 0} active agents: ${(c.failing ?? []).join(', ')} fails`,
       (c.resources ?? []).length === 0 ? null : h('div', { class: 'dim small' }, c.resources.map((x) => `${x.name} needed ${num(x.needed)}, free ${num(x.free)}`).join(' · ')),
       (c.unplaced ?? []).map((x) => h('div', { class: 'small' }, `${x.what}: ${x.reason}`))));
 }
