@@ -35,9 +35,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { AclObject, MachineObject } from '../../shared/acls.js';
-import type { Clock } from '../../shared/clock.js';
 import { stringifyJson } from '../../shared/json.js';
-import type { Logger } from '../../shared/log.js';
 import { machineIdJson, type MachineId } from '../../shared/machine.js';
 import { assertNever } from '../../shared/protocol.js';
 import { encodeRecord } from '../../shared/recordio.js';
@@ -45,10 +43,10 @@ import { allVisible, type Approve } from '../../shared/visibility.js';
 import { AGENT_GONE_MESSAGE } from '../cores/drain.js';
 import { agentEntryObject } from '../security/acl-objects.js';
 import type { Access } from '../security/security.js';
-import type { AgentChange, MachineChange, MasterEvent, MasterEvents } from '../term/events.js';
+import type { AgentChange, MachineChange, MasterEvent } from '../term/events.js';
 import type { Queries } from '../term/queries.js';
 import { drydockAgentJson, drydockAgents, drydockRights, type DrydockRights, type MachineSight } from './drydock.js';
-import { StreamHub } from './stream-hub.js';
+import { StreamHub, type StreamSettings, type TermStreamsOptions } from './stream-hub.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
 
@@ -271,21 +269,13 @@ export function termDrydockView(q: Queries): DrydockView {
 
 export { DEFAULT_MAX_BUFFERED_BYTES, type StreamCloseReason } from './stream-hub.js';
 
-export interface DrydockStreamsOptions {
-  events: MasterEvents;
+/** A Drydock stream's own: its renderers and its ACL objects. */
+export interface DrydockStreamsOptions extends StreamSettings {
   view: DrydockView;
   /** What the ACLs decide on; without it, every subscriber gets every event. */
   objects?: DrydockObjects;
   /** A machine by id as an ACL object (MACHINE_UPDATED's status, per subscriber); without it, machines are decided by hostname and ip alone. */
   machineObject?: (id: MachineId) => MachineObject;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers: this stream's own cap, counted apart from Mesos' stream. */
-  maxSubscribers: number;
-  /** Default DEFAULT_MAX_BUFFERED_BYTES. */
-  maxBufferedBytes?: number;
 }
 
 /** The heartbeat, framed once. */
@@ -305,20 +295,14 @@ export class DrydockStreams {
 
   constructor(opts: DrydockStreamsOptions) {
     this.#opts = opts;
-    this.#hub = new StreamHub({
+    this.#hub = new StreamHub(opts, {
       name: 'drydock event stream',
-      events: opts.events,
       onEvent: (e) => this.#onEvent(e),
       rights: (access) => (opts.objects === undefined ? undefined : drydockStreamRights(access)),
       bytes: (bytes) => bytes,
       heartbeat: HEARTBEAT_BYTES,
       objects: opts.objects,
       forget: () => this.#planObjects.clear(),
-      clock: opts.clock,
-      logger: opts.logger,
-      heartbeatIntervalMs: opts.heartbeatIntervalMs,
-      maxSubscribers: opts.maxSubscribers,
-      maxBufferedBytes: opts.maxBufferedBytes,
     });
   }
 
@@ -435,17 +419,8 @@ export class DrydockStreams {
   }
 }
 
-/** What a term gives its Drydock event streams: its bus, its queries port and the master's stream flags. */
-export interface TermDrydockStreamsOptions {
-  events: MasterEvents;
-  queries: Queries;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers. */
-  maxSubscribers: number;
-}
+/** What a term gives its Drydock event streams: its bus, its queries port and the master's stream flags (the operator streams' own). */
+export type TermDrydockStreamsOptions = TermStreamsOptions;
 
 /** A term's Drydock event streams: views and ACL objects all read through the queries port. */
 export function createDrydockStreams(o: TermDrydockStreamsOptions): DrydockStreams {

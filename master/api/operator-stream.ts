@@ -22,19 +22,17 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import type { Clock } from '../../shared/clock.js';
 import { JSON_CODEC, type Codec } from '../../shared/codec.js';
-import type { Logger } from '../../shared/log.js';
 import { taskKey, type Task, type TaskState, type TaskStatus } from '../../shared/mesos.js';
 import { assertNever } from '../../shared/protocol.js';
-import type { MasterEvent, MasterEvents } from '../term/events.js';
+import type { MasterEvent } from '../term/events.js';
 import type { Queries } from '../term/queries.js';
 import { agentJson, frameworkJson, getState } from './operator.js';
 import type { Access } from '../security/security.js';
 import type { AclAction, AclObject, MachineObject } from '../../shared/acls.js';
 import { agentObject } from '../security/acl-objects.js';
 import { frameworkUser, taskUser, viewRights, type Approve } from '../../shared/visibility.js';
-import { StreamHub } from './stream-hub.js';
+import { StreamHub, type StreamSettings, type TermStreamsOptions } from './stream-hub.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
 
@@ -243,23 +241,15 @@ export function termStreamView(q: Queries): StreamView {
 
 // ---- Shell: the subscribers' sockets ----------------------------------------------------------
 
-export { DEFAULT_MAX_BUFFERED_BYTES, type StreamCloseReason } from './stream-hub.js';
+export { DEFAULT_MAX_BUFFERED_BYTES, type StreamCloseReason, type TermStreamsOptions } from './stream-hub.js';
 
-export interface OperatorStreamsOptions {
-  events: MasterEvents;
+/** An operator stream's own: its renderers, its snapshot and its ACL objects. */
+export interface OperatorStreamsOptions extends StreamSettings {
   view: StreamView;
   /** The GET_STATE `get_state` object, taken when a subscriber arrives, as its caller may see it. */
   snapshot: (access?: Access) => unknown;
   /** What the view ACLs decide events on; without it, every subscriber gets every event. */
   objects?: StreamObjects;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers. */
-  maxSubscribers: number;
-  /** Default DEFAULT_MAX_BUFFERED_BYTES. */
-  maxBufferedBytes?: number;
 }
 
 /**
@@ -300,20 +290,14 @@ export class OperatorStreams {
 
   constructor(opts: OperatorStreamsOptions) {
     this.#opts = opts;
-    this.#hub = new StreamHub({
+    this.#hub = new StreamHub(opts, {
       name: 'operator stream',
-      events: opts.events,
       onEvent: (e) => this.#onEvent(e),
       rights: (access) => (opts.objects === undefined ? undefined : streamRights(access)),
       // A record its encoding cannot carry is not sent.
       bytes: (record, sub) => record.in(sub.extra),
       heartbeat: HEARTBEAT_BYTES,
       objects: opts.objects,
-      clock: opts.clock,
-      logger: opts.logger,
-      heartbeatIntervalMs: opts.heartbeatIntervalMs,
-      maxSubscribers: opts.maxSubscribers,
-      maxBufferedBytes: opts.maxBufferedBytes,
     });
   }
 
@@ -395,18 +379,6 @@ export class OperatorStreams {
     const record = eventRecord(event, { ...view, framework: (id) => view.framework(id, rights.may.view_agents) });
     return record === undefined ? undefined : new FramedRecord(record);
   }
-}
-
-/** What a term gives its operator streams: its bus, its queries port and the master's stream flags. */
-export interface TermStreamsOptions {
-  events: MasterEvents;
-  queries: Queries;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers. */
-  maxSubscribers: number;
 }
 
 /** A term's streams: views, snapshots and ACL objects all read through the queries port. */

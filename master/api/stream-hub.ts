@@ -18,6 +18,7 @@ import type { Clock, TimerHandle } from '../../shared/clock.js';
 import type { Logger } from '../../shared/log.js';
 import type { Access } from '../security/security.js';
 import type { MasterEvent, MasterEvents } from '../term/events.js';
+import type { Queries } from '../term/queries.js';
 
 /** Unsent bytes one subscriber may leave in its socket buffer before it is closed (a reader that stopped reading must not grow the master's memory). */
 export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
@@ -43,11 +44,28 @@ export interface AgentObjects {
   agents(): Iterable<[string, MachineObject]>;
 }
 
-/** How one stream uses its hub. */
+/** What each stream is given: the bus, the clock, a logger and the master's stream flags. */
+export interface StreamSettings {
+  events: MasterEvents;
+  clock: Clock;
+  logger: Logger;
+  /** --heartbeat_interval, in ms. */
+  heartbeatIntervalMs: number;
+  /** --max_operator_event_stream_subscribers (each stream counts its own). */
+  maxSubscribers: number;
+  /** Default DEFAULT_MAX_BUFFERED_BYTES. */
+  maxBufferedBytes?: number | undefined;
+}
+
+/** What a term gives each of its streams: its queries port, and the settings but for the buffer bound (always the default). */
+export interface TermStreamsOptions extends Omit<StreamSettings, 'maxBufferedBytes'> {
+  queries: Queries;
+}
+
+/** How one stream uses its hub: what differs between the streams. */
 export interface StreamHubOptions<R, F, X> {
   /** The stream in its log lines: `<name> opened`, `<name> closed`, `<name> subscriber too slow`. */
   name: string;
-  events: MasterEvents;
   /** Each event of the bus, heard while there are subscribers. */
   onEvent: (event: MasterEvent) => void;
   /** A subscriber's rights from its access; undefined: it sees everything. */
@@ -60,14 +78,6 @@ export interface StreamHubOptions<R, F, X> {
   objects: AgentObjects | undefined;
   /** What the stream remembers besides agents goes when nobody filters any more. */
   forget?: () => void;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers (each stream counts its own). */
-  maxSubscribers: number;
-  /** Default DEFAULT_MAX_BUFFERED_BYTES. */
-  maxBufferedBytes: number | undefined;
 }
 
 /** How one subscriber's stream opens: its headers, what its stream keeps of it, and its first record. */
@@ -83,6 +93,7 @@ export class StreamHub<R, F, X> {
   #state: 'OPEN' | 'CLOSED' = 'OPEN';
   /** Insertion order is age: the first entry is the oldest stream. */
   readonly #subscribers = new Map<number, HubSubscriber<R, X>>();
+  readonly #settings: StreamSettings;
   readonly #opts: StreamHubOptions<R, F, X>;
   readonly #maxBufferedBytes: number;
   #nextId = 1;
@@ -93,9 +104,10 @@ export class StreamHub<R, F, X> {
   /** Agents' ACL objects as last seen, so an agent's leaving (sent once it is gone) is decided like its arrival. */
   readonly #agentObjects = new Map<string, MachineObject>();
 
-  constructor(opts: StreamHubOptions<R, F, X>) {
+  constructor(settings: StreamSettings, opts: StreamHubOptions<R, F, X>) {
+    this.#settings = settings;
     this.#opts = opts;
-    this.#maxBufferedBytes = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    this.#maxBufferedBytes = settings.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   }
 
   /** Open streams. */
@@ -141,16 +153,16 @@ export class StreamHub<R, F, X> {
       // Filtering starts: remember every agent now, so one that leaves is decided as it was.
       for (const [id, o] of this.#opts.objects.agents()) this.#agentObjects.set(id, o);
     }
-    if (this.#unsubscribe === undefined) this.#unsubscribe = this.#opts.events.subscribe((e) => this.#opts.onEvent(e));
+    if (this.#unsubscribe === undefined) this.#unsubscribe = this.#settings.events.subscribe((e) => this.#opts.onEvent(e));
     if (this.#heartbeat === undefined) this.#scheduleHeartbeat();
 
     this.write(sub, opening.snapshot(rights));
     this.write(sub, this.#opts.heartbeat);
-    this.#opts.logger.info(`${this.#opts.name} opened`, { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
+    this.#settings.logger.info(`${this.#opts.name} opened`, { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#settings.events.listenerCount });
 
     // As Mesos: past the cap, the oldest streams make room for the new one.
     for (const oldest of this.#subscribers.values()) {
-      if (this.#subscribers.size <= this.#opts.maxSubscribers) break;
+      if (this.#subscribers.size <= this.#settings.maxSubscribers) break;
       this.#end(oldest, 'TOO_MANY_SUBSCRIBERS');
     }
   }
@@ -176,7 +188,7 @@ export class StreamHub<R, F, X> {
     sub.res.write(bytes);
     if (sub.res.writableLength > this.#maxBufferedBytes) {
       // Its unsent data would grow without bound; it can subscribe again for a fresh snapshot.
-      this.#opts.logger.warn(`${this.#opts.name} subscriber too slow`, { subscriberId: sub.id, bufferedBytes: sub.res.writableLength });
+      this.#settings.logger.warn(`${this.#opts.name} subscriber too slow`, { subscriberId: sub.id, bufferedBytes: sub.res.writableLength });
       this.#drop(sub, 'TOO_SLOW');
       sub.res.destroy();
     }
@@ -198,7 +210,7 @@ export class StreamHub<R, F, X> {
   }
 
   #scheduleHeartbeat(): void {
-    this.#heartbeat = this.#opts.clock.setTimer(this.#opts.heartbeatIntervalMs, () => {
+    this.#heartbeat = this.#settings.clock.setTimer(this.#settings.heartbeatIntervalMs, () => {
       this.#heartbeat = undefined;
       if (this.#subscribers.size === 0) return;
       this.broadcast(this.#opts.heartbeat);
@@ -222,7 +234,7 @@ export class StreamHub<R, F, X> {
       this.#opts.forget?.();
     }
     if (this.#subscribers.size === 0) this.#release();
-    this.#opts.logger.info(`${this.#opts.name} closed`, { subscriberId: sub.id, reason, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
+    this.#settings.logger.info(`${this.#opts.name} closed`, { subscriberId: sub.id, reason, subscribers: this.#subscribers.size, eventListeners: this.#settings.events.listenerCount });
   }
 
   #release(): void {
