@@ -35,9 +35,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { AclObject, MachineObject } from '../../shared/acls.js';
-import type { Clock, TimerHandle } from '../../shared/clock.js';
 import { stringifyJson } from '../../shared/json.js';
-import type { Logger } from '../../shared/log.js';
 import { machineIdJson, type MachineId } from '../../shared/machine.js';
 import { assertNever } from '../../shared/protocol.js';
 import { encodeRecord } from '../../shared/recordio.js';
@@ -45,9 +43,10 @@ import { allVisible, type Approve } from '../../shared/visibility.js';
 import { AGENT_GONE_MESSAGE } from '../cores/drain.js';
 import { agentEntryObject } from '../security/acl-objects.js';
 import type { Access } from '../security/security.js';
-import type { AgentChange, MachineChange, MasterEvent, MasterEvents } from '../term/events.js';
+import type { AgentChange, MachineChange, MasterEvent } from '../term/events.js';
 import type { Queries } from '../term/queries.js';
 import { drydockAgentJson, drydockAgents, drydockRights, type DrydockRights, type MachineSight } from './drydock.js';
+import { StreamHub, type StreamSettings, type TermStreamsOptions } from './stream-hub.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
 
@@ -268,124 +267,76 @@ export function termDrydockView(q: Queries): DrydockView {
 
 // ---- Shell: the subscribers' sockets ------------------------------------------------------------
 
-/** Unsent bytes one subscriber may leave in its socket buffer before it is closed (a reader that stopped reading must not grow the master's memory). */
-export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+export { DEFAULT_MAX_BUFFERED_BYTES, type StreamCloseReason } from './stream-hub.js';
 
-export interface DrydockStreamsOptions {
-  events: MasterEvents;
+/** A Drydock stream's own: its renderers and its ACL objects. */
+export interface DrydockStreamsOptions extends StreamSettings {
   view: DrydockView;
   /** What the ACLs decide on; without it, every subscriber gets every event. */
   objects?: DrydockObjects;
   /** A machine by id as an ACL object (MACHINE_UPDATED's status, per subscriber); without it, machines are decided by hostname and ip alone. */
   machineObject?: (id: MachineId) => MachineObject;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers: this stream's own cap, counted apart from Mesos' stream. */
-  maxSubscribers: number;
-  /** Default DEFAULT_MAX_BUFFERED_BYTES. */
-  maxBufferedBytes?: number;
 }
-
-/** Why a subscriber's stream ended, in the `drydock event stream closed` log line. */
-export type StreamCloseReason = 'CLIENT_GONE' | 'TOO_MANY_SUBSCRIBERS' | 'TOO_SLOW' | 'MASTER_STOPPING';
 
 /** The heartbeat, framed once. */
 const HEARTBEAT_BYTES = encodeRecord(stringifyJson(HEARTBEAT_RECORD));
 
-interface Subscriber {
-  readonly id: number;
-  readonly res: ServerResponse;
-  /** What it may see; undefined: everything (no ACLs). */
-  readonly rights: DrydockStreamRights | undefined;
-}
-
-/** Every open `GET /drydock/v1/events` of one term. */
+/**
+ * Every open `GET /drydock/v1/events` of one term. The sockets are the hub's (stream-hub.ts;
+ * its log lines: `drydock event stream opened`, `drydock event stream closed`, `drydock event
+ * stream subscriber too slow`); what is Drydock's here: the records, their gates, the plans'
+ * decisions and the agents' snapshot. Records are JSON only, framed once as RecordIO bytes.
+ */
 export class DrydockStreams {
-  #state: 'OPEN' | 'CLOSED' = 'OPEN';
-  /** Insertion order is age: the first entry is the oldest stream. */
-  readonly #subscribers = new Map<number, Subscriber>();
+  readonly #hub: StreamHub<DrydockStreamRights, Buffer, undefined>;
   readonly #opts: DrydockStreamsOptions;
-  readonly #maxBufferedBytes: number;
-  #nextId = 1;
-  #unsubscribe: (() => void) | undefined;
-  #heartbeat: TimerHandle | undefined;
-  /** Subscribers whose events are filtered; while there are none, no gate is worked out. */
-  #filtered = 0;
-  /** Agents' ACL objects as last seen, so AGENT_LEFT (sent once the agent is gone) is decided like its AGENT_UPDATED. */
-  readonly #agentObjects = new Map<string, MachineObject>();
   /** Plans' machines as ACL objects as first seen (a plan's selection never changes), so MAINTENANCE_PLAN_REMOVED is decided like the others. */
   readonly #planObjects = new Map<string, MachineObject[]>();
 
   constructor(opts: DrydockStreamsOptions) {
     this.#opts = opts;
-    this.#maxBufferedBytes = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    this.#hub = new StreamHub(opts, {
+      name: 'drydock event stream',
+      onEvent: (e) => this.#onEvent(e),
+      rights: (access) => (opts.objects === undefined ? undefined : drydockStreamRights(access)),
+      bytes: (bytes) => bytes,
+      heartbeat: HEARTBEAT_BYTES,
+      objects: opts.objects,
+      forget: () => this.#planObjects.clear(),
+    });
   }
 
   /** Open streams. */
   get count(): number {
-    return this.#subscribers.size;
+    return this.#hub.count;
   }
 
   get state(): 'OPEN' | 'CLOSED' {
-    return this.#state;
+    return this.#hub.state;
   }
 
   /** Answers an authorized `GET /drydock/v1/events`: 200 with a chunked RecordIO body that stays open; 503 after close(). */
   subscribe(res: ServerResponse, access?: Access): void {
-    if (this.#state !== 'OPEN') {
-      const text = 'Master is shutting down';
-      res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-      res.end(text);
-      return;
-    }
-    const rights = this.#opts.objects === undefined ? undefined : drydockStreamRights(access);
-    const sub: Subscriber = { id: this.#nextId++, res, rights };
-    // No Content-Length: Node frames the body with Transfer-Encoding: chunked, and each
-    // res.write() goes out as one chunk of its own: one record per chunk, never two.
-    res.writeHead(200, { 'Content-Type': 'application/recordio', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' });
-    res.socket?.setNoDelay(true);
-    res.on('close', () => this.#drop(sub, 'CLIENT_GONE'));
-    res.on('error', () => this.#drop(sub, 'CLIENT_GONE'));
-
-    this.#subscribers.set(sub.id, sub);
-    if (rights !== undefined && this.#filtered++ === 0 && this.#opts.objects !== undefined) {
-      // Filtering starts: remember every agent now, so one that leaves is decided as it was.
-      for (const [id, o] of this.#opts.objects.agents()) this.#agentObjects.set(id, o);
-    }
-    if (this.#unsubscribe === undefined) this.#unsubscribe = this.#opts.events.subscribe((e) => this.#onEvent(e));
-    if (this.#heartbeat === undefined) this.#scheduleHeartbeat();
-
-    const snapshot = snapshotRecord(this.#opts.view.agents(rights), this.#opts.heartbeatIntervalMs);
-    this.#write(sub, encodeRecord(stringifyJson(snapshot)));
-    this.#write(sub, HEARTBEAT_BYTES);
-    this.#opts.logger.info('drydock event stream opened', { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
-
-    // As the operator stream: past the cap, the oldest streams make room for the new one.
-    for (const oldest of this.#subscribers.values()) {
-      if (this.#subscribers.size <= this.#opts.maxSubscribers) break;
-      this.#end(oldest, 'TOO_MANY_SUBSCRIBERS');
-    }
+    this.#hub.subscribe(res, access, {
+      headers: { 'Content-Type': 'application/recordio', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' },
+      extra: undefined,
+      snapshot: (rights) => encodeRecord(stringifyJson(snapshotRecord(this.#opts.view.agents(rights), this.#opts.heartbeatIntervalMs))),
+    });
   }
 
   /** Graceful stop: ends every stream with the chunked terminator and refuses new ones. */
   close(): void {
-    if (this.#state === 'CLOSED') return;
-    this.#state = 'CLOSED';
-    for (const sub of [...this.#subscribers.values()]) this.#end(sub, 'MASTER_STOPPING');
-    this.#release();
+    this.#hub.close();
   }
 
   #onEvent(event: MasterEvent): void {
     const objects = this.#opts.objects;
-    if (objects === undefined || this.#filtered === 0) {
+    if (objects === undefined || !this.#hub.filtering) {
       // Nobody's view is filtered (no ACLs): everyone sees every machine and every hook's output.
       const record = drydockRecord(event, this.#opts.view, SEES_ALL, () => true);
       if (record === undefined) return;
       // Rendered and framed once, whatever the number of subscribers.
-      const bytes = encodeRecord(stringifyJson(record));
-      for (const sub of [...this.#subscribers.values()]) this.#write(sub, bytes);
+      this.#hub.broadcast(encodeRecord(stringifyJson(record)));
       return;
     }
     this.#filteredEvent(event, objects);
@@ -393,6 +344,7 @@ export class DrydockStreams {
 
   /** One event to subscribers some of whom may not see it: its gate once, a render per distinct view that someone gets. */
   #filteredEvent(event: MasterEvent, objects: DrydockObjects): void {
+    const hub = this.#hub;
     const gate = drydockGate(event, objects);
     const rendered = new Map<string, Buffer | undefined>();
     const bytes = (sight: MachineSight, reveal: boolean): Buffer | undefined => {
@@ -406,12 +358,12 @@ export class DrydockStreams {
     const revealed = event.type === 'MAINTENANCE_PLAN_UPDATED' ? event.step?.revealed : undefined;
     // Looked up live (and remembered: a reconnect may bring new attributes) while the master has
     // the agent; once it left, as it was last seen, else by its id alone.
-    const agentObject = gate.kind === 'AGENT' ? this.#agentObject(gate.agentId, objects) ?? { agentId: gate.agentId } : undefined;
-    for (const sub of [...this.#subscribers.values()]) {
+    const agentObject = gate.kind === 'AGENT' ? hub.agentObject(gate.agentId) ?? { agentId: gate.agentId } : undefined;
+    for (const sub of hub.subscribers()) {
       const rights = sub.rights;
       if (rights === undefined) {
         const b = bytes(SEES_ALL, true);
-        if (b !== undefined) this.#write(sub, b);
+        if (b !== undefined) hub.write(sub, b);
         continue;
       }
       let b: Buffer | undefined;
@@ -430,24 +382,14 @@ export class DrydockStreams {
         default:
           assertNever(gate);
       }
-      if (b !== undefined) this.#write(sub, b);
+      if (b !== undefined) hub.write(sub, b);
     }
     // Forget what the event ended, once every subscriber has been decided on.
-    if (event.type === 'AGENT_REMOVED' || event.type === 'AGENT_GONE') this.#agentObjects.delete(event.agentId);
+    if (event.type === 'AGENT_REMOVED' || event.type === 'AGENT_GONE') hub.forgetAgent(event.agentId);
     if (event.type === 'MAINTENANCE_PLAN_REMOVED') {
       this.#planObjects.delete(event.plan);
-      for (const sub of this.#subscribers.values()) sub.rights?.plans.delete(event.plan);
+      for (const sub of hub.subscribers()) sub.rights?.plans.delete(event.plan);
     }
-  }
-
-  /** An agent's ACL object: live while the master has it (and remembered), else as last seen. */
-  #agentObject(agentId: string, objects: DrydockObjects): MachineObject | undefined {
-    const live = objects.agent(agentId);
-    if (live !== undefined) {
-      this.#agentObjects.set(agentId, live);
-      return live;
-    }
-    return this.#agentObjects.get(agentId);
   }
 
   /** view_maintenance_plans: every machine of the plan; decided once per subscriber and plan. */
@@ -475,66 +417,10 @@ export class DrydockStreams {
     const status = this.#opts.view.maintenanceStatus((id) => may(toObject(id)));
     return encodeRecord(stringifyJson(machineUpdatedRecord(event.change, this.#opts.view.machineIds(mine), status)));
   }
-
-  #scheduleHeartbeat(): void {
-    this.#heartbeat = this.#opts.clock.setTimer(this.#opts.heartbeatIntervalMs, () => {
-      this.#heartbeat = undefined;
-      if (this.#subscribers.size === 0) return;
-      for (const sub of [...this.#subscribers.values()]) this.#write(sub, HEARTBEAT_BYTES);
-      if (this.#subscribers.size > 0) this.#scheduleHeartbeat();
-    });
-  }
-
-  /** One record, one res.write(), hence one HTTP chunk. */
-  #write(sub: Subscriber, bytes: Buffer): void {
-    if (!this.#subscribers.has(sub.id) || sub.res.destroyed || sub.res.writableEnded) return;
-    sub.res.write(bytes);
-    if (sub.res.writableLength > this.#maxBufferedBytes) {
-      // Its unsent data would grow without bound; it can open the stream again for a fresh snapshot.
-      this.#opts.logger.warn('drydock event stream subscriber too slow', { subscriberId: sub.id, bufferedBytes: sub.res.writableLength });
-      this.#drop(sub, 'TOO_SLOW');
-      sub.res.destroy();
-    }
-  }
-
-  /** Ends a stream cleanly (the client sees the end of the body, not an error). */
-  #end(sub: Subscriber, reason: StreamCloseReason): void {
-    this.#drop(sub, reason);
-    if (!sub.res.writableEnded) sub.res.end();
-  }
-
-  /** Forgets a subscriber; the last one out releases the bus listener and the timer. */
-  #drop(sub: Subscriber, reason: StreamCloseReason): void {
-    if (!this.#subscribers.delete(sub.id)) return;
-    if (sub.rights !== undefined) this.#filtered--;
-    if (this.#filtered === 0) {
-      // Nobody filters now: the remembered objects would go stale unheard.
-      this.#agentObjects.clear();
-      this.#planObjects.clear();
-    }
-    if (this.#subscribers.size === 0) this.#release();
-    this.#opts.logger.info('drydock event stream closed', { subscriberId: sub.id, reason, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
-  }
-
-  #release(): void {
-    this.#unsubscribe?.();
-    this.#unsubscribe = undefined;
-    this.#heartbeat?.cancel();
-    this.#heartbeat = undefined;
-  }
 }
 
-/** What a term gives its Drydock event streams: its bus, its queries port and the master's stream flags. */
-export interface TermDrydockStreamsOptions {
-  events: MasterEvents;
-  queries: Queries;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers. */
-  maxSubscribers: number;
-}
+/** What a term gives its Drydock event streams: its bus, its queries port and the master's stream flags (the operator streams' own). */
+export type TermDrydockStreamsOptions = TermStreamsOptions;
 
 /** A term's Drydock event streams: views and ACL objects all read through the queries port. */
 export function createDrydockStreams(o: TermDrydockStreamsOptions): DrydockStreams {

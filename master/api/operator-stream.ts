@@ -22,18 +22,17 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import type { Clock, TimerHandle } from '../../shared/clock.js';
 import { JSON_CODEC, type Codec } from '../../shared/codec.js';
-import type { Logger } from '../../shared/log.js';
 import { taskKey, type Task, type TaskState, type TaskStatus } from '../../shared/mesos.js';
 import { assertNever } from '../../shared/protocol.js';
-import type { MasterEvent, MasterEvents } from '../term/events.js';
+import type { MasterEvent } from '../term/events.js';
 import type { Queries } from '../term/queries.js';
 import { agentJson, frameworkJson, getState } from './operator.js';
 import type { Access } from '../security/security.js';
 import type { AclAction, AclObject, MachineObject } from '../../shared/acls.js';
 import { agentObject } from '../security/acl-objects.js';
 import { frameworkUser, taskUser, viewRights, type Approve } from '../../shared/visibility.js';
+import { StreamHub, type StreamSettings, type TermStreamsOptions } from './stream-hub.js';
 
 // ---- Core: event -> record ------------------------------------------------------------------
 
@@ -242,28 +241,16 @@ export function termStreamView(q: Queries): StreamView {
 
 // ---- Shell: the subscribers' sockets ----------------------------------------------------------
 
-/** Unsent bytes one subscriber may leave in its socket buffer before it is closed (a reader that stopped reading must not grow the master's memory). */
-export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+export { DEFAULT_MAX_BUFFERED_BYTES, type StreamCloseReason, type TermStreamsOptions } from './stream-hub.js';
 
-export interface OperatorStreamsOptions {
-  events: MasterEvents;
+/** An operator stream's own: its renderers, its snapshot and its ACL objects. */
+export interface OperatorStreamsOptions extends StreamSettings {
   view: StreamView;
   /** The GET_STATE `get_state` object, taken when a subscriber arrives, as its caller may see it. */
   snapshot: (access?: Access) => unknown;
   /** What the view ACLs decide events on; without it, every subscriber gets every event. */
   objects?: StreamObjects;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers. */
-  maxSubscribers: number;
-  /** Default DEFAULT_MAX_BUFFERED_BYTES. */
-  maxBufferedBytes?: number;
 }
-
-/** Why a subscriber's stream ended, in the `operator stream closed` log line. */
-export type StreamCloseReason = 'CLIENT_GONE' | 'TOO_MANY_SUBSCRIBERS' | 'TOO_SLOW' | 'MASTER_STOPPING';
 
 /**
  * A record, framed at most once per encoding some subscriber reads (JSON, protobuf), however
@@ -289,44 +276,38 @@ export class FramedRecord {
 /** The heartbeat, framed once. */
 const HEARTBEAT_BYTES = new FramedRecord(HEARTBEAT_RECORD);
 
-interface Subscriber {
-  readonly id: number;
-  readonly res: ServerResponse;
-  /** The encoding of its records (Accept): JSON, or protobuf `master::Event`s. */
-  readonly codec: Codec;
-  /** What it may see; undefined: everything (no ACLs). */
-  readonly rights: StreamRights | undefined;
-}
-
-/** Every open SUBSCRIBE stream of one master. */
+/**
+ * Every open SUBSCRIBE stream of one master. The sockets are the hub's (stream-hub.ts; its log
+ * lines: `operator stream opened`, `operator stream closed`, `operator stream subscriber too
+ * slow`); what is Mesos' here: the records, their gates and the GET_STATE snapshot.
+ */
 export class OperatorStreams {
-  #state: 'OPEN' | 'CLOSED' = 'OPEN';
-  /** Insertion order is age: the first entry is the oldest stream. */
-  readonly #subscribers = new Map<number, Subscriber>();
+  /** Each subscriber's `extra` is the encoding of its records (Accept): JSON, or protobuf `master::Event`s. */
+  readonly #hub: StreamHub<StreamRights, FramedRecord, Codec>;
   readonly #opts: OperatorStreamsOptions;
-  readonly #maxBufferedBytes: number;
-  #nextId = 1;
-  #unsubscribe: (() => void) | undefined;
-  #heartbeat: TimerHandle | undefined;
-  /** Subscribers whose events are filtered; while there are none, no gate is worked out. */
-  #filtered = 0;
-  /** Agents' ACL objects as last seen, so AGENT_REMOVED (sent once the agent is gone) is decided like its AGENT_ADDED. */
-  readonly #agentObjects = new Map<string, MachineObject>();
   /** The objects' lookups with agents remembered (made once). */
   #lookups: StreamObjects | undefined;
 
   constructor(opts: OperatorStreamsOptions) {
     this.#opts = opts;
-    this.#maxBufferedBytes = opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+    this.#hub = new StreamHub(opts, {
+      name: 'operator stream',
+      onEvent: (e) => this.#onEvent(e),
+      rights: (access) => (opts.objects === undefined ? undefined : streamRights(access)),
+      // A record its encoding cannot carry is not sent.
+      bytes: (record, sub) => record.in(sub.extra),
+      heartbeat: HEARTBEAT_BYTES,
+      objects: opts.objects,
+    });
   }
 
   /** Open streams. */
   get count(): number {
-    return this.#subscribers.size;
+    return this.#hub.count;
   }
 
   get state(): 'OPEN' | 'CLOSED' {
-    return this.#state;
+    return this.#hub.state;
   }
 
   /**
@@ -334,62 +315,28 @@ export class OperatorStreams {
    * caller has done the framing checks; after close() the answer is 503.
    */
   subscribe(res: ServerResponse, access?: Access, codec: Codec = JSON_CODEC): void {
-    if (this.#state !== 'OPEN') {
-      const text = 'Master is shutting down';
-      res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-      res.end(text);
-      return;
-    }
-    const rights = this.#opts.objects === undefined ? undefined : streamRights(access);
-    const sub: Subscriber = { id: this.#nextId++, res, codec, rights };
-    // No Content-Length: Node frames the body with Transfer-Encoding: chunked, and each
-    // res.write() goes out as one chunk of its own: one event per chunk, as Mesos writes them
-    // (writes of one turn still leave in one syscall: Node corks the socket until the next
-    // tick). Never res.cork(): that would merge the writes into one chunk. Mesos' Content-Type
-    // here is the event's encoding (application/json or application/x-protobuf), not
-    // application/recordio.
-    res.writeHead(200, { 'Content-Type': codec.mediaType, 'Cache-Control': 'no-cache' });
-    res.socket?.setNoDelay(true);
-    res.on('close', () => this.#drop(sub, 'CLIENT_GONE'));
-    res.on('error', () => this.#drop(sub, 'CLIENT_GONE'));
-
-    this.#subscribers.set(sub.id, sub);
-    if (rights !== undefined && this.#filtered++ === 0 && this.#opts.objects !== undefined) {
-      // Filtering starts: remember every agent now, so one that leaves is decided as it was.
-      for (const [id, o] of this.#opts.objects.agents()) this.#agentObjects.set(id, o);
-    }
-    if (this.#unsubscribe === undefined) this.#unsubscribe = this.#opts.events.subscribe((e) => this.#onEvent(e));
-    if (this.#heartbeat === undefined) this.#scheduleHeartbeat();
-
-    const snapshot = subscribedRecord(this.#opts.snapshot(access), this.#opts.heartbeatIntervalMs);
-    this.#write(sub, new FramedRecord(snapshot));
-    this.#write(sub, HEARTBEAT_BYTES);
-    this.#opts.logger.info('operator stream opened', { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#opts.events.listenerCount });
-
-    // As Mesos: past the cap, the oldest streams make room for the new one.
-    for (const oldest of this.#subscribers.values()) {
-      if (this.#subscribers.size <= this.#opts.maxSubscribers) break;
-      this.#end(oldest, 'TOO_MANY_SUBSCRIBERS');
-    }
+    this.#hub.subscribe(res, access, {
+      // Mesos' Content-Type here is the event's encoding (application/json or
+      // application/x-protobuf), not application/recordio.
+      headers: { 'Content-Type': codec.mediaType, 'Cache-Control': 'no-cache' },
+      extra: codec,
+      snapshot: () => new FramedRecord(subscribedRecord(this.#opts.snapshot(access), this.#opts.heartbeatIntervalMs)),
+    });
   }
 
   /** Graceful stop: ends every stream with the chunked terminator and refuses new ones. */
   close(): void {
-    if (this.#state === 'CLOSED') return;
-    this.#state = 'CLOSED';
-    for (const sub of [...this.#subscribers.values()]) this.#end(sub, 'MASTER_STOPPING');
-    this.#release();
+    this.#hub.close();
   }
 
   #onEvent(event: MasterEvent): void {
     const objects = this.#opts.objects;
-    if (objects === undefined || this.#filtered === 0) {
+    if (objects === undefined || !this.#hub.filtering) {
       // Nobody's view is filtered (no ACLs): one render for everyone.
       const record = eventRecord(event, this.#opts.view);
       if (record === undefined) return;
       // Rendered once and framed once per encoding, whatever the number of subscribers.
-      const bytes = new FramedRecord(record);
-      for (const sub of [...this.#subscribers.values()]) this.#write(sub, bytes);
+      this.#hub.broadcast(new FramedRecord(record));
       return;
     }
     this.#filteredEvent(event, objects);
@@ -397,9 +344,10 @@ export class OperatorStreams {
 
   /** One event to subscribers some of whom may not see it: its gate once, a render only if someone gets it. */
   #filteredEvent(event: MasterEvent, objects: StreamObjects): void {
+    const hub = this.#hub;
     // A reconnect may bring new attributes: what AGENT_REMOVED is decided on later.
-    if (event.type === 'AGENT_RECONNECTED') this.#agentObject(event.agentId, objects);
-    const gate = eventGate(event, (this.#lookups ??= { ...objects, agent: (id) => this.#agentObject(id, objects) }));
+    if (event.type === 'AGENT_RECONNECTED') hub.agentObject(event.agentId);
+    const gate = eventGate(event, (this.#lookups ??= { ...objects, agent: (id) => hub.agentObject(id) }));
     // One render, made only if someone gets it; framed once per encoding.
     let shared: FramedRecord | null | undefined = null;
     const bytes = (): FramedRecord | undefined => {
@@ -409,20 +357,20 @@ export class OperatorStreams {
       }
       return shared;
     };
-    for (const sub of [...this.#subscribers.values()]) {
+    for (const sub of hub.subscribers()) {
       const rights = sub.rights;
       if (rights === undefined || gate.kind === 'OPEN') {
         const b = bytes();
-        if (b !== undefined) this.#write(sub, b);
+        if (b !== undefined) hub.write(sub, b);
         continue;
       }
       if (!rights.may[gate.action](gate.object)) continue;
       // A framework carries its offers, which name agents: rendered with those this subscriber may view (view_agents).
       const b = event.type === 'FRAMEWORK_ADDED' || event.type === 'FRAMEWORK_UPDATED' ? this.#frameworkFor(rights, event) : bytes();
-      if (b !== undefined) this.#write(sub, b);
+      if (b !== undefined) hub.write(sub, b);
     }
     // Forget what the event ended, once every subscriber has been decided on.
-    if (event.type === 'AGENT_REMOVED' || event.type === 'AGENT_GONE') this.#agentObjects.delete(event.agentId);
+    if (event.type === 'AGENT_REMOVED' || event.type === 'AGENT_GONE') hub.forgetAgent(event.agentId);
   }
 
   /** FRAMEWORK_ADDED / FRAMEWORK_UPDATED as one subscriber may see it: the offers of the agents it may view. (Framework events are rare: one render each.) */
@@ -431,81 +379,6 @@ export class OperatorStreams {
     const record = eventRecord(event, { ...view, framework: (id) => view.framework(id, rights.may.view_agents) });
     return record === undefined ? undefined : new FramedRecord(record);
   }
-
-  /** An agent's ACL object: live while the master has it (and remembered), else as last seen. */
-  #agentObject(agentId: string, objects: StreamObjects): MachineObject | undefined {
-    const live = objects.agent(agentId);
-    if (live !== undefined) {
-      this.#agentObjects.set(agentId, live);
-      return live;
-    }
-    return this.#agentObjects.get(agentId);
-  }
-
-  #scheduleHeartbeat(): void {
-    this.#heartbeat = this.#opts.clock.setTimer(this.#opts.heartbeatIntervalMs, () => {
-      this.#heartbeat = undefined;
-      if (this.#subscribers.size === 0) return;
-      for (const sub of [...this.#subscribers.values()]) this.#write(sub, HEARTBEAT_BYTES);
-      if (this.#subscribers.size > 0) this.#scheduleHeartbeat();
-    });
-  }
-
-  #write(sub: Subscriber, record: FramedRecord): void {
-    if (!this.#subscribers.has(sub.id) || sub.res.destroyed || sub.res.writableEnded) return;
-    const bytes = record.in(sub.codec);
-    // A record its encoding cannot carry (a Drydock event in protobuf) is not sent.
-    if (bytes === undefined) return;
-    sub.res.write(bytes);
-    if (sub.res.writableLength > this.#maxBufferedBytes) {
-      // Its unsent data would grow without bound; it can resubscribe and get a fresh snapshot.
-      this.#opts.logger.warn('operator stream subscriber too slow', { subscriberId: sub.id, bufferedBytes: sub.res.writableLength });
-      this.#drop(sub, 'TOO_SLOW');
-      sub.res.destroy();
-    }
-  }
-
-  /** Ends a stream cleanly (the client sees the end of the body, not an error). */
-  #end(sub: Subscriber, reason: StreamCloseReason): void {
-    this.#drop(sub, reason);
-    if (!sub.res.writableEnded) sub.res.end();
-  }
-
-  /** Forgets a subscriber; the last one out releases the bus listener and the timer. */
-  #drop(sub: Subscriber, reason: StreamCloseReason): void {
-    if (!this.#subscribers.delete(sub.id)) return;
-    if (sub.rights !== undefined) this.#filtered--;
-    if (this.#filtered === 0) {
-      // Nobody filters now: the remembered objects would go stale unheard.
-      this.#agentObjects.clear();
-    }
-    if (this.#subscribers.size === 0) this.#release();
-    this.#opts.logger.info('operator stream closed', {
-      subscriberId: sub.id,
-      reason,
-      subscribers: this.#subscribers.size,
-      eventListeners: this.#opts.events.listenerCount,
-    });
-  }
-
-  #release(): void {
-    this.#unsubscribe?.();
-    this.#unsubscribe = undefined;
-    this.#heartbeat?.cancel();
-    this.#heartbeat = undefined;
-  }
-}
-
-/** What a term gives its operator streams: its bus, its queries port and the master's stream flags. */
-export interface TermStreamsOptions {
-  events: MasterEvents;
-  queries: Queries;
-  clock: Clock;
-  logger: Logger;
-  /** --heartbeat_interval, in ms. */
-  heartbeatIntervalMs: number;
-  /** --max_operator_event_stream_subscribers. */
-  maxSubscribers: number;
 }
 
 /** A term's streams: views, snapshots and ACL objects all read through the queries port. */
