@@ -341,8 +341,10 @@ export class Agent {
     this.#disk.close();
     this.#supervisor.close();
     this.#launchServer.close();
-    this.#signaller.close();
+    // The checkpoint's last commit first: the kills it makes durable send their signals, which
+    // the signaller then carries out before it reads the end of its stdin.
     this.#checkpoint.close();
+    this.#signaller.close();
     this.#streams.pause();
     await this.#api.close();
     this.#lifecycle = 'stopped';

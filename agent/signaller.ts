@@ -87,7 +87,9 @@ export class Signaller {
 
   /** Sends `signal` to the group `pgid`: through the signaller at the end of this turn, or now. */
   signal(pgid: number, signal: KillSignal): void {
-    if (!this.#realtime) {
+    // Once closed, the signaller's stdin is ended: a signal asked for then (a kill whose
+    // checkpoint the agent's last commit made durable) goes from the agent at once.
+    if (!this.#realtime || this.#closed) {
       signalGroup(pgid, signal);
       return;
     }
@@ -107,7 +109,7 @@ export class Signaller {
     if (batch.length === 0) return;
     this.#queue = [];
     const stdin = this.#child?.stdin;
-    if (!this.#realtime || stdin === undefined || stdin === null || stdin.destroyed) {
+    if (!this.#realtime || this.#closed || stdin === undefined || stdin === null || stdin.destroyed || stdin.writableEnded) {
       for (const s of batch) signalGroup(s.pgid, s.signal);
       return;
     }

@@ -197,3 +197,11 @@ test('Signaller: a turn with more signals than a line holds is split into lines 
   assert.equal(lines.some((l) => l.includes('refused')), false, lines.join('\n'));
   assert.equal(s.realtime, true);
 });
+
+test('a signal asked for after close() is not lost: the agent sends it itself (the last commit of a stopping agent makes kills durable then)', async (t) => {
+  const s = await realtimeSignaller(t);
+  const c = group(t);
+  s.close();
+  s.signal(c.pid ?? 0, 'SIGTERM');
+  assert.equal(await ended(c), 'SIGTERM');
+});
