@@ -64,8 +64,8 @@ export interface TermStreamsOptions extends Omit<StreamSettings, 'maxBufferedByt
 
 /** How one stream uses its hub: what differs between the streams. */
 export interface StreamHubOptions<R, F, X> {
-  /** The stream in its log lines: `<name> opened`, `<name> closed`, `<name> subscriber too slow`. */
-  name: string;
+  /** Which stream: its log lines say `<name> opened`, `<name> closed`, `<name> subscriber too slow` (each a constant message). */
+  name: 'operator stream' | 'drydock event stream';
   /** Each event of the bus, heard while there are subscribers. */
   onEvent: (event: MasterEvent) => void;
   /** A subscriber's rights from its access; undefined: it sees everything. */
@@ -158,7 +158,7 @@ export class StreamHub<R, F, X> {
 
     this.write(sub, opening.snapshot(rights));
     this.write(sub, this.#opts.heartbeat);
-    this.#settings.logger.info(`${this.#opts.name} opened`, { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#settings.events.listenerCount });
+    this.#settings.logger.info(this.#opts.name === 'operator stream' ? 'operator stream opened' : 'drydock event stream opened', { subscriberId: sub.id, principal: access?.principal ?? null, filtered: rights !== undefined, subscribers: this.#subscribers.size, eventListeners: this.#settings.events.listenerCount });
 
     // As Mesos: past the cap, the oldest streams make room for the new one.
     for (const oldest of this.#subscribers.values()) {
@@ -188,7 +188,7 @@ export class StreamHub<R, F, X> {
     sub.res.write(bytes);
     if (sub.res.writableLength > this.#maxBufferedBytes) {
       // Its unsent data would grow without bound; it can subscribe again for a fresh snapshot.
-      this.#settings.logger.warn(`${this.#opts.name} subscriber too slow`, { subscriberId: sub.id, bufferedBytes: sub.res.writableLength });
+      this.#settings.logger.warn(this.#opts.name === 'operator stream' ? 'operator stream subscriber too slow' : 'drydock event stream subscriber too slow', { subscriberId: sub.id, bufferedBytes: sub.res.writableLength });
       this.#drop(sub, 'TOO_SLOW');
       sub.res.destroy();
     }
@@ -234,7 +234,7 @@ export class StreamHub<R, F, X> {
       this.#opts.forget?.();
     }
     if (this.#subscribers.size === 0) this.#release();
-    this.#settings.logger.info(`${this.#opts.name} closed`, { subscriberId: sub.id, reason, subscribers: this.#subscribers.size, eventListeners: this.#settings.events.listenerCount });
+    this.#settings.logger.info(this.#opts.name === 'operator stream' ? 'operator stream closed' : 'drydock event stream closed', { subscriberId: sub.id, reason, subscribers: this.#subscribers.size, eventListeners: this.#settings.events.listenerCount });
   }
 
   #release(): void {
