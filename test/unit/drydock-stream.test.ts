@@ -9,18 +9,16 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Authorizer, parseAcls, type MachineObject } from '../../shared/acls.js';
 import { ManualClock } from '../../shared/clock.js';
 import { stringifyJson } from '../../shared/json.js';
 import { Logger } from '../../shared/log.js';
 import type { MachineId } from '../../shared/machine.js';
-import { RecordReader } from '../../shared/recordio.js';
 import { MasterEvents, type MasterEvent } from '../../master/term/events.js';
 import { Access, MasterSecurity } from '../../master/security/security.js';
 import { drydockGate, drydockRecord, DrydockStreams, HEARTBEAT_RECORD, snapshotRecord, type DrydockGate, type DrydockObjects, type DrydockView } from '../../master/api/drydock-stream.js';
 import type { DrydockRights, MachineSight } from '../../master/api/drydock.js';
+import { serveStreams, until } from '../helpers/stream-server.js';
 
 const STATUS = { draining_machines: [{ id: { hostname: 'm1' } }] };
 
@@ -164,39 +162,9 @@ describe('DrydockStreams (shell)', () => {
       maxSubscribers: opts.maxSubscribers ?? 100,
       ...(opts.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: opts.maxBufferedBytes }),
     });
-    const server: Server = createServer((req, res) => {
-      req.resume();
-      const p = req.headers['x-principal'];
-      streams.subscribe(res, new Access(sec, typeof p === 'string' ? p : undefined));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    t.after(async () => {
-      streams.close();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    });
-    const port = (server.address() as AddressInfo).port;
-    const open = (principal?: string): Promise<{ res: IncomingMessage; records: Array<Record<string, unknown>> }> =>
-      new Promise((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, method: 'GET', headers: principal === undefined ? {} : { 'x-principal': principal } }, (res) => {
-          const reader = new RecordReader();
-          const records: Array<Record<string, unknown>> = [];
-          res.on('data', (c: Buffer) => {
-            if (res.statusCode === 200) records.push(...reader.push(c).map((r) => JSON.parse(r) as Record<string, unknown>));
-          });
-          res.on('error', () => {});
-          resolve({ res, records });
-        });
-        req.on('error', reject);
-        req.end();
-      });
+    const open = await serveStreams(t, (res, principal) => streams.subscribe(res, new Access(sec, principal)), () => streams.close(), 'GET', (r) => JSON.parse(r) as Record<string, unknown>);
     return { w, events, clock, streams, open };
   }
-
-  const until = async (check: () => boolean, what: string): Promise<void> => {
-    for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(check(), what);
-  };
 
   /** The events after SNAPSHOT and the first HEARTBEAT, as `TYPE id`. */
   const seen = (records: Array<Record<string, unknown>>): string[] =>

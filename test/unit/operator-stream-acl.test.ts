@@ -8,16 +8,14 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ManualClock } from '../../shared/clock.js';
 import { Logger } from '../../shared/log.js';
 import type { Task } from '../../shared/mesos.js';
-import { RecordReader } from '../../shared/recordio.js';
 import { MasterEvents, type MasterEvent } from '../../master/term/events.js';
 import { Authorizer, parseAcls, type MachineObject } from '../../shared/acls.js';
 import { Access, MasterSecurity } from '../../master/security/security.js';
 import { eventGate, OperatorStreams, type EventGate, type StreamObjects, type StreamView } from '../../master/api/operator-stream.js';
+import { serveStreams, until } from '../helpers/stream-server.js';
 
 const task = (id: string, fw: string): Task => ({ name: id, task_id: { value: id }, framework_id: { value: fw }, agent_id: { value: 'A1' }, state: 'TASK_STAGING', resources: [], statuses: [] });
 
@@ -101,39 +99,9 @@ describe('OperatorStreams with view ACLs (shell)', () => {
       heartbeatIntervalMs: 15_000,
       maxSubscribers: 100,
     });
-    const server: Server = createServer((req, res) => {
-      req.resume();
-      const p = req.headers['x-principal'];
-      streams.subscribe(res, new Access(sec, typeof p === 'string' ? p : undefined));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    t.after(async () => {
-      streams.close();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    });
-    const port = (server.address() as AddressInfo).port;
-    const open = (principal: string | undefined): Promise<{ res: IncomingMessage; records: Array<Record<string, unknown>> }> =>
-      new Promise((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, method: 'POST', headers: principal === undefined ? {} : { 'x-principal': principal } }, (res) => {
-          const reader = new RecordReader();
-          const records: Array<Record<string, unknown>> = [];
-          res.on('data', (c: Buffer) => records.push(...reader.push(c).map((r) => JSON.parse(r) as Record<string, unknown>)));
-          res.on('error', () => {});
-          resolve({ res, records });
-        });
-        req.on('error', reject);
-        req.end();
-      });
+    const open = await serveStreams(t, (res, principal) => streams.subscribe(res, new Access(sec, principal)), () => streams.close(), 'POST', (r) => JSON.parse(r) as Record<string, unknown>);
     return { w, events, streams, open };
   }
-
-  // Bounded by the tests' one guard, EVENT_DEADLINE_MS (30 s; not imported here, to leave this
-  // file's import lines to the master's move): a passing check returns at once.
-  const until = async (check: () => boolean, what: string): Promise<void> => {
-    for (let i = 0; i < 3_000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(check(), what);
-  };
 
   /** The events after SUBSCRIBED and the first HEARTBEAT, as `TYPE id`. */
   const seen = (records: Array<Record<string, unknown>>): string[] =>

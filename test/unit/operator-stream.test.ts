@@ -6,9 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { ManualClock } from '../../shared/clock.js';
 import { stringifyJson } from '../../shared/json.js';
 import { Logger } from '../../shared/log.js';
@@ -16,6 +14,7 @@ import type { Task, TaskStatus } from '../../shared/mesos.js';
 import { encodeRecord, RecordReader } from '../../shared/recordio.js';
 import { MasterEvents, type MasterEvent } from '../../master/term/events.js';
 import { eventRecord, HEARTBEAT_RECORD, OperatorStreams, subscribedRecord, type StreamView } from '../../master/api/operator-stream.js';
+import { serveStreams, until } from '../helpers/stream-server.js';
 
 const require = createRequire(import.meta.url);
 /** @dcos/recordio: `read(text) -> [records, rest]`, lengths in UTF-8 bytes. */
@@ -132,40 +131,9 @@ describe('OperatorStreams (shell)', () => {
       maxSubscribers: opts.maxSubscribers ?? 1000,
       ...(opts.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: opts.maxBufferedBytes }),
     });
-    const server: Server = createServer((req, res) => {
-      req.resume();
-      streams.subscribe(res);
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    t.after(async () => {
-      streams.close();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    });
-    const port = (server.address() as AddressInfo).port;
-    const open = (): Promise<{ res: IncomingMessage; records: string[] }> =>
-      new Promise((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, method: 'POST' }, (res) => {
-          const reader = new RecordReader();
-          const records: string[] = [];
-          res.on('data', (c: Buffer) => {
-            if (res.statusCode === 200) records.push(...reader.push(c));
-          });
-          res.on('error', () => {});
-          resolve({ res, records });
-        });
-        req.on('error', reject);
-        req.end();
-      });
+    const open = await serveStreams(t, (res) => streams.subscribe(res), () => streams.close(), 'POST', (r) => r);
     return { events, clock, streams, open };
   }
-
-  // Bounded by the tests' one guard, EVENT_DEADLINE_MS (30 s; not imported here, to leave this
-  // file's import lines to the master's move): a passing check returns at once.
-  const until = async (check: () => boolean, what: string): Promise<void> => {
-    for (let i = 0; i < 3_000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(check(), what);
-  };
 
   test('one heartbeat timer and one bus listener for all subscribers, both released by the last one out', async (t) => {
     const { events, clock, streams, open } = await setup(t);
