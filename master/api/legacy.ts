@@ -1002,14 +1002,15 @@ export function tasksAnswer(q: Queries, caller: LegacyCaller, query: TasksQuery)
         for (const group of [it.tasks, it.unreachable, it.completedTasks]) for (const x of group) if (query.taskId === undefined || x.task.task_id.value === query.taskId) list.push(x);
       }
       yield '';
-      const asc = query.order === 'asc';
-      // A stable sort: tasks with the same first timestamp keep the model's order.
+      // Ascending by a stable sort (tasks with the same first timestamp keep the model's order);
+      // descending is exactly its reverse, so the two orders page through the same sequence.
       list.sort((a, b) => {
         const ta = firstTimestamp(a.task);
         const tb = firstTimestamp(b.task);
-        if (ta === undefined || tb === undefined) return ta === tb ? 0 : (ta === undefined) === asc ? -1 : 1;
-        return asc ? ta - tb : tb - ta;
+        if (ta === undefined || tb === undefined) return ta === tb ? 0 : ta === undefined ? -1 : 1;
+        return ta - tb;
       });
+      if (query.order === 'desc') list.reverse();
       const page = list.slice(query.offset, query.offset + query.limit);
       yield '{"tasks":';
       yield* taskListPieces(page);

@@ -190,3 +190,27 @@ test('a task list written in blocks: the same as its tasks one by one, and a cha
   assert.equal(second[300]?.statuses.length, 2, 'the task in the middle block shows its new status');
   assert.deepEqual(second.filter((_, i) => i !== 300), first.filter((_, i) => i !== 300), 'the others as they were');
 });
+
+test("/tasks' order: ascending by first status (none first, ties in the model's order); descending is exactly its reverse", () => {
+  // [id, first status time or none], in the model's order.
+  const given: Array<[string, number | undefined]> = [['b', 2000], ['a', 1000], ['tie-1', 1500], ['none', undefined], ['tie-2', 1500]];
+  const tasks = new Map<string, Task>();
+  for (const [id, at] of given) tasks.set(`F1\u0000${id}`, task({ name: id, task_id: { value: id }, statuses: at === undefined ? [] : [status('TASK_RUNNING', at)] }));
+  const framework = { id: 'F1', info: { user: 'u', name: 'f' }, phase: 'CONNECTED', streamId: undefined, registeredTimeNs: 1n, reregisteredTimeNs: undefined, unregisteredTimeNs: undefined, disconnectedAtMs: undefined, suppressed: false, filters: new Map() };
+  const q = {
+    generation: () => '1', frameworks: () => [framework], completedFrameworks: () => [], agents: () => [agent({ tasks })],
+    completedTasks: () => [], frameworkRemoved: () => false, offers: () => [], agentObject: () => undefined,
+  } as unknown as Queries;
+  const caller = legacyCaller(new Access(MasterSecurity.open(), undefined), undefined);
+  const ids = (order: 'asc' | 'desc', offset = 0, limit = 100): string[] => {
+    const answer = tasksAnswer(q, caller, { limit, offset, order, frameworkId: undefined, taskId: undefined });
+    const bytes = [...(answer as { pieces: () => Iterable<string | Buffer> }).pieces()].map((x) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : x));
+    return (JSON.parse(Buffer.concat(bytes).toString('utf8')) as { tasks: Array<{ id: string }> }).tasks.map((t) => t.id);
+  };
+  const cases: Array<[string, string[], string[]]> = [
+    ['asc', ids('asc'), ['none', 'a', 'tie-1', 'tie-2', 'b']],
+    ['desc', ids('desc'), ['b', 'tie-2', 'tie-1', 'a', 'none']],
+    ['desc, a page', ids('desc', 1, 2), ['tie-2', 'tie-1']],
+  ];
+  for (const [what, got, want] of cases) assert.deepEqual(got, want, what);
+});
